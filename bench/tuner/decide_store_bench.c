@@ -1,0 +1,610 @@
+/* bench_decide_store: results per second through the scheduler's per-result path, in one
+ * process: parse the trial's JSON line, read the metric and time, ask the ASHA policy, record
+ * the result (and the decision when one was taken) in SQLite in batches, exactly the steps
+ * scheduler/loop.c's on_result takes. It prints each part alone and the whole path against
+ * the 1,000,000 results/s target. Not a test (nothing here is registered with ctest) and not
+ * the process benchmark: bench/tuner/run.sh measures tune with real trial processes. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "scheduler/sched.h"
+#include "store/store.h"
+#include "trial/trial.h"
+
+#define TARGET_RESULTS_PER_S 1000000.0
+
+/* ---- the workload ------------------------------------------------------------------ */
+/* Each experiment round is a fresh ASHA policy over `ntrials` trials that all run at once;
+ * results arrive round-robin (one per running trial per pass, as the loop would see them
+ * from many concurrent trials) until the policy stops or completes each trial. Rounds
+ * repeat until `nresults` results were handled, so that millions of results go through the
+ * path while the policy's state stays that of an experiment of realistic size. */
+typedef struct bench {
+    long nresults;
+    int ntrials;
+    int max_t;
+    int batch;
+    uint64_t seed;
+    double *lr;   /* [config] */
+    double *loss; /* [config * max_t + t - 1] */
+    char **line;  /* the result line config prints at t, as synth_trial prints it */
+    size_t *len;
+    size_t line_bytes; /* sum of lengths, for the mean */
+    char dir[4096];
+    int keep;
+} bench_t;
+
+/* One handled result, recorded by the policy-alone run and replayed by the parse-alone
+ * and store-alone runs, so that every part sees the same stream. */
+typedef struct trace_ent {
+    uint32_t round;
+    uint16_t slot;   /* trial within the round */
+    uint16_t config; /* which line table row it reports */
+    uint16_t t;
+    uint8_t judged;
+    uint8_t action;
+} trace_ent_t;
+
+typedef struct counts {
+    long results, judged, stopped, completed;
+    int rounds;
+    long trials;
+    double seconds;       /* the per-result work only */
+    double trial_seconds; /* creating the trial rows of each round, timed apart */
+} counts_t;
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* splitmix64 (Steele et al. 2014): a seeded, portable stream for configs and orders. */
+static uint64_t mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double uniform01(uint64_t *s)
+{
+    return (double)(mix(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static void die(const char *what, const char *err)
+{
+    fprintf(stderr, "bench_decide_store: %s: %s\n", what, err);
+    exit(1);
+}
+
+/* The learning curve of tests/progs/synth_trial.c and bench/tuner/optuna_sh.py:
+ * loss(t) = 0.1 + 0.3 |log10(lr / 0.01)| + 1 / sqrt(t), lr log-uniform in [1e-5, 1]. The
+ * line carries what a training script typically reports beside the metric. */
+static void bench_make_lines(bench_t *b)
+{
+    size_t n = (size_t)b->ntrials * (size_t)b->max_t;
+    b->lr = malloc((size_t)b->ntrials * sizeof *b->lr);
+    b->loss = malloc(n * sizeof *b->loss);
+    b->line = malloc(n * sizeof *b->line);
+    b->len = malloc(n * sizeof *b->len);
+    if (!b->lr || !b->loss || !b->line || !b->len) die("setup", "out of memory");
+    uint64_t s = b->seed;
+    b->line_bytes = 0;
+    for (int c = 0; c < b->ntrials; c++) {
+        b->lr[c] = pow(10.0, -5.0 + 5.0 * uniform01(&s));
+        double floor_ = 0.1 + 0.3 * fabs(log10(b->lr[c] / 0.01));
+        for (int t = 1; t <= b->max_t; t++) {
+            size_t k = (size_t)c * (size_t)b->max_t + (size_t)(t - 1);
+            double loss = floor_ + 1.0 / sqrt((double)t);
+            char buf[512];
+            int w = snprintf(buf, sizeof buf,
+                             "{\"training_iteration\": %d, \"loss\": %.17g, \"acc\": %.6f, "
+                             "\"val_loss\": %.6f, \"time_this_iter_s\": %.6f, \"epoch\": %d}",
+                             t, loss, 1.0 - loss / 3, loss * 1.05, 0.01 + 1e-4 * c, t);
+            b->loss[k] = loss;
+            b->line[k] = strdup(buf);
+            if (!b->line[k]) die("setup", "out of memory");
+            b->len[k] = (size_t)w;
+            b->line_bytes += (size_t)w;
+        }
+    }
+}
+
+static void bench_free_lines(bench_t *b)
+{
+    size_t n = (size_t)b->ntrials * (size_t)b->max_t;
+    for (size_t k = 0; k < n; k++)
+        free(b->line[k]);
+    free(b->line);
+    free(b->len);
+    free(b->loss);
+    free(b->lr);
+}
+
+/* Which config each trial of a round reports: a fresh permutation per round, so rounds
+ * differ in arrival order (and so in ASHA's cutoffs) while the line table stays fixed. */
+static void round_perm(const bench_t *b, uint32_t round, uint16_t *perm)
+{
+    uint64_t s = b->seed ^ (0xA5A5A5A5ull + round * 0x100000001B3ull);
+    for (int i = 0; i < b->ntrials; i++)
+        perm[i] = (uint16_t)i;
+    for (int i = b->ntrials - 1; i > 0; i--) {
+        int j = (int)(mix(&s) % (uint64_t)(i + 1));
+        uint16_t x = perm[i];
+        perm[i] = perm[j];
+        perm[j] = x;
+    }
+}
+
+static sched_policy_t *new_policy(const bench_t *b, uint32_t round)
+{
+    sched_opts_t o = {.type = SCHED_POLICY_ASHA,
+                      .mode_max = 0,
+                      .max_t = b->max_t,
+                      .grace_period = 1,
+                      .reduction_factor = 3,
+                      .brackets = 1,
+                      .min_samples_required = 3,
+                      .seed = b->seed + round};
+    sched_policy_t *p = NULL;
+    char err[256];
+    if (sched_policy_new(&o, &p, err, sizeof err) != 0) die("sched_policy_new", err);
+    for (int i = 0; i < b->ntrials; i++)
+        if (sched_on_trial_add(p, i) != 0) die("sched_on_trial_add", "failed");
+    return p;
+}
+
+/* ---- the store ------------------------------------------------------------------- */
+static store_t *open_db(const bench_t *b, const char *name, int64_t *exp_id)
+{
+    char path[4200], err[512];
+    snprintf(path, sizeof path, "%s/%s.db", b->dir, name);
+    unlink(path);
+    store_t *st = NULL;
+    if (store_open(path, 0, &st, err, sizeof err) != 0) die("store_open", err);
+    store_experiment_t e = {.name = "bench",
+                            .space_text = "{}",
+                            .settings_json = "{}",
+                            .metric = "loss",
+                            .mode_max = 0,
+                            .scheduler = "asha",
+                            .results_dir = b->dir,
+                            .num_trials = b->ntrials,
+                            .seed = b->seed};
+    if (store_experiment_create(st, &e, wall_now(), exp_id, err, sizeof err) != 0)
+        die("store_experiment_create", err);
+    return st;
+}
+
+static void remove_db(const bench_t *b, const char *name)
+{
+    if (b->keep) return;
+    static const char *const sfx[] = {".db", ".db-wal", ".db-shm", ".db-journal"};
+    for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s%s", b->dir, name, sfx[i]);
+        unlink(path);
+    }
+}
+
+/* The trial rows of one round, as the loop creates them before launching (timed apart:
+ * they cost per trial, not per result). */
+static void create_trials(const bench_t *b, store_t *st, int64_t exp_id, uint32_t round,
+                          const uint16_t *perm, int64_t *ids)
+{
+    char err[512];
+    if (store_begin(st, err, sizeof err) != 0) die("store_begin", err);
+    for (int i = 0; i < b->ntrials; i++) {
+        char name[32], cfg[64], num[32];
+        int64_t no = (int64_t)round * b->ntrials + i;
+        snprintf(name, sizeof name, "trial_%05lld", (long long)no);
+        snprintf(num, sizeof num, "%.17g", b->lr[perm[i]]);
+        snprintf(cfg, sizeof cfg, "{\"lr\": %s}", num);
+        if (store_trial_create(st, exp_id, no, name, cfg, b->dir, &ids[i], err, sizeof err) != 0)
+            die("store_trial_create", err);
+    }
+    if (store_commit(st, err, sizeof err) != 0) die("store_commit", err);
+}
+
+/* ---- the runs ------------------------------------------------------------------- */
+enum { RUN_POLICY = 1, RUN_WHOLE = 2 };
+/* Which measurements --only keeps; the policy always runs, since it fixes the stream. */
+enum { ONLY_PARSE = 1, ONLY_STORE = 2, ONLY_WHOLE = 4 };
+
+/* loop.c's check for NaN/Infinity literals, which decides whether the line is stored as
+ * it came or re-printed by cJSON: part of the per-result work, so repeated here. */
+static int has_non_json_number(const char *s, size_t n)
+{
+    for (size_t i = 0; i + 2 < n; i++)
+        if ((s[i] == 'N' && s[i + 1] == 'a' && s[i + 2] == 'N') ||
+            (s[i] == 'I' && s[i + 1] == 'n' && s[i + 2] == 'f'))
+            return 1;
+    return 0;
+}
+
+/* The simulation that drives the policy: RUN_POLICY calls only sched_on_result (values
+ * from the table) and records the trace; RUN_WHOLE does everything loop.c's on_result does
+ * per result, into `st`. */
+static void run_sim(const bench_t *b, int mode, store_t *st, int64_t exp_id, trace_ent_t *trace,
+                    counts_t *c)
+{
+    int n = b->ntrials;
+    uint16_t *perm = malloc((size_t)n * sizeof *perm);
+    int *active = malloc((size_t)n * sizeof *active);
+    int *iters = malloc((size_t)n * sizeof *iters);
+    double *best = malloc((size_t)n * sizeof *best);
+    int64_t *ids = malloc((size_t)n * sizeof *ids);
+    if (!perm || !active || !iters || !best || !ids) die("setup", "out of memory");
+    memset(c, 0, sizeof *c);
+    char err[512];
+    long in_batch = 0;
+    double t0 = mono_now();
+    for (uint32_t round = 0; c->results < b->nresults; round++) {
+        round_perm(b, round, perm);
+        if (mode == RUN_WHOLE) {
+            if (in_batch > 0 && store_commit(st, err, sizeof err) != 0) die("store_commit", err);
+            in_batch = 0;
+            double a = mono_now();
+            create_trials(b, st, exp_id, round, perm, ids);
+            c->trial_seconds += mono_now() - a;
+        }
+        sched_policy_t *p = new_policy(b, round);
+        int nactive = n;
+        for (int i = 0; i < n; i++) {
+            active[i] = i;
+            iters[i] = 0;
+            best[i] = NAN;
+        }
+        c->rounds++;
+        c->trials += n;
+        while (nactive > 0 && c->results < b->nresults) {
+            for (int k = 0; k < nactive && c->results < b->nresults;) {
+                int slot = active[k];
+                int t = iters[slot] + 1;
+                size_t li = (size_t)perm[slot] * (size_t)b->max_t + (size_t)(t - 1);
+                sched_decision_t d;
+                if (mode == RUN_POLICY) {
+                    sched_on_result(p, slot, t, b->loss[li], &d);
+                } else {
+                    if (in_batch == 0 && store_begin(st, err, sizeof err) != 0)
+                        die("store_begin", err);
+                    const char *line = b->line[li];
+                    size_t len = b->len[li];
+                    cJSON *r = NULL;
+                    if (trial_result_parse(line, len, &r) != 1)
+                        die("trial_result_parse", "a result line was not taken as a result");
+                    double it = trial_result_number(r, "training_iteration");
+                    double m = trial_result_number(r, "loss");
+                    if (has_non_json_number(line, len)) die("setup", "unexpected NaN in line");
+                    double now = wall_now();
+                    store_result_t sr = {.trial_id = ids[slot],
+                                         .attempt = 1,
+                                         .iteration = (int64_t)it,
+                                         .time_value = it,
+                                         .metric = m,
+                                         .wall_time = now,
+                                         .json = line,
+                                         .json_len = len};
+                    if (store_result_add(st, &sr, err, sizeof err) != 0)
+                        die("store_result_add", err);
+                    (void)mono_now(); /* loop.c stamps last_result_mono per result */
+                    if (isnan(best[slot]) || m < best[slot]) best[slot] = m;
+                    sched_on_result(p, slot, it, m, &d);
+                    if (d.judged) {
+                        const char *action = d.action == SCHED_STOP       ? "stop"
+                                             : d.action == SCHED_COMPLETE ? "complete"
+                                                                          : "continue";
+                        char reason[128];
+                        if (d.action == SCHED_COMPLETE)
+                            snprintf(reason, sizeof reason, "reached max_t (%s >= %g)",
+                                     "training_iteration", (double)b->max_t);
+                        else if (isnan(d.cutoff))
+                            snprintf(reason, sizeof reason,
+                                     "first result at rung %d (milestone %g): no cutoff yet",
+                                     d.rung, d.milestone);
+                        else if (d.action == SCHED_STOP)
+                            snprintf(reason, sizeof reason,
+                                     "worse than rung %d cutoff at milestone %g", d.rung,
+                                     d.milestone);
+                        else
+                            snprintf(reason, sizeof reason,
+                                     "within rung %d cutoff at milestone %g: promoted", d.rung,
+                                     d.milestone);
+                        store_decision_t sd = {.trial_id = ids[slot],
+                                               .iteration = (int64_t)it,
+                                               .time_value = it,
+                                               .action = action,
+                                               .bracket = d.bracket,
+                                               .rung = d.rung,
+                                               .milestone = d.milestone,
+                                               .value = d.value,
+                                               .cutoff = d.cutoff,
+                                               .reason = reason,
+                                               .wall_time = now};
+                        if (store_decision_add(st, &sd, err, sizeof err) != 0)
+                            die("store_decision_add", err);
+                    }
+                    cJSON_Delete(r);
+                    if (++in_batch >= b->batch) {
+                        if (store_commit(st, err, sizeof err) != 0) die("store_commit", err);
+                        in_batch = 0;
+                    }
+                }
+                if (trace) {
+                    trace_ent_t *e = &trace[c->results];
+                    e->round = round;
+                    e->slot = (uint16_t)slot;
+                    e->config = perm[slot];
+                    e->t = (uint16_t)t;
+                    e->judged = (uint8_t)d.judged;
+                    e->action = (uint8_t)d.action;
+                }
+                c->results++;
+                iters[slot] = t;
+                if (d.judged) c->judged++;
+                /* A trial that reached max_t is done even if a policy forgot to say so. */
+                if (d.action != SCHED_CONTINUE || t >= b->max_t) {
+                    if (d.action == SCHED_STOP)
+                        c->stopped++;
+                    else
+                        c->completed++;
+                    sched_on_trial_complete(p, slot);
+                    active[k] = active[--nactive]; /* the next pass visits it in turn */
+                } else {
+                    k++;
+                }
+            }
+        }
+        sched_policy_free(p);
+    }
+    if (mode == RUN_WHOLE && in_batch > 0 && store_commit(st, err, sizeof err) != 0)
+        die("store_commit", err);
+    c->seconds = mono_now() - t0 - c->trial_seconds;
+    free(perm);
+    free(active);
+    free(iters);
+    free(best);
+    free(ids);
+}
+
+/* Parsing alone: the same lines in the same order, parsed, two numbers read, freed. */
+static double run_parse(const bench_t *b, const trace_ent_t *trace, long n)
+{
+    double sum = 0;
+    double t0 = mono_now();
+    for (long i = 0; i < n; i++) {
+        size_t li = (size_t)trace[i].config * (size_t)b->max_t + (size_t)(trace[i].t - 1);
+        cJSON *r = NULL;
+        if (trial_result_parse(b->line[li], b->len[li], &r) != 1)
+            die("trial_result_parse", "a result line was not taken as a result");
+        sum += trial_result_number(r, "training_iteration") + trial_result_number(r, "loss");
+        cJSON_Delete(r);
+    }
+    double s = mono_now() - t0;
+    if (!(sum > 0)) die("parse", "the numbers read back are wrong");
+    return s;
+}
+
+/* Storing alone: the same results and decisions (values from the table), batched the same
+ * way; the trial rows of each round are created outside the timed part. */
+static double run_store(const bench_t *b, const trace_ent_t *trace, long n)
+{
+    int64_t exp_id;
+    store_t *st = open_db(b, "store_only", &exp_id);
+    uint16_t *perm = malloc((size_t)b->ntrials * sizeof *perm);
+    int64_t *ids = malloc((size_t)b->ntrials * sizeof *ids);
+    if (!perm || !ids) die("setup", "out of memory");
+    char err[512];
+    double spent = 0;
+    long i = 0;
+    while (i < n) {
+        uint32_t round = trace[i].round;
+        round_perm(b, round, perm);
+        create_trials(b, st, exp_id, round, perm, ids);
+        double t0 = mono_now();
+        while (i < n && trace[i].round == round) {
+            if (store_begin(st, err, sizeof err) != 0) die("store_begin", err);
+            for (long k = 0; k < b->batch && i < n && trace[i].round == round; k++, i++) {
+                const trace_ent_t *e = &trace[i];
+                size_t li = (size_t)e->config * (size_t)b->max_t + (size_t)(e->t - 1);
+                double now = wall_now();
+                store_result_t sr = {.trial_id = ids[e->slot],
+                                     .attempt = 1,
+                                     .iteration = e->t,
+                                     .time_value = e->t,
+                                     .metric = b->loss[li],
+                                     .wall_time = now,
+                                     .json = b->line[li],
+                                     .json_len = b->len[li]};
+                if (store_result_add(st, &sr, err, sizeof err) != 0) die("store_result_add", err);
+                if (e->judged) {
+                    store_decision_t sd = {.trial_id = ids[e->slot],
+                                           .iteration = e->t,
+                                           .time_value = e->t,
+                                           .action = e->action == SCHED_STOP       ? "stop"
+                                                     : e->action == SCHED_COMPLETE ? "complete"
+                                                                                   : "continue",
+                                           .bracket = 0,
+                                           .rung = 0,
+                                           .milestone = e->t,
+                                           .value = b->loss[li],
+                                           .cutoff = b->loss[li],
+                                           .reason =
+                                               "within rung 0 cutoff at milestone 1: promoted",
+                                           .wall_time = now};
+                    if (store_decision_add(st, &sd, err, sizeof err) != 0)
+                        die("store_decision_add", err);
+                }
+            }
+            if (store_commit(st, err, sizeof err) != 0) die("store_commit", err);
+        }
+        spent += mono_now() - t0;
+    }
+    store_close(st);
+    remove_db(b, "store_only");
+    free(perm);
+    free(ids);
+    return spent;
+}
+
+/* ---- main ----------------------------------------------------------------------- */
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: bench_decide_store [--results N] [--trials N] [--max-t T] [--batch N]\n"
+               "                          [--seed S] [--only PART] [--dir DIR] [--keep]\n"
+               "  --results N  results to push through each measurement (default 2000000)\n"
+               "  --trials N   trials per experiment round, all running at once (default 1000)\n"
+               "  --max-t T    ASHA max_t; grace 1, reduction factor 3 (default 243)\n"
+               "  --batch N    results per store transaction, as one loop turn (default 1000)\n"
+               "  --only PART  measure only parse, policy, store or whole (e.g. under perf)\n"
+               "  --dir DIR    where the databases go (default: a new folder under $TMPDIR)\n"
+               "  --keep       keep the databases\n");
+}
+
+static long arg_long(const char *opt, const char *v, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi) {
+        fprintf(stderr, "bench_decide_store: %s wants a whole number in [%ld, %ld], not \"%s\"\n",
+                opt, lo, hi, v);
+        exit(2);
+    }
+    return x;
+}
+
+static void row(const char *what, long n, double s)
+{
+    double rate = s > 0 ? (double)n / s : 0;
+    printf("  %-44s %9ld %8.3f %12.0f %9.1f %7.2fx\n", what, n, s, rate,
+           n > 0 ? s * 1e9 / (double)n : 0, rate / TARGET_RESULTS_PER_S);
+}
+
+int main(int argc, char **argv)
+{
+    bench_t b = {.nresults = 2000000, .ntrials = 1000, .max_t = 243, .batch = 1000, .seed = 1};
+    const char *dir = NULL;
+    unsigned only = ONLY_PARSE | ONLY_STORE | ONLY_WHOLE;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--keep")) {
+            b.keep = 1;
+        } else if (v && !strcmp(a, "--results")) {
+            b.nresults = arg_long(a, v, 1, 1000000000L), i++;
+        } else if (v && !strcmp(a, "--trials")) {
+            b.ntrials = (int)arg_long(a, v, 1, 65535), i++;
+        } else if (v && !strcmp(a, "--max-t")) {
+            b.max_t = (int)arg_long(a, v, 1, 65535), i++;
+        } else if (v && !strcmp(a, "--batch")) {
+            b.batch = (int)arg_long(a, v, 1, 100000000), i++;
+        } else if (v && !strcmp(a, "--seed")) {
+            b.seed = (uint64_t)arg_long(a, v, 0, 0x7fffffffL), i++;
+        } else if (v && !strcmp(a, "--only")) {
+            only = !strcmp(v, "parse")    ? ONLY_PARSE
+                   : !strcmp(v, "policy") ? 0
+                   : !strcmp(v, "store")  ? ONLY_STORE
+                   : !strcmp(v, "whole")  ? ONLY_WHOLE
+                                          : ~0u;
+            if (only == ~0u) {
+                fprintf(stderr,
+                        "bench_decide_store: --only wants parse, policy, store or whole, "
+                        "not \"%s\"\n",
+                        v);
+                return 2;
+            }
+            i++;
+        } else if (v && !strcmp(a, "--dir")) {
+            dir = v, i++;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (dir) {
+        snprintf(b.dir, sizeof b.dir, "%s", dir);
+    } else {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(b.dir, sizeof b.dir, "%s/bench_decide_store.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(b.dir)) die("mkdtemp", strerror(errno));
+    }
+
+    bench_make_lines(&b);
+    trace_ent_t *trace = malloc((size_t)b.nresults * sizeof *trace);
+    if (!trace) die("setup", "out of memory");
+
+    /* 1. The policy alone; it also fixes the stream the other parts replay. */
+    counts_t cp;
+    run_sim(&b, RUN_POLICY, NULL, 0, trace, &cp);
+    /* 2. Parsing alone. */
+    double parse_s = only & ONLY_PARSE ? run_parse(&b, trace, cp.results) : 0;
+    /* 3. The store alone. */
+    double store_s = only & ONLY_STORE ? run_store(&b, trace, cp.results) : 0;
+    /* 4. The whole path, into a fresh database. */
+    counts_t cw = cp;
+    if (only & ONLY_WHOLE) {
+        int64_t exp_id;
+        store_t *st = open_db(&b, "whole", &exp_id);
+        run_sim(&b, RUN_WHOLE, st, exp_id, NULL, &cw);
+        store_close(st);
+        if (cw.results != cp.results || cw.judged != cp.judged || cw.stopped != cp.stopped)
+            die("whole path", "the policy decided differently than when run alone");
+    }
+
+    printf(
+        "bench_decide_store: results/s through scheduler/loop.c's per-result path, in-process\n");
+    printf("  workload: ASHA max_t=%d grace=1 rf=3, %d trials per experiment round, %d rounds "
+           "(%ld trials), %ld results, %.1f results/trial\n",
+           b.max_t, b.ntrials, cp.rounds, cp.trials, cp.results,
+           (double)cp.results / (double)cp.trials);
+    printf("  decisions: %ld judged (%ld stopped early, %ld completed at max_t); result lines "
+           "%.0f bytes on average; one store transaction per %d results\n",
+           cp.judged, cp.stopped, cp.completed,
+           (double)b.line_bytes / ((double)b.ntrials * b.max_t), b.batch);
+    printf("  databases: fresh SQLite files (WAL) in %s%s\n\n", b.dir,
+           b.keep ? "" : ", removed at the end");
+    printf("  %-46s %9s %8s %12s %9s %8s\n", "part", "results", "seconds", "results/s", "ns/result",
+           "/target");
+    if (only & ONLY_PARSE) row("parse (trial_result_parse + 2 numbers)", cp.results, parse_s);
+    row("policy (sched_on_result, ASHA)", cp.results, cp.seconds);
+    if (only & ONLY_STORE) row("store (result_add + decision_add, batched)", cp.results, store_s);
+    if (only & ONLY_WHOLE) {
+        row("whole path (parse+policy+store, as on_result)", cw.results, cw.seconds);
+        row("whole path incl. creating the trial rows", cw.results, cw.seconds + cw.trial_seconds);
+        double whole = cw.seconds > 0 ? (double)cw.results / cw.seconds : 0;
+        printf("\n  trial rows: %ld created in %.3f s (%.0f trials/s), timed apart from the "
+               "results\n",
+               cw.trials, cw.trial_seconds,
+               cw.trial_seconds > 0 ? (double)cw.trials / cw.trial_seconds : 0);
+        printf("  target: whole path >= %.0f results/s: %s (%.2fx the target)\n",
+               TARGET_RESULTS_PER_S, whole >= TARGET_RESULTS_PER_S ? "MET" : "NOT MET",
+               whole / TARGET_RESULTS_PER_S);
+    }
+
+    remove_db(&b, "whole");
+    if (!dir && !b.keep) rmdir(b.dir);
+    free(trace);
+    bench_free_lines(&b);
+    return 0;
+}

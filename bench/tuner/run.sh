@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# bench/tuner/run.sh: tune against Optuna, side by side, on the same synthetic learning-curve
+# objective with successive-halving pruning (reduction factor 3) and SQLite storage. It prints
+# trials/s and results recorded/s of each, and tune/Optuna ratios from this one run, against
+# the 100x target. Not a test (ctest does not run it) and not the in-process benchmark
+# (bench_decide_store, which this script runs afterwards unless --no-inprocess).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+build="$root/build-bench"
+trials=200
+max_t=81
+seed=0
+concurrent=2
+keep=0
+inprocess=1
+
+usage() {
+    cat <<EOF
+usage: bench/tuner/run.sh [--build DIR] [--trials N] [--max-t T] [--seed S]
+                          [--concurrent N] [--keep] [--no-inprocess]
+  --build DIR      build folder with bin/tune and tests/progs/synth_trial
+                   (default: build-bench in the repository)
+  --trials N       trials on each side (default $trials)
+  --max-t T        iterations a trial may run, ASHA max_t (default $max_t)
+  --seed S         sampler seed on both sides (default $seed)
+  --concurrent N   tune's max_concurrent (default $concurrent: this machine's cores)
+  --keep           keep the work folder (space.json, both databases, trial logs)
+  --no-inprocess   skip bench_decide_store at the end
+Build first:
+  cmake -S $root -B $root/build-bench -DTUNE_CUDA=OFF
+  cmake --build $root/build-bench --target tune synth_trial bench_decide_store -j2
+EOF
+}
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --build) build=$(cd "$2" && pwd); shift 2 ;;
+    --trials) trials=$2; shift 2 ;;
+    --max-t) max_t=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
+    --concurrent) concurrent=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --no-inprocess) inprocess=0; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+    esac
+done
+for v in trials max_t seed concurrent; do
+    if ! [[ ${!v} =~ ^[0-9]+$ ]] || { [ "$v" != seed ] && [ "${!v}" -lt 1 ]; }; then
+        echo "run.sh: --${v//_/-} wants a positive whole number, not '${!v}'" >&2
+        exit 2
+    fi
+done
+
+py=/usr/bin/python3
+if ! "$py" -c 'import optuna' 2>/dev/null; then
+    echo "run.sh: $py cannot import optuna. Install Debian's package and run again:" >&2
+    echo "    sudo apt-get install python3-optuna" >&2
+    exit 2
+fi
+tune="$build/bin/tune"
+synth="$build/tests/progs/synth_trial"
+for f in "$tune" "$synth"; do
+    if [ ! -x "$f" ]; then
+        echo "run.sh: $f is missing. Build it first:" >&2
+        echo "    cmake -S $root -B $build -DTUNE_CUDA=OFF" >&2
+        echo "    cmake --build $build --target tune synth_trial bench_decide_store -j2" >&2
+        exit 2
+    fi
+done
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/bench_tuner.XXXXXX")
+if [ "$keep" = 0 ]; then
+    trap 'rm -rf "$work"' EXIT
+fi
+
+now() { date +%s.%N; }
+
+# ---- Optuna ------------------------------------------------------------------------------
+echo "Optuna: $trials trials, max_t $max_t, RandomSampler(seed=$seed), SuccessiveHalvingPruner" \
+    "(min_resource=1, reduction_factor=3, min_early_stopping_rate=0), sqlite:///$work/optuna.db ..."
+optuna_json=$("$py" "$here/optuna_sh.py" --trials "$trials" --max-t "$max_t" --seed "$seed" \
+    --db "$work/optuna.db")
+
+# ---- tune --------------------------------------------------------------------------------
+cat >"$work/space.json" <<EOF
+{
+  "name": "bench-sh",
+  "metric": "loss", "mode": "min",
+  "num_samples": $trials, "max_concurrent": $concurrent, "seed": $seed,
+  "command": ["$synth", "--lr", "{lr}", "--iters", "$max_t"],
+  "resources": {"gpus_per_trial": 0, "cpus_per_trial": 1},
+  "scheduler": {"type": "asha", "time_attr": "training_iteration", "max_t": $max_t,
+                "grace_period": 1, "reduction_factor": 3, "brackets": 1},
+  "space": {"lr": {"loguniform": [1e-5, 1.0]}}
+}
+EOF
+echo "tune:   $trials trials, max_t $max_t, ASHA (grace 1, rf 3), max_concurrent $concurrent," \
+    "trials are synth_trial processes, $work/tune.db ..."
+t0=$(now)
+(cd "$work" && "$tune" run space.json --db "$work/tune.db" --gpus none --quiet >"$work/tune.out" 2>&1) || {
+    echo "run.sh: tune run failed:" >&2
+    cat "$work/tune.out" >&2
+    exit 1
+}
+t1=$(now)
+
+# ---- the table ---------------------------------------------------------------------------
+"$py" - "$work/tune.db" "$t0" "$t1" "$optuna_json" "$trials" "$max_t" <<'EOF'
+import json, sqlite3, sys
+
+db, t0, t1, oj, trials, max_t = sys.argv[1:]
+o = json.loads(oj)
+con = sqlite3.connect(db)
+q = lambda sql: con.execute(sql).fetchone()[0]
+tune = {
+    "wall_s": float(t1) - float(t0),
+    "results": q("SELECT count(*) FROM results"),
+    "done": q("SELECT count(*) FROM trials WHERE status = 'TERMINATED'"),
+    "stopped": q("SELECT count(*) FROM trials WHERE status = 'TERMINATED' AND early_stopped = 1"),
+    "errors": q("SELECT count(*) FROM trials WHERE status = 'ERROR'"),
+    "best": q("SELECT min(metric) FROM results"),
+}
+con.close()
+opt = {
+    "wall_s": o["wall_s"],
+    "results": o["results"],
+    "done": o["complete"] + o["pruned"],
+    "stopped": o["pruned"],
+    "errors": o["failed"],
+    "best": o["best_loss"],
+}
+for side in (tune, opt):
+    side["trials_s"] = side["done"] / side["wall_s"]
+    side["results_s"] = side["results"] / side["wall_s"]
+
+print()
+print(f"tune vs Optuna {o['optuna_version']} (SQLite storage), {trials} trials, max_t {max_t}, "
+      "same objective, same run")
+print(f"  {'':24}{'tune':>14}{'Optuna':>14}{'tune/Optuna':>14}")
+def line(name, key, fmt):
+    a, b = tune[key], opt[key]
+    r = f"{a / b:.1f}x" if b else "-"
+    print(f"  {name:24}{fmt.format(a):>14}{fmt.format(b):>14}{r:>14}")
+line("wall time (s)", "wall_s", "{:.2f}")
+line("trials finished", "done", "{:d}")
+line("  of them stopped early", "stopped", "{:d}")
+line("results recorded", "results", "{:d}")
+line("trials/s", "trials_s", "{:.1f}")
+line("results recorded/s", "results_s", "{:.1f}")
+print(f"  {'best loss':24}{tune['best']:>14.4f}{opt['best']:>14.4f}")
+if tune["errors"] or opt["errors"]:
+    print(f"  WARNING: failed trials: tune {tune['errors']}, Optuna {opt['errors']}")
+ratio = tune["results_s"] / opt["results_s"] if opt["results_s"] else float("inf")
+print(f"  target: tune >= 100x Optuna on results recorded/s: "
+      f"{'MET' if ratio >= 100 else 'NOT MET'} ({ratio:.1f}x)")
+print("  notes: tune's time is the whole `tune run` command, each trial a real process (fork/exec")
+print("  of synth_trial); Optuna's excludes starting Python and `import optuna`"
+      f" ({o['import_s']:.2f} s) and runs")
+print("  the objective in-process, one trial at a time. Early stops differ by design, so the")
+print("  counts are of the same order but not equal: tune uses Ray Tune's ASHA rule (promoted when")
+print("  not worse than the (1-1/3) percentile of the values its rung has recorded; the first trial")
+print("  at a rung always goes on; reaching max_t completes the trial), Optuna's")
+print("  SuccessiveHalvingPruner promotes only the top floor(n/3) of the n values at the rung (while")
+print("  n < 3, only the best so far) and judges max_t itself as a rung, so few Optuna trials complete.")
+EOF
+if [ "$keep" = 1 ]; then
+    echo "  work folder kept: $work"
+fi
+
+if [ "$inprocess" = 1 ]; then
+    echo
+    if [ -x "$build/bin/bench_decide_store" ]; then
+        "$build/bin/bench_decide_store"
+    else
+        echo "run.sh: $build/bin/bench_decide_store is missing; skipped the in-process benchmark"
+    fi
+fi

@@ -1,0 +1,65 @@
+/* cli: the `tune` command. The only module that prints or exits; it turns files and
+ * flags into calls of search, store and scheduler, and their answers into tables,
+ * JSON and CSV. Internal header shared by the cli's files; nothing else includes it. */
+#ifndef TUNE_CLI_H
+#define TUNE_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "scheduler/sched.h"
+#include "store/store.h"
+
+/* Exit statuses: 0 done, 1 failure, 2 bad usage or bad input file, 130 interrupted. */
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_FAIL 1
+#define CLI_EXIT_USAGE 2
+#define CLI_EXIT_INTERRUPTED 130
+
+/* A result set held in memory (query output is small enough for that). */
+typedef struct cli_rows {
+    int ncol;
+    char **names;
+    size_t nrows, cap;
+    char **vals; /* nrows * ncol, NULL for SQL NULL */
+    int *types;  /* STORE_COL_* per cell */
+} cli_rows_t;
+
+void cli_rows_free(cli_rows_t *r);
+/* Runs sql on st into *r; returns store_query's code (err filled). */
+int cli_rows_query(store_t *st, const char *sql, const char *const *binds, int nbinds,
+                   cli_rows_t *r, char *err, size_t errlen);
+/* Printers: aligned text table, JSON array of objects, CSV with a header. */
+void cli_print_table(FILE *f, const cli_rows_t *r);
+void cli_print_csv(FILE *f, const cli_rows_t *r);
+/* Cell as JSON: numbers as numbers, text that is a JSON object/array when `parse_json`
+ * names that column, else a string; NULL as null. Caller cJSON_Delete()s the array. */
+cJSON *cli_rows_json(const cli_rows_t *r, const char *const *json_cols);
+void cli_print_json(FILE *f, cJSON *j);
+
+/* Live table: renders a snapshot into buf (at most `rows` lines, `cols` wide). */
+typedef struct cli_table_opts {
+    int rows, cols;            /* terminal size; 0 = unlimited */
+    const char *const *params; /* parameter names for columns */
+    size_t nparams;
+    const char *time_attr;
+    int show_exec;             /* show the executor id/node column */
+} cli_table_opts_t;
+/* Returns a malloc'd NUL-terminated block; caller frees. */
+char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o);
+
+/* Commands. argv[0] is the command name. */
+int cli_cmd_run(int argc, char **argv);
+int cli_cmd_validate(int argc, char **argv);
+int cli_cmd_ls(int argc, char **argv);
+int cli_cmd_trials(int argc, char **argv);
+int cli_cmd_best(int argc, char **argv);
+int cli_cmd_query(int argc, char **argv);
+int cli_cmd_export(int argc, char **argv);
+
+/* Prints "tune: " + message to stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,191 @@
+/* Result sets and their three printed forms: an aligned table for people, JSON for
+ * programs, CSV for spreadsheets and pandas. Not for: deciding what to query. */
+#include "cli/cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tune: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void cli_rows_free(cli_rows_t *r)
+{
+    if (!r) return;
+    for (int c = 0; c < r->ncol; c++) free(r->names[c]);
+    for (size_t i = 0; i < r->nrows * (size_t)r->ncol; i++) free(r->vals[i]);
+    free(r->names);
+    free(r->vals);
+    free(r->types);
+    memset(r, 0, sizeof *r);
+}
+
+static int collect(void *ud, int ncol, const char *const *names, const char *const *values,
+                   const int *types)
+{
+    cli_rows_t *r = ud;
+    if (!r->names) {
+        r->ncol = ncol;
+        r->names = calloc((size_t)ncol + 1, sizeof *r->names);
+        if (!r->names) return 1;
+        for (int c = 0; c < ncol; c++) r->names[c] = strdup(names[c] ? names[c] : "");
+    }
+    if (r->nrows == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 64;
+        char **v = realloc(r->vals, cap * (size_t)ncol * sizeof *v);
+        if (!v) return 1;
+        r->vals = v;
+        int *t = realloc(r->types, cap * (size_t)ncol * sizeof *t);
+        if (!t) return 1;
+        r->types = t;
+        r->cap = cap;
+    }
+    for (int c = 0; c < ncol; c++) {
+        size_t k = r->nrows * (size_t)ncol + (size_t)c;
+        r->vals[k] = values[c] ? strdup(values[c]) : NULL;
+        r->types[k] = types[c];
+    }
+    r->nrows++;
+    return 0;
+}
+
+int cli_rows_query(store_t *st, const char *sql, const char *const *binds, int nbinds,
+                   cli_rows_t *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    return store_query(st, sql, binds, nbinds, collect, r, err, errlen);
+}
+
+/* Display width of UTF-8 text: one column per code point is close enough for tables. */
+static size_t text_width(const char *s)
+{
+    size_t w = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80) w++;
+    return w;
+}
+
+void cli_print_table(FILE *f, const cli_rows_t *r)
+{
+    if (r->ncol == 0) {
+        fprintf(f, "(no rows)\n");
+        return;
+    }
+    size_t *w = calloc((size_t)r->ncol, sizeof *w);
+    if (!w) return;
+    for (int c = 0; c < r->ncol; c++) w[c] = text_width(r->names[c]);
+    for (size_t i = 0; i < r->nrows; i++)
+        for (int c = 0; c < r->ncol; c++) {
+            const char *v = r->vals[i * (size_t)r->ncol + (size_t)c];
+            size_t k = text_width(v ? v : "NULL");
+            if (k > 60) k = 60;
+            if (k > w[c]) w[c] = k;
+        }
+    for (int c = 0; c < r->ncol; c++)
+        fprintf(f, "%s%-*s", c ? "  " : "", (int)w[c], r->names[c]);
+    fputc('\n', f);
+    for (int c = 0; c < r->ncol; c++) {
+        fputs(c ? "  " : "", f);
+        for (size_t k = 0; k < w[c]; k++) fputc('-', f);
+    }
+    fputc('\n', f);
+    for (size_t i = 0; i < r->nrows; i++) {
+        for (int c = 0; c < r->ncol; c++) {
+            size_t k = i * (size_t)r->ncol + (size_t)c;
+            const char *v = r->vals[k] ? r->vals[k] : "NULL";
+            int num = r->types[k] == STORE_COL_INT || r->types[k] == STORE_COL_REAL;
+            size_t tw = text_width(v);
+            fputs(c ? "  " : "", f);
+            if (tw > 60) {
+                fprintf(f, "%.57s...", v);
+            } else if (num) {
+                fprintf(f, "%*s%s", (int)(w[c] - tw), "", v);
+            } else if (c + 1 < r->ncol) {
+                fprintf(f, "%s%*s", v, (int)(w[c] - tw), "");
+            } else {
+                fputs(v, f);
+            }
+        }
+        fputc('\n', f);
+    }
+    free(w);
+}
+
+static void csv_cell(FILE *f, const char *v)
+{
+    if (!v) return;
+    if (!strpbrk(v, ",\"\n\r")) {
+        fputs(v, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *v; v++) {
+        if (*v == '"') fputc('"', f);
+        fputc(*v, f);
+    }
+    fputc('"', f);
+}
+
+void cli_print_csv(FILE *f, const cli_rows_t *r)
+{
+    for (int c = 0; c < r->ncol; c++) {
+        if (c) fputc(',', f);
+        csv_cell(f, r->names[c]);
+    }
+    if (r->ncol) fputc('\n', f);
+    for (size_t i = 0; i < r->nrows; i++) {
+        for (int c = 0; c < r->ncol; c++) {
+            if (c) fputc(',', f);
+            csv_cell(f, r->vals[i * (size_t)r->ncol + (size_t)c]);
+        }
+        fputc('\n', f);
+    }
+}
+
+static int is_json_col(const char *name, const char *const *json_cols)
+{
+    for (size_t i = 0; json_cols && json_cols[i]; i++)
+        if (strcmp(name, json_cols[i]) == 0) return 1;
+    return 0;
+}
+
+cJSON *cli_rows_json(const cli_rows_t *r, const char *const *json_cols)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; arr && i < r->nrows; i++) {
+        cJSON *o = cJSON_CreateObject();
+        for (int c = 0; c < r->ncol; c++) {
+            size_t k = i * (size_t)r->ncol + (size_t)c;
+            const char *v = r->vals[k];
+            cJSON *item = NULL;
+            if (!v)
+                item = cJSON_CreateNull();
+            else if (r->types[k] == STORE_COL_INT || r->types[k] == STORE_COL_REAL)
+                item = cJSON_CreateRaw(v);
+            else if (is_json_col(r->names[c], json_cols) && (item = cJSON_Parse(v)) != NULL)
+                ;
+            else
+                item = cJSON_CreateString(v);
+            cJSON_AddItemToObject(o, r->names[c], item);
+        }
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+void cli_print_json(FILE *f, cJSON *j)
+{
+    char *s = cJSON_Print(j);
+    if (s) {
+        fputs(s, f);
+        fputc('\n', f);
+    }
+    free(s);
+}

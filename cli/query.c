@@ -1,0 +1,422 @@
+/* The reading commands: ls, trials, best, query, export. Each is one SQL query against
+ * the documented schema (docs/schema.md) printed as a table, JSON or CSV; the database
+ * is opened read-only so a run can be writing at the same time. */
+#include "cli/cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *cli_db_path(int argc, char **argv);
+
+enum fmt { FMT_TABLE, FMT_JSON, FMT_CSV };
+
+struct args {
+    const char *pos;  /* the one positional argument */
+    enum fmt fmt;
+    int all_attempts;
+    const char *scope; /* best: "last" or "all" */
+};
+
+/* Parses the options the reading commands share; returns -1 after printing an error. */
+static int parse_args(int argc, char **argv, struct args *a, int allow_pos, const char *usage)
+{
+    memset(a, 0, sizeof *a);
+    a->scope = "last";
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (strcmp(s, "--db") == 0 && i + 1 < argc) {
+            i++;
+        } else if (strcmp(s, "--json") == 0) {
+            a->fmt = FMT_JSON;
+        } else if (strcmp(s, "--csv") == 0) {
+            a->fmt = FMT_CSV;
+        } else if (strcmp(s, "--all-attempts") == 0) {
+            a->all_attempts = 1;
+        } else if (strcmp(s, "--scope") == 0 && i + 1 < argc) {
+            a->scope = argv[++i];
+            if (strcmp(a->scope, "last") && strcmp(a->scope, "all")) {
+                cli_error("--scope wants \"last\" or \"all\", got \"%s\"", a->scope);
+                return -1;
+            }
+        } else if (s[0] == '-' && s[1]) {
+            cli_error("%s: unknown option %s\n%s", argv[0], s, usage);
+            return -1;
+        } else if (allow_pos && !a->pos) {
+            a->pos = s;
+        } else {
+            cli_error("%s: unexpected argument \"%s\"\n%s", argv[0], s, usage);
+            return -1;
+        }
+    }
+    if (allow_pos && !a->pos) {
+        cli_error("%s: missing argument\n%s", argv[0], usage);
+        return -1;
+    }
+    return 0;
+}
+
+static int help(int argc, char **argv, const char *usage)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            return 1;
+        }
+    return 0;
+}
+
+static store_t *open_ro(int argc, char **argv)
+{
+    char err[1024];
+    store_t *st = NULL;
+    if (store_open(cli_db_path(argc, argv), STORE_OPEN_READONLY, &st, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return NULL;
+    }
+    return st;
+}
+
+/* Fails with a clear message when the experiment does not exist. */
+static int need_experiment(store_t *st, const char *name, const char *db)
+{
+    char err[512];
+    int64_t id;
+    int rc = store_experiment_find(st, name, &id, err, sizeof err);
+    if (rc == STORE_NOTFOUND) {
+        cli_error("no experiment named \"%s\" in %s (see tune ls --db %s)", name, db, db);
+        return -1;
+    }
+    if (rc != 0) {
+        cli_error("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int print_rows(store_t *st, const char *sql, const char *const *binds, int nb,
+                      enum fmt fmt, const char *const *json_cols)
+{
+    char err[1024];
+    cli_rows_t r;
+    int rc = cli_rows_query(st, sql, binds, nb, &r, err, sizeof err);
+    if (rc != 0) {
+        cli_error("%s", err);
+        cli_rows_free(&r);
+        return rc == STORE_READONLY ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+    }
+    if (fmt == FMT_JSON) {
+        cJSON *j = cli_rows_json(&r, json_cols);
+        cli_print_json(stdout, j);
+        cJSON_Delete(j);
+    } else if (fmt == FMT_CSV) {
+        cli_print_csv(stdout, &r);
+    } else {
+        cli_print_table(stdout, &r);
+    }
+    cli_rows_free(&r);
+    return CLI_EXIT_OK;
+}
+
+/* ---- ls ------------------------------------------------------------------------- */
+int cli_cmd_ls(int argc, char **argv)
+{
+    static const char usage[] = "usage: tune ls [--db PATH] [--json|--csv]\n";
+    if (help(argc, argv, usage)) return CLI_EXIT_OK;
+    struct args a;
+    if (parse_args(argc, argv, &a, 0, usage)) return CLI_EXIT_USAGE;
+    store_t *st = open_ro(argc, argv);
+    if (!st) return CLI_EXIT_FAIL;
+    static const char sql[] =
+        "SELECT e.name, e.status, e.scheduler, e.metric, e.mode, e.num_trials AS trials,"
+        " (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id AND t.status = 'TERMINATED')"
+        "   AS terminated,"
+        " (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id AND t.early_stopped)"
+        "   AS early_stopped,"
+        " (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id AND t.status = 'ERROR')"
+        "   AS errors,"
+        " datetime(e.created_at, 'unixepoch', 'localtime') AS created"
+        " FROM experiments e ORDER BY e.id";
+    int rc = print_rows(st, sql, NULL, 0, a.fmt, NULL);
+    store_close(st);
+    return rc;
+}
+
+/* ---- trials --------------------------------------------------------------------- */
+/* The last result of a trial's current attempt (or of any attempt with --all-attempts). */
+#define LAST_RESULT(cond)                                                                          \
+    "(SELECT r.data FROM results r WHERE r.trial_id = t.id" cond " ORDER BY r.id DESC LIMIT 1)"
+#define N_RESULTS(cond) "(SELECT count(*) FROM results r WHERE r.trial_id = t.id" cond ")"
+
+int cli_cmd_trials(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: tune trials NAME [--db PATH] [--json|--csv] [--all-attempts]\n"
+        "  one row per trial: status, config, iterations, last metrics\n";
+    if (help(argc, argv, usage)) return CLI_EXIT_OK;
+    struct args a;
+    if (parse_args(argc, argv, &a, 1, usage)) return CLI_EXIT_USAGE;
+    store_t *st = open_ro(argc, argv);
+    if (!st) return CLI_EXIT_FAIL;
+    if (need_experiment(st, a.pos, cli_db_path(argc, argv))) {
+        store_close(st);
+        return CLI_EXIT_FAIL;
+    }
+    const char *b[] = {a.pos};
+    int rc;
+    if (a.fmt == FMT_JSON) {
+        static const char sql_cur[] =
+            "SELECT t.trial_no AS id, t.name, t.status, t.early_stopped, t.config,"
+            " " N_RESULTS(" AND r.attempt = t.attempt") " AS iterations,"
+            " " LAST_RESULT(" AND r.attempt = t.attempt") " AS last_result,"
+            " t.error, t.slice, t.attempt, t.exit_code, t.exit_signal, t.started_at, t.ended_at"
+            " FROM trials t JOIN experiments e ON e.id = t.experiment_id"
+            " WHERE e.name = ?1 ORDER BY t.trial_no";
+        static const char sql_all[] =
+            "SELECT t.trial_no AS id, t.name, t.status, t.early_stopped, t.config,"
+            " " N_RESULTS("") " AS iterations, " LAST_RESULT("") " AS last_result,"
+            " t.error, t.slice, t.attempt, t.exit_code, t.exit_signal, t.started_at, t.ended_at"
+            " FROM trials t JOIN experiments e ON e.id = t.experiment_id"
+            " WHERE e.name = ?1 ORDER BY t.trial_no";
+        char err[1024];
+        cli_rows_t r;
+        rc = cli_rows_query(st, a.all_attempts ? sql_all : sql_cur, b, 1, &r, err, sizeof err);
+        if (rc != 0) {
+            cli_error("%s", err);
+            cli_rows_free(&r);
+            store_close(st);
+            return CLI_EXIT_FAIL;
+        }
+        static const char *const json_cols[] = {"config", "last_result", NULL};
+        cJSON *arr = cli_rows_json(&r, json_cols);
+        /* early_stopped is a boolean in the JSON contract. */
+        cJSON *o;
+        cJSON_ArrayForEach(o, arr)
+        {
+            cJSON *es = cJSON_GetObjectItemCaseSensitive(o, "early_stopped");
+            int v = es && cJSON_IsNumber(es) && es->valuedouble != 0;
+            cJSON_ReplaceItemInObjectCaseSensitive(o, "early_stopped", cJSON_CreateBool(v));
+        }
+        cli_print_json(stdout, arr);
+        cJSON_Delete(arr);
+        cli_rows_free(&r);
+        rc = CLI_EXIT_OK;
+    } else {
+        static const char sql[] =
+            "SELECT t.name AS trial, t.status ||"
+            " CASE WHEN t.early_stopped THEN ' (stopped)' ELSE '' END AS status, t.slice, t.config,"
+            " " N_RESULTS(" AND r.attempt = t.attempt") " AS iter,"
+            " (SELECT r.metric FROM results r WHERE r.trial_id = t.id AND r.attempt = t.attempt"
+            "  ORDER BY r.id DESC LIMIT 1) AS last_metric,"
+            " t.error FROM trials t JOIN experiments e ON e.id = t.experiment_id"
+            " WHERE e.name = ?1 ORDER BY t.trial_no";
+        rc = print_rows(st, sql, b, 1, a.fmt, NULL);
+    }
+    store_close(st);
+    return rc;
+}
+
+/* ---- best ----------------------------------------------------------------------- */
+int cli_cmd_best(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: tune best NAME [--db PATH] [--json] [--scope last|all]\n"
+        "  the best trial by the experiment's metric and mode: by each trial's last result\n"
+        "  (scope last, as Ray Tune's default) or its best result (scope all)\n";
+    if (help(argc, argv, usage)) return CLI_EXIT_OK;
+    struct args a;
+    if (parse_args(argc, argv, &a, 1, usage)) return CLI_EXIT_USAGE;
+    store_t *st = open_ro(argc, argv);
+    if (!st) return CLI_EXIT_FAIL;
+    const char *db = cli_db_path(argc, argv);
+    if (need_experiment(st, a.pos, db)) {
+        store_close(st);
+        return CLI_EXIT_FAIL;
+    }
+    /* The metric value per trial (last or best of its current attempt), then the best
+     * trial by the experiment's mode; ties go to the lower trial number. */
+    static const char sql_last[] =
+        "WITH v AS (SELECT t.*, e.metric AS metric_name, e.mode AS mode,"
+        "  (SELECT r.metric FROM results r WHERE r.trial_id = t.id AND r.attempt = t.attempt"
+        "   ORDER BY r.id DESC LIMIT 1) AS value"
+        "  FROM trials t JOIN experiments e ON e.id = t.experiment_id WHERE e.name = ?1)"
+        " SELECT v.trial_no AS id, v.name, v.status, v.early_stopped, v.metric_name AS metric,"
+        "  v.value, v.config,"
+        "  (SELECT count(*) FROM results r WHERE r.trial_id = v.id AND r.attempt = v.attempt)"
+        "   AS iterations,"
+        "  (SELECT r.data FROM results r WHERE r.trial_id = v.id AND r.attempt = v.attempt"
+        "   ORDER BY r.id DESC LIMIT 1) AS last_result, v.trial_dir"
+        " FROM v WHERE v.value IS NOT NULL"
+        " ORDER BY CASE WHEN v.mode = 'max' THEN -v.value ELSE v.value END, v.trial_no LIMIT 1";
+    static const char sql_all[] =
+        "WITH v AS (SELECT t.*, e.metric AS metric_name, e.mode AS mode,"
+        "  (SELECT CASE WHEN e.mode = 'max' THEN max(r.metric) ELSE min(r.metric) END"
+        "   FROM results r WHERE r.trial_id = t.id AND r.attempt = t.attempt) AS value"
+        "  FROM trials t JOIN experiments e ON e.id = t.experiment_id WHERE e.name = ?1)"
+        " SELECT v.trial_no AS id, v.name, v.status, v.early_stopped, v.metric_name AS metric,"
+        "  v.value, v.config,"
+        "  (SELECT count(*) FROM results r WHERE r.trial_id = v.id AND r.attempt = v.attempt)"
+        "   AS iterations,"
+        "  (SELECT r.data FROM results r WHERE r.trial_id = v.id AND r.attempt = v.attempt"
+        "   ORDER BY r.id DESC LIMIT 1) AS last_result, v.trial_dir"
+        " FROM v WHERE v.value IS NOT NULL"
+        " ORDER BY CASE WHEN v.mode = 'max' THEN -v.value ELSE v.value END, v.trial_no LIMIT 1";
+    char err[1024];
+    cli_rows_t r;
+    const char *b[] = {a.pos};
+    const char *sql = strcmp(a.scope, "all") == 0 ? sql_all : sql_last;
+    int rc = cli_rows_query(st, sql, b, 1, &r, err, sizeof err);
+    if (rc != 0) {
+        cli_error("%s", err);
+        cli_rows_free(&r);
+        store_close(st);
+        return CLI_EXIT_FAIL;
+    }
+    if (r.nrows == 0) {
+        cli_error("experiment \"%s\" has no trial with a value for its metric yet", a.pos);
+        cli_rows_free(&r);
+        store_close(st);
+        return CLI_EXIT_FAIL;
+    }
+    static const char *const json_cols[] = {"config", "last_result", NULL};
+    cJSON *arr = cli_rows_json(&r, json_cols);
+    cJSON *o = cJSON_DetachItemFromArray(arr, 0);
+    cJSON_Delete(arr);
+    cJSON *es = cJSON_GetObjectItemCaseSensitive(o, "early_stopped");
+    cJSON_ReplaceItemInObjectCaseSensitive(o, "early_stopped",
+                                           cJSON_CreateBool(es && es->valuedouble != 0));
+    if (a.fmt == FMT_JSON) {
+        cli_print_json(stdout, o);
+    } else {
+        cJSON *it;
+        cJSON_ArrayForEach(it, o)
+        {
+            char *v = cJSON_IsString(it) ? NULL : cJSON_PrintUnformatted(it);
+            printf("%-12s %s\n", it->string, v ? v : it->valuestring);
+            free(v);
+        }
+    }
+    cJSON_Delete(o);
+    cli_rows_free(&r);
+    store_close(st);
+    return CLI_EXIT_OK;
+}
+
+/* ---- query ---------------------------------------------------------------------- */
+int cli_cmd_query(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: tune query \"SELECT ...\" [--db PATH] [--json|--csv]\n"
+        "  any read-only SQL; the schema and example queries are in docs/schema.md\n";
+    if (help(argc, argv, usage)) return CLI_EXIT_OK;
+    struct args a;
+    if (parse_args(argc, argv, &a, 1, usage)) return CLI_EXIT_USAGE;
+    store_t *st = open_ro(argc, argv);
+    if (!st) return CLI_EXIT_FAIL;
+    int rc = print_rows(st, a.pos, NULL, 0, a.fmt, NULL);
+    store_close(st);
+    return rc;
+}
+
+/* ---- export --------------------------------------------------------------------- */
+int cli_cmd_export(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: tune export NAME --csv|--json [--db PATH] [--all-attempts]\n"
+        "  every recorded result, one row per result (the result's metrics plus trial_id)\n";
+    if (help(argc, argv, usage)) return CLI_EXIT_OK;
+    struct args a;
+    if (parse_args(argc, argv, &a, 1, usage)) return CLI_EXIT_USAGE;
+    if (a.fmt == FMT_TABLE) {
+        cli_error("export: say --csv or --json");
+        return CLI_EXIT_USAGE;
+    }
+    store_t *st = open_ro(argc, argv);
+    if (!st) return CLI_EXIT_FAIL;
+    if (need_experiment(st, a.pos, cli_db_path(argc, argv))) {
+        store_close(st);
+        return CLI_EXIT_FAIL;
+    }
+    static const char sql_cur[] =
+        "SELECT t.trial_no AS trial_id, r.attempt, r.data FROM results r"
+        " JOIN trials t ON t.id = r.trial_id JOIN experiments e ON e.id = t.experiment_id"
+        " WHERE e.name = ?1 AND r.attempt = t.attempt ORDER BY t.trial_no, r.id";
+    static const char sql_all[] =
+        "SELECT t.trial_no AS trial_id, r.attempt, r.data FROM results r"
+        " JOIN trials t ON t.id = r.trial_id JOIN experiments e ON e.id = t.experiment_id"
+        " WHERE e.name = ?1 ORDER BY t.trial_no, r.attempt, r.id";
+    const char *b[] = {a.pos};
+    char err[1024];
+    cli_rows_t r;
+    int rc = cli_rows_query(st, a.all_attempts ? sql_all : sql_cur, b, 1, &r, err, sizeof err);
+    if (rc != 0) {
+        cli_error("%s", err);
+        cli_rows_free(&r);
+        store_close(st);
+        return CLI_EXIT_FAIL;
+    }
+    /* Each row: the result object plus trial_id (and attempt with --all-attempts). */
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < r.nrows; i++) {
+        const char *data = r.vals[i * 3 + 2];
+        cJSON *o = data ? cJSON_Parse(data) : NULL;
+        if (!o || !cJSON_IsObject(o)) {
+            cJSON_Delete(o);
+            o = cJSON_CreateObject();
+        }
+        cJSON_DeleteItemFromObjectCaseSensitive(o, "trial_id");
+        cJSON_AddItemToObject(o, "trial_id", cJSON_CreateRaw(r.vals[i * 3]));
+        if (a.all_attempts) cJSON_AddItemToObject(o, "attempt", cJSON_CreateRaw(r.vals[i * 3 + 1]));
+        cJSON_AddItemToArray(arr, o);
+    }
+    if (a.fmt == FMT_JSON) {
+        cli_print_json(stdout, arr);
+    } else {
+        /* CSV columns: trial_id first, then every key in order of first appearance. */
+        cli_rows_t out = {0};
+        cJSON *keys = cJSON_CreateArray();
+        cJSON_AddItemToArray(keys, cJSON_CreateString("trial_id"));
+        cJSON *o;
+        cJSON_ArrayForEach(o, arr)
+        {
+            cJSON *it;
+            cJSON_ArrayForEach(it, o)
+            {
+                int seen = 0;
+                cJSON *k;
+                cJSON_ArrayForEach(k, keys) if (strcmp(k->valuestring, it->string) == 0) seen = 1;
+                if (!seen) cJSON_AddItemToArray(keys, cJSON_CreateString(it->string));
+            }
+        }
+        int nk = cJSON_GetArraySize(keys);
+        out.ncol = nk;
+        out.names = calloc((size_t)nk, sizeof *out.names);
+        out.nrows = out.cap = r.nrows;
+        out.vals = calloc(r.nrows * (size_t)nk + 1, sizeof *out.vals);
+        out.types = calloc(r.nrows * (size_t)nk + 1, sizeof *out.types);
+        if (out.names && out.vals && out.types) {
+            for (int c = 0; c < nk; c++)
+                out.names[c] = strdup(cJSON_GetArrayItem(keys, c)->valuestring);
+            size_t i = 0;
+            cJSON_ArrayForEach(o, arr)
+            {
+                for (int c = 0; c < nk; c++) {
+                    cJSON *v = cJSON_GetObjectItemCaseSensitive(o, out.names[c]);
+                    char *txt = NULL;
+                    if (v && cJSON_IsString(v))
+                        txt = strdup(v->valuestring);
+                    else if (v && !cJSON_IsNull(v))
+                        txt = cJSON_PrintUnformatted(v);
+                    out.vals[i * (size_t)nk + (size_t)c] = txt;
+                }
+                i++;
+            }
+            cli_print_csv(stdout, &out);
+        }
+        cli_rows_free(&out);
+        cJSON_Delete(keys);
+    }
+    cJSON_Delete(arr);
+    cli_rows_free(&r);
+    store_close(st);
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,287 @@
+/* The live status table (after Ray Tune's CLIReporter): a header with the time, the
+ * experiment, each rung's cutoff, resources in use and trial counts, then one row per
+ * trial, cut to the terminal. Renders a snapshot into text; it never reads the store
+ * and never touches the terminal itself (main.c decides where and how often). */
+#include "cli/cli.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "search/space.h"
+
+struct buf {
+    char *p;
+    size_t len, cap;
+};
+
+static void bput(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void bput(struct buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) return;
+        if (b->p && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
+        char *p = realloc(b->p, cap);
+        if (!p) return;
+        b->p = p;
+        b->cap = cap;
+    }
+}
+
+static void fmt_num(double v, char *out, size_t n)
+{
+    if (isnan(v))
+        snprintf(out, n, "-");
+    else if (v != 0 && (fabs(v) < 1e-3 || fabs(v) >= 1e6))
+        snprintf(out, n, "%.4g", v);
+    else
+        snprintf(out, n, "%.5g", v);
+}
+
+static void fmt_cfg_value(const cJSON *v, char *out, size_t n)
+{
+    if (!v) {
+        snprintf(out, n, "-");
+    } else if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (d == floor(d) && fabs(d) < 1e15)
+            snprintf(out, n, "%.0f", d);
+        else
+            fmt_num(d, out, n);
+    } else if (cJSON_IsString(v)) {
+        snprintf(out, n, "%s", v->valuestring);
+    } else {
+        char *s = cJSON_PrintUnformatted(v);
+        snprintf(out, n, "%s", s ? s : "?");
+        free(s);
+    }
+}
+
+/* Display order: running first, then failures (people want to see them), then
+ * finished by metric, then pending. Stable within a group by trial number. */
+static int group_of(const sched_trial_view_t *v)
+{
+    switch (v->status) {
+    case SCHED_TRIAL_RUNNING: return 0;
+    case SCHED_TRIAL_ERROR: return 1;
+    case SCHED_TRIAL_PAUSED: return 2;
+    case SCHED_TRIAL_TERMINATED: return 3;
+    default: return 4;
+    }
+}
+
+static int cmp_view(const void *a, const void *b, void *ctx)
+{
+    int mode_max = *(const int *)ctx;
+    const sched_trial_view_t *x = *(const sched_trial_view_t *const *)a;
+    const sched_trial_view_t *y = *(const sched_trial_view_t *const *)b;
+    int gx = group_of(x), gy = group_of(y);
+    if (gx != gy) return gx - gy;
+    if (gx == 3) {
+        double mx = x->last_metric, my = y->last_metric;
+        if (!isnan(mx) || !isnan(my)) {
+            if (isnan(mx)) return 1;
+            if (isnan(my)) return -1;
+            if (mx != my) return (mode_max ? mx < my : mx > my) ? 1 : -1;
+        }
+    }
+    return x->trial_no < y->trial_no ? -1 : x->trial_no > y->trial_no;
+}
+
+static void clip_line(struct buf *b, size_t start, int cols)
+{
+    if (cols <= 0) return;
+    size_t w = 0, i = start;
+    while (i < b->len && b->p[i] != '\n') {
+        if (((unsigned char)b->p[i] & 0xC0) != 0x80) w++;
+        if (w > (size_t)cols) {
+            size_t end = i;
+            while (end < b->len && b->p[end] != '\n') end++;
+            memmove(b->p + i, b->p + end, b->len - end + 1);
+            b->len -= end - i;
+            return;
+        }
+        i++;
+    }
+}
+
+char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
+{
+    struct buf b = {0};
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    char when[32];
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    long el = (long)s->elapsed_s;
+    size_t start = b.len;
+    bput(&b, "== Status == %s (running for %02ld:%02ld:%02ld)%s\n", when, el / 3600,
+         (el / 60) % 60, el % 60, s->stopping ? "  STOPPING: no new trials" : "");
+    clip_line(&b, start, o->cols);
+    start = b.len;
+    bput(&b, "Experiment %s, scheduler %s", s->experiment, s->policy);
+    if (s->metric) bput(&b, ", metric %s (%s)", s->metric, s->mode_max ? "max" : "min");
+    bput(&b, "\n");
+    clip_line(&b, start, o->cols);
+    if (s->nrungs) {
+        start = b.len;
+        int last_bracket = -1;
+        bput(&b, "Rungs:");
+        for (size_t i = 0; i < s->nrungs; i++) {
+            const sched_rung_info_t *r = &s->rungs[i];
+            char c[32];
+            fmt_num(r->cutoff, c, sizeof c);
+            if (r->bracket != last_bracket && s->rungs[s->nrungs - 1].bracket > 0)
+                bput(&b, " [bracket %d]", r->bracket);
+            last_bracket = r->bracket;
+            bput(&b, " %s>=%g: %zu seen, cutoff %s;", o->time_attr ? o->time_attr : "t",
+                 r->milestone, r->recorded, c);
+        }
+        if (b.p[b.len - 1] == ';') b.len--;
+        bput(&b, "\n");
+        clip_line(&b, start, o->cols);
+    }
+    start = b.len;
+    char g[32];
+    fmt_num(s->gpus_used, g, sizeof g);
+    bput(&b, "Resources: %s/%d GPUs, %d/%d CPUs | results %llu", s->gpus_total ? g : "0",
+         s->gpus_total, s->cpus_used, s->cpus_total, (unsigned long long)s->results);
+    if (s->ignored) bput(&b, ", %llu after stop (not recorded)", (unsigned long long)s->ignored);
+    if (s->bad_lines) bput(&b, ", %llu over-long lines", (unsigned long long)s->bad_lines);
+    bput(&b, "\n");
+    clip_line(&b, start, o->cols);
+    start = b.len;
+    bput(&b, "Trials: %zu total: %zu RUNNING, %zu PENDING, %zu TERMINATED (%zu early-stopped)",
+         s->ntrials, s->counts[SCHED_TRIAL_RUNNING], s->counts[SCHED_TRIAL_PENDING],
+         s->counts[SCHED_TRIAL_TERMINATED], s->early_stopped);
+    if (s->counts[SCHED_TRIAL_PAUSED]) bput(&b, ", %zu PAUSED", s->counts[SCHED_TRIAL_PAUSED]);
+    bput(&b, ", %zu ERROR", s->counts[SCHED_TRIAL_ERROR]);
+    if (s->best_trial >= 0) {
+        char m[32];
+        fmt_num(s->best_metric, m, sizeof m);
+        bput(&b, " | best trial_%05lld %s=%s", (long long)s->best_trial, s->metric, m);
+    }
+    bput(&b, "\n");
+    clip_line(&b, start, o->cols);
+
+    /* Table body */
+    const sched_trial_view_t **order = malloc((s->ntrials ? s->ntrials : 1) * sizeof *order);
+    if (!order) return b.p;
+    for (size_t i = 0; i < s->ntrials; i++) order[i] = &s->trials[i];
+    int mode_max = s->mode_max;
+    qsort_r(order, s->ntrials, sizeof *order, cmp_view, &mode_max);
+
+    size_t header_lines = 6 + (s->nrungs ? 1 : 0);
+    size_t room = s->ntrials;
+    if (o->rows > 0) {
+        size_t avail = (size_t)o->rows > header_lines + 2 ? (size_t)o->rows - header_lines - 2 : 1;
+        if (room > avail) room = avail > 1 ? avail - 1 : 1;
+    }
+    /* Column widths */
+    size_t np = o->nparams;
+    size_t ncols = 5 + np + 3 + (o->show_exec ? 1 : 0);
+    char **cells = calloc((room + 1) * ncols, sizeof *cells);
+    size_t *w = calloc(ncols, sizeof *w);
+    if (!cells || !w) {
+        free(order);
+        free(cells);
+        free(w);
+        return b.p;
+    }
+    size_t c = 0;
+    cells[c++] = strdup("trial");
+    cells[c++] = strdup("status");
+    cells[c++] = strdup("slice");
+    if (o->show_exec) cells[c++] = strdup("job/node");
+    for (size_t p = 0; p < np; p++) cells[c++] = strdup(o->params[p]);
+    cells[c++] = strdup("iter");
+    cells[c++] = strdup(o->time_attr && strcmp(o->time_attr, "training_iteration") ? o->time_attr
+                                                                                    : "t");
+    cells[c++] = strdup(s->metric ? s->metric : "metric");
+    cells[c++] = strdup("best");
+    ncols = c;
+    for (size_t r = 0; r < room; r++) {
+        const sched_trial_view_t *v = order[r];
+        char tmp[128];
+        c = 0;
+        cells[(r + 1) * ncols + c++] = strdup(v->name);
+        snprintf(tmp, sizeof tmp, "%s%s", sched_status_name(v->status),
+                 v->early_stopped ? " (stopped)" : "");
+        cells[(r + 1) * ncols + c++] = strdup(tmp);
+        cells[(r + 1) * ncols + c++] = strdup(v->slice && *v->slice ? v->slice : "-");
+        if (o->show_exec) {
+            snprintf(tmp, sizeof tmp, "%s%s%s", v->exec_id && *v->exec_id ? v->exec_id : "-",
+                     v->node && *v->node ? "@" : "", v->node ? v->node : "");
+            cells[(r + 1) * ncols + c++] = strdup(tmp);
+        }
+        for (size_t p = 0; p < np; p++) {
+            fmt_cfg_value(v->config ? cJSON_GetObjectItemCaseSensitive(v->config, o->params[p])
+                                    : NULL,
+                          tmp, 40);
+            cells[(r + 1) * ncols + c++] = strdup(tmp);
+        }
+        snprintf(tmp, sizeof tmp, "%lld", (long long)v->iterations);
+        cells[(r + 1) * ncols + c++] = strdup(tmp);
+        fmt_num(v->last_time, tmp, sizeof tmp);
+        cells[(r + 1) * ncols + c++] = strdup(tmp);
+        fmt_num(v->last_metric, tmp, sizeof tmp);
+        cells[(r + 1) * ncols + c++] = strdup(tmp);
+        fmt_num(v->best_metric, tmp, sizeof tmp);
+        cells[(r + 1) * ncols + c++] = strdup(tmp);
+    }
+    for (size_t r = 0; r <= room; r++)
+        for (c = 0; c < ncols; c++) {
+            const char *x = cells[r * ncols + c] ? cells[r * ncols + c] : "";
+            size_t k = strlen(x);
+            if (k > w[c]) w[c] = k;
+        }
+    for (size_t r = 0; r <= room; r++) {
+        start = b.len;
+        for (c = 0; c < ncols; c++) {
+            const char *x = cells[r * ncols + c] ? cells[r * ncols + c] : "";
+            bput(&b, "%s%-*s", c ? " | " : "", (int)w[c], x);
+        }
+        while (b.len > start && b.p[b.len - 1] == ' ') b.len--;
+        bput(&b, "\n");
+        clip_line(&b, start, o->cols);
+        if (r == 0) {
+            start = b.len;
+            for (c = 0; c < ncols; c++) {
+                bput(&b, "%s", c ? "-+-" : "");
+                for (size_t k = 0; k < w[c]; k++) bput(&b, "-");
+            }
+            bput(&b, "\n");
+            clip_line(&b, start, o->cols);
+        }
+    }
+    if (room < s->ntrials) {
+        size_t more[SCHED_TRIAL_NSTATUS] = {0};
+        for (size_t r = room; r < s->ntrials; r++) more[order[r]->status]++;
+        start = b.len;
+        bput(&b, "... and %zu more trials (", s->ntrials - room);
+        int first = 1;
+        for (int k = 0; k < SCHED_TRIAL_NSTATUS; k++)
+            if (more[k]) {
+                bput(&b, "%s%zu %s", first ? "" : ", ", more[k],
+                     sched_status_name((sched_trial_status_t)k));
+                first = 0;
+            }
+        bput(&b, ")\n");
+        clip_line(&b, start, o->cols);
+    }
+    for (size_t i = 0; i < (room + 1) * ncols; i++) free(cells[i]);
+    free(cells);
+    free(w);
+    free(order);
+    return b.p;
+}

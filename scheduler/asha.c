@@ -1,0 +1,337 @@
+/* ASHA, asynchronous successive halving: the one place where the early-stopping rule
+ * lives. It follows Ray Tune's AsyncHyperBandScheduler (ray/tune/schedulers/
+ * async_hyperband.py; Li et al., "A System for Massively Parallel Hyperparameter
+ * Tuning", arXiv:1810.05934). Not for: launching or killing trials (loop.c).
+ *
+ * The rule, as Ray states it and as implemented below:
+ *  - Brackets s = 0..brackets-1. Bracket s has
+ *      MAX_RUNGS = int(log(max_t / grace_period) / log(rf) - s + 1)
+ *    rungs (none if that is <= 0) with milestones grace_period * rf^(k + s) for
+ *    k = 0..MAX_RUNGS-1, kept in DESCENDING order (Ray's _Bracket.__init__), so the
+ *    first rung whose milestone a result has reached is the highest one it passed.
+ *  - on_result(trial, time, value): the reward is value * (+1 for mode max, -1 for
+ *    mode min) so that higher is always better (Ray's _metric_op).
+ *      if time >= max_t: COMPLETE (Ray: STOP) without recording anything.
+ *      else, in the trial's bracket, walk the rungs from the highest milestone down
+ *      (Ray's _Bracket.on_result):
+ *        time >= milestone and the trial is recorded there: break, CONTINUE (the
+ *            decision to go on from that rung was already taken);
+ *        time < milestone (or recorded): next rung;
+ *        otherwise: cutoff = the (1 - 1/rf) * 100 percentile, numpy's default linear
+ *            interpolation, of the rewards recorded at that rung (none when nothing
+ *            is recorded: Ray's _Bracket.cutoff); STOP if a cutoff exists and
+ *            reward < cutoff (strictly worse: a tie continues); record the reward at
+ *            the rung either way; break.
+ *    So the first trial at a rung always continues, one recorded value is enough for
+ *    a cutoff, and a result that jumps past several milestones is judged once, at the
+ *    highest milestone it passed.
+ *  - With several brackets each new trial joins bracket i with probability
+ *    softmax(rung counts)_i, i.e. e^(size_i - max size) normalized (Ray's on_trial_add),
+ *    drawn from a splitmix64 stream seeded by opts.seed so that a run is reproducible.
+ *
+ * Where we differ from Ray, on purpose (docs/asha.md says the same):
+ *  - NaN is the worst value. Ray's np.nanpercentile ignores NaN and `nan < cutoff` is
+ *    false, so Ray never stops a trial that reports NaN and never counts it. Here a NaN
+ *    reward is -infinity: it is compared as such and recorded as such (it is not
+ *    dropped), so a diverged trial is stopped at its next milestone.
+ *  - The "already recorded: break" test applies always (in Ray only with
+ *    stop_last_trials=False); with Ray's default a trial recorded at rung 9 after a
+ *    jump from time 1 to 10 would later be judged again at rung 3.
+ *  - Ray also feeds the final result to the bracket in on_trial_complete; our
+ *    on_trial_complete carries no result, so a trial's last result is judged once.
+ *  - The linear percentile is numpy's (>= 1.22) _lerp; where it would give NaN because
+ *    of an infinite neighbour we take the limit (-inf below, +inf above). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/sched_int.h"
+
+/* Limits that keep a mistyped option from allocating gigabytes. */
+#define ASHA_MAX_BRACKETS 64
+#define ASHA_MAX_RUNGS 1024
+
+struct rung {
+    double milestone;
+    double *vals; /* rewards recorded here, ascending, so a cutoff is O(1) */
+    size_t n, cap;
+};
+
+struct bracket {
+    int nrungs;
+    struct rung *rungs; /* descending milestones, as in Ray */
+};
+
+struct atrial {
+    int bracket;
+    int done;
+    uint64_t rec;       /* bit i set: recorded at rungs[i] (brackets of <= 64 rungs) */
+    uint64_t *rec_more; /* the same for brackets of more rungs */
+};
+
+struct sched__asha {
+    double max_t;
+    double sign; /* +1 mode max, -1 mode min: reward = sign * value */
+    double q;    /* the cutoff's quantile as numpy sees it: ((1 - 1/rf) * 100) / 100 */
+    int nbrackets;
+    struct bracket *brackets;
+    double *cdf; /* bracket choice: cumulative softmax weights */
+    uint64_t rng;
+    sched__idmap_t ids;
+    struct atrial *trials;
+    size_t ntrials, cap;
+};
+
+/* numpy.percentile(v, q * 100) for the default method "linear" on an ascending array
+ * (numpy >= 1.22, lib/function_base.py: virtual index (n-1)*q, then _lerp, which
+ * computes from the upper end when t >= 0.5). */
+static double percentile_sorted(const double *v, size_t n, double q)
+{
+    double vi = (double)(n - 1) * q;
+    if (vi >= (double)(n - 1)) return v[n - 1];
+    double lo = floor(vi);
+    size_t i = (size_t)lo;
+    double t = vi - lo;
+    double a = v[i], b = v[i + 1];
+    if (t == 0 || a == b) return a;
+    /* numpy gives NaN next to an infinity (inf - inf); the limit is what is meant. */
+    if (a == -INFINITY) return a;
+    if (b == INFINITY) return b;
+    double d = b - a;
+    return t >= 0.5 ? b - d * (1 - t) : a + d * t;
+}
+
+static int rung_insert(struct rung *r, double x)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 16;
+        double *v = realloc(r->vals, cap * sizeof *v);
+        if (!v) return SCHED_ENOMEM;
+        r->vals = v;
+        r->cap = cap;
+    }
+    size_t lo = 0, hi = r->n; /* first index with vals[i] > x */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->vals[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(r->vals + lo + 1, r->vals + lo, (r->n - lo) * sizeof *r->vals);
+    r->vals[lo] = x;
+    r->n++;
+    return SCHED_OK;
+}
+
+static uint64_t *rec_words(struct atrial *t, int nrungs)
+{
+    return nrungs <= 64 ? &t->rec : t->rec_more;
+}
+
+int sched__asha_new(const sched_opts_t *o, sched__asha_t **out, char *err, size_t errlen)
+{
+    /* The checks Ray asserts in AsyncHyperBandScheduler.__init__, plus finiteness. */
+    if (!(o->max_t > 0) || !isfinite(o->max_t)) {
+        snprintf(err, errlen, "asha: max_t must be a number > 0 (got %g)", o->max_t);
+        return SCHED_EINVAL;
+    }
+    if (!(o->grace_period > 0) || !isfinite(o->grace_period)) {
+        snprintf(err, errlen, "asha: grace_period must be a number > 0 (got %g)", o->grace_period);
+        return SCHED_EINVAL;
+    }
+    if (o->grace_period > o->max_t) {
+        snprintf(err, errlen, "asha: grace_period %g must not be larger than max_t %g",
+                 o->grace_period, o->max_t);
+        return SCHED_EINVAL;
+    }
+    if (!(o->reduction_factor > 1) || !isfinite(o->reduction_factor)) {
+        snprintf(err, errlen, "asha: reduction_factor must be a number > 1 (got %g)",
+                 o->reduction_factor);
+        return SCHED_EINVAL;
+    }
+    if (o->brackets < 1 || o->brackets > ASHA_MAX_BRACKETS) {
+        snprintf(err, errlen, "asha: brackets must be between 1 and %d (got %d)", ASHA_MAX_BRACKETS,
+                 o->brackets);
+        return SCHED_EINVAL;
+    }
+    double levels = log(o->max_t / o->grace_period) / log(o->reduction_factor);
+    if (levels + 1 > ASHA_MAX_RUNGS) {
+        snprintf(err, errlen,
+                 "asha: reduction_factor %g gives %.0f rungs between grace_period %g and "
+                 "max_t %g; at most %d are supported",
+                 o->reduction_factor, floor(levels + 1), o->grace_period, o->max_t, ASHA_MAX_RUNGS);
+        return SCHED_EINVAL;
+    }
+
+    sched__asha_t *a = calloc(1, sizeof *a);
+    if (!a) goto nomem;
+    a->max_t = o->max_t;
+    a->sign = o->mode_max ? 1.0 : -1.0;
+    /* The same float steps as Ray's (1 - 1/rf) * 100 and numpy's q / 100. */
+    a->q = ((1.0 - 1.0 / o->reduction_factor) * 100.0) / 100.0;
+    a->rng = o->seed;
+    a->nbrackets = o->brackets;
+    a->brackets = calloc((size_t)o->brackets, sizeof *a->brackets);
+    a->cdf = calloc((size_t)o->brackets, sizeof *a->cdf);
+    if (!a->brackets || !a->cdf) goto nomem;
+    int maxsize = 0;
+    for (int s = 0; s < o->brackets; s++) {
+        struct bracket *b = &a->brackets[s];
+        double n = levels - s + 1; /* Ray: int(np.log(max_t / min_t) / np.log(rf) - s + 1) */
+        b->nrungs = n > 0 ? (int)n : 0;
+        if (b->nrungs > maxsize) maxsize = b->nrungs;
+        if (b->nrungs == 0) continue;
+        b->rungs = calloc((size_t)b->nrungs, sizeof *b->rungs);
+        if (!b->rungs) goto nomem;
+        for (int k = 0; k < b->nrungs; k++) /* descending: index 0 is the highest */
+            b->rungs[b->nrungs - 1 - k].milestone =
+                o->grace_period * pow(o->reduction_factor, k + s);
+    }
+    /* Ray's softmax over rung counts: probs = e^(sizes - max), normalized, then numpy's
+     * choice takes the cumulative sum and divides by its last entry. */
+    double total = 0;
+    for (int s = 0; s < a->nbrackets; s++) {
+        a->cdf[s] = exp((double)(a->brackets[s].nrungs - maxsize));
+        total += a->cdf[s];
+    }
+    double acc = 0;
+    for (int s = 0; s < a->nbrackets; s++) {
+        acc += a->cdf[s] / total;
+        a->cdf[s] = acc;
+    }
+    for (int s = 0; s < a->nbrackets; s++)
+        a->cdf[s] /= acc;
+    *out = a;
+    return SCHED_OK;
+nomem:
+    sched__asha_free(a);
+    snprintf(err, errlen, "asha: out of memory");
+    return SCHED_ENOMEM;
+}
+
+void sched__asha_free(sched__asha_t *a)
+{
+    if (!a) return;
+    for (int s = 0; a->brackets && s < a->nbrackets; s++) {
+        for (int i = 0; i < a->brackets[s].nrungs; i++)
+            free(a->brackets[s].rungs[i].vals);
+        free(a->brackets[s].rungs);
+    }
+    for (size_t i = 0; i < a->ntrials; i++)
+        free(a->trials[i].rec_more);
+    free(a->brackets);
+    free(a->cdf);
+    free(a->trials);
+    sched__idmap_free(&a->ids);
+    free(a);
+}
+
+/* A new trial draws its bracket (numpy's choice: the first bracket whose cumulative
+ * weight exceeds a uniform draw). */
+int sched__asha_add(sched__asha_t *a, int64_t trial)
+{
+    if (sched__idmap_get(&a->ids, trial) != SCHED__NOIDX) return SCHED_EINVAL;
+    if (a->ntrials == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 64;
+        struct atrial *t = realloc(a->trials, cap * sizeof *t);
+        if (!t) return SCHED_ENOMEM;
+        a->trials = t;
+        a->cap = cap;
+    }
+    double u = sched__uniform(&a->rng);
+    int s = 0;
+    while (s < a->nbrackets - 1 && !(a->cdf[s] > u))
+        s++;
+    struct atrial *t = &a->trials[a->ntrials];
+    memset(t, 0, sizeof *t);
+    t->bracket = s;
+    int nr = a->brackets[s].nrungs;
+    if (nr > 64 && !(t->rec_more = calloc(((size_t)nr + 63) / 64, sizeof *t->rec_more)))
+        return SCHED_ENOMEM;
+    if (sched__idmap_put(&a->ids, trial, (uint32_t)a->ntrials) != 0) {
+        free(t->rec_more);
+        return SCHED_ENOMEM;
+    }
+    a->ntrials++;
+    return SCHED_OK;
+}
+
+void sched__asha_result(sched__asha_t *a, int64_t trial, double time, double value,
+                        sched_decision_t *out)
+{
+    sched__decision_none(out, value);
+    uint32_t ix = sched__idmap_get(&a->ids, trial);
+    if (ix == SCHED__NOIDX) { /* not announced: join now rather than lose the result */
+        if (sched__asha_add(a, trial) != 0) return;
+        ix = (uint32_t)(a->ntrials - 1);
+    }
+    struct atrial *t = &a->trials[ix];
+    out->bracket = t->bracket;
+    if (t->done) return; /* it said it would send no more */
+    if (time >= a->max_t) {
+        out->action = SCHED_COMPLETE;
+        out->judged = 1;
+        return;
+    }
+    struct bracket *b = &a->brackets[t->bracket];
+    /* The first (highest) rung whose milestone the result reached. Milestones are
+     * descending, so that is a binary search; a NaN time reaches none. */
+    int lo = 0, hi = b->nrungs;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (b->rungs[mid].milestone <= time)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    if (lo == b->nrungs) return; /* below the first milestone */
+    uint64_t *w = rec_words(t, b->nrungs);
+    uint64_t bit = 1ull << (lo % 64);
+    if (w[lo / 64] & bit) return; /* recorded there: already judged, Ray's break */
+
+    /* The trial is judged at this rung: the common case ends above. */
+    struct rung *r = &b->rungs[lo];
+    double reward = isnan(value) ? -INFINITY : a->sign * value; /* NaN is the worst */
+    out->judged = 1;
+    out->rung = b->nrungs - 1 - lo;
+    out->milestone = r->milestone;
+    if (r->n > 0) {
+        double cutoff = percentile_sorted(r->vals, r->n, a->q);
+        out->cutoff = a->sign * cutoff;
+        if (reward < cutoff) out->action = SCHED_STOP;
+    }
+    if (rung_insert(r, reward) == 0) w[lo / 64] |= bit;
+}
+
+void sched__asha_complete(sched__asha_t *a, int64_t trial)
+{
+    uint32_t ix = sched__idmap_get(&a->ids, trial);
+    if (ix != SCHED__NOIDX) a->trials[ix].done = 1;
+}
+
+/* Rungs whose milestone is >= max_t are left out: a result that reaches them completes
+ * the trial first, so they never hold a value (Ray keeps them; they only count in the
+ * bracket's softmax weight). */
+size_t sched__asha_rungs(const sched__asha_t *a, sched_rung_info_t *out, size_t max)
+{
+    size_t n = 0;
+    for (int s = 0; s < a->nbrackets; s++) {
+        const struct bracket *b = &a->brackets[s];
+        for (int i = b->nrungs - 1; i >= 0; i--) {
+            const struct rung *r = &b->rungs[i];
+            if (r->milestone >= a->max_t) continue;
+            if (n < max) {
+                sched_rung_info_t *o = &out[n];
+                o->bracket = s;
+                o->rung = b->nrungs - 1 - i;
+                o->milestone = r->milestone;
+                o->recorded = r->n;
+                o->cutoff = r->n ? a->sign * percentile_sorted(r->vals, r->n, a->q) : NAN;
+            }
+            n++;
+        }
+    }
+    return n;
+}

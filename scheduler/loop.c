@@ -1,0 +1,842 @@
+/* The scheduler's event loop: one thread, poll() over every running trial's stdout and
+ * a signal self-pipe, monotonic timers for stop grace periods and reports (redis ae.c,
+ * tmux server loop). It is the mechanism; what to stop is the policy's business
+ * (policy.c/asha.c) and where a trial runs is the pool's (pool.c).
+ * Not for: printing (snapshots go to a callback) or SQL (store_* calls only). */
+#include "scheduler/sched.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "search/space.h"
+#include "store/store.h"
+#include "trial/trial.h"
+
+/* The one global of the scheduler: the write end of the signal self-pipe, which a
+ * signal handler can reach only through a static. Valid only inside sched_run. */
+static int loop_sigpipe_w = -1;
+
+static void loop_on_signal(int sig)
+{
+    int saved = errno;
+    unsigned char b = (unsigned char)sig;
+    if (loop_sigpipe_w >= 0) {
+        ssize_t w = write(loop_sigpipe_w, &b, 1);
+        (void)w;
+    }
+    errno = saved;
+}
+
+enum stop_reason { STOP_NONE = 0, STOP_EARLY, STOP_COMPLETE, STOP_USER, STOP_TIMEOUT };
+
+struct ltrial {
+    int64_t no, id;
+    sched_trial_status_t status;
+    int early_stopped;
+    enum stop_reason stop;
+    double stop_deadline; /* monotonic: SIGKILL after this */
+    int killed;
+    cJSON *config;
+    trial_proc_t *proc;
+    sched_slice_t slice;
+    int has_slice;
+    int port;
+    int eof, exited;
+    trial_exit_t ex;
+    int64_t iters;
+    double last_time, last_metric, best_metric;
+    double started_mono;
+    double last_result_mono;
+    char name[32];
+    char slice_str[64];
+    char *error;
+    char *dir;
+};
+
+struct loop {
+    const sched_run_opts_t *o;
+    const space_settings_t *set;
+    sched_policy_t *policy;
+    struct ltrial *t;
+    size_t n;
+    size_t next;    /* next trial to launch */
+    size_t running;
+    int stopping;   /* no new trials */
+    int hard_stop;  /* second Ctrl-C: kill now */
+    int stop_signal;
+    int fatal;
+    char fatal_msg[1024];
+    uint64_t results, ignored, bad_lines;
+    double t0;
+    int time_is_iter;
+    /* report snapshot storage, reused between reports */
+    sched_trial_view_t *views;
+    sched_rung_info_t rungs[256];
+};
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+const char *sched_status_name(sched_trial_status_t s)
+{
+    static const char *const names[] = {"PENDING", "RUNNING", "PAUSED", "TERMINATED", "ERROR"};
+    return (unsigned)s < SCHED_TRIAL_NSTATUS ? names[s] : "?";
+}
+
+/* A store write failed: remember the first failure; the loop then stops every trial
+ * and returns it. Everything committed before stays readable. */
+static void loop_fail(struct loop *L, const char *what, const char *err)
+{
+    if (L->fatal) return;
+    L->fatal = 1;
+    L->stopping = 1;
+    snprintf(L->fatal_msg, sizeof L->fatal_msg, "%.200s: %.800s", what, err);
+}
+
+static int better(int mode_max, double a, double b)
+{
+    if (isnan(b)) return !isnan(a);
+    if (isnan(a)) return 0;
+    return mode_max ? a > b : a < b;
+}
+
+static void update_trial_row(struct loop *L, struct ltrial *t, const store_trial_update_t *u)
+{
+    char err[256];
+    if (store_trial_update(L->o->store, t->id, u, err, sizeof err) != 0)
+        loop_fail(L, "cannot record trial state", err);
+}
+
+/* ---- results ------------------------------------------------------------------- */
+struct line_ctx {
+    struct loop *L;
+    struct ltrial *t;
+};
+
+static int has_non_json_number(const char *s, size_t n)
+{
+    /* NaN and Infinity are accepted from trials but are not JSON: such lines are
+     * re-printed by cJSON (as null) before they are stored, so the stored text is
+     * always valid JSON for json_extract and for exports. */
+    for (size_t i = 0; i + 2 < n; i++)
+        if ((s[i] == 'N' && s[i + 1] == 'a' && s[i + 2] == 'N') ||
+            (s[i] == 'I' && s[i + 1] == 'n' && s[i + 2] == 'f'))
+            return 1;
+    return 0;
+}
+
+static void request_stop(struct loop *L, struct ltrial *t, enum stop_reason why);
+
+static void on_result(struct loop *L, struct ltrial *t, cJSON *r, const char *line, size_t len)
+{
+    const space_settings_t *set = L->set;
+    double it = trial_result_number(r, "training_iteration");
+    int added = 0;
+    if (isnan(it)) {
+        /* Counted by the scheduler when the trial does not send it (Ray Tune does the
+         * same for function trainables). */
+        it = (double)(t->iters + 1);
+        cJSON_AddNumberToObject(r, "training_iteration", it);
+        added = 1;
+    }
+    double tv = L->time_is_iter ? it : trial_result_number(r, set->sched.time_attr);
+    double m = set->metric ? trial_result_number(r, set->metric) : NAN;
+
+    char *printed = NULL;
+    const char *json = line;
+    size_t json_len = len;
+    if (added || has_non_json_number(line, len)) {
+        printed = cJSON_PrintUnformatted(r);
+        if (!printed) {
+            loop_fail(L, "cannot record result", "out of memory");
+            return;
+        }
+        json = printed;
+        json_len = strlen(printed);
+    }
+    double now = wall_now();
+    store_result_t sr = {.trial_id = t->id,
+                         .attempt = 1,
+                         .iteration = (int64_t)it,
+                         .time_value = tv,
+                         .metric = m,
+                         .wall_time = now,
+                         .json = json,
+                         .json_len = json_len};
+    char err[256];
+    if (store_result_add(L->o->store, &sr, err, sizeof err) != 0) {
+        free(printed);
+        loop_fail(L, "cannot record result", err);
+        return;
+    }
+    free(printed);
+    L->results++;
+    t->iters++;
+    t->last_time = tv;
+    t->last_metric = m;
+    t->last_result_mono = mono_now();
+    if (better(set->mode == SPACE_MODE_MAX, m, t->best_metric)) t->best_metric = m;
+
+    if (isnan(tv)) return; /* without its time the policy cannot place the result */
+    sched_decision_t d;
+    sched_on_result(L->policy, t->no, tv, m, &d);
+    if (!d.judged) return;
+    const char *action = d.action == SCHED_STOP       ? "stop"
+                         : d.action == SCHED_COMPLETE ? "complete"
+                                                      : "continue";
+    char reason[160];
+    if (d.rung < 0 && d.action != SCHED_COMPLETE)
+        snprintf(reason, sizeof reason, "%s: best %g vs median %g of other trials",
+                 d.action == SCHED_STOP ? "worse than the median" : "not worse than the median",
+                 d.value, d.cutoff);
+    else if (d.action == SCHED_COMPLETE)
+        snprintf(reason, sizeof reason, "reached max_t (%s >= %g)", set->sched.time_attr,
+                 set->sched.max_t);
+    else if (isnan(d.cutoff))
+        snprintf(reason, sizeof reason, "first result at rung %d (milestone %g): no cutoff yet",
+                 d.rung, d.milestone);
+    else if (d.action == SCHED_STOP)
+        snprintf(reason, sizeof reason, "worse than rung %d cutoff at milestone %g", d.rung,
+                 d.milestone);
+    else
+        snprintf(reason, sizeof reason, "within rung %d cutoff at milestone %g: promoted", d.rung,
+                 d.milestone);
+    store_decision_t sd = {.trial_id = t->id,
+                           .iteration = (int64_t)it,
+                           .time_value = tv,
+                           .action = action,
+                           .bracket = d.bracket,
+                           .rung = d.rung,
+                           .milestone = d.milestone,
+                           .value = d.value,
+                           .cutoff = d.cutoff,
+                           .reason = reason,
+                           .wall_time = now};
+    if (store_decision_add(L->o->store, &sd, err, sizeof err) != 0) {
+        loop_fail(L, "cannot record decision", err);
+        return;
+    }
+    if (d.action == SCHED_STOP)
+        request_stop(L, t, STOP_EARLY);
+    else if (d.action == SCHED_COMPLETE)
+        request_stop(L, t, STOP_COMPLETE);
+}
+
+static void on_line(void *ud, const char *line, size_t len, int truncated)
+{
+    struct line_ctx *c = ud;
+    if (truncated) {
+        c->L->bad_lines++;
+        return;
+    }
+    cJSON *r = NULL;
+    if (trial_result_parse(line, len, &r) != 1) return;
+    if (c->t->stop != STOP_NONE) {
+        /* Results after the decision to stop are logged (the stdout log has them) but
+         * not recorded, as in Ray Tune. */
+        c->L->ignored++;
+    } else if (!c->L->fatal) {
+        on_result(c->L, c->t, r, line, len);
+    }
+    cJSON_Delete(r);
+}
+
+/* ---- launching ------------------------------------------------------------------ */
+static int port_in_use_by_trial(const struct loop *L, int port)
+{
+    for (size_t i = 0; i < L->n; i++)
+        if (L->t[i].status == SCHED_TRIAL_RUNNING && L->t[i].port == port) return 1;
+    return 0;
+}
+
+/* A MASTER_PORT that no other running trial has and that nothing listens on now, so
+ * that torchrun-style rendezvous of concurrent trials never collide. */
+static int pick_port(const struct loop *L, int64_t no)
+{
+    for (int k = 0; k < 2000; k++) {
+        int port = 29500 + (int)((no + k) % 20000);
+        if (port_in_use_by_trial(L, port)) continue;
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) return port;
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+        close(fd);
+        if (ok) return port;
+    }
+    return 29500 + (int)(no % 20000);
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n >= sizeof buf) return -1;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] == '/' || buf[i] == 0) {
+            char c = buf[i];
+            buf[i] = 0;
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+            buf[i] = c;
+        }
+    }
+    return 0;
+}
+
+static void finish_error(struct loop *L, struct ltrial *t, const char *msg)
+{
+    free(t->error);
+    t->error = strdup(msg);
+    t->status = SCHED_TRIAL_ERROR;
+    store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_ERROR | STORE_TU_ENDED,
+                              .status = "ERROR",
+                              .error = msg,
+                              .stderr_tail = "",
+                              .ended_at = wall_now()};
+    update_trial_row(L, t, &u);
+    sched_on_trial_complete(L->policy, t->no);
+}
+
+/* Starts trial t if its slice is free now. Returns 1 if started (or failed for good),
+ * 0 if it has to wait for resources. */
+static int launch(struct loop *L, struct ltrial *t)
+{
+    const space_settings_t *set = L->set;
+    sched_slice_t slice;
+    if (sched_pool_acquire(L->o->pool, set->gpus_per_trial, set->cpus_per_trial, &slice) != 0)
+        return 0;
+    char err[512];
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/%s", L->o->results_dir, t->name);
+    if (mkdir_p(dir) != 0) {
+        snprintf(err, sizeof err, "cannot create trial directory %s: %s", dir, strerror(errno));
+        sched_pool_release(L->o->pool, &slice);
+        finish_error(L, t, err);
+        return 1;
+    }
+    free(t->dir);
+    t->dir = strdup(dir);
+    char idbuf[32];
+    snprintf(idbuf, sizeof idbuf, "%lld", (long long)t->no);
+    char **argv = NULL;
+    if (space_render_argv(L->o->space, t->config, idbuf, dir, &argv, err, sizeof err) != 0) {
+        sched_pool_release(L->o->pool, &slice);
+        finish_error(L, t, err);
+        return 1;
+    }
+    char devs[512], cfg_env[8192 + 16], num_gpus[64], omp[32], port[32], trial_id[64], exp[160],
+        tdir[4200];
+    sched_slice_devices(L->o->pool, &slice, devs, sizeof devs);
+    char *cfg = cJSON_PrintUnformatted(t->config);
+    t->port = pick_port(L, t->no);
+    char cuda[600];
+    snprintf(cuda, sizeof cuda, "CUDA_VISIBLE_DEVICES=%s", devs);
+    snprintf(cfg_env, sizeof cfg_env, "TUNE_CONFIG=%s", cfg ? cfg : "{}");
+    double ngpu = slice.ngpus * (slice.share_ppm / 1e6);
+    char nb[32];
+    snprintf(num_gpus, sizeof num_gpus, "TUNE_NUM_GPUS=%s", space_format_number(ngpu, nb));
+    snprintf(omp, sizeof omp, "OMP_NUM_THREADS=%d", slice.cpus > 0 ? slice.cpus : 1);
+    snprintf(port, sizeof port, "MASTER_PORT=%d", t->port);
+    snprintf(trial_id, sizeof trial_id, "TUNE_TRIAL_ID=%s", idbuf);
+    snprintf(exp, sizeof exp, "TUNE_EXPERIMENT=%s", set->name);
+    snprintf(tdir, sizeof tdir, "TUNE_TRIAL_DIR=%s", dir);
+    char *env[] = {trial_id, exp, tdir, cfg_env, cuda, num_gpus, omp, "MASTER_ADDR=127.0.0.1",
+                   port, NULL};
+    char out_log[4200], err_log[4200];
+    snprintf(out_log, sizeof out_log, "%s/stdout.log", dir);
+    snprintf(err_log, sizeof err_log, "%s/stderr.log", dir);
+    trial_spawn_t sp = {.argv = argv,
+                        .env = env,
+                        .dir = dir,
+                        .stdout_log = out_log,
+                        .stderr_log = err_log,
+                        .job_name = t->name,
+                        .ranks = 1,
+                        .gpus = ngpu,
+                        .cpus = slice.cpus};
+    trial_proc_t *p = NULL;
+    int rc = trial_start(L->o->exec, &sp, &p, err, sizeof err);
+    free(cfg);
+    space_argv_free(argv);
+    if (rc != 0) {
+        sched_pool_release(L->o->pool, &slice);
+        finish_error(L, t, err);
+        return 1;
+    }
+    t->proc = p;
+    t->slice = slice;
+    t->has_slice = 1;
+    t->status = SCHED_TRIAL_RUNNING;
+    t->eof = t->exited = 0;
+    t->started_mono = t->last_result_mono = mono_now();
+    sched_slice_format(L->o->pool, &slice, t->slice_str, sizeof t->slice_str);
+    L->running++;
+    store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_SLICE | STORE_TU_STARTED |
+                                        STORE_TU_PID | STORE_TU_EXEC_ID,
+                              .status = "RUNNING",
+                              .slice = t->slice_str,
+                              .started_at = wall_now(),
+                              .pid = (int64_t)trial_pid(p),
+                              .exec_id = trial_exec_id(p),
+                              .node = trial_node(p)};
+    update_trial_row(L, t, &u);
+    return 1;
+}
+
+static void request_stop(struct loop *L, struct ltrial *t, enum stop_reason why)
+{
+    if (t->stop != STOP_NONE || t->status != SCHED_TRIAL_RUNNING) return;
+    t->stop = why;
+    if (why == STOP_EARLY) t->early_stopped = 1;
+    trial_signal(t->proc, SIGTERM);
+    t->stop_deadline = mono_now() + (L->set->stop_grace_s > 0 ? L->set->stop_grace_s : 0);
+}
+
+static const char *signame(int sig)
+{
+    switch (sig) {
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGINT: return "SIGINT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    default: return "signal";
+    }
+}
+
+/* The trial's process has ended and its output is drained: record how it ended. */
+static void finalize(struct loop *L, struct ltrial *t)
+{
+    char msg[512] = "";
+    const char *status;
+    if (t->stop == STOP_EARLY || t->stop == STOP_COMPLETE) {
+        status = "TERMINATED";
+        t->status = SCHED_TRIAL_TERMINATED;
+    } else if (t->stop == STOP_USER) {
+        /* Interrupted by the user: resumable, so neither finished nor failed. */
+        status = "PAUSED";
+        t->status = SCHED_TRIAL_PAUSED;
+    } else if (t->stop == STOP_TIMEOUT) {
+        status = "ERROR";
+        t->status = SCHED_TRIAL_ERROR;
+        snprintf(msg, sizeof msg, "%s", t->error ? t->error : "timed out");
+    } else if (t->ex.signal == 0 && t->ex.code == 0) {
+        status = "TERMINATED";
+        t->status = SCHED_TRIAL_TERMINATED;
+    } else {
+        status = "ERROR";
+        t->status = SCHED_TRIAL_ERROR;
+        if (t->ex.signal)
+            snprintf(msg, sizeof msg, "killed by signal %d (%s)", t->ex.signal,
+                     signame(t->ex.signal));
+        else
+            snprintf(msg, sizeof msg, "exited with code %d", t->ex.code);
+    }
+    char tail[2048] = "";
+    if (t->status == SCHED_TRIAL_ERROR && t->dir) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/stderr.log", t->dir);
+        trial_file_tail(path, tail, sizeof tail);
+        free(t->error);
+        t->error = strdup(msg);
+    }
+    store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_EARLY_STOPPED | STORE_TU_ENDED |
+                                        STORE_TU_EXIT,
+                              .status = status,
+                              .early_stopped = t->early_stopped,
+                              .ended_at = wall_now(),
+                              .exit_code = t->ex.signal ? -1 : t->ex.code,
+                              .exit_signal = t->ex.signal};
+    if (t->status == SCHED_TRIAL_ERROR) {
+        u.fields |= STORE_TU_ERROR;
+        u.error = msg;
+        u.stderr_tail = tail;
+    }
+    update_trial_row(L, t, &u);
+    sched_on_trial_complete(L->policy, t->no);
+    if (t->has_slice) sched_pool_release(L->o->pool, &t->slice);
+    t->has_slice = 0;
+    trial_proc_free(t->proc);
+    t->proc = NULL;
+    L->running--;
+}
+
+static void check_exit(struct loop *L, struct ltrial *t)
+{
+    if (t->status != SCHED_TRIAL_RUNNING || !t->proc) return;
+    if (!t->exited) {
+        int rc = trial_poll_exit(t->proc, &t->ex);
+        if (rc == 1) {
+            t->exited = 1;
+            /* The leader is gone; anything left in its group (a forked child holding the
+             * pipe) is killed now so that the output reaches EOF and nothing lingers. */
+            if (!t->eof) trial_signal(t->proc, SIGKILL);
+        }
+    }
+    if (t->exited && !t->eof) {
+        struct line_ctx c = {L, t};
+        int rc = trial_read(t->proc, on_line, &c, 0);
+        if (rc != 0) t->eof = 1;
+    }
+    if (t->exited && t->eof) finalize(L, t);
+}
+
+/* ---- reporting ------------------------------------------------------------------ */
+static void report(struct loop *L, int final)
+{
+    if (!L->o->report) return;
+    sched_snapshot_t s;
+    memset(&s, 0, sizeof s);
+    s.experiment = L->set->name;
+    s.policy = sched_policy_name(L->policy);
+    s.metric = L->set->metric;
+    s.mode_max = L->set->mode == SPACE_MODE_MAX;
+    s.elapsed_s = mono_now() - L->t0;
+    s.best_trial = -1;
+    s.best_metric = NAN;
+    for (size_t i = 0; i < L->n; i++) {
+        struct ltrial *t = &L->t[i];
+        sched_trial_view_t *v = &L->views[i];
+        v->trial_no = t->no;
+        v->name = t->name;
+        v->status = t->status;
+        v->early_stopped = t->early_stopped;
+        v->slice = t->slice_str;
+        v->config = t->config;
+        v->iterations = t->iters;
+        v->last_time = t->last_time;
+        v->last_metric = t->last_metric;
+        v->best_metric = t->best_metric;
+        v->exec_id = "";
+        v->node = "";
+        if (t->proc) {
+            v->exec_id = trial_exec_id(t->proc);
+            v->node = trial_node(t->proc);
+        }
+        v->error = t->error;
+        s.counts[t->status]++;
+        if (t->early_stopped) s.early_stopped++;
+        if (better(s.mode_max, t->last_metric, s.best_metric)) {
+            s.best_metric = t->last_metric;
+            s.best_trial = t->no;
+        }
+    }
+    sched_pool_usage(L->o->pool, &s.gpus_used, &s.gpus_total, &s.cpus_used, &s.cpus_total);
+    size_t nr = sched_policy_rungs(L->policy, L->rungs, sizeof L->rungs / sizeof L->rungs[0]);
+    s.rungs = L->rungs;
+    s.nrungs = nr < 256 ? nr : 256;
+    s.trials = L->views;
+    s.ntrials = L->n;
+    s.results = L->results;
+    s.ignored = L->ignored;
+    s.bad_lines = L->bad_lines;
+    s.stopping = L->stopping;
+    L->o->report(L->o->report_ud, &s, final);
+}
+
+/* ---- setup ---------------------------------------------------------------------- */
+static int make_policy(struct loop *L, char *err, size_t errlen)
+{
+    const space_settings_t *set = L->set;
+    sched_opts_t po = {.type = set->sched.type == SPACE_SCHED_ASHA     ? SCHED_POLICY_ASHA
+                               : set->sched.type == SPACE_SCHED_MEDIAN ? SCHED_POLICY_MEDIAN
+                                                                       : SCHED_POLICY_FIFO,
+                       .mode_max = set->mode == SPACE_MODE_MAX,
+                       .max_t = set->sched.max_t,
+                       .grace_period = set->sched.grace_period,
+                       .reduction_factor = set->sched.reduction_factor,
+                       .brackets = set->sched.brackets,
+                       .min_samples_required = set->sched.min_samples_required,
+                       .seed = set->seed};
+    return sched_policy_new(&po, &L->policy, err, errlen);
+}
+
+/* Samples every configuration up front and records each trial as PENDING, in one
+ * transaction, so the database always lists the whole experiment. */
+static int create_trials(struct loop *L, char *err, size_t errlen)
+{
+    const sched_run_opts_t *o = L->o;
+    L->n = space_num_trials(o->space);
+    L->t = calloc(L->n ? L->n : 1, sizeof *L->t);
+    L->views = calloc(L->n ? L->n : 1, sizeof *L->views);
+    if (!L->t || !L->views) {
+        snprintf(err, errlen, "out of memory for %zu trials", L->n);
+        return SCHED_ENOMEM;
+    }
+    if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
+    for (size_t i = 0; i < L->n; i++) {
+        struct ltrial *t = &L->t[i];
+        t->no = (int64_t)i;
+        t->last_time = t->last_metric = t->best_metric = NAN;
+        t->port = -1;
+        snprintf(t->name, sizeof t->name, "trial_%05zu", i);
+        if (space_sample(o->space, i, &t->config, err, errlen) != 0) return SCHED_EINVAL;
+        char *cfg = cJSON_PrintUnformatted(t->config);
+        if (!cfg) {
+            snprintf(err, errlen, "out of memory");
+            return SCHED_ENOMEM;
+        }
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s/%s", o->results_dir, t->name);
+        int rc = store_trial_create(o->store, o->experiment_id, t->no, t->name, cfg, dir, &t->id,
+                                    err, errlen);
+        free(cfg);
+        if (rc != 0) return SCHED_EINVAL;
+        if (sched_on_trial_add(L->policy, t->no) != 0) {
+            snprintf(err, errlen, "scheduler cannot take trial %zu", i);
+            return SCHED_EINVAL;
+        }
+    }
+    return store_commit(o->store, err, errlen) == 0 ? 0 : SCHED_EINVAL;
+}
+
+static void free_loop(struct loop *L)
+{
+    for (size_t i = 0; i < L->n; i++) {
+        struct ltrial *t = &L->t[i];
+        if (t->proc) trial_proc_free(t->proc);
+        if (t->has_slice) sched_pool_release(L->o->pool, &t->slice);
+        cJSON_Delete(t->config);
+        free(t->error);
+        free(t->dir);
+    }
+    free(L->t);
+    free(L->views);
+    sched_policy_free(L->policy);
+}
+
+/* ---- the loop ------------------------------------------------------------------- */
+int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, size_t errlen)
+{
+    struct loop L;
+    memset(&L, 0, sizeof L);
+    L.o = o;
+    L.set = space_settings(o->space);
+    L.t0 = mono_now();
+    L.time_is_iter = strcmp(L.set->sched.time_attr, "training_iteration") == 0;
+    int rc = make_policy(&L, err, errlen);
+    if (rc != 0) return rc;
+    rc = create_trials(&L, err, errlen);
+    if (rc != 0) {
+        free_loop(&L);
+        return rc;
+    }
+
+    int sp[2] = {-1, -1};
+    struct sigaction old_int, old_term, old_chld;
+    if (pipe2(sp, O_CLOEXEC | O_NONBLOCK) != 0) {
+        snprintf(err, errlen, "cannot create signal pipe: %s", strerror(errno));
+        free_loop(&L);
+        return SCHED_EINVAL;
+    }
+    loop_sigpipe_w = sp[1];
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = loop_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGCHLD, &sa, &old_chld);
+    if (o->handle_signals) {
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+    }
+
+    size_t cap_fds = L.n + 1;
+    struct pollfd *pfd = calloc(cap_fds, sizeof *pfd);
+    struct ltrial **pt = calloc(cap_fds, sizeof *pt);
+    if (!pfd || !pt) {
+        snprintf(err, errlen, "out of memory");
+        rc = SCHED_ENOMEM;
+        goto out;
+    }
+    int maxc = L.set->max_concurrent;
+    double last_report = -1e9;
+    char serr[512];
+
+    for (;;) {
+        int began = store_begin(o->store, serr, sizeof serr) == 0;
+        if (!began) loop_fail(&L, "cannot write to the database", serr);
+
+        /* Launch pending trials in order while their slices fit. */
+        while (!L.stopping && L.next < L.n && (maxc <= 0 || (int)L.running < maxc)) {
+            struct ltrial *t = &L.t[L.next];
+            if (!launch(&L, t)) break;
+            L.next++;
+        }
+        if (L.stopping) {
+            for (size_t i = 0; i < L.n; i++)
+                if (L.t[i].status == SCHED_TRIAL_RUNNING) request_stop(&L, &L.t[i], STOP_USER);
+        }
+
+        if (L.running == 0 && (L.stopping || L.next >= L.n)) {
+            if (began && store_commit(o->store, serr, sizeof serr) != 0)
+                loop_fail(&L, "cannot write to the database", serr);
+            break;
+        }
+
+        /* Timeouts: the nearest stop deadline, the next report, the trial timeouts. */
+        double now = mono_now();
+        double wake = now + 1.0;
+        if (o->report && o->report_every_s > 0 && last_report + o->report_every_s < wake)
+            wake = last_report + o->report_every_s;
+        size_t nfd = 1;
+        pfd[0].fd = sp[0];
+        pfd[0].events = POLLIN;
+        for (size_t i = 0; i < L.n; i++) {
+            struct ltrial *t = &L.t[i];
+            if (t->status != SCHED_TRIAL_RUNNING) continue;
+            if (t->stop != STOP_NONE && !t->killed && t->stop_deadline < wake)
+                wake = t->stop_deadline;
+            int fd = t->proc ? trial_fd(t->proc) : -1;
+            if (fd >= 0) {
+                pfd[nfd].fd = fd;
+                pfd[nfd].events = POLLIN;
+                pt[nfd] = t;
+                nfd++;
+            }
+        }
+        int timeout_ms = (int)((wake - now) * 1000.0);
+        if (timeout_ms < 0) timeout_ms = 0;
+        if (began && store_commit(o->store, serr, sizeof serr) != 0)
+            loop_fail(&L, "cannot write to the database", serr);
+
+        int n = poll(pfd, nfd, timeout_ms);
+        if (n < 0 && errno != EINTR) {
+            snprintf(err, errlen, "poll failed: %s", strerror(errno));
+            rc = SCHED_EINVAL;
+            break;
+        }
+        began = store_begin(o->store, serr, sizeof serr) == 0;
+        if (!began) loop_fail(&L, "cannot write to the database", serr);
+
+        int child_event = 0;
+        if (n > 0 && (pfd[0].revents & POLLIN)) {
+            unsigned char sigs[64];
+            ssize_t k;
+            while ((k = read(sp[0], sigs, sizeof sigs)) > 0) {
+                for (ssize_t j = 0; j < k; j++) {
+                    if (sigs[j] == SIGCHLD) {
+                        child_event = 1;
+                    } else if (sigs[j] == SIGINT || sigs[j] == SIGTERM) {
+                        if (L.stopping && L.stop_signal) L.hard_stop = 1;
+                        L.stopping = 1;
+                        if (!L.stop_signal) L.stop_signal = sigs[j];
+                    }
+                }
+            }
+        }
+        for (size_t k = 1; n > 0 && k < nfd; k++) {
+            if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            struct ltrial *t = pt[k];
+            struct line_ctx c = {&L, t};
+            int r = trial_read(t->proc, on_line, &c, 0);
+            if (r != 0) {
+                t->eof = 1;
+                child_event = 1;
+            }
+        }
+        now = mono_now();
+        for (size_t i = 0; i < L.n; i++) {
+            struct ltrial *t = &L.t[i];
+            if (t->status != SCHED_TRIAL_RUNNING) continue;
+            if (L.hard_stop && !t->killed) {
+                t->stop = t->stop == STOP_NONE ? STOP_USER : t->stop;
+                trial_signal(t->proc, SIGKILL);
+                t->killed = 1;
+            }
+            if (t->stop == STOP_NONE) {
+                char why[160] = "";
+                if (L.set->time_budget_s > 0 && now - t->started_mono > L.set->time_budget_s)
+                    snprintf(why, sizeof why, "ran past time_budget_s (%g s)",
+                             L.set->time_budget_s);
+                else if (L.set->result_timeout_s > 0 &&
+                         now - t->last_result_mono > L.set->result_timeout_s)
+                    snprintf(why, sizeof why, "reported nothing for result_timeout_s (%g s)",
+                             L.set->result_timeout_s);
+                if (why[0]) {
+                    free(t->error);
+                    t->error = strdup(why);
+                    request_stop(&L, t, STOP_TIMEOUT);
+                }
+            }
+            if (t->stop != STOP_NONE && !t->killed && now >= t->stop_deadline) {
+                trial_signal(t->proc, SIGKILL);
+                t->killed = 1;
+            }
+            if (child_event || t->eof || t->killed) check_exit(&L, t);
+        }
+        if (L.fatal) {
+            for (size_t i = 0; i < L.n; i++)
+                if (L.t[i].status == SCHED_TRIAL_RUNNING) request_stop(&L, &L.t[i], STOP_USER);
+        }
+        if (began && store_commit(o->store, serr, sizeof serr) != 0)
+            loop_fail(&L, "cannot write to the database", serr);
+        if (o->report && o->report_every_s > 0 && now - last_report >= o->report_every_s) {
+            report(&L, 0);
+            last_report = now;
+        }
+    }
+
+    if (rc == 0) {
+        report(&L, 1);
+        memset(res, 0, sizeof *res);
+        res->interrupted = L.stopping && !L.fatal && L.stop_signal != 0;
+        res->signal = L.stop_signal;
+        res->best_trial = -1;
+        res->best_metric = NAN;
+        for (size_t i = 0; i < L.n; i++) {
+            struct ltrial *t = &L.t[i];
+            if (t->status == SCHED_TRIAL_TERMINATED) res->terminated++;
+            if (t->status == SCHED_TRIAL_ERROR) res->errored++;
+            if (t->status == SCHED_TRIAL_PAUSED) res->paused++;
+            if (t->early_stopped) res->early_stopped++;
+            if (better(L.set->mode == SPACE_MODE_MAX, t->last_metric, res->best_metric)) {
+                res->best_metric = t->last_metric;
+                res->best_trial = t->no;
+            }
+        }
+        if (L.fatal) {
+            snprintf(err, errlen, "%s", L.fatal_msg);
+            rc = SCHED_EINVAL;
+        }
+    }
+out:
+    free(pfd);
+    free(pt);
+    free_loop(&L);
+    sigaction(SIGCHLD, &old_chld, NULL);
+    if (o->handle_signals) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+    }
+    loop_sigpipe_w = -1;
+    close(sp[0]);
+    close(sp[1]);
+    return rc;
+}

@@ -1,0 +1,208 @@
+/* search/render.c: fills a command template with one configuration, giving an argv
+ * vector (never a shell string), and prints numbers so they read back exactly.
+ * Not for: starting processes (trial/ does that) or checking the file (parse.c). */
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/space_int.h"
+
+/* snprintf and strtod follow LC_NUMERIC; a program that called setlocale(LC_ALL, "")
+ * in a German locale would print "0,1". Numbers here are always C-locale numbers. */
+static locale_t c_numeric_begin(locale_t *old)
+{
+    const char *dp = localeconv()->decimal_point;
+    if (dp && strcmp(dp, ".") == 0) return (locale_t)0;
+    locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (c) *old = uselocale(c);
+    return c;
+}
+
+static void c_numeric_end(locale_t c, locale_t old)
+{
+    if (!c) return;
+    uselocale(old);
+    freelocale(c);
+}
+
+double space__strtod(const char *s)
+{
+    locale_t old = (locale_t)0, c = c_numeric_begin(&old);
+    double v = strtod(s, NULL);
+    c_numeric_end(c, old);
+    return v;
+}
+
+char *space_format_number(double v, char buf[32])
+{
+    if (isnan(v)) {
+        snprintf(buf, 32, "nan");
+        return buf;
+    }
+    if (isinf(v)) {
+        snprintf(buf, 32, v < 0 ? "-inf" : "inf");
+        return buf;
+    }
+    locale_t old = (locale_t)0, c = c_numeric_begin(&old);
+    if (v == floor(v) && fabs(v) < 0x1.0p53) {
+        /* Integral values print as integers ("128", not "1.28e+02"). */
+        snprintf(buf, 32, "%.0f", v);
+    } else {
+        /* The shortest %g form that reads back as the same double. */
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(buf, 32, "%.*g", prec, v);
+            if (strtod(buf, NULL) == v) break;
+        }
+    }
+    c_numeric_end(c, old);
+    return buf;
+}
+
+int space__tmpl_next(const char **pp, space_tmpl_piece_t *piece, const char **at, char *msg,
+                     size_t msglen)
+{
+    const char *p = *pp;
+    if (!*p) return 0;
+    /* "{{" and "}}" are literal braces, as in Python's str.format. */
+    if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+        *piece = (space_tmpl_piece_t){.s = p, .len = 1, .is_name = 0};
+        *pp = p + 2;
+        return 1;
+    }
+    if (p[0] == '}') {
+        *at = p;
+        snprintf(msg, msglen, "unmatched \"}\" (write \"}}\" for a literal brace)");
+        return -1;
+    }
+    if (p[0] == '{') {
+        const char *q = p + 1;
+        while (*q && *q != '}' && *q != '{')
+            q++;
+        if (*q != '}') {
+            *at = p;
+            snprintf(msg, msglen, "unmatched \"{\" (write \"{{\" for a literal brace)");
+            return -1;
+        }
+        if (q == p + 1) {
+            *at = p;
+            snprintf(msg, msglen, "empty placeholder \"{}\" (write \"{{}}\" for literal braces)");
+            return -1;
+        }
+        *piece = (space_tmpl_piece_t){.s = p + 1, .len = (size_t)(q - p - 1), .is_name = 1};
+        *pp = q + 1;
+        return 1;
+    }
+    const char *q = p;
+    while (*q && *q != '{' && *q != '}')
+        q++;
+    *piece = (space_tmpl_piece_t){.s = p, .len = (size_t)(q - p), .is_name = 0};
+    *pp = q;
+    return 1;
+}
+
+struct sbuf {
+    char *p;
+    size_t len, cap;
+};
+
+static int sb_add(struct sbuf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *np = realloc(b->p, cap);
+        if (!np) return -1;
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    return 0;
+}
+
+/* Appends the text a placeholder stands for: strings raw, numbers exactly, other JSON
+ * as compact JSON. Returns 0, SPACE_ENOMEM, or SPACE_EINVAL when config lacks it. */
+static int add_value(struct sbuf *b, const cJSON *v)
+{
+    char num[32];
+    if (cJSON_IsString(v)) return sb_add(b, v->valuestring, strlen(v->valuestring));
+    if (cJSON_IsNumber(v)) {
+        space_format_number(v->valuedouble, num);
+        return sb_add(b, num, strlen(num));
+    }
+    if (cJSON_IsTrue(v)) return sb_add(b, "true", 4);
+    if (cJSON_IsFalse(v)) return sb_add(b, "false", 5);
+    if (cJSON_IsNull(v)) return sb_add(b, "null", 4);
+    char *js = cJSON_PrintUnformatted(v);
+    if (!js) return -1;
+    int rc = sb_add(b, js, strlen(js));
+    free(js);
+    return rc;
+}
+
+void space_argv_free(char **argv)
+{
+    for (char **p = argv; p && *p; p++)
+        free(*p);
+    free(argv);
+}
+
+int space_render_argv(const space_t *s, const cJSON *config, const char *trial_id,
+                      const char *trial_dir, char ***argv_out, char *err, size_t errlen)
+{
+    int argc = s->set.command_argc;
+    char **argv = calloc((size_t)argc + 1, sizeof *argv);
+    if (!argv) goto nomem;
+    for (int i = 0; i < argc; i++) {
+        struct sbuf b = {0};
+        const char *p = s->set.command[i], *bad = NULL;
+        space_tmpl_piece_t piece;
+        char msg[128];
+        int r;
+        if (sb_add(&b, "", 0)) goto nomem;
+        argv[i] = b.p; /* owned by argv from here on, so every exit frees it */
+        while ((r = space__tmpl_next(&p, &piece, &bad, msg, sizeof msg)) > 0) {
+            int rc = 0;
+            if (!piece.is_name) {
+                rc = sb_add(&b, piece.s, piece.len);
+            } else if (piece.len == 8 && memcmp(piece.s, "trial_id", 8) == 0) {
+                rc = sb_add(&b, trial_id ? trial_id : "", trial_id ? strlen(trial_id) : 0);
+            } else if (piece.len == 9 && memcmp(piece.s, "trial_dir", 9) == 0) {
+                rc = sb_add(&b, trial_dir ? trial_dir : "", trial_dir ? strlen(trial_dir) : 0);
+            } else {
+                char *name = strndup(piece.s, piece.len);
+                if (!name) goto nomem;
+                const cJSON *v = config ? cJSON_GetObjectItemCaseSensitive(config, name) : NULL;
+                if (!v) {
+                    if (err && errlen)
+                        snprintf(err, errlen,
+                                 "command[%d]: the configuration has no value for \"{%s}\"", i,
+                                 name);
+                    free(name);
+                    space_argv_free(argv);
+                    return SPACE_EINVAL;
+                }
+                free(name);
+                rc = add_value(&b, v);
+            }
+            argv[i] = b.p;
+            if (rc) goto nomem;
+        }
+        argv[i] = b.p;
+        if (r < 0) {
+            if (err && errlen) snprintf(err, errlen, "command[%d]: %s", i, msg);
+            space_argv_free(argv);
+            return SPACE_EINVAL;
+        }
+    }
+    *argv_out = argv;
+    return SPACE_OK;
+nomem:
+    space_argv_free(argv);
+    if (err && errlen) snprintf(err, errlen, "out of memory");
+    return SPACE_ENOMEM;
+}

@@ -1,0 +1,180 @@
+/* search/sample.c: draws trial configurations, each a pure function of (seed, trial
+ * index, parameter position), so any machine, in any order of calls, gets the same
+ * values (resume relies on it). Not for: parsing (parse.c) or argv (render.c). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "search/space_int.h"
+
+/* ---- random numbers -----------------------------------------------------------------
+ * splitmix64 (Steele, Lea, Flood 2014) derives one independent 256-bit state per
+ * (seed, trial, parameter); xoshiro256** (Blackman & Vigna 2018) draws from it. Only
+ * integer arithmetic decides which values come out; doubles are built from the top 53
+ * bits, so results do not depend on the compiler or CPU. */
+#define GOLDEN 0x9e3779b97f4a7c15ULL
+#define TWO_PI 6.283185307179586
+
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+struct rng {
+    uint64_t s[4];
+};
+
+static void rng_init(struct rng *r, uint64_t seed, uint64_t index, uint64_t param)
+{
+    uint64_t key = mix64(seed + GOLDEN);
+    key = mix64(key ^ (index + 2 * GOLDEN));
+    key = mix64(key ^ (param + 3 * GOLDEN));
+    for (int i = 0; i < 4; i++) {
+        key += GOLDEN; /* splitmix64's state step */
+        r->s[i] = mix64(key);
+    }
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t rng_next(struct rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+/* Uniform in [0, 1) with 53 random bits. */
+static double rng_uniform(struct rng *r)
+{
+    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+/* Uniform integer in [0, n), n >= 1, without modulo bias (rejects the short last block). */
+static uint64_t rng_below(struct rng *r, uint64_t n)
+{
+    uint64_t threshold = (0 - n) % n;
+    for (;;) {
+        uint64_t x = rng_next(r);
+        if (x >= threshold) return x % n;
+    }
+}
+
+/* Standard normal by Box-Muller; 1 - u keeps the logarithm's argument in (0, 1]. */
+static double rng_normal(struct rng *r)
+{
+    double u1 = 1.0 - rng_uniform(r), u2 = rng_uniform(r);
+    return sqrt(-2.0 * log(u1)) * cos(TWO_PI * u2);
+}
+
+/* Log-uniform in [lo, hi]. The base of the logarithm does not change the distribution,
+ * so Ray Tune's `base` argument is accepted and has no effect here. */
+static double rng_loguniform(struct rng *r, double lo, double hi)
+{
+    double llo = log(lo), lhi = log(hi);
+    double x = exp(llo + rng_uniform(r) * (lhi - llo));
+    return x < lo ? lo : x > hi ? hi : x;
+}
+
+static int64_t clamp_k(double k, int64_t kmin, int64_t kmax)
+{
+    if (!(k >= (double)kmin)) return kmin;
+    if (k > (double)kmax) return kmax;
+    return (int64_t)k;
+}
+
+/* One parameter's value for one trial. */
+static cJSON *sample_param(const space_t *s, const space_param_t *P, size_t p, size_t index)
+{
+    struct rng r;
+    rng_init(&r, s->set.seed, index, p);
+    const space_quant_t *qu = &P->qu;
+    switch (P->kind) {
+    case SPACE_P_CONSTANT:
+        return cJSON_Duplicate(P->values, 1);
+    case SPACE_P_CHOICE:
+        return cJSON_Duplicate(cJSON_GetArrayItem(P->values, (int)rng_below(&r, P->nvalues)), 1);
+    case SPACE_P_GRID: {
+        size_t point = index % s->n_grid_points;
+        size_t i = (point / P->grid_stride) % P->nvalues;
+        return cJSON_Duplicate(cJSON_GetArrayItem(P->values, (int)i), 1);
+    }
+    case SPACE_P_UNIFORM: {
+        double x = P->a + rng_uniform(&r) * (P->b - P->a);
+        if (x >= P->b) x = nextafter(P->b, P->a); /* rounding must not reach high */
+        return cJSON_CreateNumber(x);
+    }
+    case SPACE_P_LOGUNIFORM:
+        return cJSON_CreateNumber(rng_loguniform(&r, P->a, P->b));
+    case SPACE_P_QUNIFORM:
+    case SPACE_P_QRANDINT: {
+        /* Every multiple of q in [low, high] equally likely, end points included. */
+        int64_t k = qu->kmin + (int64_t)rng_below(&r, (uint64_t)(qu->kmax - qu->kmin) + 1);
+        return cJSON_CreateNumber(space__quant_value(qu, k));
+    }
+    case SPACE_P_QLOGUNIFORM:
+    case SPACE_P_QLOGRANDINT: {
+        /* Each multiple owns the whole cell [kq - q/2, kq + q/2], the end ones too. kmin
+         * >= 1 (low > 0), so the lower edge is at least q/2 > 0. */
+        double lo = (double)qu->kmin * qu->q - qu->q / 2, hi = (double)qu->kmax * qu->q + qu->q / 2;
+        double x = rng_loguniform(&r, lo, hi);
+        int64_t k = clamp_k(floor(x / qu->q + 0.5), qu->kmin, qu->kmax);
+        return cJSON_CreateNumber(space__quant_value(qu, k));
+    }
+    case SPACE_P_RANDN:
+        return cJSON_CreateNumber(P->a + P->b * rng_normal(&r));
+    case SPACE_P_QRANDN: {
+        double x = P->a + P->b * rng_normal(&r), k = nearbyint(x / qu->q);
+        if (fabs(k) >= 0x1.0p62) return cJSON_CreateNumber(k * qu->q);
+        return cJSON_CreateNumber(space__quant_value(qu, (int64_t)k));
+    }
+    case SPACE_P_RANDINT: {
+        /* [low, high), as Ray Tune's randint. */
+        uint64_t n = (uint64_t)(P->ib - P->ia);
+        return cJSON_CreateNumber((double)(P->ia + (int64_t)rng_below(&r, n)));
+    }
+    case SPACE_P_LOGRANDINT: {
+        /* Ray Tune's lograndint: floor of a log-uniform draw in [low, high), so high is
+         * never reached. */
+        double x = floor(rng_loguniform(&r, P->a, P->b));
+        int64_t v = clamp_k(x, P->ia, P->ib - 1);
+        return cJSON_CreateNumber((double)v);
+    }
+    }
+    return NULL;
+}
+
+int space_sample(const space_t *s, size_t index, cJSON **out, char *err, size_t errlen)
+{
+    if (index >= s->num_trials) {
+        if (err && errlen)
+            snprintf(err, errlen, "trial index %zu is out of range: the experiment has %zu trials",
+                     index, s->num_trials);
+        return SPACE_EINVAL;
+    }
+    cJSON *o = cJSON_CreateObject();
+    if (!o) goto nomem;
+    for (size_t p = 0; p < s->nparams; p++) {
+        cJSON *v = sample_param(s, &s->params[p], p, index);
+        if (!v) goto nomem;
+        cJSON_AddItemToObject(o, s->params[p].name, v);
+    }
+    *out = o;
+    return SPACE_OK;
+nomem:
+    cJSON_Delete(o);
+    if (err && errlen) snprintf(err, errlen, "out of memory");
+    return SPACE_ENOMEM;
+}

@@ -1,0 +1,117 @@
+/* search: reads an experiment file (space.json) and samples configurations from it,
+ * reproducibly from a seed. Not for: running trials or storing anything; what it
+ * produces is plain data (settings, cJSON configurations, argv vectors) for cli and
+ * scheduler. */
+#ifndef TUNE_SPACE_H
+#define TUNE_SPACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+/* Error codes (negative), returned by every function that can fail. */
+#define SPACE_OK 0
+#define SPACE_EINVAL (-1) /* the file is wrong: the message says where and why */
+#define SPACE_EIO (-2)    /* the file could not be read */
+#define SPACE_ENOMEM (-3)
+
+typedef enum { SPACE_MODE_MIN = 0, SPACE_MODE_MAX = 1 } space_mode_t;
+typedef enum { SPACE_SCHED_FIFO = 0, SPACE_SCHED_ASHA = 1, SPACE_SCHED_MEDIAN = 2 } space_sched_type_t;
+typedef enum { SPACE_EXEC_LOCAL = 0, SPACE_EXEC_SLURM = 1 } space_exec_type_t;
+
+/* "scheduler": {...}. Defaults follow Ray Tune's ASHAScheduler. */
+typedef struct space_sched_opts {
+    space_sched_type_t type; /* "fifo" | "asha" | "median"; default fifo */
+    char time_attr[64];      /* default "training_iteration" */
+    double max_t;            /* default 100 */
+    double grace_period;     /* default 1 */
+    double reduction_factor; /* default 4 */
+    int brackets;            /* default 1 */
+    int min_samples_required; /* median stopping: default 3 */
+} space_sched_opts_t;
+
+/* "executor": {...}; local unless said otherwise. */
+typedef struct space_exec_opts {
+    space_exec_type_t type; /* "local" | "slurm" */
+    char **srun_args;       /* NULL-terminated extra srun options; NULL if none */
+    char *allocation;       /* Slurm job id to run steps in, or NULL */
+} space_exec_opts_t;
+
+/* Everything in space.json except "space" itself, with defaults filled in.
+ * All pointers are owned by the space_t and live as long as it does. */
+typedef struct space_settings {
+    char *name;   /* [A-Za-z0-9_.-]+, not "." or "..", at most 100 chars */
+    char *metric; /* the metric ASHA and `tune best` use */
+    space_mode_t mode;
+    int num_samples;    /* default 1; each grid point is repeated this many times */
+    int max_concurrent; /* default 0 = no limit beyond resources */
+    uint64_t seed;      /* default 0 */
+    char **command;     /* NULL-terminated argv template with {placeholders} */
+    int command_argc;
+    double gpus_per_trial; /* 0, a whole number, or 1/k */
+    int cpus_per_trial;    /* default 1 */
+    space_sched_opts_t sched;
+    space_exec_opts_t exec;
+    double stop_grace_s;      /* "stop_grace_s": SIGTERM..SIGKILL, default 5 */
+    double status_interval_s; /* "status_interval_s": plain status block period, default 30 */
+    double result_timeout_s;  /* "result_timeout_s": 0 = none */
+    double time_budget_s;     /* "time_budget_s": per trial, 0 = none */
+    int max_failures;         /* "max_failures": retries of an ERROR trial, default 0 */
+} space_settings_t;
+
+typedef struct space space_t;
+
+/* Parses an experiment file held in memory. `filename` is used only in messages,
+ * which look like "space.json:12:7: \"loguniform\" needs low > 0" (or
+ * "space.json: space.lr: ..." where there is no position). On success *out is a new
+ * space the caller frees with space_free; on failure *out is untouched and err holds
+ * the message. */
+int space_parse(const char *text, size_t len, const char *filename, space_t **out, char *err,
+                size_t errlen);
+/* Reads and parses a file: space_parse on its contents. */
+int space_load(const char *path, space_t **out, char *err, size_t errlen);
+void space_free(space_t *s); /* NULL-safe */
+
+const space_settings_t *space_settings(const space_t *s);
+/* Gives the experiment another name (checked as space_check_name does), e.g. "exp-2"
+ * when `tune run --restart` must not reuse an existing one. Added for cli. */
+int space_rename(space_t *s, const char *name, char *err, size_t errlen);
+const char *space_text(const space_t *s); /* the file as read, for the store */
+
+/* The resolved settings (defaults filled in) as a JSON object; caller cJSON_Delete()s. */
+cJSON *space_settings_json(const space_t *s);
+
+/* Number of trials the experiment has: num_samples x (product of grid sizes). */
+size_t space_num_trials(const space_t *s);
+
+/* Parameters, in the order space.json declares them. */
+size_t space_num_params(const space_t *s);
+const char *space_param_name(const space_t *s, size_t i);
+/* Distribution name as written ("loguniform", "choice", "grid_search", "constant", ...). */
+const char *space_param_kind(const space_t *s, size_t i);
+int space_param_is_log(const space_t *s, size_t i); /* loguniform / qloguniform / lograndint */
+
+/* The configuration of trial `index` (0-based), a pure function of (seed, index): the
+ * same on any machine and in any order of calls, which is what resume relies on.
+ * Ray Tune's order: index = repeat * n_grid_points + grid_point. On success *out is a
+ * new JSON object (keys in declaration order) the caller cJSON_Delete()s. */
+int space_sample(const space_t *s, size_t index, cJSON **out, char *err, size_t errlen);
+
+/* Renders the command template for one configuration: "{name}" becomes the value
+ * (numbers printed so they read back exactly, strings as they are, other JSON as JSON),
+ * "{trial_id}" and "{trial_dir}" the given strings, "{{" and "}}" literal braces.
+ * On success *argv_out is a new NULL-terminated vector freed with space_argv_free. */
+int space_render_argv(const space_t *s, const cJSON *config, const char *trial_id,
+                      const char *trial_dir, char ***argv_out, char *err, size_t errlen);
+void space_argv_free(char **argv); /* NULL-safe */
+
+/* Prints v in the shortest form that strtod reads back exactly ("0.1", "3", "1e-05").
+ * Writes at most 32 bytes into buf and returns buf. */
+char *space_format_number(double v, char buf[32]);
+
+/* Checks an experiment name ([A-Za-z0-9_.-]+, not "."/"..", <= 100 chars) so it can
+ * never escape the results directory. Returns 0 or SPACE_EINVAL with a message. */
+int space_check_name(const char *name, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,124 @@
+/* search internals: the position-tracking JSON reader, the parsed space and the
+ * helpers the search/ files share. Not for: anything outside search/ (the public
+ * contract is space.h); names here use the space__ prefix. */
+#ifndef TUNE_SPACE_INT_H
+#define TUNE_SPACE_INT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "search/space.h"
+
+/* ---- JSON reader (json.c) ----------------------------------------------------------
+ * cJSON keeps no positions, so space.json is read by this small reader first: every
+ * value and every object key remembers its byte offset, which is turned into LINE:COL
+ * only when a message needs it. It also rejects duplicate keys, which cJSON accepts. */
+typedef enum { SJ_NULL, SJ_FALSE, SJ_TRUE, SJ_NUMBER, SJ_STRING, SJ_ARRAY, SJ_OBJECT } sj_type_t;
+
+typedef struct sj_node {
+    sj_type_t type;
+    size_t off;                   /* byte offset of the value's first character */
+    size_t key_off;               /* object members: byte offset of the key's opening quote */
+    char *key;                    /* object members: the key, decoded */
+    char *str;                    /* SJ_STRING: the decoded text (never contains NUL) */
+    double num;                   /* SJ_NUMBER */
+    int is_int;                   /* SJ_NUMBER written without fraction or exponent */
+    char *raw;                    /* SJ_NUMBER: the token as written */
+    struct sj_node *child, *last; /* SJ_ARRAY / SJ_OBJECT members in order */
+    struct sj_node *next;
+    size_t n; /* number of members */
+} sj_node_t;
+
+/* Parses text[0..len) into a tree the caller frees with space__json_free. On a syntax
+ * error returns SPACE_EINVAL (or SPACE_ENOMEM), sets *err_off to where the problem is
+ * and writes the reason (without position) into msg. */
+int space__json_parse(const char *text, size_t len, sj_node_t **out, size_t *err_off, char *msg,
+                      size_t msglen);
+void space__json_free(sj_node_t *n); /* NULL-safe */
+/* The member named key of an object, or NULL. */
+sj_node_t *space__json_get(const sj_node_t *obj, const char *key);
+/* The i-th member of an array or object, or NULL. */
+sj_node_t *space__json_at(const sj_node_t *arr, size_t i);
+/* A cJSON copy of n (caller frees), or NULL when out of memory. */
+cJSON *space__json_to_cjson(const sj_node_t *n);
+/* 1-based line and column (columns count characters, not bytes) of byte offset off. */
+void space__json_pos(const char *text, size_t len, size_t off, int *line, int *col);
+
+/* ---- the parsed experiment (parse.c) --------------------------------------------- */
+typedef enum {
+    SPACE_P_CONSTANT,
+    SPACE_P_UNIFORM,
+    SPACE_P_QUNIFORM,
+    SPACE_P_LOGUNIFORM,
+    SPACE_P_QLOGUNIFORM,
+    SPACE_P_RANDN,
+    SPACE_P_QRANDN,
+    SPACE_P_RANDINT,
+    SPACE_P_QRANDINT,
+    SPACE_P_LOGRANDINT,
+    SPACE_P_QLOGRANDINT,
+    SPACE_P_CHOICE,
+    SPACE_P_GRID
+} space_pkind_t;
+
+/* A multiple-of-q grid: the values k*q for kmin <= k <= kmax. When q has a short
+ * decimal form (0.1, 0.25, 5) qscaled/qdigits hold q = qscaled / 10^qdigits, so k*q can
+ * be computed as the exact integer k*qscaled divided once by 10^qdigits: the result is
+ * the double nearest the decimal k*q, i.e. what strtod("0.3") gives, never
+ * 0.30000000000000004. */
+typedef struct space_quant {
+    double q;
+    int64_t kmin, kmax;
+    int qdigits; /* -1 when q has no decimal form of at most 15 digits */
+    int64_t qscaled;
+} space_quant_t;
+
+typedef struct space_param {
+    char *name;
+    space_pkind_t kind;
+    double a, b;    /* low/high, or mean/sd for randn */
+    double base;    /* loguniform family: as written (the distribution does not depend on it) */
+    int64_t ia, ib; /* integer bounds (randint family) */
+    space_quant_t qu;
+    cJSON *values; /* choice/grid: the array of values; constant: the value */
+    size_t nvalues;
+    size_t grid_stride; /* grid: how many grid points pass before this one changes */
+} space_param_t;
+
+struct space {
+    space_settings_t set;
+    char *text; /* the file as read, NUL-terminated */
+    size_t text_len;
+    space_param_t *params;
+    size_t nparams;
+    size_t n_grid_points; /* product of the grid sizes (1 without grids) */
+    size_t num_trials;
+};
+
+/* q * k printed cleanly (see space_quant_t). */
+double space__quant_value(const space_quant_t *qu, int64_t k);
+
+/* ---- command templates (render.c) -------------------------------------------------
+ * Walks one argv element: each call yields the next piece, either literal text or a
+ * placeholder name. Returns 1 with a piece, 0 at the end, or -1 on a malformed template
+ * with *at pointing at the offending brace and msg saying why. */
+typedef struct space_tmpl_piece {
+    const char *s; /* literal text, or the placeholder's name */
+    size_t len;
+    int is_name;
+} space_tmpl_piece_t;
+int space__tmpl_next(const char **p, space_tmpl_piece_t *piece, const char **at, char *msg,
+                     size_t msglen);
+
+/* strtod in the C locale whatever LC_NUMERIC says (render.c). */
+double space__strtod(const char *s);
+
+/* ---- small helpers (parse.c) -------------------------------------------------------- */
+/* The candidate closest to word by edit distance (case-insensitive, transpositions count
+ * as one edit), or NULL when none is close enough to be a plausible typo. */
+const char *space__suggest(const char *word, const char *const *candidates, size_t n);
+
+#endif

@@ -1,0 +1,178 @@
+-- tune's database schema, version 1: every experiment, trial, result and scheduler
+-- decision, plus views for the common questions. This file is compiled into the store
+-- library (store/CMakeLists.txt) and run once when a database is created; it is
+-- documented, with example queries, in docs/schema.md. It is not a migration script:
+-- a schema change bumps schema_version here and STORE_SCHEMA_VERSION in store/store.h.
+--
+-- Conventions: times are Unix epoch seconds (REAL); JSON is stored as text and read with
+-- SQLite's json_extract(); NULL means "none" or "not applicable" (a NaN metric is NULL).
+
+-- Key/value facts about the file itself. schema_version is what store_open checks: a
+-- tune that knows an older version refuses to touch the file.
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY NOT NULL,
+    value                           -- no declared type: stored as given
+);
+INSERT INTO meta (key, value) VALUES ('schema_version', 1);
+
+-- One row per `tune run`.
+CREATE TABLE experiments (
+    id            INTEGER PRIMARY KEY,
+    name          TEXT NOT NULL UNIQUE,
+    status        TEXT NOT NULL DEFAULT 'RUNNING'
+                  CHECK (status IN ('RUNNING', 'FINISHED', 'INTERRUPTED')),
+    created_at    REAL NOT NULL,
+    ended_at      REAL,             -- NULL while RUNNING
+    metric        TEXT,             -- the result key the scheduler compares
+    mode          TEXT NOT NULL CHECK (mode IN ('min', 'max')),
+    scheduler     TEXT,             -- 'fifo', 'asha', 'median'
+    seed          INTEGER,          -- the 64 bits of the seed (>= 2^63 reads negative)
+    num_trials    INTEGER,          -- how many trials the experiment asked for
+    results_dir   TEXT,
+    space_json    TEXT,             -- space.json exactly as the user wrote it
+    settings_json TEXT              -- the resolved settings, defaults filled in
+);
+
+-- One row per trial (one sampled configuration). `attempt` counts restarts: results of
+-- earlier attempts are kept but superseded (see results_current).
+CREATE TABLE trials (
+    id            INTEGER PRIMARY KEY,
+    experiment_id INTEGER NOT NULL REFERENCES experiments (id) ON DELETE CASCADE,
+    trial_no      INTEGER NOT NULL, -- 0-based within the experiment
+    name          TEXT NOT NULL,    -- e.g. 'trial_00007'
+    status        TEXT NOT NULL DEFAULT 'PENDING'
+                  CHECK (status IN ('PENDING', 'RUNNING', 'PAUSED', 'TERMINATED', 'ERROR')),
+    early_stopped INTEGER NOT NULL DEFAULT 0 CHECK (early_stopped IN (0, 1)),
+    config        TEXT NOT NULL CHECK (json_valid(config)), -- the sampled parameters
+    trial_dir     TEXT,
+    slice         TEXT,             -- the resources held: 'gpu:0,1', 'gpu:2@0.25', 'cpu'
+    pid           INTEGER,
+    exec_id       TEXT,             -- the executor's id, e.g. a Slurm job '12345.3'
+    node          TEXT,
+    attempt       INTEGER NOT NULL DEFAULT 1,
+    started_at    REAL,
+    ended_at      REAL,
+    exit_code     INTEGER,          -- NULL when the process did not exit normally
+    exit_signal   INTEGER,          -- NULL unless a signal ended the process
+    error         TEXT,             -- why the trial failed or was stopped, for people
+    stderr_tail   TEXT,             -- the last lines the trial wrote to stderr
+    UNIQUE (experiment_id, trial_no)
+);
+
+-- The trial's configuration spread out, one row per top-level key, so that SQL can filter
+-- on parameters without json_extract: numbers (and booleans, as 1/0) in value_real,
+-- strings in value_text, and every value as JSON text in value_json.
+CREATE TABLE params (
+    trial_id   INTEGER NOT NULL REFERENCES trials (id) ON DELETE CASCADE,
+    name       TEXT NOT NULL,
+    value_real REAL,
+    value_text TEXT,
+    value_json TEXT NOT NULL,
+    PRIMARY KEY (trial_id, name)
+) WITHOUT ROWID;
+
+-- Every reported result. This is the hot table (the scheduler can write a million rows a
+-- second), so it is kept lean: no JSON check, one index. `data` is the whole result
+-- object as the trial reported it; `metric` repeats the experiment's metric as a number.
+CREATE TABLE results (
+    id         INTEGER PRIMARY KEY, -- order of arrival
+    trial_id   INTEGER NOT NULL REFERENCES trials (id) ON DELETE CASCADE,
+    attempt    INTEGER NOT NULL,
+    iteration  INTEGER,
+    time_value REAL,                -- the value of the scheduler's time_attr
+    metric     REAL,                -- NULL when missing or not a number (NaN)
+    wall_time  REAL,
+    data       TEXT NOT NULL        -- JSON object
+);
+-- Per-trial questions (count, last, best) scan one trial's current attempt. The rowid is
+-- the implicit last column of the index, so "the last result" is the last index entry.
+CREATE INDEX results_by_trial ON results (trial_id, attempt);
+
+-- Why each judged result let its trial continue or stopped it (ASHA rungs, median rule).
+CREATE TABLE decisions (
+    id         INTEGER PRIMARY KEY,
+    trial_id   INTEGER NOT NULL REFERENCES trials (id) ON DELETE CASCADE,
+    iteration  INTEGER,
+    time_value REAL,
+    action     TEXT NOT NULL,       -- 'continue', 'stop', 'complete'
+    bracket    INTEGER,             -- NULL when not applicable
+    rung       INTEGER,             -- NULL when not applicable
+    milestone  REAL,
+    value      REAL,                -- the trial's value as the scheduler compared it
+    cutoff     REAL,                -- NULL when there was none yet
+    reason     TEXT,
+    wall_time  REAL
+);
+CREATE INDEX decisions_by_trial ON decisions (trial_id);
+
+-- Results of each trial's current attempt only; `results` keeps every attempt.
+CREATE VIEW results_current AS
+SELECT r.*
+FROM results r
+JOIN trials t ON t.id = r.trial_id
+WHERE r.attempt = t.attempt;
+
+-- One row per trial: where it stands and how well it did (current attempt only).
+CREATE VIEW trial_summary AS
+SELECT e.name AS experiment,
+       t.trial_no,
+       t.name AS trial,
+       t.status,
+       t.early_stopped,
+       (SELECT count(*) FROM results r
+         WHERE r.trial_id = t.id AND r.attempt = t.attempt) AS iterations,
+       (SELECT r.metric FROM results r
+         WHERE r.trial_id = t.id AND r.attempt = t.attempt
+         ORDER BY r.id DESC LIMIT 1) AS last_metric,
+       CASE e.mode
+         WHEN 'max' THEN (SELECT max(r.metric) FROM results r
+                           WHERE r.trial_id = t.id AND r.attempt = t.attempt)
+         ELSE (SELECT min(r.metric) FROM results r
+                WHERE r.trial_id = t.id AND r.attempt = t.attempt)
+       END AS best_metric,
+       t.config,
+       (SELECT r.data FROM results r
+         WHERE r.trial_id = t.id AND r.attempt = t.attempt
+         ORDER BY r.id DESC LIMIT 1) AS last_result,
+       t.attempt,
+       t.slice,
+       t.started_at,
+       t.ended_at,
+       t.exit_code,
+       t.exit_signal,
+       t.error,
+       t.trial_dir,
+       t.experiment_id,
+       t.id AS trial_id
+FROM trials t
+JOIN experiments e ON e.id = t.experiment_id;
+
+-- One row per experiment: trials by status and the best metric of any trial.
+CREATE VIEW experiment_summary AS
+SELECT e.name AS experiment,
+       e.status,
+       e.scheduler,
+       e.metric,
+       e.mode,
+       e.num_trials,
+       count(s.trial_id) AS trials,
+       coalesce(sum(s.status = 'PENDING'), 0) AS pending,
+       coalesce(sum(s.status = 'RUNNING'), 0) AS running,
+       coalesce(sum(s.status = 'PAUSED'), 0) AS paused,
+       coalesce(sum(s.status = 'TERMINATED'), 0) AS terminated,
+       coalesce(sum(s.status = 'ERROR'), 0) AS errors,
+       coalesce(sum(s.early_stopped), 0) AS early_stopped,
+       coalesce(sum(s.iterations), 0) AS results,
+       CASE e.mode WHEN 'max' THEN max(s.best_metric) ELSE min(s.best_metric) END
+         AS best_metric,
+       (SELECT b.trial FROM trial_summary b JOIN experiments be ON be.id = b.experiment_id
+         WHERE b.experiment_id = e.id AND b.best_metric IS NOT NULL
+         ORDER BY CASE be.mode WHEN 'max' THEN -b.best_metric ELSE b.best_metric END,
+                  b.trial_no
+         LIMIT 1) AS best_trial,   -- ties go to the lower trial_no
+       e.created_at,
+       e.ended_at,
+       e.id AS experiment_id
+FROM experiments e
+LEFT JOIN trial_summary s ON s.experiment_id = e.id
+GROUP BY e.id;

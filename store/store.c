@@ -1,0 +1,471 @@
+/* store: opening and closing the database, creating or checking its schema, batches
+ * (one transaction per scheduler turn), the prepared-statement cache and the mapping of
+ * SQLite's errors to STORE_* codes and messages. Not for the rows themselves (write.c)
+ * or for reading (query.c). */
+#include "store/store_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "schema_sql.h" /* generated from store/schema.sql by store/CMakeLists.txt */
+
+/* How long a writer waits for another writer's transaction (and a reader for a
+ * checkpoint) before giving up with STORE_BUSY. The scheduler holds the write lock for
+ * one loop turn at a time, so a few seconds is generous. */
+#define STORE_BUSY_TIMEOUT_MS 5000
+
+#define STORE__STR_(x) #x
+#define STORE__STR(x) STORE__STR_(x)
+
+/* The SQL of every cached statement, indexed by enum store__stmt_id. The field masks in
+ * the trial update are the STORE_TU_* values of store.h, pasted in as SQL hex literals. */
+#define TU_SET(col, bit, param)                                                                    \
+    col " = CASE WHEN ?2 & " STORE__STR(bit) " THEN " param " ELSE " col " END"
+static const char *const stmt_sql[STORE__NSTMT] = {
+    [STORE__BEGIN] = "BEGIN IMMEDIATE",
+    [STORE__COMMIT] = "COMMIT",
+    [STORE__ROLLBACK] = "ROLLBACK",
+    [STORE__SP_BEGIN] = "SAVEPOINT store_trial",
+    [STORE__SP_RELEASE] = "RELEASE store_trial",
+    [STORE__SP_ROLLBACK] = "ROLLBACK TO store_trial",
+    [STORE__EXP_INSERT] =
+        "INSERT INTO experiments (name, status, created_at, metric, mode, scheduler, seed,"
+        " num_trials, results_dir, space_json, settings_json)"
+        " VALUES (?1, 'RUNNING', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [STORE__EXP_FIND] = "SELECT id FROM experiments WHERE name = ?1",
+    [STORE__EXP_STATUS] = "UPDATE experiments SET status = ?2,"
+                          " ended_at = CASE WHEN ?2 = 'RUNNING' THEN NULL ELSE ?3 END"
+                          " WHERE id = ?1",
+    [STORE__TRIAL_INSERT] = "INSERT INTO trials (experiment_id, trial_no, name, config, trial_dir)"
+                            " VALUES (?1, ?2, ?3, ?4, ?5)",
+    [STORE__PARAM_INSERT] =
+        "INSERT INTO params (trial_id, name, value_real, value_text, value_json)"
+        " VALUES (?1, ?2, ?3, ?4, ?5)",
+    /* clang-format off */
+    [STORE__TRIAL_UPDATE] =
+        "UPDATE trials SET"
+        " " TU_SET("status",        STORE_TU_STATUS,        "?3")  ","
+        " " TU_SET("early_stopped", STORE_TU_EARLY_STOPPED, "?4")  ","
+        " " TU_SET("slice",         STORE_TU_SLICE,         "?5")  ","
+        " " TU_SET("started_at",    STORE_TU_STARTED,       "?6")  ","
+        " " TU_SET("ended_at",      STORE_TU_ENDED,         "?7")  ","
+        " " TU_SET("exit_code",     STORE_TU_EXIT,          "?8")  ","
+        " " TU_SET("exit_signal",   STORE_TU_EXIT,          "?9")  ","
+        " " TU_SET("error",         STORE_TU_ERROR,         "?10") ","
+        " " TU_SET("stderr_tail",   STORE_TU_ERROR,         "?11") ","
+        " " TU_SET("pid",           STORE_TU_PID,           "?12") ","
+        " " TU_SET("exec_id",       STORE_TU_EXEC_ID,       "?13") ","
+        " " TU_SET("node",          STORE_TU_EXEC_ID,       "?14") ","
+        " " TU_SET("attempt",       STORE_TU_ATTEMPT,       "?15")
+        " WHERE id = ?1",
+    /* clang-format on */
+    [STORE__RESULT_INSERT] =
+        "INSERT INTO results (trial_id, attempt, iteration, time_value, metric, wall_time, data)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [STORE__DECISION_INSERT] =
+        "INSERT INTO decisions (trial_id, iteration, time_value, action, bracket, rung,"
+        " milestone, value, cutoff, reason, wall_time)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+};
+
+int store__err(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+/* Errors after which the open transaction cannot be trusted to hold every write. */
+static int spoils_batch(int primary)
+{
+    switch (primary) {
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_NOMEM:
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PROTOCOL:
+    case SQLITE_READONLY:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int store__fail(store_t *st, int src, const char *what, char *err, size_t errlen)
+{
+    int c_errno = errno; /* before anything below can change it */
+    int primary = src & 0xff;
+    /* SQLite records the OS error for some failures only (it says 0 after a failed WAL
+     * write at commit); the failed write() was then the last failing system call, so its
+     * errno is still in errno. */
+    int sys = sqlite3_system_errno(st->db);
+    if (!sys && primary == SQLITE_IOERR) sys = c_errno;
+    const char *msg = sqlite3_errmsg(st->db);
+    char reason[384];
+    int rc = STORE_ERR;
+    /* SQLite says SQLITE_FULL for ENOSPC and short writes, but SQLITE_IOERR for EFBIG
+     * (RLIMIT_FSIZE) and EDQUOT: to the user all of them mean "no room". */
+    if (primary == SQLITE_FULL ||
+        (primary == SQLITE_IOERR && (sys == ENOSPC || sys == EFBIG || sys == EDQUOT))) {
+        rc = STORE_FULL;
+        snprintf(reason, sizeof reason,
+                 "the disk is full or the file size limit was reached (%s); what was committed "
+                 "before is kept",
+                 sys ? strerror(sys) : msg);
+    } else if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) {
+        rc = STORE_BUSY;
+        snprintf(reason, sizeof reason,
+                 "the database is locked by another writer for more than %d ms (%s)",
+                 STORE_BUSY_TIMEOUT_MS, msg);
+    } else if (primary == SQLITE_READONLY) {
+        rc = STORE_READONLY;
+        snprintf(reason, sizeof reason, "the database is read-only (%s)", msg);
+    } else if (primary == SQLITE_NOTADB) {
+        rc = STORE_NOTDB;
+        snprintf(reason, sizeof reason, "not a tune database: %s", msg);
+    } else if (primary == SQLITE_CORRUPT) {
+        snprintf(reason, sizeof reason, "the database file is damaged (%s)", msg);
+    } else if (primary == SQLITE_IOERR && sys) {
+        snprintf(reason, sizeof reason, "%s (%s)", msg, strerror(sys));
+    } else {
+        snprintf(reason, sizeof reason, "%s", msg);
+    }
+    store__err(err, errlen, rc, "%s: %s: %s", st->path, what, reason);
+    if (st->in_batch && !st->batch_rc && (spoils_batch(primary) || sqlite3_get_autocommit(st->db))) {
+        st->batch_rc = rc;
+        snprintf(st->batch_err, sizeof st->batch_err, "%s: %s", what, reason);
+    }
+    return rc;
+}
+
+sqlite3_stmt *store__stmt(store_t *st, enum store__stmt_id id, char *err, size_t errlen)
+{
+    if (!st->stmt[id]) {
+        int rc = sqlite3_prepare_v3(st->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
+                                    &st->stmt[id], NULL);
+        if (rc != SQLITE_OK) {
+            store__fail(st, rc, "cannot prepare a statement", err, errlen);
+            st->stmt[id] = NULL;
+            return NULL;
+        }
+    }
+    return st->stmt[id];
+}
+
+int store__writable(store_t *st, const char *what, char *err, size_t errlen)
+{
+    if (st->readonly)
+        return store__err(err, errlen, STORE_READONLY, "%s: %s: the database was opened read-only",
+                          st->path, what);
+    if (st->in_batch && st->batch_rc)
+        return store__err(err, errlen, st->batch_rc,
+                          "%s: %s: the batch was abandoned after an earlier error: %s", st->path,
+                          what, st->batch_err);
+    return 0;
+}
+
+int store__bind_real(sqlite3_stmt *s, int i, double v)
+{
+    return v == v ? sqlite3_bind_double(s, i, v) : sqlite3_bind_null(s, i);
+}
+
+/* Runs one cached statement that returns no rows. */
+static int run_stmt(store_t *st, enum store__stmt_id id, const char *what, char *err,
+                    size_t errlen)
+{
+    sqlite3_stmt *s = store__stmt(st, id, err, errlen);
+    if (!s) return STORE_ERR;
+    int rc = sqlite3_step(s);
+    int out = rc == SQLITE_DONE ? 0 : store__fail(st, rc, what, err, errlen);
+    sqlite3_reset(s);
+    return out;
+}
+
+/* ---- open and close -------------------------------------------------------------- */
+
+/* Runs a PRAGMA or other statement that needs no result. */
+static int exec(store_t *st, const char *sql, const char *what, char *err, size_t errlen)
+{
+    int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : store__fail(st, rc, what, err, errlen);
+}
+
+/* Reads one integer (NULL reads as `null_value`) from a query without parameters. */
+static int query_int(store_t *st, const char *sql, int64_t null_value, int64_t *out,
+                     const char *what, char *err, size_t errlen)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_type(s, 0) == SQLITE_NULL ? null_value : sqlite3_column_int64(s, 0);
+        rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+        *out = null_value;
+        rc = SQLITE_OK;
+    }
+    int out_rc = rc == SQLITE_OK ? 0 : store__fail(st, rc, what, err, errlen);
+    sqlite3_finalize(s);
+    return out_rc;
+}
+
+/* What the file holds: -1 if it has no tables at all (a new or empty file), 0 if it has
+ * tables but no tune schema, else its schema_version (which may be 0 or negative only if
+ * the file was written by hand: checked by the caller). */
+#define SCHEMA_NONE (-1000000)
+#define SCHEMA_FOREIGN (-1000001)
+static int read_schema_version(store_t *st, int64_t *version, char *err, size_t errlen)
+{
+    int64_t tables = 0, has_meta = 0;
+    int rc = query_int(st, "SELECT count(*) FROM sqlite_master", 0, &tables,
+                       "cannot read the database", err, errlen);
+    if (rc) return rc;
+    if (tables == 0) {
+        *version = SCHEMA_NONE;
+        return 0;
+    }
+    rc = query_int(st, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+                   0, &has_meta, "cannot read the database", err, errlen);
+    if (rc) return rc;
+    if (!has_meta) {
+        *version = SCHEMA_FOREIGN;
+        return 0;
+    }
+    return query_int(st,
+                     "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schema_version'"
+                     " AND CAST(value AS INTEGER) = value",
+                     SCHEMA_FOREIGN, version, "cannot read the schema version", err, errlen);
+}
+
+/* Creates the schema in an empty database, in one transaction; a second tune creating
+ * the same file at the same moment waits on the write lock and then finds it done. */
+static int create_schema(store_t *st, char *err, size_t errlen)
+{
+    int rc = exec(st, "BEGIN IMMEDIATE", "cannot create the schema", err, errlen);
+    if (rc) return rc;
+    int64_t v = 0;
+    rc = read_schema_version(st, &v, err, errlen);
+    if (!rc && v == SCHEMA_NONE) {
+        rc = exec(st, store__schema_sql, "cannot create the schema", err, errlen);
+#ifdef TUNE_VERSION
+        if (!rc)
+            rc = exec(st, "INSERT INTO meta (key, value) VALUES ('created_by', 'tune " TUNE_VERSION
+                          "')",
+                      "cannot create the schema", err, errlen);
+#endif
+    }
+    if (!rc) rc = exec(st, "COMMIT", "cannot create the schema", err, errlen);
+    if (rc && !sqlite3_get_autocommit(st->db)) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* Checks (creating it first when writable and missing) that the file holds a schema this
+ * tune can use. */
+static int check_schema(store_t *st, char *err, size_t errlen)
+{
+    int64_t v = 0;
+    int rc = read_schema_version(st, &v, err, errlen);
+    if (rc) return rc;
+    if (v == SCHEMA_NONE && !st->readonly) {
+        rc = create_schema(st, err, errlen);
+        if (rc) return rc;
+        rc = read_schema_version(st, &v, err, errlen);
+        if (rc) return rc;
+    }
+    if (v == SCHEMA_NONE)
+        return store__err(err, errlen, STORE_NOTDB,
+                          "%s is not a tune database: it is empty (run an experiment to fill it)",
+                          st->path);
+    if (v == SCHEMA_FOREIGN)
+        return store__err(err, errlen, STORE_NOTDB,
+                          "%s is not a tune database: it is a SQLite database without tune's "
+                          "schema (no schema_version in a meta table)",
+                          st->path);
+    if (v > STORE_SCHEMA_VERSION)
+        return store__err(err, errlen, STORE_VERSION,
+                          "%s was written by a newer tune (schema version %lld, this tune knows "
+                          "%d): use that tune or a newer one",
+                          st->path, (long long)v, STORE_SCHEMA_VERSION);
+    if (v < STORE_SCHEMA_VERSION)
+        return store__err(err, errlen, STORE_VERSION,
+                          "%s has schema version %lld, which this tune cannot read (it knows %d)",
+                          st->path, (long long)v, STORE_SCHEMA_VERSION);
+    return 0;
+}
+
+/* Why a file cannot be created at `path`, judged by its directory; "" when the directory
+ * looks fine. */
+static void dir_problem(const char *path, char *why, size_t n)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    struct stat sb;
+    if (stat(dir, &sb) != 0)
+        snprintf(why, n, "%s (its directory)", strerror(errno));
+    else if (!S_ISDIR(sb.st_mode))
+        snprintf(why, n, "%s (its directory is a file)", strerror(ENOTDIR));
+    else if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0)
+        snprintf(why, n, "%s (its directory is not writable)", strerror(errno));
+}
+
+int store_open(const char *path, int flags, store_t **out, char *err, size_t errlen)
+{
+    if (!path || !*path) return store__err(err, errlen, STORE_ERR, "no database path given");
+    if (flags & ~STORE_OPEN_READONLY)
+        return store__err(err, errlen, STORE_ERR, "%s: unknown store_open flags 0x%x", path,
+                          (unsigned)flags);
+    int readonly = (flags & STORE_OPEN_READONLY) != 0;
+
+    struct stat sb;
+    int exists = stat(path, &sb) == 0;
+    if (exists && S_ISDIR(sb.st_mode))
+        return store__err(err, errlen, STORE_ERR,
+                          "%s is a directory; give the path of a database file inside it", path);
+    if (!exists && readonly) return store__err(err, errlen, STORE_NOTFOUND, "no database at %s", path);
+
+    store_t *st = calloc(1, sizeof *st);
+    if (!st || !(st->path = strdup(path))) {
+        free(st);
+        return store__err(err, errlen, STORE_ERR, "%s: out of memory", path);
+    }
+    st->readonly = readonly;
+
+    /* NOMUTEX: a handle belongs to one thread, so SQLite's per-connection mutex is pure
+     * overhead on the hot path. */
+    int oflags = SQLITE_OPEN_NOMUTEX |
+                 (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    int rc = sqlite3_open_v2(path, &st->db, oflags, NULL);
+    if (rc != SQLITE_OK) {
+        int sys = st->db ? sqlite3_system_errno(st->db) : 0;
+        const char *msg = st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc);
+        /* SQLite retries a create it may not do as a read-only open, and then reports that
+         * open's ENOENT: the directory says what really went wrong. */
+        char why[256] = "";
+        if (!exists) dir_problem(path, why, sizeof why);
+        rc = store__err(err, errlen, STORE_ERR, "cannot %s database %s: %s (%s)",
+                        exists ? "open" : "create", path,
+                        why[0] ? why : sys ? strerror(sys) : "SQLite error", msg);
+        goto fail;
+    }
+    sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
+
+    if (!readonly && sqlite3_db_readonly(st->db, "main") == 1) {
+        rc = store__err(err, errlen, STORE_READONLY,
+                        "cannot write %s: the file is read-only to this user (open it read-only "
+                        "to query it, or fix its permissions)",
+                        path);
+        goto fail;
+    }
+    if (readonly) {
+        /* Belt and braces: the file is opened read-only already, and query_only makes
+         * SQLite refuse any write on this connection, attached files included. */
+        rc = exec(st, "PRAGMA query_only = ON", "cannot open the database", err, errlen);
+    } else {
+        /* WAL: readers (tune query, the live table) never block the writer and the writer
+         * never blocks them. synchronous=NORMAL in WAL mode syncs only at checkpoints:
+         * a committed transaction survives a crash of tune but may be lost on power loss
+         * (docs/schema.md, "Durability"). */
+        rc = exec(st, "PRAGMA journal_mode = WAL", "cannot open the database", err, errlen);
+        if (!rc)
+            rc = exec(st, "PRAGMA synchronous = NORMAL", "cannot open the database", err, errlen);
+        if (!rc)
+            rc = exec(st, "PRAGMA foreign_keys = ON", "cannot open the database", err, errlen);
+    }
+    if (rc) {
+        if (rc == STORE_NOTDB)
+            store__err(err, errlen, rc, "%s is not a tune database: %s", path,
+                       sqlite3_errmsg(st->db));
+        goto fail;
+    }
+    rc = check_schema(st, err, errlen);
+    if (rc) {
+        if (rc == STORE_NOTDB && sqlite3_errcode(st->db) == SQLITE_NOTADB)
+            store__err(err, errlen, rc, "%s is not a tune database: %s", path,
+                       sqlite3_errmsg(st->db));
+        goto fail;
+    }
+    *out = st;
+    return 0;
+
+fail:
+    store_close(st);
+    return rc ? rc : STORE_ERR;
+}
+
+void store_close(store_t *st)
+{
+    if (!st) return;
+    if (st->db && !sqlite3_get_autocommit(st->db))
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    for (int i = 0; i < STORE__NSTMT; i++)
+        sqlite3_finalize(st->stmt[i]);
+    sqlite3_close(st->db);
+    free(st->path);
+    free(st);
+}
+
+/* ---- batches --------------------------------------------------------------------- */
+
+int store_begin(store_t *st, char *err, size_t errlen)
+{
+    if (st->readonly)
+        return store__err(err, errlen, STORE_READONLY,
+                          "%s: cannot begin a batch: the database was opened read-only", st->path);
+    if (st->in_batch)
+        return store__err(err, errlen, STORE_ERR,
+                          "%s: cannot begin a batch: one is open already (store_commit first)",
+                          st->path);
+    /* IMMEDIATE takes the write lock now, so that a busy database is reported here,
+     * before any write of the batch, and never halfway through it. */
+    int rc = run_stmt(st, STORE__BEGIN, "cannot begin a batch", err, errlen);
+    if (rc) return rc;
+    st->in_batch = 1;
+    st->batch_rc = 0;
+    st->batch_err[0] = 0;
+    return 0;
+}
+
+int store_commit(store_t *st, char *err, size_t errlen)
+{
+    if (!st->in_batch)
+        return store__err(err, errlen, STORE_ERR,
+                          "%s: cannot commit: no batch is open (store_begin first)", st->path);
+    int rc = st->batch_rc;
+    if (rc)
+        store__err(err, errlen, rc, "%s: batch rolled back after an earlier error: %s", st->path,
+                   st->batch_err);
+    else
+        rc = run_stmt(st, STORE__COMMIT, "cannot commit", err, errlen);
+    /* After a failed commit (or a spoiled batch) SQLite may have rolled back already;
+     * if it has not, roll back now so that the next batch starts clean. */
+    if (rc && !sqlite3_get_autocommit(st->db)) {
+        sqlite3_stmt *s = store__stmt(st, STORE__ROLLBACK, NULL, 0);
+        if (s) {
+            sqlite3_step(s);
+            sqlite3_reset(s);
+        }
+    }
+    st->in_batch = 0;
+    st->batch_rc = 0;
+    return rc;
+}

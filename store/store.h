@@ -1,0 +1,151 @@
+/* store: the SQLite database that records experiments, trials, every result and every
+ * scheduler decision. The schema lives in store/schema.sql (one file, documented in
+ * docs/schema.md). Not for: deciding anything; store knows nothing of schedulers or
+ * terminals, it only writes what it is told and runs queries it is given. */
+#ifndef TUNE_STORE_H
+#define TUNE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Error codes (negative). */
+#define STORE_OK 0
+#define STORE_ERR (-1)      /* generic SQLite failure; the message says which */
+#define STORE_NOTFOUND (-2) /* no such experiment/trial */
+#define STORE_BUSY (-3)     /* another writer holds the database */
+#define STORE_FULL (-4)     /* disk full / file too large */
+#define STORE_READONLY (-5) /* a write was attempted on a read-only handle or file */
+#define STORE_NOTDB (-6)    /* the file is not a SQLite database */
+#define STORE_VERSION (-7)  /* the database has a newer schema than this tune knows */
+#define STORE_EXISTS (-8)   /* an experiment of that name exists already */
+
+/* store_open flags */
+#define STORE_OPEN_READONLY 1 /* for `tune query` and readers: writes are refused */
+
+#define STORE_SCHEMA_VERSION 1
+
+typedef struct store store_t;
+
+/* Opens (creating when writable and missing) the database at `path`, in WAL mode, and
+ * creates or checks the schema. On success *out is a new handle closed with store_close. */
+int store_open(const char *path, int flags, store_t **out, char *err, size_t errlen);
+void store_close(store_t *st); /* NULL-safe; commits nothing that was not committed */
+
+/* Writes are batched: everything between begin and commit is one transaction (the
+ * scheduler commits once per turn of its event loop). Writes outside a batch commit
+ * one by one. */
+int store_begin(store_t *st, char *err, size_t errlen);
+int store_commit(store_t *st, char *err, size_t errlen);
+
+/* ---- experiments ---------------------------------------------------------------- */
+typedef struct store_experiment {
+    const char *name;
+    const char *space_text;    /* space.json as the user wrote it */
+    const char *settings_json; /* resolved settings (defaults filled in) */
+    const char *metric;
+    int mode_max; /* 0 = min, 1 = max */
+    const char *scheduler; /* "fifo", "asha", "median" */
+    const char *results_dir;
+    int64_t num_trials;
+    uint64_t seed;
+} store_experiment_t;
+
+/* Creates an experiment in status RUNNING; STORE_EXISTS if the name is taken. */
+int store_experiment_create(store_t *st, const store_experiment_t *e, double now, int64_t *id_out,
+                            char *err, size_t errlen);
+/* Finds an experiment by name; STORE_NOTFOUND if there is none. */
+int store_experiment_find(store_t *st, const char *name, int64_t *id_out, char *err, size_t errlen);
+/* status: "RUNNING", "FINISHED", "INTERRUPTED"; sets ended_at unless RUNNING. */
+int store_experiment_set_status(store_t *st, int64_t exp_id, const char *status, double now,
+                                char *err, size_t errlen);
+
+/* ---- trials --------------------------------------------------------------------- */
+/* Creates trial number `trial_no` (0-based, per experiment) in status PENDING, with its
+ * configuration (a JSON object) also spread into the params table for SQL filtering. */
+int store_trial_create(store_t *st, int64_t exp_id, int64_t trial_no, const char *name,
+                       const char *config_json, const char *trial_dir, int64_t *id_out,
+                       char *err, size_t errlen);
+
+/* Which fields of store_trial_update_t to write. */
+#define STORE_TU_STATUS 0x001
+#define STORE_TU_EARLY_STOPPED 0x002
+#define STORE_TU_SLICE 0x004
+#define STORE_TU_STARTED 0x008
+#define STORE_TU_ENDED 0x010
+#define STORE_TU_EXIT 0x020  /* exit_code and exit_signal */
+#define STORE_TU_ERROR 0x040 /* error and stderr_tail */
+#define STORE_TU_PID 0x080
+#define STORE_TU_EXEC_ID 0x100 /* executor's id (Slurm job/step) and node */
+#define STORE_TU_ATTEMPT 0x200
+
+typedef struct store_trial_update {
+    unsigned fields;
+    const char *status; /* "PENDING","RUNNING","PAUSED","TERMINATED","ERROR" */
+    int early_stopped;
+    const char *slice; /* e.g. "gpu:0,1" or "gpu:2@0.25" or "cpu" */
+    double started_at, ended_at;
+    int exit_code;   /* -1 if none */
+    int exit_signal; /* 0 if none */
+    const char *error;
+    const char *stderr_tail;
+    int64_t pid;
+    const char *exec_id; /* "12345" or "12345.3" */
+    const char *node;
+    int attempt;
+} store_trial_update_t;
+
+int store_trial_update(store_t *st, int64_t trial_id, const store_trial_update_t *u, char *err,
+                       size_t errlen);
+
+/* ---- results and decisions ------------------------------------------------------ */
+/* One reported result. `json` is the full result object as text (every metric);
+ * `metric` is the experiment's metric (NaN if missing or not a number: stored NULL);
+ * `time_value` the value of the scheduler's time_attr. */
+typedef struct store_result {
+    int64_t trial_id;
+    int attempt;
+    int64_t iteration;
+    double time_value;
+    double metric;
+    double wall_time;
+    const char *json;
+    size_t json_len;
+} store_result_t;
+int store_result_add(store_t *st, const store_result_t *r, char *err, size_t errlen);
+
+/* A scheduler decision: why a trial continued or stopped. */
+typedef struct store_decision {
+    int64_t trial_id;
+    int64_t iteration;
+    double time_value;
+    const char *action; /* "continue", "stop", "complete" */
+    int bracket;        /* -1 if not applicable */
+    int rung;           /* -1 if not applicable */
+    double milestone;   /* NaN if not applicable */
+    double value;       /* the trial's value as the scheduler compared it */
+    double cutoff;      /* NaN when there was none */
+    const char *reason; /* human-readable, e.g. "below rung 2 cutoff" */
+    double wall_time;
+} store_decision_t;
+int store_decision_add(store_t *st, const store_decision_t *d, char *err, size_t errlen);
+
+/* ---- reading -------------------------------------------------------------------- */
+/* Column types as SQLite reports them. */
+#define STORE_COL_NULL 0
+#define STORE_COL_INT 1
+#define STORE_COL_REAL 2
+#define STORE_COL_TEXT 3
+#define STORE_COL_BLOB 4
+
+/* Called once per row; values[i] is NULL for SQL NULL, text otherwise (reals printed so
+ * they read back exactly). Return non-zero to stop early. Pointers are valid only
+ * during the call. */
+typedef int (*store_row_cb)(void *ud, int ncol, const char *const *names,
+                            const char *const *values, const int *types);
+
+/* Runs one SQL statement with text parameters bound to ?1..?n. On a handle opened with
+ * STORE_OPEN_READONLY a statement that would write is refused with STORE_READONLY. */
+int store_query(store_t *st, const char *sql, const char *const *binds, int nbinds,
+                store_row_cb cb, void *ud, char *err, size_t errlen);
+
+#endif

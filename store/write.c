@@ -1,0 +1,437 @@
+/* store: the rows the scheduler records (experiments, trials and their params, results,
+ * decisions), each one cached prepared statement: bind, step, reset. store_result_add is
+ * the hot path of the whole program and does nothing else. Not for reading (query.c) or
+ * for transactions (store.c). */
+#include "store/store_int.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Text or NULL. Callers' strings outlive the step, so SQLITE_STATIC saves a copy; the
+ * statement keeps the pointer after reset but never reads it again before every
+ * parameter is bound afresh by the next call. */
+static void bind_text(sqlite3_stmt *s, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s, i);
+}
+
+static int is_one_of(const char *s, const char *const *list)
+{
+    for (; s && *list; list++)
+        if (strcmp(s, *list) == 0) return 1;
+    return 0;
+}
+
+/* Steps a cached statement whose outcome does not matter (a rollback on the way out). */
+static void step_cached(store_t *st, enum store__stmt_id id)
+{
+    sqlite3_stmt *s = store__stmt(st, id, NULL, 0);
+    if (s) {
+        sqlite3_step(s);
+        sqlite3_reset(s);
+    }
+}
+
+/* The primary and extended code of the last error, to tell constraint kinds apart. */
+static int ext_code(store_t *st)
+{
+    return sqlite3_extended_errcode(st->db);
+}
+
+/* ---- experiments ----------------------------------------------------------------- */
+
+int store_experiment_create(store_t *st, const store_experiment_t *e, double now, int64_t *id_out,
+                            char *err, size_t errlen)
+{
+    const char *what = "cannot create the experiment";
+    int rc = store__writable(st, what, err, errlen);
+    if (rc) return rc;
+    if (!e->name || !*e->name)
+        return store__err(err, errlen, STORE_ERR, "%s: %s: it has no name", st->path, what);
+    sqlite3_stmt *s = store__stmt(st, STORE__EXP_INSERT, err, errlen);
+    if (!s) return STORE_ERR;
+    bind_text(s, 1, e->name);
+    store__bind_real(s, 2, now);
+    bind_text(s, 3, e->metric);
+    bind_text(s, 4, e->mode_max ? "max" : "min");
+    bind_text(s, 5, e->scheduler);
+    sqlite3_bind_int64(s, 6, (int64_t)e->seed); /* the same 64 bits; see docs/schema.md */
+    sqlite3_bind_int64(s, 7, e->num_trials);
+    bind_text(s, 8, e->results_dir);
+    bind_text(s, 9, e->space_text);
+    bind_text(s, 10, e->settings_json);
+    int src = sqlite3_step(s);
+    if (src == SQLITE_DONE) {
+        if (id_out) *id_out = sqlite3_last_insert_rowid(st->db);
+        rc = 0;
+    } else if (ext_code(st) == SQLITE_CONSTRAINT_UNIQUE) {
+        rc = store__err(err, errlen, STORE_EXISTS, "%s: an experiment named \"%s\" exists already",
+                        st->path, e->name);
+    } else {
+        rc = store__fail(st, src, what, err, errlen);
+    }
+    sqlite3_reset(s);
+    return rc;
+}
+
+int store_experiment_find(store_t *st, const char *name, int64_t *id_out, char *err, size_t errlen)
+{
+    sqlite3_stmt *s = store__stmt(st, STORE__EXP_FIND, err, errlen);
+    if (!s) return STORE_ERR;
+    bind_text(s, 1, name);
+    int src = sqlite3_step(s), rc;
+    if (src == SQLITE_ROW) {
+        if (id_out) *id_out = sqlite3_column_int64(s, 0);
+        rc = 0;
+    } else if (src == SQLITE_DONE) {
+        rc = store__err(err, errlen, STORE_NOTFOUND, "%s: no experiment named \"%s\"", st->path,
+                        name ? name : "");
+    } else {
+        rc = store__fail(st, src, "cannot look up the experiment", err, errlen);
+    }
+    sqlite3_reset(s);
+    return rc;
+}
+
+int store_experiment_set_status(store_t *st, int64_t exp_id, const char *status, double now,
+                                char *err, size_t errlen)
+{
+    static const char *const ok[] = {"RUNNING", "FINISHED", "INTERRUPTED", NULL};
+    const char *what = "cannot set the experiment's status";
+    int rc = store__writable(st, what, err, errlen);
+    if (rc) return rc;
+    if (!is_one_of(status, ok))
+        return store__err(err, errlen, STORE_ERR,
+                          "%s: %s: unknown status \"%s\" (RUNNING, FINISHED or INTERRUPTED)",
+                          st->path, what, status ? status : "(null)");
+    sqlite3_stmt *s = store__stmt(st, STORE__EXP_STATUS, err, errlen);
+    if (!s) return STORE_ERR;
+    sqlite3_bind_int64(s, 1, exp_id);
+    bind_text(s, 2, status);
+    store__bind_real(s, 3, now);
+    int src = sqlite3_step(s);
+    if (src != SQLITE_DONE)
+        rc = store__fail(st, src, what, err, errlen);
+    else if (sqlite3_changes(st->db) == 0)
+        rc = store__err(err, errlen, STORE_NOTFOUND, "%s: %s: no experiment with id %lld",
+                        st->path, what, (long long)exp_id);
+    sqlite3_reset(s);
+    return rc;
+}
+
+/* ---- trials ---------------------------------------------------------------------- */
+
+/* A growable string for JSON text. */
+struct buf {
+    char *p;
+    size_t n, cap;
+    int oom;
+};
+
+static void buf_add(struct buf *b, const char *s, size_t n)
+{
+    if (b->oom) return;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < b->n + n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+
+static void buf_str(struct buf *b, const char *s)
+{
+    buf_add(b, s, strlen(s));
+}
+
+/* A JSON string literal, escaped as cJSON escapes it. */
+static void buf_json_string(struct buf *b, const char *s)
+{
+    cJSON *tmp = cJSON_CreateString(s);
+    char *q = tmp ? cJSON_PrintUnformatted(tmp) : NULL;
+    if (q)
+        buf_str(b, q);
+    else
+        b->oom = 1;
+    free(q);
+    cJSON_Delete(tmp);
+}
+
+/* Prints a value as JSON. Numbers are printed here rather than by cJSON, whose printer
+ * settles for 15 digits when they come "close enough": value_json must read back to the
+ * exact double that value_real holds. */
+static void buf_json(struct buf *b, const cJSON *v)
+{
+    if (cJSON_IsNumber(v)) {
+        char num[32];
+        store__format_json_number(v->valuedouble, num, sizeof num);
+        buf_str(b, num);
+    } else if (cJSON_IsString(v)) {
+        buf_json_string(b, v->valuestring);
+    } else if (cJSON_IsTrue(v)) {
+        buf_str(b, "true");
+    } else if (cJSON_IsFalse(v)) {
+        buf_str(b, "false");
+    } else if (cJSON_IsArray(v) || cJSON_IsObject(v)) {
+        int obj = cJSON_IsObject(v);
+        buf_str(b, obj ? "{" : "[");
+        for (const cJSON *c = v->child; c; c = c->next) {
+            if (c != v->child) buf_str(b, ",");
+            if (obj) {
+                buf_json_string(b, c->string);
+                buf_str(b, ":");
+            }
+            buf_json(b, c);
+        }
+        buf_str(b, obj ? "}" : "]");
+    } else {
+        buf_str(b, "null");
+    }
+}
+
+/* One params row per top-level key of the configuration. */
+static int insert_params(store_t *st, int64_t trial_id, const cJSON *cfg, const char *what,
+                         char *err, size_t errlen)
+{
+    sqlite3_stmt *s = store__stmt(st, STORE__PARAM_INSERT, err, errlen);
+    if (!s) return STORE_ERR;
+    struct buf b = {0};
+    int rc = 0;
+    for (const cJSON *c = cfg->child; c && !rc; c = c->next) {
+        b.n = 0;
+        buf_json(&b, c);
+        if (b.oom) {
+            rc = store__err(err, errlen, STORE_ERR, "%s: %s: out of memory", st->path, what);
+            break;
+        }
+        sqlite3_bind_int64(s, 1, trial_id);
+        bind_text(s, 2, c->string);
+        if (cJSON_IsNumber(c))
+            store__bind_real(s, 3, c->valuedouble);
+        else if (cJSON_IsBool(c)) /* as SQLite's json_extract reads true and false */
+            sqlite3_bind_double(s, 3, cJSON_IsTrue(c) ? 1.0 : 0.0);
+        else
+            sqlite3_bind_null(s, 3);
+        bind_text(s, 4, cJSON_IsString(c) ? c->valuestring : NULL);
+        sqlite3_bind_text(s, 5, b.p, (int)b.n, SQLITE_STATIC);
+        int src = sqlite3_step(s);
+        if (src != SQLITE_DONE) {
+            if (ext_code(st) == SQLITE_CONSTRAINT_PRIMARYKEY)
+                rc = store__err(err, errlen, STORE_ERR,
+                                "%s: %s: the configuration has the key \"%s\" twice", st->path,
+                                what, c->string);
+            else
+                rc = store__fail(st, src, what, err, errlen);
+        }
+        sqlite3_reset(s);
+    }
+    free(b.p);
+    return rc;
+}
+
+int store_trial_create(store_t *st, int64_t exp_id, int64_t trial_no, const char *name,
+                       const char *config_json, const char *trial_dir, int64_t *id_out,
+                       char *err, size_t errlen)
+{
+    char what[96];
+    snprintf(what, sizeof what, "cannot create trial %lld", (long long)trial_no);
+    int rc = store__writable(st, what, err, errlen);
+    if (rc) return rc;
+    if (!name || !*name)
+        return store__err(err, errlen, STORE_ERR, "%s: %s: it has no name", st->path, what);
+    const char *end = NULL;
+    cJSON *cfg = config_json ? cJSON_ParseWithOpts(config_json, &end, 1) : NULL;
+    if (!cJSON_IsObject(cfg)) {
+        if (cfg || !config_json)
+            rc = store__err(err, errlen, STORE_ERR, "%s: %s: its configuration is not a JSON object",
+                            st->path, what);
+        else
+            rc = store__err(err, errlen, STORE_ERR,
+                            "%s: %s: its configuration is not valid JSON (at offset %ld)",
+                            st->path, what, end ? (long)(end - config_json) : 0L);
+        cJSON_Delete(cfg);
+        return rc;
+    }
+
+    /* The trial and its params land together or not at all, in a batch or not. */
+    rc = 0;
+    sqlite3_stmt *sp = store__stmt(st, STORE__SP_BEGIN, err, errlen);
+    sqlite3_stmt *s = sp ? store__stmt(st, STORE__TRIAL_INSERT, err, errlen) : NULL;
+    if (!s) {
+        cJSON_Delete(cfg);
+        return STORE_ERR;
+    }
+    int src = sqlite3_step(sp);
+    sqlite3_reset(sp);
+    if (src != SQLITE_DONE) {
+        cJSON_Delete(cfg);
+        return store__fail(st, src, what, err, errlen);
+    }
+    sqlite3_bind_int64(s, 1, exp_id);
+    sqlite3_bind_int64(s, 2, trial_no);
+    bind_text(s, 3, name);
+    bind_text(s, 4, config_json);
+    bind_text(s, 5, trial_dir);
+    src = sqlite3_step(s);
+    int64_t id = 0;
+    if (src == SQLITE_DONE) {
+        id = sqlite3_last_insert_rowid(st->db);
+    } else if (ext_code(st) == SQLITE_CONSTRAINT_FOREIGNKEY) {
+        rc = store__err(err, errlen, STORE_NOTFOUND, "%s: %s: no experiment with id %lld",
+                        st->path, what, (long long)exp_id);
+    } else if (ext_code(st) == SQLITE_CONSTRAINT_UNIQUE) {
+        rc = store__err(err, errlen, STORE_EXISTS,
+                        "%s: %s: the experiment (id %lld) has a trial %lld already", st->path,
+                        what, (long long)exp_id, (long long)trial_no);
+    } else {
+        rc = store__fail(st, src, what, err, errlen);
+    }
+    sqlite3_reset(s);
+    if (!rc) rc = insert_params(st, id, cfg, what, err, errlen);
+    cJSON_Delete(cfg);
+
+    /* ROLLBACK TO keeps the savepoint open; RELEASE then ends it, which commits when no
+     * batch is open. SQLite may have rolled everything back itself after an I/O error:
+     * then there is no savepoint left to end. */
+    if (rc && !sqlite3_get_autocommit(st->db)) step_cached(st, STORE__SP_ROLLBACK);
+    if (!sqlite3_get_autocommit(st->db)) {
+        sqlite3_stmt *rel = store__stmt(st, STORE__SP_RELEASE, NULL, 0);
+        src = rel ? sqlite3_step(rel) : SQLITE_NOMEM;
+        if (src != SQLITE_DONE && !rc) rc = store__fail(st, src, what, err, errlen);
+        if (rel) sqlite3_reset(rel);
+        /* A failed RELEASE outside a batch is a failed commit: end it like store_commit. */
+        if (src != SQLITE_DONE && !st->in_batch && !sqlite3_get_autocommit(st->db))
+            step_cached(st, STORE__ROLLBACK);
+    }
+    if (!rc && id_out) *id_out = id;
+    return rc;
+}
+
+int store_trial_update(store_t *st, int64_t trial_id, const store_trial_update_t *u, char *err,
+                       size_t errlen)
+{
+    static const char *const ok[] = {"PENDING", "RUNNING", "PAUSED", "TERMINATED", "ERROR", NULL};
+    char what[96];
+    snprintf(what, sizeof what, "cannot update trial id %lld", (long long)trial_id);
+    int rc = store__writable(st, what, err, errlen);
+    if (rc) return rc;
+    if ((u->fields & STORE_TU_STATUS) && !is_one_of(u->status, ok))
+        return store__err(err, errlen, STORE_ERR,
+                          "%s: %s: unknown status \"%s\" (PENDING, RUNNING, PAUSED, TERMINATED "
+                          "or ERROR)",
+                          st->path, what, u->status ? u->status : "(null)");
+    sqlite3_stmt *s = store__stmt(st, STORE__TRIAL_UPDATE, err, errlen);
+    if (!s) return STORE_ERR;
+    sqlite3_bind_int64(s, 1, trial_id);
+    sqlite3_bind_int(s, 2, (int)u->fields);
+    bind_text(s, 3, u->status);
+    sqlite3_bind_int(s, 4, u->early_stopped ? 1 : 0);
+    bind_text(s, 5, u->slice);
+    store__bind_real(s, 6, u->started_at);
+    store__bind_real(s, 7, u->ended_at);
+    if (u->exit_code >= 0) /* -1: the process did not exit normally */
+        sqlite3_bind_int(s, 8, u->exit_code);
+    else
+        sqlite3_bind_null(s, 8);
+    if (u->exit_signal > 0) /* 0: no signal */
+        sqlite3_bind_int(s, 9, u->exit_signal);
+    else
+        sqlite3_bind_null(s, 9);
+    bind_text(s, 10, u->error);
+    bind_text(s, 11, u->stderr_tail);
+    if (u->pid > 0)
+        sqlite3_bind_int64(s, 12, u->pid);
+    else
+        sqlite3_bind_null(s, 12);
+    bind_text(s, 13, u->exec_id);
+    bind_text(s, 14, u->node);
+    sqlite3_bind_int(s, 15, u->attempt);
+    int src = sqlite3_step(s);
+    if (src != SQLITE_DONE)
+        rc = store__fail(st, src, what, err, errlen);
+    else if (sqlite3_changes(st->db) == 0)
+        rc = store__err(err, errlen, STORE_NOTFOUND, "%s: %s: no such trial", st->path, what);
+    sqlite3_reset(s);
+    return rc;
+}
+
+/* ---- results and decisions ------------------------------------------------------- */
+
+int store_result_add(store_t *st, const store_result_t *r, char *err, size_t errlen)
+{
+    int rc = store__writable(st, "cannot add a result", err, errlen);
+    if (rc) return rc;
+    sqlite3_stmt *s = st->stmt[STORE__RESULT_INSERT];
+    if (!s && !(s = store__stmt(st, STORE__RESULT_INSERT, err, errlen))) return STORE_ERR;
+    sqlite3_bind_int64(s, 1, r->trial_id);
+    sqlite3_bind_int(s, 2, r->attempt);
+    sqlite3_bind_int64(s, 3, r->iteration);
+    store__bind_real(s, 4, r->time_value);
+    store__bind_real(s, 5, r->metric); /* NaN: NULL, so min()/max() skip it */
+    store__bind_real(s, 6, r->wall_time);
+    /* The caller's text outlives the step: no copy (see bind_text). */
+    size_t len = r->json ? (r->json_len ? r->json_len : strlen(r->json)) : 0;
+    sqlite3_bind_text(s, 7, r->json ? r->json : "{}", r->json ? (int)len : 2, SQLITE_STATIC);
+    int src = sqlite3_step(s);
+    if (src != SQLITE_DONE) {
+        if (ext_code(st) == SQLITE_CONSTRAINT_FOREIGNKEY)
+            rc = store__err(err, errlen, STORE_NOTFOUND, "%s: cannot add a result: no trial with id %lld",
+                            st->path, (long long)r->trial_id);
+        else
+            rc = store__fail(st, src, "cannot add a result", err, errlen);
+    }
+    sqlite3_reset(s);
+    return rc;
+}
+
+int store_decision_add(store_t *st, const store_decision_t *d, char *err, size_t errlen)
+{
+    const char *what = "cannot add a decision";
+    int rc = store__writable(st, what, err, errlen);
+    if (rc) return rc;
+    if (!d->action || !*d->action)
+        return store__err(err, errlen, STORE_ERR, "%s: %s: it has no action", st->path, what);
+    sqlite3_stmt *s = st->stmt[STORE__DECISION_INSERT];
+    if (!s && !(s = store__stmt(st, STORE__DECISION_INSERT, err, errlen))) return STORE_ERR;
+    sqlite3_bind_int64(s, 1, d->trial_id);
+    sqlite3_bind_int64(s, 2, d->iteration);
+    store__bind_real(s, 3, d->time_value);
+    bind_text(s, 4, d->action);
+    if (d->bracket >= 0)
+        sqlite3_bind_int(s, 5, d->bracket);
+    else
+        sqlite3_bind_null(s, 5);
+    if (d->rung >= 0)
+        sqlite3_bind_int(s, 6, d->rung);
+    else
+        sqlite3_bind_null(s, 6);
+    store__bind_real(s, 7, d->milestone);
+    store__bind_real(s, 8, d->value);
+    store__bind_real(s, 9, d->cutoff);
+    bind_text(s, 10, d->reason);
+    store__bind_real(s, 11, d->wall_time);
+    int src = sqlite3_step(s);
+    if (src != SQLITE_DONE) {
+        if (ext_code(st) == SQLITE_CONSTRAINT_FOREIGNKEY)
+            rc = store__err(err, errlen, STORE_NOTFOUND, "%s: %s: no trial with id %lld",
+                            st->path, what, (long long)d->trial_id);
+        else
+            rc = store__fail(st, src, what, err, errlen);
+    }
+    sqlite3_reset(s);
+    return rc;
+}

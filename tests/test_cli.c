@@ -1,0 +1,766 @@
+/* End-to-end tests: run the real `tune` binary on real space.json files with the
+ * synthetic trial program, then inspect the real SQLite file and the JSON outputs.
+ * Not for: unit behaviour of one module (tests/test_<module>.c). */
+#include "tinytest.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char g_tune[4096], g_synth[4096];
+
+static void paths(void)
+{
+    const char *b = getenv("TUNE_BINARY_DIR");
+    snprintf(g_tune, sizeof g_tune, "%s/bin/tune", b ? b : ".");
+    snprintf(g_synth, sizeof g_synth, "%s/tests/progs/synth_trial", b ? b : ".");
+}
+
+/* A fresh working directory per case, so databases and results never mix. */
+static void fresh_dir(char *dir, size_t n, const char *name)
+{
+    paths();
+    const char *b = getenv("TUNE_BINARY_DIR");
+    snprintf(dir, n, "%s/e2e/%s", b ? b : "/tmp", name);
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+    if (system(cmd) != 0) abort();
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return strdup("");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t k = fread(s, 1, (size_t)n, f);
+    s[k] = 0;
+    fclose(f);
+    return s;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) abort();
+    fputs(text, f);
+    fclose(f);
+}
+
+struct out {
+    int code; /* exit status, or 128+signal */
+    char *out, *err;
+};
+
+static void out_free(struct out *o)
+{
+    free(o->out);
+    free(o->err);
+}
+
+/* Runs tune with argv in dir; captures stdout/stderr. If sig_after_ms >= 0, sends
+ * SIGINT that many ms after start (and again 2nd_sig ms later if > 0). */
+static struct out run_tune_sig(const char *dir, const char *const *args, int sig_after_ms,
+                               int second_ms)
+{
+    struct out o = {0};
+    char op[4200], ep[4200];
+    snprintf(op, sizeof op, "%s/.stdout", dir);
+    snprintf(ep, sizeof ep, "%s/.stderr", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (chdir(dir) != 0) _exit(126);
+        int fo = open(op, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int fe = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        char *av[64];
+        int n = 0;
+        av[n++] = g_tune;
+        for (; args[n - 1] && n < 63; n++) av[n] = (char *)args[n - 1];
+        av[n] = NULL;
+        execv(g_tune, av);
+        _exit(127);
+    }
+    if (sig_after_ms >= 0) {
+        usleep((useconds_t)sig_after_ms * 1000);
+        kill(pid, SIGINT);
+        if (second_ms > 0) {
+            usleep((useconds_t)second_ms * 1000);
+            kill(pid, SIGINT);
+        }
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    o.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    o.out = slurp(op);
+    o.err = slurp(ep);
+    return o;
+}
+
+static struct out run_tune(const char *dir, const char *const *args)
+{
+    return run_tune_sig(dir, args, -1, 0);
+}
+
+static long long db_int(const char *dir, const char *sql)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tune.db", dir);
+    sqlite3 *db;
+    long long v = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    else
+        fprintf(stderr, "db_int: %s: %s\n", sql, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+static void space_file(const char *dir, const char *body)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/space.json", dir);
+    write_file(path, body);
+}
+
+/* ---- basic runs ----------------------------------------------------------------- */
+TEST(version_and_help)
+{
+    char dir[4096];
+    fresh_dir(dir, sizeof dir, "version");
+    const char *a1[] = {"--version", NULL};
+    struct out o = run_tune(dir, a1);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "tune ");
+    out_free(&o);
+    const char *a2[] = {"run", "--help", NULL};
+    o = run_tune(dir, a2);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "usage: tune run");
+    out_free(&o);
+    const char *a3[] = {"frobnicate", NULL};
+    o = run_tune(dir, a3);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "unknown command \"frobnicate\"");
+    out_free(&o);
+    const char *cmds[] = {"ls", "trials", "best", "query", "export", "validate"};
+    for (size_t i = 0; i < 6; i++) {
+        const char *a[] = {cmds[i], "--help", NULL};
+        o = run_tune(dir, a);
+        CHECK_EQ_INT(o.code, 0);
+        CHECK_CONTAINS(o.out, "usage: tune");
+        out_free(&o);
+    }
+}
+
+TEST(fifo_run_records_everything)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "fifo");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"fifo1\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 3,"
+             " \"max_concurrent\": 2, \"seed\": 7,"
+             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"5\"],"
+             " \"space\": {\"lr\": {\"loguniform\": [0.0001, 0.1]}, \"layers\": {\"grid_search\": [1, 2]}}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", "--gpus", "none", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "Finished fifo1: 6 trials terminated");
+    CHECK_CONTAINS(o.out, "Best trial: trial_");
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials"), 6);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results"), 30);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='TERMINATED'"), 6);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments WHERE status='FINISHED'"), 1);
+
+    const char *t[] = {"trials", "fifo1", "--json", NULL};
+    o = run_tune(dir, t);
+    CHECK_EQ_INT(o.code, 0);
+    cJSON *arr = cJSON_Parse(o.out);
+    REQUIRE(arr && cJSON_IsArray(arr));
+    CHECK_EQ_INT(cJSON_GetArraySize(arr), 6);
+    int k = 0;
+    cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        CHECK_EQ_INT(cJSON_GetObjectItem(e, "id")->valueint, k);
+        CHECK_STR(cJSON_GetObjectItem(e, "status")->valuestring, "TERMINATED");
+        CHECK(cJSON_IsFalse(cJSON_GetObjectItem(e, "early_stopped")));
+        CHECK(cJSON_IsObject(cJSON_GetObjectItem(e, "config")));
+        CHECK(cJSON_IsNumber(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "config"), "lr")));
+        CHECK_EQ_INT(cJSON_GetObjectItem(e, "iterations")->valueint, 5);
+        cJSON *lr = cJSON_GetObjectItem(e, "last_result");
+        CHECK(cJSON_IsObject(lr));
+        CHECK_EQ_INT(cJSON_GetObjectItem(lr, "training_iteration")->valueint, 5);
+        CHECK(cJSON_IsNull(cJSON_GetObjectItem(e, "error")));
+        /* grid points alternate: trial index = repeat * 2 + grid point */
+        CHECK_EQ_INT(cJSON_GetObjectItem(cJSON_GetObjectItem(e, "config"), "layers")->valueint,
+                     1 + k % 2);
+        k++;
+    }
+    cJSON_Delete(arr);
+    out_free(&o);
+
+    const char *x[] = {"export", "fifo1", "--json", NULL};
+    o = run_tune(dir, x);
+    CHECK_EQ_INT(o.code, 0);
+    arr = cJSON_Parse(o.out);
+    REQUIRE(arr);
+    CHECK_EQ_INT(cJSON_GetArraySize(arr), 30);
+    cJSON *first = cJSON_GetArrayItem(arr, 0);
+    CHECK(cJSON_IsNumber(cJSON_GetObjectItem(first, "trial_id")));
+    CHECK(cJSON_IsNumber(cJSON_GetObjectItem(first, "loss")));
+    cJSON_Delete(arr);
+    out_free(&o);
+
+    const char *c[] = {"export", "fifo1", "--csv", NULL};
+    o = run_tune(dir, c);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK(strncmp(o.out, "trial_id,training_iteration,loss,acc\n", 37) == 0);
+    int lines = 0;
+    for (char *p = o.out; *p; p++) lines += *p == '\n';
+    CHECK_EQ_INT(lines, 31);
+    out_free(&o);
+
+    const char *b[] = {"best", "fifo1", "--json", NULL};
+    o = run_tune(dir, b);
+    CHECK_EQ_INT(o.code, 0);
+    cJSON *best = cJSON_Parse(o.out);
+    REQUIRE(best);
+    long long want = db_int(dir, "SELECT t.trial_no FROM trials t JOIN results r ON r.trial_id=t.id"
+                                 " WHERE r.iteration=5 ORDER BY r.metric, t.trial_no LIMIT 1");
+    CHECK_EQ_INT(cJSON_GetObjectItem(best, "id")->valueint, want);
+    cJSON_Delete(best);
+    out_free(&o);
+
+    const char *l[] = {"ls", NULL};
+    o = run_tune(dir, l);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "fifo1");
+    CHECK_CONTAINS(o.out, "FINISHED");
+    out_free(&o);
+
+    /* Logs are kept per trial. */
+    char p[4300];
+    snprintf(p, sizeof p, "%s/tune_results/fifo1/trial_00000/stdout.log", dir);
+    char *log = slurp(p);
+    CHECK_CONTAINS(log, "\"training_iteration\": 5");
+    free(log);
+}
+
+TEST(asha_stops_poor_trials_and_records_why)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "asha");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"asha1\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 20,"
+             " \"max_concurrent\": 4, \"seed\": 3,"
+             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"27\", \"--sleep-ms\", \"2\"],"
+             " \"scheduler\": {\"type\": \"asha\", \"max_t\": 27, \"grace_period\": 1,"
+             "   \"reduction_factor\": 3},"
+             " \"space\": {\"lr\": {\"loguniform\": [0.00001, 1]}}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", "--gpus", "none", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    long long stopped = db_int(dir, "SELECT count(*) FROM trials WHERE early_stopped=1");
+    CHECK(stopped >= 5);
+    CHECK(stopped < 20);
+    /* Every early stop has a recorded decision with a cutoff it was worse than. */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(DISTINCT trial_id) FROM decisions WHERE action='stop'"),
+                 stopped);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM decisions WHERE action='stop' AND"
+                             " NOT (value > cutoff)"),
+                 0);
+    /* Trials that reached max_t completed without being early-stopped. */
+    CHECK(db_int(dir, "SELECT count(*) FROM decisions WHERE action='complete'") >= 1);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status!='TERMINATED'"), 0);
+    /* A stopped trial records no result after the one that stopped it. */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results r JOIN decisions d ON"
+                             " d.trial_id=r.trial_id AND d.action='stop' WHERE r.iteration >"
+                             " d.iteration"),
+                 0);
+}
+
+/* Reads every trial's slice.log and checks that at no moment a device is given more
+ * than its capacity. */
+static void check_slices(const char *dir, const char *exp, int ntrials, double share)
+{
+    struct ev {
+        double t;
+        int dev;
+        double d;
+    } ev[4096];
+    int nev = 0;
+    for (int i = 0; i < ntrials; i++) {
+        char p[4400];
+        snprintf(p, sizeof p, "%s/tune_results/%s/trial_%05d/slice.log", dir, exp, i);
+        FILE *f = fopen(p, "r");
+        if (!f) continue;
+        char what[16], devs[256], ng[32];
+        double t;
+        while (fscanf(f, "%15s %lf %255s %31s", what, &t, devs, ng) == 4) {
+            int start = strcmp(what, "start") == 0;
+            if (strcmp(devs, "-") == 0) continue;
+            for (char *tok = strtok(devs, ","); tok && nev < 4096; tok = strtok(NULL, ",")) {
+                ev[nev].t = t;
+                ev[nev].dev = atoi(tok);
+                ev[nev].d = start ? share : -share;
+                nev++;
+            }
+        }
+        fclose(f);
+    }
+    CHECK(nev > 0);
+    /* sort by time, ends before starts at equal times */
+    for (int i = 1; i < nev; i++)
+        for (int j = i; j > 0 && (ev[j].t < ev[j - 1].t ||
+                                  (ev[j].t == ev[j - 1].t && ev[j].d < ev[j - 1].d));
+             j--) {
+            struct ev x = ev[j];
+            ev[j] = ev[j - 1];
+            ev[j - 1] = x;
+        }
+    double load[16] = {0}, peak = 0;
+    for (int i = 0; i < nev; i++) {
+        REQUIRE(ev[i].dev >= 0 && ev[i].dev < 16);
+        load[ev[i].dev] += ev[i].d;
+        if (load[ev[i].dev] > 1.0 + 1e-9) {
+            fprintf(stderr, "device %d over-given: %g at %.6f\n", ev[i].dev, load[ev[i].dev],
+                    ev[i].t);
+            CHECK(0);
+            return;
+        }
+        if (load[ev[i].dev] > peak) peak = load[ev[i].dev];
+    }
+    CHECK(peak > share - 1e-9); /* the pool was really used */
+}
+
+static void run_gpu_case(const char *name, const char *gpus_per_trial, double share, int ndev)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, name);
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"%s\", \"metric\": \"loss\", \"num_samples\": 12, \"max_concurrent\": 16,"
+             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"4\", \"--sleep-ms\", \"15\"],"
+             " \"resources\": {\"gpus_per_trial\": %s, \"cpus_per_trial\": 1},"
+             " \"space\": {\"lr\": {\"uniform\": [0.001, 0.1]}}}",
+             name, g_synth, gpus_per_trial);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", "--gpus", "0,1,2,3", "--cpus", "64", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    if (o.code) fprintf(stderr, "%s\n", o.err);
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='TERMINATED'"), 12);
+    check_slices(dir, name, 12, share);
+    (void)ndev;
+}
+
+TEST(gpu_pool_whole_gpus_never_overgiven)
+{
+    run_gpu_case("gpu1", "1", 1.0, 1);
+}
+
+TEST(gpu_pool_two_gpu_trials_never_overgiven)
+{
+    run_gpu_case("gpu2", "2", 1.0, 2);
+}
+
+TEST(gpu_pool_fractional_never_overgiven)
+{
+    run_gpu_case("gpuq", "0.25", 0.25, 1);
+}
+
+TEST(impossible_request_is_an_error_before_running)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "toobig");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"big\", \"command\": [\"%s\"],"
+             " \"resources\": {\"gpus_per_trial\": 3}, \"space\": {}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", "--gpus", "0,1", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "3");
+    CHECK_CONTAINS(o.err, "2");
+    out_free(&o);
+    struct stat s;
+    char db[4200];
+    snprintf(db, sizeof db, "%s/tune_results/big", dir);
+    CHECK(stat(db, &s) != 0); /* nothing ran */
+}
+
+TEST(bad_space_file_reports_position_and_exit_2)
+{
+    char dir[4096];
+    fresh_dir(dir, sizeof dir, "badspace");
+    space_file(dir, "{\n  \"name\": \"x\",\n  \"comand\": [\"a\"]\n}\n");
+    const char *a[] = {"run", "space.json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "space.json:3:");
+    CHECK_CONTAINS(o.err, "did you mean \"command\"");
+    out_free(&o);
+    const char *v[] = {"validate", "space.json", NULL};
+    o = run_tune(dir, v);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "space.json:3:");
+    out_free(&o);
+    const char *m[] = {"run", "missing.json", NULL};
+    o = run_tune(dir, m);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "missing.json");
+    out_free(&o);
+}
+
+TEST(missing_program_is_an_error_before_running)
+{
+    char dir[4096];
+    fresh_dir(dir, sizeof dir, "noprog");
+    space_file(dir, "{\"name\": \"np\", \"command\": [\"no-such-program-xyz\"], \"space\": {}}");
+    const char *a[] = {"run", "space.json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "cannot find program \"no-such-program-xyz\"");
+    out_free(&o);
+}
+
+TEST(validate_prints_configurations)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "validate");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"v\", \"num_samples\": 4, \"seed\": 1, \"command\": [\"%s\", \"--lr\","
+             " \"{lr}\"], \"space\": {\"lr\": {\"loguniform\": [0.0001, 0.1]}}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"validate", "space.json", "-n", "2", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "ok");
+    CHECK_CONTAINS(o.out, "trial_00000 {\"lr\":");
+    CHECK_CONTAINS(o.out, "trial_00001 {\"lr\":");
+    CHECK(strstr(o.out, "trial_00002") == NULL);
+    out_free(&o);
+}
+
+TEST(failing_trials_are_errors_and_the_experiment_goes_on)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "failing");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"f\", \"metric\": \"loss\", \"num_samples\": 1, \"max_concurrent\": 3,"
+             " \"command\": [\"%s\", \"--iters\", \"5\", \"{how}\", \"{at}\"],"
+             " \"space\": {\"how\": {\"grid_search\": [\"--fail-at\", \"--crash-at\", \"--iters\"]},"
+             "  \"at\": 3}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", "--gpus", "none", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "2 failed");
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='ERROR'"), 2);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='ERROR' AND exit_code=3"
+                             " AND error LIKE '%code 3%' AND stderr_tail LIKE '%failing on purpose%'"),
+                 1);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='ERROR' AND exit_signal=11"
+                             " AND error LIKE '%SIGSEGV%'"),
+                 1);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='TERMINATED'"), 1);
+    const char *t[] = {"trials", "f", "--json", NULL};
+    o = run_tune(dir, t);
+    cJSON *arr = cJSON_Parse(o.out);
+    REQUIRE(arr);
+    CHECK(cJSON_IsString(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 0), "error")));
+    cJSON_Delete(arr);
+    out_free(&o);
+}
+
+TEST(trial_environment)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "env");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"env\", \"num_samples\": 2, \"max_concurrent\": 2,"
+             " \"command\": [\"%s\", \"--env\", \"--iters\", \"3\", \"--sleep-ms\", \"100\"],"
+             " \"resources\": {\"gpus_per_trial\": 1, \"cpus_per_trial\": 2},"
+             " \"space\": {\"x\": {\"choice\": [\"a b\"]}}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", "--gpus", "5,7", "--cpus", "4", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    char p[4300];
+    int ports[2] = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s/tune_results/env/trial_%05d/stdout.log", dir, i);
+        char *log = slurp(p);
+        char want[4400];
+        snprintf(want, sizeof want, "TUNE_TRIAL_ID=%d\t", i);
+        CHECK_CONTAINS(log, want);
+        CHECK_CONTAINS(log, "TUNE_EXPERIMENT=env\t");
+        CHECK_CONTAINS(log, "TUNE_CONFIG={\"x\":\"a b\"}");
+        CHECK_CONTAINS(log, "OMP_NUM_THREADS=2\t");
+        CHECK_CONTAINS(log, "MASTER_ADDR=127.0.0.1\t");
+        CHECK_CONTAINS(log, "TUNE_NUM_GPUS=1\t");
+        CHECK(strstr(log, "CUDA_VISIBLE_DEVICES=5\t") || strstr(log, "CUDA_VISIBLE_DEVICES=7\t"));
+        snprintf(want, sizeof want, "TUNE_TRIAL_DIR=%s/tune_results/env/trial_%05d", dir, i);
+        CHECK_CONTAINS(log, want);
+        char *mp = strstr(log, "MASTER_PORT=");
+        if (mp) ports[i] = atoi(mp + 12);
+        free(log);
+    }
+    CHECK(ports[0] > 0 && ports[1] > 0 && ports[0] != ports[1]);
+}
+
+TEST(parameter_values_never_reach_a_shell)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "shell");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"sh\", \"command\": [\"%s\", \"--argv\", \"--iters\", \"0\", \"{evil}\"],"
+             " \"space\": {\"evil\": {\"choice\": [\"; touch pwned; $(touch pwned2) `touch p3`\"]}}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    char p[4300];
+    snprintf(p, sizeof p, "%s/tune_results/sh/trial_00000/stdout.log", dir);
+    char *log = slurp(p);
+    CHECK_CONTAINS(log, "\"argc\": 5");
+    CHECK_CONTAINS(log, "\"arg4\": \"; touch pwned; $(touch pwned2) `touch p3`\"");
+    free(log);
+    struct stat s;
+    snprintf(p, sizeof p, "%s/tune_results/sh/trial_00000/pwned", dir);
+    CHECK(stat(p, &s) != 0);
+    snprintf(p, sizeof p, "%s/tune_results/sh/trial_00000/pwned2", dir);
+    CHECK(stat(p, &s) != 0);
+}
+
+static int count_procs_with_arg(const char *needle)
+{
+    char cmd[512];
+    /* "[x]yz" matches "xyz" but not this shell's own command line. */
+    snprintf(cmd, sizeof cmd, "pgrep -f -c -- '[%c]%s' 2>/dev/null", needle[0], needle + 1);
+    FILE *f = popen(cmd, "r");
+    int n = 0;
+    if (f) {
+        if (fscanf(f, "%d", &n) != 1) n = 0;
+        pclose(f);
+    }
+    return n;
+}
+
+TEST(ctrl_c_stops_trials_and_exits_130)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "sigint");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"si\", \"metric\": \"loss\", \"num_samples\": 6, \"max_concurrent\": 2,"
+             " \"stop_grace_s\": 1,"
+             " \"command\": [\"%s\", \"--iters\", \"1000\", \"--sleep-ms\", \"20\", \"--fork-child\","
+             "   \"--lr\", \"0.0123456\"], \"space\": {}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", NULL};
+    struct out o = run_tune_sig(dir, a, 600, 0);
+    CHECK_EQ_INT(o.code, 130);
+    CHECK_CONTAINS(o.out, "Interrupted si");
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='PAUSED'"), 2);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='PENDING'"), 4);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments WHERE status='INTERRUPTED'"), 1);
+    CHECK(db_int(dir, "SELECT count(*) FROM results") > 0);
+    CHECK_EQ_INT(count_procs_with_arg("0.0123456"), 0); /* children of trials died too */
+}
+
+TEST(second_ctrl_c_kills_at_once)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "sigint2");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"si2\", \"num_samples\": 2, \"max_concurrent\": 2, \"stop_grace_s\": 60,"
+             " \"command\": [\"%s\", \"--iters\", \"100000\", \"--sleep-ms\", \"20\","
+             "   \"--ignore-term\", \"--lr\", \"0.0234567\"], \"space\": {}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", NULL};
+    time_t t0 = time(NULL);
+    struct out o = run_tune_sig(dir, a, 500, 300);
+    CHECK_EQ_INT(o.code, 130);
+    CHECK(time(NULL) - t0 < 20); /* not the 60 s grace period */
+    out_free(&o);
+    CHECK_EQ_INT(count_procs_with_arg("0.0234567"), 0);
+}
+
+TEST(trial_ignoring_sigterm_is_killed_after_grace)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "ignterm");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"ig\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 1, \"stop_grace_s\": 0.5,"
+             " \"command\": [\"%s\", \"--iters\", \"100000\", \"--sleep-ms\", \"5\","
+             "   \"--ignore-term\", \"--talk-after-term\"],"
+             " \"scheduler\": {\"type\": \"asha\", \"max_t\": 5, \"grace_period\": 1,"
+             "  \"reduction_factor\": 2},"
+             " \"space\": {}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    /* It completed at max_t = 5; results it kept printing were logged, not recorded. */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results"), 5);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='TERMINATED' AND"
+                             " early_stopped=0"),
+                 1);
+    char p[4300];
+    snprintf(p, sizeof p, "%s/tune_results/ig/trial_00000/stdout.log", dir);
+    char *log = slurp(p);
+    CHECK_CONTAINS(log, "\"training_iteration\": 6,");
+    free(log);
+}
+
+TEST(iteration_counted_when_trial_does_not_send_it)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "noiter");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"ni\", \"metric\": \"loss\", \"command\": [\"%s\", \"--iters\", \"4\","
+             " \"--no-iter\", \"--garbage\"], \"space\": {}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results"), 4);
+    CHECK_EQ_INT(db_int(dir, "SELECT max(json_extract(data, '$.training_iteration')) FROM results"),
+                 4);
+    CHECK_EQ_INT(db_int(dir, "SELECT sum(iteration) FROM results"), 10);
+}
+
+TEST(existing_experiment_is_not_overwritten)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "exists");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"ex\", \"metric\": \"loss\", \"command\": [\"%s\", \"--iters\", \"2\"],"
+             " \"space\": {}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 1);
+    CHECK_CONTAINS(o.err, "experiment \"ex\" already exists");
+    CHECK_CONTAINS(o.err, "--restart");
+    out_free(&o);
+    const char *r[] = {"run", "space.json", "--restart", NULL};
+    o = run_tune(dir, r);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "ex-2");
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments"), 2);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results"), 4);
+}
+
+TEST(query_is_read_only_and_formats)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "query");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"q\", \"metric\": \"loss\", \"command\": [\"%s\", \"--iters\", \"3\"],"
+             " \"space\": {}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    const char *w[] = {"query", "DELETE FROM results", NULL};
+    o = run_tune(dir, w);
+    CHECK(o.code != 0);
+    CHECK_CONTAINS(o.err, "read-only");
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results"), 3);
+    const char *j[] = {"query", "SELECT iteration, metric FROM results ORDER BY iteration",
+                       "--json", NULL};
+    o = run_tune(dir, j);
+    CHECK_EQ_INT(o.code, 0);
+    cJSON *arr = cJSON_Parse(o.out);
+    REQUIRE(arr);
+    CHECK_EQ_INT(cJSON_GetArraySize(arr), 3);
+    CHECK_EQ_INT(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 2), "iteration")->valueint, 3);
+    cJSON_Delete(arr);
+    out_free(&o);
+    const char *c[] = {"query", "SELECT 'a,b' AS x, 1 AS y", "--csv", NULL};
+    o = run_tune(dir, c);
+    CHECK_STR(o.out, "x,y\n\"a,b\",1\n");
+    out_free(&o);
+    const char *bad[] = {"query", "SELEC nonsense", NULL};
+    o = run_tune(dir, bad);
+    CHECK(o.code != 0);
+    CHECK_CONTAINS(o.err, "syntax error");
+    out_free(&o);
+    const char *nx[] = {"trials", "nope", NULL};
+    o = run_tune(dir, nx);
+    CHECK_EQ_INT(o.code, 1);
+    CHECK_CONTAINS(o.err, "no experiment named \"nope\"");
+    out_free(&o);
+    const char *nodb[] = {"ls", "--db", "missing.db", NULL};
+    o = run_tune(dir, nodb);
+    CHECK_EQ_INT(o.code, 1);
+    CHECK_CONTAINS(o.err, "missing.db");
+    out_free(&o);
+}
+
+TEST(status_block_when_not_a_terminal)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "plain");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"pl\", \"metric\": \"loss\", \"num_samples\": 2, \"command\": [\"%s\","
+             " \"--iters\", \"10\", \"--sleep-ms\", \"150\", \"--lr\", \"{lr}\"],"
+             " \"space\": {\"lr\": {\"choice\": [0.01, 0.1]}}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", "--status-interval", "0.5", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    int blocks = 0;
+    for (const char *p = o.out; (p = strstr(p, "== Status ==")); p++) blocks++;
+    CHECK(blocks >= 3); /* periodic blocks plus the final one */
+    CHECK_CONTAINS(o.out, "trial_00001");
+    CHECK_CONTAINS(o.out, "TERMINATED");
+    CHECK(strstr(o.out, "\033[") == NULL); /* no terminal escapes in a file */
+    out_free(&o);
+}
+
+TT_MAIN

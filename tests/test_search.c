@@ -1,0 +1,1535 @@
+/* tests for search/: parsing space.json, every error message with its LINE:COL, the
+ * distributions' bounds and shapes, reproducibility from the seed, grid order and argv
+ * rendering. Not for: running trials (scheduler and trial tests do that). */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "search/space.h"
+#include "tinytest.h"
+
+#define FILE_NAME "t.json"
+
+static const char *const example_json =
+    "{\n"
+    "  \"name\": \"fmnist-asha\",\n"
+    "  \"metric\": \"loss\", \"mode\": \"min\",\n"
+    "  \"num_samples\": 32, \"max_concurrent\": 4, \"seed\": 0,\n"
+    "  \"command\": [\"tune-train\", \"--lr\", \"{lr}\", \"--batch-size\", \"{batch_size}\"],\n"
+    "  \"resources\": {\"gpus_per_trial\": 1, \"cpus_per_trial\": 1},\n"
+    "  \"scheduler\": {\"type\": \"asha\", \"time_attr\": \"training_iteration\", \"max_t\": 81,\n"
+    "                \"grace_period\": 1, \"reduction_factor\": 3, \"brackets\": 1},\n"
+    "  \"space\": {\n"
+    "    \"lr\": {\"loguniform\": [1e-4, 1e-1]},\n"
+    "    \"batch_size\": {\"choice\": [16, 32, 64, 128]},\n"
+    "    \"momentum\": {\"uniform\": [0.5, 0.99]},\n"
+    "    \"layers\": {\"grid_search\": [1, 2]}\n"
+    "  }\n"
+    "}\n";
+
+static char g_err[2048];
+
+/* Parses json (which must be valid); NULL and a printed message otherwise. */
+static space_t *parse(const char *json)
+{
+    space_t *s = NULL;
+    g_err[0] = '\0';
+    if (space_parse(json, strlen(json), FILE_NAME, &s, g_err, sizeof g_err) != 0) {
+        fprintf(stderr, "unexpected parse error: %s\n", g_err);
+        return NULL;
+    }
+    return s;
+}
+
+/* The message space_parse gives for json, or "(parsed fine)". */
+static const char *parse_err(const char *json)
+{
+    space_t *s = NULL;
+    snprintf(g_err, sizeof g_err, "(no message)");
+    int rc = space_parse(json, strlen(json), FILE_NAME, &s, g_err, sizeof g_err);
+    if (rc == 0) {
+        space_free(s);
+        snprintf(g_err, sizeof g_err, "(parsed fine)");
+    } else if (rc != SPACE_EINVAL) {
+        snprintf(g_err, sizeof g_err, "(rc %d, not SPACE_EINVAL)", rc);
+    }
+    return g_err;
+}
+
+/* A valid document with `extra` members placed at the start of line 2, so that a
+ * needle's column in `extra` is its column in the file. */
+static char g_doc[8192];
+static const char *doc(const char *extra)
+{
+    snprintf(g_doc, sizeof g_doc, "{\"name\": \"t\", \"command\": [\"run\"],\n%s}", extra);
+    return g_doc;
+}
+
+/* Checks that doc(extra) fails with "t.json:2:COL: msg", COL being where `needle` is in
+ * extra (occurrence `nth`, 0-based). */
+static int expect_at_n(const char *extra, const char *needle, int nth, const char *msg)
+{
+    const char *p = extra;
+    for (int i = 0; p && i <= nth; i++) {
+        p = strstr(i ? p + 1 : p, needle);
+    }
+    if (!p) {
+        fprintf(stderr, "test bug: needle %s not in %s\n", needle, extra);
+        return 0;
+    }
+    char want[2048];
+    snprintf(want, sizeof want, "%s:2:%d: %s", FILE_NAME, (int)(p - extra) + 1, msg);
+    const char *got = parse_err(doc(extra));
+    if (strcmp(got, want) != 0) {
+        fprintf(stderr, "  want: %s\n  got:  %s\n", want, got);
+        return 0;
+    }
+    return 1;
+}
+#define EXPECT_AT(extra, needle, msg) CHECK(expect_at_n(extra, needle, 0, msg))
+#define EXPECT_AT_N(extra, needle, nth, msg) CHECK(expect_at_n(extra, needle, nth, msg))
+
+static cJSON *sample(const space_t *s, size_t i)
+{
+    cJSON *c = NULL;
+    char err[256];
+    if (space_sample(s, i, &c, err, sizeof err) != 0) {
+        fprintf(stderr, "sample %zu failed: %s\n", i, err);
+        return NULL;
+    }
+    return c;
+}
+
+static double num(const cJSON *c, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(c, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* A space with one parameter `p` drawn n times (num_samples n). */
+static space_t *one_param(const char *dist, int n, unsigned seed)
+{
+    static char buf[1024];
+    snprintf(buf, sizeof buf,
+             "{\"name\":\"d\",\"command\":[\"x\"],\"num_samples\":%d,\"seed\":%u,"
+             "\"space\":{\"p\":%s}}",
+             n, seed, dist);
+    return parse(buf);
+}
+
+/* ---- parsing -------------------------------------------------------------------------- */
+TEST(parse_example)
+{
+    space_t *s = parse(example_json);
+    REQUIRE(s);
+    const space_settings_t *t = space_settings(s);
+    CHECK_STR(t->name, "fmnist-asha");
+    CHECK_STR(t->metric, "loss");
+    CHECK_EQ_INT(t->mode, SPACE_MODE_MIN);
+    CHECK_EQ_INT(t->num_samples, 32);
+    CHECK_EQ_INT(t->max_concurrent, 4);
+    CHECK_EQ_INT(t->seed, 0);
+    CHECK_EQ_INT(t->command_argc, 5);
+    CHECK_STR(t->command[0], "tune-train");
+    CHECK_STR(t->command[4], "{batch_size}");
+    CHECK(t->command[5] == NULL);
+    CHECK_NEAR(t->gpus_per_trial, 1, 0);
+    CHECK_EQ_INT(t->cpus_per_trial, 1);
+    CHECK_EQ_INT(t->sched.type, SPACE_SCHED_ASHA);
+    CHECK_STR(t->sched.time_attr, "training_iteration");
+    CHECK_NEAR(t->sched.max_t, 81, 0);
+    CHECK_NEAR(t->sched.grace_period, 1, 0);
+    CHECK_NEAR(t->sched.reduction_factor, 3, 0);
+    CHECK_EQ_INT(t->sched.brackets, 1);
+    CHECK_EQ_INT(t->exec.type, SPACE_EXEC_LOCAL);
+    CHECK(t->exec.srun_args == NULL);
+    CHECK(t->exec.allocation == NULL);
+    CHECK_NEAR(t->stop_grace_s, 5, 0);
+    CHECK_NEAR(t->status_interval_s, 30, 0);
+    CHECK_NEAR(t->result_timeout_s, 0, 0);
+    CHECK_NEAR(t->time_budget_s, 0, 0);
+    CHECK_EQ_INT(t->max_failures, 0);
+    CHECK_EQ_INT(space_num_trials(s), 64);
+    REQUIRE(space_num_params(s) == 4);
+    CHECK_STR(space_param_name(s, 0), "lr");
+    CHECK_STR(space_param_name(s, 1), "batch_size");
+    CHECK_STR(space_param_name(s, 2), "momentum");
+    CHECK_STR(space_param_name(s, 3), "layers");
+    CHECK(space_param_name(s, 4) == NULL);
+    CHECK_STR(space_param_kind(s, 0), "loguniform");
+    CHECK_STR(space_param_kind(s, 1), "choice");
+    CHECK_STR(space_param_kind(s, 2), "uniform");
+    CHECK_STR(space_param_kind(s, 3), "grid_search");
+    CHECK(space_param_is_log(s, 0));
+    CHECK(!space_param_is_log(s, 1));
+    CHECK(!space_param_is_log(s, 2));
+    CHECK_STR(space_text(s), example_json);
+    space_free(s);
+}
+
+TEST(parse_defaults)
+{
+    space_t *s = parse("{\"name\": \"x\", \"command\": [\"a\"]}");
+    REQUIRE(s);
+    const space_settings_t *t = space_settings(s);
+    CHECK(t->metric == NULL);
+    CHECK_EQ_INT(t->mode, SPACE_MODE_MIN);
+    CHECK_EQ_INT(t->num_samples, 1);
+    CHECK_EQ_INT(t->max_concurrent, 0);
+    CHECK_EQ_INT(t->seed, 0);
+    CHECK_NEAR(t->gpus_per_trial, 0, 0);
+    CHECK_EQ_INT(t->cpus_per_trial, 1);
+    /* Ray Tune's ASHAScheduler defaults. */
+    CHECK_EQ_INT(t->sched.type, SPACE_SCHED_FIFO);
+    CHECK_STR(t->sched.time_attr, "training_iteration");
+    CHECK_NEAR(t->sched.max_t, 100, 0);
+    CHECK_NEAR(t->sched.grace_period, 1, 0);
+    CHECK_NEAR(t->sched.reduction_factor, 4, 0);
+    CHECK_EQ_INT(t->sched.brackets, 1);
+    CHECK_EQ_INT(t->sched.min_samples_required, 3);
+    CHECK_EQ_INT(t->exec.type, SPACE_EXEC_LOCAL);
+    CHECK_NEAR(t->stop_grace_s, 5, 0);
+    CHECK_NEAR(t->status_interval_s, 30, 0);
+    CHECK_EQ_INT(space_num_trials(s), 1);
+    CHECK_EQ_INT(space_num_params(s), 0);
+    cJSON *c = sample(s, 0);
+    REQUIRE(c);
+    CHECK_EQ_INT(cJSON_GetArraySize(c), 0);
+    cJSON_Delete(c);
+    space_free(s);
+}
+
+TEST(parse_asha_defaults)
+{
+    space_t *s = parse("{\"name\":\"x\",\"command\":[\"a\"],\"metric\":\"acc\",\"mode\":\"max\","
+                       "\"scheduler\":{\"type\":\"asha\"}}");
+    REQUIRE(s);
+    const space_settings_t *t = space_settings(s);
+    CHECK_EQ_INT(t->mode, SPACE_MODE_MAX);
+    CHECK_EQ_INT(t->sched.type, SPACE_SCHED_ASHA);
+    CHECK_NEAR(t->sched.max_t, 100, 0);
+    CHECK_NEAR(t->sched.grace_period, 1, 0);
+    CHECK_NEAR(t->sched.reduction_factor, 4, 0);
+    CHECK_EQ_INT(t->sched.brackets, 1);
+    space_free(s);
+}
+
+TEST(parse_median)
+{
+    space_t *s = parse("{\"name\":\"x\",\"command\":[\"a\"],\"metric\":\"acc\",\"mode\":\"max\","
+                       "\"scheduler\":{\"type\":\"median\",\"min_samples_required\":5,"
+                       "\"grace_period\":10,\"time_attr\":\"epoch\",\"max_t\":50}}");
+    REQUIRE(s);
+    const space_settings_t *t = space_settings(s);
+    CHECK_EQ_INT(t->sched.type, SPACE_SCHED_MEDIAN);
+    CHECK_EQ_INT(t->sched.min_samples_required, 5);
+    CHECK_NEAR(t->sched.grace_period, 10, 0);
+    CHECK_NEAR(t->sched.max_t, 50, 0);
+    CHECK_STR(t->sched.time_attr, "epoch");
+    space_free(s);
+}
+
+TEST(parse_optional_keys)
+{
+    space_t *s = parse(
+        "{\"name\":\"x\",\"command\":[\"a\"],\"stop_grace_s\":2.5,\"status_interval_s\":10,"
+        "\"result_timeout_s\":600,\"time_budget_s\":3600,\"max_failures\":2,"
+        "\"executor\":{\"type\":\"slurm\",\"srun_args\":[\"--exclusive\",\"-p\",\"gpu\"],"
+        "\"allocation\":123456},\"resources\":{\"gpus_per_trial\":0.25,\"cpus_per_trial\":4}}");
+    REQUIRE(s);
+    const space_settings_t *t = space_settings(s);
+    CHECK_NEAR(t->stop_grace_s, 2.5, 0);
+    CHECK_NEAR(t->status_interval_s, 10, 0);
+    CHECK_NEAR(t->result_timeout_s, 600, 0);
+    CHECK_NEAR(t->time_budget_s, 3600, 0);
+    CHECK_EQ_INT(t->max_failures, 2);
+    CHECK_EQ_INT(t->exec.type, SPACE_EXEC_SLURM);
+    REQUIRE(t->exec.srun_args);
+    CHECK_STR(t->exec.srun_args[0], "--exclusive");
+    CHECK_STR(t->exec.srun_args[2], "gpu");
+    CHECK(t->exec.srun_args[3] == NULL);
+    CHECK_STR(t->exec.allocation, "123456");
+    CHECK_NEAR(t->gpus_per_trial, 0.25, 0);
+    CHECK_EQ_INT(t->cpus_per_trial, 4);
+    space_free(s);
+
+    s = parse("{\"name\":\"x\",\"command\":[\"a\"],\"executor\":{\"type\":\"slurm\","
+              "\"allocation\":\"777_3\",\"srun_args\":[]}}");
+    REQUIRE(s);
+    CHECK_STR(space_settings(s)->exec.allocation, "777_3");
+    CHECK(space_settings(s)->exec.srun_args == NULL);
+    space_free(s);
+}
+
+TEST(parse_big_seed_exact)
+{
+    space_t *s = parse("{\"name\":\"x\",\"command\":[\"a\"],\"seed\":18446744073709551615}");
+    REQUIRE(s);
+    CHECK(space_settings(s)->seed == UINT64_MAX);
+    cJSON *j = space_settings_json(s);
+    REQUIRE(j);
+    char *txt = cJSON_PrintUnformatted(j);
+    CHECK_CONTAINS(txt, "\"seed\":18446744073709551615");
+    free(txt);
+    cJSON_Delete(j);
+    space_free(s);
+}
+
+TEST(gpus_fractions_accepted)
+{
+    const char *ok[] = {
+        "0",     "1",  "2", "8", "0.5", "0.25", "0.2", "0.333333333", "0.3333333333333333",
+        "0.125", "4.0"};
+    double want[] = {0, 1, 2, 8, 0.5, 0.25, 0.2, 1.0 / 3, 1.0 / 3, 0.125, 4};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        char buf[256];
+        snprintf(buf, sizeof buf,
+                 "{\"name\":\"x\",\"command\":[\"a\"],\"resources\":{\"gpus_per_trial\":%s}}",
+                 ok[i]);
+        space_t *s = parse(buf);
+        CHECK(s != NULL);
+        if (s) CHECK(space_settings(s)->gpus_per_trial == want[i]);
+        space_free(s);
+    }
+}
+
+TEST(settings_json_resolved)
+{
+    space_t *s = parse(example_json);
+    REQUIRE(s);
+    cJSON *j = space_settings_json(s);
+    REQUIRE(j);
+    CHECK_STR(cJSON_GetObjectItem(j, "name")->valuestring, "fmnist-asha");
+    CHECK_STR(cJSON_GetObjectItem(j, "metric")->valuestring, "loss");
+    CHECK_STR(cJSON_GetObjectItem(j, "mode")->valuestring, "min");
+    CHECK_NEAR(num(j, "num_samples"), 32, 0);
+    CHECK_NEAR(num(j, "num_trials"), 64, 0);
+    CHECK_NEAR(num(j, "stop_grace_s"), 5, 0);
+    cJSON *sc = cJSON_GetObjectItem(j, "scheduler");
+    REQUIRE(sc);
+    CHECK_STR(cJSON_GetObjectItem(sc, "type")->valuestring, "asha");
+    CHECK_NEAR(num(sc, "max_t"), 81, 0);
+    CHECK_NEAR(num(sc, "reduction_factor"), 3, 0);
+    CHECK_NEAR(num(sc, "min_samples_required"), 3, 0);
+    cJSON *res = cJSON_GetObjectItem(j, "resources");
+    CHECK_NEAR(num(res, "gpus_per_trial"), 1, 0);
+    cJSON *cmd = cJSON_GetObjectItem(j, "command");
+    CHECK_EQ_INT(cJSON_GetArraySize(cmd), 5);
+    cJSON *ex = cJSON_GetObjectItem(j, "executor");
+    CHECK_STR(cJSON_GetObjectItem(ex, "type")->valuestring, "local");
+    cJSON *ps = cJSON_GetObjectItem(j, "params");
+    CHECK_EQ_INT(cJSON_GetArraySize(ps), 4);
+    CHECK_STR(cJSON_GetObjectItem(cJSON_GetArrayItem(ps, 0), "kind")->valuestring, "loguniform");
+    cJSON_Delete(j);
+    space_free(s);
+}
+
+TEST(rename)
+{
+    space_t *s = parse(example_json);
+    REQUIRE(s);
+    char err[256];
+    CHECK_EQ_INT(space_rename(s, "fmnist-asha-2", err, sizeof err), 0);
+    CHECK_STR(space_settings(s)->name, "fmnist-asha-2");
+    CHECK_EQ_INT(space_rename(s, "../x", err, sizeof err), SPACE_EINVAL);
+    CHECK_CONTAINS(err, "'/' is not allowed");
+    CHECK_STR(space_settings(s)->name, "fmnist-asha-2");
+    space_free(s);
+}
+
+/* ---- load ------------------------------------------------------------------------------ */
+TEST(load_file)
+{
+    char path[] = "/tmp/tune_search_XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    const char *bad = "{\"name\": \"x\",\n \"command\": [\"a\"], \"seeed\": 1}";
+    REQUIRE(write(fd, bad, strlen(bad)) == (ssize_t)strlen(bad));
+    close(fd);
+    space_t *s = NULL;
+    char err[512], want[512];
+    CHECK_EQ_INT(space_load(path, &s, err, sizeof err), SPACE_EINVAL);
+    snprintf(want, sizeof want, "%s:2:20: unknown key \"seeed\" (did you mean \"seed\"?)", path);
+    CHECK_STR(err, want);
+    CHECK(s == NULL);
+    FILE *f = fopen(path, "w");
+    REQUIRE(f);
+    fputs(example_json, f);
+    fclose(f);
+    CHECK_EQ_INT(space_load(path, &s, err, sizeof err), 0);
+    REQUIRE(s);
+    CHECK_STR(space_text(s), example_json);
+    space_free(s);
+    unlink(path);
+}
+
+TEST(load_missing_file)
+{
+    space_t *s = NULL;
+    char err[512];
+    CHECK_EQ_INT(space_load("/nonexistent/dir/space.json", &s, err, sizeof err), SPACE_EIO);
+    CHECK_STR(err, "cannot read /nonexistent/dir/space.json: No such file or directory");
+    CHECK_EQ_INT(space_load("/tmp", &s, err, sizeof err), SPACE_EIO);
+    CHECK_STR(err, "cannot read /tmp: Is a directory");
+    CHECK(s == NULL);
+}
+
+/* ---- JSON syntax errors ------------------------------------------------------------------ */
+TEST(err_json_missing_comma)
+{
+    CHECK_STR(parse_err("{\n  \"name\": \"x\",\n  \"command\": [\"a\"]\n  \"seed\": 1\n}"),
+              "t.json:4:3: invalid JSON: expected ',' or '}' after an object member, found '\"'");
+}
+
+TEST(err_json_trailing_comma)
+{
+    CHECK_STR(parse_err("{\"name\": \"x\",\n \"command\": [\"a\", ],}"),
+              "t.json:2:19: invalid JSON: trailing comma before ']' (JSON allows none)");
+    CHECK_STR(parse_err("{\"name\": \"x\", \"command\": [\"a\"],\n}"),
+              "t.json:2:1: invalid JSON: trailing comma before '}' (JSON allows none)");
+}
+
+TEST(err_json_unterminated)
+{
+    CHECK_STR(parse_err("{\"name\": \"x"), "t.json:1:10: invalid JSON: unterminated string");
+    CHECK_STR(parse_err("{\"name\": \"x\""),
+              "t.json:1:13: invalid JSON: expected ',' or '}' after an object member, found end "
+              "of file");
+}
+
+TEST(err_json_empty_and_garbage)
+{
+    CHECK_STR(parse_err(""), "t.json:1:1: invalid JSON: expected a value, found end of file");
+    CHECK_STR(parse_err("  \n"), "t.json:2:1: invalid JSON: expected a value, found end of file");
+    CHECK_STR(parse_err("{} x"),
+              "t.json:1:4: invalid JSON: 'x' after the end of the top-level value");
+    CHECK_STR(parse_err("{\"name\": 'x'}"),
+              "t.json:1:10: invalid JSON: strings need double quotes, not single");
+    CHECK_STR(parse_err("{name: 1}"),
+              "t.json:1:2: invalid JSON: expected a key in double quotes, found 'n'");
+    CHECK_STR(parse_err("{\"a\" 1}"),
+              "t.json:1:6: invalid JSON: expected ':' after the key, found '1'");
+    CHECK_STR(parse_err("{\"a\": tru}"), "t.json:1:7: invalid JSON: expected a value, found 't'");
+}
+
+TEST(err_json_numbers_and_strings)
+{
+    CHECK_STR(parse_err("{\"seed\": 01}"),
+              "t.json:1:10: invalid JSON: numbers cannot have leading zeros");
+    CHECK_STR(parse_err("{\"seed\": 1.}"),
+              "t.json:1:10: invalid JSON: malformed number (a digit must follow '.')");
+    CHECK_STR(parse_err("{\"seed\": 1e}"),
+              "t.json:1:10: invalid JSON: malformed number (exponent without digits)");
+    CHECK_STR(parse_err("{\"seed\": 1e999}"), "t.json:1:10: number 1e999 is out of range");
+    CHECK_STR(parse_err("{\"a\": \"x\\qy\"}"),
+              "t.json:1:9: invalid JSON: unknown escape \\q in a string");
+    CHECK_STR(parse_err("{\"a\": \"x\ty\"}"),
+              "t.json:1:9: invalid JSON: control character (byte 0x09) in a string; write it "
+              "as an escape such as \\n");
+    CHECK_STR(parse_err("{\"a\": \"\\ud800\"}"),
+              "t.json:1:8: invalid JSON: unpaired surrogate \\uD800 in a string");
+    CHECK_STR(parse_err("{\"a\": \"\\u12\"}"),
+              "t.json:1:10: invalid JSON: \\u needs four hex digits");
+}
+
+TEST(err_json_columns_count_characters)
+{
+    /* "é" is two bytes but one column; the error after it is at column 13. */
+    CHECK_STR(parse_err("{\"name\": \"\xc3\xa9\" \"x\"}"),
+              "t.json:1:14: invalid JSON: expected ',' or '}' after an object member, found '\"'");
+    /* A byte order mark is skipped and not counted. */
+    space_t *s = parse("\xef\xbb\xbf{\"name\": \"x\", \"command\": [\"a\"]}");
+    CHECK(s != NULL);
+    space_free(s);
+    CHECK_STR(parse_err("\xef\xbb\xbf{\"nme\": \"x\"}"),
+              "t.json:1:2: unknown key \"nme\" (did you mean \"name\"?)");
+}
+
+TEST(err_json_too_deep)
+{
+    char buf[2100];
+    memset(buf, '[', 2000);
+    buf[2000] = '\0';
+    CHECK_CONTAINS(parse_err(buf), "invalid JSON: nested deeper than");
+}
+
+TEST(err_not_an_object)
+{
+    CHECK_STR(parse_err("[1, 2]"),
+              "t.json:1:1: the experiment file must be a JSON object, not an array");
+}
+
+TEST(err_duplicate_key)
+{
+    CHECK_STR(parse_err("{\"name\": \"x\",\n \"name\": \"y\"}"),
+              "t.json:2:2: duplicate key \"name\" (first given at line 1, column 2)");
+    EXPECT_AT_N("\"space\": {\"lr\": 1, \"lr\": 2}", "\"lr\"", 1,
+                "duplicate key \"lr\" (first given at line 2, column 11)");
+}
+
+/* ---- unknown keys ----------------------------------------------------------------------- */
+TEST(err_unknown_top_key)
+{
+    EXPECT_AT("\"num_sample\": 3", "\"num_sample\"",
+              "unknown key \"num_sample\" (did you mean \"num_samples\"?)");
+    EXPECT_AT("\"metirc\": \"loss\"", "\"metirc\"",
+              "unknown key \"metirc\" (did you mean \"metric\"?)");
+    EXPECT_AT("\"zzzzzzzz\": 1", "\"zzzzzzzz\"", "unknown key \"zzzzzzzz\"");
+}
+
+TEST(err_unknown_nested_keys)
+{
+    EXPECT_AT("\"metric\": \"m\", \"mode\": \"min\", \"scheduler\": {\"type\": \"asha\", "
+              "\"grace_perod\": 2}",
+              "\"grace_perod\"",
+              "unknown key \"grace_perod\" in \"scheduler\" (did you mean \"grace_period\"?)");
+    EXPECT_AT("\"resources\": {\"gpu_per_trial\": 1}", "\"gpu_per_trial\"",
+              "unknown key \"gpu_per_trial\" in \"resources\" (did you mean \"gpus_per_trial\"?)");
+    EXPECT_AT("\"executor\": {\"typ\": \"slurm\"}", "\"typ\"",
+              "unknown key \"typ\" in \"executor\" (did you mean \"type\"?)");
+}
+
+TEST(err_unknown_distribution)
+{
+    EXPECT_AT("\"space\": {\"lr\": {\"logunifrom\": [1e-4, 1e-1]}}", "\"logunifrom\"",
+              "unknown distribution \"logunifrom\" (did you mean \"loguniform\"?)");
+    EXPECT_AT("\"space\": {\"lr\": {\"Uniform\": [0, 1]}}", "\"Uniform\"",
+              "unknown distribution \"Uniform\" (did you mean \"uniform\"?)");
+    EXPECT_AT("\"space\": {\"lr\": {\"gaussian\": [0, 1]}}", "\"gaussian\"",
+              "unknown distribution \"gaussian\"");
+}
+
+TEST(err_param_object_shape)
+{
+    EXPECT_AT("\"space\": {\"lr\": {}}", "{}",
+              "parameter \"lr\" is an empty object: give a constant or one distribution, such "
+              "as {\"uniform\": [0, 1]}");
+    EXPECT_AT("\"space\": {\"lr\": {\"uniform\": [0, 1], \"q\": 0.1}}", "\"q\"",
+              "parameter \"lr\" must have exactly one distribution key; \"q\" is one too many");
+}
+
+TEST(err_param_names)
+{
+    EXPECT_AT("\"space\": {\"\": 1}", "\"\"", "parameter name is empty");
+    EXPECT_AT("\"space\": {\"a{b\": 1}", "\"a{b\"",
+              "parameter name \"a{b\" cannot contain '{' or '}'");
+    EXPECT_AT("\"space\": {\"trial_id\": 1}", "\"trial_id\"",
+              "parameter name \"trial_id\" is reserved for the {trial_id} placeholder");
+    EXPECT_AT("\"space\": {\"trial_dir\": 1}", "\"trial_dir\"",
+              "parameter name \"trial_dir\" is reserved for the {trial_dir} placeholder");
+    EXPECT_AT("\"space\": [1]", "[1]", "\"space\" must be an object of parameter names");
+}
+
+/* ---- wrong types and values ------------------------------------------------------------- */
+TEST(err_num_samples)
+{
+    const char *m = "\"num_samples\" must be a positive integer";
+    EXPECT_AT("\"num_samples\": 0", "0", m);
+    EXPECT_AT("\"num_samples\": -3", "-3", m);
+    EXPECT_AT("\"num_samples\": 2.5", "2.5", m);
+    EXPECT_AT("\"num_samples\": \"4\"", "\"4\"", m);
+    EXPECT_AT("\"num_samples\": 1e12", "1e12", m);
+}
+
+TEST(err_other_integers)
+{
+    EXPECT_AT("\"max_concurrent\": -1", "-1",
+              "\"max_concurrent\" must be a non-negative integer (0: no limit)");
+    EXPECT_AT("\"seed\": -1", "-1", "\"seed\" must be a non-negative integer below 2^64");
+    EXPECT_AT("\"seed\": 1.5", "1.5", "\"seed\" must be a non-negative integer below 2^64");
+    EXPECT_AT("\"seed\": 18446744073709551616", "1844",
+              "\"seed\" must be a non-negative integer below 2^64");
+    EXPECT_AT("\"seed\": \"7\"", "\"7\"", "\"seed\" must be a non-negative integer below 2^64");
+    EXPECT_AT("\"max_failures\": -1", "-1", "\"max_failures\" must be a non-negative integer");
+}
+
+TEST(err_times)
+{
+    EXPECT_AT("\"stop_grace_s\": -1", "-1", "\"stop_grace_s\" must be a number >= 0 (seconds)");
+    EXPECT_AT("\"status_interval_s\": 0", "0",
+              "\"status_interval_s\" must be a number > 0 (seconds)");
+    EXPECT_AT("\"result_timeout_s\": \"1m\"", "\"1m\"",
+              "\"result_timeout_s\" must be a number >= 0 (seconds)");
+    EXPECT_AT("\"time_budget_s\": -5", "-5", "\"time_budget_s\" must be a number >= 0 (seconds)");
+}
+
+TEST(err_name)
+{
+    CHECK_STR(parse_err("{\"command\": [\"a\"]}"),
+              "t.json: name: required key is missing (the experiment's name)");
+    CHECK_STR(parse_err("{\"name\": 5, \"command\": [\"a\"]}"),
+              "t.json:1:10: \"name\" must be a string");
+    CHECK_STR(parse_err("{\"name\": \"../../etc\", \"command\": [\"a\"]}"),
+              "t.json:1:10: experiment name \"../../etc\": '/' is not allowed (use letters, "
+              "digits, '_', '.' and '-')");
+    CHECK_STR(parse_err("{\"name\": \"..\", \"command\": [\"a\"]}"),
+              "t.json:1:10: experiment name \"..\" is not allowed");
+    CHECK_STR(parse_err("{\"name\": \"\", \"command\": [\"a\"]}"),
+              "t.json:1:10: experiment name is empty");
+}
+
+TEST(err_metric_mode)
+{
+    EXPECT_AT("\"metric\": 3", "3", "\"metric\" must be a non-empty string");
+    EXPECT_AT("\"metric\": \"\"", "\"\"", "\"metric\" must be a non-empty string");
+    EXPECT_AT("\"mode\": \"minimize\"", "\"minimize\"", "\"mode\" must be \"min\" or \"max\"");
+    EXPECT_AT("\"mode\": 1", "1", "\"mode\" must be \"min\" or \"max\"");
+    CHECK_STR(parse_err(doc("\"scheduler\": {\"type\": \"asha\"}")),
+              "t.json: metric: required with the \"asha\" scheduler (the reported value that "
+              "ranks trials)");
+    CHECK_STR(parse_err(doc("\"metric\": \"m\", \"scheduler\": {\"type\": \"median\"}")),
+              "t.json: mode: required with the \"median\" scheduler (\"min\" or \"max\")");
+    /* fifo needs neither */
+    space_t *s = parse(doc("\"scheduler\": {\"type\": \"fifo\"}"));
+    CHECK(s != NULL);
+    space_free(s);
+}
+
+TEST(err_command)
+{
+    CHECK_STR(parse_err("{\"name\": \"x\"}"),
+              "t.json: command: required key is missing (the argv of a trial, such as "
+              "[\"python\", \"train.py\", \"--lr\", \"{lr}\"])");
+    CHECK_STR(parse_err("{\"name\": \"x\", \"command\": []}"),
+              "t.json:1:26: \"command\" must not be empty");
+    CHECK_STR(parse_err("{\"name\": \"x\", \"command\": \"python train.py\"}"),
+              "t.json:1:26: \"command\" must be an array of strings (an argv; no shell runs it)");
+    CHECK_STR(parse_err("{\"name\": \"x\", \"command\": [\"a\", 5]}"),
+              "t.json:1:32: command[1] must be a string, not a number");
+    CHECK_STR(parse_err("{\"name\": \"x\", \"command\": [\"\"]}"),
+              "t.json:1:27: command[0] (the program) must not be empty");
+}
+
+TEST(err_placeholder_names_no_parameter)
+{
+    const char *j = "{\n"
+                    "  \"name\": \"x\",\n"
+                    "  \"space\": {\"lr\": {\"uniform\": [0, 1]}},\n"
+                    "  \"command\": [\"train\", \"--lr\", \"--x\", \"{lrr}\"]\n"
+                    "}";
+    CHECK_STR(parse_err(j),
+              "t.json:4:39: command[3]: \"{lrr}\" names no parameter (did you mean \"lr\"?)");
+    CHECK_STR(parse_err("{\"name\": \"x\", \"command\": [\"a\", \"--out={trial_dri}\"]}"),
+              "t.json:1:32: command[1]: \"{trial_dri}\" names no parameter (did you mean "
+              "\"trial_dir\"?)");
+    CHECK_STR(parse_err("{\"name\": \"x\", \"command\": [\"{nothing}\"]}"),
+              "t.json:1:27: command[0]: \"{nothing}\" names no parameter");
+}
+
+TEST(err_placeholder_braces)
+{
+    CHECK_STR(parse_err("{\"name\": \"x\", \"command\": [\"a\", \"{lr\"]}"),
+              "t.json:1:32: command[1]: unmatched \"{\" (write \"{{\" for a literal brace)");
+    CHECK_STR(parse_err("{\"name\": \"x\", \"command\": [\"a}\"]}"),
+              "t.json:1:27: command[0]: unmatched \"}\" (write \"}}\" for a literal brace)");
+    CHECK_STR(parse_err("{\"name\": \"x\", \"command\": [\"a{}\"]}"),
+              "t.json:1:27: command[0]: empty placeholder \"{}\" (write \"{{}}\" for literal "
+              "braces)");
+}
+
+TEST(err_resources)
+{
+    const char *g = "\"gpus_per_trial\" must be 0, a whole number, or 1/k for an integer k (0.5, "
+                    "0.25, ...)";
+    EXPECT_AT("\"resources\": {\"gpus_per_trial\": 0.3}", "0.3", g);
+    EXPECT_AT("\"resources\": {\"gpus_per_trial\": 1.5}", "1.5", g);
+    EXPECT_AT("\"resources\": {\"gpus_per_trial\": -1}", "-1", g);
+    EXPECT_AT("\"resources\": {\"gpus_per_trial\": 0.33}", "0.33", g);
+    EXPECT_AT("\"resources\": {\"gpus_per_trial\": \"1\"}", "\"1\"", g);
+    EXPECT_AT("\"resources\": {\"cpus_per_trial\": 0}", "0",
+              "\"cpus_per_trial\" must be an integer >= 1");
+    EXPECT_AT("\"resources\": {\"cpus_per_trial\": 1.5}", "1.5",
+              "\"cpus_per_trial\" must be an integer >= 1");
+    EXPECT_AT("\"resources\": 4", "4", "\"resources\" must be an object");
+}
+
+TEST(err_scheduler_values)
+{
+    const char *mm = "\"metric\": \"m\", \"mode\": \"min\", ";
+    char b[512];
+#define SCHED(x) (snprintf(b, sizeof b, "%s\"scheduler\": {%s}", mm, x), b)
+    EXPECT_AT(SCHED("\"type\": \"asha\", \"grace_period\": 10, \"max_t\": 5"), "10",
+              "\"grace_period\" (10) must not exceed \"max_t\" (5)");
+    EXPECT_AT(SCHED("\"type\": \"asha\", \"max_t\": 0.5"), "0.5",
+              "\"grace_period\" (1) must not exceed \"max_t\" (0.5)");
+    EXPECT_AT(SCHED("\"type\": \"asha\", \"reduction_factor\": 1"), "1}",
+              "\"reduction_factor\" must be a number > 1");
+    EXPECT_AT(SCHED("\"type\": \"asha\", \"reduction_factor\": 0.5"), "0.5",
+              "\"reduction_factor\" must be a number > 1");
+    EXPECT_AT(SCHED("\"type\": \"asha\", \"brackets\": 0"), "0}",
+              "\"brackets\" must be an integer >= 1");
+    EXPECT_AT(SCHED("\"type\": \"asha\", \"brackets\": 1.5"), "1.5",
+              "\"brackets\" must be an integer >= 1");
+    EXPECT_AT(SCHED("\"type\": \"asha\", \"max_t\": 0"), "0}", "\"max_t\" must be a number > 0");
+    EXPECT_AT(SCHED("\"type\": \"asha\", \"grace_period\": 0"), "0}",
+              "\"grace_period\" must be a number > 0");
+    EXPECT_AT(SCHED("\"type\": \"median\", \"min_samples_required\": 0"), "0}",
+              "\"min_samples_required\" must be an integer >= 1");
+    EXPECT_AT(SCHED("\"type\": \"asah\""), "\"asah\"",
+              "unknown scheduler type \"asah\" (did you mean \"asha\"?); use \"fifo\", \"asha\" or "
+              "\"median\"");
+    EXPECT_AT(SCHED("\"type\": \"hyperband\""), "\"hyperband\"",
+              "unknown scheduler type \"hyperband\"; use \"fifo\", \"asha\" or \"median\"");
+    EXPECT_AT(SCHED("\"type\": 1"), "1",
+              "scheduler \"type\" must be \"fifo\", \"asha\" or \"median\"");
+    EXPECT_AT(SCHED("\"type\": \"median\", \"reduction_factor\": 3"), "\"reduction_factor\"",
+              "\"reduction_factor\" does not apply to the \"median\" scheduler");
+    EXPECT_AT(SCHED("\"max_t\": 3"), "\"max_t\"",
+              "\"max_t\" does not apply to the \"fifo\" scheduler");
+    EXPECT_AT(SCHED("\"type\": \"asha\", \"time_attr\": \"\""), "\"\"",
+              "\"time_attr\" must be a non-empty string of at most 63 characters");
+#undef SCHED
+    EXPECT_AT("\"scheduler\": \"asha\"", "\"asha\"", "\"scheduler\" must be an object");
+}
+
+TEST(err_executor)
+{
+    EXPECT_AT("\"executor\": {\"type\": \"slurmm\"}", "\"slurmm\"",
+              "unknown executor type \"slurmm\" (did you mean \"slurm\"?); use \"local\" or "
+              "\"slurm\"");
+    EXPECT_AT("\"executor\": {\"type\": 3}", "3",
+              "executor \"type\" must be \"local\" or \"slurm\"");
+    EXPECT_AT("\"executor\": {\"srun_args\": [\"-p\"]}", "\"srun_args\"",
+              "\"srun_args\" applies only to the \"slurm\" executor");
+    EXPECT_AT("\"executor\": {\"type\": \"slurm\", \"srun_args\": [\"-p\", 3]}", "3]",
+              "srun_args[1] must be a string, not a number");
+    EXPECT_AT("\"executor\": {\"type\": \"slurm\", \"srun_args\": \"-p gpu\"}", "\"-p gpu\"",
+              "\"srun_args\" must be an array of strings");
+    EXPECT_AT("\"executor\": {\"type\": \"slurm\", \"allocation\": true}", "true",
+              "\"allocation\" must be a Slurm job id (a string or a whole number)");
+    EXPECT_AT("\"executor\": []", "[]", "\"executor\" must be an object");
+}
+
+/* ---- distribution arguments ------------------------------------------------------------- */
+TEST(err_ranges)
+{
+    EXPECT_AT("\"space\": {\"p\": {\"uniform\": [1, 0]}}", "[1, 0]",
+              "\"uniform\" needs low < high");
+    EXPECT_AT("\"space\": {\"p\": {\"uniform\": [1, 1]}}", "[1, 1]",
+              "\"uniform\" needs low < high");
+    EXPECT_AT("\"space\": {\"p\": {\"randint\": [5, 5]}}", "[5, 5]",
+              "\"randint\" needs low < high");
+    EXPECT_AT("\"space\": {\"p\": {\"quniform\": [2, 1, 0.5]}}", "[2",
+              "\"quniform\" needs low < high");
+    EXPECT_AT("\"space\": {\"p\": {\"loguniform\": [0, 1]}}", "0,", "\"loguniform\" needs low > 0");
+    EXPECT_AT("\"space\": {\"p\": {\"loguniform\": [-1, 1]}}", "-1",
+              "\"loguniform\" needs low > 0");
+    EXPECT_AT("\"space\": {\"p\": {\"qloguniform\": [0, 1, 0.1]}}", "0,",
+              "\"qloguniform\" needs low > 0");
+    EXPECT_AT("\"space\": {\"p\": {\"lograndint\": [0, 10]}}", "0,",
+              "\"lograndint\" needs low >= 1");
+    EXPECT_AT("\"space\": {\"p\": {\"qlograndint\": [0, 10, 2]}}", "0,",
+              "\"qlograndint\" needs low >= 1");
+    EXPECT_AT("\"space\": {\"p\": {\"loguniform\": [1, 10, 1]}}", "1]",
+              "\"loguniform\" needs base > 0 and base != 1");
+    EXPECT_AT("\"space\": {\"p\": {\"qloguniform\": [1, 10, 1, -2]}}", "-2",
+              "\"qloguniform\" needs base > 0 and base != 1");
+}
+
+TEST(err_q_and_sd)
+{
+    EXPECT_AT("\"space\": {\"p\": {\"quniform\": [0, 1, 0]}}", "0]", "\"quniform\" needs q > 0");
+    EXPECT_AT("\"space\": {\"p\": {\"quniform\": [0, 1, -0.1]}}", "-0.1",
+              "\"quniform\" needs q > 0");
+    EXPECT_AT("\"space\": {\"p\": {\"qrandint\": [0, 10, 0]}}", "0]", "\"qrandint\" needs q > 0");
+    EXPECT_AT("\"space\": {\"p\": {\"qrandint\": [0, 10, 1.5]}}", "1.5",
+              "\"qrandint\" needs a whole-number q");
+    EXPECT_AT("\"space\": {\"p\": {\"qrandn\": [0, 1, 0]}}", "0]", "\"qrandn\" needs q > 0");
+    EXPECT_AT("\"space\": {\"p\": {\"randn\": [0, 0]}}", "0]", "\"randn\" needs sd > 0");
+    EXPECT_AT("\"space\": {\"p\": {\"randn\": [0, -1]}}", "-1", "\"randn\" needs sd > 0");
+    EXPECT_AT("\"space\": {\"p\": {\"qrandn\": [0, -1, 1]}}", "-1", "\"qrandn\" needs sd > 0");
+    EXPECT_AT("\"space\": {\"p\": {\"quniform\": [0.1, 0.19, 0.2]}}", "[0.1",
+              "\"quniform\" has no multiple of q in [low, high]");
+    EXPECT_AT("\"space\": {\"p\": {\"quniform\": [0, 1, 1e-300]}}", "1e-300",
+              "\"quniform\": q is too small for the range (more than 2^51 multiples)");
+}
+
+TEST(err_dist_shapes)
+{
+    EXPECT_AT("\"space\": {\"p\": {\"uniform\": [0]}}", "[0]", "\"uniform\" takes [low, high]");
+    EXPECT_AT("\"space\": {\"p\": {\"uniform\": 1}}", "1}", "\"uniform\" takes [low, high]");
+    EXPECT_AT("\"space\": {\"p\": {\"quniform\": [0, 1]}}", "[0, 1]",
+              "\"quniform\" takes [low, high, q]");
+    EXPECT_AT("\"space\": {\"p\": {\"loguniform\": [1, 2, 3, 4]}}", "[1",
+              "\"loguniform\" takes [low, high] or [low, high, base]");
+    EXPECT_AT("\"space\": {\"p\": {\"uniform\": [0, \"1\"]}}", "\"1\"",
+              "\"uniform\": high must be a number, not a string");
+    EXPECT_AT("\"space\": {\"p\": {\"randn\": [null, 1]}}", "null",
+              "\"randn\": mean must be a number, not null");
+    EXPECT_AT("\"space\": {\"p\": {\"randint\": [0.5, 3]}}", "0.5",
+              "\"randint\" needs whole-number bounds (low is 0.5)");
+    EXPECT_AT("\"space\": {\"p\": {\"qrandint\": [0, 3.5, 1]}}", "3.5",
+              "\"qrandint\" needs whole-number bounds (high is 3.5)");
+    EXPECT_AT("\"space\": {\"p\": {\"randint\": [0, 1e17]}}", "1e17",
+              "\"randint\" bounds must be within -2^53..2^53");
+}
+
+TEST(err_choice_grid)
+{
+    EXPECT_AT("\"space\": {\"p\": {\"choice\": []}}", "[]", "\"choice\" needs at least one value");
+    EXPECT_AT("\"space\": {\"p\": {\"grid_search\": []}}", "[]",
+              "\"grid_search\" needs at least one value");
+    EXPECT_AT("\"space\": {\"p\": {\"choice\": 3}}", "3}",
+              "\"choice\" takes a list of values, such as {\"choice\": [16, 32]}");
+    EXPECT_AT("\"space\": {\"p\": {\"grid_search\": {\"a\": 1}}}", "{\"a\"",
+              "\"grid_search\" takes a list of values, such as {\"grid_search\": [16, 32]}");
+}
+
+TEST(err_too_many_trials)
+{
+    EXPECT_AT(
+        "\"num_samples\": 2000000, \"space\": {\"a\": {\"grid_search\": [1,2,3,4,5,6,7,8,9,10]},"
+        " \"b\": {\"grid_search\": [1,2,3,4,5,6,7,8,9,10]}}",
+        "\"space\"",
+        "more than 100000000 trials (num_samples x grid points); split the experiment");
+}
+
+TEST(error_buffer_small_and_null)
+{
+    space_t *s = NULL;
+    char tiny[8];
+    const char *j = "{\"nme\": 1}";
+    CHECK_EQ_INT(space_parse(j, strlen(j), FILE_NAME, &s, tiny, sizeof tiny), SPACE_EINVAL);
+    CHECK_STR(tiny, "t.json:");
+    CHECK_EQ_INT(space_parse(j, strlen(j), FILE_NAME, &s, NULL, 0), SPACE_EINVAL);
+    CHECK(s == NULL);
+}
+
+/* Mutated and truncated files must give a message with a position inside the file, and
+ * never crash (this runs under ASan/UBSan in the sanitizer build). */
+static void check_positioned(const char *text, size_t len, const char *msg)
+{
+    int line = 0, col = 0;
+    if (sscanf(msg, "t.json:%d:%d:", &line, &col) == 2) {
+        int lines = 1;
+        for (size_t i = 0; i < len; i++)
+            lines += text[i] == '\n';
+        CHECK(line >= 1 && line <= lines && col >= 1);
+    } else {
+        CHECK(strncmp(msg, "t.json: ", 8) == 0);
+    }
+}
+
+TEST(truncated_files_fail_with_position)
+{
+    size_t n = strlen(example_json);
+    for (size_t len = 0; len + 1 < n; len++) {
+        space_t *s = NULL;
+        char err[512];
+        int rc = space_parse(example_json, len, FILE_NAME, &s, err, sizeof err);
+        CHECK_EQ_INT(rc, SPACE_EINVAL);
+        check_positioned(example_json, len, err);
+    }
+}
+
+TEST(mutated_files_never_crash)
+{
+    size_t n = strlen(example_json);
+    char *buf = malloc(n + 1);
+    REQUIRE(buf);
+    const char alphabet[] = "{}[]\",:0123456789.eE-+ \n\\tfnu{}";
+    uint64_t x = 99;
+    int parsed = 0;
+    for (int round = 0; round < 3000; round++) {
+        memcpy(buf, example_json, n + 1);
+        for (int m = 0; m < 1 + round % 3; m++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            size_t at = (size_t)(x >> 33) % n;
+            buf[at] = alphabet[(x >> 20) % (sizeof alphabet - 1)];
+        }
+        space_t *s = NULL;
+        char err[512];
+        if (space_parse(buf, n, FILE_NAME, &s, err, sizeof err) != 0) {
+            check_positioned(buf, n, err);
+            continue;
+        }
+        parsed++;
+        for (size_t i = 0; i < space_num_trials(s) && i < 3; i++) {
+            cJSON *c = sample(s, i);
+            char **argv = NULL;
+            CHECK(c && space_render_argv(s, c, "1", "d", &argv, err, sizeof err) == 0);
+            space_argv_free(argv);
+            cJSON_Delete(c);
+        }
+        space_free(s);
+    }
+    CHECK(parsed > 0); /* some mutations (inside strings, digits) keep the file valid */
+    free(buf);
+}
+
+/* ---- name checks -------------------------------------------------------------------------- */
+TEST(check_name)
+{
+    char err[256];
+    CHECK_EQ_INT(space_check_name("fmnist-asha_2.v1", err, sizeof err), 0);
+    CHECK_EQ_INT(space_check_name("a", err, sizeof err), 0);
+    CHECK_EQ_INT(space_check_name("...", err, sizeof err), 0);
+    CHECK_EQ_INT(space_check_name("../../etc", err, sizeof err), SPACE_EINVAL);
+    CHECK_STR(err, "experiment name \"../../etc\": '/' is not allowed (use letters, digits, '_', "
+                   "'.' and '-')");
+    CHECK_EQ_INT(space_check_name(".", err, sizeof err), SPACE_EINVAL);
+    CHECK_STR(err, "experiment name \".\" is not allowed");
+    CHECK_EQ_INT(space_check_name("..", err, sizeof err), SPACE_EINVAL);
+    CHECK_EQ_INT(space_check_name("", err, sizeof err), SPACE_EINVAL);
+    CHECK_STR(err, "experiment name is empty");
+    CHECK_EQ_INT(space_check_name(NULL, err, sizeof err), SPACE_EINVAL);
+    CHECK_EQ_INT(space_check_name("a b", err, sizeof err), SPACE_EINVAL);
+    CHECK_CONTAINS(err, "' ' is not allowed");
+    CHECK_EQ_INT(space_check_name("caf\xc3\xa9", err, sizeof err), SPACE_EINVAL);
+    CHECK_CONTAINS(err, "byte 0xc3 is not allowed");
+    char longname[102];
+    memset(longname, 'a', 101);
+    longname[101] = '\0';
+    CHECK_EQ_INT(space_check_name(longname, err, sizeof err), SPACE_EINVAL);
+    CHECK_CONTAINS(err, "is longer than 100 characters");
+    longname[100] = '\0';
+    CHECK_EQ_INT(space_check_name(longname, err, sizeof err), 0);
+}
+
+/* ---- distributions ------------------------------------------------------------------------ */
+TEST(uniform_bounds_and_mean)
+{
+    const int n = 20000;
+    space_t *s = one_param("{\"uniform\": [0.5, 0.99]}", n, 1);
+    REQUIRE(s);
+    double sum = 0, lo = 1, hi = 0;
+    for (int i = 0; i < n; i++) {
+        cJSON *c = sample(s, (size_t)i);
+        REQUIRE(c);
+        double v = num(c, "p");
+        sum += v;
+        if (v < lo) lo = v;
+        if (v > hi) hi = v;
+        cJSON_Delete(c);
+    }
+    CHECK(lo >= 0.5);
+    CHECK(hi < 0.99);
+    CHECK(lo < 0.501);
+    CHECK(hi > 0.989);
+    CHECK_NEAR(sum / n, 0.745, 0.005);
+    space_free(s);
+}
+
+/* Counts how often each value of p comes up (values given as formatted numbers). */
+static void histogram(space_t *s, int n, const char *const *vals, int nvals, int *counts,
+                      int *others)
+{
+    *others = 0;
+    for (int k = 0; k < nvals; k++)
+        counts[k] = 0;
+    for (int i = 0; i < n; i++) {
+        cJSON *c = sample(s, (size_t)i);
+        if (!c) {
+            (*others)++;
+            continue;
+        }
+        char b[32];
+        space_format_number(num(c, "p"), b);
+        int k = 0;
+        while (k < nvals && strcmp(b, vals[k]) != 0)
+            k++;
+        if (k < nvals)
+            counts[k]++;
+        else {
+            if (*others == 0) fprintf(stderr, "unexpected value %s\n", b);
+            (*others)++;
+        }
+        cJSON_Delete(c);
+    }
+}
+
+TEST(qrandint_every_multiple_equally_likely)
+{
+    /* Ray Tune's qrandint(1, 10, 2) rounds half to even and never gives 10. */
+    const int n = 20000;
+    space_t *s = one_param("{\"qrandint\": [1, 10, 2]}", n, 3);
+    REQUIRE(s);
+    const char *vals[] = {"2", "4", "6", "8", "10"};
+    int counts[5], others;
+    histogram(s, n, vals, 5, counts, &others);
+    CHECK_EQ_INT(others, 0);
+    for (int k = 0; k < 5; k++)
+        CHECK_NEAR(counts[k] / (double)n, 0.2, 0.015);
+    space_free(s);
+}
+
+TEST(quniform_end_points_as_frequent)
+{
+    const int n = 20000;
+    space_t *s = one_param("{\"quniform\": [0, 1, 0.25]}", n, 4);
+    REQUIRE(s);
+    const char *vals[] = {"0", "0.25", "0.5", "0.75", "1"};
+    int counts[5], others;
+    histogram(s, n, vals, 5, counts, &others);
+    CHECK_EQ_INT(others, 0);
+    for (int k = 0; k < 5; k++)
+        CHECK_NEAR(counts[k] / (double)n, 0.2, 0.015);
+    space_free(s);
+}
+
+TEST(quniform_prints_clean_multiples)
+{
+    /* 0.3 must come out as the double nearest 0.3, never 3 * 0.1 = 0.30000000000000004. */
+    const int n = 2000;
+    space_t *s = one_param("{\"quniform\": [0.3, 0.7, 0.1]}", n, 5);
+    REQUIRE(s);
+    const char *vals[] = {"0.3", "0.4", "0.5", "0.6", "0.7"};
+    int counts[5], others;
+    histogram(s, n, vals, 5, counts, &others);
+    CHECK_EQ_INT(others, 0);
+    for (int k = 0; k < 5; k++)
+        CHECK(counts[k] > 300);
+    space_free(s);
+    s = one_param("{\"quniform\": [-1, 1, 0.05]}", n, 6);
+    REQUIRE(s);
+    for (int i = 0; i < n; i++) {
+        cJSON *c = sample(s, (size_t)i);
+        REQUIRE(c);
+        char b[32];
+        space_format_number(num(c, "p"), b);
+        CHECK(strlen(b) <= 5); /* "-0.95" at most */
+        double k = num(c, "p") / 0.05;
+        CHECK_NEAR(k, nearbyint(k), 1e-9);
+        CHECK(num(c, "p") >= -1 && num(c, "p") <= 1);
+        cJSON_Delete(c);
+    }
+    space_free(s);
+}
+
+TEST(randint_never_reaches_high)
+{
+    const int n = 10000;
+    space_t *s = one_param("{\"randint\": [0, 5]}", n, 7);
+    REQUIRE(s);
+    const char *vals[] = {"0", "1", "2", "3", "4"};
+    int counts[5], others;
+    histogram(s, n, vals, 5, counts, &others);
+    CHECK_EQ_INT(others, 0);
+    for (int k = 0; k < 5; k++)
+        CHECK_NEAR(counts[k] / (double)n, 0.2, 0.02);
+    cJSON *c = sample(s, 0);
+    REQUIRE(c);
+    char *js = cJSON_PrintUnformatted(c);
+    CHECK(strchr(js, '.') == NULL); /* integers stay JSON integers */
+    free(js);
+    cJSON_Delete(c);
+    space_free(s);
+    s = one_param("{\"randint\": [-3, -1]}", 1000, 7);
+    REQUIRE(s);
+    const char *neg[] = {"-3", "-2"};
+    int nc[2];
+    histogram(s, 1000, neg, 2, nc, &others);
+    CHECK_EQ_INT(others, 0);
+    CHECK(nc[0] > 400 && nc[1] > 400);
+    space_free(s);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+TEST(loguniform_median_near_geometric_mean)
+{
+    const int n = 10000;
+    space_t *s = one_param("{\"loguniform\": [1e-4, 1e-1]}", n, 8);
+    REQUIRE(s);
+    double *v = malloc(n * sizeof *v);
+    REQUIRE(v);
+    int below_1e3 = 0;
+    for (int i = 0; i < n; i++) {
+        cJSON *c = sample(s, (size_t)i);
+        REQUIRE(c);
+        v[i] = num(c, "p");
+        CHECK(v[i] >= 1e-4 && v[i] <= 1e-1);
+        if (v[i] < 1e-3) below_1e3++;
+        cJSON_Delete(c);
+    }
+    qsort(v, n, sizeof *v, cmp_double);
+    CHECK_NEAR(log10(v[n / 2]), -2.5, 0.05);          /* geometric mean sqrt(1e-4 * 1e-1) */
+    CHECK_NEAR(below_1e3 / (double)n, 1.0 / 3, 0.02); /* one decade of three */
+    free(v);
+    space_free(s);
+    s = one_param("{\"loguniform\": [1, 1000, 2]}", 2000, 8); /* base changes nothing */
+    REQUIRE(s);
+    cJSON *c = sample(s, 0);
+    CHECK(c && num(c, "p") >= 1 && num(c, "p") <= 1000);
+    cJSON_Delete(c);
+    space_free(s);
+}
+
+TEST(qloguniform_each_multiple_owns_its_cell)
+{
+    /* Log-uniform over [0.5, 4.5]: P(k) = log((k + 0.5) / (k - 0.5)) / log(9). */
+    const int n = 20000;
+    space_t *s = one_param("{\"qloguniform\": [1, 4, 1]}", n, 9);
+    REQUIRE(s);
+    const char *vals[] = {"1", "2", "3", "4"};
+    int counts[4], others;
+    histogram(s, n, vals, 4, counts, &others);
+    CHECK_EQ_INT(others, 0);
+    for (int k = 0; k < 4; k++) {
+        double want = log((k + 1.5) / (k + 0.5)) / log(9);
+        CHECK_NEAR(counts[k] / (double)n, want, 0.015);
+    }
+    space_free(s);
+    /* Same cells for qlograndint [1, 8, 2]: multiples 2..8, log-uniform over [1, 9]. */
+    s = one_param("{\"qlograndint\": [1, 8, 2]}", n, 10);
+    REQUIRE(s);
+    const char *ivals[] = {"2", "4", "6", "8"};
+    histogram(s, n, ivals, 4, counts, &others);
+    CHECK_EQ_INT(others, 0);
+    for (int k = 0; k < 4; k++) {
+        double want = log((k + 1.5) / (k + 0.5)) / log(9);
+        CHECK_NEAR(counts[k] / (double)n, want, 0.015);
+    }
+    space_free(s);
+}
+
+TEST(qloguniform_decimal_q)
+{
+    const int n = 2000;
+    space_t *s = one_param("{\"qloguniform\": [0.1, 1, 0.1]}", n, 11);
+    REQUIRE(s);
+    for (int i = 0; i < n; i++) {
+        cJSON *c = sample(s, (size_t)i);
+        REQUIRE(c);
+        char b[32];
+        space_format_number(num(c, "p"), b);
+        CHECK(strlen(b) == 3 || strcmp(b, "1") == 0);
+        CHECK(num(c, "p") >= 0.1 && num(c, "p") <= 1);
+        cJSON_Delete(c);
+    }
+    space_free(s);
+}
+
+TEST(lograndint_bounds)
+{
+    const int n = 5000;
+    space_t *s = one_param("{\"lograndint\": [1, 10]}", n, 12);
+    REQUIRE(s);
+    int seen[11] = {0};
+    for (int i = 0; i < n; i++) {
+        cJSON *c = sample(s, (size_t)i);
+        REQUIRE(c);
+        double v = num(c, "p");
+        CHECK(v == floor(v) && v >= 1 && v <= 9);
+        if (v >= 0 && v <= 10) seen[(int)v]++;
+        cJSON_Delete(c);
+    }
+    CHECK_EQ_INT(seen[10], 0);
+    CHECK(seen[1] > seen[9]); /* log-uniform favours the small end */
+    CHECK(seen[9] > 0);
+    space_free(s);
+}
+
+TEST(randn_moments)
+{
+    const int n = 20000;
+    space_t *s = one_param("{\"randn\": [3, 2]}", n, 13);
+    REQUIRE(s);
+    double sum = 0, sq = 0;
+    for (int i = 0; i < n; i++) {
+        cJSON *c = sample(s, (size_t)i);
+        REQUIRE(c);
+        double v = num(c, "p");
+        sum += v;
+        sq += v * v;
+        cJSON_Delete(c);
+    }
+    double mean = sum / n, sd = sqrt(sq / n - mean * mean);
+    CHECK_NEAR(mean, 3, 0.05);
+    CHECK_NEAR(sd, 2, 0.05);
+    space_free(s);
+}
+
+TEST(qrandn_multiples)
+{
+    const int n = 2000;
+    space_t *s = one_param("{\"qrandn\": [0, 1, 0.2]}", n, 14);
+    REQUIRE(s);
+    int zeros = 0;
+    for (int i = 0; i < n; i++) {
+        cJSON *c = sample(s, (size_t)i);
+        REQUIRE(c);
+        double v = num(c, "p");
+        char b[32];
+        space_format_number(v, b);
+        CHECK(strlen(b) <= 4); /* "-1.2", "0.4", "2" ... */
+        CHECK_NEAR(v / 0.2, nearbyint(v / 0.2), 1e-9);
+        if (v == 0) zeros++;
+        cJSON_Delete(c);
+    }
+    CHECK(zeros > 100); /* P(|x| < 0.1) is about 8% */
+    space_free(s);
+}
+
+TEST(choice_uniform_and_types_kept)
+{
+    const int n = 8000;
+    space_t *s = one_param("{\"choice\": [16, \"relu\", true, {\"a\": [1, 2]}]}", n, 15);
+    REQUIRE(s);
+    int counts[4] = {0};
+    for (int i = 0; i < n; i++) {
+        cJSON *c = sample(s, (size_t)i);
+        REQUIRE(c);
+        cJSON *v = cJSON_GetObjectItem(c, "p");
+        if (cJSON_IsNumber(v) && v->valuedouble == 16) counts[0]++;
+        if (cJSON_IsString(v) && strcmp(v->valuestring, "relu") == 0) counts[1]++;
+        if (cJSON_IsTrue(v)) counts[2]++;
+        if (cJSON_IsObject(v) && cJSON_GetArraySize(cJSON_GetObjectItem(v, "a")) == 2) counts[3]++;
+        cJSON_Delete(c);
+    }
+    CHECK_EQ_INT(counts[0] + counts[1] + counts[2] + counts[3], n);
+    for (int k = 0; k < 4; k++)
+        CHECK_NEAR(counts[k] / (double)n, 0.25, 0.02);
+    space_free(s);
+}
+
+TEST(constants)
+{
+    /* Any JSON value that is not an object is a constant; an object is a distribution. */
+    space_t *s = parse("{\"name\":\"c\",\"command\":[\"x\"],\"num_samples\":2,\"space\":{"
+                       "\"epochs\": 10, \"opt\": \"adam\", \"dims\": [64, 32], \"flag\": false,"
+                       " \"none\": null, \"rate\": 0.5}}");
+    REQUIRE(s);
+    CHECK_STR(space_param_kind(s, 0), "constant");
+    CHECK_EQ_INT(space_num_trials(s), 2);
+    cJSON *c = sample(s, 1);
+    REQUIRE(c);
+    char *js = cJSON_PrintUnformatted(c);
+    CHECK_STR(js, "{\"epochs\":10,\"opt\":\"adam\",\"dims\":[64,32],\"flag\":false,\"none\":null,"
+                  "\"rate\":0.5}");
+    free(js);
+    cJSON_Delete(c);
+    space_free(s);
+}
+
+/* ---- grid --------------------------------------------------------------------------------- */
+TEST(grid_product_count_and_order)
+{
+    /* Ray Tune: grid parameters sorted by name, the first changing fastest; each grid
+     * point repeated num_samples times, index = repeat * n_points + point. The file
+     * declares "b" before "a" on purpose. */
+    space_t *s = parse("{\"name\":\"g\",\"command\":[\"x\"],\"num_samples\":2,\"space\":{"
+                       "\"b\": {\"grid_search\": [\"x\", \"y\", \"z\"]},"
+                       "\"u\": {\"uniform\": [0, 1]},"
+                       "\"a\": {\"grid_search\": [1, 2]}}}");
+    REQUIRE(s);
+    CHECK_EQ_INT(space_num_trials(s), 12);
+    const char *bs[] = {"x", "y", "z"};
+    double first_u[6];
+    for (size_t i = 0; i < 12; i++) {
+        cJSON *c = sample(s, i);
+        REQUIRE(c);
+        size_t point = i % 6;
+        CHECK_NEAR(num(c, "a"), (double)(1 + point % 2), 0);
+        CHECK_STR(cJSON_GetObjectItem(c, "b")->valuestring, bs[point / 2]);
+        /* keys in declaration order */
+        CHECK_STR(c->child->string, "b");
+        double u = num(c, "u");
+        if (i < 6)
+            first_u[point] = u;
+        else
+            CHECK(u != first_u[point]); /* random values are drawn afresh per trial */
+        cJSON_Delete(c);
+    }
+    cJSON *c = NULL;
+    char err[256];
+    CHECK_EQ_INT(space_sample(s, 12, &c, err, sizeof err), SPACE_EINVAL);
+    CHECK_STR(err, "trial index 12 is out of range: the experiment has 12 trials");
+    CHECK(c == NULL);
+    space_free(s);
+}
+
+TEST(grid_example_layers)
+{
+    space_t *s = parse(example_json);
+    REQUIRE(s);
+    for (size_t i = 0; i < 6; i++) {
+        cJSON *c = sample(s, i);
+        REQUIRE(c);
+        CHECK_NEAR(num(c, "layers"), (double)(1 + i % 2), 0);
+        double bs = num(c, "batch_size");
+        CHECK(bs == 16 || bs == 32 || bs == 64 || bs == 128);
+        CHECK(num(c, "lr") >= 1e-4 && num(c, "lr") <= 1e-1);
+        CHECK(num(c, "momentum") >= 0.5 && num(c, "momentum") < 0.99);
+        char *js = cJSON_PrintUnformatted(c);
+        CHECK_CONTAINS(js, "\"layers\":");
+        CHECK(strstr(js, "\"layers\":1.0") == NULL);
+        free(js);
+        cJSON_Delete(c);
+    }
+    space_free(s);
+}
+
+/* ---- reproducibility -------------------------------------------------------------------- */
+static const char *const golden_json =
+    "{\"name\":\"g\",\"seed\":42,\"num_samples\":3,\"command\":[\"x\"],\"space\":{"
+    "\"u\":{\"uniform\":[0,1]},\"lu\":{\"loguniform\":[1e-4,1e-1]},\"ri\":{\"randint\":[0,1000]},"
+    "\"qu\":{\"quniform\":[0,1,0.1]},\"c\":{\"choice\":[\"a\",\"b\",\"c\",\"d\"]},"
+    "\"n\":{\"randn\":[0,1]}}}";
+
+TEST(golden_values)
+{
+    /* Written down once from this implementation: if any of these change, every resumed
+     * experiment would get different configurations. Only uniform, randint, quniform and
+     * choice are pure integer/IEEE arithmetic; loguniform and randn go through libm's
+     * exp/log/cos, hence the tiny tolerance there. */
+    space_t *s = parse(golden_json);
+    REQUIRE(s);
+    struct {
+        double u, lu, n;
+        int ri;
+        const char *qu, *c;
+    } want[3] = {
+        {0.99807849536564308, 0.0007217958014198914, 0.18571563661438237, 868, "0.8", "c"},
+        {0.47055008546270749, 0.0057717722739943529, 1.0674374458987146, 333, "0.5", "d"},
+        {0.69512673842850137, 0.00050765208546703702, 0.24723564825021338, 578, "1", "b"},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        cJSON *c = sample(s, i);
+        REQUIRE(c);
+        CHECK(num(c, "u") == want[i].u);
+        CHECK_NEAR(num(c, "lu"), want[i].lu, want[i].lu * 1e-12);
+        CHECK_NEAR(num(c, "n"), want[i].n, 1e-12);
+        CHECK_EQ_INT((int)num(c, "ri"), want[i].ri);
+        char b[32];
+        CHECK_STR(space_format_number(num(c, "qu"), b), want[i].qu);
+        CHECK_STR(cJSON_GetObjectItem(c, "c")->valuestring, want[i].c);
+        cJSON_Delete(c);
+    }
+    space_free(s);
+}
+
+static char *sample_text(const space_t *s, size_t i)
+{
+    cJSON *c = sample(s, i);
+    char *t = c ? cJSON_PrintUnformatted(c) : NULL;
+    cJSON_Delete(c);
+    return t;
+}
+
+TEST(same_seed_same_values)
+{
+    space_t *a = parse(example_json), *b = parse(example_json);
+    REQUIRE(a && b);
+    for (size_t i = 0; i < space_num_trials(a); i++) {
+        char *x = sample_text(a, i), *y = sample_text(b, i);
+        CHECK_STR(x, y);
+        free(x);
+        free(y);
+    }
+    space_free(a);
+    space_free(b);
+}
+
+TEST(different_seeds_differ)
+{
+    space_t *a = one_param("{\"uniform\": [0, 1]}", 10, 1);
+    REQUIRE(a);
+    cJSON *c = sample(a, 0);
+    double v1 = num(c, "p");
+    cJSON_Delete(c);
+    space_free(a);
+    a = one_param("{\"uniform\": [0, 1]}", 10, 2);
+    REQUIRE(a);
+    c = sample(a, 0);
+    double v2 = num(c, "p");
+    cJSON_Delete(c);
+    CHECK(v1 != v2);
+    /* and different trials of one seed differ */
+    c = sample(a, 1);
+    CHECK(num(c, "p") != v2);
+    cJSON_Delete(c);
+    space_free(a);
+}
+
+TEST(sample_independent_of_call_order)
+{
+    space_t *s = parse(example_json);
+    REQUIRE(s);
+    char *fwd[64];
+    for (size_t i = 0; i < 64; i++)
+        fwd[i] = sample_text(s, i);
+    for (size_t k = 0; k < 64; k++) {
+        size_t i = (k * 37 + 11) % 64; /* a permutation of 0..63 */
+        char *t = sample_text(s, i);
+        CHECK_STR(t, fwd[i]);
+        free(t);
+    }
+    for (size_t i = 0; i < 64; i++)
+        free(fwd[i]);
+    space_free(s);
+}
+
+TEST(params_have_independent_streams)
+{
+    /* Adding a parameter after others leaves their values unchanged. */
+    space_t *a = parse("{\"name\":\"g\",\"command\":[\"x\"],\"num_samples\":5,\"space\":{"
+                       "\"u\":{\"uniform\":[0,1]}}}");
+    space_t *b = parse("{\"name\":\"g\",\"command\":[\"x\"],\"num_samples\":5,\"space\":{"
+                       "\"u\":{\"uniform\":[0,1]},\"v\":{\"uniform\":[0,1]}}}");
+    REQUIRE(a && b);
+    for (size_t i = 0; i < 5; i++) {
+        cJSON *x = sample(a, i), *y = sample(b, i);
+        REQUIRE(x && y);
+        CHECK(num(x, "u") == num(y, "u"));
+        CHECK(num(y, "u") != num(y, "v"));
+        cJSON_Delete(x);
+        cJSON_Delete(y);
+    }
+    space_free(a);
+    space_free(b);
+}
+
+/* ---- numbers and argv ---------------------------------------------------------------------- */
+TEST(format_number)
+{
+    char b[32];
+    CHECK_STR(space_format_number(0.1, b), "0.1");
+    CHECK_STR(space_format_number(3, b), "3");
+    CHECK_STR(space_format_number(1e-05, b), "1e-05");
+    CHECK_STR(space_format_number(128, b), "128");
+    CHECK_STR(space_format_number(-2.5, b), "-2.5");
+    CHECK_STR(space_format_number(0, b), "0");
+    CHECK_STR(space_format_number(1e15, b), "1000000000000000");
+    CHECK_STR(space_format_number(1e20, b), "1e+20");
+    CHECK_STR(space_format_number(0.1 + 0.2, b), "0.30000000000000004");
+    CHECK_STR(space_format_number(1.0 / 3, b), "0.3333333333333333");
+    CHECK_STR(space_format_number(5e-324, b), "5e-324");
+    CHECK_STR(space_format_number(1.7976931348623157e308, b), "1.7976931348623157e+308");
+    /* Round trip over many bit patterns. */
+    uint64_t x = 12345;
+    for (int i = 0; i < 20000; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        double d;
+        uint64_t bits = x ^ (x >> 29);
+        memcpy(&d, &bits, sizeof d);
+        if (!isfinite(d)) continue;
+        space_format_number(d, b);
+        CHECK(strtod(b, NULL) == d);
+        CHECK(strlen(b) < 32);
+    }
+}
+
+static char **render(const char *json, const char *config, const char *id, const char *dir)
+{
+    space_t *s = parse(json);
+    if (!s) return NULL;
+    cJSON *c = cJSON_Parse(config);
+    char **argv = NULL;
+    char err[256];
+    if (space_render_argv(s, c, id, dir, &argv, err, sizeof err) != 0) {
+        fprintf(stderr, "render failed: %s\n", err);
+        argv = NULL;
+    }
+    cJSON_Delete(c);
+    space_free(s);
+    return argv;
+}
+
+TEST(render_example_round_trip)
+{
+    space_t *s = parse(example_json);
+    REQUIRE(s);
+    for (size_t i = 0; i < 8; i++) {
+        cJSON *c = sample(s, i);
+        REQUIRE(c);
+        char **argv = NULL, err[256];
+        REQUIRE(space_render_argv(s, c, "7", "/tmp/t7", &argv, err, sizeof err) == 0);
+        CHECK_STR(argv[0], "tune-train");
+        CHECK_STR(argv[1], "--lr");
+        CHECK(strtod(argv[2], NULL) == num(c, "lr")); /* exact */
+        CHECK_STR(argv[3], "--batch-size");
+        CHECK(strchr(argv[4], '.') == NULL);
+        CHECK(atof(argv[4]) == num(c, "batch_size"));
+        CHECK(argv[5] == NULL);
+        space_argv_free(argv);
+        cJSON_Delete(c);
+    }
+    space_free(s);
+}
+
+TEST(render_strings_stay_one_element)
+{
+    const char *j = "{\"name\":\"r\",\"command\":[\"prog\",\"--act\",\"{act}\",\"--x={act}!\"],"
+                    "\"space\":{\"act\":{\"choice\":[\"; rm -rf ~\"]}}}";
+    char **argv = render(j, "{\"act\": \"; rm -rf ~ $(x) `y` a b\"}", "1", "d");
+    REQUIRE(argv);
+    CHECK_STR(argv[0], "prog");
+    CHECK_STR(argv[1], "--act");
+    CHECK_STR(argv[2], "; rm -rf ~ $(x) `y` a b");
+    CHECK_STR(argv[3], "--x=; rm -rf ~ $(x) `y` a b!");
+    CHECK(argv[4] == NULL);
+    space_argv_free(argv);
+}
+
+TEST(render_trial_placeholders_and_braces)
+{
+    const char *j = "{\"name\":\"r\",\"command\":[\"p\",\"--id={trial_id}\",\"{trial_dir}/ckpt\","
+                    "\"{{lr}}\",\"{{{lr}}}\",\"}}{{\",\"{lr}-{lr}\",\"{lr}{n}\"],"
+                    "\"space\":{\"lr\":{\"uniform\":[0,1]},\"n\":{\"randint\":[1,9]}}}";
+    char **argv = render(j, "{\"lr\": 0.1, \"n\": 4}", "trial_00003", "/r/exp/trial_00003");
+    REQUIRE(argv);
+    CHECK_STR(argv[1], "--id=trial_00003");
+    CHECK_STR(argv[2], "/r/exp/trial_00003/ckpt");
+    CHECK_STR(argv[3], "{lr}");
+    CHECK_STR(argv[4], "{0.1}");
+    CHECK_STR(argv[5], "}{");
+    CHECK_STR(argv[6], "0.1-0.1");
+    CHECK_STR(argv[7], "0.14");
+    CHECK(argv[8] == NULL);
+    space_argv_free(argv);
+    /* NULL trial_id / trial_dir render as empty */
+    argv = render(j, "{\"lr\": 0.1, \"n\": 4}", NULL, NULL);
+    REQUIRE(argv);
+    CHECK_STR(argv[1], "--id=");
+    CHECK_STR(argv[2], "/ckpt");
+    space_argv_free(argv);
+}
+
+TEST(render_other_json_values)
+{
+    const char *j =
+        "{\"name\":\"r\",\"command\":[\"p\",\"{a}\",\"{b}\",\"{c}\",\"{d}\",\"{e}\"],"
+        "\"space\":{\"a\":true,\"b\":null,\"c\":[1,\"x\"],\"d\":{\"choice\":[{\"k\":2}]},"
+        "\"e\":1e-7}}";
+    space_t *s = parse(j);
+    REQUIRE(s);
+    cJSON *c = sample(s, 0);
+    REQUIRE(c);
+    char **argv = NULL, err[256];
+    REQUIRE(space_render_argv(s, c, "0", "d", &argv, err, sizeof err) == 0);
+    CHECK_STR(argv[1], "true");
+    CHECK_STR(argv[2], "null");
+    CHECK_STR(argv[3], "[1,\"x\"]");
+    CHECK_STR(argv[4], "{\"k\":2}");
+    CHECK_STR(argv[5], "1e-07");
+    space_argv_free(argv);
+    cJSON_Delete(c);
+    space_free(s);
+}
+
+TEST(render_missing_value)
+{
+    space_t *s = parse("{\"name\":\"r\",\"command\":[\"p\",\"{lr}\"],"
+                       "\"space\":{\"lr\":{\"uniform\":[0,1]}}}");
+    REQUIRE(s);
+    cJSON *c = cJSON_Parse("{\"other\": 1}");
+    char **argv = NULL, err[256];
+    CHECK_EQ_INT(space_render_argv(s, c, "0", "d", &argv, err, sizeof err), SPACE_EINVAL);
+    CHECK_STR(err, "command[1]: the configuration has no value for \"{lr}\"");
+    CHECK(argv == NULL);
+    cJSON_Delete(c);
+    space_free(s);
+    space_argv_free(NULL);
+    space_free(NULL);
+}
+
+TT_MAIN

@@ -1,0 +1,1277 @@
+/* Tests of store/: opening, the schema and its version check, every write, the views,
+ * batches seen from a second connection, read-only queries, disk full (a forked child
+ * under RLIMIT_FSIZE), and real formatting. Each case works in its own temporary
+ * directory. Not for speed: bench/store_bench.c measures that. */
+#include "tinytest.h"
+
+#include "store/store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- helpers ------------------------------------------------------------------------ */
+
+struct tmp {
+    char dir[512];
+    char db[600];
+};
+
+static int tmp_make(struct tmp *t)
+{
+    const char *base = getenv("TUNE_BINARY_DIR");
+    if (!base || access(base, W_OK) != 0) base = "/tmp";
+    snprintf(t->dir, sizeof t->dir, "%s/test_store_XXXXXX", base);
+    if (!mkdtemp(t->dir)) return -1;
+    snprintf(t->db, sizeof t->db, "%s/tune.db", t->dir);
+    return 0;
+}
+
+static void rm_tree(const char *path)
+{
+    struct stat sb;
+    if (lstat(path, &sb) != 0) return;
+    if (S_ISDIR(sb.st_mode)) {
+        chmod(path, 0700);
+        DIR *d = opendir(path);
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            char sub[1024];
+            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+            rm_tree(sub);
+        }
+        if (d) closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+static void tmp_clean(struct tmp *t)
+{
+    rm_tree(t->dir);
+}
+
+static store_t *open_rw(const char *path)
+{
+    store_t *st = NULL;
+    char err[512];
+    int rc = store_open(path, 0, &st, err, sizeof err);
+    if (rc != 0) fprintf(stderr, "store_open(%s): %d %s\n", path, rc, err);
+    return st;
+}
+
+static store_t *open_ro(const char *path)
+{
+    store_t *st = NULL;
+    char err[512];
+    int rc = store_open(path, STORE_OPEN_READONLY, &st, err, sizeof err);
+    if (rc != 0) fprintf(stderr, "store_open(%s, ro): %d %s\n", path, rc, err);
+    return st;
+}
+
+/* Query results as text: columns joined by '|', rows by '\n', NULL as "NULL". */
+struct qbuf {
+    char s[8192];
+    size_t n;
+    int rows;
+};
+
+static void qb_add(struct qbuf *b, const char *s)
+{
+    size_t k = strlen(s);
+    if (b->n + k + 1 > sizeof b->s) k = sizeof b->s - b->n - 1;
+    memcpy(b->s + b->n, s, k);
+    b->n += k;
+    b->s[b->n] = 0;
+}
+
+static int qb_row(void *ud, int ncol, const char *const *names, const char *const *vals,
+                  const int *types)
+{
+    (void)names;
+    (void)types;
+    struct qbuf *b = ud;
+    if (b->rows++) qb_add(b, "\n");
+    for (int c = 0; c < ncol; c++) {
+        if (c) qb_add(b, "|");
+        qb_add(b, vals[c] ? vals[c] : "NULL");
+    }
+    return 0;
+}
+
+/* Runs sql (printf-style) and returns its rows as text, in one of 4 rotating buffers. */
+static const char *q(store_t *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const char *q(store_t *st, const char *fmt, ...)
+{
+    static struct qbuf bufs[4];
+    static int next;
+    struct qbuf *b = &bufs[next++ % 4];
+    char sql[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sql, sizeof sql, fmt, ap);
+    va_end(ap);
+    b->n = 0;
+    b->rows = 0;
+    b->s[0] = 0;
+    char err[512];
+    int rc = store_query(st, sql, NULL, 0, qb_row, b, err, sizeof err);
+    if (rc != 0) snprintf(b->s, sizeof b->s, "ERROR %d: %s", rc, err);
+    return b->s;
+}
+
+static int64_t mk_exp(store_t *st, const char *name, int mode_max)
+{
+    store_experiment_t e = {.name = name,
+                            .space_text = "{\"lr\": {\"loguniform\": [1e-4, 1e-1]}}",
+                            .settings_json = "{\"num_trials\": 4}",
+                            .metric = "loss",
+                            .mode_max = mode_max,
+                            .scheduler = "asha",
+                            .results_dir = "/tmp/results",
+                            .num_trials = 4,
+                            .seed = 42};
+    int64_t id = -1;
+    char err[512];
+    if (store_experiment_create(st, &e, 1000.5, &id, err, sizeof err) != 0) {
+        fprintf(stderr, "experiment_create: %s\n", err);
+        return -1;
+    }
+    return id;
+}
+
+static int64_t mk_trial(store_t *st, int64_t exp, int64_t no, const char *cfg)
+{
+    char name[32], dir[64];
+    snprintf(name, sizeof name, "trial_%05lld", (long long)no);
+    snprintf(dir, sizeof dir, "/tmp/results/%s", name);
+    int64_t id = -1;
+    char err[512];
+    if (store_trial_create(st, exp, no, name, cfg, dir, &id, err, sizeof err) != 0) {
+        fprintf(stderr, "trial_create: %s\n", err);
+        return -1;
+    }
+    return id;
+}
+
+static int add_result(store_t *st, int64_t trial, int attempt, int64_t it, double metric)
+{
+    char json[256], err[512];
+    snprintf(json, sizeof json, "{\"training_iteration\": %lld, \"loss\": %.17g, \"acc\": 0.5}",
+             (long long)it, metric);
+    store_result_t r = {.trial_id = trial,
+                        .attempt = attempt,
+                        .iteration = it,
+                        .time_value = (double)it,
+                        .metric = metric,
+                        .wall_time = 2000.0 + (double)it,
+                        .json = json,
+                        .json_len = strlen(json)};
+    int rc = store_result_add(st, &r, err, sizeof err);
+    if (rc) fprintf(stderr, "result_add: %s\n", err);
+    return rc;
+}
+
+/* Writes schema_version by hand, as a different tune would have. */
+static int set_version_by_hand(const char *path, const char *value)
+{
+    sqlite3 *db = NULL;
+    char sql[256];
+    snprintf(sql, sizeof sql, "UPDATE meta SET value = %s WHERE key = 'schema_version'", value);
+    int rc = sqlite3_open(path, &db);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_close(db);
+    return rc;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* ---- open, create, close ------------------------------------------------------------ */
+
+TEST(open_create_close)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    CHECK(access(t.db, F_OK) == 0);
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "1");
+    CHECK_EQ_INT(STORE_SCHEMA_VERSION, 1);
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'created_by'"), "tune " TUNE_VERSION);
+    CHECK_STR(q(st, "PRAGMA journal_mode"), "wal");
+    CHECK_STR(q(st, "PRAGMA foreign_keys"), "1");
+    CHECK_STR(q(st, "PRAGMA synchronous"), "1"); /* NORMAL */
+    CHECK_STR(q(st, "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master"
+                    " WHERE type IN ('table', 'view') ORDER BY name)"),
+              "decisions,experiment_summary,experiments,meta,params,results,results_current,"
+              "trial_summary,trials");
+    CHECK_STR(q(st, "SELECT count(*) FROM experiment_summary"), "0");
+    store_close(st);
+    store_close(NULL); /* NULL-safe */
+    /* A read-only handle on the same file works too and sees the schema. */
+    st = open_ro(t.db);
+    REQUIRE(st);
+    CHECK_STR(q(st, "SELECT count(*) FROM trial_summary"), "0");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+TEST(reopen_keeps_data)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "exp1", 0);
+    int64_t tr = mk_trial(st, e, 0, "{\"lr\": 0.1}");
+    REQUIRE(e > 0 && tr > 0);
+    for (int i = 1; i <= 5; i++)
+        CHECK(add_result(st, tr, 1, i, 1.0 / i) == 0);
+    store_close(st);
+
+    st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t id = 0;
+    char err[512];
+    CHECK_EQ_INT(store_experiment_find(st, "exp1", &id, err, sizeof err), 0);
+    CHECK_EQ_INT(id, e);
+    CHECK_STR(q(st, "SELECT count(*), min(metric) FROM results"), "5|0.2");
+    store_close(st);
+    st = open_ro(t.db);
+    REQUIRE(st);
+    CHECK_STR(q(st, "SELECT trial, iterations, best_metric FROM trial_summary"), "trial_00000|5|0.2");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+TEST(schema_version_newer)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    store_close(st);
+    REQUIRE(set_version_by_hand(t.db, "2") == SQLITE_OK);
+    char err[512] = "", want[700];
+    st = (store_t *)0x1; /* out-parameters stay untouched on error */
+    CHECK_EQ_INT(store_open(t.db, 0, &st, err, sizeof err), STORE_VERSION);
+    CHECK(st == (store_t *)0x1);
+    snprintf(want, sizeof want, "%s was written by a newer tune (schema version 2, this tune knows 1)",
+             t.db);
+    CHECK_CONTAINS(err, want);
+    err[0] = 0;
+    CHECK_EQ_INT(store_open(t.db, STORE_OPEN_READONLY, &st, err, sizeof err), STORE_VERSION);
+    CHECK_CONTAINS(err, want);
+    tmp_clean(&t);
+}
+
+TEST(schema_version_older)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    store_close(st);
+    REQUIRE(set_version_by_hand(t.db, "0") == SQLITE_OK);
+    char err[512] = "";
+    CHECK_EQ_INT(store_open(t.db, 0, &st, err, sizeof err), STORE_VERSION);
+    CHECK_CONTAINS(err, "has schema version 0, which this tune cannot read (it knows 1)");
+    tmp_clean(&t);
+}
+
+TEST(not_a_database)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    char text[2048];
+    memset(text, 'x', sizeof text - 1);
+    text[sizeof text - 1] = 0;
+    memcpy(text, "lr,loss\n0.1,0.5\n", 16);
+    write_file(t.db, text);
+    store_t *st = NULL;
+    char err[512] = "", want[700];
+    snprintf(want, sizeof want, "%s is not a tune database: file is not a database", t.db);
+    CHECK_EQ_INT(store_open(t.db, 0, &st, err, sizeof err), STORE_NOTDB);
+    CHECK_STR(err, want);
+    err[0] = 0;
+    CHECK_EQ_INT(store_open(t.db, STORE_OPEN_READONLY, &st, err, sizeof err), STORE_NOTDB);
+    CHECK_STR(err, want);
+    /* The writable attempt must not have touched the file. */
+    FILE *f = fopen(t.db, "r");
+    REQUIRE(f);
+    char back[4096];
+    size_t n = fread(back, 1, sizeof back, f);
+    fclose(f);
+    CHECK_EQ_INT(n, strlen(text));
+    CHECK(memcmp(back, text, strlen(text)) == 0);
+    tmp_clean(&t);
+}
+
+TEST(foreign_or_empty_database)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    /* Someone else's SQLite file: tune must not add its tables to it. */
+    sqlite3 *db = NULL;
+    REQUIRE(sqlite3_open(t.db, &db) == SQLITE_OK);
+    sqlite3_exec(db, "CREATE TABLE photos (id INTEGER PRIMARY KEY)", NULL, NULL, NULL);
+    sqlite3_close(db);
+    store_t *st = NULL;
+    char err[512] = "";
+    CHECK_EQ_INT(store_open(t.db, 0, &st, err, sizeof err), STORE_NOTDB);
+    CHECK_CONTAINS(err, "is not a tune database: it is a SQLite database without tune's schema");
+    REQUIRE(sqlite3_open(t.db, &db) == SQLITE_OK);
+    sqlite3_stmt *s = NULL;
+    sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &s, NULL);
+    CHECK(sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0) == 1);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+
+    /* An empty file read-only: nothing to query yet. Writable: becomes a database. */
+    char empty[700];
+    snprintf(empty, sizeof empty, "%s/empty.db", t.dir);
+    write_file(empty, "");
+    err[0] = 0;
+    CHECK_EQ_INT(store_open(empty, STORE_OPEN_READONLY, &st, err, sizeof err), STORE_NOTDB);
+    CHECK_CONTAINS(err, "is not a tune database: it is empty");
+    st = open_rw(empty);
+    CHECK(st != NULL);
+    store_close(st);
+    tmp_clean(&t);
+}
+
+TEST(readonly_open_missing_file)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = NULL;
+    char err[512] = "", want[700];
+    CHECK_EQ_INT(store_open(t.db, STORE_OPEN_READONLY, &st, err, sizeof err), STORE_NOTFOUND);
+    snprintf(want, sizeof want, "no database at %s", t.db);
+    CHECK_STR(err, want);
+    CHECK(st == NULL);
+    CHECK(access(t.db, F_OK) != 0); /* and nothing was created */
+    tmp_clean(&t);
+}
+
+TEST(create_in_missing_dir)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    char path[700];
+    store_t *st = NULL;
+    char err[512] = "";
+    snprintf(path, sizeof path, "%s/no/such/dir/tune.db", t.dir);
+    CHECK_EQ_INT(store_open(path, 0, &st, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "cannot create database");
+    CHECK_CONTAINS(err, path);
+    CHECK_CONTAINS(err, strerror(ENOENT));
+    /* A path through a regular file. */
+    char file[700];
+    snprintf(file, sizeof file, "%s/plain", t.dir);
+    write_file(file, "x");
+    snprintf(path, sizeof path, "%s/plain/tune.db", t.dir);
+    err[0] = 0;
+    CHECK_EQ_INT(store_open(path, 0, &st, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, strerror(ENOTDIR));
+    /* A directory where the file should be. */
+    err[0] = 0;
+    CHECK_EQ_INT(store_open(t.dir, 0, &st, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "is a directory; give the path of a database file inside it");
+    err[0] = 0;
+    CHECK_EQ_INT(store_open("", 0, &st, err, sizeof err), STORE_ERR);
+    CHECK_STR(err, "no database path given");
+    err[0] = 0;
+    CHECK_EQ_INT(store_open(t.db, 4, &st, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "unknown store_open flags 0x4");
+    tmp_clean(&t);
+}
+
+TEST(create_in_readonly_dir)
+{
+    if (geteuid() == 0) SKIP("root writes into read-only directories");
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    REQUIRE(chmod(t.dir, 0555) == 0);
+    store_t *st = NULL;
+    char err[512] = "";
+    CHECK_EQ_INT(store_open(t.db, 0, &st, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "cannot create database");
+    CHECK_CONTAINS(err, strerror(EACCES));
+    tmp_clean(&t);
+}
+
+TEST(readonly_file_writable_open)
+{
+    if (geteuid() == 0) SKIP("root writes into read-only files");
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    store_close(st);
+    REQUIRE(chmod(t.db, 0444) == 0);
+    char err[512] = "";
+    CHECK_EQ_INT(store_open(t.db, 0, &st, err, sizeof err), STORE_READONLY);
+    CHECK_CONTAINS(err, "the file is read-only to this user");
+    st = open_ro(t.db);
+    CHECK(st != NULL);
+    store_close(st);
+    tmp_clean(&t);
+}
+
+/* ---- read-only queries -------------------------------------------------------------- */
+
+TEST(readonly_query_refuses_writes)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "exp", 0);
+    int64_t tr = mk_trial(st, e, 0, "{}");
+    CHECK(add_result(st, tr, 1, 1, 0.5) == 0);
+    store_close(st);
+
+    st = open_ro(t.db);
+    REQUIRE(st);
+    static const char *const writes[] = {
+        "INSERT INTO meta (key, value) VALUES ('x', 1)",
+        "DELETE FROM results",
+        "UPDATE trials SET status = 'ERROR'",
+        "CREATE TABLE x (a)",
+        "DROP VIEW trial_summary",
+        "CREATE INDEX i ON results (metric)",
+        "PRAGMA user_version = 3",
+        "PRAGMA schema_version = 99",
+        "PRAGMA application_id = 7",
+        "REPLACE INTO meta (key, value) VALUES ('schema_version', 9)",
+        "WITH x AS (SELECT 1) DELETE FROM decisions",
+        "VACUUM",
+    };
+    for (size_t i = 0; i < sizeof writes / sizeof *writes; i++) {
+        char err[512] = "";
+        int rc = store_query(st, writes[i], NULL, 0, qb_row, &(struct qbuf){0}, err, sizeof err);
+        if (rc != STORE_READONLY) fprintf(stderr, "not refused: %s (%d %s)\n", writes[i], rc, err);
+        CHECK_EQ_INT(rc, STORE_READONLY);
+        CHECK_STR(err, "tune query is read-only: the statement would write");
+    }
+    CHECK_STR(q(st, "SELECT count(*) FROM results"), "1");
+    CHECK_STR(q(st, "PRAGMA user_version"), "0");
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "1");
+
+    /* The writing API is refused too, with its own message. */
+    char err[512] = "";
+    CHECK_EQ_INT(store_begin(st, err, sizeof err), STORE_READONLY);
+    CHECK_CONTAINS(err, "cannot begin a batch: the database was opened read-only");
+    err[0] = 0;
+    CHECK_EQ_INT(add_result(st, tr, 1, 2, 0.4), STORE_READONLY);
+    store_result_t r = {.trial_id = tr, .attempt = 1, .json = "{}"};
+    CHECK_EQ_INT(store_result_add(st, &r, err, sizeof err), STORE_READONLY);
+    CHECK_CONTAINS(err, "cannot add a result: the database was opened read-only");
+    CHECK_EQ_INT(mk_exp(st, "other", 0), -1);
+    store_close(st);
+
+    /* The file is as it was. */
+    st = open_rw(t.db);
+    REQUIRE(st);
+    CHECK_STR(q(st, "SELECT count(*) FROM results"), "1");
+    CHECK_STR(q(st, "SELECT count(*) FROM experiments"), "1");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+TEST(query_one_statement_only)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    store_close(st);
+    st = open_ro(t.db);
+    REQUIRE(st);
+    char err[512] = "";
+    /* A write hidden behind a read is refused whole, and so is a second read. */
+    CHECK_EQ_INT(store_query(st, "SELECT 1; DELETE FROM meta", NULL, 0, NULL, NULL, err, sizeof err),
+                 STORE_ERR);
+    CHECK_CONTAINS(err, "give one SQL statement at a time");
+    CHECK_CONTAINS(err, "DELETE FROM meta");
+    err[0] = 0;
+    CHECK_EQ_INT(store_query(st, "SELECT 1; SELECT 2", NULL, 0, NULL, NULL, err, sizeof err),
+                 STORE_ERR);
+    CHECK_CONTAINS(err, "give one SQL statement at a time");
+    CHECK_STR(q(st, "SELECT count(*) FROM meta"), "2");
+    /* Trailing semicolons and comments are fine. */
+    CHECK_STR(q(st, "SELECT 7;  ; -- done\n /* really */ "), "7");
+    CHECK_STR(q(st, "SELECT 8 -- no semicolon"), "8");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+TEST(query_errors)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    char err[512] = "";
+    CHECK_EQ_INT(store_query(st, "SELEC 1", NULL, 0, NULL, NULL, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "query failed at character 1: near \"SELEC\": syntax error");
+    err[0] = 0;
+    CHECK_EQ_INT(store_query(st, "SELECT nope FROM trials", NULL, 0, NULL, NULL, err, sizeof err),
+                 STORE_ERR);
+    CHECK_CONTAINS(err, "no such column: nope");
+    err[0] = 0;
+    CHECK_EQ_INT(store_query(st, "SELECT ?1, ?2", NULL, 0, NULL, NULL, err, sizeof err), STORE_ERR);
+    CHECK_STR(err, "query failed: the statement has 2 parameters but 0 values were given");
+    err[0] = 0;
+    const char *b[] = {"x", "y"};
+    CHECK_EQ_INT(store_query(st, "SELECT ?1", b, 2, NULL, NULL, err, sizeof err), STORE_ERR);
+    CHECK_STR(err, "query failed: the statement has 1 parameter but 2 values were given");
+    err[0] = 0;
+    CHECK_EQ_INT(store_query(st, "  -- nothing\n", NULL, 0, NULL, NULL, err, sizeof err), STORE_ERR);
+    CHECK_STR(err, "query failed: the SQL text is empty");
+    err[0] = 0;
+    CHECK_EQ_INT(store_query(st, "SELECT json_extract('{bad', '$.a')", NULL, 0, NULL, NULL, err,
+                             sizeof err),
+                 STORE_ERR);
+    CHECK_CONTAINS(err, "query failed: malformed JSON");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+TEST(query_binds)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    mk_exp(st, "alpha", 0);
+    mk_exp(st, "beta", 1);
+    const char *b[] = {"beta", NULL, "it's"};
+    struct qbuf out = {0};
+    char err[512] = "";
+    CHECK_EQ_INT(store_query(st, "SELECT name, mode, ?2 IS NULL, ?3 FROM experiments WHERE name = ?1",
+                             b, 3, qb_row, &out, err, sizeof err),
+                 0);
+    CHECK_STR(out.s, "beta|max|1|it's");
+    /* A bound value is data, never SQL. */
+    const char *inj[] = {"x' OR '1'='1"};
+    memset(&out, 0, sizeof out);
+    CHECK_EQ_INT(store_query(st, "SELECT count(*) FROM experiments WHERE name = ?1", inj, 1, qb_row,
+                             &out, err, sizeof err),
+                 0);
+    CHECK_STR(out.s, "0");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+struct stop_ctx {
+    int calls;
+    int stop_after;
+    int ncol;
+    char first_name[32];
+    int types[4];
+};
+
+static int stop_cb(void *ud, int ncol, const char *const *names, const char *const *vals,
+                   const int *types)
+{
+    (void)vals;
+    struct stop_ctx *c = ud;
+    c->calls++;
+    c->ncol = ncol;
+    snprintf(c->first_name, sizeof c->first_name, "%s", names[0]);
+    for (int i = 0; i < ncol && i < 4; i++)
+        c->types[i] = types[i];
+    return c->calls >= c->stop_after;
+}
+
+TEST(query_row_callback_stops_early)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    struct stop_ctx c = {.stop_after = 3};
+    char err[512] = "";
+    CHECK_EQ_INT(store_query(st,
+                             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n"
+                             " WHERE i < 10) SELECT i AS num, i * 0.5, 'x', NULL FROM n",
+                             NULL, 0, stop_cb, &c, err, sizeof err),
+                 0);
+    CHECK_EQ_INT(c.calls, 3);
+    CHECK_EQ_INT(c.ncol, 4);
+    CHECK_STR(c.first_name, "num");
+    CHECK_EQ_INT(c.types[0], STORE_COL_INT);
+    CHECK_EQ_INT(c.types[1], STORE_COL_REAL);
+    CHECK_EQ_INT(c.types[2], STORE_COL_TEXT);
+    CHECK_EQ_INT(c.types[3], STORE_COL_NULL);
+    /* A NULL callback runs the statement to the end. */
+    CHECK_EQ_INT(store_query(st, "SELECT 1", NULL, 0, NULL, NULL, err, sizeof err), 0);
+    store_close(st);
+    tmp_clean(&t);
+}
+
+TEST(query_real_formatting_round_trip)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    CHECK_STR(q(st, "SELECT 0.1"), "0.1");
+    CHECK_STR(q(st, "SELECT 3.0, 2.5, -0.125, 1e300, 1e-7, 42, 9e999, -9e999"),
+              "3.0|2.5|-0.125|1e+300|1e-07|42|Inf|-Inf");
+    /* 1/3 needs 16 digits, 0.1 + 0.2 needs 17: both read back to the same double. */
+    const char *third = q(st, "SELECT 1.0 / 3");
+    CHECK_STR(third, "0.3333333333333333");
+    CHECK(strtod(third, NULL) == 1.0 / 3);
+    const char *sum = q(st, "SELECT 0.1 + 0.2");
+    CHECK_STR(sum, "0.30000000000000004");
+    CHECK(strtod(sum, NULL) == 0.1 + 0.2);
+    /* Values written through the API come back bit for bit. */
+    int64_t e = mk_exp(st, "exp", 0);
+    int64_t tr = mk_trial(st, e, 0, "{}");
+    double vals[] = {1.0 / 3, 2.0 / 3, 1e-310, 123456789.123456789, 0.1 + 0.2, -1.0 / 7};
+    for (int i = 0; i < 6; i++)
+        CHECK(add_result(st, tr, 1, i, vals[i]) == 0);
+    for (int i = 0; i < 6; i++) {
+        const char *v = q(st, "SELECT metric FROM results WHERE iteration = %d", i);
+        CHECK(strtod(v, NULL) == vals[i]);
+    }
+    CHECK_STR(q(st, "SELECT x'00ff10', typeof(x'00')"), "00ff10|blob");
+    struct stop_ctx c = {.stop_after = 1};
+    char err[512];
+    CHECK_EQ_INT(store_query(st, "SELECT x'01'", NULL, 0, stop_cb, &c, err, sizeof err), 0);
+    CHECK_EQ_INT(c.types[0], STORE_COL_BLOB);
+    store_close(st);
+    tmp_clean(&t);
+}
+
+/* ---- experiments -------------------------------------------------------------------- */
+
+TEST(experiment_create_find_duplicate)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t id = mk_exp(st, "mnist-asha", 1);
+    REQUIRE(id > 0);
+    CHECK_STR(q(st, "SELECT name, status, created_at, ended_at, metric, mode, scheduler, seed,"
+                    " num_trials, results_dir, space_json, settings_json FROM experiments"),
+              "mnist-asha|RUNNING|1000.5|NULL|loss|max|asha|42|4|/tmp/results|"
+              "{\"lr\": {\"loguniform\": [1e-4, 1e-1]}}|{\"num_trials\": 4}");
+    int64_t found = 0;
+    char err[512] = "";
+    CHECK_EQ_INT(store_experiment_find(st, "mnist-asha", &found, err, sizeof err), 0);
+    CHECK_EQ_INT(found, id);
+    found = 77;
+    CHECK_EQ_INT(store_experiment_find(st, "nope", &found, err, sizeof err), STORE_NOTFOUND);
+    CHECK_CONTAINS(err, "no experiment named \"nope\"");
+    CHECK_EQ_INT(found, 77);
+
+    store_experiment_t dup = {.name = "mnist-asha", .mode_max = 0};
+    int64_t id2 = 99;
+    err[0] = 0;
+    CHECK_EQ_INT(store_experiment_create(st, &dup, 1.0, &id2, err, sizeof err), STORE_EXISTS);
+    CHECK_CONTAINS(err, "an experiment named \"mnist-asha\" exists already");
+    CHECK_EQ_INT(id2, 99);
+    store_experiment_t noname = {.name = ""};
+    CHECK_EQ_INT(store_experiment_create(st, &noname, 1.0, &id2, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "cannot create the experiment: it has no name");
+
+    /* A seed above 2^63 keeps its 64 bits. */
+    store_experiment_t big = {.name = "big-seed", .seed = UINT64_MAX};
+    CHECK_EQ_INT(store_experiment_create(st, &big, 1.0, &id2, err, sizeof err), 0);
+    CHECK_STR(q(st, "SELECT seed, mode FROM experiments WHERE name = 'big-seed'"), "-1|min");
+
+    CHECK_EQ_INT(store_experiment_set_status(st, id, "FINISHED", 2000.25, err, sizeof err), 0);
+    CHECK_STR(q(st, "SELECT status, ended_at FROM experiments WHERE id = %lld", (long long)id),
+              "FINISHED|2000.25");
+    CHECK_EQ_INT(store_experiment_set_status(st, id, "RUNNING", 3000, err, sizeof err), 0);
+    CHECK_STR(q(st, "SELECT status, ended_at FROM experiments WHERE id = %lld", (long long)id),
+              "RUNNING|NULL");
+    CHECK_EQ_INT(store_experiment_set_status(st, id, "INTERRUPTED", 4000, err, sizeof err), 0);
+    CHECK_EQ_INT(store_experiment_set_status(st, id, "DONE", 1, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "unknown status \"DONE\" (RUNNING, FINISHED or INTERRUPTED)");
+    CHECK_EQ_INT(store_experiment_set_status(st, 12345, "FINISHED", 1, err, sizeof err),
+                 STORE_NOTFOUND);
+    CHECK_CONTAINS(err, "no experiment with id 12345");
+    CHECK_STR(q(st, "SELECT status FROM experiments WHERE id = %lld", (long long)id), "INTERRUPTED");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+/* ---- trials ------------------------------------------------------------------------- */
+
+TEST(trial_create_with_params)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "exp", 0);
+    const char *cfg = "{\"lr\": 0.001, \"layers\": 3, \"opt\": \"adam\", \"bn\": true,"
+                      " \"drop\": false, \"sizes\": [64, 128, 0.1], \"net\": {\"a\": 1.5, \"b\": \"q\\\"x\"},"
+                      " \"none\": null, \"third\": 0.3333333333333333, \"big\": 1e300,"
+                      " \"name\": \"caf\\u00e9\"}";
+    int64_t tr = mk_trial(st, e, 7, cfg);
+    REQUIRE(tr > 0);
+    CHECK_STR(q(st, "SELECT experiment_id = %lld, trial_no, name, status, early_stopped, attempt,"
+                    " trial_dir FROM trials",
+                (long long)e),
+              "1|7|trial_00007|PENDING|0|1|/tmp/results/trial_00007");
+    CHECK_STR(q(st, "SELECT config FROM trials"), cfg); /* verbatim */
+    CHECK_STR(q(st, "SELECT count(*) FROM params WHERE trial_id = %lld", (long long)tr), "11");
+    CHECK_STR(q(st, "SELECT value_real, value_text, value_json FROM params WHERE name = 'lr'"),
+              "0.001|NULL|0.001");
+    CHECK_STR(q(st, "SELECT value_real, value_text, value_json FROM params WHERE name = 'layers'"),
+              "3.0|NULL|3");
+    CHECK_STR(q(st, "SELECT value_real, value_text, value_json FROM params WHERE name = 'opt'"),
+              "NULL|adam|\"adam\"");
+    CHECK_STR(q(st, "SELECT value_real, value_text, value_json FROM params WHERE name = 'bn'"),
+              "1.0|NULL|true");
+    CHECK_STR(q(st, "SELECT value_real, value_text, value_json FROM params WHERE name = 'drop'"),
+              "0.0|NULL|false");
+    CHECK_STR(q(st, "SELECT value_real, value_text, value_json FROM params WHERE name = 'sizes'"),
+              "NULL|NULL|[64,128,0.1]");
+    CHECK_STR(q(st, "SELECT value_real, value_text, value_json FROM params WHERE name = 'net'"),
+              "NULL|NULL|{\"a\":1.5,\"b\":\"q\\\"x\"}");
+    CHECK_STR(q(st, "SELECT value_real, value_text, value_json FROM params WHERE name = 'none'"),
+              "NULL|NULL|null");
+    CHECK_STR(q(st, "SELECT value_real, value_json FROM params WHERE name = 'third'"),
+              "0.3333333333333333|0.3333333333333333");
+    CHECK_STR(q(st, "SELECT value_real, value_json FROM params WHERE name = 'big'"),
+              "1e+300|1e+300");
+    CHECK_STR(q(st, "SELECT value_text, value_json FROM params WHERE name = 'name'"),
+              "caf\xc3\xa9|\"caf\xc3\xa9\"");
+    /* value_json agrees with SQLite's own reading of the configuration. */
+    CHECK_STR(q(st, "SELECT count(*) FROM params p JOIN trials t ON t.id = p.trial_id"
+                    " WHERE json_extract(p.value_json, '$') IS NOT json_extract(t.config, '$.' || p.name)"),
+              "0");
+    /* The point of params: plain SQL filters on parameters. */
+    mk_trial(st, e, 8, "{\"lr\": 0.5, \"opt\": \"sgd\"}");
+    CHECK_STR(q(st, "SELECT t.trial_no FROM trials t JOIN params p ON p.trial_id = t.id"
+                    " WHERE p.name = 'lr' AND p.value_real < 0.01"),
+              "7");
+    CHECK_STR(q(st, "SELECT t.trial_no FROM trials t JOIN params p ON p.trial_id = t.id"
+                    " WHERE p.name = 'opt' AND p.value_text = 'sgd'"),
+              "8");
+    /* An empty configuration has no params. */
+    int64_t tr3 = mk_trial(st, e, 9, "{}");
+    CHECK_STR(q(st, "SELECT count(*) FROM params WHERE trial_id = %lld", (long long)tr3), "0");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+TEST(trial_create_errors)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "exp", 0);
+    int64_t id = 5;
+    char err[512] = "";
+    CHECK_EQ_INT(store_trial_create(st, e, 0, "t0", "{\"lr\": 0.1,", NULL, &id, err, sizeof err),
+                 STORE_ERR);
+    CHECK_CONTAINS(err, "cannot create trial 0: its configuration is not valid JSON (at offset 11)");
+    CHECK_EQ_INT(store_trial_create(st, e, 0, "t0", "[1, 2]", NULL, &id, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "cannot create trial 0: its configuration is not a JSON object");
+    CHECK_EQ_INT(store_trial_create(st, e, 0, "t0", NULL, NULL, &id, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "its configuration is not a JSON object");
+    CHECK_EQ_INT(store_trial_create(st, e, 0, "", "{}", NULL, &id, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "cannot create trial 0: it has no name");
+    CHECK_EQ_INT(store_trial_create(st, 999, 0, "t0", "{}", NULL, &id, err, sizeof err),
+                 STORE_NOTFOUND);
+    CHECK_CONTAINS(err, "cannot create trial 0: no experiment with id 999");
+    CHECK_EQ_INT(id, 5);
+    CHECK(mk_trial(st, e, 0, "{\"a\": 1}") > 0);
+    CHECK_EQ_INT(store_trial_create(st, e, 0, "again", "{}", NULL, &id, err, sizeof err),
+                 STORE_EXISTS);
+    CHECK_CONTAINS(err, "has a trial 0 already");
+    /* A key given twice: neither the trial nor any of its params is left behind, and an
+     * open batch goes on. */
+    REQUIRE(store_begin(st, err, sizeof err) == 0);
+    CHECK(mk_trial(st, e, 1, "{\"b\": 2}") > 0);
+    CHECK_EQ_INT(store_trial_create(st, e, 2, "t2", "{\"a\": 1, \"c\": 3, \"a\": 2}", NULL, &id,
+                                    err, sizeof err),
+                 STORE_ERR);
+    CHECK_CONTAINS(err, "cannot create trial 2: the configuration has the key \"a\" twice");
+    CHECK(mk_trial(st, e, 3, "{\"d\": 4}") > 0);
+    CHECK_EQ_INT(store_commit(st, err, sizeof err), 0);
+    CHECK_STR(q(st, "SELECT group_concat(trial_no) FROM trials"), "0,1,3");
+    CHECK_STR(q(st, "SELECT group_concat(name) FROM (SELECT name FROM params ORDER BY name)"),
+              "a,b,d");
+    /* The same outside a batch. */
+    CHECK_EQ_INT(store_trial_create(st, e, 4, "t4", "{\"x\": 1, \"x\": 1}", NULL, &id, err,
+                                    sizeof err),
+                 STORE_ERR);
+    CHECK_STR(q(st, "SELECT count(*) FROM trials WHERE trial_no = 4"), "0");
+    CHECK(mk_trial(st, e, 4, "{\"x\": 1}") > 0);
+    store_close(st);
+    tmp_clean(&t);
+}
+
+TEST(trial_update_each_field_group)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "exp", 0);
+    int64_t tr = mk_trial(st, e, 0, "{}");
+    REQUIRE(tr > 0);
+    const char *cols = "SELECT status, early_stopped, slice, started_at, ended_at, exit_code,"
+                       " exit_signal, error, stderr_tail, pid, exec_id, node, attempt FROM trials";
+    /* Every field filled with junk: only the ones named in `fields` may land. */
+    store_trial_update_t u = {.status = "RUNNING",
+                              .early_stopped = 1,
+                              .slice = "gpu:0,1",
+                              .started_at = 100.5,
+                              .ended_at = 200.25,
+                              .exit_code = 3,
+                              .exit_signal = 9,
+                              .error = "boom",
+                              .stderr_tail = "Traceback...",
+                              .pid = 4242,
+                              .exec_id = "12345.3",
+                              .node = "node07",
+                              .attempt = 2};
+    char err[512] = "";
+    CHECK_STR(q(st, "%s", cols), "PENDING|0|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|1");
+    u.fields = STORE_TU_STATUS;
+    CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), 0);
+    CHECK_STR(q(st, "%s", cols), "RUNNING|0|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|1");
+    u.fields = STORE_TU_EARLY_STOPPED;
+    CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), 0);
+    CHECK_STR(q(st, "%s", cols), "RUNNING|1|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|1");
+    u.fields = STORE_TU_SLICE;
+    CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), 0);
+    CHECK_STR(q(st, "%s", cols), "RUNNING|1|gpu:0,1|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|1");
+    u.fields = STORE_TU_STARTED;
+    CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), 0);
+    CHECK_STR(q(st, "%s", cols), "RUNNING|1|gpu:0,1|100.5|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|1");
+    u.fields = STORE_TU_ENDED;
+    CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), 0);
+    CHECK_STR(q(st, "%s", cols),
+              "RUNNING|1|gpu:0,1|100.5|200.25|NULL|NULL|NULL|NULL|NULL|NULL|NULL|1");
+    u.fields = STORE_TU_EXIT;
+    CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), 0);
+    CHECK_STR(q(st, "%s", cols), "RUNNING|1|gpu:0,1|100.5|200.25|3|9|NULL|NULL|NULL|NULL|NULL|1");
+    u.fields = STORE_TU_ERROR;
+    CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), 0);
+    CHECK_STR(q(st, "%s", cols),
+              "RUNNING|1|gpu:0,1|100.5|200.25|3|9|boom|Traceback...|NULL|NULL|NULL|1");
+    u.fields = STORE_TU_PID;
+    CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), 0);
+    CHECK_STR(q(st, "%s", cols),
+              "RUNNING|1|gpu:0,1|100.5|200.25|3|9|boom|Traceback...|4242|NULL|NULL|1");
+    u.fields = STORE_TU_EXEC_ID;
+    CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), 0);
+    CHECK_STR(q(st, "%s", cols),
+              "RUNNING|1|gpu:0,1|100.5|200.25|3|9|boom|Traceback...|4242|12345.3|node07|1");
+    u.fields = STORE_TU_ATTEMPT;
+    CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), 0);
+    CHECK_STR(q(st, "%s", cols),
+              "RUNNING|1|gpu:0,1|100.5|200.25|3|9|boom|Traceback...|4242|12345.3|node07|2");
+
+    /* "None" values clear: exit_code -1, exit_signal 0, pid 0, NaN times, NULL text. */
+    store_trial_update_t clear = {.fields = STORE_TU_EXIT | STORE_TU_ERROR | STORE_TU_PID |
+                                            STORE_TU_EXEC_ID | STORE_TU_STARTED | STORE_TU_ENDED |
+                                            STORE_TU_SLICE | STORE_TU_EARLY_STOPPED |
+                                            STORE_TU_STATUS,
+                                  .status = "TERMINATED",
+                                  .exit_code = -1,
+                                  .exit_signal = 0,
+                                  .started_at = NAN,
+                                  .ended_at = NAN};
+    CHECK_EQ_INT(store_trial_update(st, tr, &clear, err, sizeof err), 0);
+    CHECK_STR(q(st, "%s", cols),
+              "TERMINATED|0|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|2");
+    u.fields = 0; /* nothing to write is fine */
+    CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), 0);
+
+    u.fields = STORE_TU_STATUS;
+    u.status = "DONE";
+    CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "unknown status \"DONE\" (PENDING, RUNNING, PAUSED, TERMINATED or ERROR)");
+    u.status = "PAUSED";
+    CHECK_EQ_INT(store_trial_update(st, 4711, &u, err, sizeof err), STORE_NOTFOUND);
+    CHECK_CONTAINS(err, "cannot update trial id 4711: no such trial");
+    CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), 0);
+    CHECK_STR(q(st, "SELECT status FROM trials"), "PAUSED");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+/* ---- results and decisions ---------------------------------------------------------- */
+
+TEST(results_nan_metric_is_null)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "exp", 0);
+    int64_t tr = mk_trial(st, e, 0, "{}");
+    const char *json = "{\"training_iteration\": 1, \"loss\": null, \"acc\": 0.25}XXXX";
+    store_result_t r = {.trial_id = tr,
+                        .attempt = 1,
+                        .iteration = 1,
+                        .time_value = NAN,
+                        .metric = NAN,
+                        .wall_time = 5.5,
+                        .json = json,
+                        .json_len = strlen(json) - 4}; /* json_len is honoured */
+    char err[512] = "";
+    CHECK_EQ_INT(store_result_add(st, &r, err, sizeof err), 0);
+    CHECK_STR(q(st, "SELECT trial_id = %lld, attempt, iteration, time_value, metric, wall_time,"
+                    " data, json_extract(data, '$.acc') FROM results",
+                (long long)tr),
+              "1|1|1|NULL|NULL|5.5|{\"training_iteration\": 1, \"loss\": null, \"acc\": 0.25}|0.25");
+    /* json_len 0: the text is NUL-terminated. */
+    r.json = "{\"loss\": 0.5}";
+    r.json_len = 0;
+    r.metric = 0.5;
+    r.iteration = 2;
+    CHECK_EQ_INT(store_result_add(st, &r, err, sizeof err), 0);
+    CHECK_STR(q(st, "SELECT data, metric FROM results WHERE iteration = 2"), "{\"loss\": 0.5}|0.5");
+    /* NULL metrics take no part in best or last-by-value questions. */
+    CHECK_STR(q(st, "SELECT iterations, best_metric, last_metric FROM trial_summary"), "2|0.5|0.5");
+    r.trial_id = 999;
+    CHECK_EQ_INT(store_result_add(st, &r, err, sizeof err), STORE_NOTFOUND);
+    CHECK_CONTAINS(err, "cannot add a result: no trial with id 999");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+TEST(decisions_recorded)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "exp", 0);
+    int64_t tr = mk_trial(st, e, 0, "{}");
+    store_decision_t d = {.trial_id = tr,
+                          .iteration = 4,
+                          .time_value = 4,
+                          .action = "continue",
+                          .bracket = -1,
+                          .rung = 0,
+                          .milestone = 4,
+                          .value = 0.75,
+                          .cutoff = NAN,
+                          .reason = "first result at rung 0 (milestone 4): no cutoff yet",
+                          .wall_time = 77.5};
+    char err[512] = "";
+    CHECK_EQ_INT(store_decision_add(st, &d, err, sizeof err), 0);
+    d.iteration = 16;
+    d.time_value = 16;
+    d.action = "stop";
+    d.bracket = 1;
+    d.rung = 1;
+    d.milestone = 16;
+    d.value = NAN;
+    d.cutoff = 0.5;
+    d.reason = "worse than rung 1 cutoff at milestone 16";
+    CHECK_EQ_INT(store_decision_add(st, &d, err, sizeof err), 0);
+    CHECK_STR(q(st, "SELECT iteration, time_value, action, bracket, rung, milestone, value, cutoff,"
+                    " reason, wall_time FROM decisions ORDER BY id"),
+              "4|4.0|continue|NULL|0|4.0|0.75|NULL|first result at rung 0 (milestone 4): no cutoff "
+              "yet|77.5\n16|16.0|stop|1|1|16.0|NULL|0.5|worse than rung 1 cutoff at milestone "
+              "16|77.5");
+    d.rung = -1;
+    d.milestone = NAN;
+    d.action = "complete";
+    CHECK_EQ_INT(store_decision_add(st, &d, err, sizeof err), 0);
+    CHECK_STR(q(st, "SELECT rung, milestone FROM decisions WHERE action = 'complete'"), "NULL|NULL");
+    d.action = NULL;
+    CHECK_EQ_INT(store_decision_add(st, &d, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "cannot add a decision: it has no action");
+    d.action = "stop";
+    d.trial_id = 31337;
+    CHECK_EQ_INT(store_decision_add(st, &d, err, sizeof err), STORE_NOTFOUND);
+    CHECK_CONTAINS(err, "cannot add a decision: no trial with id 31337");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+/* ---- views -------------------------------------------------------------------------- */
+
+/* Three trials with metrics chosen so that min and max, last and best all differ. */
+static void fill_views(store_t *st, int64_t e)
+{
+    static const double m[3][3] = {{0.9, 0.4, 0.6}, {0.5, 0.45, 0.8}, {0.7, 0.95, 0.2}};
+    for (int k = 0; k < 3; k++) {
+        int64_t tr = mk_trial(st, e, k, "{}");
+        for (int i = 0; i < 3; i++)
+            add_result(st, tr, 1, i + 1, m[k][i]);
+    }
+    mk_trial(st, e, 3, "{}"); /* no results yet */
+    store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_EARLY_STOPPED,
+                              .status = "TERMINATED",
+                              .early_stopped = 1};
+    char err[256];
+    store_trial_update(st, 2, &u, err, sizeof err);
+}
+
+TEST(views_best_metric_min)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "lowest", 0);
+    fill_views(st, e);
+    CHECK_STR(q(st, "SELECT experiment, trial_no, trial, status, early_stopped, iterations,"
+                    " last_metric, best_metric, json_extract(last_result, '$.training_iteration')"
+                    " FROM trial_summary ORDER BY trial_no"),
+              "lowest|0|trial_00000|PENDING|0|3|0.6|0.4|3\n"
+              "lowest|1|trial_00001|TERMINATED|1|3|0.8|0.45|3\n"
+              "lowest|2|trial_00002|PENDING|0|3|0.2|0.2|3\n"
+              "lowest|3|trial_00003|PENDING|0|0|NULL|NULL|NULL");
+    CHECK_STR(q(st, "SELECT experiment, mode, trials, pending, running, terminated, errors,"
+                    " early_stopped, results, best_metric, best_trial FROM experiment_summary"),
+              "lowest|min|4|3|0|1|0|1|9|0.2|trial_00002");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+TEST(views_best_metric_max)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "highest", 1);
+    fill_views(st, e);
+    CHECK_STR(q(st, "SELECT trial_no, last_metric, best_metric FROM trial_summary ORDER BY trial_no"),
+              "0|0.6|0.9\n1|0.8|0.8\n2|0.2|0.95\n3|NULL|NULL");
+    CHECK_STR(q(st, "SELECT best_metric, best_trial FROM experiment_summary"), "0.95|trial_00002");
+    /* A second experiment in the same file keeps to itself. */
+    int64_t e2 = mk_exp(st, "empty", 1);
+    REQUIRE(e2 > 0);
+    CHECK_STR(q(st, "SELECT experiment, trials, pending, results, best_metric, best_trial"
+                    " FROM experiment_summary ORDER BY experiment_id"),
+              "highest|4|3|9|0.95|trial_00002\nempty|0|0|0|NULL|NULL");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+TEST(views_exclude_superseded_attempts)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "retry", 0);
+    int64_t tr = mk_trial(st, e, 0, "{}");
+    /* Attempt 1 looked great and then crashed; attempt 2 is the one that counts. */
+    for (int i = 1; i <= 4; i++)
+        add_result(st, tr, 1, i, 0.01 * i);
+    store_trial_update_t u = {.fields = STORE_TU_ATTEMPT, .attempt = 2};
+    char err[256];
+    CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), 0);
+    add_result(st, tr, 2, 1, 0.7);
+    add_result(st, tr, 2, 2, 0.5);
+    CHECK_STR(q(st, "SELECT attempt, iterations, last_metric, best_metric,"
+                    " json_extract(last_result, '$.loss') FROM trial_summary"),
+              "2|2|0.5|0.5|0.5");
+    CHECK_STR(q(st, "SELECT count(*), min(metric) FROM results_current"), "2|0.5");
+    CHECK_STR(q(st, "SELECT count(*), min(metric) FROM results"), "6|0.01"); /* all attempts */
+    CHECK_STR(q(st, "SELECT results, best_metric FROM experiment_summary"), "2|0.5");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+TEST(views_use_the_index)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    /* The per-trial subqueries of trial_summary must search results by trial, never scan
+     * the whole table: with millions of results a scan per trial would make the view
+     * unusable. */
+    const char *plan = q(st, "EXPLAIN QUERY PLAN SELECT * FROM trial_summary");
+    CHECK_CONTAINS(plan, "results_by_trial");
+    CHECK(!strstr(plan, "SCAN r"));
+    store_close(st);
+    tmp_clean(&t);
+}
+
+/* ---- batches ------------------------------------------------------------------------ */
+
+TEST(batch_visibility_to_second_connection)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *w = open_rw(t.db);
+    REQUIRE(w);
+    int64_t e = mk_exp(w, "exp", 0);
+    int64_t tr = mk_trial(w, e, 0, "{}");
+    store_t *r = open_ro(t.db);
+    REQUIRE(r);
+    /* Outside a batch every write commits at once. */
+    CHECK_STR(q(r, "SELECT count(*) FROM trials"), "1");
+    char err[512] = "";
+    REQUIRE(store_begin(w, err, sizeof err) == 0);
+    for (int i = 1; i <= 10; i++)
+        add_result(w, tr, 1, i, 1.0 / i);
+    CHECK_STR(q(w, "SELECT count(*) FROM results"), "10"); /* the writer sees its batch */
+    CHECK_STR(q(r, "SELECT count(*) FROM results"), "0");  /* the reader does not, yet */
+    CHECK_EQ_INT(store_begin(w, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "cannot begin a batch: one is open already (store_commit first)");
+    CHECK_EQ_INT(store_commit(w, err, sizeof err), 0);
+    CHECK_STR(q(r, "SELECT count(*) FROM results"), "10");
+    CHECK_EQ_INT(store_commit(w, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "cannot commit: no batch is open (store_begin first)");
+    /* Closing with a batch open commits nothing of it. */
+    REQUIRE(store_begin(w, err, sizeof err) == 0);
+    add_result(w, tr, 1, 11, 0.01);
+    store_close(w);
+    CHECK_STR(q(r, "SELECT count(*) FROM results"), "10");
+    store_close(r);
+    tmp_clean(&t);
+}
+
+TEST(busy_second_writer)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *a = open_rw(t.db);
+    store_t *b = open_rw(t.db);
+    REQUIRE(a && b);
+    char err[512] = "";
+    REQUIRE(store_begin(a, err, sizeof err) == 0);
+    /* b waits for the busy timeout (5 s), then gives up with a message. */
+    CHECK_EQ_INT(store_begin(b, err, sizeof err), STORE_BUSY);
+    CHECK_CONTAINS(err, "cannot begin a batch: the database is locked by another writer");
+    CHECK_EQ_INT(store_commit(a, err, sizeof err), 0);
+    CHECK_EQ_INT(store_begin(b, err, sizeof err), 0);
+    CHECK_EQ_INT(store_commit(b, err, sizeof err), 0);
+    store_close(a);
+    store_close(b);
+    tmp_clean(&t);
+}
+
+/* What the disk-full child reports to the parent through a pipe. */
+struct full_report {
+    int rc;        /* the first failure's code */
+    int committed; /* batches committed before it */
+    int later_rc;  /* a write after the failure, in the same batch */
+    char msg[512];
+    char later_msg[512];
+};
+
+enum { FULL_BATCH = 100 };
+
+static void disk_full_child(const char *path, int fd)
+{
+    struct full_report rep = {0};
+    signal(SIGXFSZ, SIG_IGN); /* write() then fails with EFBIG instead of killing us */
+    struct rlimit rl = {.rlim_cur = 1 << 20, .rlim_max = 1 << 20};
+    setrlimit(RLIMIT_FSIZE, &rl);
+    store_t *st = open_rw(path);
+    if (!st) _exit(3);
+    char json[400], err[512];
+    memset(json, ' ', sizeof json);
+    memcpy(json, "{\"loss\": 0.5}", 13);
+    json[sizeof json - 1] = 0;
+    for (int b = 0; b < 100000 && !rep.rc; b++) {
+        int rc = store_begin(st, err, sizeof err);
+        for (int i = 0; i < FULL_BATCH && !rc; i++) {
+            store_result_t r = {.trial_id = 1, .attempt = 1, .iteration = i, .metric = 0.5,
+                                .json = json, .json_len = sizeof json - 1};
+            rc = store_result_add(st, &r, err, sizeof err);
+            if (rc) {
+                /* A batch that failed once fails for good, and says why. */
+                rep.later_rc = store_result_add(st, &r, rep.later_msg, sizeof rep.later_msg);
+            }
+        }
+        if (!rc) {
+            rc = store_commit(st, err, sizeof err);
+        } else {
+            char cerr[512];
+            store_commit(st, cerr, sizeof cerr);
+        }
+        if (rc) {
+            rep.rc = rc;
+            snprintf(rep.msg, sizeof rep.msg, "%s", err);
+        } else {
+            rep.committed++;
+        }
+    }
+    store_close(st);
+    if (write(fd, &rep, sizeof rep) != (ssize_t)sizeof rep) _exit(4);
+    _exit(0);
+}
+
+TEST(disk_full)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "exp", 0);
+    REQUIRE(mk_trial(st, e, 0, "{}") == 1);
+    store_close(st);
+
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        disk_full_child(t.db, fds[1]);
+    }
+    close(fds[1]);
+    struct full_report rep;
+    memset(&rep, 0, sizeof rep);
+    ssize_t n = read(fds[0], &rep, sizeof rep);
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    REQUIRE(n == (ssize_t)sizeof rep);
+    fprintf(stderr, "disk full after %d batches: %s\n", rep.committed, rep.msg);
+    CHECK_EQ_INT(rep.rc, STORE_FULL);
+    CHECK_CONTAINS(rep.msg, t.db);
+    CHECK_CONTAINS(rep.msg, "the disk is full or the file size limit was reached");
+    CHECK_CONTAINS(rep.msg, "what was committed before is kept");
+    CHECK(rep.committed > 0);
+    if (rep.later_rc) { /* the failure came on a write, not on the commit */
+        CHECK_EQ_INT(rep.later_rc, STORE_FULL);
+        CHECK_CONTAINS(rep.later_msg, "the batch was abandoned after an earlier error");
+    }
+
+    /* The database opens and holds exactly the committed batches. */
+    st = open_rw(t.db);
+    REQUIRE(st);
+    CHECK_STR(q(st, "PRAGMA integrity_check"), "ok");
+    const char *count = q(st, "SELECT count(*) FROM results");
+    CHECK_EQ_INT(strtol(count, NULL, 10), (long)rep.committed * FULL_BATCH);
+    CHECK_EQ_INT(add_result(st, 1, 1, 1, 0.25), 0); /* and takes writes again */
+    store_close(st);
+    tmp_clean(&t);
+}
+
+TT_MAIN

@@ -1,0 +1,1315 @@
+/* test_trial: the trial executor library against real processes (tests/progs/
+ * trial_helper.c is the fake trial) and the result-line parser against hostile input.
+ * Not for: the trainer (trial/train/ has its own tests) or scheduling decisions. */
+#include "tinytest.h"
+#include "trial/trial.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef TRIAL_HELPER_PATH
+#error "tests/trial.cmake defines TRIAL_HELPER_PATH"
+#endif
+#define HELPER TRIAL_HELPER_PATH
+
+/* ---- helpers ------------------------------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void nap_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+struct lines {
+    char **v;
+    size_t *len;
+    int *trunc;
+    size_t n, cap;
+};
+
+static void on_line(void *ud, const char *line, size_t len, int truncated)
+{
+    struct lines *L = ud;
+    if (L->n == L->cap) {
+        L->cap = L->cap ? L->cap * 2 : 16;
+        L->v = realloc(L->v, L->cap * sizeof *L->v);
+        L->len = realloc(L->len, L->cap * sizeof *L->len);
+        L->trunc = realloc(L->trunc, L->cap * sizeof *L->trunc);
+    }
+    L->v[L->n] = malloc(len + 1);
+    memcpy(L->v[L->n], line, len);
+    L->v[L->n][len] = '\0';
+    L->len[L->n] = len;
+    L->trunc[L->n] = truncated;
+    L->n++;
+}
+
+static void lines_free(struct lines *L)
+{
+    for (size_t i = 0; i < L->n; i++) free(L->v[i]);
+    free(L->v);
+    free(L->len);
+    free(L->trunc);
+    memset(L, 0, sizeof *L);
+}
+
+static int lines_has(const struct lines *L, const char *s)
+{
+    for (size_t i = 0; i < L->n; i++)
+        if (strcmp(L->v[i], s) == 0) return 1;
+    return 0;
+}
+
+/* Reads until EOF (1), or until `until` shows up as a line (2), or the timeout (0). */
+static int drain_until(trial_proc_t *p, struct lines *L, const char *until, double timeout_s,
+                       size_t max_bytes)
+{
+    double t0 = now_s();
+    while (now_s() - t0 < timeout_s) {
+        if (until && lines_has(L, until)) return 2;
+        int fd = trial_fd(p);
+        if (fd < 0) return 1;
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        poll(&pfd, 1, 50);
+        int rc = trial_read(p, on_line, L, max_bytes);
+        if (rc == 1) return 1;
+        if (rc < 0) return rc;
+    }
+    return until && lines_has(L, until) ? 2 : 0;
+}
+
+static int drain(trial_proc_t *p, struct lines *L)
+{
+    return drain_until(p, L, NULL, 20.0, 0);
+}
+
+/* Polls for the end: 1 and *x filled, or 0 at the timeout. */
+static int wait_exit(trial_proc_t *p, trial_exit_t *x, double timeout_s)
+{
+    double t0 = now_s();
+    do {
+        int rc = trial_poll_exit(p, x);
+        if (rc != 0) return rc;
+        nap_ms(5);
+    } while (now_s() - t0 < timeout_s);
+    return 0;
+}
+
+/* Runs a trial to its end: output into L, how it ended into x. Returns trial_start's code. */
+static int run(const trial_spawn_t *sp, struct lines *L, trial_exit_t *x, char *err,
+               size_t errlen)
+{
+    trial_exec_t *ex = NULL;
+    if (trial_exec_local_new(&ex, err, errlen) != 0) return -100;
+    trial_proc_t *p = NULL;
+    int rc = trial_start(ex, sp, &p, err, errlen);
+    if (rc == 0) {
+        if (drain(p, L) != 1) fprintf(stderr, "run: no EOF in time\n");
+        if (wait_exit(p, x, 20.0) != 1) fprintf(stderr, "run: no exit in time\n");
+        trial_proc_free(p);
+    }
+    trial_exec_free(ex);
+    return rc;
+}
+
+/* A fresh scratch directory; *dir holds its path. */
+static void scratch(char *dir, size_t n)
+{
+    snprintf(dir, n, "/tmp/tune_trial_test_XXXXXX");
+    if (!mkdtemp(dir)) dir[0] = '\0';
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void rm_rf(const char *dir)
+{
+    if (dir[0]) nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap);
+    size_t r;
+    while ((r = fread(b + n, 1, cap - n, f)) > 0) {
+        n += r;
+        if (n == cap) b = realloc(b, cap *= 2);
+    }
+    fclose(f);
+    b[n] = '\0';
+    *len = n;
+    return b;
+}
+
+static void spit(const char *path, const char *text, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+    if (fd < 0) return;
+    if (write(fd, text, strlen(text)) < 0) perror("write");
+    close(fd);
+}
+
+/* Dead, or a zombie nobody reaped yet: either way it runs no more. */
+static int pid_gone(pid_t pid, double timeout_s)
+{
+    double t0 = now_s();
+    do {
+        int st;
+        waitpid(pid, &st, WNOHANG); /* ours if it was orphaned onto us (subreaper) */
+        if (kill(pid, 0) != 0 && errno == ESRCH) return 1;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            size_t n = fread(buf, 1, sizeof buf - 1, f);
+            fclose(f);
+            buf[n] = '\0';
+            char *rp = strrchr(buf, ')');
+            if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X')) return 1;
+        }
+        nap_ms(10);
+    } while (now_s() - t0 < timeout_s);
+    return 0;
+}
+
+static long maxrss_kib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* ---- starting, output, environment ------------------------------------------------ */
+
+TEST(start_read_exit0)
+{
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    CHECK_STR(trial_exec_name(ex), "local");
+    char *argv[] = {HELPER, "print:hello", "print:{\"loss\": 0.5}", "exit:0", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    trial_proc_t *p = NULL;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    CHECK(trial_pid(p) > 0);
+    CHECK(trial_fd(p) >= 0);
+    CHECK_STR(trial_exec_id(p), "");
+    CHECK_STR(trial_node(p), "");
+    struct lines L = {0};
+    CHECK_EQ_INT(drain(p, &L), 1);
+    CHECK_EQ_INT(trial_fd(p), -1);
+    CHECK_EQ_INT(trial_read(p, on_line, &L, 0), 1); /* EOF stays EOF */
+    REQUIRE(L.n == 2);
+    CHECK_STR(L.v[0], "hello");
+    CHECK_STR(L.v[1], "{\"loss\": 0.5}");
+    CHECK_EQ_INT(L.trunc[0], 0);
+    trial_exit_t x = {99, 99};
+    CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
+    CHECK_EQ_INT(x.code, 0);
+    CHECK_EQ_INT(x.signal, 0);
+    trial_exit_t y = {99, 99};
+    CHECK_EQ_INT(trial_poll_exit(p, &y), 1); /* asked again: same answer */
+    CHECK_EQ_INT(y.code, 0);
+    CHECK_EQ_INT(trial_signal(p, SIGTERM), 0); /* after the end: nothing to signal */
+    trial_proc_free(p);
+    trial_exec_free(ex);
+    lines_free(&L);
+}
+
+TEST(environment_added_and_overridden)
+{
+    setenv("TUNE_TEST_INHERITED", "from-tune", 1);
+    setenv("TUNE_TEST_OVER", "from-tune", 1);
+    char *argv[] = {HELPER,
+                    "env:TUNE_TEST_INHERITED",
+                    "env:TUNE_TEST_OVER",
+                    "env:TUNE_TEST_NEW",
+                    "env:TUNE_TEST_DUP",
+                    "env:TUNE_TEST_EMPTY",
+                    NULL};
+    char *env[] = {"TUNE_TEST_OVER=from-trial", "TUNE_TEST_NEW=a=b c", "TUNE_TEST_DUP=first",
+                   "TUNE_TEST_DUP=last", "TUNE_TEST_EMPTY=", NULL};
+    trial_spawn_t sp = {.argv = argv, .env = env};
+    struct lines L = {0};
+    trial_exit_t x;
+    char err[512] = "";
+    REQUIRE(run(&sp, &L, &x, err, sizeof err) == 0);
+    REQUIRE(L.n == 5);
+    CHECK_STR(L.v[0], "TUNE_TEST_INHERITED=from-tune");
+    CHECK_STR(L.v[1], "TUNE_TEST_OVER=from-trial");
+    CHECK_STR(L.v[2], "TUNE_TEST_NEW=a=b c");
+    CHECK_STR(L.v[3], "TUNE_TEST_DUP=last");
+    CHECK_STR(L.v[4], "TUNE_TEST_EMPTY=");
+    CHECK_STR(getenv("TUNE_TEST_OVER"), "from-tune"); /* tune's own environment untouched */
+    unsetenv("TUNE_TEST_INHERITED");
+    unsetenv("TUNE_TEST_OVER");
+    lines_free(&L);
+}
+
+TEST(program_found_in_the_trials_path)
+{
+    /* argv[0] without a slash is looked up in the PATH the trial gets. */
+    char dir[64], path[160];
+    scratch(dir, sizeof dir);
+    REQUIRE(dir[0]);
+    snprintf(path, sizeof path, "%s/my-trial", dir);
+    REQUIRE(symlink(HELPER, path) == 0);
+    char pathenv[200];
+    snprintf(pathenv, sizeof pathenv, "PATH=/nonexistent:%s", dir);
+    char *argv[] = {"my-trial", "print:found", NULL};
+    char *env[] = {pathenv, NULL};
+    trial_spawn_t sp = {.argv = argv, .env = env};
+    struct lines L = {0};
+    trial_exit_t x = {-5, -5};
+    char err[512] = "";
+    CHECK_EQ_INT(run(&sp, &L, &x, err, sizeof err), 0);
+    CHECK(L.n == 1 && strcmp(L.v[0], "found") == 0);
+    CHECK_EQ_INT(x.code, 0);
+    rm_rf(dir);
+    lines_free(&L);
+}
+
+TEST(working_directory_is_dir)
+{
+    char dir[64], real[4096];
+    scratch(dir, sizeof dir);
+    REQUIRE(dir[0] && realpath(dir, real));
+    char *argv[] = {HELPER, "cwd", NULL};
+    trial_spawn_t sp = {.argv = argv, .dir = dir};
+    struct lines L = {0};
+    trial_exit_t x;
+    char err[512] = "";
+    REQUIRE(run(&sp, &L, &x, err, sizeof err) == 0);
+    REQUIRE(L.n == 1);
+    CHECK_STR(L.v[0], real);
+    rm_rf(dir);
+    lines_free(&L);
+}
+
+TEST(stdout_logged_byte_for_byte_and_stderr_to_its_log)
+{
+    char dir[64], out[128], errlog[128];
+    scratch(dir, sizeof dir);
+    REQUIRE(dir[0]);
+    snprintf(out, sizeof out, "%s/stdout.log", dir);
+    snprintf(errlog, sizeof errlog, "%s/stderr.log", dir);
+    spit(out, "old\n", 0644); /* both logs are appended to, never truncated */
+    spit(errlog, "before\n", 0644);
+    char *argv[] = {HELPER, "hex:00ff0a", "print:line two", "err:oops on stderr",
+                    "hex:0d0a", "raw:no newline", NULL};
+    trial_spawn_t sp = {.argv = argv, .stdout_log = out, .stderr_log = errlog};
+    struct lines L = {0};
+    trial_exit_t x;
+    char err[512] = "";
+    REQUIRE(run(&sp, &L, &x, err, sizeof err) == 0);
+    size_t n = 0;
+    char *got = slurp(out, &n);
+    const char want[] = "old\n\x00\xff\nline two\n\r\nno newline";
+    REQUIRE(got);
+    CHECK_EQ_INT(n, sizeof want - 1);
+    CHECK(n == sizeof want - 1 && memcmp(got, want, n) == 0);
+    free(got);
+    got = slurp(errlog, &n);
+    CHECK_STR(got, "before\noops on stderr\n");
+    free(got);
+    REQUIRE(L.n == 4);
+    CHECK(L.len[0] == 2 && memcmp(L.v[0], "\x00\xff", 2) == 0);
+    CHECK_STR(L.v[1], "line two");
+    CHECK_STR(L.v[2], "\r");
+    CHECK_STR(L.v[3], "no newline"); /* the unterminated last line comes at EOF */
+    rm_rf(dir);
+    lines_free(&L);
+}
+
+TEST(exit_code_3)
+{
+    char *argv[] = {HELPER, "print:failing", "exit:3", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    struct lines L = {0};
+    trial_exit_t x = {0, 99};
+    char err[512] = "";
+    REQUIRE(run(&sp, &L, &x, err, sizeof err) == 0);
+    CHECK_EQ_INT(x.code, 3);
+    CHECK_EQ_INT(x.signal, 0);
+    lines_free(&L);
+}
+
+TEST(death_by_sigsegv_reported)
+{
+    char *argv[] = {HELPER, "segv", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    struct lines L = {0};
+    trial_exit_t x = {0, 0};
+    char err[512] = "";
+    REQUIRE(run(&sp, &L, &x, err, sizeof err) == 0);
+    CHECK_EQ_INT(x.code, -1);
+    CHECK_EQ_INT(x.signal, SIGSEGV);
+    lines_free(&L);
+}
+
+TEST(death_by_sigkill_reported)
+{
+    char *argv[] = {HELPER, "kill", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    struct lines L = {0};
+    trial_exit_t x = {0, 0};
+    char err[512] = "";
+    REQUIRE(run(&sp, &L, &x, err, sizeof err) == 0);
+    CHECK_EQ_INT(x.code, -1);
+    CHECK_EQ_INT(x.signal, SIGKILL);
+    lines_free(&L);
+}
+
+/* ---- what cannot be started ------------------------------------------------------- */
+
+/* Starts sp expecting failure; returns trial_start's code, leaves the message in err and
+ * checks that *out was left alone and no child was left unreaped. */
+static int start_fails(const trial_spawn_t *sp, char *err, size_t errlen)
+{
+    trial_exec_t *ex = NULL;
+    if (trial_exec_local_new(&ex, err, errlen) != 0) return -100;
+    int st;
+    while (waitpid(-1, &st, WNOHANG) > 0) {
+    }
+    trial_proc_t *sentinel = (trial_proc_t *)&st, *p = sentinel;
+    int rc = trial_start(ex, sp, &p, err, errlen);
+    CHECK(p == sentinel);
+    CHECK(waitpid(-1, &st, WNOHANG) <= 0); /* a failed start leaves no zombie behind */
+    if (rc == 0 && p != sentinel) trial_proc_free(p);
+    trial_exec_free(ex);
+    return rc;
+}
+
+TEST(missing_program_is_enoent_with_message)
+{
+    char err[512] = "";
+    char *argv[] = {"tune-trian", "--lr", "0.1", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    CHECK_EQ_INT(start_fails(&sp, err, sizeof err), TRIAL_ENOENT);
+    CHECK_STR(err, "cannot run \"tune-trian\": No such file or directory");
+    char *argv2[] = {"/nonexistent/bin/tune-train", NULL};
+    sp.argv = argv2;
+    CHECK_EQ_INT(start_fails(&sp, err, sizeof err), TRIAL_ENOENT);
+    CHECK_STR(err, "cannot run \"/nonexistent/bin/tune-train\": No such file or directory");
+}
+
+TEST(not_executable_is_enoent_permission_denied)
+{
+    char dir[64], path[128];
+    scratch(dir, sizeof dir);
+    REQUIRE(dir[0]);
+    snprintf(path, sizeof path, "%s/train.py", dir);
+    spit(path, "#!/bin/sh\necho hi\n", 0644);
+    char *argv[] = {path, NULL};
+    trial_spawn_t sp = {.argv = argv};
+    char err[512] = "", want[256];
+    CHECK_EQ_INT(start_fails(&sp, err, sizeof err), TRIAL_ENOENT);
+    snprintf(want, sizeof want, "cannot run \"%s\": Permission denied", path);
+    CHECK_STR(err, want);
+    rm_rf(dir);
+}
+
+TEST(script_without_shebang_is_not_given_to_a_shell)
+{
+    /* execvp would run this with /bin/sh; we report it instead. */
+    char dir[64], path[128], marker[128], script[256];
+    scratch(dir, sizeof dir);
+    REQUIRE(dir[0]);
+    snprintf(path, sizeof path, "%s/noshebang", dir);
+    snprintf(marker, sizeof marker, "%s/ran", dir);
+    snprintf(script, sizeof script, "touch %s\n", marker);
+    spit(path, script, 0755);
+    char *argv[] = {path, NULL};
+    trial_spawn_t sp = {.argv = argv};
+    char err[512] = "", want[256];
+    CHECK_EQ_INT(start_fails(&sp, err, sizeof err), TRIAL_ENOENT);
+    snprintf(want, sizeof want, "cannot run \"%s\": Exec format error", path);
+    CHECK_STR(err, want);
+    CHECK(access(marker, F_OK) != 0);
+    rm_rf(dir);
+}
+
+TEST(missing_working_directory)
+{
+    char *argv[] = {HELPER, NULL};
+    trial_spawn_t sp = {.argv = argv, .dir = "/nonexistent/trial/dir"};
+    char err[512] = "";
+    CHECK_EQ_INT(start_fails(&sp, err, sizeof err), TRIAL_ERR);
+    CHECK_STR(err,
+              "cannot enter working directory \"/nonexistent/trial/dir\": No such file or directory");
+}
+
+TEST(unwritable_logs)
+{
+    char *argv[] = {HELPER, NULL};
+    trial_spawn_t sp = {.argv = argv, .stdout_log = "/nonexistent/out.log"};
+    char err[512] = "";
+    CHECK_EQ_INT(start_fails(&sp, err, sizeof err), TRIAL_ERR);
+    CHECK_STR(err, "cannot open stdout log \"/nonexistent/out.log\": No such file or directory");
+    sp.stdout_log = NULL;
+    sp.stderr_log = "/nonexistent/err.log";
+    CHECK_EQ_INT(start_fails(&sp, err, sizeof err), TRIAL_ERR);
+    CHECK_STR(err, "cannot open stderr log \"/nonexistent/err.log\": No such file or directory");
+}
+
+TEST(invalid_spawn_options)
+{
+    char err[512] = "";
+    char *empty[] = {NULL};
+    trial_spawn_t sp = {.argv = empty};
+    CHECK_EQ_INT(start_fails(&sp, err, sizeof err), TRIAL_EINVAL);
+    CHECK_STR(err, "no program to run: argv is empty");
+    sp.argv = NULL;
+    CHECK_EQ_INT(start_fails(&sp, err, sizeof err), TRIAL_EINVAL);
+    CHECK_STR(err, "no program to run: argv is empty");
+    char *blank[] = {"", NULL};
+    sp.argv = blank;
+    CHECK_EQ_INT(start_fails(&sp, err, sizeof err), TRIAL_EINVAL);
+    char *argv[] = {HELPER, NULL};
+    char *env[] = {"GOOD=1", "NOEQUALS", NULL};
+    sp.argv = argv;
+    sp.env = env;
+    CHECK_EQ_INT(start_fails(&sp, err, sizeof err), TRIAL_EINVAL);
+    CHECK_STR(err, "environment entry \"NOEQUALS\" is not KEY=VALUE");
+    char *env2[] = {"=value", NULL};
+    sp.env = env2;
+    CHECK_EQ_INT(start_fails(&sp, err, sizeof err), TRIAL_EINVAL);
+    CHECK_STR(err, "environment entry \"=value\" is not KEY=VALUE");
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    trial_proc_t *p = NULL;
+    CHECK_EQ_INT(trial_start(ex, NULL, &p, err, sizeof err), TRIAL_EINVAL);
+    CHECK_STR(err, "trial_start: no executor, spawn options or result handle");
+    CHECK_EQ_INT(trial_exec_local_new(NULL, err, sizeof err), TRIAL_EINVAL);
+    CHECK_STR(err, "trial_exec_local_new: no result handle");
+    trial_exec_free(ex);
+    /* NULL-safe calls */
+    trial_exec_free(NULL);
+    trial_proc_free(NULL);
+    CHECK_EQ_INT(trial_fd(NULL), -1);
+    CHECK_EQ_INT(trial_pid(NULL), -1);
+    CHECK_STR(trial_exec_id(NULL), "");
+    CHECK_EQ_INT(trial_read(NULL, on_line, NULL, 0), TRIAL_EINVAL);
+    CHECK_EQ_INT(trial_signal(NULL, SIGTERM), TRIAL_EINVAL);
+}
+
+TEST(out_of_fds_reported)
+{
+    /* Fault injection: leave room for exactly the two /dev/null opens, so pipe2 fails. */
+    int a = dup(0), b = dup(0);
+    REQUIRE(a >= 0 && b > a);
+    close(a);
+    close(b);
+    struct rlimit old, tight;
+    REQUIRE(getrlimit(RLIMIT_NOFILE, &old) == 0);
+    trial_exec_t *ex = NULL;
+    char err[512] = "";
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    tight = old;
+    tight.rlim_cur = (rlim_t)b + 1;
+    REQUIRE(setrlimit(RLIMIT_NOFILE, &tight) == 0);
+    char *argv[] = {HELPER, NULL};
+    trial_spawn_t sp = {.argv = argv};
+    trial_proc_t *p = NULL;
+    int rc = trial_start(ex, &sp, &p, err, sizeof err);
+    setrlimit(RLIMIT_NOFILE, &old);
+    CHECK_EQ_INT(rc, TRIAL_ERR);
+    CHECK_STR(err, "cannot create a pipe: Too many open files");
+    if (rc == 0) trial_proc_free(p);
+    int c = dup(0); /* nothing leaked: the lowest free fd is the same as before */
+    CHECK_EQ_INT(c, a);
+    close(c);
+    trial_exec_free(ex);
+}
+
+/* ---- the child's state: argv, signals, fds, process group --------------------------- */
+
+TEST(argv_elements_arrive_literally)
+{
+    char dir[64], home_canary[128], injected[128], subst[256];
+    scratch(dir, sizeof dir);
+    REQUIRE(dir[0]);
+    /* HOME points at a scratch dir with a canary: even a shell could only remove that. */
+    snprintf(home_canary, sizeof home_canary, "%s/canary", dir);
+    spit(home_canary, "alive\n", 0644);
+    snprintf(injected, sizeof injected, "%s/injected", dir);
+    snprintf(subst, sizeof subst, "$(touch %s)", injected);
+    char homeenv[128];
+    snprintf(homeenv, sizeof homeenv, "HOME=%s", dir);
+    char *argv[] = {HELPER, "argv", "; rm -rf ~", subst, "`touch x`", "a b\tc", "", "*",
+                    "'\"\\", "--lr=0.1", NULL};
+    char *env[] = {homeenv, NULL};
+    trial_spawn_t sp = {.argv = argv, .env = env, .dir = dir};
+    struct lines L = {0};
+    trial_exit_t x;
+    char err[512] = "";
+    REQUIRE(run(&sp, &L, &x, err, sizeof err) == 0);
+    REQUIRE(L.n == 1);
+    cJSON *a = cJSON_Parse(L.v[0]);
+    REQUIRE(a && cJSON_IsArray(a));
+    int n = cJSON_GetArraySize(a);
+    CHECK_EQ_INT(n, 10);
+    for (int i = 1; i < n && i < 10; i++) CHECK_STR(cJSON_GetArrayItem(a, i)->valuestring, argv[i]);
+    cJSON_Delete(a);
+    CHECK(access(injected, F_OK) != 0);
+    CHECK(access(home_canary, F_OK) == 0);
+    rm_rf(dir);
+    lines_free(&L);
+}
+
+TEST(signals_reset_and_unblocked_in_the_child)
+{
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old1, old2;
+    sigaction(SIGUSR1, &ign, &old1);
+    sigaction(SIGPIPE, &ign, &old2);
+    sigset_t block, oldmask;
+    sigemptyset(&block);
+    sigaddset(&block, SIGUSR2);
+    sigprocmask(SIG_BLOCK, &block, &oldmask);
+    char *argv[] = {HELPER, "status:SigIgn", "status:SigBlk", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    struct lines L = {0};
+    trial_exit_t x;
+    char err[512] = "";
+    int rc = run(&sp, &L, &x, err, sizeof err);
+    sigaction(SIGUSR1, &old1, NULL);
+    sigaction(SIGPIPE, &old2, NULL);
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
+    REQUIRE(rc == 0);
+    REQUIRE(L.n == 2);
+    CHECK_STR(L.v[0], "SigIgn:\t0000000000000000");
+    CHECK_STR(L.v[1], "SigBlk:\t0000000000000000");
+    lines_free(&L);
+}
+
+TEST(only_stdio_fds_reach_the_trial)
+{
+    int leak = open("/dev/null", O_RDONLY); /* no O_CLOEXEC on purpose */
+    int lp[2];
+    REQUIRE(leak >= 0 && pipe(lp) == 0);
+    char *argv[] = {HELPER, "fds", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    struct lines L = {0};
+    trial_exit_t x;
+    char err[512] = "";
+    int rc = run(&sp, &L, &x, err, sizeof err);
+    close(leak);
+    close(lp[0]);
+    close(lp[1]);
+    REQUIRE(rc == 0);
+    REQUIRE(L.n == 1);
+    CHECK_STR(L.v[0], "fds 0 1 2");
+    lines_free(&L);
+}
+
+TEST(works_when_tune_has_stdin_and_stdout_closed)
+{
+    /* The pipes and /dev/null may then land on fds 0 and 1 themselves. */
+    fflush(stdout);
+    int save0 = dup(0), save1 = dup(1);
+    REQUIRE(save0 >= 0 && save1 >= 0);
+    close(0);
+    close(1);
+    char *argv[] = {HELPER, "fds", "print:still here", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    struct lines L = {0};
+    trial_exit_t x = {-5, -5};
+    char err[512] = "";
+    int rc = run(&sp, &L, &x, err, sizeof err);
+    dup2(save0, 0);
+    dup2(save1, 1);
+    close(save0);
+    close(save1);
+    REQUIRE(rc == 0);
+    REQUIRE(L.n == 2);
+    CHECK_STR(L.v[0], "fds 0 1 2");
+    CHECK_STR(L.v[1], "still here");
+    CHECK_EQ_INT(x.code, 0);
+    lines_free(&L);
+}
+
+TEST(trial_leads_its_own_process_group)
+{
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {HELPER, "ids", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    trial_proc_t *p = NULL;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    struct lines L = {0};
+    drain(p, &L);
+    REQUIRE(L.n == 1);
+    int pid = 0, pgid = 0, ppid = 0;
+    CHECK_EQ_INT(sscanf(L.v[0], "pid %d pgid %d ppid %d", &pid, &pgid, &ppid), 3);
+    CHECK_EQ_INT(pid, trial_pid(p));
+    CHECK_EQ_INT(pgid, pid);
+    CHECK_EQ_INT(ppid, getpid());
+    CHECK(pgid != getpgid(0));
+    trial_proc_free(p);
+    trial_exec_free(ex);
+    lines_free(&L);
+}
+
+/* ---- stopping --------------------------------------------------------------------- */
+
+TEST(sigterm_reaches_the_grandchild)
+{
+    prctl(PR_SET_CHILD_SUBREAPER, 1); /* the orphaned grandchild becomes ours to reap */
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {HELPER, "grandchild", "print:ready", "sleep:30000", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    trial_proc_t *p = NULL;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    struct lines L = {0};
+    CHECK_EQ_INT(drain_until(p, &L, "ready", 10, 0), 2);
+    int gc = 0;
+    for (size_t i = 0; i < L.n; i++) sscanf(L.v[i], "grandchild %d", &gc);
+    REQUIRE(gc > 0);
+    CHECK_EQ_INT(trial_signal(p, SIGTERM), 0);
+    trial_exit_t x = {0, 0};
+    CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
+    CHECK_EQ_INT(x.signal, SIGTERM);
+    CHECK(pid_gone(gc, 5));
+    CHECK_EQ_INT(drain(p, &L), 1); /* nobody holds the pipe any more */
+    trial_proc_free(p);
+    trial_exec_free(ex);
+    lines_free(&L);
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+TEST(leader_exit_takes_the_group_along)
+{
+    /* A forked child that outlives the trial's main process still holds stdout; reaping
+     * the leader kills the rest of its group, so output reaches EOF. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {HELPER, "grandchild", "exit:0", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    trial_proc_t *p = NULL;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    trial_exit_t x = {-5, -5};
+    CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
+    CHECK_EQ_INT(x.code, 0);
+    struct lines L = {0};
+    CHECK_EQ_INT(drain(p, &L), 1);
+    int gc = 0;
+    for (size_t i = 0; i < L.n; i++) sscanf(L.v[i], "grandchild %d", &gc);
+    REQUIRE(gc > 0);
+    CHECK(pid_gone(gc, 5));
+    trial_proc_free(p);
+    trial_exec_free(ex);
+    lines_free(&L);
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+TEST(sigterm_ignored_then_sigkill)
+{
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {HELPER, "ignore:TERM", "print:ready", "sleep:30000", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    trial_proc_t *p = NULL;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    struct lines L = {0};
+    CHECK_EQ_INT(drain_until(p, &L, "ready", 10, 0), 2);
+    CHECK_EQ_INT(trial_signal(p, SIGTERM), 0);
+    trial_exit_t x = {0, 0};
+    CHECK_EQ_INT(wait_exit(p, &x, 0.3), 0); /* still running */
+    CHECK_EQ_INT(trial_signal(p, SIGKILL), 0);
+    CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
+    CHECK_EQ_INT(x.code, -1);
+    CHECK_EQ_INT(x.signal, SIGKILL);
+    trial_proc_free(p);
+    trial_exec_free(ex);
+    lines_free(&L);
+}
+
+TEST(free_kills_and_reaps_a_running_trial)
+{
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {HELPER, "ignore:TERM", "grandchild", "print:ready", "sleep:30000", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    trial_proc_t *p = NULL;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    struct lines L = {0};
+    CHECK_EQ_INT(drain_until(p, &L, "ready", 10, 0), 2);
+    int gc = 0;
+    for (size_t i = 0; i < L.n; i++) sscanf(L.v[i], "grandchild %d", &gc);
+    pid_t pid = trial_pid(p);
+    double t0 = now_s();
+    trial_proc_free(p);
+    CHECK(now_s() - t0 < 2.0);
+    /* Reaped by free: not even a zombie is left. */
+    CHECK(kill(pid, 0) != 0 && errno == ESRCH);
+    CHECK(gc > 0 && pid_gone(gc, 5));
+    trial_exec_free(ex);
+    lines_free(&L);
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+TEST(executor_freed_before_its_trial)
+{
+    /* Against the contract's order, but must not use freed memory (ASan checks). */
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {HELPER, "sleep:30000", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    trial_proc_t *p = NULL;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    trial_exec_free(ex);
+    CHECK_STR(trial_exec_id(p), "");
+    trial_proc_free(p);
+}
+
+/* Starts a trial from a middle process that then dies (how 0: _exit, 1: SIGKILL); the
+ * trial must die with it (PR_SET_PDEATHSIG), which we see because, as subreaper, we
+ * inherit and reap it. */
+static void parent_death(int how)
+{
+    REQUIRE(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+    int pp[2];
+    REQUIRE(pipe(pp) == 0);
+    pid_t mid = fork();
+    REQUIRE(mid >= 0);
+    if (mid == 0) {
+        close(pp[0]);
+        trial_exec_t *ex = NULL;
+        trial_proc_t *p = NULL;
+        char err[256];
+        char *argv[] = {HELPER, "sleep:30000", NULL};
+        trial_spawn_t sp = {.argv = argv};
+        pid_t tp = -1;
+        if (trial_exec_local_new(&ex, err, sizeof err) == 0 &&
+            trial_start(ex, &sp, &p, err, sizeof err) == 0)
+            tp = trial_pid(p);
+        if (write(pp[1], &tp, sizeof tp) != sizeof tp) _exit(1);
+        if (how == 0) _exit(0);
+        for (;;) pause();
+    }
+    close(pp[1]);
+    pid_t tp = -1;
+    ssize_t r = read(pp[0], &tp, sizeof tp);
+    close(pp[0]);
+    if (how == 1) kill(mid, SIGKILL);
+    int st;
+    waitpid(mid, &st, 0);
+    REQUIRE(r == sizeof tp && tp > 0);
+    pid_t w = -1;
+    double t0 = now_s();
+    while (now_s() - t0 < 5) {
+        w = waitpid(tp, &st, WNOHANG);
+        if (w == tp) break;
+        nap_ms(5);
+    }
+    CHECK_EQ_INT(w, tp);
+    CHECK(w == tp && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    if (w != tp) {
+        kill(tp, SIGKILL);
+        waitpid(tp, &st, 0);
+    }
+    prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+TEST(trial_dies_when_tune_exits)
+{
+    parent_death(0);
+}
+
+TEST(trial_dies_when_tune_is_sigkilled)
+{
+    parent_death(1);
+}
+
+/* ---- lines -------------------------------------------------------------------------- */
+
+TEST(hundred_mib_line_is_cut_with_bounded_memory)
+{
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {HELPER, "bigline:104857600", "print:", "print:{\"after\": 1}", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    long rss0 = maxrss_kib();
+    trial_proc_t *p = NULL;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    struct lines L = {0};
+    CHECK_EQ_INT(drain(p, &L), 1);
+    long grew_kib = maxrss_kib() - rss0;
+    fprintf(stderr, "100 MiB line: max RSS grew by %ld KiB\n", grew_kib);
+    CHECK(grew_kib < 32 * 1024);
+    REQUIRE(L.n == 2);
+    CHECK_EQ_INT(L.len[0], TRIAL_MAX_LINE);
+    CHECK_EQ_INT(L.trunc[0], 1);
+    CHECK(L.v[0][0] == 'x' && L.v[0][TRIAL_MAX_LINE - 1] == 'x');
+    CHECK_STR(L.v[1], "{\"after\": 1}"); /* the rest of the long line was skipped */
+    CHECK_EQ_INT(L.trunc[1], 0);
+    trial_exit_t x;
+    CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
+    trial_proc_free(p);
+    trial_exec_free(ex);
+    lines_free(&L);
+}
+
+TEST(line_limit_boundaries)
+{
+    char max[32], over[32];
+    snprintf(max, sizeof max, "bigline:%u", TRIAL_MAX_LINE);
+    snprintf(over, sizeof over, "bigline:%u", TRIAL_MAX_LINE + 1);
+    char *argv[] = {HELPER, max, "print:", over, "print:", over, "raw:tail", "print:", max,
+                    NULL};
+    trial_spawn_t sp = {.argv = argv};
+    struct lines L = {0};
+    trial_exit_t x;
+    char err[512] = "";
+    REQUIRE(run(&sp, &L, &x, err, sizeof err) == 0);
+    REQUIRE(L.n == 4);
+    CHECK(L.len[0] == TRIAL_MAX_LINE && L.trunc[0] == 0); /* exactly the limit: whole */
+    CHECK(L.len[1] == TRIAL_MAX_LINE && L.trunc[1] == 1); /* one more: cut */
+    CHECK(L.len[2] == TRIAL_MAX_LINE && L.trunc[2] == 1); /* "tail" went with the rest */
+    CHECK(L.len[3] == TRIAL_MAX_LINE && L.trunc[3] == 0); /* unterminated, at EOF */
+    lines_free(&L);
+}
+
+TEST(lines_split_across_reads)
+{
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {HELPER, "slowline", "print:abc", "print:", "print:{\"x\": 1}", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    trial_proc_t *p = NULL;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    struct lines L = {0};
+    CHECK_EQ_INT(drain_until(p, &L, NULL, 10, 1), 1); /* one byte per trial_read */
+    REQUIRE(L.n == 4);
+    CHECK_STR(L.v[0], "{\"part\": 1, \"done\": true}");
+    CHECK_STR(L.v[1], "abc");
+    CHECK_STR(L.v[2], "");
+    CHECK_STR(L.v[3], "{\"x\": 1}");
+    trial_proc_free(p);
+    trial_exec_free(ex);
+    lines_free(&L);
+}
+
+TEST(garbage_output_is_not_results)
+{
+    char *argv[] = {HELPER,
+                    "hex:00010203fffe7b7d0a",           /* binary, then {} on the same line */
+                    "hex:7b2261223a2280ff227d0a",       /* {"a":"\x80\xff"} */
+                    "hex:7b2261223a22c0af227d0a",       /* overlong '/' */
+                    "hex:7b2261223a22eda080227d0a",     /* a UTF-16 surrogate */
+                    "hex:7b2261223a2200227d0a",         /* a NUL inside */
+                    "print:{\"loss\": 0.25, \"ok\": \"h\xc3\xa9\"}", /* the one result */
+                    NULL};
+    trial_spawn_t sp = {.argv = argv};
+    struct lines L = {0};
+    trial_exit_t x;
+    char err[512] = "";
+    REQUIRE(run(&sp, &L, &x, err, sizeof err) == 0);
+    REQUIRE(L.n == 6);
+    for (size_t i = 0; i < 5; i++) {
+        cJSON *r = NULL;
+        CHECK_EQ_INT(trial_result_parse(L.v[i], L.len[i], &r), 0);
+        CHECK(r == NULL);
+    }
+    cJSON *r = NULL;
+    CHECK_EQ_INT(trial_result_parse(L.v[5], L.len[5], &r), 1);
+    CHECK_NEAR(trial_result_number(r, "loss"), 0.25, 0);
+    cJSON_Delete(r);
+    lines_free(&L);
+}
+
+/* ---- result lines ------------------------------------------------------------------ */
+
+static int is_result(const char *s)
+{
+    cJSON *r = NULL;
+    int rc = trial_result_parse(s, strlen(s), &r);
+    if (rc == 1 && !r) return -1;
+    cJSON_Delete(r);
+    return rc;
+}
+
+TEST(result_objects)
+{
+    CHECK_EQ_INT(is_result("{\"loss\": 0.5}"), 1);
+    CHECK_EQ_INT(is_result("{}"), 1);
+    CHECK_EQ_INT(is_result("  \t{\"a\": [1, {\"b\": null}], \"c\": true}  \r"), 1);
+    CHECK_EQ_INT(is_result("{\"a\":-1.5e-3,\"b\":\"\\u00e9\\n\\\"\",\"c\":false}"), 1);
+    CHECK_EQ_INT(is_result("{\"emoji\": \"\xf0\x9f\x98\x80\", \"e\": \"\xe2\x82\xac\"}"), 1);
+    /* only the first len bytes count */
+    cJSON *r = NULL;
+    CHECK_EQ_INT(trial_result_parse("{\"a\": 1} trailing", 8, &r), 1);
+    CHECK_NEAR(trial_result_number(r, "a"), 1, 0);
+    cJSON_Delete(r);
+}
+
+TEST(result_not_objects)
+{
+    const char *no[] = {"",
+                        "   ",
+                        "[1, 2, 3]",
+                        "[{\"a\": 1}]",
+                        "\"string\"",
+                        "42",
+                        "null",
+                        "true",
+                        "epoch 3: loss 0.5",
+                        "{",
+                        "}",
+                        "{\"a\": 1",
+                        "{\"a\": }",
+                        "{\"a\" 1}",
+                        "{a: 1}",
+                        "{'a': 1}",
+                        "{\"a\": 1,}",
+                        "{\"a\": \"unterminated}",
+                        "{\"a\": \"bad escape \\x\"}",
+                        "{\"a\": \"\\u12\"}",
+                        "{\"a\": \"ends in backslash\\",
+                        "{\"a\": [1, 2}",
+                        "{\"a\": 1}}",
+                        "{\"a\": nan}",
+                        "{\"a\": NaNa}",
+                        "{\"a\": Inf}",
+                        "{\"a\": -NaN}",
+                        "{NaN: 1}",
+                        "{\"a\": \"tab\there\"}",
+                        NULL};
+    for (int i = 0; no[i]; i++) {
+        cJSON *r = (cJSON *)1;
+        int rc = trial_result_parse(no[i], strlen(no[i]), &r);
+        if (rc != 0) fprintf(stderr, "  taken as a result: %s\n", no[i]);
+        CHECK_EQ_INT(rc, 0);
+        CHECK(r == (cJSON *)1); /* left alone */
+    }
+    CHECK_EQ_INT(trial_result_parse(NULL, 0, NULL), 0);
+}
+
+TEST(result_trailing_garbage)
+{
+    CHECK_EQ_INT(is_result("{\"a\": 1} x"), 0);
+    CHECK_EQ_INT(is_result("{\"a\": 1}{\"b\": 2}"), 0);
+    CHECK_EQ_INT(is_result("{\"a\": 1},"), 0);
+    CHECK_EQ_INT(is_result("x {\"a\": 1}"), 0);
+    CHECK_EQ_INT(is_result("{\"a\": 1}\"}"), 0);
+}
+
+static char *nested(int depth, const char *open, const char *close, const char *leaf)
+{
+    size_t lo = strlen(open), lc = strlen(close), ll = strlen(leaf);
+    char *s = malloc((size_t)depth * (lo + lc) + ll + 1), *w = s;
+    for (int i = 0; i < depth; i++, w += lo) memcpy(w, open, lo);
+    memcpy(w, leaf, ll);
+    w += ll;
+    for (int i = 0; i < depth; i++, w += lc) memcpy(w, close, lc);
+    *w = '\0';
+    return s;
+}
+
+TEST(result_nesting_depth)
+{
+    char *s = nested(63, "{\"a\":", "}", "{}"); /* 63 objects around {}: 64 levels */
+    CHECK_EQ_INT(is_result(s), 1);
+    free(s);
+    s = nested(64, "{\"a\":", "}", "{}"); /* 65 levels */
+    CHECK_EQ_INT(is_result(s), 0);
+    free(s);
+    char *inner = nested(63, "[", "]", "1"); /* object + 63 arrays = 64 */
+    char *outer = malloc(strlen(inner) + 8);
+    sprintf(outer, "{\"a\":%s}", inner);
+    CHECK_EQ_INT(is_result(outer), 1);
+    free(inner);
+    free(outer);
+    inner = nested(64, "[", "]", "1");
+    outer = malloc(strlen(inner) + 8);
+    sprintf(outer, "{\"a\":%s}", inner);
+    CHECK_EQ_INT(is_result(outer), 0);
+    free(inner);
+    free(outer);
+}
+
+TEST(result_deep_nesting_does_not_crash)
+{
+    char *s = nested(100000, "{\"a\":", "}", "1");
+    CHECK_EQ_INT(is_result(s), 0);
+    free(s);
+    char *inner = nested(100000, "[", "]", "");
+    char *outer = malloc(strlen(inner) + 8);
+    sprintf(outer, "{\"a\":%s}", inner);
+    CHECK_EQ_INT(is_result(outer), 0);
+    free(inner);
+    free(outer);
+    char *open_only = malloc(100002);
+    memset(open_only, '[', 100000);
+    open_only[0] = '{';
+    open_only[100000] = '}';
+    open_only[100001] = '\0';
+    CHECK_EQ_INT(is_result(open_only), 0);
+    free(open_only);
+}
+
+TEST(result_nan_and_infinity)
+{
+    const char *s = "{\"a\": NaN, \"b\": Infinity, \"c\": -Infinity, \"d\": [NaN, 1.5, \"NaN\", "
+                    "{\"e\": NaN}], \"f\": 2, \"NaN\": \"Infinity\", \"g\":NaN}";
+    cJSON *r = NULL;
+    REQUIRE(trial_result_parse(s, strlen(s), &r) == 1);
+    CHECK(isnan(trial_result_number(r, "a")));
+    CHECK(isinf(trial_result_number(r, "b")) && trial_result_number(r, "b") > 0);
+    CHECK(isinf(trial_result_number(r, "c")) && trial_result_number(r, "c") < 0);
+    cJSON *d = cJSON_GetObjectItemCaseSensitive(r, "d");
+    REQUIRE(cJSON_IsArray(d) && cJSON_GetArraySize(d) == 4);
+    CHECK(cJSON_IsNumber(cJSON_GetArrayItem(d, 0)) && isnan(cJSON_GetArrayItem(d, 0)->valuedouble));
+    CHECK_NEAR(cJSON_GetArrayItem(d, 1)->valuedouble, 1.5, 0);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetArrayItem(d, 2)), "NaN");
+    CHECK(isnan(trial_result_number(cJSON_GetArrayItem(d, 3), "e")));
+    CHECK_NEAR(trial_result_number(r, "f"), 2, 0); /* a real number is not taken for NaN */
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "NaN")), "Infinity");
+    CHECK(isnan(trial_result_number(r, "g")));
+    cJSON_Delete(r);
+    /* 0 stays 0 next to a NaN */
+    const char *z = "{\"z\": 0, \"n\": NaN, \"y\": 0}";
+    REQUIRE(trial_result_parse(z, strlen(z), &r) == 1);
+    CHECK_NEAR(trial_result_number(r, "z"), 0, 0);
+    CHECK(isnan(trial_result_number(r, "n")));
+    CHECK_NEAR(trial_result_number(r, "y"), 0, 0);
+    cJSON_Delete(r);
+}
+
+TEST(result_strings_containing_nan_untouched)
+{
+    const char *s = "{\"s\": \"NaN\", \"t\": \"x NaN Infinity -Infinity\", \"u\": \"\\\"NaN\", "
+                    "\"v\": \"\\\\\", \"w\": NaN}";
+    cJSON *r = NULL;
+    REQUIRE(trial_result_parse(s, strlen(s), &r) == 1);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "s")), "NaN");
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "t")),
+              "x NaN Infinity -Infinity");
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "u")), "\"NaN");
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "v")), "\\");
+    CHECK(isnan(trial_result_number(r, "w")));
+    CHECK(isnan(trial_result_number(r, "s"))); /* a string is not a number */
+    cJSON_Delete(r);
+}
+
+TEST(result_invalid_utf8_and_control_bytes)
+{
+    CHECK_EQ_INT(is_result("{\"a\": \"\xff\"}"), 0);
+    CHECK_EQ_INT(is_result("{\"a\": \"\xc3\"}"), 0);         /* cut sequence */
+    CHECK_EQ_INT(is_result("{\"a\": \"\xc0\xaf\"}"), 0);     /* overlong */
+    CHECK_EQ_INT(is_result("{\"a\": \"\xe0\x80\xaf\"}"), 0); /* overlong */
+    CHECK_EQ_INT(is_result("{\"a\": \"\xed\xa0\x80\"}"), 0); /* surrogate */
+    CHECK_EQ_INT(is_result("{\"a\": \"\xf4\x90\x80\x80\"}"), 0); /* above U+10FFFF */
+    CHECK_EQ_INT(is_result("{\"a\": 1, \xc3\xa9: 2}"), 0);   /* non-ASCII outside strings */
+    CHECK_EQ_INT(is_result("{\"a\": \"\x01\"}"), 0);
+    CHECK_EQ_INT(is_result("{\"a\": \"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"}"), 1);
+    const char nul[] = "{\"a\": 1,\0 \"b\": 2}";
+    CHECK_EQ_INT(trial_result_parse(nul, sizeof nul - 1, &(cJSON *){NULL}), 0);
+}
+
+TEST(result_one_mib_line)
+{
+    size_t cap = 1u << 20;
+    char *s = malloc(cap + 64);
+    size_t n = 0;
+    s[n++] = '{';
+    int k = 0;
+    while (n < cap - 40) n += (size_t)sprintf(s + n, "\"k%d\": %d.5, ", k, k), k++;
+    n += (size_t)sprintf(s + n, "\"last\": NaN}");
+    double t0 = now_s();
+    cJSON *r = NULL;
+    CHECK_EQ_INT(trial_result_parse(s, n, &r), 1);
+    double dt = now_s() - t0;
+    fprintf(stderr, "1 MiB result line (%d keys) parsed in %.1f ms\n", k, dt * 1e3);
+    CHECK_NEAR(trial_result_number(r, "k0"), 0.5, 0);
+    CHECK(isnan(trial_result_number(r, "last")));
+    cJSON_Delete(r);
+    /* one big string */
+    memset(s, 'y', cap);
+    memcpy(s, "{\"s\": \"", 7);
+    memcpy(s + cap - 2, "\"}", 2);
+    t0 = now_s();
+    CHECK_EQ_INT(trial_result_parse(s, cap, &r), 1);
+    fprintf(stderr, "1 MiB string value parsed in %.1f ms\n", (now_s() - t0) * 1e3);
+    cJSON_Delete(r);
+    free(s);
+}
+
+TEST(result_fuzz_does_not_crash)
+{
+    /* Mutations of a valid result: every outcome is fine except a crash (ASan watches). */
+    const char *seed = "{\"a\": [NaN, -Infinity, {\"b\": \"\\u00e9\\\"x\"}], \"c\": 1e5, "
+                       "\"d\": \"\xc3\xa9\", \"e\": true}";
+    size_t n = strlen(seed);
+    char *buf = malloc(n);
+    uint32_t rng = 12345;
+    int results = 0;
+    for (int it = 0; it < 20000; it++) {
+        memcpy(buf, seed, n);
+        int edits = 1 + it % 4;
+        for (int e = 0; e < edits; e++) {
+            rng = rng * 1664525u + 1013904223u;
+            size_t pos = (rng >> 8) % n;
+            rng = rng * 1664525u + 1013904223u;
+            const char pick[] = "{}[]\",:\\ NaIfiny-0e\x80\xff";
+            buf[pos] = (rng >> 24) & 1 ? (char)(rng >> 16) : pick[(rng >> 16) % (sizeof pick - 1)];
+        }
+        cJSON *r = NULL;
+        if (trial_result_parse(buf, n, &r) == 1) {
+            results++;
+            CHECK(cJSON_IsObject(r));
+            cJSON_Delete(r);
+        }
+    }
+    free(buf);
+    fprintf(stderr, "fuzz: %d of 20000 mutants were still results\n", results);
+}
+
+TEST(result_number_cases)
+{
+    const char *s = "{\"i\": 3, \"f\": -0.25, \"big\": 1e300, \"t\": true, \"n\": null, "
+                    "\"s\": \"1.5\", \"o\": {\"x\": 1}, \"arr\": [1], \"Loss\": 7}";
+    cJSON *r = NULL;
+    REQUIRE(trial_result_parse(s, strlen(s), &r) == 1);
+    CHECK_NEAR(trial_result_number(r, "i"), 3, 0);
+    CHECK_NEAR(trial_result_number(r, "f"), -0.25, 0);
+    CHECK_NEAR(trial_result_number(r, "big"), 1e300, 0);
+    CHECK(isnan(trial_result_number(r, "t")));
+    CHECK(isnan(trial_result_number(r, "n")));
+    CHECK(isnan(trial_result_number(r, "s")));
+    CHECK(isnan(trial_result_number(r, "o")));
+    CHECK(isnan(trial_result_number(r, "arr")));
+    CHECK(isnan(trial_result_number(r, "missing")));
+    CHECK(isnan(trial_result_number(r, "loss"))); /* keys are case-sensitive */
+    CHECK_NEAR(trial_result_number(r, "Loss"), 7, 0);
+    CHECK(isnan(trial_result_number(r, NULL)));
+    CHECK(isnan(trial_result_number(NULL, "i")));
+    CHECK(isnan(trial_result_number(cJSON_GetObjectItemCaseSensitive(r, "arr"), "i")));
+    cJSON_Delete(r);
+}
+
+/* ---- file tails -------------------------------------------------------------------- */
+
+TEST(file_tail_cases)
+{
+    char dir[64], path[128], buf[16];
+    scratch(dir, sizeof dir);
+    REQUIRE(dir[0]);
+    snprintf(path, sizeof path, "%s/log", dir);
+    memset(buf, '#', sizeof buf);
+    CHECK_EQ_INT(trial_file_tail(path, buf, sizeof buf), 0); /* missing file */
+    CHECK_STR(buf, "");
+    CHECK_EQ_INT(trial_file_tail(NULL, buf, sizeof buf), 0);
+    CHECK_EQ_INT(trial_file_tail(path, buf, 0), 0);
+    spit(path, "", 0644);
+    CHECK_EQ_INT(trial_file_tail(path, buf, sizeof buf), 0); /* empty */
+    spit(path, "short\n", 0644);
+    CHECK_EQ_INT(trial_file_tail(path, buf, sizeof buf), 6); /* fits whole */
+    CHECK_STR(buf, "short\n");
+    spit(path, "first line\nsecond\nthird\n", 0644);
+    /* last 15 bytes: "e\nsecond\nthird\n" -> from "second" */
+    CHECK_EQ_INT(trial_file_tail(path, buf, sizeof buf), 13);
+    CHECK_STR(buf, "second\nthird\n");
+    spit(path, "aaaaaaaaaaaaaaaaaaaaaaaaa\nbbbbbbbbbbbbbbbbbbbbbbbbbbbb", 0644);
+    /* no newline in range: the raw last 15 bytes */
+    CHECK_EQ_INT(trial_file_tail(path, buf, sizeof buf), 15);
+    CHECK_STR(buf, "bbbbbbbbbbbbbbb");
+    spit(path, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n", 0644);
+    /* the only newline is the last byte: keep the partial line rather than nothing */
+    CHECK_EQ_INT(trial_file_tail(path, buf, sizeof buf), 15);
+    CHECK_STR(buf, "aaaaaaaaaaaaaa\n");
+    CHECK_EQ_INT(trial_file_tail(path, buf, 1), 0);
+    CHECK_STR(buf, "");
+    CHECK_EQ_INT(trial_file_tail(dir, buf, sizeof buf), 0); /* a directory */
+    rm_rf(dir);
+}
+
+/* ---- throughput (printed, not asserted) ---------------------------------------------- */
+
+struct count {
+    long results, lines;
+};
+
+static void count_results(void *ud, const char *line, size_t len, int truncated)
+{
+    struct count *c = ud;
+    (void)truncated;
+    cJSON *r = NULL;
+    c->lines++;
+    if (trial_result_parse(line, len, &r) == 1) {
+        c->results++;
+        cJSON_Delete(r);
+    }
+}
+
+TEST(throughput_million_result_lines)
+{
+    char dir[64], log[128];
+    scratch(dir, sizeof dir);
+    REQUIRE(dir[0]);
+    snprintf(log, sizeof log, "%s/stdout.log", dir);
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {HELPER, "jsonlines:1000000", NULL};
+    trial_spawn_t sp = {.argv = argv, .stdout_log = log};
+    struct count c = {0, 0};
+    double t0 = now_s();
+    trial_proc_t *p = NULL;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    int rc = 0;
+    while (rc == 0) {
+        struct pollfd pfd = {.fd = trial_fd(p), .events = POLLIN};
+        poll(&pfd, 1, 1000);
+        rc = trial_read(p, count_results, &c, 0);
+    }
+    double dt = now_s() - t0;
+    CHECK_EQ_INT(rc, 1);
+    CHECK_EQ_INT(c.lines, 1000000);
+    CHECK_EQ_INT(c.results, 1000000);
+    fprintf(stderr, "throughput: %ld result lines in %.2f s = %.0f lines/s (read+log+parse)\n",
+            c.results, dt, (double)c.results / dt);
+    trial_exit_t x;
+    CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
+    trial_proc_free(p);
+    trial_exec_free(ex);
+    rm_rf(dir);
+}
+
+TT_MAIN

@@ -1,0 +1,347 @@
+/* proc.c: the trial handle every executor shares: the public trial_* calls that dispatch
+ * to an executor's vtable, the stdout line splitter and log, reaping, and file tails.
+ * Not for: how a trial is started (exec_local.c) or what a line means (result.c). */
+#include "trial/trial_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void trial__errf(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- executors ------------------------------------------------------------------- */
+
+static void exec_release(trial_exec_t *ex)
+{
+    if (ex->ops->exec_free) ex->ops->exec_free(ex);
+    free(ex);
+}
+
+void trial_exec_free(trial_exec_t *ex)
+{
+    if (!ex) return;
+    /* The contract asks callers to free their trials first; if one is still live, its
+     * handle points here, so the executor goes with the last trial instead. */
+    if (ex->live > 0) {
+        ex->free_late = 1;
+        return;
+    }
+    exec_release(ex);
+}
+
+const char *trial_exec_name(const trial_exec_t *ex)
+{
+    return ex ? ex->ops->name : "";
+}
+
+/* ---- starting and freeing ---------------------------------------------------------- */
+
+int trial_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t **out, char *err,
+                size_t errlen)
+{
+    if (!ex || !sp || !out) {
+        trial__errf(err, errlen, "trial_start: no executor, spawn options or result handle");
+        return TRIAL_EINVAL;
+    }
+    if (!sp->argv || !sp->argv[0] || !sp->argv[0][0]) {
+        trial__errf(err, errlen, "no program to run: argv is empty");
+        return TRIAL_EINVAL;
+    }
+    for (char *const *e = sp->env; e && *e; e++) {
+        if ((*e)[0] == '=' || !strchr(*e, '=')) {
+            trial__errf(err, errlen, "environment entry \"%s\" is not KEY=VALUE", *e);
+            return TRIAL_EINVAL;
+        }
+    }
+    trial_proc_t *p = calloc(1, sizeof *p);
+    if (!p) {
+        trial__errf(err, errlen, "out of memory");
+        return TRIAL_ERR;
+    }
+    p->ex = ex;
+    p->pid = p->pgid = -1;
+    p->fd = p->log_fd = -1;
+    /* The log is opened before anything runs, so a bad path costs no process. */
+    if (sp->stdout_log) {
+        p->log_fd = open(sp->stdout_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+        if (p->log_fd < 0) {
+            trial__errf(err, errlen, "cannot open stdout log \"%s\": %s", sp->stdout_log,
+                        strerror(errno));
+            free(p);
+            return TRIAL_ERR;
+        }
+    }
+    int rc = ex->ops->start(ex, sp, p, err, errlen);
+    if (rc != 0) {
+        if (p->log_fd >= 0) close(p->log_fd);
+        if (p->fd >= 0) close(p->fd);
+        free(p);
+        return rc;
+    }
+    ex->live++;
+    *out = p;
+    return TRIAL_OK;
+}
+
+void trial_proc_free(trial_proc_t *p)
+{
+    if (!p) return;
+    trial_exec_t *ex = p->ex;
+    ex->ops->proc_free(p); /* kills and reaps whatever still runs (tmux job_free habit) */
+    if (p->fd >= 0) close(p->fd);
+    if (p->log_fd >= 0) close(p->log_fd);
+    free(p->line);
+    free(p);
+    if (--ex->live == 0 && ex->free_late) exec_release(ex);
+}
+
+/* ---- the simple dispatchers ------------------------------------------------------ */
+
+int trial_fd(const trial_proc_t *p)
+{
+    return p ? p->ex->ops->fd(p) : -1;
+}
+
+int trial_read(trial_proc_t *p, trial_line_cb cb, void *ud, size_t max_bytes)
+{
+    if (!p || !cb) return TRIAL_EINVAL;
+    return p->ex->ops->read(p, cb, ud, max_bytes);
+}
+
+int trial_signal(trial_proc_t *p, int sig)
+{
+    if (!p) return TRIAL_EINVAL;
+    /* Once reaped, the group was already sent SIGKILL (trial__reap) and its id may belong
+     * to someone else by now: there is nothing of this trial left to signal. */
+    if (p->reaped) return TRIAL_OK;
+    return p->ex->ops->signal(p, sig);
+}
+
+int trial_poll_exit(trial_proc_t *p, trial_exit_t *out)
+{
+    if (!p) return TRIAL_EINVAL;
+    if (!p->reaped) {
+        int rc = p->ex->ops->poll_exit(p, out);
+        if (rc != 1) return rc;
+    }
+    if (out) *out = p->exit;
+    return 1;
+}
+
+pid_t trial_pid(const trial_proc_t *p)
+{
+    return p ? p->pid : -1;
+}
+
+const char *trial_exec_id(const trial_proc_t *p)
+{
+    return p ? p->ex->ops->exec_id(p) : "";
+}
+
+const char *trial_node(const trial_proc_t *p)
+{
+    return p ? p->ex->ops->node(p) : "";
+}
+
+/* ---- process groups and reaping --------------------------------------------------- */
+
+int trial__kill_group(trial_proc_t *p, int sig)
+{
+    /* kill(0) and kill(-1) would hit tune's own group or every process we may signal. */
+    if (p->pgid <= 1) return TRIAL_EINVAL;
+    if (kill(-p->pgid, sig) == 0 || errno == ESRCH) return TRIAL_OK;
+    return TRIAL_ERR;
+}
+
+int trial__reap(trial_proc_t *p, int block)
+{
+    if (p->reaped) return 1;
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    int r;
+    /* WNOWAIT: learn that the leader ended but leave it a zombie, which keeps its pid and
+     * so its process group id from being reused while we kill the rest of the group. */
+    do
+        r = waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOWAIT | (block ? 0 : WNOHANG));
+    while (r < 0 && errno == EINTR);
+    if (r < 0) return TRIAL_ERR;
+    if (si.si_pid == 0) return 0;
+    trial__kill_group(p, SIGKILL);
+    int status = 0;
+    pid_t w;
+    do
+        w = waitpid(p->pid, &status, 0);
+    while (w < 0 && errno == EINTR);
+    if (w < 0) return TRIAL_ERR;
+    p->reaped = 1;
+    if (WIFSIGNALED(status)) {
+        p->exit.code = -1;
+        p->exit.signal = WTERMSIG(status);
+    } else {
+        p->exit.code = WEXITSTATUS(status);
+        p->exit.signal = 0;
+    }
+    return 1;
+}
+
+/* ---- reading stdout: log, then split into lines ----------------------------------- */
+
+static void log_bytes(trial_proc_t *p, const char *buf, size_t n)
+{
+    while (p->log_fd >= 0 && n > 0) {
+        ssize_t w = write(p->log_fd, buf, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            /* A full disk must not stop the trial's results from reaching the scheduler;
+             * the log is given up and the reason kept in p->log_errno. */
+            p->log_errno = w < 0 ? errno : EIO;
+            close(p->log_fd);
+            p->log_fd = -1;
+            return;
+        }
+        buf += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Appends n bytes to the unfinished line; the caller has made sure it stays within
+ * TRIAL_MAX_LINE, so the buffer never grows past TRIAL_MAX_LINE + 1. */
+static int line_append(trial_proc_t *p, const char *s, size_t n)
+{
+    size_t need = p->line_len + n + 1;
+    if (need > p->line_cap) {
+        size_t cap = p->line_cap ? p->line_cap : 4096;
+        while (cap < need) cap *= 2;
+        if (cap > (size_t)TRIAL_MAX_LINE + 1) cap = (size_t)TRIAL_MAX_LINE + 1;
+        char *nb = realloc(p->line, cap);
+        if (!nb) return TRIAL_ERR;
+        p->line = nb;
+        p->line_cap = cap;
+    }
+    memcpy(p->line + p->line_len, s, n);
+    p->line_len += n;
+    return 0;
+}
+
+static void line_deliver(trial_proc_t *p, trial_line_cb cb, void *ud, int truncated)
+{
+    size_t len = p->line_len;
+    p->line_len = 0;
+    if (!p->line) { /* an empty line that never needed the buffer */
+        cb(ud, "", 0, truncated);
+        return;
+    }
+    p->line[len] = '\0';
+    cb(ud, p->line, len, truncated);
+}
+
+/* Splits buf (n bytes, ours to modify) into lines. A line that fits in one read is handed
+ * out in place; only a line split across reads is copied, and at most TRIAL_MAX_LINE of
+ * it: past that it is delivered cut and its rest is skipped up to the newline. */
+static int split_lines(trial_proc_t *p, char *buf, size_t n, trial_line_cb cb, void *ud)
+{
+    const size_t max = TRIAL_MAX_LINE;
+    char *s = buf, *end = buf + n;
+    while (s < end) {
+        char *nl = memchr(s, '\n', (size_t)(end - s));
+        size_t seg = (size_t)((nl ? nl : end) - s);
+        char *next = nl ? nl + 1 : end;
+        if (p->discarding) {
+            if (nl) p->discarding = 0;
+        } else if (p->line_len == 0 && nl && seg <= max) {
+            *nl = '\0';
+            cb(ud, s, seg, 0);
+        } else if (seg > max - p->line_len) {
+            if (line_append(p, s, max - p->line_len) != 0) return TRIAL_ERR;
+            line_deliver(p, cb, ud, 1);
+            p->discarding = nl == NULL;
+        } else {
+            if (line_append(p, s, seg) != 0) return TRIAL_ERR;
+            if (nl) line_deliver(p, cb, ud, 0);
+        }
+        s = next;
+    }
+    return 0;
+}
+
+int trial__read_pipe(trial_proc_t *p, trial_line_cb cb, void *ud, size_t max_bytes)
+{
+    if (p->fd < 0) return 1;
+    if (max_bytes == 0) max_bytes = TRIAL__READ_DEFAULT;
+    char buf[64 * 1024];
+    size_t total = 0;
+    while (total < max_bytes) {
+        size_t want = max_bytes - total < sizeof buf ? max_bytes - total : sizeof buf;
+        ssize_t n = read(p->fd, buf, want);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+            return TRIAL_ERR;
+        }
+        if (n == 0) {
+            if (p->line_len > 0 && !p->discarding) line_deliver(p, cb, ud, 0);
+            p->line_len = 0;
+            p->discarding = 0;
+            close(p->fd);
+            p->fd = -1;
+            return 1;
+        }
+        log_bytes(p, buf, (size_t)n); /* before splitting: the splitter writes NULs into buf */
+        if (split_lines(p, buf, (size_t)n, cb, ud) != 0) return TRIAL_ERR;
+        total += (size_t)n;
+        /* A short read means the pipe was empty a moment ago: let the loop poll again
+         * rather than pay one more read() that would only say EAGAIN. */
+        if ((size_t)n < want) return 0;
+    }
+    return 0;
+}
+
+/* ---- file tails ------------------------------------------------------------------ */
+
+size_t trial_file_tail(const char *path, char *buf, size_t n)
+{
+    if (!buf || n == 0) return 0;
+    buf[0] = '\0';
+    if (!path) return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+        close(fd);
+        return 0;
+    }
+    size_t size = (size_t)st.st_size;
+    size_t want = size < n - 1 ? size : n - 1;
+    size_t got = 0;
+    while (got < want) {
+        ssize_t r = pread(fd, buf + got, want - got, (off_t)(size - want + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    size_t start = 0;
+    /* Cut in mid-line: begin after the first newline, unless that newline is the very
+     * last byte (then the tail would be empty and a partial line says more). */
+    if (want < size && got > 1) {
+        char *nl = memchr(buf, '\n', got - 1);
+        if (nl) start = (size_t)(nl + 1 - buf);
+    }
+    memmove(buf, buf + start, got - start);
+    buf[got - start] = '\0';
+    return got - start;
+}

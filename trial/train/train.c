@@ -1,0 +1,397 @@
+/* train.c: one rank's training run: data order as torch's DistributedSampler (a
+ * permutation seeded by (seed, epoch), padded to a multiple of the ranks and dealt out
+ * rank-strided), learning-rate warm-up and cosine decay, SGD/Adam steps on the averaged
+ * gradients, evaluation on the test set, result lines and checkpoints.
+ * Not for: processes and signals (train_main.c) or arithmetic (the backend). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "train_int.h"
+
+#define MEAN 0.2860f /* Fashion-MNIST pixel statistics, the usual normalisation */
+#define STD 0.3530f
+#define EVAL_BATCH 256
+
+double train__now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+struct run {
+    const train__run_env_t *env;
+    const train_opts_t *o;
+    const train_be_ops_t *ops;
+    train_be_ctx_t *ctx;
+    train__model_t *model;
+    train__model_cfg_t cfg;
+    size_t np;
+    int nstate;
+    float *params, *grads, *state, *x;
+    int32_t *y;
+    double *stats; /* [0..1] train, [2..3] validation (device) */
+    const uint8_t *tr_x, *tr_y, *te_x, *te_y;
+    int own_data; /* the data set was uploaded (not host memory) */
+    float *host_grads; /* staging for device backends in a multi-rank world */
+    int n_train, n_val, local_b, steps_per_epoch, shard;
+    long total_steps, warmup_steps;
+    uint64_t step, iteration;
+    double elapsed0;
+    train__rng_t rng;
+};
+
+static void ready_cb(void *ud, size_t off, size_t count)
+{
+    train__world_grad_ready(ud, off, count);
+}
+
+static float lr_at(const struct run *r, uint64_t step)
+{
+    const train_opts_t *o = r->o;
+    if ((long)step < r->warmup_steps) return (float)(o->lr * (double)(step + 1) / r->warmup_steps);
+    if (o->schedule == TRAIN_SCHED_CONSTANT) return (float)o->lr;
+    long span = r->total_steps - r->warmup_steps;
+    double t = span > 0 ? (double)((long)step - r->warmup_steps) / span : 1.0;
+    if (t > 1) t = 1;
+    return (float)(o->min_lr + 0.5 * (o->lr - o->min_lr) * (1.0 + cos(M_PI * t)));
+}
+
+/* Averages the step's gradients over ranks; returns where the optimiser reads them. */
+static int allreduce(struct run *r, const float **g, char *err, size_t errlen)
+{
+    train__world_t *w = r->env->world;
+    *g = r->grads;
+    if (!w) return 0;
+    if (r->ops->allreduce_sum) { /* device collective (NCCL) */
+        r->ops->allreduce_sum(r->ctx, r->grads, r->np);
+        return 0;
+    }
+    int rc;
+    if (!r->ops->host_memory) { /* stage through host shared memory */
+        if ((rc = r->ops->download(r->ctx, train__world_grad_slot(w), r->grads,
+                                   sizeof(float) * r->np, err, errlen)))
+            return rc;
+        train__world_grad_ready(w, 0, r->np);
+    }
+    if ((rc = train__world_grad_finish(w, err, errlen))) return rc;
+    if (!r->ops->host_memory) {
+        r->ops->upload(r->ctx, r->grads, train__world_reduced(w), sizeof(float) * r->np);
+        return 0;
+    }
+    *g = train__world_reduced(w);
+    return 0;
+}
+
+static void opt_step(struct run *r, const float *g, float lr)
+{
+    const train_opts_t *o = r->o;
+    if (o->optimizer == TRAIN_OPT_SGD) {
+        r->ops->sgd_step(r->ctx, r->params, g, r->state, r->np, lr, (float)o->momentum,
+                         (float)o->weight_decay, o->nesterov);
+    } else {
+        double t = (double)(r->step + 1);
+        r->ops->adam_step(r->ctx, r->params, g, r->state, r->state + r->np, r->np, lr,
+                          (float)o->beta1, (float)o->beta2, (float)o->eps, (float)o->weight_decay,
+                          (float)(1.0 - pow(o->beta1, t)), (float)(1.0 - pow(o->beta2, t)));
+    }
+}
+
+/* Loss and accuracy on this rank's share of the test images, summed over ranks. */
+static int evaluate(struct run *r, double *loss, double *acc, char *err, size_t errlen)
+{
+    const train__run_env_t *env = r->env;
+    int lo = (int)((long)r->n_val * env->rank / env->nranks);
+    int hi = (int)((long)r->n_val * (env->rank + 1) / env->nranks);
+    int32_t idx[EVAL_BATCH];
+    r->ops->zero(r->ctx, r->stats + 2, 2 * sizeof(double));
+    const int maxb = EVAL_BATCH; /* the model holds max(local batch, EVAL_BATCH) */
+    for (int i = lo; i < hi; i += maxb) {
+        int n = hi - i < maxb ? hi - i : maxb;
+        for (int j = 0; j < n; j++)
+            idx[j] = i + j;
+        r->ops->load_batch(r->ctx, r->te_x, r->te_y, idx, n, 784, MEAN, STD, r->x, r->y);
+        train__model_step(r->model, r->x, r->y, n, 0.0f, r->stats + 2, NULL, NULL);
+    }
+    double s[2];
+    int rc = r->ops->download(r->ctx, s, r->stats + 2, sizeof s, err, errlen);
+    if (rc) return rc;
+    if (env->world && (rc = train__world_sum(env->world, s, 2, err, errlen))) return rc;
+    *loss = s[0] / r->n_val;
+    *acc = s[1] / r->n_val;
+    return 0;
+}
+
+/* One result line (rank 0 prints; every rank takes part in the sums). */
+static int report(struct run *r, int epoch, long samples, double train_time, char *err,
+                  size_t errlen)
+{
+    const train__run_env_t *env = r->env;
+    double s[3];
+    int rc = r->ops->download(r->ctx, s, r->stats, 2 * sizeof(double), err, errlen);
+    if (rc) return rc;
+    s[2] = (double)samples;
+    if (env->world && (rc = train__world_sum(env->world, s, 3, err, errlen))) return rc;
+    double vloss, vacc;
+    if ((rc = evaluate(r, &vloss, &vacc, err, errlen))) return rc;
+    r->ops->zero(r->ctx, r->stats, 2 * sizeof(double));
+    r->iteration++;
+    if (env->rank == 0) {
+        printf("{\"training_iteration\": %llu, \"epoch\": %d, \"step\": %llu, "
+               "\"train_loss\": %.9g, \"val_loss\": %.9g, \"val_accuracy\": %.6g, "
+               "\"samples_per_s\": %.1f, \"time_s\": %.3f}\n",
+               (unsigned long long)r->iteration, epoch, (unsigned long long)r->step,
+               s[2] > 0 ? s[0] / s[2] : 0.0, vloss, vacc,
+               train_time > 0 ? s[2] / train_time : 0.0,
+               r->elapsed0 + train__now() - env->t_start);
+        fflush(stdout);
+    }
+    return 0;
+}
+
+static int checkpoint(struct run *r, int epoch, char *err, size_t errlen)
+{
+    const train_opts_t *o = r->o;
+    if (!o->checkpoint_dir || r->env->rank != 0) return 0;
+    train__ckpt_t c = {.model = (uint32_t)o->model, .hidden = (uint32_t)o->hidden,
+                       .layers = (uint32_t)o->layers, .optimizer = (uint32_t)o->optimizer,
+                       .world = (uint32_t)r->env->nranks, .threads = (uint32_t)o->threads,
+                       .seed = o->seed, .nparams = r->np, .nstate = (uint32_t)r->nstate,
+                       .epoch = (uint32_t)epoch, .step = r->step, .iteration = r->iteration,
+                       .elapsed_s = r->elapsed0 + train__now() - r->env->t_start, .rng = r->rng};
+    c.params = malloc(sizeof(float) * r->np);
+    c.state = malloc(sizeof(float) * r->np * (size_t)r->nstate);
+    int rc = TRAIN_ERR;
+    if (!c.params || !c.state) {
+        snprintf(err, errlen, "out of memory writing a checkpoint");
+        goto out;
+    }
+    if ((rc = r->ops->download(r->ctx, c.params, r->params, sizeof(float) * r->np, err, errlen)))
+        goto out;
+    if ((rc = r->ops->download(r->ctx, c.state, r->state, sizeof(float) * r->np * r->nstate, err,
+                               errlen)))
+        goto out;
+    mkdir(o->checkpoint_dir, 0755); /* an existing one is fine; failure shows when writing */
+    rc = train__ckpt_write(o->checkpoint_dir, &c, err, errlen);
+out:
+    free(c.params);
+    free(c.state);
+    return rc;
+}
+
+/* Restores parameters, optimiser state and counters; returns the epochs completed. */
+static int resume(struct run *r, const char *path, int *epoch0, char *err, size_t errlen)
+{
+    const train_opts_t *o = r->o;
+    train__ckpt_t c;
+    int rc = train__ckpt_read(path, &c, err, errlen);
+    if (rc) return rc;
+    static const char *const models[] = {"mlp", "cnn"}, *const optims[] = {"sgd", "adam"};
+    if (c.model != (uint32_t)o->model || c.nparams != r->np ||
+        (o->model == TRAIN_MODEL_MLP &&
+         (c.hidden != (uint32_t)o->hidden || c.layers != (uint32_t)o->layers))) {
+        snprintf(err, errlen,
+                 "checkpoint %s is for --model %s (hidden %u, layers %u, %llu parameters), "
+                 "not this run's",
+                 path, c.model < 2 ? models[c.model] : "?", c.hidden, c.layers,
+                 (unsigned long long)c.nparams);
+        rc = TRAIN_ECKPT;
+    } else if (c.optimizer != (uint32_t)o->optimizer) {
+        snprintf(err, errlen, "checkpoint %s is for --optimizer %s, not %s", path,
+                 c.optimizer < 2 ? optims[c.optimizer] : "?", optims[o->optimizer]);
+        rc = TRAIN_ECKPT;
+    } else if (c.seed != o->seed) {
+        snprintf(err, errlen, "checkpoint %s was written with --seed %llu, not %llu", path,
+                 (unsigned long long)c.seed, (unsigned long long)o->seed);
+        rc = TRAIN_ECKPT;
+    }
+    if (rc == 0) {
+        r->ops->upload(r->ctx, r->params, c.params, sizeof(float) * r->np);
+        r->ops->upload(r->ctx, r->state, c.state, sizeof(float) * r->np * c.nstate);
+        *epoch0 = (int)c.epoch;
+        r->step = c.step;
+        r->iteration = c.iteration;
+        r->elapsed0 = c.elapsed_s;
+        r->rng = c.rng;
+    }
+    train__ckpt_clear(&c);
+    return rc;
+}
+
+static void run_free(struct run *r)
+{
+    if (!r->ctx) return;
+    train__model_free(r->model);
+    const train_be_ops_t *o = r->ops;
+    o->free_mem(r->ctx, r->params);
+    if (!(r->env->world && o->host_memory)) o->free_mem(r->ctx, r->grads);
+    o->free_mem(r->ctx, r->state);
+    o->free_mem(r->ctx, r->x);
+    o->free_mem(r->ctx, r->y);
+    o->free_mem(r->ctx, r->stats);
+    if (r->own_data) {
+        o->free_mem(r->ctx, (void *)r->tr_x);
+        o->free_mem(r->ctx, (void *)r->tr_y);
+        o->free_mem(r->ctx, (void *)r->te_x);
+        o->free_mem(r->ctx, (void *)r->te_y);
+    }
+    o->close(r->ctx);
+}
+
+static int bcast_cb(void *ud, void *buf, size_t len, int root, char *err, size_t errlen)
+{
+    return train__world_bcast(ud, buf, len, root, err, errlen);
+}
+
+static int setup(struct run *r, int *epoch0, char *err, size_t errlen)
+{
+    const train__run_env_t *env = r->env;
+    const train_opts_t *o = r->o;
+    const train_data_t *d = env->data;
+    int rc;
+    if (!(r->ops = train_be_find(o->device, err, errlen))) return TRAIN_EINVAL;
+    train_be_opts_t bo = {.threads = o->threads, .rank = env->rank, .world = env->nranks,
+                          .local_rank = env->rank};
+    if ((rc = r->ops->open(&bo, &r->ctx, err, errlen))) return rc;
+    const train_be_ops_t *ops = r->ops;
+    if (env->world && ops->comm_init &&
+        (rc = ops->comm_init(r->ctx, env->rank, env->nranks, bcast_cb, env->world, err, errlen)))
+        return rc;
+    r->cfg = (train__model_cfg_t){.kind = o->model, .hidden = o->hidden, .layers = o->layers};
+    r->np = train__model_count(&r->cfg);
+    r->nstate = o->optimizer == TRAIN_OPT_ADAM ? 2 : 1;
+    r->n_train = o->train_limit && o->train_limit < d->n_train ? (int)o->train_limit : d->n_train;
+    r->n_val = o->val_limit && o->val_limit < d->n_test ? (int)o->val_limit : d->n_test;
+    r->local_b = o->batch_size / env->nranks;
+    r->shard = (r->n_train + env->nranks - 1) / env->nranks;
+    r->steps_per_epoch = (r->shard + r->local_b - 1) / r->local_b;
+    r->total_steps = (long)r->steps_per_epoch * o->epochs;
+    r->warmup_steps = lround(o->warmup_epochs * r->steps_per_epoch);
+    int max_n = r->local_b > EVAL_BATCH ? r->local_b : EVAL_BATCH;
+
+    r->params = ops->alloc(r->ctx, sizeof(float) * r->np);
+    r->grads = env->world && ops->host_memory ? train__world_grad_slot(env->world)
+                                              : ops->alloc(r->ctx, sizeof(float) * r->np);
+    r->state = ops->alloc(r->ctx, sizeof(float) * r->np * (size_t)r->nstate);
+    r->x = ops->alloc(r->ctx, sizeof(float) * (size_t)max_n * 784);
+    r->y = ops->alloc(r->ctx, sizeof(int32_t) * (size_t)max_n);
+    r->stats = ops->alloc(r->ctx, 4 * sizeof(double));
+    if (ops->host_memory) {
+        r->tr_x = d->train_x, r->tr_y = d->train_y, r->te_x = d->test_x, r->te_y = d->test_y;
+    } else {
+        size_t img = (size_t)d->rows * d->cols;
+        uint8_t *a = ops->alloc(r->ctx, (size_t)d->n_train * img),
+                *b = ops->alloc(r->ctx, (size_t)d->n_train),
+                *c = ops->alloc(r->ctx, (size_t)d->n_test * img),
+                *e = ops->alloc(r->ctx, (size_t)d->n_test);
+        r->own_data = 1;
+        r->tr_x = a, r->tr_y = b, r->te_x = c, r->te_y = e;
+        if (a && b && c && e) {
+            ops->upload(r->ctx, a, d->train_x, (size_t)d->n_train * img);
+            ops->upload(r->ctx, b, d->train_y, (size_t)d->n_train);
+            ops->upload(r->ctx, c, d->test_x, (size_t)d->n_test * img);
+            ops->upload(r->ctx, e, d->test_y, (size_t)d->n_test);
+        }
+    }
+    if ((rc = ops->sync(r->ctx, err, errlen))) return rc;
+    if (!r->params || !r->grads || !r->state || !r->x || !r->y || !r->stats || !r->tr_x ||
+        !r->tr_y || !r->te_x || !r->te_y) {
+        snprintf(err, errlen, "out of memory");
+        return TRAIN_ERR;
+    }
+    if ((rc = train__model_new(&r->model, &r->cfg, ops, r->ctx, max_n, r->params, r->grads, err,
+                               errlen)))
+        return rc;
+    *epoch0 = 0;
+    train__rng_seed(&r->rng, o->seed, 1);
+    if (env->resume_path) return resume(r, env->resume_path, epoch0, err, errlen);
+    /* DDP's way: rank 0 initialises, everyone receives the same parameters */
+    float *host = malloc(sizeof(float) * r->np);
+    if (!host) {
+        snprintf(err, errlen, "out of memory");
+        return TRAIN_ERR;
+    }
+    if (env->rank == 0) train__model_init(&r->cfg, host, o->seed);
+    if (env->world && (rc = train__world_bcast(env->world, host, sizeof(float) * r->np, 0, err,
+                                               errlen))) {
+        free(host);
+        return rc;
+    }
+    ops->upload(r->ctx, r->params, host, sizeof(float) * r->np);
+    free(host);
+    return ops->sync(r->ctx, err, errlen);
+}
+
+int train__run(const train__run_env_t *env, char *err, size_t errlen)
+{
+    struct run r;
+    memset(&r, 0, sizeof r);
+    r.env = env;
+    r.o = env->opts;
+    const train_opts_t *o = r.o;
+    int epoch0 = 0, rc = setup(&r, &epoch0, err, errlen);
+    int32_t *perm = NULL, *mine = NULL;
+    if (rc) goto out;
+    if (epoch0 >= o->epochs && env->rank == 0)
+        fprintf(stderr, "tune-train: the checkpoint already has %d epochs; nothing to do\n",
+                epoch0);
+    int nr = env->nranks, padded = r.shard * nr;
+    perm = malloc(sizeof(int32_t) * (size_t)padded);
+    mine = malloc(sizeof(int32_t) * (size_t)r.shard);
+    if (!perm || !mine) {
+        snprintf(err, errlen, "out of memory");
+        rc = TRAIN_ERR;
+        goto out;
+    }
+    int first = 1;
+    for (int epoch = epoch0 + 1; epoch <= o->epochs; epoch++) {
+        /* DistributedSampler(shuffle=True, drop_last=False): permute, pad by repeating
+         * the head, then rank r takes positions r, r+N, r+2N, ... */
+        train__permutation(perm, r.n_train, o->seed, epoch - 1);
+        for (int i = r.n_train; i < padded; i++)
+            perm[i] = perm[i - r.n_train];
+        for (int i = 0; i < r.shard; i++)
+            mine[i] = perm[env->rank + nr * i];
+        r.ops->zero(r.ctx, r.stats, 2 * sizeof(double));
+        double t0 = train__now(), train_time = 0;
+        long samples = 0;
+        for (int s = 0; s < r.steps_per_epoch; s++) {
+            int lo = s * r.local_b, n = r.shard - lo < r.local_b ? r.shard - lo : r.local_b;
+            if (first && env->rank == 0) {
+                fprintf(stderr, "tune-train: first training step after %.3f s\n",
+                        train__now() - env->t_start);
+                first = 0;
+            }
+            r.ops->load_batch(r.ctx, r.tr_x, r.tr_y, mine + lo, n, 784, MEAN, STD, r.x, r.y);
+            /* mean loss over the global batch: every rank's batch has the same size */
+            int use_cb = env->world && r.ops->host_memory && !r.ops->allreduce_sum;
+            train__model_step(r.model, r.x, r.y, n, 1.0f / ((float)n * (float)nr), r.stats,
+                              use_cb ? ready_cb : NULL, env->world);
+            const float *g;
+            if ((rc = allreduce(&r, &g, err, errlen))) goto out;
+            opt_step(&r, g, lr_at(&r, r.step));
+            r.step++;
+            samples += n; /* this rank's; report() sums over ranks */
+            int last = s + 1 == r.steps_per_epoch;
+            if (last || (o->report_every && (s + 1) % o->report_every == 0)) {
+                if ((rc = r.ops->sync(r.ctx, err, errlen))) goto out;
+                train_time += train__now() - t0;
+                if ((rc = report(&r, epoch, samples, train_time, err, errlen))) goto out;
+                samples = 0;
+                train_time = 0;
+                t0 = train__now();
+            }
+        }
+        if ((rc = checkpoint(&r, epoch, err, errlen))) goto out;
+    }
+    rc = r.ops->sync(r.ctx, err, errlen);
+out:
+    free(perm);
+    free(mine);
+    run_free(&r);
+    return rc;
+}

@@ -1,0 +1,144 @@
+/* train_int.h: what tune-train's files share with each other (and white-box tests):
+ * the random number generator, the model written once against backend.h, the
+ * data-parallel shared-memory world and checkpoints. Not part of train.h's contract. */
+#ifndef TUNE_TRAIN_INT_H
+#define TUNE_TRAIN_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backend.h"
+#include "train.h"
+
+/* ---- rng: xoshiro256** (Blackman & Vigna), seeded through splitmix64 ---------------- */
+typedef struct train__rng {
+    uint64_t s[4];
+} train__rng_t;
+
+void train__rng_seed(train__rng_t *r, uint64_t seed, uint64_t stream);
+uint64_t train__rng_next(train__rng_t *r);
+double train__rng_uniform(train__rng_t *r); /* [0, 1) with 53 bits */
+/* idx[i] = a permutation of 0..n-1 drawn from (seed, epoch), identical on every rank,
+ * like DistributedSampler's torch.randperm(n, generator seeded with seed + epoch). */
+void train__permutation(int32_t *idx, int n, uint64_t seed, int epoch);
+
+/* ---- model ------------------------------------------------------------------------- */
+typedef struct train__model train__model_t;
+
+typedef struct train__model_cfg {
+    int kind;   /* TRAIN_MODEL_* */
+    int hidden; /* mlp width */
+    int layers; /* mlp hidden layers */
+} train__model_cfg_t;
+
+/* Called during backward as soon as a layer's parameter gradients are final, last layer
+ * first (the order DDP's reducer buckets them): floats [off, off+count) of the flat
+ * gradient vector. */
+typedef void (*train__grad_ready_cb)(void *ud, size_t off, size_t count);
+
+/* Number of parameters of a configuration (without building it). */
+size_t train__model_count(const train__model_cfg_t *cfg);
+/* PyTorch's default initialisation (U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights and
+ * biases of Linear and Conv2d) of a flat host vector of train__model_count floats. */
+void train__model_init(const train__model_cfg_t *cfg, float *params, uint64_t seed);
+/* The all-reduce buckets: one per layer with parameters, as ascending offsets
+ * off[0] = 0 < off[1] < ... < off[nb] = count. Returns nb (<= max - 1). */
+int train__model_buckets(const train__model_cfg_t *cfg, size_t *off, int max);
+/* Describes the model in one line ("mlp 784-256-256-10, 269322 parameters"). */
+void train__model_describe(const train__model_cfg_t *cfg, char *buf, size_t len);
+
+/* Builds activations and plans for batches of up to max_n on an open backend. The
+ * parameter and gradient vectors are given by the caller (device memory, nparams floats
+ * each; grads may live in shared memory for the CPU backend); borrowed. Returns 0 or
+ * negative with err. Freed with train__model_free (NULL-safe). */
+int train__model_new(train__model_t **out, const train__model_cfg_t *cfg,
+                     const train_be_ops_t *ops, train_be_ctx_t *ctx, int max_n, float *params,
+                     float *grads, char *err, size_t errlen);
+void train__model_free(train__model_t *m);
+
+/* Forward pass of n samples x (device, n x 784), then softmax cross-entropy against y
+ * (device labels), accumulating loss sum and correct count into stats (device doubles).
+ * With grad_scale != 0 the backward pass follows, writing every parameter gradient and
+ * calling ready (may be NULL) per layer. */
+void train__model_step(train__model_t *m, const float *x, const int32_t *y, int n,
+                       float grad_scale, double *stats, train__grad_ready_cb ready, void *ud);
+
+/* ---- data-parallel world (ddp.c) ---------------------------------------------------- */
+typedef struct train__world train__world_t;
+
+/* Creates the shared region for `world` ranks before fork: per-rank gradient slots and
+ * a reduced-gradient buffer of nfloats each, plus control blocks. bucket_off holds
+ * nbuckets+1 ascending offsets (0 first, nfloats last) describing the all-reduce buckets. Returns 0 or
+ * negative with err. The parent frees it (train__world_free) after all ranks ended. */
+int train__world_new(train__world_t **out, int world, size_t nfloats, const size_t *bucket_off,
+                     int nbuckets, double timeout_s, char *err, size_t errlen);
+void train__world_free(train__world_t *w);
+/* In a rank after fork: who am I. */
+void train__world_join(train__world_t *w, int rank);
+int train__world_rank(const train__world_t *w);
+int train__world_size(const train__world_t *w);
+float *train__world_grad_slot(train__world_t *w); /* this rank's gradient slot */
+float *train__world_reduced(train__world_t *w);   /* the summed gradients */
+/* Marks that every rank must stop (the launcher, or a rank that failed). */
+void train__world_abort(train__world_t *w);
+
+/* Barrier across ranks; TRAIN_EPEER with err if a peer died, aborted or timed out. */
+int train__world_barrier(train__world_t *w, char *err, size_t errlen);
+/* Rank root's `len` bytes to every rank (len <= the buffer size nfloats*4). */
+int train__world_bcast(train__world_t *w, void *buf, size_t len, int root, char *err,
+                       size_t errlen);
+/* Sums n <= 16 doubles across ranks in rank order (identical on every rank). */
+int train__world_sum(train__world_t *w, double *v, int n, char *err, size_t errlen);
+
+/* Gradient all-reduce of one step, bucketed as DDP's reducer: call ready() as each
+ * bucket's floats are final in the slot (any order), then finish(), after which
+ * train__world_reduced() holds the sum over ranks (summed in rank order, so the result is
+ * identical on every rank). Reduction work is shared between ranks chunk by chunk and
+ * starts as soon as all ranks delivered a bucket, overlapping the rest of backward. */
+void train__world_grad_ready(train__world_t *w, size_t off, size_t count);
+int train__world_grad_finish(train__world_t *w, char *err, size_t errlen);
+
+/* ---- checkpoints (ckpt.c) ------------------------------------------------------------ */
+typedef struct train__ckpt {
+    uint32_t model, hidden, layers, optimizer;
+    uint32_t world, threads;
+    uint64_t seed;
+    uint64_t nparams;
+    uint32_t nstate;   /* optimiser state vectors of nparams floats (sgd 1, adam 2) */
+    uint32_t epoch;    /* epochs completed */
+    uint64_t step;     /* optimiser steps taken */
+    uint64_t iteration; /* result lines printed */
+    double elapsed_s;   /* training time before this checkpoint */
+    train__rng_t rng;
+    float *params;      /* nparams */
+    float *state;       /* nstate * nparams */
+} train__ckpt_t;
+
+/* Writes c to dir/checkpoint.bin atomically (temp file, fsync, rename, fsync dir) with a
+ * magic, version and zlib crc32. Returns 0 or TRAIN_ERR with err. */
+int train__ckpt_write(const char *dir, const train__ckpt_t *c, char *err, size_t errlen);
+/* Reads a checkpoint file; params/state are malloc'd (free with train__ckpt_clear).
+ * TRAIN_ECKPT with err for a missing, truncated, corrupt or foreign file. */
+int train__ckpt_read(const char *path, train__ckpt_t *c, char *err, size_t errlen);
+void train__ckpt_clear(train__ckpt_t *c);
+#define TRAIN_CKPT_NAME "checkpoint.bin"
+
+/* ---- one rank's training run (train.c) ------------------------------------------------ */
+typedef struct train__run_env {
+    const train_opts_t *opts;
+    const train_data_t *data;
+    train__world_t *world;  /* NULL for a single rank */
+    int rank, nranks;
+    double t_start;         /* CLOCK_MONOTONIC seconds when the program started */
+    const char *resume_path; /* checkpoint to resume from, or NULL */
+    volatile int *stop;     /* set by the signal handler: leave at the next step */
+} train__run_env_t;
+
+/* Trains; rank 0 prints result lines on stdout. Messages (for rank 0 progress, or the
+ * reason of a failure) go into err / the progress callback. Returns 0 or negative. */
+int train__run(const train__run_env_t *env, char *err, size_t errlen);
+
+double train__now(void); /* CLOCK_MONOTONIC seconds */
+
+#endif

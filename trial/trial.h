@@ -1,0 +1,101 @@
+/* trial: starts trial processes, reads their result lines, stops them and learns how
+ * they ended, behind one executor interface (local processes now; Slurm beside it).
+ * Not for: deciding what to run (scheduler) or recording it (store). The built-in
+ * trainer, tune-train, also lives under trial/ (trial/train/) but is its own program. */
+#ifndef TUNE_TRIAL_H
+#define TUNE_TRIAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+
+#define TRIAL_OK 0
+#define TRIAL_ERR (-1)    /* system call failed; the message says which */
+#define TRIAL_ENOENT (-2) /* the program was not found / could not be executed */
+#define TRIAL_EINVAL (-3)
+
+/* Longest stdout line kept whole; longer lines are cut there (and reported truncated),
+ * so a trial printing 100 MiB without a newline costs bounded memory. */
+#define TRIAL_MAX_LINE (1u << 20)
+
+typedef struct trial_exec trial_exec_t; /* an executor: where and how trials run */
+typedef struct trial_proc trial_proc_t; /* one started trial */
+
+/* What to start. All strings are borrowed for the duration of trial_start. */
+typedef struct trial_spawn {
+    char *const *argv;       /* argv[0] is looked up in PATH; never given to a shell */
+    char *const *env;        /* "KEY=VALUE" entries set on top of tune's environment */
+    const char *dir;         /* working directory (must exist) */
+    const char *stdout_log;  /* every stdout byte is also appended here (may be NULL) */
+    const char *stderr_log;  /* stderr goes straight here (NULL: /dev/null) */
+    const char *job_name;    /* for executors that name jobs (Slurm) */
+    int ranks;               /* processes for executors that start ranks (Slurm); 0 = 1 */
+    double gpus;             /* GPUs requested, for executors that place them (Slurm) */
+    int cpus;
+} trial_spawn_t;
+
+/* How a trial ended. */
+typedef struct trial_exit {
+    int code;   /* exit status, or -1 if killed by a signal */
+    int signal; /* terminating signal, or 0 */
+} trial_exit_t;
+
+/* A local executor: each trial is a child process in its own process group, started
+ * from an options struct with fork/exec (signals reset, fds closed, parent-death signal
+ * set). *out freed with trial_exec_free after every trial it started was freed. */
+int trial_exec_local_new(trial_exec_t **out, char *err, size_t errlen);
+void trial_exec_free(trial_exec_t *ex); /* NULL-safe */
+const char *trial_exec_name(const trial_exec_t *ex); /* "local", "slurm" */
+
+/* Starts a trial. On success *out is a new handle, freed with trial_proc_free once
+ * trial_poll_exit has reported its end. A program that cannot be executed is reported
+ * as TRIAL_ENOENT with the reason. */
+int trial_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t **out, char *err,
+                size_t errlen);
+
+/* The fd to poll for readability (the trial's stdout); -1 once EOF has been read. */
+int trial_fd(const trial_proc_t *p);
+
+/* Called once per complete stdout line (without the newline). `truncated` is 1 when the
+ * line was longer than TRIAL_MAX_LINE and was cut. The pointer is valid during the call. */
+typedef void (*trial_line_cb)(void *ud, const char *line, size_t len, int truncated);
+
+/* Reads what is available without blocking, logging it and calling cb per line. Returns
+ * 0 if more may come, 1 at end of output (a final unterminated line is delivered
+ * first), or TRIAL_ERR. At most `max_bytes` are read per call (0 = a default), so one
+ * chatty trial cannot starve the others. */
+int trial_read(trial_proc_t *p, trial_line_cb cb, void *ud, size_t max_bytes);
+
+/* Sends sig to the whole trial (its process group, or its Slurm job). */
+int trial_signal(trial_proc_t *p, int sig);
+
+/* Non-blocking: 1 and *out filled once the trial's process has ended (it is then
+ * reaped), 0 while it runs, TRIAL_ERR on failure. */
+int trial_poll_exit(trial_proc_t *p, trial_exit_t *out);
+
+pid_t trial_pid(const trial_proc_t *p);
+/* Executor's own id and node ("12345.0", "node7") or "" when it has none. */
+const char *trial_exec_id(const trial_proc_t *p);
+const char *trial_node(const trial_proc_t *p);
+
+/* Kills the trial's whole group with SIGKILL if it still runs, reaps it, frees. NULL-safe. */
+void trial_proc_free(trial_proc_t *p);
+
+/* Last `n - 1` bytes (at most) of a file, e.g. a trial's stderr log, NUL-terminated,
+ * starting at a line boundary where possible. Returns bytes written (0 if none). */
+size_t trial_file_tail(const char *path, char *buf, size_t n);
+
+/* ---- result lines --------------------------------------------------------------- */
+/* Parses one stdout line. Returns 1 and *out (a new JSON object, caller cJSON_Delete()s)
+ * when the line is a JSON object: that is a result (Katib-style). Returns 0 for any
+ * other line (plain log output). Bounded: nesting deeper than 64, or a line that is not
+ * valid UTF-8 JSON, is simply not a result. NaN/Infinity literals are accepted as
+ * numbers. */
+int trial_result_parse(const char *line, size_t len, cJSON **out);
+
+/* The number `key` holds in a result, or NaN when missing or not a number. */
+double trial_result_number(const cJSON *result, const char *key);
+
+#endif
