@@ -5,6 +5,7 @@
  * Not for: printing (snapshots go to a callback) or SQL (store_* calls only). */
 #include "scheduler/sched.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -62,6 +63,9 @@ struct ltrial {
     char slice_str[64];
     char *error;
     char *dir;
+    int attempt;  /* 1 for the first run; each retry or resume adds one */
+    int failures; /* failed attempts so far */
+    char *resume_from; /* checkpoint handed to the next attempt (TUNE_RESUME_FROM) */
 };
 
 struct loop {
@@ -71,6 +75,8 @@ struct loop {
     struct ltrial *t;
     size_t n;
     size_t next;    /* next trial to launch */
+    size_t *retry;  /* trials waiting for another attempt, launched before `next` */
+    size_t nretry;
     size_t running;
     int stopping;   /* no new trials */
     int hard_stop;  /* second Ctrl-C: kill now */
@@ -178,7 +184,7 @@ static void on_result(struct loop *L, struct ltrial *t, cJSON *r, const char *li
     }
     double now = wall_now();
     store_result_t sr = {.trial_id = t->id,
-                         .attempt = 1,
+                         .attempt = t->attempt,
                          .iteration = (int64_t)it,
                          .time_value = tv,
                          .metric = m,
@@ -363,8 +369,10 @@ static int launch(struct loop *L, struct ltrial *t)
     snprintf(trial_id, sizeof trial_id, "TUNE_TRIAL_ID=%s", idbuf);
     snprintf(exp, sizeof exp, "TUNE_EXPERIMENT=%s", set->name);
     snprintf(tdir, sizeof tdir, "TUNE_TRIAL_DIR=%s", dir);
-    char *env[] = {trial_id, exp, tdir, cfg_env, cuda, num_gpus, omp, "MASTER_ADDR=127.0.0.1",
-                   port, NULL};
+    char resume[4200] = "";
+    if (t->resume_from) snprintf(resume, sizeof resume, "TUNE_RESUME_FROM=%s", t->resume_from);
+    char *env[] = {trial_id, exp,  tdir, cfg_env, cuda, num_gpus, omp, "MASTER_ADDR=127.0.0.1",
+                   port,     resume[0] ? resume : NULL, NULL};
     char out_log[4200], err_log[4200];
     snprintf(out_log, sizeof out_log, "%s/stdout.log", dir);
     snprintf(err_log, sizeof err_log, "%s/stderr.log", dir);
@@ -395,7 +403,8 @@ static int launch(struct loop *L, struct ltrial *t)
     sched_slice_format(L->o->pool, &slice, t->slice_str, sizeof t->slice_str);
     L->running++;
     store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_SLICE | STORE_TU_STARTED |
-                                        STORE_TU_PID | STORE_TU_EXEC_ID,
+                                        STORE_TU_PID | STORE_TU_EXEC_ID | STORE_TU_ATTEMPT,
+                              .attempt = t->attempt,
                               .status = "RUNNING",
                               .slice = t->slice_str,
                               .started_at = wall_now(),
@@ -428,6 +437,41 @@ static const char *signame(int sig)
     case SIGILL: return "SIGILL";
     default: return "signal";
     }
+}
+
+/* The newest "checkpoint*" entry in the trial's directory, or NULL. A trial that can
+ * resume writes its checkpoints there under that name (tune-train does); the next
+ * attempt is told where with TUNE_RESUME_FROM. */
+static char *find_checkpoint(const char *dir)
+{
+    DIR *d = dir ? opendir(dir) : NULL;
+    if (!d) return NULL;
+    struct dirent *e;
+    char best[4200] = "";
+    struct timespec best_t = {0, 0};
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, "checkpoint", 10) != 0) continue;
+        if (strstr(e->d_name, ".tmp")) continue; /* half-written, never renamed */
+        char path[4200];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (stat(path, &st) != 0) continue;
+        if (!best[0] || st.st_mtim.tv_sec > best_t.tv_sec ||
+            (st.st_mtim.tv_sec == best_t.tv_sec && st.st_mtim.tv_nsec > best_t.tv_nsec)) {
+            snprintf(best, sizeof best, "%s", path);
+            best_t = st.st_mtim;
+        }
+    }
+    closedir(d);
+    return best[0] ? strdup(best) : NULL;
+}
+
+/* CUDA's out-of-memory errors, as the CUDA runtime, cuBLAS/cuDNN and PyTorch print them. */
+static int looks_like_cuda_oom(const char *tail)
+{
+    return strstr(tail, "CUDA out of memory") || strstr(tail, "CUDA_ERROR_OUT_OF_MEMORY") ||
+           strstr(tail, "cudaErrorMemoryAllocation") || strstr(tail, "CUBLAS_STATUS_ALLOC_FAILED") ||
+           strstr(tail, "CUDNN_STATUS_ALLOC_FAILED") || strstr(tail, "out of memory allocating");
 }
 
 /* The trial's process has ended and its output is drained: record how it ended. */
@@ -463,8 +507,48 @@ static void finalize(struct loop *L, struct ltrial *t)
         char path[4200];
         snprintf(path, sizeof path, "%s/stderr.log", t->dir);
         trial_file_tail(path, tail, sizeof tail);
+        if (looks_like_cuda_oom(tail)) {
+            char m2[sizeof msg];
+            snprintf(m2, sizeof m2,
+                     "CUDA out of memory (%s): lower the batch size, give each trial more GPU "
+                     "memory (gpus_per_trial 1 instead of a fraction), or run fewer trials per GPU",
+                     msg);
+            snprintf(msg, sizeof msg, "%s", m2);
+        }
         free(t->error);
         t->error = strdup(msg);
+    }
+    /* A failed attempt is retried up to max_failures times, from the trial's last
+     * checkpoint when it wrote one (Ray Tune's max_failures / FailureConfig). */
+    int retry = t->status == SCHED_TRIAL_ERROR && t->failures < L->set->max_failures &&
+                !L->stopping;
+    if (retry) {
+        t->failures++;
+        char m2[sizeof msg + 64];
+        snprintf(m2, sizeof m2, "attempt %d failed: %s; retrying (%d of %d)", t->attempt, msg,
+                 t->failures, L->set->max_failures);
+        free(t->resume_from);
+        t->resume_from = find_checkpoint(t->dir);
+        t->attempt++;
+        t->status = SCHED_TRIAL_PENDING;
+        t->iters = 0;
+        t->last_time = t->last_metric = t->best_metric = NAN;
+        t->stop = STOP_NONE;
+        t->killed = 0;
+        store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_ERROR | STORE_TU_EXIT,
+                                  .status = "PENDING",
+                                  .error = m2,
+                                  .stderr_tail = tail,
+                                  .exit_code = t->ex.signal ? -1 : t->ex.code,
+                                  .exit_signal = t->ex.signal};
+        update_trial_row(L, t, &u);
+        if (t->has_slice) sched_pool_release(L->o->pool, &t->slice);
+        t->has_slice = 0;
+        trial_proc_free(t->proc);
+        t->proc = NULL;
+        L->running--;
+        L->retry[L->nretry++] = (size_t)(t - L->t);
+        return;
     }
     store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_EARLY_STOPPED | STORE_TU_ENDED |
                                         STORE_TU_EXIT,
@@ -585,7 +669,8 @@ static int create_trials(struct loop *L, char *err, size_t errlen)
     L->n = space_num_trials(o->space);
     L->t = calloc(L->n ? L->n : 1, sizeof *L->t);
     L->views = calloc(L->n ? L->n : 1, sizeof *L->views);
-    if (!L->t || !L->views) {
+    L->retry = calloc(L->n ? L->n : 1, sizeof *L->retry);
+    if (!L->t || !L->views || !L->retry) {
         snprintf(err, errlen, "out of memory for %zu trials", L->n);
         return SCHED_ENOMEM;
     }
@@ -595,6 +680,7 @@ static int create_trials(struct loop *L, char *err, size_t errlen)
         t->no = (int64_t)i;
         t->last_time = t->last_metric = t->best_metric = NAN;
         t->port = -1;
+        t->attempt = 1;
         snprintf(t->name, sizeof t->name, "trial_%05zu", i);
         if (space_sample(o->space, i, &t->config, err, errlen) != 0) return SCHED_EINVAL;
         char *cfg = cJSON_PrintUnformatted(t->config);
@@ -625,7 +711,9 @@ static void free_loop(struct loop *L)
         cJSON_Delete(t->config);
         free(t->error);
         free(t->dir);
+        free(t->resume_from);
     }
+    free(L->retry);
     free(L->t);
     free(L->views);
     sched_policy_free(L->policy);
@@ -683,8 +771,13 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
         int began = store_begin(o->store, serr, sizeof serr) == 0;
         if (!began) loop_fail(&L, "cannot write to the database", serr);
 
-        /* Launch pending trials in order while their slices fit. */
-        while (!L.stopping && L.next < L.n && (maxc <= 0 || (int)L.running < maxc)) {
+        /* Launch retries first, then pending trials in order, while their slices fit. */
+        while (!L.stopping && L.nretry > 0 && (maxc <= 0 || (int)L.running < maxc)) {
+            if (!launch(&L, &L.t[L.retry[0]])) break;
+            memmove(L.retry, L.retry + 1, --L.nretry * sizeof *L.retry);
+        }
+        while (!L.stopping && L.nretry == 0 && L.next < L.n &&
+               (maxc <= 0 || (int)L.running < maxc)) {
             struct ltrial *t = &L.t[L.next];
             if (!launch(&L, t)) break;
             L.next++;
@@ -694,7 +787,7 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
                 if (L.t[i].status == SCHED_TRIAL_RUNNING) request_stop(&L, &L.t[i], STOP_USER);
         }
 
-        if (L.running == 0 && (L.stopping || L.next >= L.n)) {
+        if (L.running == 0 && (L.stopping || (L.next >= L.n && L.nretry == 0))) {
             if (began && store_commit(o->store, serr, sizeof serr) != 0)
                 loop_fail(&L, "cannot write to the database", serr);
             break;

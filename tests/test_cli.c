@@ -763,4 +763,39 @@ TEST(status_block_when_not_a_terminal)
     out_free(&o);
 }
 
+TEST(failed_trials_are_retried_up_to_max_failures)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "retry");
+    /* Trial 0 fails once at iteration 3 and checkpoints: its retry resumes at 4.
+     * Trial 1 fails every time: it is retried twice, then stays ERROR. */
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"rt\", \"metric\": \"loss\", \"max_failures\": 2, \"max_concurrent\": 1,"
+             " \"command\": [\"%s\", \"--iters\", \"5\", \"--checkpoint\", \"{how}\", \"3\"],"
+             " \"space\": {\"how\": {\"grid_search\": [\"--fail-once-at\", \"--fail-at\"]}}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "1 failed");
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT status='TERMINATED' AND attempt=2 FROM trials WHERE trial_no=0"),
+                 1);
+    CHECK_EQ_INT(db_int(dir, "SELECT status='ERROR' AND attempt=3 FROM trials WHERE trial_no=1"), 1);
+    /* the retry of trial 0 resumed from its checkpoint (written after iteration 2): its
+     * second attempt reported 3, 4 and 5 */
+    CHECK_EQ_INT(db_int(dir, "SELECT min(r.iteration) * 100 + count(*) FROM results r"
+                             " JOIN trials t ON t.id=r.trial_id WHERE t.trial_no=0 AND r.attempt=2"),
+                 303);
+    char p[4300];
+    snprintf(p, sizeof p, "%s/tune_results/rt/trial_00000/stderr.log", dir);
+    char *log = slurp(p);
+    CHECK_CONTAINS(log, "resuming from ");
+    CHECK_CONTAINS(log, "at iteration 3");
+    free(log);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE trial_no=1 AND error LIKE '%code 3%'"),
+                 1);
+}
+
 TT_MAIN

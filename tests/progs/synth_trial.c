@@ -45,7 +45,8 @@ int main(int argc, char **argv)
     double lr = 0.01, sleep_ms = 0;
     long iters = 10, fail_at = -1, crash_at = -1;
     int ignore_term = 0, fork_child = 0, env_dump = 0, no_iter = 0, argv_dump = 0;
-    int garbage = 0, extra_after_term = 0;
+    int garbage = 0, extra_after_term = 0, checkpoint = 0;
+    long fail_once_at = -1;
     const char *metric = "loss";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -63,6 +64,8 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--no-iter")) no_iter = 1;
         else if (!strcmp(a, "--garbage")) garbage = 1;
         else if (!strcmp(a, "--talk-after-term")) extra_after_term = 1;
+        else if (!strcmp(a, "--fail-once-at")) fail_once_at = atol(v), i++;
+        else if (!strcmp(a, "--checkpoint")) checkpoint = 1;
     }
     slice_log("start");
     struct sigaction sa;
@@ -101,13 +104,35 @@ int main(int argc, char **argv)
     /* loss(t) = floor + scale / sqrt(t): floor grows with |log10(lr / 0.01)|. */
     double q = fabs(log10(lr / 0.01));
     double floor_ = 0.1 + 0.3 * q;
-    for (long t = 1; t <= iters; t++) {
+    /* --checkpoint: write $TUNE_TRIAL_DIR/checkpoint after every iteration and, when
+     * TUNE_RESUME_FROM names one, continue after the iteration it holds. */
+    long first = 1;
+    const char *from = getenv("TUNE_RESUME_FROM");
+    if (checkpoint && from) {
+        FILE *f = fopen(from, "r");
+        if (f) {
+            if (fscanf(f, "%ld", &first) == 1) first++;
+            fclose(f);
+        }
+        fprintf(stderr, "synth_trial: resuming from %s at iteration %ld\n", from, first);
+    }
+    char marker[4200] = "";
+    if (getenv("TUNE_TRIAL_DIR"))
+        snprintf(marker, sizeof marker, "%s/failed_once", getenv("TUNE_TRIAL_DIR"));
+    for (long t = first; t <= iters; t++) {
         if (sleep_ms > 0) usleep((useconds_t)(sleep_ms * 1000));
         if (got_term && !extra_after_term) break;
         if (t == fail_at) {
             fprintf(stderr, "synth_trial: failing on purpose at iteration %ld\n", t);
             slice_log("end");
             return 3;
+        }
+        if (t == fail_once_at && marker[0] && access(marker, F_OK) != 0) {
+            FILE *m = fopen(marker, "w");
+            if (m) fclose(m);
+            fprintf(stderr, "synth_trial: failing once at iteration %ld\n", t);
+            slice_log("end");
+            return 4;
         }
         if (t == crash_at) {
             fprintf(stderr, "synth_trial: crashing at iteration %ld\n", t);
@@ -122,6 +147,17 @@ int main(int argc, char **argv)
             printf("{\"training_iteration\": %ld, \"%s\": %.17g, \"acc\": %.6f}\n", t, metric,
                    loss, 1.0 - loss / 3);
         fflush(stdout);
+        if (checkpoint && getenv("TUNE_TRIAL_DIR")) {
+            char p[4200], tmp[4200];
+            snprintf(p, sizeof p, "%s/checkpoint", getenv("TUNE_TRIAL_DIR"));
+            snprintf(tmp, sizeof tmp, "%s/checkpoint.tmp", getenv("TUNE_TRIAL_DIR"));
+            FILE *c = fopen(tmp, "w");
+            if (c) {
+                fprintf(c, "%ld\n", t);
+                fclose(c);
+                rename(tmp, p);
+            }
+        }
     }
     slice_log("end");
     return 0;

@@ -15,6 +15,15 @@
 #include "gemm.h"
 #include "pool.h"
 
+/* Hot elementwise loops are compiled for AVX-512, AVX2 and the baseline and picked at
+ * load time (GCC function multi-versioning); ISO C mode keeps a*b+c unfused, so every
+ * clone computes bit-identical results. */
+#if defined(__x86_64__) && !defined(__clang__) && defined(__GNUC__)
+#define VEC __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define VEC
+#endif
+
 struct train_be_conv {
     train_be_conv_shape_t s;
     int kdim, ohw, nt;
@@ -173,24 +182,41 @@ static void cpu_gemm(train_be_ctx_t *ctx, int ta, int tb, int m, int n, int k, f
     train__gemm(ctx->gemm, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+/* y[j] = act(y[j] + b) for one row of n (b broadcast when bstride is 0). */
+VEC static void row_bias_act(float *restrict y, const float *restrict b, int bstride, int n,
+                             int act)
+{
+    if (act == TRAIN_BE_ACT_RELU)
+        for (int j = 0; j < n; j++) {
+            float v = y[j] + b[j * bstride];
+            y[j] = v > 0.0f ? v : 0.0f;
+        }
+    else
+        for (int j = 0; j < n; j++)
+            y[j] += b[j * bstride];
+}
+
+struct bias_job {
+    float *y;
+    const float *b;
+    int cols, act;
+};
+static void bias_act_range(void *ud, size_t lo, size_t hi)
+{
+    struct bias_job *j = ud;
+    for (size_t r = lo; r < hi; r++)
+        row_bias_act(j->y + r * (size_t)j->cols, j->b, 1, j->cols, j->act);
+}
+
 static void cpu_bias_act(train_be_ctx_t *ctx, float *y, const float *bias, int rows, int cols,
                          int act)
 {
-    (void)ctx;
-    for (int r = 0; r < rows; r++) {
-        float *yr = y + (size_t)r * cols;
-        if (act == TRAIN_BE_ACT_RELU)
-            for (int j = 0; j < cols; j++) {
-                float v = yr[j] + bias[j];
-                yr[j] = v > 0.0f ? v : 0.0f;
-            }
-        else
-            for (int j = 0; j < cols; j++)
-                yr[j] += bias[j];
-    }
+    struct bias_job j = {y, bias, cols, act};
+    par_range(ctx, (size_t)rows, (size_t)(1 << 15) / (size_t)(cols + 1) + 1, bias_act_range, &j);
 }
 
-static void cpu_sum_rows(train_be_ctx_t *ctx, const float *x, int rows, int cols, float *out)
+VEC static void cpu_sum_rows(train_be_ctx_t *ctx, const float *restrict x, int rows, int cols,
+                             float *restrict out)
 {
     (void)ctx;
     for (int j = 0; j < cols; j++)
@@ -206,11 +232,15 @@ struct relu_bw {
     const float *y, *dy;
     float *dx;
 };
+VEC static void relu_bw_loop(const float *y, const float *dy, float *dx, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
 static void relu_bw_range(void *ud, size_t lo, size_t hi)
 {
     struct relu_bw *r = ud;
-    for (size_t i = lo; i < hi; i++)
-        r->dx[i] = r->y[i] > 0.0f ? r->dy[i] : 0.0f;
+    relu_bw_loop(r->y + lo, r->dy + lo, r->dx + lo, hi - lo);
 }
 
 static void cpu_relu_backward(train_be_ctx_t *ctx, const float *y, const float *dy, float *dx,
@@ -220,7 +250,7 @@ static void cpu_relu_backward(train_be_ctx_t *ctx, const float *y, const float *
     par_range(ctx, n, 1 << 16, relu_bw_range, &r);
 }
 
-static void cpu_scale(train_be_ctx_t *ctx, float *x, size_t n, float alpha)
+VEC static void cpu_scale(train_be_ctx_t *ctx, float *x, size_t n, float alpha)
 {
     (void)ctx;
     for (size_t i = 0; i < n; i++)
@@ -230,7 +260,8 @@ static void cpu_scale(train_be_ctx_t *ctx, float *x, size_t n, float alpha)
 /* ---- convolution ------------------------------------------------------------------- */
 
 /* col[(c*kh + i)*kw + j][oh*OW + ow] = x[c][oh*s - pad + i][ow*s - pad + j] (0 outside). */
-static void im2col(const train_be_conv_shape_t *s, const float *x, float *col)
+VEC static void im2col(const train_be_conv_shape_t *s, const float *restrict x,
+                       float *restrict col)
 {
     int ohw = s->oh * s->ow;
     for (int c = 0; c < s->c; c++)
@@ -247,7 +278,8 @@ static void im2col(const train_be_conv_shape_t *s, const float *x, float *col)
                     }
                     const float *src = xc + (size_t)ih * s->w;
                     if (s->stride == 1 && s->pad == 0) {
-                        memcpy(dst, src + j, sizeof(float) * (size_t)s->ow);
+                        for (int ow = 0; ow < s->ow; ow++) /* short rows: no memcpy call */
+                            dst[ow] = src[j + ow];
                         continue;
                     }
                     for (int ow = 0; ow < s->ow; ow++) {
@@ -259,7 +291,8 @@ static void im2col(const train_be_conv_shape_t *s, const float *x, float *col)
 }
 
 /* The adjoint of im2col: dx[c][ih][iw] += col[...] (dx zeroed by the caller). */
-static void col2im(const train_be_conv_shape_t *s, const float *col, float *dx)
+VEC static void col2im(const train_be_conv_shape_t *s, const float *restrict col,
+                       float *restrict dx)
 {
     int ohw = s->oh * s->ow;
     for (int c = 0; c < s->c; c++)
@@ -364,17 +397,8 @@ static void conv_fwd_body(void *ud, int tid, int nt)
         if (train__gemm_serial(j->ctx->gemm, tid, s->k, pl->ohw, pl->kdim, 1.0f, &a, &b, 0.0f, y,
                                pl->ohw) != 0)
             j->failed = 1;
-        for (int k = 0; k < s->k; k++) {
-            float *yk = y + (size_t)k * pl->ohw, bk = j->bias[k];
-            if (j->act == TRAIN_BE_ACT_RELU)
-                for (int p = 0; p < pl->ohw; p++) {
-                    float v = yk[p] + bk;
-                    yk[p] = v > 0.0f ? v : 0.0f;
-                }
-            else
-                for (int p = 0; p < pl->ohw; p++)
-                    yk[p] += bk;
-        }
+        for (int k = 0; k < s->k; k++)
+            row_bias_act(y + (size_t)k * pl->ohw, j->bias + k, 0, pl->ohw, j->act);
     }
 }
 
@@ -386,6 +410,23 @@ static void cpu_conv_forward(train_be_ctx_t *ctx, train_be_conv_t *pl, int n, co
                          .y = y};
     train__pool_run(ctx->pool, conv_fwd_body, &j);
     if (j.failed) set_err(ctx, "out of memory in a convolution");
+}
+
+/* Sum with 16 independent partial sums (vectorisable without reassociating: the order is
+ * fixed, so the result is too). */
+VEC static float sum16(const float *x, int n)
+{
+    float acc[16] = {0};
+    int p = 0;
+    for (; p + 16 <= n; p += 16)
+        for (int q = 0; q < 16; q++)
+            acc[q] += x[p + q];
+    float t = 0.0f;
+    for (int q = 0; q < 16; q++)
+        t += acc[q];
+    for (; p < n; p++)
+        t += x[p];
+    return t;
 }
 
 static void conv_bwd_body(void *ud, int tid, int nt)
@@ -406,13 +447,8 @@ static void conv_bwd_body(void *ud, int tid, int nt)
     float *col = pl->col[tid];
     for (int n = n0; n < n1; n++) {
         const float *dy = j->dy + (size_t)n * out_sz;
-        for (int k = 0; k < s->k; k++) {
-            const float *dyk = dy + (size_t)k * pl->ohw;
-            float acc = 0.0f;
-            for (int p = 0; p < pl->ohw; p++)
-                acc += dyk[p];
-            db[k] += acc;
-        }
+        for (int k = 0; k < s->k; k++)
+            db[k] += sum16(dy + (size_t)k * pl->ohw, pl->ohw);
         /* dW [k x K] += dY_n [k x OHW] col_n^T */
         im2col(s, j->x + (size_t)n * in_sz, col);
         train__gemm_opnd_t a = {.p = dy, .ld = pl->ohw, .trans = 0};
@@ -462,10 +498,61 @@ struct pool_job {
     int32_t *am;
 };
 
+/* 2x2 windows, the case the cnn uses: one pass, no inner window loops. */
+VEC static void maxpool2_plane(const float *restrict x, int h, int w, float *restrict y,
+                               int32_t *restrict am)
+{
+    int oh = h / 2, ow = w / 2;
+    for (int i = 0; i < oh; i++) {
+        const float *r0 = x + (size_t)(2 * i) * w, *r1 = r0 + w;
+        float *yi = y + (size_t)i * ow;
+        int32_t *ai = am + (size_t)i * ow;
+        for (int j = 0; j < ow; j++) {
+            int32_t base = 2 * i * w + 2 * j, bi = base;
+            float best = r0[2 * j];
+            if (r0[2 * j + 1] > best) best = r0[2 * j + 1], bi = base + 1;
+            if (r1[2 * j] > best) best = r1[2 * j], bi = base + w;
+            if (r1[2 * j + 1] > best) best = r1[2 * j + 1], bi = base + w + 1;
+            yi[j] = best;
+            ai[j] = bi;
+        }
+    }
+}
+
+/* dx of one plane for 2x2 windows: every input position written once (no memset). */
+VEC static void maxpool2_plane_bw(const float *restrict dy, const int32_t *restrict am, int h,
+                                  int w, float *restrict dx)
+{
+    int oh = h / 2, ow = w / 2;
+    for (int i = 0; i < oh; i++) {
+        float *r0 = dx + (size_t)(2 * i) * w, *r1 = r0 + w;
+        const float *gi = dy + (size_t)i * ow;
+        const int32_t *ai = am + (size_t)i * ow;
+        for (int j = 0; j < ow; j++) {
+            int32_t d = ai[j] - (2 * i * w + 2 * j);
+            float g = gi[j];
+            r0[2 * j] = d == 0 ? g : 0.0f;
+            r0[2 * j + 1] = d == 1 ? g : 0.0f;
+            r1[2 * j] = d == w ? g : 0.0f;
+            r1[2 * j + 1] = d == w + 1 ? g : 0.0f;
+        }
+        if (w & 1) r0[w - 1] = r1[w - 1] = 0.0f;
+    }
+    if (h & 1)
+        for (int q = 0; q < w; q++)
+            dx[(size_t)(h - 1) * w + q] = 0.0f;
+}
+
 static void maxpool_fwd_range(void *ud, size_t lo, size_t hi)
 {
     struct pool_job *j = ud;
     int oh = j->h / j->k, ow = j->w / j->k;
+    if (j->k == 2) {
+        for (size_t pl = lo; pl < hi; pl++)
+            maxpool2_plane(j->x + pl * (size_t)j->h * j->w, j->h, j->w,
+                           j->y + pl * (size_t)oh * ow, j->am + pl * (size_t)oh * ow);
+        return;
+    }
     for (size_t pl = lo; pl < hi; pl++) {
         const float *x = j->x + pl * (size_t)j->h * j->w;
         float *y = j->y + pl * (size_t)oh * ow;
@@ -499,6 +586,12 @@ static void maxpool_bwd_range(void *ud, size_t lo, size_t hi)
 {
     struct pool_job *j = ud;
     int oh = j->h / j->k, ow = j->w / j->k;
+    if (j->k == 2) {
+        for (size_t pl = lo; pl < hi; pl++)
+            maxpool2_plane_bw(j->dy + pl * (size_t)oh * ow, j->am_in + pl * (size_t)oh * ow, j->h,
+                              j->w, j->dx + pl * (size_t)j->h * j->w);
+        return;
+    }
     for (size_t pl = lo; pl < hi; pl++) {
         float *dx = j->dx + pl * (size_t)j->h * j->w;
         const float *dy = j->dy + pl * (size_t)oh * ow;
@@ -565,10 +658,16 @@ static void cpu_softmax_xent(train_be_ctx_t *ctx, const float *logits, const int
 
 /* ---- optimisers -------------------------------------------------------------------- */
 
-static void cpu_sgd_step(train_be_ctx_t *ctx, float *p, const float *grad, float *buf, size_t n,
-                         float lr, float momentum, float wd, int nesterov)
+struct opt_job {
+    float *p, *buf, *m, *v;
+    const float *g;
+    float lr, momentum, wd, b1, b2, eps, bc1, bc2;
+    int nesterov;
+};
+
+VEC static void sgd_loop(float *restrict p, const float *restrict grad, float *restrict buf,
+                         size_t n, float lr, float momentum, float wd, int nesterov)
 {
-    (void)ctx;
     for (size_t i = 0; i < n; i++) {
         float g = grad[i];
         if (wd != 0.0f) g += wd * p[i];
@@ -581,11 +680,24 @@ static void cpu_sgd_step(train_be_ctx_t *ctx, float *p, const float *grad, float
     }
 }
 
-static void cpu_adam_step(train_be_ctx_t *ctx, float *p, const float *grad, float *m, float *v,
-                          size_t n, float lr, float b1, float b2, float eps, float wd, float bc1,
-                          float bc2)
+static void sgd_range(void *ud, size_t lo, size_t hi)
 {
-    (void)ctx;
+    struct opt_job *j = ud;
+    sgd_loop(j->p + lo, j->g + lo, j->buf + lo, hi - lo, j->lr, j->momentum, j->wd, j->nesterov);
+}
+
+static void cpu_sgd_step(train_be_ctx_t *ctx, float *p, const float *grad, float *buf, size_t n,
+                         float lr, float momentum, float wd, int nesterov)
+{
+    struct opt_job j = {.p = p, .g = grad, .buf = buf, .lr = lr, .momentum = momentum, .wd = wd,
+                        .nesterov = nesterov};
+    par_range(ctx, n, 1 << 15, sgd_range, &j);
+}
+
+VEC static void adam_loop(float *restrict p, const float *restrict grad, float *restrict m,
+                          float *restrict v, size_t n, float lr, float b1, float b2, float eps,
+                          float wd, float bc1, float bc2)
+{
     float step = lr / bc1, sbc2 = sqrtf(bc2);
     for (size_t i = 0; i < n; i++) {
         float g = grad[i];
@@ -594,6 +706,22 @@ static void cpu_adam_step(train_be_ctx_t *ctx, float *p, const float *grad, floa
         v[i] = b2 * v[i] + (1.0f - b2) * g * g;
         p[i] -= step * m[i] / (sqrtf(v[i]) / sbc2 + eps);
     }
+}
+
+static void adam_range(void *ud, size_t lo, size_t hi)
+{
+    struct opt_job *j = ud;
+    adam_loop(j->p + lo, j->g + lo, j->m + lo, j->v + lo, hi - lo, j->lr, j->b1, j->b2, j->eps,
+              j->wd, j->bc1, j->bc2);
+}
+
+static void cpu_adam_step(train_be_ctx_t *ctx, float *p, const float *grad, float *m, float *v,
+                          size_t n, float lr, float b1, float b2, float eps, float wd, float bc1,
+                          float bc2)
+{
+    struct opt_job j = {.p = p, .g = grad, .m = m, .v = v, .lr = lr, .b1 = b1, .b2 = b2,
+                        .eps = eps, .wd = wd, .bc1 = bc1, .bc2 = bc2};
+    par_range(ctx, n, 1 << 15, adam_range, &j);
 }
 
 const train_be_ops_t train_be_cpu = {

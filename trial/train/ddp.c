@@ -46,6 +46,9 @@ struct train__world {
     size_t slot_floats; /* nfloats rounded up to a cache line */
     float *slots;       /* world x slot_floats */
     float *reduced;     /* slot_floats */
+    float *shared;      /* shared_floats for the caller (parameters, optimiser state) */
+    train__world_chunk_cb chunk_cb;
+    void *chunk_ud;
     double timeout_s;
     int rank;
     uint64_t step;      /* all-reduces completed by this rank */
@@ -54,7 +57,8 @@ struct train__world {
 };
 
 int train__world_new(train__world_t **out, int world, size_t nfloats, const size_t *bucket_off,
-                     int nbuckets, double timeout_s, char *err, size_t errlen)
+                     int nbuckets, size_t shared_floats, double timeout_s, char *err,
+                     size_t errlen)
 {
     if (world < 1 || world > MAX_RANKS) {
         snprintf(err, errlen, "--ranks must be between 1 and %d, got %d", MAX_RANKS, world);
@@ -72,7 +76,9 @@ int train__world_new(train__world_t **out, int world, size_t nfloats, const size
     }
     size_t ctl_len = (sizeof(struct ctl) + 4095) / 4096 * 4096;
     w->slot_floats = (nfloats + 15) / 16 * 16;
-    w->map_len = ctl_len + sizeof(float) * w->slot_floats * (size_t)(world + 1);
+    shared_floats = (shared_floats + 15) / 16 * 16;
+    w->map_len =
+        ctl_len + sizeof(float) * (w->slot_floats * (size_t)(world + 1) + shared_floats);
     w->map = mmap(NULL, w->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (w->map == MAP_FAILED) {
         snprintf(err, errlen, "cannot create %zu bytes of shared memory for %d ranks: %s",
@@ -88,6 +94,7 @@ int train__world_new(train__world_t **out, int world, size_t nfloats, const size
     memcpy(w->ctl->off, bucket_off, sizeof(size_t) * (size_t)(nbuckets + 1));
     w->slots = (float *)((char *)w->map + ctl_len);
     w->reduced = w->slots + w->slot_floats * (size_t)world;
+    w->shared = w->reduced + w->slot_floats;
     w->timeout_s = timeout_s > 0 ? timeout_s : 300.0;
     *out = w;
     return 0;
@@ -123,6 +130,17 @@ float *train__world_grad_slot(train__world_t *w)
 float *train__world_reduced(train__world_t *w)
 {
     return w->reduced;
+}
+
+float *train__world_shared(train__world_t *w)
+{
+    return w->shared;
+}
+
+void train__world_set_chunk_cb(train__world_t *w, train__world_chunk_cb cb, void *ud)
+{
+    w->chunk_cb = cb;
+    w->chunk_ud = ud;
 }
 
 void train__world_abort(train__world_t *w)
@@ -253,7 +271,13 @@ static void work_bucket(train__world_t *w, int b, uint64_t s)
         if (!atomic_compare_exchange_weak_explicit(&c->claimed[b], &v, v + 1,
                                                    memory_order_acq_rel, memory_order_acquire))
             continue;
-        reduce_chunk(w, b, v - nc * (s - 1));
+        uint64_t chunk = v - nc * (s - 1);
+        reduce_chunk(w, b, chunk);
+        if (w->chunk_cb) {
+            size_t lo = c->off[b] + chunk * CHUNK, hi = lo + CHUNK;
+            if (hi > c->off[b + 1]) hi = c->off[b + 1];
+            w->chunk_cb(w->chunk_ud, lo, hi - lo);
+        }
         atomic_fetch_add_explicit(&c->done[b], 1, memory_order_release);
         v = atomic_load_explicit(&c->claimed[b], memory_order_acquire);
     }

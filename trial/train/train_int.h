@@ -68,11 +68,13 @@ void train__model_step(train__model_t *m, const float *x, const int32_t *y, int 
 typedef struct train__world train__world_t;
 
 /* Creates the shared region for `world` ranks before fork: per-rank gradient slots and
- * a reduced-gradient buffer of nfloats each, plus control blocks. bucket_off holds
- * nbuckets+1 ascending offsets (0 first, nfloats last) describing the all-reduce buckets. Returns 0 or
- * negative with err. The parent frees it (train__world_free) after all ranks ended. */
+ * a reduced-gradient buffer of nfloats each, `shared_floats` more for the caller, and
+ * control blocks. bucket_off holds nbuckets+1 ascending offsets (0 first, nfloats last)
+ * describing the all-reduce buckets. Returns 0 or negative with err. The parent frees it
+ * (train__world_free) after all ranks ended. */
 int train__world_new(train__world_t **out, int world, size_t nfloats, const size_t *bucket_off,
-                     int nbuckets, double timeout_s, char *err, size_t errlen);
+                     int nbuckets, size_t shared_floats, double timeout_s, char *err,
+                     size_t errlen);
 void train__world_free(train__world_t *w);
 /* In a rank after fork: who am I. */
 void train__world_join(train__world_t *w, int rank);
@@ -80,6 +82,14 @@ int train__world_rank(const train__world_t *w);
 int train__world_size(const train__world_t *w);
 float *train__world_grad_slot(train__world_t *w); /* this rank's gradient slot */
 float *train__world_reduced(train__world_t *w);   /* the summed gradients */
+float *train__world_shared(train__world_t *w);    /* the caller's shared floats */
+/* Called by whichever rank reduced a chunk, right after reduced[off, off+count) became
+ * final and before the all-reduce counts it done: the trainer applies the optimiser to
+ * that chunk of the shared parameters there, so the update is sharded over ranks and
+ * done while the chunk is in cache (the idea of ZeRO's sharded optimiser, on one shared
+ * copy). Every rank must set the same callback. */
+typedef void (*train__world_chunk_cb)(void *ud, size_t off, size_t count);
+void train__world_set_chunk_cb(train__world_t *w, train__world_chunk_cb cb, void *ud);
 /* Marks that every rank must stop (the launcher, or a rank that failed). */
 void train__world_abort(train__world_t *w);
 
