@@ -52,12 +52,19 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o);
 
 /* Commands. argv[0] is the command name. */
 int cli_cmd_run(int argc, char **argv);
+int cli_cmd_resume(int argc, char **argv);
+/* --db's value, or tune.db. */
+const char *cli_db_path(int argc, char **argv);
 int cli_cmd_validate(int argc, char **argv);
 int cli_cmd_ls(int argc, char **argv);
 int cli_cmd_trials(int argc, char **argv);
 int cli_cmd_best(int argc, char **argv);
 int cli_cmd_query(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);
+/* After the run (show.c, report.c): one trial, all curves in the terminal, the HTML report. */
+int cli_cmd_show(int argc, char **argv);
+int cli_cmd_plot(int argc, char **argv);
+int cli_cmd_report(int argc, char **argv);
 
 /* Prints "tune: " + message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

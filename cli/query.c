@@ -127,26 +127,18 @@ int cli_cmd_ls(int argc, char **argv)
     store_t *st = open_ro(argc, argv);
     if (!st) return CLI_EXIT_FAIL;
     static const char sql[] =
-        "SELECT e.name, e.status, e.scheduler, e.metric, e.mode, e.num_trials AS trials,"
-        " (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id AND t.status = 'TERMINATED')"
-        "   AS terminated,"
-        " (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id AND t.early_stopped)"
-        "   AS early_stopped,"
-        " (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id AND t.status = 'ERROR')"
-        "   AS errors,"
-        " datetime(e.created_at, 'unixepoch', 'localtime') AS created"
-        " FROM experiments e ORDER BY e.id";
+        "SELECT experiment AS name, status, scheduler, metric, mode, num_trials AS trials,"
+        " terminated, early_stopped, errors, results, best_metric, best_trial,"
+        " datetime(created_at, 'unixepoch', 'localtime') AS created"
+        " FROM experiment_summary ORDER BY experiment_id";
     int rc = print_rows(st, sql, NULL, 0, a.fmt, NULL);
     store_close(st);
     return rc;
 }
 
 /* ---- trials --------------------------------------------------------------------- */
-/* The last result of a trial's current attempt (or of any attempt with --all-attempts). */
-#define LAST_RESULT(cond)                                                                          \
-    "(SELECT r.data FROM results r WHERE r.trial_id = t.id" cond " ORDER BY r.id DESC LIMIT 1)"
-#define N_RESULTS(cond) "(SELECT count(*) FROM results r WHERE r.trial_id = t.id" cond ")"
-
+/* Every query goes through the documented views (trial_summary, results_current,
+ * results_all), so that the physical layout of the results table can change. */
 int cli_cmd_trials(int argc, char **argv)
 {
     static const char usage[] =
@@ -165,18 +157,17 @@ int cli_cmd_trials(int argc, char **argv)
     int rc;
     if (a.fmt == FMT_JSON) {
         static const char sql_cur[] =
-            "SELECT t.trial_no AS id, t.name, t.status, t.early_stopped, t.config,"
-            " " N_RESULTS(" AND r.attempt = t.attempt") " AS iterations,"
-            " " LAST_RESULT(" AND r.attempt = t.attempt") " AS last_result,"
-            " t.error, t.slice, t.attempt, t.exit_code, t.exit_signal, t.started_at, t.ended_at"
-            " FROM trials t JOIN experiments e ON e.id = t.experiment_id"
-            " WHERE e.name = ?1 ORDER BY t.trial_no";
+            "SELECT s.trial_no AS id, s.trial AS name, s.status, s.early_stopped, s.config,"
+            " s.iterations, s.last_result, s.error, s.slice, s.attempt, s.exit_code,"
+            " s.exit_signal, s.started_at, s.ended_at"
+            " FROM trial_summary s WHERE s.experiment = ?1 ORDER BY s.trial_no";
         static const char sql_all[] =
-            "SELECT t.trial_no AS id, t.name, t.status, t.early_stopped, t.config,"
-            " " N_RESULTS("") " AS iterations, " LAST_RESULT("") " AS last_result,"
-            " t.error, t.slice, t.attempt, t.exit_code, t.exit_signal, t.started_at, t.ended_at"
-            " FROM trials t JOIN experiments e ON e.id = t.experiment_id"
-            " WHERE e.name = ?1 ORDER BY t.trial_no";
+            "SELECT s.trial_no AS id, s.trial AS name, s.status, s.early_stopped, s.config,"
+            " (SELECT count(*) FROM results_all r WHERE r.trial_id = s.trial_id) AS iterations,"
+            " (SELECT r.data FROM results_all r WHERE r.trial_id = s.trial_id"
+            "  ORDER BY r.id DESC LIMIT 1) AS last_result,"
+            " s.error, s.slice, s.attempt, s.exit_code, s.exit_signal, s.started_at, s.ended_at"
+            " FROM trial_summary s WHERE s.experiment = ?1 ORDER BY s.trial_no";
         char err[1024];
         cli_rows_t r;
         rc = cli_rows_query(st, a.all_attempts ? sql_all : sql_cur, b, 1, &r, err, sizeof err);
@@ -202,13 +193,10 @@ int cli_cmd_trials(int argc, char **argv)
         rc = CLI_EXIT_OK;
     } else {
         static const char sql[] =
-            "SELECT t.name AS trial, t.status ||"
-            " CASE WHEN t.early_stopped THEN ' (stopped)' ELSE '' END AS status, t.slice, t.config,"
-            " " N_RESULTS(" AND r.attempt = t.attempt") " AS iter,"
-            " (SELECT r.metric FROM results r WHERE r.trial_id = t.id AND r.attempt = t.attempt"
-            "  ORDER BY r.id DESC LIMIT 1) AS last_metric,"
-            " t.error FROM trials t JOIN experiments e ON e.id = t.experiment_id"
-            " WHERE e.name = ?1 ORDER BY t.trial_no";
+            "SELECT s.trial, s.status ||"
+            " CASE WHEN s.early_stopped THEN ' (stopped)' ELSE '' END AS status, s.slice,"
+            " s.config, s.iterations AS iter, s.last_metric, s.best_metric, s.error"
+            " FROM trial_summary s WHERE s.experiment = ?1 ORDER BY s.trial_no";
         rc = print_rows(st, sql, b, 1, a.fmt, NULL);
     }
     store_close(st);
@@ -232,34 +220,23 @@ int cli_cmd_best(int argc, char **argv)
         store_close(st);
         return CLI_EXIT_FAIL;
     }
-    /* The metric value per trial (last or best of its current attempt), then the best
-     * trial by the experiment's mode; ties go to the lower trial number. */
+    /* Ties go to the lower trial number. */
     static const char sql_last[] =
-        "WITH v AS (SELECT t.*, e.metric AS metric_name, e.mode AS mode,"
-        "  (SELECT r.metric FROM results r WHERE r.trial_id = t.id AND r.attempt = t.attempt"
-        "   ORDER BY r.id DESC LIMIT 1) AS value"
-        "  FROM trials t JOIN experiments e ON e.id = t.experiment_id WHERE e.name = ?1)"
-        " SELECT v.trial_no AS id, v.name, v.status, v.early_stopped, v.metric_name AS metric,"
-        "  v.value, v.config,"
-        "  (SELECT count(*) FROM results r WHERE r.trial_id = v.id AND r.attempt = v.attempt)"
-        "   AS iterations,"
-        "  (SELECT r.data FROM results r WHERE r.trial_id = v.id AND r.attempt = v.attempt"
-        "   ORDER BY r.id DESC LIMIT 1) AS last_result, v.trial_dir"
-        " FROM v WHERE v.value IS NOT NULL"
-        " ORDER BY CASE WHEN v.mode = 'max' THEN -v.value ELSE v.value END, v.trial_no LIMIT 1";
+        "SELECT s.trial_no AS id, s.trial AS name, s.status, s.early_stopped,"
+        " e.metric, s.last_metric AS value, s.best_metric, s.config, s.iterations,"
+        " s.last_result, s.trial_dir"
+        " FROM trial_summary s JOIN experiments e ON e.id = s.experiment_id"
+        " WHERE s.experiment = ?1 AND s.last_metric IS NOT NULL"
+        " ORDER BY CASE WHEN e.mode = 'max' THEN -s.last_metric ELSE s.last_metric END,"
+        " s.trial_no LIMIT 1";
     static const char sql_all[] =
-        "WITH v AS (SELECT t.*, e.metric AS metric_name, e.mode AS mode,"
-        "  (SELECT CASE WHEN e.mode = 'max' THEN max(r.metric) ELSE min(r.metric) END"
-        "   FROM results r WHERE r.trial_id = t.id AND r.attempt = t.attempt) AS value"
-        "  FROM trials t JOIN experiments e ON e.id = t.experiment_id WHERE e.name = ?1)"
-        " SELECT v.trial_no AS id, v.name, v.status, v.early_stopped, v.metric_name AS metric,"
-        "  v.value, v.config,"
-        "  (SELECT count(*) FROM results r WHERE r.trial_id = v.id AND r.attempt = v.attempt)"
-        "   AS iterations,"
-        "  (SELECT r.data FROM results r WHERE r.trial_id = v.id AND r.attempt = v.attempt"
-        "   ORDER BY r.id DESC LIMIT 1) AS last_result, v.trial_dir"
-        " FROM v WHERE v.value IS NOT NULL"
-        " ORDER BY CASE WHEN v.mode = 'max' THEN -v.value ELSE v.value END, v.trial_no LIMIT 1";
+        "SELECT s.trial_no AS id, s.trial AS name, s.status, s.early_stopped,"
+        " e.metric, s.best_metric AS value, s.last_metric, s.config, s.iterations,"
+        " s.last_result, s.trial_dir"
+        " FROM trial_summary s JOIN experiments e ON e.id = s.experiment_id"
+        " WHERE s.experiment = ?1 AND s.best_metric IS NOT NULL"
+        " ORDER BY CASE WHEN e.mode = 'max' THEN -s.best_metric ELSE s.best_metric END,"
+        " s.trial_no LIMIT 1";
     char err[1024];
     cli_rows_t r;
     const char *b[] = {a.pos};
@@ -337,11 +314,11 @@ int cli_cmd_export(int argc, char **argv)
         return CLI_EXIT_FAIL;
     }
     static const char sql_cur[] =
-        "SELECT t.trial_no AS trial_id, r.attempt, r.data FROM results r"
+        "SELECT t.trial_no AS trial_id, r.attempt, r.data FROM results_current r"
         " JOIN trials t ON t.id = r.trial_id JOIN experiments e ON e.id = t.experiment_id"
-        " WHERE e.name = ?1 AND r.attempt = t.attempt ORDER BY t.trial_no, r.id";
+        " WHERE e.name = ?1 ORDER BY t.trial_no, r.id";
     static const char sql_all[] =
-        "SELECT t.trial_no AS trial_id, r.attempt, r.data FROM results r"
+        "SELECT t.trial_no AS trial_id, r.attempt, r.data FROM results_all r"
         " JOIN trials t ON t.id = r.trial_id JOIN experiments e ON e.id = t.experiment_id"
         " WHERE e.name = ?1 ORDER BY t.trial_no, r.attempt, r.id";
     const char *b[] = {a.pos};

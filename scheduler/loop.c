@@ -66,6 +66,7 @@ struct ltrial {
     int attempt;  /* 1 for the first run; each retry or resume adds one */
     int failures; /* failed attempts so far */
     char *resume_from; /* checkpoint handed to the next attempt (TUNE_RESUME_FROM) */
+    int carry;         /* results of the attempt before, up to the checkpoint, to carry over */
 };
 
 struct loop {
@@ -182,6 +183,20 @@ static void on_result(struct loop *L, struct ltrial *t, cJSON *r, const char *li
         json = printed;
         json_len = strlen(printed);
     }
+    char err[256];
+    if (t->carry) {
+        /* The first result of an attempt that resumed from a checkpoint says where the
+         * checkpoint was: the earlier attempt's results before it belong to this one, those
+         * from it on are superseded (they are being computed again). */
+        t->carry = 0;
+        int64_t carried = 0;
+        if (store_results_carry(L->o->store, t->id, t->attempt - 1, t->attempt, (int64_t)it,
+                                &carried, err, sizeof err) != 0) {
+            loop_fail(L, "cannot record result", err);
+            return;
+        }
+        t->iters = carried;
+    }
     double now = wall_now();
     store_result_t sr = {.trial_id = t->id,
                          .attempt = t->attempt,
@@ -191,7 +206,6 @@ static void on_result(struct loop *L, struct ltrial *t, cJSON *r, const char *li
                          .wall_time = now,
                          .json = json,
                          .json_len = json_len};
-    char err[256];
     if (store_result_add(L->o->store, &sr, err, sizeof err) != 0) {
         free(printed);
         loop_fail(L, "cannot record result", err);
@@ -529,6 +543,7 @@ static void finalize(struct loop *L, struct ltrial *t)
                  t->failures, L->set->max_failures);
         free(t->resume_from);
         t->resume_from = find_checkpoint(t->dir);
+        t->carry = t->resume_from != NULL;
         t->attempt++;
         t->status = SCHED_TRIAL_PENDING;
         t->iters = 0;
@@ -661,8 +676,129 @@ static int make_policy(struct loop *L, char *err, size_t errlen)
     return sched_policy_new(&po, &L->policy, err, errlen);
 }
 
+/* ---- resume --------------------------------------------------------------------- */
+struct id_index {
+    int64_t id;
+    size_t idx;
+};
+
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = ((const struct id_index *)a)->id, y = ((const struct id_index *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+struct resume_ctx {
+    struct loop *L;
+    struct id_index *by_id;
+    size_t nby;
+};
+
+static sched_trial_status_t status_from(const char *s)
+{
+    for (int k = 0; k < SCHED_TRIAL_NSTATUS; k++)
+        if (strcmp(s, sched_status_name((sched_trial_status_t)k)) == 0)
+            return (sched_trial_status_t)k;
+    return SCHED_TRIAL_PENDING;
+}
+
+static int on_stored_trial(void *ud, const store_trial_row_t *r)
+{
+    struct loop *L = ud;
+    if (r->trial_no < 0 || (size_t)r->trial_no >= L->n) return 0; /* not of this space */
+    struct ltrial *t = &L->t[r->trial_no];
+    t->id = r->id;
+    t->status = status_from(r->status);
+    t->early_stopped = r->early_stopped;
+    t->attempt = r->attempt > 0 ? r->attempt : 1;
+    if (r->error) t->error = strdup(r->error);
+    if (r->slice) snprintf(t->slice_str, sizeof t->slice_str, "%s", r->slice);
+    return 0;
+}
+
+/* Replays one stored result: the policy sees every result again in arrival order, so
+ * its rungs are what they were; the trial's own counters follow its current attempt. */
+static int on_stored_result(void *ud, const store_result_row_t *r)
+{
+    struct resume_ctx *c = ud;
+    struct id_index key = {r->trial_id, 0};
+    struct id_index *hit = bsearch(&key, c->by_id, c->nby, sizeof key, cmp_id);
+    if (!hit) return 0;
+    struct ltrial *t = &c->L->t[hit->idx];
+    if (!isnan(r->time_value)) {
+        sched_decision_t d;
+        sched_on_result(c->L->policy, t->no, r->time_value, r->metric, &d);
+        /* The same state and order give the same decision: a trial that was told to stop
+         * before the crash, but had not ended yet, stays stopped. */
+        if (d.action == SCHED_STOP) t->stop = STOP_EARLY;
+        if (d.action == SCHED_COMPLETE) t->stop = STOP_COMPLETE;
+    }
+    if (r->attempt == t->attempt) {
+        t->iters++;
+        t->last_time = r->time_value;
+        t->last_metric = r->metric;
+        if (better(c->L->set->mode == SPACE_MODE_MAX, r->metric, t->best_metric))
+            t->best_metric = r->metric;
+    }
+    c->L->results++;
+    return 0;
+}
+
+static int load_trials(struct loop *L, char *err, size_t errlen)
+{
+    const sched_run_opts_t *o = L->o;
+    if (store_trials_load(o->store, o->experiment_id, on_stored_trial, L, err, errlen) != 0)
+        return SCHED_EINVAL;
+    struct resume_ctx c = {L, calloc(L->n ? L->n : 1, sizeof *c.by_id), 0};
+    if (!c.by_id) {
+        snprintf(err, errlen, "out of memory");
+        return SCHED_ENOMEM;
+    }
+    for (size_t i = 0; i < L->n; i++)
+        if (L->t[i].id > 0) c.by_id[c.nby++] = (struct id_index){L->t[i].id, i};
+    qsort(c.by_id, c.nby, sizeof *c.by_id, cmp_id);
+    int rc = store_results_replay(o->store, o->experiment_id, on_stored_result, &c, err, errlen);
+    free(c.by_id);
+    if (rc != 0) return SCHED_EINVAL;
+    if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
+    for (size_t i = 0; i < L->n; i++) {
+        struct ltrial *t = &L->t[i];
+        if (t->status == SCHED_TRIAL_TERMINATED || t->status == SCHED_TRIAL_ERROR) {
+            sched_on_trial_complete(L->policy, t->no);
+        } else if ((t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) &&
+                   t->stop != STOP_NONE) {
+            t->status = SCHED_TRIAL_TERMINATED;
+            t->early_stopped = t->stop == STOP_EARLY;
+            store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_EARLY_STOPPED |
+                                                STORE_TU_ENDED,
+                                      .status = "TERMINATED",
+                                      .early_stopped = t->early_stopped,
+                                      .ended_at = wall_now()};
+            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
+            sched_on_trial_complete(L->policy, t->no);
+        } else if (t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) {
+            /* Interrupted mid-run: a new attempt, from its checkpoint where there is one. */
+            char dir[4096];
+            snprintf(dir, sizeof dir, "%s/%s", o->results_dir, t->name);
+            t->resume_from = find_checkpoint(dir);
+            t->carry = t->resume_from != NULL;
+            t->attempt++;
+            t->iters = 0;
+            t->last_time = t->last_metric = t->best_metric = NAN;
+            t->status = SCHED_TRIAL_PENDING;
+            t->stop = STOP_NONE;
+            t->slice_str[0] = 0;
+            store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PENDING"};
+            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
+            L->retry[L->nretry++] = i;
+        }
+    }
+    return store_commit(o->store, err, errlen) == 0 ? 0 : SCHED_EINVAL;
+}
+
 /* Samples every configuration up front and records each trial as PENDING, in one
- * transaction, so the database always lists the whole experiment. */
+ * transaction, so the database always lists the whole experiment. On resume the trials
+ * come from the store instead; any the store lacks are created as on a first run. */
 static int create_trials(struct loop *L, char *err, size_t errlen)
 {
     const sched_run_opts_t *o = L->o;
@@ -674,7 +810,6 @@ static int create_trials(struct loop *L, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory for %zu trials", L->n);
         return SCHED_ENOMEM;
     }
-    if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
     for (size_t i = 0; i < L->n; i++) {
         struct ltrial *t = &L->t[i];
         t->no = (int64_t)i;
@@ -683,6 +818,20 @@ static int create_trials(struct loop *L, char *err, size_t errlen)
         t->attempt = 1;
         snprintf(t->name, sizeof t->name, "trial_%05zu", i);
         if (space_sample(o->space, i, &t->config, err, errlen) != 0) return SCHED_EINVAL;
+        /* Bracket assignment follows trial order, so a resumed policy assigns the same. */
+        if (sched_on_trial_add(L->policy, t->no) != 0) {
+            snprintf(err, errlen, "scheduler cannot take trial %zu", i);
+            return SCHED_EINVAL;
+        }
+    }
+    if (o->resume) {
+        int rc = load_trials(L, err, errlen);
+        if (rc != 0) return rc;
+    }
+    if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
+    for (size_t i = 0; i < L->n; i++) {
+        struct ltrial *t = &L->t[i];
+        if (t->id > 0) continue; /* recorded already */
         char *cfg = cJSON_PrintUnformatted(t->config);
         if (!cfg) {
             snprintf(err, errlen, "out of memory");
@@ -694,10 +843,6 @@ static int create_trials(struct loop *L, char *err, size_t errlen)
                                     err, errlen);
         free(cfg);
         if (rc != 0) return SCHED_EINVAL;
-        if (sched_on_trial_add(L->policy, t->no) != 0) {
-            snprintf(err, errlen, "scheduler cannot take trial %zu", i);
-            return SCHED_EINVAL;
-        }
     }
     return store_commit(o->store, err, errlen) == 0 ? 0 : SCHED_EINVAL;
 }
@@ -776,9 +921,14 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
             if (!launch(&L, &L.t[L.retry[0]])) break;
             memmove(L.retry, L.retry + 1, --L.nretry * sizeof *L.retry);
         }
+        while (L.next < L.n && L.t[L.next].status != SCHED_TRIAL_PENDING) L.next++;
         while (!L.stopping && L.nretry == 0 && L.next < L.n &&
                (maxc <= 0 || (int)L.running < maxc)) {
             struct ltrial *t = &L.t[L.next];
+            if (t->status != SCHED_TRIAL_PENDING) {
+                L.next++;
+                continue;
+            }
             if (!launch(&L, t)) break;
             L.next++;
         }

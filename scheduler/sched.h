@@ -174,6 +174,7 @@ typedef struct sched_run_opts {
     const struct space *space;   /* settings, sampling, command template */
     struct store *store;         /* where everything is recorded */
     int64_t experiment_id;       /* created by the caller */
+    int resume;                  /* 1: continue this experiment from what the store holds */
     struct trial_exec *exec;     /* how trials are started */
     sched_pool_t *pool;          /* what slices are handed out from */
     const char *results_dir;     /* this experiment's folder; trial dirs go under it */
@@ -191,7 +192,11 @@ typedef struct sched_run_result {
     double best_metric;
 } sched_run_result_t;
 
-/* Runs the experiment to its end (or until interrupted). Returns 0 with *res filled,
+/* Runs the experiment to its end (or until interrupted). With resume, the trials, their
+ * results and the policy's state (ASHA rungs, replayed in arrival order) are rebuilt from
+ * the store: finished trials stay finished, trials that were running start again (from
+ * their last checkpoint where one exists) as a new attempt, pending ones run as the seed
+ * drew them. Returns 0 with *res filled,
  * or a negative code with err set when the experiment cannot go on (the store failed):
  * trials are then stopped and everything recorded so far stays in the store. */
 int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, size_t errlen);

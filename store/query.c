@@ -35,14 +35,6 @@ void store__format_real(double v, char *buf, size_t n)
     }
 }
 
-void store__format_json_number(double v, char *buf, size_t n)
-{
-    if (!isfinite(v))
-        snprintf(buf, n, "null"); /* JSON has no NaN or Inf; cJSON writes null too */
-    else
-        shortest(v, buf, n);
-}
-
 /* Skips whitespace and SQL comments; true if nothing but those (and ';') is left. */
 static int only_comments_left(const char *p)
 {
@@ -73,10 +65,15 @@ static int prepare_error(store_t *st, int src, const char *sql, char *err, size_
     return store__err(err, errlen, STORE_ERR, "query failed: %s", sqlite3_errmsg(st->db));
 }
 
-int store_query(store_t *st, const char *sql, const char *const *binds, int nbinds,
-                store_row_cb cb, void *ud, char *err, size_t errlen)
+int store_query(store_t *st, const char *sql, const char *const *binds, int nbinds, store_row_cb cb,
+                void *ud, char *err, size_t errlen)
 {
     if (!sql) return store__err(err, errlen, STORE_ERR, "query failed: no SQL given");
+    /* The writer reads its own batch: pending results go to SQLite first. */
+    if (st->npend || st->npdec) {
+        int frc = store__flush(st, err, errlen);
+        if (frc) return frc;
+    }
     sqlite3_stmt *s = NULL;
     const char *tail = NULL;
     int src = sqlite3_prepare_v2(st->db, sql, -1, &s, &tail);

@@ -20,7 +20,7 @@ CREATE TABLE experiments (
     id            INTEGER PRIMARY KEY,
     name          TEXT NOT NULL UNIQUE,
     status        TEXT NOT NULL DEFAULT 'RUNNING'
-                  CHECK (status IN ('RUNNING', 'FINISHED', 'INTERRUPTED')),
+                  CHECK (status = 'RUNNING' OR status = 'FINISHED' OR status = 'INTERRUPTED'),
     created_at    REAL NOT NULL,
     ended_at      REAL,             -- NULL while RUNNING
     metric        TEXT,             -- the result key the scheduler compares
@@ -40,8 +40,11 @@ CREATE TABLE trials (
     experiment_id INTEGER NOT NULL REFERENCES experiments (id) ON DELETE CASCADE,
     trial_no      INTEGER NOT NULL, -- 0-based within the experiment
     name          TEXT NOT NULL,    -- e.g. 'trial_00007'
+    -- (the CHECKs spell out OR: SQLite builds a temporary table for an IN list of more
+    -- than two values every time a row is checked, which tripled the cost of a trial row)
     status        TEXT NOT NULL DEFAULT 'PENDING'
-                  CHECK (status IN ('PENDING', 'RUNNING', 'PAUSED', 'TERMINATED', 'ERROR')),
+                  CHECK (status = 'PENDING' OR status = 'RUNNING' OR status = 'PAUSED'
+                         OR status = 'TERMINATED' OR status = 'ERROR'),
     early_stopped INTEGER NOT NULL DEFAULT 0 CHECK (early_stopped IN (0, 1)),
     config        TEXT NOT NULL CHECK (json_valid(config)), -- the sampled parameters
     trial_dir     TEXT,
@@ -71,12 +74,15 @@ CREATE TABLE params (
     PRIMARY KEY (trial_id, name)
 ) WITHOUT ROWID;
 
--- Every reported result. This is the hot table (the scheduler can write a million rows a
--- second), so it is kept lean: no JSON check, one index. `data` is the whole result
--- object as the trial reported it; `metric` repeats the experiment's metric as a number.
+-- Every reported result. This is the hot table (the target is a million rows a second),
+-- so it is lean: no index and no foreign key, both measured to halve the insert rate
+-- (docs/schema.md, "Performance"). trial_id names a row of trials; the store checks that
+-- when it adds the result. `data` is the whole result object as the trial reported it;
+-- `metric` repeats the experiment's metric as a number. Ids follow arrival within each
+-- trial; the results of one batch are written grouped by trial (see result_ranges).
 CREATE TABLE results (
-    id         INTEGER PRIMARY KEY, -- order of arrival
-    trial_id   INTEGER NOT NULL REFERENCES trials (id) ON DELETE CASCADE,
+    id         INTEGER PRIMARY KEY,
+    trial_id   INTEGER NOT NULL,    -- trials.id
     attempt    INTEGER NOT NULL,
     iteration  INTEGER,
     time_value REAL,                -- the value of the scheduler's time_attr
@@ -84,14 +90,29 @@ CREATE TABLE results (
     wall_time  REAL,
     data       TEXT NOT NULL        -- JSON object
 );
--- Per-trial questions (count, last, best) scan one trial's current attempt. The rowid is
--- the implicit last column of the index, so "the last result" is the last index entry.
-CREATE INDEX results_by_trial ON results (trial_id, attempt);
+
+-- The index of results by trial, one row per run of consecutive ids: the store writes each
+-- batch's results grouped by trial, so results first_id..last_id all belong to trial_id
+-- and attempt. Per-trial questions (count, last, best) read these few rows instead of the
+-- results, and a trial's results are found as id ranges (see results_all).
+CREATE TABLE result_ranges (
+    trial_id   INTEGER NOT NULL REFERENCES trials (id) ON DELETE CASCADE,
+    attempt    INTEGER NOT NULL,
+    first_id   INTEGER NOT NULL,    -- results.id of the range's first result
+    last_id    INTEGER NOT NULL,    -- and of its last
+    n          INTEGER NOT NULL,    -- last_id - first_id + 1
+    min_metric REAL,                -- over the range, NULL metrics left out
+    max_metric REAL,
+    PRIMARY KEY (trial_id, attempt, first_id)
+) WITHOUT ROWID;
 
 -- Why each judged result let its trial continue or stopped it (ASHA rungs, median rule).
+-- Written with the results, and lean like them: no index and no foreign key (the store
+-- checks trial_id); a trial's decisions are found by scanning, which stays quick since a
+-- scheduler judges only some results (ASHA: those at rung milestones).
 CREATE TABLE decisions (
-    id         INTEGER PRIMARY KEY,
-    trial_id   INTEGER NOT NULL REFERENCES trials (id) ON DELETE CASCADE,
+    id         INTEGER PRIMARY KEY, -- order of arrival
+    trial_id   INTEGER NOT NULL,    -- trials.id
     iteration  INTEGER,
     time_value REAL,
     action     TEXT NOT NULL,       -- 'continue', 'stop', 'complete'
@@ -103,14 +124,20 @@ CREATE TABLE decisions (
     reason     TEXT,
     wall_time  REAL
 );
-CREATE INDEX decisions_by_trial ON decisions (trial_id);
 
--- Results of each trial's current attempt only; `results` keeps every attempt.
+-- Every result with its trial found through result_ranges: the same rows as `results`,
+-- but `WHERE trial_id = ?` reads only that trial's ranges.
+CREATE VIEW results_all AS
+SELECT r.id, g.trial_id, g.attempt, r.iteration, r.time_value, r.metric, r.wall_time, r.data
+FROM result_ranges g
+JOIN results r ON r.id BETWEEN g.first_id AND g.last_id;
+
+-- Results of each trial's current attempt only: earlier attempts are superseded.
 CREATE VIEW results_current AS
-SELECT r.*
-FROM results r
-JOIN trials t ON t.id = r.trial_id
-WHERE r.attempt = t.attempt;
+SELECT r.id, g.trial_id, g.attempt, r.iteration, r.time_value, r.metric, r.wall_time, r.data
+FROM trials t
+JOIN result_ranges g ON g.trial_id = t.id AND g.attempt = t.attempt
+JOIN results r ON r.id BETWEEN g.first_id AND g.last_id;
 
 -- One row per trial: where it stands and how well it did (current attempt only).
 CREATE VIEW trial_summary AS
@@ -119,21 +146,17 @@ SELECT e.name AS experiment,
        t.name AS trial,
        t.status,
        t.early_stopped,
-       (SELECT count(*) FROM results r
-         WHERE r.trial_id = t.id AND r.attempt = t.attempt) AS iterations,
-       (SELECT r.metric FROM results r
-         WHERE r.trial_id = t.id AND r.attempt = t.attempt
-         ORDER BY r.id DESC LIMIT 1) AS last_metric,
+       (SELECT coalesce(sum(g.n), 0) FROM result_ranges g
+         WHERE g.trial_id = t.id AND g.attempt = t.attempt) AS iterations,
+       r.metric AS last_metric,
        CASE e.mode
-         WHEN 'max' THEN (SELECT max(r.metric) FROM results r
-                           WHERE r.trial_id = t.id AND r.attempt = t.attempt)
-         ELSE (SELECT min(r.metric) FROM results r
-                WHERE r.trial_id = t.id AND r.attempt = t.attempt)
+         WHEN 'max' THEN (SELECT max(g.max_metric) FROM result_ranges g
+                           WHERE g.trial_id = t.id AND g.attempt = t.attempt)
+         ELSE (SELECT min(g.min_metric) FROM result_ranges g
+                WHERE g.trial_id = t.id AND g.attempt = t.attempt)
        END AS best_metric,
        t.config,
-       (SELECT r.data FROM results r
-         WHERE r.trial_id = t.id AND r.attempt = t.attempt
-         ORDER BY r.id DESC LIMIT 1) AS last_result,
+       r.data AS last_result,
        t.attempt,
        t.slice,
        t.started_at,
@@ -145,7 +168,11 @@ SELECT e.name AS experiment,
        t.experiment_id,
        t.id AS trial_id
 FROM trials t
-JOIN experiments e ON e.id = t.experiment_id;
+JOIN experiments e ON e.id = t.experiment_id
+-- the last result of the current attempt ends the range with the highest first_id
+LEFT JOIN results r ON r.id = (SELECT g.last_id FROM result_ranges g
+                                WHERE g.trial_id = t.id AND g.attempt = t.attempt
+                                ORDER BY g.first_id DESC LIMIT 1);
 
 -- One row per experiment: trials by status and the best metric of any trial.
 CREATE VIEW experiment_summary AS

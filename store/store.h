@@ -43,7 +43,7 @@ typedef struct store_experiment {
     const char *space_text;    /* space.json as the user wrote it */
     const char *settings_json; /* resolved settings (defaults filled in) */
     const char *metric;
-    int mode_max; /* 0 = min, 1 = max */
+    int mode_max;          /* 0 = min, 1 = max */
     const char *scheduler; /* "fifo", "asha", "median" */
     const char *results_dir;
     int64_t num_trials;
@@ -63,8 +63,8 @@ int store_experiment_set_status(store_t *st, int64_t exp_id, const char *status,
 /* Creates trial number `trial_no` (0-based, per experiment) in status PENDING, with its
  * configuration (a JSON object) also spread into the params table for SQL filtering. */
 int store_trial_create(store_t *st, int64_t exp_id, int64_t trial_no, const char *name,
-                       const char *config_json, const char *trial_dir, int64_t *id_out,
-                       char *err, size_t errlen);
+                       const char *config_json, const char *trial_dir, int64_t *id_out, char *err,
+                       size_t errlen);
 
 /* Which fields of store_trial_update_t to write. */
 #define STORE_TU_STATUS 0x001
@@ -129,6 +129,35 @@ typedef struct store_decision {
 } store_decision_t;
 int store_decision_add(store_t *st, const store_decision_t *d, char *err, size_t errlen);
 
+/* ---- resume --------------------------------------------------------------------- */
+/* What a resumed run needs to rebuild its state. Pointers are valid during the call. */
+typedef struct store_trial_row {
+    int64_t id, trial_no;
+    const char *name, *status, *config_json, *error, *slice;
+    int early_stopped;
+    int attempt;
+} store_trial_row_t;
+typedef int (*store_trial_cb)(void *ud, const store_trial_row_t *t);
+/* Calls cb for each trial of the experiment in trial_no order; a non-zero return stops. */
+int store_trials_load(store_t *st, int64_t exp_id, store_trial_cb cb, void *ud, char *err,
+                      size_t errlen);
+
+typedef struct store_result_row {
+    int64_t trial_id;
+    int attempt;
+    int64_t iteration;
+    double time_value, metric; /* NaN where NULL */
+} store_result_row_t;
+typedef int (*store_result_cb)(void *ud, const store_result_row_t *r);
+/* Calls cb for every result of the experiment (every attempt) in arrival order. */
+int store_results_replay(store_t *st, int64_t exp_id, store_result_cb cb, void *ud, char *err,
+                         size_t errlen);
+/* An attempt that resumed from a checkpoint continues the attempt before it: the earlier
+ * attempt's results with iteration < `below` move to `to_attempt` (the rest stay behind,
+ * superseded). *moved (may be NULL) gets how many moved. */
+int store_results_carry(store_t *st, int64_t trial_id, int from_attempt, int to_attempt,
+                        int64_t below, int64_t *moved, char *err, size_t errlen);
+
 /* ---- reading -------------------------------------------------------------------- */
 /* Column types as SQLite reports them. */
 #define STORE_COL_NULL 0
@@ -140,12 +169,12 @@ int store_decision_add(store_t *st, const store_decision_t *d, char *err, size_t
 /* Called once per row; values[i] is NULL for SQL NULL, text otherwise (reals printed so
  * they read back exactly). Return non-zero to stop early. Pointers are valid only
  * during the call. */
-typedef int (*store_row_cb)(void *ud, int ncol, const char *const *names,
-                            const char *const *values, const int *types);
+typedef int (*store_row_cb)(void *ud, int ncol, const char *const *names, const char *const *values,
+                            const int *types);
 
 /* Runs one SQL statement with text parameters bound to ?1..?n. On a handle opened with
  * STORE_OPEN_READONLY a statement that would write is refused with STORE_READONLY. */
-int store_query(store_t *st, const char *sql, const char *const *binds, int nbinds,
-                store_row_cb cb, void *ud, char *err, size_t errlen);
+int store_query(store_t *st, const char *sql, const char *const *binds, int nbinds, store_row_cb cb,
+                void *ud, char *err, size_t errlen);
 
 #endif

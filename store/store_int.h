@@ -1,5 +1,6 @@
 /* store internals shared by store.c (open, close, batches, errors), write.c (the rows the
- * scheduler records) and query.c (reading). Not for other modules: they use store.h. */
+ * scheduler records), query.c (reading) and resume.c (reading a run back). Not for other
+ * modules: they use store.h. */
 #ifndef TUNE_STORE_INT_H
 #define TUNE_STORE_INT_H
 
@@ -8,7 +9,7 @@
 #include <sqlite3.h>
 
 /* Prepared statements, prepared on first use and kept for the life of the handle: the
- * hot path (one result row) is then bind + step + reset, never a parse. */
+ * hot path is then bind + step + reset, never a parse. */
 enum store__stmt_id {
     STORE__BEGIN,
     STORE__COMMIT,
@@ -20,11 +21,49 @@ enum store__stmt_id {
     STORE__EXP_FIND,
     STORE__EXP_STATUS,
     STORE__TRIAL_INSERT,
+    STORE__TRIAL_EXISTS,
     STORE__PARAM_INSERT,
     STORE__TRIAL_UPDATE,
-    STORE__RESULT_INSERT,
-    STORE__DECISION_INSERT,
+    STORE__RESULT_INSERT1, /* one results row */
+    STORE__RESULT_INSERTN, /* STORE__RESULT_ROWS rows in one statement */
+    STORE__RANGE_INSERT,
+    STORE__DECISION_INSERT1, /* one decisions row */
+    STORE__DECISION_INSERTN, /* STORE__RESULT_ROWS rows in one statement */
     STORE__NSTMT
+};
+
+/* Rows per multi-row INSERT of results and of decisions: a statement per row costs SQLite
+ * more than the row itself (opening cursors, constraint checks, halting); 16 rows keep
+ * most of the gain of larger statements (docs/schema.md, "Performance"). */
+#define STORE__RESULT_ROWS 16
+/* Results and decisions kept in the handle before a batch is written out early. */
+#define STORE__PENDING_MAX 8192
+
+/* A result waiting in the handle until the batch is written (see store__flush). */
+struct store__pending {
+    int64_t trial_id;
+    int64_t iteration;
+    double time_value, metric, wall_time;
+    size_t off, len; /* its JSON text in the handle's arena */
+    int attempt;
+    int next; /* the next pending result of the same trial and attempt, -1 at the end */
+};
+
+/* A decision waiting like the results; its text is in the arena too. */
+struct store__pdecision {
+    int64_t trial_id, iteration;
+    double time_value, milestone, value, cutoff, wall_time;
+    int bracket, rung;
+    size_t action_off, action_len, reason_off, reason_len;
+    int has_reason;
+};
+
+/* The results of one trial and attempt in the pending set, in arrival order. */
+struct store__group {
+    int64_t trial_id;
+    int attempt;
+    int head, tail, n;
+    double min_metric, max_metric; /* NaN while no metric was seen */
 };
 
 struct store {
@@ -38,18 +77,50 @@ struct store {
     int batch_rc;
     char batch_err[512];
     sqlite3_stmt *stmt[STORE__NSTMT];
+    double last_checkpoint; /* CLOCK_MONOTONIC seconds of the last checkpoint we asked for */
+
+    /* Results added in the open batch and not written yet: written grouped by trial at
+     * commit (or when STORE__PENDING_MAX are waiting, or before a query on this handle),
+     * so that each trial's results get consecutive ids and one result_ranges row. */
+    struct store__pending *pend;
+    int npend, cap_pend;
+    struct store__pdecision *pdec; /* decisions, in arrival order */
+    int npdec, cap_pdec;
+    char *arena; /* the pending results' JSON text and the decisions' text */
+    size_t arena_len, arena_cap;
+    struct store__group *groups; /* in order of first appearance */
+    int ngroups, cap_groups;
+    int *group_slot; /* open addressing over (trial_id, attempt): group index + 1, 0 free */
+    int group_slots; /* a power of two, at least twice ngroups */
+
+    /* Trial ids known to exist (created or looked up by this handle), so that checking a
+     * result's trial_id costs a probe, not a query. Open addressing, 0 = free (SQLite
+     * rowids of our trials are >= 1). Cleared whenever a rollback may have undone one. */
+    int64_t *known;
+    int nknown, known_slots;
 };
+
+/* Writes the pending results and decisions (a no-op when there are none). Inside a
+ * batch; a failure spoils it. */
+int store__flush(store_t *st, char *err, size_t errlen);
+/* Forgets pending results and known trials after a rollback. */
+void store__forget(store_t *st);
+/* Frees what the pending set and the known-trial cache hold. */
+void store__free_pending(store_t *st);
+/* Remembers that trial `id` exists. */
+void store__know_trial(store_t *st, int64_t id);
 
 /* Fills err (NULL-safe, always NUL-terminated) and returns rc. */
 int store__err(char *err, size_t errlen, int rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 /* Maps SQLite's result code `src` (after a failed call on st->db) to a STORE_* code and
- * writes "<what> in PATH: <reason>" into err. Inside a batch, errors other than
- * constraint violations spoil the batch (see batch_rc). */
+ * writes "PATH: <what>: <reason>" into err. Inside a batch, I/O, space, lock and memory
+ * errors spoil the batch (see batch_rc); constraint violations do not. */
 int store__fail(store_t *st, int src, const char *what, char *err, size_t errlen);
 
-/* The cached statement `id`, reset and ready to bind; NULL with err filled on failure. */
+/* The cached statement `id`, ready to bind (every user resets it after its step); NULL
+ * with err filled on failure. */
 sqlite3_stmt *store__stmt(store_t *st, enum store__stmt_id id, char *err, size_t errlen);
 
 /* 0 when st may write now; STORE_READONLY for a read-only handle, or the error that
@@ -63,7 +134,5 @@ int store__bind_real(sqlite3_stmt *s, int i, double v);
  * added to integral values so that they still read as reals ("0.1", "3.0", "1e+300",
  * "Inf", "-Inf" as SQLite prints them). buf needs 32 bytes. */
 void store__format_real(double v, char *buf, size_t n);
-/* The same without the ".0", for JSON text ("3", "0.1"); non-finite values print "null". */
-void store__format_json_number(double v, char *buf, size_t n);
 
 #endif

@@ -1,10 +1,13 @@
-/* store: the rows the scheduler records (experiments, trials and their params, results,
- * decisions), each one cached prepared statement: bind, step, reset. store_result_add is
- * the hot path of the whole program and does nothing else. Not for reading (query.c) or
- * for transactions (store.c). */
+/* store: the rows the scheduler records. Experiments, trials and their params are written
+ * at once, each through a cached prepared statement. Results and decisions, the hot path
+ * of the whole program, wait in the handle during a batch and are written at its commit
+ * (store__flush): grouped by trial, 16 rows to an INSERT, with one result_ranges row per
+ * trial, which is what lets results go without a per-row index. Not for reading
+ * (query.c) or for transactions (store.c). */
 #include "store/store_int.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,8 +121,8 @@ int store_experiment_set_status(store_t *st, int64_t exp_id, const char *status,
     if (src != SQLITE_DONE)
         rc = store__fail(st, src, what, err, errlen);
     else if (sqlite3_changes(st->db) == 0)
-        rc = store__err(err, errlen, STORE_NOTFOUND, "%s: %s: no experiment with id %lld",
-                        st->path, what, (long long)exp_id);
+        rc = store__err(err, errlen, STORE_NOTFOUND, "%s: %s: no experiment with id %lld", st->path,
+                        what, (long long)exp_id);
     sqlite3_reset(s);
     return rc;
 }
@@ -153,68 +156,75 @@ static void buf_add(struct buf *b, const char *s, size_t n)
     b->p[b->n] = 0;
 }
 
-static void buf_str(struct buf *b, const char *s)
+/* cJSON counts every byte up to 32 as whitespace; so must the scanner below. */
+static const char *skip_ws(const char *p)
 {
-    buf_add(b, s, strlen(s));
+    while (*p && (unsigned char)*p <= 32)
+        p++;
+    return p;
 }
 
-/* A JSON string literal, escaped as cJSON escapes it. */
-static void buf_json_string(struct buf *b, const char *s)
+/* Copies the JSON value at p into b as the user wrote it, less the whitespace between
+ * tokens, and returns its end. The text was accepted by cJSON already, so it is valid.
+ * Keeping the user's own text (rather than printing cJSON's doubles) keeps every
+ * number exact, big integers and "1e-4" included. */
+static const char *copy_value(struct buf *b, const char *p)
 {
-    cJSON *tmp = cJSON_CreateString(s);
-    char *q = tmp ? cJSON_PrintUnformatted(tmp) : NULL;
-    if (q)
-        buf_str(b, q);
-    else
-        b->oom = 1;
-    free(q);
-    cJSON_Delete(tmp);
-}
-
-/* Prints a value as JSON. Numbers are printed here rather than by cJSON, whose printer
- * settles for 15 digits when they come "close enough": value_json must read back to the
- * exact double that value_real holds. */
-static void buf_json(struct buf *b, const cJSON *v)
-{
-    if (cJSON_IsNumber(v)) {
-        char num[32];
-        store__format_json_number(v->valuedouble, num, sizeof num);
-        buf_str(b, num);
-    } else if (cJSON_IsString(v)) {
-        buf_json_string(b, v->valuestring);
-    } else if (cJSON_IsTrue(v)) {
-        buf_str(b, "true");
-    } else if (cJSON_IsFalse(v)) {
-        buf_str(b, "false");
-    } else if (cJSON_IsArray(v) || cJSON_IsObject(v)) {
-        int obj = cJSON_IsObject(v);
-        buf_str(b, obj ? "{" : "[");
-        for (const cJSON *c = v->child; c; c = c->next) {
-            if (c != v->child) buf_str(b, ",");
-            if (obj) {
-                buf_json_string(b, c->string);
-                buf_str(b, ":");
-            }
-            buf_json(b, c);
-        }
-        buf_str(b, obj ? "}" : "]");
-    } else {
-        buf_str(b, "null");
+    p = skip_ws(p);
+    const char *start = p;
+    if (*p == '"') {
+        for (p++; *p && *p != '"'; p++)
+            if (*p == '\\' && p[1]) p++;
+        if (*p) p++;
+        buf_add(b, start, (size_t)(p - start));
+        return p;
     }
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        buf_add(b, p, 1);
+        p = skip_ws(p + 1);
+        while (*p && *p != close) {
+            if (close == '}') { /* "key": */
+                p = skip_ws(copy_value(b, p));
+                buf_add(b, ":", 1);
+                if (*p == ':') p++;
+            }
+            p = skip_ws(copy_value(b, p));
+            if (*p == ',') {
+                buf_add(b, ",", 1);
+                p = skip_ws(p + 1);
+            }
+        }
+        buf_add(b, &close, 1);
+        return *p ? p + 1 : p;
+    }
+    while (*p && (unsigned char)*p > 32 && *p != ',' && *p != ']' && *p != '}')
+        p++; /* a number, true, false or null */
+    buf_add(b, start, (size_t)(p - start));
+    return p;
 }
 
-/* One params row per top-level key of the configuration. */
-static int insert_params(store_t *st, int64_t trial_id, const cJSON *cfg, const char *what,
-                         char *err, size_t errlen)
+/* One params row per top-level key of the configuration: cJSON's reading of each value
+ * for value_real and value_text, the user's text of it for value_json. */
+static int insert_params(store_t *st, int64_t trial_id, const cJSON *cfg, const char *text,
+                         const char *what, char *err, size_t errlen)
 {
     sqlite3_stmt *s = store__stmt(st, STORE__PARAM_INSERT, err, errlen);
     if (!s) return STORE_ERR;
-    struct buf b = {0};
+    struct buf b = {0}, key = {0};
     int rc = 0;
+    const char *p = skip_ws(text);
+    if (!strncmp(p, "\xef\xbb\xbf", 3)) p = skip_ws(p + 3); /* cJSON skips a UTF-8 BOM */
+    p = skip_ws(p + 1);                                     /* past '{' */
     for (const cJSON *c = cfg->child; c && !rc; c = c->next) {
+        /* The scanner walks the keys in the order cJSON keeps them. */
+        key.n = 0;
+        p = skip_ws(copy_value(&key, p));
+        if (*p == ':') p++;
         b.n = 0;
-        buf_json(&b, c);
-        if (b.oom) {
+        p = skip_ws(copy_value(&b, p));
+        if (*p == ',') p++;
+        if (b.oom || key.oom) {
             rc = store__err(err, errlen, STORE_ERR, "%s: %s: out of memory", st->path, what);
             break;
         }
@@ -227,7 +237,7 @@ static int insert_params(store_t *st, int64_t trial_id, const cJSON *cfg, const 
         else
             sqlite3_bind_null(s, 3);
         bind_text(s, 4, cJSON_IsString(c) ? c->valuestring : NULL);
-        sqlite3_bind_text(s, 5, b.p, (int)b.n, SQLITE_STATIC);
+        sqlite3_bind_text(s, 5, b.p ? b.p : "null", b.p ? (int)b.n : 4, SQLITE_STATIC);
         int src = sqlite3_step(s);
         if (src != SQLITE_DONE) {
             if (ext_code(st) == SQLITE_CONSTRAINT_PRIMARYKEY)
@@ -240,12 +250,13 @@ static int insert_params(store_t *st, int64_t trial_id, const cJSON *cfg, const 
         sqlite3_reset(s);
     }
     free(b.p);
+    free(key.p);
     return rc;
 }
 
 int store_trial_create(store_t *st, int64_t exp_id, int64_t trial_no, const char *name,
-                       const char *config_json, const char *trial_dir, int64_t *id_out,
-                       char *err, size_t errlen)
+                       const char *config_json, const char *trial_dir, int64_t *id_out, char *err,
+                       size_t errlen)
 {
     char what[96];
     snprintf(what, sizeof what, "cannot create trial %lld", (long long)trial_no);
@@ -257,12 +268,12 @@ int store_trial_create(store_t *st, int64_t exp_id, int64_t trial_no, const char
     cJSON *cfg = config_json ? cJSON_ParseWithOpts(config_json, &end, 1) : NULL;
     if (!cJSON_IsObject(cfg)) {
         if (cfg || !config_json)
-            rc = store__err(err, errlen, STORE_ERR, "%s: %s: its configuration is not a JSON object",
-                            st->path, what);
+            rc = store__err(err, errlen, STORE_ERR,
+                            "%s: %s: its configuration is not a JSON object", st->path, what);
         else
             rc = store__err(err, errlen, STORE_ERR,
-                            "%s: %s: its configuration is not valid JSON (at offset %ld)",
-                            st->path, what, end ? (long)(end - config_json) : 0L);
+                            "%s: %s: its configuration is not valid JSON (at offset %ld)", st->path,
+                            what, end ? (long)(end - config_json) : 0L);
         cJSON_Delete(cfg);
         return rc;
     }
@@ -291,17 +302,17 @@ int store_trial_create(store_t *st, int64_t exp_id, int64_t trial_no, const char
     if (src == SQLITE_DONE) {
         id = sqlite3_last_insert_rowid(st->db);
     } else if (ext_code(st) == SQLITE_CONSTRAINT_FOREIGNKEY) {
-        rc = store__err(err, errlen, STORE_NOTFOUND, "%s: %s: no experiment with id %lld",
-                        st->path, what, (long long)exp_id);
+        rc = store__err(err, errlen, STORE_NOTFOUND, "%s: %s: no experiment with id %lld", st->path,
+                        what, (long long)exp_id);
     } else if (ext_code(st) == SQLITE_CONSTRAINT_UNIQUE) {
         rc = store__err(err, errlen, STORE_EXISTS,
-                        "%s: %s: the experiment (id %lld) has a trial %lld already", st->path,
-                        what, (long long)exp_id, (long long)trial_no);
+                        "%s: %s: the experiment (id %lld) has a trial %lld already", st->path, what,
+                        (long long)exp_id, (long long)trial_no);
     } else {
         rc = store__fail(st, src, what, err, errlen);
     }
     sqlite3_reset(s);
-    if (!rc) rc = insert_params(st, id, cfg, what, err, errlen);
+    if (!rc) rc = insert_params(st, id, cfg, config_json, what, err, errlen);
     cJSON_Delete(cfg);
 
     /* ROLLBACK TO keeps the savepoint open; RELEASE then ends it, which commits when no
@@ -317,7 +328,10 @@ int store_trial_create(store_t *st, int64_t exp_id, int64_t trial_no, const char
         if (src != SQLITE_DONE && !st->in_batch && !sqlite3_get_autocommit(st->db))
             step_cached(st, STORE__ROLLBACK);
     }
-    if (!rc && id_out) *id_out = id;
+    if (!rc) {
+        store__know_trial(st, id);
+        if (id_out) *id_out = id;
+    }
     return rc;
 }
 
@@ -371,30 +385,425 @@ int store_trial_update(store_t *st, int64_t trial_id, const store_trial_update_t
 
 /* ---- results and decisions ------------------------------------------------------- */
 
+/* ---- the known-trial cache ---------------------------------------------------------- */
+
+static size_t hash64(int64_t v)
+{
+    uint64_t z = (uint64_t)v * 0x9E3779B97F4A7C15ull; /* Fibonacci hashing */
+    return (size_t)(z ^ (z >> 29));
+}
+
+static int known_has(const store_t *st, int64_t id)
+{
+    if (!st->known_slots || id <= 0) return 0; /* 0 marks a free slot */
+    size_t mask = (size_t)st->known_slots - 1;
+    for (size_t i = hash64(id) & mask;; i = (i + 1) & mask) {
+        if (st->known[i] == id) return 1;
+        if (st->known[i] == 0) return 0;
+    }
+}
+
+void store__know_trial(store_t *st, int64_t id)
+{
+    if (id <= 0 || known_has(st, id)) return;
+    if (2 * (st->nknown + 1) > st->known_slots) {
+        int slots = st->known_slots ? 2 * st->known_slots : 256;
+        int64_t *k = calloc((size_t)slots, sizeof *k);
+        if (!k) return; /* only a cache: the next check asks SQLite */
+        for (int j = 0; j < st->known_slots; j++) {
+            if (!st->known[j]) continue;
+            size_t i = hash64(st->known[j]) & (size_t)(slots - 1);
+            while (k[i])
+                i = (i + 1) & (size_t)(slots - 1);
+            k[i] = st->known[j];
+        }
+        free(st->known);
+        st->known = k;
+        st->known_slots = slots;
+    }
+    size_t mask = (size_t)st->known_slots - 1, i = hash64(id) & mask;
+    while (st->known[i])
+        i = (i + 1) & mask;
+    st->known[i] = id;
+    st->nknown++;
+}
+
+/* 0 if trial `id` exists, STORE_NOTFOUND (with a message) if not. */
+static int check_trial(store_t *st, int64_t id, const char *what, char *err, size_t errlen)
+{
+    if (known_has(st, id)) return 0;
+    sqlite3_stmt *s = store__stmt(st, STORE__TRIAL_EXISTS, err, errlen);
+    if (!s) return STORE_ERR;
+    sqlite3_bind_int64(s, 1, id);
+    int src = sqlite3_step(s), rc = 0;
+    if (src == SQLITE_ROW)
+        store__know_trial(st, id);
+    else if (src == SQLITE_DONE)
+        rc = store__err(err, errlen, STORE_NOTFOUND, "%s: %s: no trial with id %lld", st->path,
+                        what, (long long)id);
+    else
+        rc = store__fail(st, src, what, err, errlen);
+    sqlite3_reset(s);
+    return rc;
+}
+
+/* ---- pending results ------------------------------------------------------------------ */
+
+void store__forget(store_t *st)
+{
+    if (st->group_slots)
+        memset(st->group_slot, 0, (size_t)st->group_slots * sizeof *st->group_slot);
+    st->ngroups = 0;
+    st->npend = 0;
+    st->npdec = 0;
+    st->arena_len = 0;
+    /* A rolled-back batch may have held the creation of a trial we remember. */
+    if (st->known_slots) memset(st->known, 0, (size_t)st->known_slots * sizeof *st->known);
+    st->nknown = 0;
+}
+
+void store__free_pending(store_t *st)
+{
+    free(st->pend);
+    free(st->pdec);
+    free(st->arena);
+    free(st->groups);
+    free(st->group_slot);
+    free(st->known);
+}
+
+static size_t group_hash(int64_t trial_id, int attempt)
+{
+    return hash64(trial_id * 31 + attempt);
+}
+
+/* The group of (trial_id, attempt), created at the end when new; NULL when out of memory. */
+static struct store__group *group_of(store_t *st, int64_t trial_id, int attempt)
+{
+    if (st->group_slots) {
+        size_t mask = (size_t)st->group_slots - 1;
+        for (size_t i = group_hash(trial_id, attempt) & mask; st->group_slot[i];
+             i = (i + 1) & mask) {
+            struct store__group *g = &st->groups[st->group_slot[i] - 1];
+            if (g->trial_id == trial_id && g->attempt == attempt) return g;
+        }
+    }
+    if (st->ngroups == st->cap_groups) {
+        int cap = st->cap_groups ? 2 * st->cap_groups : 64;
+        struct store__group *g = realloc(st->groups, (size_t)cap * sizeof *g);
+        if (!g) return NULL;
+        st->groups = g;
+        st->cap_groups = cap;
+    }
+    if (2 * (st->ngroups + 1) > st->group_slots) { /* rehash into twice the slots */
+        int slots = st->group_slots ? 2 * st->group_slots : 128;
+        int *t = calloc((size_t)slots, sizeof *t);
+        if (!t) return NULL;
+        for (int k = 0; k < st->ngroups; k++) {
+            size_t i =
+                group_hash(st->groups[k].trial_id, st->groups[k].attempt) & (size_t)(slots - 1);
+            while (t[i])
+                i = (i + 1) & (size_t)(slots - 1);
+            t[i] = k + 1;
+        }
+        free(st->group_slot);
+        st->group_slot = t;
+        st->group_slots = slots;
+    }
+    size_t mask = (size_t)st->group_slots - 1, i = group_hash(trial_id, attempt) & mask;
+    while (st->group_slot[i])
+        i = (i + 1) & mask;
+    st->group_slot[i] = st->ngroups + 1;
+    struct store__group *g = &st->groups[st->ngroups++];
+    *g = (struct store__group){.trial_id = trial_id,
+                               .attempt = attempt,
+                               .head = -1,
+                               .tail = -1,
+                               .min_metric = NAN,
+                               .max_metric = NAN};
+    return g;
+}
+
+/* Makes room for n more bytes of text in the arena; -1 when out of memory. */
+static int arena_reserve(store_t *st, size_t n)
+{
+    if (st->arena_len + n <= st->arena_cap) return 0;
+    size_t cap = st->arena_cap ? st->arena_cap : 1 << 16;
+    while (cap < st->arena_len + n)
+        cap *= 2;
+    char *a = realloc(st->arena, cap);
+    if (!a) return -1;
+    st->arena = a;
+    st->arena_cap = cap;
+    return 0;
+}
+
+/* Copies r into the pending set. */
+static int pend_add(store_t *st, const store_result_t *r, const char *json, size_t len, char *err,
+                    size_t errlen)
+{
+    if (st->npend == st->cap_pend) {
+        int cap = st->cap_pend ? 2 * st->cap_pend : 1024;
+        struct store__pending *p = realloc(st->pend, (size_t)cap * sizeof *p);
+        if (!p) goto oom;
+        st->pend = p;
+        st->cap_pend = cap;
+    }
+    if (arena_reserve(st, len)) goto oom;
+    struct store__group *g = group_of(st, r->trial_id, r->attempt);
+    if (!g) goto oom;
+    memcpy(st->arena + st->arena_len, json, len);
+    int k = st->npend++;
+    st->pend[k] = (struct store__pending){.trial_id = r->trial_id,
+                                          .iteration = r->iteration,
+                                          .time_value = r->time_value,
+                                          .metric = r->metric,
+                                          .wall_time = r->wall_time,
+                                          .off = st->arena_len,
+                                          .len = len,
+                                          .attempt = r->attempt,
+                                          .next = -1};
+    st->arena_len += len;
+    if (g->tail >= 0)
+        st->pend[g->tail].next = k;
+    else
+        g->head = k;
+    g->tail = k;
+    g->n++;
+    double m = r->metric;
+    if (m == m) { /* NaN is no metric */
+        if (!(m >= g->min_metric)) g->min_metric = m;
+        if (!(m <= g->max_metric)) g->max_metric = m;
+    }
+    return 0;
+oom:
+    return store__err(err, errlen, STORE_ERR, "%s: cannot add a result: out of memory", st->path);
+}
+
+static void bind_result(sqlite3_stmt *s, int base, const store_t *st,
+                        const struct store__pending *p)
+{
+    sqlite3_bind_int64(s, base, p->trial_id);
+    sqlite3_bind_int(s, base + 1, p->attempt);
+    sqlite3_bind_int64(s, base + 2, p->iteration);
+    store__bind_real(s, base + 3, p->time_value);
+    store__bind_real(s, base + 4, p->metric); /* NaN: NULL, so min()/max() skip it */
+    store__bind_real(s, base + 5, p->wall_time);
+    /* The arena outlives the step and is reused only after every parameter is bound
+     * afresh (see bind_text). */
+    sqlite3_bind_text(s, base + 6, st->arena + p->off, (int)p->len, SQLITE_STATIC);
+}
+
+/* Runs a bound results INSERT of k rows and checks that they got the ids next_id ..
+ * next_id + k - 1 (next_id 0: whatever SQLite picks first); the ranges rely on it. */
+static int step_results(store_t *st, sqlite3_stmt *s, int k, int64_t *next_id, const char *what,
+                        char *err, size_t errlen)
+{
+    int src = sqlite3_step(s);
+    int rc = src == SQLITE_DONE ? 0 : store__fail(st, src, what, err, errlen);
+    sqlite3_reset(s);
+    if (rc) return rc;
+    int64_t last = sqlite3_last_insert_rowid(st->db);
+    /* INTEGER PRIMARY KEY ids are max(id) + 1, in VALUES order, and nothing else writes
+     * inside our transaction: anything else would be a bug worth stopping for. */
+    if (*next_id && last != *next_id + k - 1) {
+        rc = store__err(err, errlen, STORE_ERR,
+                        "%s: %s: results got ids up to %lld, expected %lld (ids not consecutive)",
+                        st->path, what, (long long)last, (long long)(*next_id + k - 1));
+        if (st->in_batch && !st->batch_rc) {
+            st->batch_rc = rc;
+            snprintf(st->batch_err, sizeof st->batch_err, "%s: result ids not consecutive", what);
+        }
+        return rc;
+    }
+    *next_id = last + 1;
+    return 0;
+}
+
+static int flush_decisions(store_t *st, const char *what, char *err, size_t errlen);
+
+int store__flush(store_t *st, char *err, size_t errlen)
+{
+    if (st->npend == 0 && st->npdec == 0) return 0;
+    const char *what = "cannot write results";
+    int rc = 0;
+    int *order = malloc((size_t)(st->npend ? st->npend : 1) * sizeof *order);
+    sqlite3_stmt *sn = store__stmt(st, STORE__RESULT_INSERTN, err, errlen);
+    sqlite3_stmt *s1 = sn ? store__stmt(st, STORE__RESULT_INSERT1, err, errlen) : NULL;
+    sqlite3_stmt *sr = s1 ? store__stmt(st, STORE__RANGE_INSERT, err, errlen) : NULL;
+    if (!order || !sr) {
+        rc = order ? STORE_ERR
+                   : store__err(err, errlen, STORE_ERR, "%s: %s: out of memory", st->path, what);
+        goto out;
+    }
+    /* Each trial's results together, in arrival order; trials in order of first result. */
+    int n = 0;
+    for (int g = 0; g < st->ngroups; g++)
+        for (int k = st->groups[g].head; k >= 0; k = st->pend[k].next)
+            order[n++] = k;
+
+    /* The first statement tells the first id; the rest must follow on. */
+    int64_t next_id = 0, first_id = 0;
+    int i = 0;
+    while (i < n && !rc) {
+        int k = n - i >= STORE__RESULT_ROWS ? STORE__RESULT_ROWS : 1;
+        sqlite3_stmt *s = k == 1 ? s1 : sn;
+        for (int j = 0; j < k; j++)
+            bind_result(s, 1 + 7 * j, st, &st->pend[order[i + j]]);
+        rc = step_results(st, s, k, &next_id, what, err, errlen);
+        if (!rc && i == 0) first_id = next_id - k;
+        i += k;
+    }
+    /* One range per trial and attempt: its results got consecutive ids. */
+    int64_t id = first_id;
+    for (int g = 0; g < st->ngroups && !rc; g++) {
+        const struct store__group *gr = &st->groups[g];
+        sqlite3_bind_int64(sr, 1, gr->trial_id);
+        sqlite3_bind_int(sr, 2, gr->attempt);
+        sqlite3_bind_int64(sr, 3, id);
+        sqlite3_bind_int64(sr, 4, id + gr->n - 1);
+        sqlite3_bind_int(sr, 5, gr->n);
+        store__bind_real(sr, 6, gr->min_metric);
+        store__bind_real(sr, 7, gr->max_metric);
+        int src = sqlite3_step(sr);
+        if (src != SQLITE_DONE) {
+            if (ext_code(st) == SQLITE_CONSTRAINT_FOREIGNKEY)
+                rc = store__err(err, errlen, STORE_NOTFOUND, "%s: %s: no trial with id %lld",
+                                st->path, what, (long long)gr->trial_id);
+            else
+                rc = store__fail(st, src, what, err, errlen);
+        }
+        sqlite3_reset(sr);
+        id += gr->n;
+    }
+    if (!rc) rc = flush_decisions(st, "cannot write decisions", err, errlen);
+out:
+    free(order);
+    if (rc && st->in_batch && !st->batch_rc) { /* half a batch of results is no batch */
+        st->batch_rc = rc;
+        snprintf(st->batch_err, sizeof st->batch_err, "%s", err ? err : what);
+    }
+    /* Written or not, these results are done with: on failure the batch rolls back. */
+    if (st->group_slots)
+        memset(st->group_slot, 0, (size_t)st->group_slots * sizeof *st->group_slot);
+    st->ngroups = 0;
+    st->npend = 0;
+    st->npdec = 0;
+    st->arena_len = 0;
+    return rc;
+}
+
+/* After a result or decision joined the pending set: inside a batch it waits (unless too
+ * many do); outside one it is written now, in a transaction of its own. */
+static int pending_added(store_t *st, char *err, size_t errlen)
+{
+    if (st->in_batch)
+        return st->npend + st->npdec >= STORE__PENDING_MAX ? store__flush(st, err, errlen) : 0;
+    int rc = store_begin(st, err, errlen);
+    if (rc) {
+        store__forget(st);
+        return rc;
+    }
+    return store_commit(st, err, errlen);
+}
+
 int store_result_add(store_t *st, const store_result_t *r, char *err, size_t errlen)
 {
-    int rc = store__writable(st, "cannot add a result", err, errlen);
+    const char *what = "cannot add a result";
+    int rc = store__writable(st, what, err, errlen);
     if (rc) return rc;
-    sqlite3_stmt *s = st->stmt[STORE__RESULT_INSERT];
-    if (!s && !(s = store__stmt(st, STORE__RESULT_INSERT, err, errlen))) return STORE_ERR;
-    sqlite3_bind_int64(s, 1, r->trial_id);
-    sqlite3_bind_int(s, 2, r->attempt);
-    sqlite3_bind_int64(s, 3, r->iteration);
-    store__bind_real(s, 4, r->time_value);
-    store__bind_real(s, 5, r->metric); /* NaN: NULL, so min()/max() skip it */
-    store__bind_real(s, 6, r->wall_time);
-    /* The caller's text outlives the step: no copy (see bind_text). */
-    size_t len = r->json ? (r->json_len ? r->json_len : strlen(r->json)) : 0;
-    sqlite3_bind_text(s, 7, r->json ? r->json : "{}", r->json ? (int)len : 2, SQLITE_STATIC);
-    int src = sqlite3_step(s);
-    if (src != SQLITE_DONE) {
-        if (ext_code(st) == SQLITE_CONSTRAINT_FOREIGNKEY)
-            rc = store__err(err, errlen, STORE_NOTFOUND, "%s: cannot add a result: no trial with id %lld",
-                            st->path, (long long)r->trial_id);
-        else
-            rc = store__fail(st, src, "cannot add a result", err, errlen);
+    rc = check_trial(st, r->trial_id, what, err, errlen);
+    if (rc) return rc;
+    const char *json = r->json ? r->json : "{}";
+    size_t len = r->json ? (r->json_len ? r->json_len : strlen(r->json)) : 2;
+    if (len > 0x7fffffff)
+        return store__err(err, errlen, STORE_ERR, "%s: %s: the result is %zu bytes long", st->path,
+                          what, len);
+    rc = pend_add(st, r, json, len, err, errlen);
+    if (rc) return rc;
+    return pending_added(st, err, errlen);
+}
+
+/* Copies d into the pending decisions. */
+static int pdec_add(store_t *st, const store_decision_t *d, char *err, size_t errlen)
+{
+    size_t alen = strlen(d->action), rlen = d->reason ? strlen(d->reason) : 0;
+    if (alen > 0x7fffffff || rlen > 0x7fffffff || arena_reserve(st, alen + rlen))
+        return store__err(err, errlen, STORE_ERR, "%s: cannot add a decision: out of memory",
+                          st->path);
+    if (st->npdec == st->cap_pdec) {
+        int cap = st->cap_pdec ? 2 * st->cap_pdec : 256;
+        struct store__pdecision *p = realloc(st->pdec, (size_t)cap * sizeof *p);
+        if (!p)
+            return store__err(err, errlen, STORE_ERR, "%s: cannot add a decision: out of memory",
+                              st->path);
+        st->pdec = p;
+        st->cap_pdec = cap;
     }
-    sqlite3_reset(s);
+    struct store__pdecision *p = &st->pdec[st->npdec++];
+    *p = (struct store__pdecision){.trial_id = d->trial_id,
+                                   .iteration = d->iteration,
+                                   .time_value = d->time_value,
+                                   .milestone = d->milestone,
+                                   .value = d->value,
+                                   .cutoff = d->cutoff,
+                                   .wall_time = d->wall_time,
+                                   .bracket = d->bracket,
+                                   .rung = d->rung,
+                                   .action_off = st->arena_len,
+                                   .action_len = alen,
+                                   .reason_off = st->arena_len + alen,
+                                   .reason_len = rlen,
+                                   .has_reason = d->reason != NULL};
+    memcpy(st->arena + st->arena_len, d->action, alen);
+    if (rlen) memcpy(st->arena + st->arena_len + alen, d->reason, rlen);
+    st->arena_len += alen + rlen;
+    return 0;
+}
+
+static void bind_decision(sqlite3_stmt *s, int base, const store_t *st,
+                          const struct store__pdecision *p)
+{
+    sqlite3_bind_int64(s, base, p->trial_id);
+    sqlite3_bind_int64(s, base + 1, p->iteration);
+    store__bind_real(s, base + 2, p->time_value);
+    sqlite3_bind_text(s, base + 3, st->arena + p->action_off, (int)p->action_len, SQLITE_STATIC);
+    if (p->bracket >= 0) /* -1: not applicable */
+        sqlite3_bind_int(s, base + 4, p->bracket);
+    else
+        sqlite3_bind_null(s, base + 4);
+    if (p->rung >= 0)
+        sqlite3_bind_int(s, base + 5, p->rung);
+    else
+        sqlite3_bind_null(s, base + 5);
+    store__bind_real(s, base + 6, p->milestone);
+    store__bind_real(s, base + 7, p->value);
+    store__bind_real(s, base + 8, p->cutoff);
+    if (p->has_reason)
+        sqlite3_bind_text(s, base + 9, st->arena + p->reason_off, (int)p->reason_len,
+                          SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s, base + 9);
+    store__bind_real(s, base + 10, p->wall_time);
+}
+
+/* Writes the pending decisions, 16 to a statement. */
+static int flush_decisions(store_t *st, const char *what, char *err, size_t errlen)
+{
+    sqlite3_stmt *sn = store__stmt(st, STORE__DECISION_INSERTN, err, errlen);
+    sqlite3_stmt *s1 = sn ? store__stmt(st, STORE__DECISION_INSERT1, err, errlen) : NULL;
+    if (!s1) return STORE_ERR;
+    int rc = 0;
+    for (int i = 0; i < st->npdec && !rc;) {
+        int k = st->npdec - i >= STORE__RESULT_ROWS ? STORE__RESULT_ROWS : 1;
+        sqlite3_stmt *s = k == 1 ? s1 : sn;
+        for (int j = 0; j < k; j++)
+            bind_decision(s, 1 + 11 * j, st, &st->pdec[i + j]);
+        int src = sqlite3_step(s);
+        if (src != SQLITE_DONE) rc = store__fail(st, src, what, err, errlen);
+        sqlite3_reset(s);
+        i += k;
+    }
     return rc;
 }
 
@@ -405,33 +814,8 @@ int store_decision_add(store_t *st, const store_decision_t *d, char *err, size_t
     if (rc) return rc;
     if (!d->action || !*d->action)
         return store__err(err, errlen, STORE_ERR, "%s: %s: it has no action", st->path, what);
-    sqlite3_stmt *s = st->stmt[STORE__DECISION_INSERT];
-    if (!s && !(s = store__stmt(st, STORE__DECISION_INSERT, err, errlen))) return STORE_ERR;
-    sqlite3_bind_int64(s, 1, d->trial_id);
-    sqlite3_bind_int64(s, 2, d->iteration);
-    store__bind_real(s, 3, d->time_value);
-    bind_text(s, 4, d->action);
-    if (d->bracket >= 0)
-        sqlite3_bind_int(s, 5, d->bracket);
-    else
-        sqlite3_bind_null(s, 5);
-    if (d->rung >= 0)
-        sqlite3_bind_int(s, 6, d->rung);
-    else
-        sqlite3_bind_null(s, 6);
-    store__bind_real(s, 7, d->milestone);
-    store__bind_real(s, 8, d->value);
-    store__bind_real(s, 9, d->cutoff);
-    bind_text(s, 10, d->reason);
-    store__bind_real(s, 11, d->wall_time);
-    int src = sqlite3_step(s);
-    if (src != SQLITE_DONE) {
-        if (ext_code(st) == SQLITE_CONSTRAINT_FOREIGNKEY)
-            rc = store__err(err, errlen, STORE_NOTFOUND, "%s: %s: no trial with id %lld",
-                            st->path, what, (long long)d->trial_id);
-        else
-            rc = store__fail(st, src, what, err, errlen);
-    }
-    sqlite3_reset(s);
-    return rc;
+    rc = check_trial(st, d->trial_id, what, err, errlen);
+    if (!rc) rc = pdec_add(st, d, err, errlen);
+    if (rc) return rc;
+    return pending_added(st, err, errlen);
 }

@@ -798,4 +798,187 @@ TEST(failed_trials_are_retried_up_to_max_failures)
                  1);
 }
 
+/* Starts tune in the background; returns its pid. */
+static pid_t spawn_tune(const char *dir, const char *const *args)
+{
+    char op[4200];
+    snprintf(op, sizeof op, "%s/.bg.out", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (chdir(dir) != 0) _exit(126);
+        int fo = open(op, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        dup2(fo, 1);
+        dup2(fo, 2);
+        char *av[64];
+        int n = 0;
+        av[n++] = g_tune;
+        for (; args[n - 1] && n < 63; n++) av[n] = (char *)args[n - 1];
+        av[n] = NULL;
+        execv(g_tune, av);
+        _exit(127);
+    }
+    return pid;
+}
+
+TEST(resume_after_ctrl_c_finishes_the_experiment)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "resume");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"rs\", \"metric\": \"loss\", \"num_samples\": 6, \"max_concurrent\": 2,"
+             " \"stop_grace_s\": 1, \"command\": [\"%s\", \"--iters\", \"20\", \"--sleep-ms\","
+             " \"30\", \"--lr\", \"{lr}\"], \"space\": {\"lr\": {\"loguniform\": [0.001, 0.1]}}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", NULL};
+    struct out o = run_tune_sig(dir, a, 500, 0);
+    CHECK_EQ_INT(o.code, 130);
+    CHECK_CONTAINS(o.out, "tune resume rs");
+    out_free(&o);
+    long long paused = db_int(dir, "SELECT count(*) FROM trials WHERE status='PAUSED'");
+    CHECK(paused >= 1);
+    /* run again without a terminal: it does not start over, it says how to resume */
+    o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 1);
+    CHECK_CONTAINS(o.err, "did not finish");
+    CHECK_CONTAINS(o.err, "tune resume rs");
+    out_free(&o);
+    const char *r[] = {"resume", "rs", NULL};
+    o = run_tune(dir, r);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "Finished rs: 6 trials terminated");
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='TERMINATED'"), 6);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments WHERE status='FINISHED'"), 1);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE attempt=2"), paused);
+    /* every trial's current attempt has iterations 1..20, each once */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results_current"), 120);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM (SELECT trial_id, iteration FROM results_current"
+                             " GROUP BY 1, 2 HAVING count(*) > 1)"),
+                 0);
+    /* the interrupted attempts' results are kept, superseded */
+    CHECK(db_int(dir, "SELECT count(*) FROM results WHERE attempt=1 AND trial_id IN"
+                      " (SELECT id FROM trials WHERE attempt=2)") >= 1);
+    const char *again[] = {"resume", "rs", NULL};
+    o = run_tune(dir, again);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "nothing to resume");
+    out_free(&o);
+    const char *no[] = {"resume", "nope", NULL};
+    o = run_tune(dir, no);
+    CHECK_EQ_INT(o.code, 1);
+    CHECK_CONTAINS(o.err, "no experiment named \"nope\"");
+    out_free(&o);
+}
+
+TEST(second_writer_is_refused)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "lock");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"lk\", \"metric\": \"loss\", \"num_samples\": 1, \"command\": [\"%s\","
+             " \"--iters\", \"40\", \"--sleep-ms\", \"50\"], \"space\": {}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", NULL};
+    pid_t pid = spawn_tune(dir, a);
+    usleep(700 * 1000);
+    const char *r[] = {"run", "space.json", "--resume", NULL};
+    struct out o = run_tune(dir, r);
+    CHECK_EQ_INT(o.code, 1);
+    CHECK_CONTAINS(o.err, "is being run by another tune process");
+    out_free(&o);
+    /* readers work while it writes */
+    const char *q[] = {"trials", "lk", "--json", NULL};
+    o = run_tune(dir, q);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "RUNNING");
+    out_free(&o);
+    kill(pid, SIGINT);
+    int st;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 130);
+}
+
+/* The durability test of the issue: SIGKILL tune at many moments, resume each time, and
+ * compare the finished database with an uninterrupted run of the same experiment. One
+ * trial at a time, so the uninterrupted run is deterministic. */
+TEST(kill_9_at_many_moments_then_resume_matches_uninterrupted)
+{
+    char ref[4096], dir[4096], sp[8192];
+    fresh_dir(ref, sizeof ref, "kill9_ref");
+    fresh_dir(dir, sizeof dir, "kill9");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"k9\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 14,"
+             " \"max_concurrent\": 1, \"seed\": 5, \"stop_grace_s\": 1,"
+             " \"command\": [\"%s\", \"--iters\", \"9\", \"--sleep-ms\", \"8\", \"--lr\", \"{lr}\"],"
+             " \"scheduler\": {\"type\": \"asha\", \"max_t\": 9, \"grace_period\": 1,"
+             "  \"reduction_factor\": 3},"
+             " \"space\": {\"lr\": {\"loguniform\": [0.00001, 1]}}}",
+             g_synth);
+    space_file(ref, sp);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", "--quiet", NULL};
+    struct out o = run_tune(ref, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+
+    const char *r[] = {"resume", "k9", "--quiet", NULL};
+    int kills = 0, finished = 0;
+    for (int round = 0; round < 40 && !finished; round++) {
+        pid_t pid = spawn_tune(dir, round == 0 ? a : r);
+        usleep((useconds_t)(40 + (round * 37) % 160) * 1000);
+        if (kill(pid, SIGKILL) == 0) kills++;
+        int st;
+        waitpid(pid, &st, 0);
+        if (WIFEXITED(st) && WEXITSTATUS(st) == 0) finished = 1;
+        if (db_int(dir, "SELECT count(*) FROM experiments WHERE status='FINISHED'") == 1)
+            finished = 1;
+    }
+    if (!finished) {
+        o = run_tune(dir, r);
+        CHECK_EQ_INT(o.code, 0);
+        out_free(&o);
+    }
+    CHECK(kills >= 3);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments WHERE status='FINISHED'"), 1);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials"), 14);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(DISTINCT config) FROM trials"), 14);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='TERMINATED'"), 14);
+    /* no missing and no repeated iteration in any trial's final attempt */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM (SELECT trial_id FROM results_current GROUP BY"
+                             " trial_id HAVING count(*) != max(iteration) OR min(iteration) != 1"
+                             " OR count(DISTINCT iteration) != count(*))"),
+                 0);
+    /* the same ASHA outcome for every trial that was never interrupted */
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM trials t JOIN ref.trials u ON u.trial_no = t.trial_no"
+             " WHERE t.attempt = 1 AND (t.early_stopped != u.early_stopped OR"
+             " (SELECT count(*) FROM results r WHERE r.trial_id = t.id) !="
+             " (SELECT count(*) FROM ref.results r WHERE r.trial_id = u.id))");
+    char path[4300], attach[4400];
+    snprintf(path, sizeof path, "%s/tune.db", dir);
+    snprintf(attach, sizeof attach, "ATTACH '%s/tune.db' AS ref", ref);
+    sqlite3 *db;
+    REQUIRE(sqlite3_open(path, &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, attach, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_stmt *st;
+    REQUIRE(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK);
+    REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+    CHECK_EQ_INT(sqlite3_column_int(st, 0), 0);
+    sqlite3_finalize(st);
+    /* and the same final stop decisions overall: ASHA continued as if nothing happened */
+    REQUIRE(sqlite3_prepare_v2(db,
+                               "SELECT (SELECT group_concat(trial_no) FROM (SELECT trial_no FROM"
+                               " trials WHERE early_stopped ORDER BY 1)) = (SELECT"
+                               " group_concat(trial_no) FROM (SELECT trial_no FROM ref.trials"
+                               " WHERE early_stopped ORDER BY 1))",
+                               -1, &st, NULL) == SQLITE_OK);
+    REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+    CHECK_EQ_INT(sqlite3_column_int(st, 0), 1);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 TT_MAIN

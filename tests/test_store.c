@@ -216,10 +216,12 @@ TEST(open_create_close)
     CHECK_STR(q(st, "PRAGMA journal_mode"), "wal");
     CHECK_STR(q(st, "PRAGMA foreign_keys"), "1");
     CHECK_STR(q(st, "PRAGMA synchronous"), "1"); /* NORMAL */
+    CHECK_STR(q(st, "PRAGMA wal_autocheckpoint"), "10000");
+    CHECK_STR(q(st, "PRAGMA busy_timeout"), "5000");
     CHECK_STR(q(st, "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master"
                     " WHERE type IN ('table', 'view') ORDER BY name)"),
-              "decisions,experiment_summary,experiments,meta,params,results,results_current,"
-              "trial_summary,trials");
+              "decisions,experiment_summary,experiments,meta,params,result_ranges,results,"
+              "results_all,results_current,trial_summary,trials");
     CHECK_STR(q(st, "SELECT count(*) FROM experiment_summary"), "0");
     store_close(st);
     store_close(NULL); /* NULL-safe */
@@ -254,7 +256,8 @@ TEST(reopen_keeps_data)
     store_close(st);
     st = open_ro(t.db);
     REQUIRE(st);
-    CHECK_STR(q(st, "SELECT trial, iterations, best_metric FROM trial_summary"), "trial_00000|5|0.2");
+    CHECK_STR(q(st, "SELECT trial, iterations, best_metric FROM trial_summary"),
+              "trial_00000|5|0.2");
     store_close(st);
     tmp_clean(&t);
 }
@@ -271,8 +274,8 @@ TEST(schema_version_newer)
     st = (store_t *)0x1; /* out-parameters stay untouched on error */
     CHECK_EQ_INT(store_open(t.db, 0, &st, err, sizeof err), STORE_VERSION);
     CHECK(st == (store_t *)0x1);
-    snprintf(want, sizeof want, "%s was written by a newer tune (schema version 2, this tune knows 1)",
-             t.db);
+    snprintf(want, sizeof want,
+             "%s was written by a newer tune (schema version 2, this tune knows 1)", t.db);
     CHECK_CONTAINS(err, want);
     err[0] = 0;
     CHECK_EQ_INT(store_open(t.db, STORE_OPEN_READONLY, &st, err, sizeof err), STORE_VERSION);
@@ -479,11 +482,20 @@ TEST(readonly_query_refuses_writes)
     CHECK_EQ_INT(store_begin(st, err, sizeof err), STORE_READONLY);
     CHECK_CONTAINS(err, "cannot begin a batch: the database was opened read-only");
     err[0] = 0;
-    CHECK_EQ_INT(add_result(st, tr, 1, 2, 0.4), STORE_READONLY);
     store_result_t r = {.trial_id = tr, .attempt = 1, .json = "{}"};
     CHECK_EQ_INT(store_result_add(st, &r, err, sizeof err), STORE_READONLY);
     CHECK_CONTAINS(err, "cannot add a result: the database was opened read-only");
-    CHECK_EQ_INT(mk_exp(st, "other", 0), -1);
+    store_experiment_t ex = {.name = "other"};
+    CHECK_EQ_INT(store_experiment_create(st, &ex, 1.0, NULL, err, sizeof err), STORE_READONLY);
+    CHECK_CONTAINS(err, "cannot create the experiment: the database was opened read-only");
+    store_decision_t d = {.trial_id = tr, .action = "stop"};
+    CHECK_EQ_INT(store_decision_add(st, &d, err, sizeof err), STORE_READONLY);
+    store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "ERROR"};
+    CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), STORE_READONLY);
+    CHECK_EQ_INT(store_trial_create(st, 1, 5, "t5", "{}", NULL, NULL, err, sizeof err),
+                 STORE_READONLY);
+    CHECK_EQ_INT(store_experiment_set_status(st, 1, "FINISHED", 1.0, err, sizeof err),
+                 STORE_READONLY);
     store_close(st);
 
     /* The file is as it was. */
@@ -506,8 +518,9 @@ TEST(query_one_statement_only)
     REQUIRE(st);
     char err[512] = "";
     /* A write hidden behind a read is refused whole, and so is a second read. */
-    CHECK_EQ_INT(store_query(st, "SELECT 1; DELETE FROM meta", NULL, 0, NULL, NULL, err, sizeof err),
-                 STORE_ERR);
+    CHECK_EQ_INT(
+        store_query(st, "SELECT 1; DELETE FROM meta", NULL, 0, NULL, NULL, err, sizeof err),
+        STORE_ERR);
     CHECK_CONTAINS(err, "give one SQL statement at a time");
     CHECK_CONTAINS(err, "DELETE FROM meta");
     err[0] = 0;
@@ -543,12 +556,13 @@ TEST(query_errors)
     CHECK_EQ_INT(store_query(st, "SELECT ?1", b, 2, NULL, NULL, err, sizeof err), STORE_ERR);
     CHECK_STR(err, "query failed: the statement has 1 parameter but 2 values were given");
     err[0] = 0;
-    CHECK_EQ_INT(store_query(st, "  -- nothing\n", NULL, 0, NULL, NULL, err, sizeof err), STORE_ERR);
+    CHECK_EQ_INT(store_query(st, "  -- nothing\n", NULL, 0, NULL, NULL, err, sizeof err),
+                 STORE_ERR);
     CHECK_STR(err, "query failed: the SQL text is empty");
     err[0] = 0;
-    CHECK_EQ_INT(store_query(st, "SELECT json_extract('{bad', '$.a')", NULL, 0, NULL, NULL, err,
-                             sizeof err),
-                 STORE_ERR);
+    CHECK_EQ_INT(
+        store_query(st, "SELECT json_extract('{bad', '$.a')", NULL, 0, NULL, NULL, err, sizeof err),
+        STORE_ERR);
     CHECK_CONTAINS(err, "query failed: malformed JSON");
     store_close(st);
     tmp_clean(&t);
@@ -565,7 +579,8 @@ TEST(query_binds)
     const char *b[] = {"beta", NULL, "it's"};
     struct qbuf out = {0};
     char err[512] = "";
-    CHECK_EQ_INT(store_query(st, "SELECT name, mode, ?2 IS NULL, ?3 FROM experiments WHERE name = ?1",
+    CHECK_EQ_INT(store_query(st,
+                             "SELECT name, mode, ?2 IS NULL, ?3 FROM experiments WHERE name = ?1",
                              b, 3, qb_row, &out, err, sizeof err),
                  0);
     CHECK_STR(out.s, "beta|max|1|it's");
@@ -712,7 +727,8 @@ TEST(experiment_create_find_duplicate)
     CHECK_EQ_INT(store_experiment_set_status(st, 12345, "FINISHED", 1, err, sizeof err),
                  STORE_NOTFOUND);
     CHECK_CONTAINS(err, "no experiment with id 12345");
-    CHECK_STR(q(st, "SELECT status FROM experiments WHERE id = %lld", (long long)id), "INTERRUPTED");
+    CHECK_STR(q(st, "SELECT status FROM experiments WHERE id = %lld", (long long)id),
+              "INTERRUPTED");
     store_close(st);
     tmp_clean(&t);
 }
@@ -726,18 +742,24 @@ TEST(trial_create_with_params)
     store_t *st = open_rw(t.db);
     REQUIRE(st);
     int64_t e = mk_exp(st, "exp", 0);
-    const char *cfg = "{\"lr\": 0.001, \"layers\": 3, \"opt\": \"adam\", \"bn\": true,"
-                      " \"drop\": false, \"sizes\": [64, 128, 0.1], \"net\": {\"a\": 1.5, \"b\": \"q\\\"x\"},"
-                      " \"none\": null, \"third\": 0.3333333333333333, \"big\": 1e300,"
-                      " \"name\": \"caf\\u00e9\"}";
+    const char *cfg =
+        "{\"lr\": 0.001, \"layers\": 3, \"opt\": \"adam\", \"bn\": true,"
+        " \"drop\": false, \"sizes\": [64, 128, 0.1], \"net\": {\"a\": 1.5, \"b\": \"q\\\"x\"},"
+        " \"none\": null, \"third\": 0.3333333333333333, \"big\": 1e300,"
+        " \"name\": \"caf\\u00e9\",\t\"huge\" :12345678901234567890 ,"
+        " \"deep\": {\"x\": [1, {\"y\": [\"]\", \"}\"]}], \"z\": {}}, \"empty\": [ ]}";
     int64_t tr = mk_trial(st, e, 7, cfg);
     REQUIRE(tr > 0);
-    CHECK_STR(q(st, "SELECT experiment_id = %lld, trial_no, name, status, early_stopped, attempt,"
-                    " trial_dir FROM trials",
+    CHECK_STR(q(st,
+                "SELECT experiment_id = %lld, trial_no, name, status, early_stopped, attempt,"
+                " trial_dir FROM trials",
                 (long long)e),
               "1|7|trial_00007|PENDING|0|1|/tmp/results/trial_00007");
     CHECK_STR(q(st, "SELECT config FROM trials"), cfg); /* verbatim */
-    CHECK_STR(q(st, "SELECT count(*) FROM params WHERE trial_id = %lld", (long long)tr), "11");
+    CHECK_STR(q(st, "SELECT count(*) FROM params WHERE trial_id = %lld", (long long)tr), "14");
+    CHECK_STR(q(st, "SELECT value_json FROM params WHERE name = 'deep'"),
+              "{\"x\":[1,{\"y\":[\"]\",\"}\"]}],\"z\":{}}");
+    CHECK_STR(q(st, "SELECT value_json FROM params WHERE name = 'empty'"), "[]");
     CHECK_STR(q(st, "SELECT value_real, value_text, value_json FROM params WHERE name = 'lr'"),
               "0.001|NULL|0.001");
     CHECK_STR(q(st, "SELECT value_real, value_text, value_json FROM params WHERE name = 'layers'"),
@@ -749,7 +771,7 @@ TEST(trial_create_with_params)
     CHECK_STR(q(st, "SELECT value_real, value_text, value_json FROM params WHERE name = 'drop'"),
               "0.0|NULL|false");
     CHECK_STR(q(st, "SELECT value_real, value_text, value_json FROM params WHERE name = 'sizes'"),
-              "NULL|NULL|[64,128,0.1]");
+              "NULL|NULL|[64,128,0.1]"); /* the user's text, less its spaces */
     CHECK_STR(q(st, "SELECT value_real, value_text, value_json FROM params WHERE name = 'net'"),
               "NULL|NULL|{\"a\":1.5,\"b\":\"q\\\"x\"}");
     CHECK_STR(q(st, "SELECT value_real, value_text, value_json FROM params WHERE name = 'none'"),
@@ -757,13 +779,18 @@ TEST(trial_create_with_params)
     CHECK_STR(q(st, "SELECT value_real, value_json FROM params WHERE name = 'third'"),
               "0.3333333333333333|0.3333333333333333");
     CHECK_STR(q(st, "SELECT value_real, value_json FROM params WHERE name = 'big'"),
-              "1e+300|1e+300");
-    CHECK_STR(q(st, "SELECT value_text, value_json FROM params WHERE name = 'name'"),
-              "caf\xc3\xa9|\"caf\xc3\xa9\"");
+              "1e+300|1e300");
+    CHECK_STR(q(st, "SELECT value_text, value_json, json_extract(value_json, '$') FROM params"
+                    " WHERE name = 'name'"),
+              "caf\xc3\xa9|\"caf\\u00e9\"|caf\xc3\xa9");
+    CHECK_STR(q(st, "SELECT value_real, value_json FROM params WHERE name = 'huge'"),
+              "1.2345678901234567e+19|12345678901234567890");
     /* value_json agrees with SQLite's own reading of the configuration. */
-    CHECK_STR(q(st, "SELECT count(*) FROM params p JOIN trials t ON t.id = p.trial_id"
-                    " WHERE json_extract(p.value_json, '$') IS NOT json_extract(t.config, '$.' || p.name)"),
-              "0");
+    CHECK_STR(
+        q(st,
+          "SELECT count(*) FROM params p JOIN trials t ON t.id = p.trial_id"
+          " WHERE json_extract(p.value_json, '$') IS NOT json_extract(t.config, '$.' || p.name)"),
+        "0");
     /* The point of params: plain SQL filters on parameters. */
     mk_trial(st, e, 8, "{\"lr\": 0.5, \"opt\": \"sgd\"}");
     CHECK_STR(q(st, "SELECT t.trial_no FROM trials t JOIN params p ON p.trial_id = t.id"
@@ -779,6 +806,46 @@ TEST(trial_create_with_params)
     tmp_clean(&t);
 }
 
+TEST(trial_params_match_sqlite_json)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "exp", 0);
+    /* value_json is the user's text of each value: whatever the quoting, escaping and
+     * spacing, SQLite must read it as it reads that value inside the configuration. */
+    static const char *const cfgs[] = {
+        "{\"a\\\"b\": \"x\\\\\", \"c\": \"\\\\\\\"\", \"d\" : [ \"\\\\\", {\"e\\\"\":\"]\"} ] ,"
+        " \"f\":-0.0, \"g\":1E+2}",
+        "{\n\t\"k\"\n:\n[\n1\n,\n2\n]\n,\r\n\"l\":\"tab\\there\",\"m\":\"\\u00e9\\ud83d\\ude00\"}",
+        "{\"\xc3\xa9t\xc3\xa9\": {\"a\": {\"b\": {\"c\": [[[]]]}}}, \"n\": -1.5e-300, \"o\": 0}",
+        "{\"dup-looking\": \"a,b:c}\", \"x\": true, \"y\": false, \"z\": null}",
+    };
+    for (size_t i = 0; i < sizeof cfgs / sizeof *cfgs; i++)
+        CHECK(mk_trial(st, e, (int64_t)i, cfgs[i]) > 0);
+    CHECK_STR(q(st, "SELECT count(*) FROM params"),
+              q(st, "SELECT count(*) FROM trials t, json_each(t.config)"));
+    CHECK_STR(q(st, "SELECT count(*) FROM params p JOIN trials t ON t.id = p.trial_id"
+                    " JOIN json_each(t.config) j ON j.key = p.name"
+                    /* SQLite 3.40's fullkey is no path for a key with a '"' in it */
+                    " WHERE instr(p.name, '\"') = 0 AND (NOT json_valid(p.value_json)"
+                    " OR json_extract(p.value_json, '$') IS NOT json_extract(t.config, j.fullkey)"
+                    " OR json_type(p.value_json) IS NOT j.type)"),
+              "0");
+    CHECK_STR(q(st, "SELECT value_json, value_text = json_extract(value_json, '$') FROM params"
+                    " WHERE name = 'a\"b'"),
+              "\"x\\\\\"|1");
+    CHECK_STR(q(st, "SELECT value_json FROM params WHERE name = 'd'"),
+              "[\"\\\\\",{\"e\\\"\":\"]\"}]");
+    CHECK_STR(q(st, "SELECT value_json FROM params WHERE name = 'k'"), "[1,2]");
+    /* SQLite keeps integral reals as integers on disk, and so loses the sign of -0.0;
+     * value_json keeps what the user wrote. */
+    CHECK_STR(q(st, "SELECT value_json, value_real FROM params WHERE name = 'f'"), "-0.0|0.0");
+    store_close(st);
+    tmp_clean(&t);
+}
+
 TEST(trial_create_errors)
 {
     struct tmp t;
@@ -790,8 +857,10 @@ TEST(trial_create_errors)
     char err[512] = "";
     CHECK_EQ_INT(store_trial_create(st, e, 0, "t0", "{\"lr\": 0.1,", NULL, &id, err, sizeof err),
                  STORE_ERR);
-    CHECK_CONTAINS(err, "cannot create trial 0: its configuration is not valid JSON (at offset 11)");
-    CHECK_EQ_INT(store_trial_create(st, e, 0, "t0", "[1, 2]", NULL, &id, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err,
+                   "cannot create trial 0: its configuration is not valid JSON (at offset 11)");
+    CHECK_EQ_INT(store_trial_create(st, e, 0, "t0", "[1, 2]", NULL, &id, err, sizeof err),
+                 STORE_ERR);
     CHECK_CONTAINS(err, "cannot create trial 0: its configuration is not a JSON object");
     CHECK_EQ_INT(store_trial_create(st, e, 0, "t0", NULL, NULL, &id, err, sizeof err), STORE_ERR);
     CHECK_CONTAINS(err, "its configuration is not a JSON object");
@@ -819,9 +888,9 @@ TEST(trial_create_errors)
     CHECK_STR(q(st, "SELECT group_concat(name) FROM (SELECT name FROM params ORDER BY name)"),
               "a,b,d");
     /* The same outside a batch. */
-    CHECK_EQ_INT(store_trial_create(st, e, 4, "t4", "{\"x\": 1, \"x\": 1}", NULL, &id, err,
-                                    sizeof err),
-                 STORE_ERR);
+    CHECK_EQ_INT(
+        store_trial_create(st, e, 4, "t4", "{\"x\": 1, \"x\": 1}", NULL, &id, err, sizeof err),
+        STORE_ERR);
     CHECK_STR(q(st, "SELECT count(*) FROM trials WHERE trial_no = 4"), "0");
     CHECK(mk_trial(st, e, 4, "{\"x\": 1}") > 0);
     store_close(st);
@@ -863,10 +932,12 @@ TEST(trial_update_each_field_group)
     CHECK_STR(q(st, "%s", cols), "RUNNING|1|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|1");
     u.fields = STORE_TU_SLICE;
     CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), 0);
-    CHECK_STR(q(st, "%s", cols), "RUNNING|1|gpu:0,1|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|1");
+    CHECK_STR(q(st, "%s", cols),
+              "RUNNING|1|gpu:0,1|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|1");
     u.fields = STORE_TU_STARTED;
     CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), 0);
-    CHECK_STR(q(st, "%s", cols), "RUNNING|1|gpu:0,1|100.5|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|1");
+    CHECK_STR(q(st, "%s", cols),
+              "RUNNING|1|gpu:0,1|100.5|NULL|NULL|NULL|NULL|NULL|NULL|NULL|NULL|1");
     u.fields = STORE_TU_ENDED;
     CHECK_EQ_INT(store_trial_update(st, tr, &u, err, sizeof err), 0);
     CHECK_STR(q(st, "%s", cols),
@@ -941,10 +1012,12 @@ TEST(results_nan_metric_is_null)
                         .json_len = strlen(json) - 4}; /* json_len is honoured */
     char err[512] = "";
     CHECK_EQ_INT(store_result_add(st, &r, err, sizeof err), 0);
-    CHECK_STR(q(st, "SELECT trial_id = %lld, attempt, iteration, time_value, metric, wall_time,"
-                    " data, json_extract(data, '$.acc') FROM results",
-                (long long)tr),
-              "1|1|1|NULL|NULL|5.5|{\"training_iteration\": 1, \"loss\": null, \"acc\": 0.25}|0.25");
+    CHECK_STR(
+        q(st,
+          "SELECT trial_id = %lld, attempt, iteration, time_value, metric, wall_time,"
+          " data, json_extract(data, '$.acc') FROM results",
+          (long long)tr),
+        "1|1|1|NULL|NULL|5.5|{\"training_iteration\": 1, \"loss\": null, \"acc\": 0.25}|0.25");
     /* json_len 0: the text is NUL-terminated. */
     r.json = "{\"loss\": 0.5}";
     r.json_len = 0;
@@ -957,6 +1030,18 @@ TEST(results_nan_metric_is_null)
     r.trial_id = 999;
     CHECK_EQ_INT(store_result_add(st, &r, err, sizeof err), STORE_NOTFOUND);
     CHECK_CONTAINS(err, "cannot add a result: no trial with id 999");
+    r.trial_id = 0; /* 0 marks a free slot in the store's cache of known trials */
+    CHECK_EQ_INT(store_result_add(st, &r, err, sizeof err), STORE_NOTFOUND);
+    CHECK_CONTAINS(err, "cannot add a result: no trial with id 0");
+    /* Inside a batch the check is the same, at once, and the batch goes on. */
+    REQUIRE(store_begin(st, err, sizeof err) == 0);
+    r.trial_id = 998;
+    CHECK_EQ_INT(store_result_add(st, &r, err, sizeof err), STORE_NOTFOUND);
+    r.trial_id = tr;
+    r.iteration = 3;
+    CHECK_EQ_INT(store_result_add(st, &r, err, sizeof err), 0);
+    CHECK_EQ_INT(store_commit(st, err, sizeof err), 0);
+    CHECK_STR(q(st, "SELECT count(*), max(iteration) FROM results"), "3|3");
     store_close(st);
     tmp_clean(&t);
 }
@@ -1001,7 +1086,28 @@ TEST(decisions_recorded)
     d.milestone = NAN;
     d.action = "complete";
     CHECK_EQ_INT(store_decision_add(st, &d, err, sizeof err), 0);
-    CHECK_STR(q(st, "SELECT rung, milestone FROM decisions WHERE action = 'complete'"), "NULL|NULL");
+    CHECK_STR(q(st, "SELECT rung, milestone FROM decisions WHERE action = 'complete'"),
+              "NULL|NULL");
+    /* In a batch decisions wait with the results, keep their order, and are seen by
+     * others only after the commit. */
+    store_t *r = open_ro(t.db);
+    REQUIRE(r);
+    REQUIRE(store_begin(st, err, sizeof err) == 0);
+    for (int i = 0; i < 40; i++) {
+        d.iteration = 100 + i;
+        d.reason = i % 2 ? NULL : "even";
+        CHECK_EQ_INT(store_decision_add(st, &d, err, sizeof err), 0);
+        if (i % 3 == 0) add_result(st, tr, 1, 100 + i, 0.5);
+    }
+    CHECK_STR(q(r, "SELECT count(*) FROM decisions"), "3");
+    CHECK_EQ_INT(store_commit(st, err, sizeof err), 0);
+    CHECK_STR(q(r, "SELECT count(*), min(iteration), max(iteration), count(reason) FROM decisions"
+                   " WHERE iteration >= 100"),
+              "40|100|139|20");
+    CHECK_STR(q(r, "SELECT count(*) FROM (SELECT iteration, lag(iteration) OVER (ORDER BY id) AS"
+                   " prev FROM decisions WHERE iteration >= 100) WHERE prev >= iteration"),
+              "0");
+    store_close(r);
     d.action = NULL;
     CHECK_EQ_INT(store_decision_add(st, &d, err, sizeof err), STORE_ERR);
     CHECK_CONTAINS(err, "cannot add a decision: it has no action");
@@ -1062,8 +1168,9 @@ TEST(views_best_metric_max)
     REQUIRE(st);
     int64_t e = mk_exp(st, "highest", 1);
     fill_views(st, e);
-    CHECK_STR(q(st, "SELECT trial_no, last_metric, best_metric FROM trial_summary ORDER BY trial_no"),
-              "0|0.6|0.9\n1|0.8|0.8\n2|0.2|0.95\n3|NULL|NULL");
+    CHECK_STR(
+        q(st, "SELECT trial_no, last_metric, best_metric FROM trial_summary ORDER BY trial_no"),
+        "0|0.6|0.9\n1|0.8|0.8\n2|0.2|0.95\n3|NULL|NULL");
     CHECK_STR(q(st, "SELECT best_metric, best_trial FROM experiment_summary"), "0.95|trial_00002");
     /* A second experiment in the same file keeps to itself. */
     int64_t e2 = mk_exp(st, "empty", 1);
@@ -1107,12 +1214,265 @@ TEST(views_use_the_index)
     REQUIRE(tmp_make(&t) == 0);
     store_t *st = open_rw(t.db);
     REQUIRE(st);
-    /* The per-trial subqueries of trial_summary must search results by trial, never scan
-     * the whole table: with millions of results a scan per trial would make the view
-     * unusable. */
+    /* The per-trial questions must read result_ranges by its key and results by id, never
+     * scan results: with millions of results a scan per trial would make them unusable. */
     const char *plan = q(st, "EXPLAIN QUERY PLAN SELECT * FROM trial_summary");
-    CHECK_CONTAINS(plan, "results_by_trial");
-    CHECK(!strstr(plan, "SCAN r"));
+    CHECK_CONTAINS(plan, "SEARCH g USING PRIMARY KEY (trial_id=? AND attempt=?)");
+    CHECK_CONTAINS(plan, "SEARCH r USING INTEGER PRIMARY KEY (rowid=?)");
+    CHECK(!strstr(plan, "SCAN r") && !strstr(plan, "SCAN g"));
+    plan = q(st, "EXPLAIN QUERY PLAN SELECT * FROM results_current WHERE trial_id = 7");
+    CHECK_CONTAINS(plan, "SEARCH g USING PRIMARY KEY (trial_id=? AND attempt=?)");
+    CHECK_CONTAINS(plan, "SEARCH r USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)");
+    plan = q(st, "EXPLAIN QUERY PLAN SELECT * FROM results_all WHERE trial_id = 7");
+    CHECK_CONTAINS(plan, "SEARCH g USING PRIMARY KEY (trial_id=?)");
+    plan = q(st, "EXPLAIN QUERY PLAN SELECT * FROM experiment_summary");
+    CHECK(!strstr(plan, "SCAN r") && !strstr(plan, "SCAN g"));
+    store_close(st);
+    tmp_clean(&t);
+}
+
+/* Every range holds exactly its trial's results, and every result is in one range. */
+static void check_ranges(store_t *st)
+{
+    CHECK_STR(q(st, "SELECT count(*) FROM result_ranges g WHERE g.n != g.last_id - g.first_id + 1"
+                    " OR g.n != (SELECT count(*) FROM results r WHERE r.id BETWEEN g.first_id"
+                    " AND g.last_id AND r.trial_id = g.trial_id AND r.attempt = g.attempt)"),
+              "0");
+    CHECK_STR(q(st, "SELECT (SELECT coalesce(sum(n), 0) FROM result_ranges) ="
+                    " (SELECT count(*) FROM results)"),
+              "1");
+}
+
+TEST(results_grouped_by_trial_in_ranges)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "exp", 0);
+    int64_t a = mk_trial(st, e, 0, "{}"), b = mk_trial(st, e, 1, "{}"),
+            c = mk_trial(st, e, 2, "{}");
+    char err[512];
+    /* One batch, results interleaved as trials report them; trial a restarts (attempt 2)
+     * halfway. */
+    REQUIRE(store_begin(st, err, sizeof err) == 0);
+    for (int i = 1; i <= 4; i++) {
+        add_result(st, a, i <= 2 ? 1 : 2, i, 1.0 * i);
+        add_result(st, b, 1, i, 10.0 * i);
+        if (i % 2) add_result(st, c, 1, i, i == 1 ? NAN : -1.0 * i);
+    }
+    REQUIRE(store_commit(st, err, sizeof err) == 0);
+    check_ranges(st);
+    CHECK_STR(q(st,
+                "SELECT trial_id = %lld, attempt, n, min_metric, max_metric FROM result_ranges"
+                " ORDER BY first_id",
+                (long long)a),
+              "1|1|2|1.0|2.0\n0|1|4|10.0|40.0\n0|1|2|-3.0|-3.0\n1|2|2|3.0|4.0");
+    /* Within a trial the ids follow arrival. */
+    CHECK_STR(q(st,
+                "SELECT group_concat(iteration) FROM (SELECT iteration FROM results_all"
+                " WHERE trial_id = %lld ORDER BY id)",
+                (long long)b),
+              "1,2,3,4");
+    CHECK_STR(q(st,
+                "SELECT group_concat(attempt || ':' || iteration) FROM (SELECT * FROM"
+                " results_all WHERE trial_id = %lld ORDER BY id)",
+                (long long)a),
+              "1:1,1:2,2:3,2:4");
+    /* A second batch adds a range per trial, and outside a batch each result is its own. */
+    REQUIRE(store_begin(st, err, sizeof err) == 0);
+    add_result(st, b, 1, 5, 50.0);
+    add_result(st, c, 1, 5, -5.0);
+    add_result(st, b, 1, 6, 60.0);
+    REQUIRE(store_commit(st, err, sizeof err) == 0);
+    add_result(st, b, 1, 7, 70.0);
+    check_ranges(st);
+    CHECK_STR(
+        q(st, "SELECT count(*), sum(n) FROM result_ranges WHERE trial_id = %lld", (long long)b),
+        "3|7");
+    CHECK_STR(q(st, "SELECT iterations, last_metric, best_metric, json_extract(last_result,"
+                    " '$.training_iteration') FROM trial_summary ORDER BY trial_no"),
+              "2|2.0|1.0|2\n7|70.0|10.0|7\n3|-5.0|-5.0|5");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+TEST(results_large_batch_written_early)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "exp", 1);
+    int64_t tr[7];
+    for (int k = 0; k < 7; k++)
+        tr[k] = mk_trial(st, e, k, "{}");
+    char err[512];
+    /* More results than the handle keeps (8192) in one batch: written out early, in the
+     * same transaction, still invisible to others until the commit. */
+    store_t *r = open_ro(t.db);
+    REQUIRE(r);
+    REQUIRE(store_begin(st, err, sizeof err) == 0);
+    int n = 20000;
+    for (int i = 0; i < n; i++)
+        REQUIRE(add_result(st, tr[i % 7], 1, i / 7 + 1, (double)(i % 1000)) == 0);
+    CHECK_STR(q(r, "SELECT count(*) FROM results"), "0");
+    REQUIRE(store_commit(st, err, sizeof err) == 0);
+    CHECK_STR(q(r, "SELECT count(*) FROM results"), "20000");
+    check_ranges(st);
+    CHECK_STR(q(st, "SELECT count(*) FROM result_ranges WHERE trial_id = %lld", (long long)tr[0]),
+              "3");
+    CHECK_STR(q(r, "SELECT sum(iterations), max(best_metric) FROM trial_summary"), "20000|999.0");
+    CHECK_STR(q(r,
+                "SELECT group_concat(i) FROM (SELECT iteration AS i FROM results_current"
+                " WHERE trial_id = %lld ORDER BY id LIMIT 3 OFFSET 1170)",
+                (long long)tr[3]),
+              "1171,1172,1173");
+    store_close(r);
+    store_close(st);
+    tmp_clean(&t);
+}
+
+/* ---- resume ------------------------------------------------------------------------- */
+
+struct load_ctx {
+    char text[2048];
+    size_t n;
+    int calls, stop_after;
+};
+
+static void lc_add(struct load_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void lc_add(struct load_ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(c->text + c->n, sizeof c->text - c->n, fmt, ap);
+    va_end(ap);
+    if (k > 0) c->n += (size_t)k < sizeof c->text - c->n ? (size_t)k : sizeof c->text - c->n - 1;
+}
+
+static int on_trial_row(void *ud, const store_trial_row_t *t)
+{
+    struct load_ctx *c = ud;
+    lc_add(c, "%lld:%s:%s:%s:%d:%d:%s:%s;", (long long)t->trial_no, t->name, t->status,
+           t->config_json, t->early_stopped, t->attempt, t->error ? t->error : "-",
+           t->slice ? t->slice : "-");
+    return ++c->calls == c->stop_after;
+}
+
+static int on_result_row(void *ud, const store_result_row_t *r)
+{
+    struct load_ctx *c = ud;
+    lc_add(c, "%lld/%d/%lld/%g/%g;", (long long)r->trial_id, r->attempt, (long long)r->iteration,
+           r->time_value, r->metric);
+    return ++c->calls == c->stop_after;
+}
+
+TEST(resume_load_trials_and_replay_results)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "exp", 0), other = mk_exp(st, "other", 0);
+    int64_t a = mk_trial(st, e, 0, "{\"lr\": 0.1}"), b = mk_trial(st, e, 1, "{}");
+    int64_t x = mk_trial(st, other, 0, "{}");
+    store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_ERROR | STORE_TU_SLICE |
+                                        STORE_TU_EARLY_STOPPED | STORE_TU_ATTEMPT,
+                              .status = "ERROR",
+                              .error = "boom",
+                              .slice = "gpu:1",
+                              .early_stopped = 1,
+                              .attempt = 2};
+    char err[512] = "";
+    REQUIRE(store_trial_update(st, b, &u, err, sizeof err) == 0);
+    REQUIRE(store_begin(st, err, sizeof err) == 0);
+    add_result(st, a, 1, 1, 0.5);
+    add_result(st, b, 1, 1, NAN);
+    add_result(st, x, 1, 1, 9.0);
+    add_result(st, a, 1, 2, 0.25);
+    add_result(st, b, 2, 1, 0.75);
+    struct load_ctx c = {0};
+    /* Reads inside a batch see what the batch added. */
+    CHECK_EQ_INT(store_results_replay(st, e, on_result_row, &c, err, sizeof err), 0);
+    REQUIRE(store_commit(st, err, sizeof err) == 0);
+    char want[512];
+    snprintf(want, sizeof want, "%lld/1/1/1/0.5;%lld/1/2/2/0.25;%lld/1/1/1/nan;%lld/2/1/1/0.75;",
+             (long long)a, (long long)a, (long long)b, (long long)b);
+    CHECK_STR(c.text, want);
+    memset(&c, 0, sizeof c);
+    CHECK_EQ_INT(store_trials_load(st, e, on_trial_row, &c, err, sizeof err), 0);
+    CHECK_STR(c.text,
+              "0:trial_00000:PENDING:{\"lr\": 0.1}:0:1:-:-;1:trial_00001:ERROR:{}:1:2:boom:gpu:1;");
+    memset(&c, 0, sizeof c);
+    c.stop_after = 1; /* a non-zero return stops */
+    CHECK_EQ_INT(store_trials_load(st, e, on_trial_row, &c, err, sizeof err), 0);
+    CHECK_EQ_INT(c.calls, 1);
+    store_close(st);
+    tmp_clean(&t);
+}
+
+TEST(resume_carry_results_keeps_ranges)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "exp", 0);
+    int64_t a = mk_trial(st, e, 0, "{}"), b = mk_trial(st, e, 1, "{}");
+    char err[512] = "";
+    /* Attempt 1 of trial a reports iterations 1..6 over two batches, mixed with trial b;
+     * then it fails and attempt 2 resumes from a checkpoint taken at iteration 4. */
+    for (int batch = 0; batch < 2; batch++) {
+        REQUIRE(store_begin(st, err, sizeof err) == 0);
+        for (int i = 1; i <= 3; i++) {
+            add_result(st, a, 1, batch * 3 + i, 1.0 / (batch * 3 + i));
+            add_result(st, b, 1, batch * 3 + i, 5.0);
+        }
+        REQUIRE(store_commit(st, err, sizeof err) == 0);
+    }
+    store_trial_update_t u = {.fields = STORE_TU_ATTEMPT, .attempt = 2};
+    REQUIRE(store_trial_update(st, a, &u, err, sizeof err) == 0);
+    REQUIRE(store_begin(st, err, sizeof err) == 0);
+    int64_t moved = -1;
+    CHECK_EQ_INT(store_results_carry(st, a, 1, 2, 4, &moved, err, sizeof err), 0);
+    CHECK_EQ_INT(moved, 3);
+    add_result(st, a, 2, 4, 0.2);
+    REQUIRE(store_commit(st, err, sizeof err) == 0);
+    check_ranges(st);
+    /* Attempt 2 holds iterations 1-3 (carried) and 4 (new); 4-6 of attempt 1 are
+     * superseded but kept. */
+    CHECK_STR(q(st,
+                "SELECT group_concat(iteration) FROM (SELECT iteration FROM results_current"
+                " WHERE trial_id = %lld ORDER BY id)",
+                (long long)a),
+              "1,2,3,4");
+    CHECK_STR(q(st,
+                "SELECT group_concat(attempt || ':' || iteration) FROM (SELECT * FROM results"
+                " WHERE trial_id = %lld ORDER BY id)",
+                (long long)a),
+              "2:1,2:2,2:3,1:4,1:5,1:6,2:4");
+    CHECK_STR(q(st,
+                "SELECT iterations, last_metric, best_metric FROM trial_summary WHERE"
+                " trial_id = %lld",
+                (long long)a),
+              "4|0.2|0.2");
+    CHECK_STR(q(st, "SELECT iterations FROM trial_summary WHERE trial_id = %lld", (long long)b),
+              "6");
+    /* Outside a batch, and with nothing to move. */
+    CHECK_EQ_INT(store_results_carry(st, b, 3, 4, 100, &moved, err, sizeof err), 0);
+    CHECK_EQ_INT(moved, 0);
+    CHECK_EQ_INT(store_results_carry(st, b, 1, 2, 3, NULL, err, sizeof err), 0);
+    check_ranges(st);
+    CHECK_STR(
+        q(st, "SELECT count(*) FROM results WHERE trial_id = %lld AND attempt = 2", (long long)b),
+        "2");
+    store_close(st);
+    st = open_ro(t.db);
+    REQUIRE(st);
+    CHECK_EQ_INT(store_results_carry(st, b, 1, 2, 3, NULL, err, sizeof err), STORE_READONLY);
+    CHECK_CONTAINS(err, "cannot carry results over to the resumed attempt: the database was opened"
+                        " read-only");
     store_close(st);
     tmp_clean(&t);
 }
@@ -1141,6 +1501,8 @@ TEST(batch_visibility_to_second_connection)
     CHECK_CONTAINS(err, "cannot begin a batch: one is open already (store_commit first)");
     CHECK_EQ_INT(store_commit(w, err, sizeof err), 0);
     CHECK_STR(q(r, "SELECT count(*) FROM results"), "10");
+    CHECK_STR(q(r, "SELECT iterations FROM trial_summary"), "10");
+    check_ranges(r);
     CHECK_EQ_INT(store_commit(w, err, sizeof err), STORE_ERR);
     CHECK_CONTAINS(err, "cannot commit: no batch is open (store_begin first)");
     /* Closing with a batch open commits nothing of it. */
@@ -1198,8 +1560,12 @@ static void disk_full_child(const char *path, int fd)
     for (int b = 0; b < 100000 && !rep.rc; b++) {
         int rc = store_begin(st, err, sizeof err);
         for (int i = 0; i < FULL_BATCH && !rc; i++) {
-            store_result_t r = {.trial_id = 1, .attempt = 1, .iteration = i, .metric = 0.5,
-                                .json = json, .json_len = sizeof json - 1};
+            store_result_t r = {.trial_id = 1,
+                                .attempt = 1,
+                                .iteration = i,
+                                .metric = 0.5,
+                                .json = json,
+                                .json_len = sizeof json - 1};
             rc = store_result_add(st, &r, err, sizeof err);
             if (rc) {
                 /* A batch that failed once fails for good, and says why. */
@@ -1269,6 +1635,7 @@ TEST(disk_full)
     CHECK_STR(q(st, "PRAGMA integrity_check"), "ok");
     const char *count = q(st, "SELECT count(*) FROM results");
     CHECK_EQ_INT(strtol(count, NULL, 10), (long)rep.committed * FULL_BATCH);
+    check_ranges(st);
     CHECK_EQ_INT(add_result(st, 1, 1, 1, 0.25), 0); /* and takes writes again */
     store_close(st);
     tmp_clean(&t);

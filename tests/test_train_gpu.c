@@ -1,17 +1,20 @@
 /* test_train_gpu: tune-train's CUDA backend checked against the CPU backend, the oracle
  * (llm.c's dev/cuda habit): every op on the same inputs within a stated tolerance, a short
- * training run GPU vs CPU, bit-reproducibility on the GPU, NCCL with one and two ranks.
+ * training run and the trainer's own models GPU vs CPU, bit-reproducibility on the GPU,
+ * NCCL with one and two ranks (and a rank that dies), and the error messages.
  * Cases needing a GPU skip (exit 77) when cudaGetDeviceCount fails or finds none.
  * Not for: the CPU backend's own correctness (test_train) or timing (bench/train). */
 #include "tinytest.h"
 
 #include <cuda_runtime_api.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "trial/train/backend.h"
+#include "trial/train/train_int.h"
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
@@ -24,7 +27,7 @@ static int gpu_count(void)
 
 #define NEED_GPU()                                                                                 \
     do {                                                                                           \
-        if (gpu_count() <= 0) SKIP("no CUDA device (cudaGetDeviceCount failed or found none)");   \
+        if (gpu_count() <= 0) SKIP("no CUDA device (cudaGetDeviceCount failed or found none)");    \
     } while (0)
 
 static const train_be_ops_t *const CPU = &train_be_cpu;
@@ -39,7 +42,7 @@ static char g_err[512];
 static int open_pair(pair_t *p)
 {
     train_be_opts_t o = {.threads = 1, .rank = 0, .world = 1, .local_rank = 0};
-    p->c = p->g = NULL;
+    p->c = p->g = NULL; /* allow_tf32 = 0: the tolerances below are for FP32, not TF32 */
     if (CPU->open(&o, &p->c, g_err, sizeof g_err) != 0) {
         fprintf(stderr, "cpu open: %s\n", g_err);
         return 0;
@@ -70,13 +73,15 @@ static float frand(float lo, float hi)
 static float *rand_vec(size_t n, float lo, float hi)
 {
     float *v = malloc(n * sizeof(float) + 1);
-    for (size_t i = 0; i < n; i++) v[i] = frand(lo, hi);
+    for (size_t i = 0; i < n; i++)
+        v[i] = frand(lo, hi);
     return v;
 }
 static float *abs_vec(const float *v, size_t n)
 {
     float *a = malloc(n * sizeof(float) + 1);
-    for (size_t i = 0; i < n; i++) a[i] = fabsf(v[i]);
+    for (size_t i = 0; i < n; i++)
+        a[i] = fabsf(v[i]);
     return a;
 }
 
@@ -122,11 +127,33 @@ static int mismatches(const char *what, const float *got, const float *want, con
 
 /* ---- without a device ----------------------------------------------------------------- */
 
-TEST(no_device_message)
+/* Runs this test program again as `argv0 name` with `env` ("K=V", NULL-terminated) added:
+ * a fresh process, so CUDA is never initialised before the environment is set nor used
+ * across a fork. Returns the child's pid, or -1. */
+static pid_t spawn_self(const char *name, char *const *env)
 {
-    /* each ctest case is its own process, so hiding every GPU before CUDA starts is
-     * honoured; works the same with or without a driver */
-    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    for (int i = 0; env[i]; i++)
+        putenv(env[i]);
+    execl("/proc/self/exe", "test_train_gpu", name, (char *)NULL);
+    _exit(127);
+}
+
+static int wait_status(pid_t pid)
+{
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Hidden case (registered by hand below, so ctest does not list it): runs in a process
+ * whose CUDA_VISIBLE_DEVICES is "", with or without a driver. */
+static void no_device_child(void)
+{
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    if (!v || *v) SKIP("no_device_child runs only under no_device_message");
     train_be_opts_t o = {.threads = 1, .rank = 0, .world = 1, .local_rank = 0};
     train_be_ctx_t *ctx = NULL;
     char err[512] = "";
@@ -134,6 +161,15 @@ TEST(no_device_message)
     CHECK(ctx == NULL);
     CHECK_CONTAINS(err, "--device cuda: no CUDA device is visible");
     CHECK_CONTAINS(err, "CUDA_VISIBLE_DEVICES=\"\"");
+}
+
+TEST(no_device_message)
+{
+    static char cvd[] = "CUDA_VISIBLE_DEVICES=";
+    char *env[] = {cvd, NULL};
+    pid_t pid = spawn_self("no_device_child", env);
+    REQUIRE(pid > 0);
+    CHECK_EQ_INT(wait_status(pid), 0);
 }
 
 TEST(registry_has_cuda)
@@ -185,7 +221,8 @@ TEST(memory_roundtrip)
     float *z = fetch(GPU, p.g, d2, n * sizeof(float));
     REQUIRE(z);
     size_t nonzero = 0;
-    for (size_t i = 0; i < n; i++) nonzero += z[i] != 0.0f;
+    for (size_t i = 0; i < n; i++)
+        nonzero += z[i] != 0.0f;
     CHECK_EQ_INT(nonzero, 0);
     GPU->upload(p.g, d, h, n * sizeof(float));
     memset(h, 0, 16); /* the host buffer may be reused at once */
@@ -213,7 +250,8 @@ static int check_gemm(pair_t *p, int ta, int tb, int m, int n, int k, float alph
     float *a = rand_vec(na, -1, 1), *b = rand_vec(nb, -1, 1), *c = rand_vec(nc, -1, 1);
     float *aa = abs_vec(a, na), *ab = abs_vec(b, nb), *ac = abs_vec(c, nc);
     if (beta == 0.0f)
-        for (size_t i = 0; i < nc; i++) c[i] = NAN; /* beta == 0: C must not be read */
+        for (size_t i = 0; i < nc; i++)
+            c[i] = NAN; /* beta == 0: C must not be read */
     float *cc = malloc(nc * sizeof(float)), *bound = malloc(nc * sizeof(float));
     memcpy(cc, c, nc * sizeof(float));
     memcpy(bound, ac, nc * sizeof(float));
@@ -324,8 +362,15 @@ TEST(elementwise_match_cpu)
 static int check_conv(pair_t *p, int max_n, int c, int h, int w, int k, int kh, int kw, int stride,
                       int pad, int act)
 {
-    train_be_conv_shape_t s = {.max_n = max_n, .c = c, .h = h, .w = w, .k = k, .kh = kh,
-                               .kw = kw, .stride = stride, .pad = pad};
+    train_be_conv_shape_t s = {.max_n = max_n,
+                               .c = c,
+                               .h = h,
+                               .w = w,
+                               .k = k,
+                               .kh = kh,
+                               .kw = kw,
+                               .stride = stride,
+                               .pad = pad};
     s.oh = (h + 2 * pad - kh) / stride + 1;
     s.ow = (w + 2 * pad - kw) / stride + 1;
     train_be_conv_t *cp = CPU->conv_plan(p->c, &s), *gp = GPU->conv_plan(p->g, &s);
@@ -381,9 +426,11 @@ static int check_conv(pair_t *p, int max_n, int c, int h, int w, int k, int kh, 
     GPU->conv_free(p->g, gp);
     CPU->conv_free(p->c, cp);
     float *gbufs[] = {gx, gw, gb, gdy, gy, gdx, gdw, gdb};
-    for (size_t i = 0; i < sizeof gbufs / sizeof gbufs[0]; i++) GPU->free_mem(p->g, gbufs[i]);
+    for (size_t i = 0; i < sizeof gbufs / sizeof gbufs[0]; i++)
+        GPU->free_mem(p->g, gbufs[i]);
     float *hbufs[] = {x, wt, b, dy, ax, aw, ab, ady, cy, by, cdx, bdx, cdw, bdw, cdb, bdb};
-    for (size_t i = 0; i < sizeof hbufs / sizeof hbufs[0]; i++) free(hbufs[i]);
+    for (size_t i = 0; i < sizeof hbufs / sizeof hbufs[0]; i++)
+        free(hbufs[i]);
     if (bad)
         fprintf(stderr, "conv n=%d c=%d %dx%d k=%d %dx%d stride %d pad %d act %d: %d bad\n", max_n,
                 c, h, w, k, kh, kw, stride, pad, act, bad);
@@ -415,7 +462,8 @@ TEST(maxpool_matches_cpu)
     int n = 3, c = 4, h = 13, w = 9, k = 2, oh = h / k, ow = w / k;
     size_t nx = (size_t)n * c * h * w, ny = (size_t)n * c * oh * ow;
     float *x = malloc(nx * 4), *dy = rand_vec(ny, -1, 1);
-    for (size_t i = 0; i < nx; i++) x[i] = (float)(int)frand(0, 4);
+    for (size_t i = 0; i < nx; i++)
+        x[i] = (float)(int)frand(0, 4);
     float *cy = malloc(ny * 4), *cdx = malloc(nx * 4);
     int32_t *cam = malloc(ny * 4);
     CPU->maxpool_forward(p.c, n, c, h, w, k, x, cy, cam);
@@ -446,10 +494,13 @@ TEST(load_batch_matches_cpu)
     REQUIRE(open_pair(&p));
     int total = 50, dim = 784, n = 17;
     uint8_t *img = malloc((size_t)total * dim), *lab = malloc((size_t)total);
-    for (size_t i = 0; i < (size_t)total * dim; i++) img[i] = (uint8_t)frand(0, 256);
-    for (int i = 0; i < total; i++) lab[i] = (uint8_t)(i % 10);
+    for (size_t i = 0; i < (size_t)total * dim; i++)
+        img[i] = (uint8_t)frand(0, 256);
+    for (int i = 0; i < total; i++)
+        lab[i] = (uint8_t)(i % 10);
     int32_t idx[17];
-    for (int i = 0; i < n; i++) idx[i] = (i * 7 + 3) % total;
+    for (int i = 0; i < n; i++)
+        idx[i] = (i * 7 + 3) % total;
     float *cx = malloc((size_t)n * dim * 4);
     int32_t cy[17];
     CPU->load_batch(p.c, img, lab, idx, n, dim, 0.2860f, 0.3530f, cx, cy);
@@ -458,7 +509,8 @@ TEST(load_batch_matches_cpu)
     float *gx = GPU->alloc(p.g, (size_t)n * dim * 4);
     int32_t *gy = GPU->alloc(p.g, (size_t)n * 4);
     GPU->load_batch(p.g, gimg, glab, idx, n, dim, 0.2860f, 0.3530f, gx, gy);
-    for (int i = 0; i < n; i++) idx[i] = -1; /* idx is read before load_batch returns */
+    for (int i = 0; i < n; i++)
+        idx[i] = -1; /* idx is read before load_batch returns */
     float *rx = fetch(GPU, p.g, gx, (size_t)n * dim * 4);
     int32_t *ry = (int32_t *)fetch(GPU, p.g, gy, (size_t)n * 4);
     REQUIRE(rx && ry);
@@ -484,7 +536,8 @@ TEST(softmax_xent_matches_cpu)
         float *l = rand_vec(nl, -8, 8);
         l[3] = 90.0f;
         int32_t *y = malloc((size_t)n * 4);
-        for (int i = 0; i < n; i++) y[i] = (int32_t)frand(0, (float)cl);
+        for (int i = 0; i < n; i++)
+            y[i] = (int32_t)frand(0, (float)cl);
         y[0] = 3; /* sample 0 predicts its label: at least one hit */
         double cst[2] = {1.5, 2.0}, gst[2];
         float *cd = malloc(nl * 4);
@@ -540,8 +593,7 @@ TEST(optimisers_match_cpu)
                 float bc1 = 1.0f - powf(0.9f, (float)step), bc2 = 1.0f - powf(0.999f, (float)step);
                 CPU->adam_step(p.c, cp, grad, cb, cv, n, 1e-2f, 0.9f, 0.999f, 1e-8f, 1e-4f, bc1,
                                bc2);
-                GPU->adam_step(p.g, gp, gg, gb, gv, n, 1e-2f, 0.9f, 0.999f, 1e-8f, 1e-4f, bc1,
-                               bc2);
+                GPU->adam_step(p.g, gp, gg, gb, gv, n, 1e-2f, 0.9f, 0.999f, 1e-8f, 1e-4f, bc1, bc2);
             }
             free(grad);
         }
@@ -598,10 +650,20 @@ static int train_run(const train_be_ops_t *be, train_be_ctx_t *ctx, int ar, floa
     float init[TR_NP];
     uint32_t save = rng_state;
     rng_state = 4242;
-    for (int i = 0; i < TR_NP; i++) init[i] = frand(-0.2f, 0.2f);
+    for (int i = 0; i < TR_NP; i++)
+        init[i] = frand(-0.2f, 0.2f);
     rng_state = save;
-    train_be_conv_shape_t s = {.max_n = TR_B, .c = 1, .h = 12, .w = 12, .k = 4, .kh = 3, .kw = 3,
-                               .stride = 1, .pad = 1, .oh = 12, .ow = 12};
+    train_be_conv_shape_t s = {.max_n = TR_B,
+                               .c = 1,
+                               .h = 12,
+                               .w = 12,
+                               .k = 4,
+                               .kh = 3,
+                               .kw = 3,
+                               .stride = 1,
+                               .pad = 1,
+                               .oh = 12,
+                               .ow = 12};
     uint8_t *dimg = dup_to(be, ctx, img, sizeof img), *dlab = dup_to(be, ctx, lab, sizeof lab);
     float *par = dup_to(be, ctx, init, sizeof init);
     float *grad = be->alloc(ctx, sizeof init), *mom = be->alloc(ctx, sizeof init);
@@ -618,7 +680,8 @@ static int train_run(const train_be_ops_t *be, train_be_ctx_t *ctx, int ar, floa
     float *gcw = grad, *gcb = grad + 36, *glw = grad + 40, *glb = grad + 40 + 10 * TR_DIM;
     for (int step = 0; step < TR_STEPS; step++) {
         int32_t idx[TR_B];
-        for (int i = 0; i < TR_B; i++) idx[i] = (step * TR_B + i * 5) % TR_N;
+        for (int i = 0; i < TR_B; i++)
+            idx[i] = (step * TR_B + i * 5) % TR_N;
         be->zero(ctx, st, 2 * sizeof(double));
         be->load_batch(ctx, dimg, dlab, idx, TR_B, TR_DIM, 0.3f, 0.3f, x, y);
         be->conv_forward(ctx, plan, TR_B, x, cw, cb, h1, TRAIN_BE_ACT_RELU);
@@ -646,7 +709,8 @@ done:
     if (rc != 0) fprintf(stderr, "%s training run: %s\n", be->name, g_err);
     be->conv_free(ctx, plan);
     void *bufs[] = {dimg, dlab, par, grad, mom, x, h1, h2, lg, dh2, dh1, dlg, am, y, st};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) be->free_mem(ctx, bufs[i]);
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        be->free_mem(ctx, bufs[i]);
     return rc;
 }
 
@@ -678,6 +742,120 @@ TEST(training_run_matches_cpu)
     close_pair(&p);
 }
 
+/* ---- the trainer's own model (model.c) on both backends --------------------------------
+ * The real mlp and cnn, PyTorch-initialised, trained for a few SGD steps on synthetic
+ * 28x28 images. Compared: the first step's gradients (relative L2 error of the whole
+ * vector) and every step's mean loss. The mlp must agree to 1e-4; the cnn gets 1e-2,
+ * because a ReLU output or a pooling window that is a near-tie (within ~1e-7) can go the
+ * other way on the GPU, which moves one position's gradient; a missing wait or a wrong
+ * index is off by O(1) and still fails. */
+static double rel_l2(const float *got, const float *want, size_t n)
+{
+    double d = 0, w = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e = (double)got[i] - (double)want[i];
+        d += e * e;
+        w += (double)want[i] * (double)want[i];
+    }
+    return w > 0 ? sqrt(d / w) : sqrt(d);
+}
+
+#define MS_B 8
+#define MS_TOTAL 40
+#define MS_STEPS 4
+
+typedef struct model_run {
+    float losses[MS_STEPS];
+    float *grads0; /* host copy of the first step's gradients (malloc'd) */
+} model_run_t;
+
+static int model_run(const train_be_ops_t *be, train_be_ctx_t *ctx, int kind, model_run_t *out)
+{
+    train__model_cfg_t cfg = {.kind = kind, .hidden = 64, .layers = 2};
+    size_t np = train__model_count(&cfg);
+    float *init = malloc(np * sizeof(float));
+    train__model_init(&cfg, init, 2024);
+    static uint8_t img[MS_TOTAL * 784], lab[MS_TOTAL];
+    for (int i = 0; i < MS_TOTAL; i++) {
+        int cls = i % 10, cy = 4 + (cls / 5) * 14, cx = 3 + (cls % 5) * 5;
+        for (int r = 0; r < 28; r++)
+            for (int c = 0; c < 28; c++) {
+                int near = abs(r - cy) <= 3 && abs(c - cx) <= 2;
+                uint32_t h = (uint32_t)(i * 7919 + r * 131 + c * 17) * 2654435761u;
+                img[i * 784 + r * 28 + c] = (uint8_t)(near ? 180 + (h >> 27) : (h >> 26));
+            }
+        lab[i] = (uint8_t)cls;
+    }
+    float *par = dup_to(be, ctx, init, np * 4), *grad = be->alloc(ctx, np * 4);
+    float *mom = be->alloc(ctx, np * 4), *x = be->alloc(ctx, MS_B * 784 * 4);
+    int32_t *y = be->alloc(ctx, MS_B * 4);
+    uint8_t *dimg = dup_to(be, ctx, img, sizeof img), *dlab = dup_to(be, ctx, lab, sizeof lab);
+    double *st = be->alloc(ctx, 2 * sizeof(double));
+    train__model_t *m = NULL;
+    int rc = -1;
+    out->grads0 = NULL;
+    if (!par || !grad || !mom || !x || !y || !dimg || !dlab || !st) goto done;
+    if (train__model_new(&m, &cfg, be, ctx, MS_B, par, grad, g_err, sizeof g_err) != 0) goto done;
+    for (int step = 0; step < MS_STEPS; step++) {
+        int32_t idx[MS_B];
+        for (int i = 0; i < MS_B; i++)
+            idx[i] = (step * MS_B + i * 3) % MS_TOTAL;
+        be->zero(ctx, st, 2 * sizeof(double));
+        be->load_batch(ctx, dimg, dlab, idx, MS_B, 784, 0.2860f, 0.3530f, x, y);
+        train__model_step(m, x, y, MS_B, 1.0f / MS_B, st, NULL, NULL);
+        if (step == 0) {
+            out->grads0 = fetch(be, ctx, grad, np * 4);
+            if (!out->grads0) goto done;
+        }
+        be->sgd_step(ctx, par, grad, mom, np, 0.05f, 0.9f, 0.0f, 0);
+        double hs[2];
+        if (be->download(ctx, hs, st, sizeof hs, g_err, sizeof g_err) != 0) goto done;
+        out->losses[step] = (float)(hs[0] / MS_B);
+    }
+    rc = be->sync(ctx, g_err, sizeof g_err);
+done:
+    if (rc != 0) fprintf(stderr, "%s model run: %s\n", be->name, g_err);
+    train__model_free(m);
+    void *bufs[] = {par, grad, mom, x, y, dimg, dlab, st};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        be->free_mem(ctx, bufs[i]);
+    free(init);
+    return rc;
+}
+
+static void check_model(int kind, double grad_tol)
+{
+    pair_t p;
+    REQUIRE(open_pair(&p));
+    train__model_cfg_t cfg = {.kind = kind, .hidden = 64, .layers = 2};
+    size_t np = train__model_count(&cfg);
+    model_run_t c, g;
+    int okc = model_run(CPU, p.c, kind, &c) == 0, okg = model_run(GPU, p.g, kind, &g) == 0;
+    CHECK(okc && okg);
+    if (okc && okg) {
+        double e = rel_l2(g.grads0, c.grads0, np);
+        fprintf(stderr, "%s: gradient relative L2 error %.3g (tolerance %g)\n",
+                kind == TRAIN_MODEL_MLP ? "mlp" : "cnn", e, grad_tol);
+        CHECK(e <= grad_tol);
+        CHECK_EQ_INT(mismatches("model loss", g.losses, c.losses, NULL, MS_STEPS, 1e-3, 1e-6), 0);
+    }
+    free(c.grads0);
+    free(g.grads0);
+    close_pair(&p);
+}
+
+TEST(model_mlp_matches_cpu)
+{
+    NEED_GPU();
+    check_model(TRAIN_MODEL_MLP, 1e-4);
+}
+
+TEST(model_cnn_matches_cpu)
+{
+    NEED_GPU();
+    check_model(TRAIN_MODEL_CNN, 1e-2);
+}
+
 /* ---- NCCL ------------------------------------------------------------------------------ */
 
 TEST(allreduce_one_rank)
@@ -698,7 +876,8 @@ TEST(allreduce_one_rank)
     float *r = fetch(GPU, g, d, n * 4);
     REQUIRE(r);
     int bad = 0;
-    for (size_t i = 0; i < n; i++) bad += r[i] != 2.0f * h[i];
+    for (size_t i = 0; i < n; i++)
+        bad += r[i] != 2.0f * h[i];
     CHECK_EQ_INT(bad, 0);
     GPU->free_mem(g, d);
     free(h), free(r);
@@ -716,8 +895,8 @@ static int pipe_bcast(void *ud, void *buf, size_t len, int root, char *err, size
     char *b = buf;
     size_t done = 0;
     while (done < len) {
-        ssize_t k = fds[2] == 0 ? write(fds[1], b + done, len - done)
-                                : read(fds[0], b + done, len - done);
+        ssize_t k =
+            fds[2] == 0 ? write(fds[1], b + done, len - done) : read(fds[0], b + done, len - done);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0) {
             snprintf(err, errlen, "pipe bcast failed");
@@ -726,6 +905,12 @@ static int pipe_bcast(void *ud, void *buf, size_t len, int root, char *err, size
         done += (size_t)k;
     }
     return 0;
+}
+
+/* peer_dead for rank 0: rank 1's process is gone (the test reaps it at once). */
+static int peer_gone(void *ud)
+{
+    return kill(*(pid_t *)ud, 0) != 0 && errno == ESRCH;
 }
 
 static void rank_child(void)
@@ -738,7 +923,17 @@ static void rank_child(void)
     fds[2] = atoi(rs);
     /* keep only the end this rank uses, so a peer that dies shows as EOF, not a hang */
     close(fds[2] == 0 ? fds[0] : fds[1]);
+    /* TT_PEER_DIES=timeout: rank 1 dies and rank 0 has only the 10 s watchdog;
+     * TT_PEER_DIES=callback: the watchdog is 600 s (longer than ctest waits), so rank 0
+     * must learn it from peer_dead, as from tune-train's launcher */
+    const char *dies = getenv("TT_PEER_DIES"), *pp = getenv("TT_PEER_PID");
+    pid_t peer = pp ? (pid_t)atoi(pp) : 0;
     train_be_opts_t o = {.threads = 1, .rank = fds[2], .world = 2, .local_rank = fds[2]};
+    o.timeout_s = dies && strcmp(dies, "timeout") == 0 ? 10 : 600;
+    if (dies && strcmp(dies, "callback") == 0 && fds[2] == 0 && peer > 0) {
+        o.peer_dead = peer_gone;
+        o.peer_ud = &peer;
+    }
     train_be_ctx_t *g = NULL;
     REQUIRE(GPU->open(&o, &g, g_err, sizeof g_err) == 0);
     if (GPU->comm_init(g, fds[2], 2, pipe_bcast, fds, g_err, sizeof g_err) != 0) {
@@ -748,14 +943,34 @@ static void rank_child(void)
     }
     size_t n = 1 << 20;
     float *h = malloc(n * 4);
-    for (size_t i = 0; i < n; i++) h[i] = (float)(fds[2] + 1) * (float)(i % 1000) * 0.5f;
+    for (size_t i = 0; i < n; i++)
+        h[i] = (float)(fds[2] + 1) * (float)(i % 1000) * 0.5f;
     float *d = dup_to(GPU, g, h, n * 4);
+    if (getenv("TT_PEER_DIES")) {
+        /* rank 1 vanishes without a word once rank 0's communicator is up (one more byte
+         * through the pipe says so); rank 0 must report it, not wait forever */
+        char byte = 1;
+        if (fds[2] == 1) {
+            CHECK(read(fds[0], &byte, 1) == 1);
+            _exit(tt_failed ? 1 : 0);
+        }
+        CHECK(write(fds[1], &byte, 1) == 1);
+        GPU->allreduce_sum(g, d, n);
+        float *r = fetch(GPU, g, d, n * 4);
+        CHECK(r == NULL);
+        CHECK_CONTAINS(g_err, "rank 0 of 2");
+        CHECK(GPU->sync(g, g_err, sizeof g_err) < 0); /* fatal: reported again */
+        free(r), free(h);
+        GPU->close(g); /* must not hang either: the communicator was aborted */
+        return;
+    }
     GPU->allreduce_sum(g, d, n / 2);
     GPU->allreduce_sum(g, d + n / 2, n - n / 2); /* two buckets in flight */
     float *r = fetch(GPU, g, d, n * 4);
     REQUIRE(r);
     int bad = 0;
-    for (size_t i = 0; i < n; i++) bad += r[i] != 3.0f * (float)(i % 1000) * 0.5f;
+    for (size_t i = 0; i < n; i++)
+        bad += r[i] != 3.0f * (float)(i % 1000) * 0.5f;
     CHECK_EQ_INT(bad, 0);
     CHECK_EQ_INT(GPU->sync(g, g_err, sizeof g_err), 0);
     GPU->free_mem(g, d);
@@ -763,44 +978,89 @@ static void rank_child(void)
     GPU->close(g);
 }
 
-__attribute__((constructor)) static void register_rank_child(void)
+__attribute__((constructor)) static void register_children(void)
 {
-    /* registered by hand, not with TEST(, so ctest does not list it as a case */
+    /* registered by hand, not with TEST(, so ctest does not list them as cases */
     tt_register("rank_child", rank_child);
+    tt_register("no_device_child", no_device_child);
 }
 
 TEST(allreduce_two_ranks)
 {
     int fds[2];
     REQUIRE(pipe(fds) == 0);
-    pid_t pid[2];
-    for (int r = 0; r < 2; r++) {
-        pid[r] = fork();
-        REQUIRE(pid[r] >= 0);
-        if (pid[r] == 0) {
-            char rs[16], fs[32];
-            snprintf(rs, sizeof rs, "%d", r);
-            snprintf(fs, sizeof fs, "%d,%d", fds[0], fds[1]);
-            setenv("TT_RANK", rs, 1);
-            setenv("TT_FDS", fs, 1);
-            execl("/proc/self/exe", "test_train_gpu", "rank_child", (char *)NULL);
-            _exit(127);
-        }
-    }
+    char fs[48], r0[] = "TT_RANK=0", r1[] = "TT_RANK=1";
+    snprintf(fs, sizeof fs, "TT_FDS=%d,%d", fds[0], fds[1]);
+    char *env0[] = {r0, fs, NULL}, *env1[] = {r1, fs, NULL};
+    pid_t pid[2] = {spawn_self("rank_child", env0), spawn_self("rank_child", env1)};
     close(fds[0]);
     close(fds[1]);
+    REQUIRE(pid[0] > 0 && pid[1] > 0);
     int skipped = 0, failed = 0;
     for (int r = 0; r < 2; r++) {
-        int st = 0;
-        REQUIRE(waitpid(pid[r], &st, 0) == pid[r]);
-        if (WIFEXITED(st) && WEXITSTATUS(st) == TT_SKIP_CODE)
+        int st = wait_status(pid[r]);
+        if (st == TT_SKIP_CODE)
             skipped++;
-        else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        else if (st != 0)
             failed++;
     }
     if (skipped == 2) SKIP("fewer than 2 GPUs");
     CHECK_EQ_INT(failed, 0);
     CHECK_EQ_INT(skipped, 0);
+}
+
+/* Rank 1 exits right after the communicator is set up; rank 0's all-reduce must end in an
+ * error naming the rank and the communicator be aborted, well inside the case's timeout.
+ */
+static void peer_dies(const char *mode)
+{
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    char fs[48], r0[] = "TT_RANK=0", r1[] = "TT_RANK=1", dies[48], ppid[48];
+    snprintf(fs, sizeof fs, "TT_FDS=%d,%d", fds[0], fds[1]);
+    snprintf(dies, sizeof dies, "TT_PEER_DIES=%s", mode);
+    char *env1[] = {r1, fs, dies, NULL};
+    pid_t p1 = spawn_self("rank_child", env1);
+    snprintf(ppid, sizeof ppid, "TT_PEER_PID=%d", (int)p1);
+    char *env0[] = {r0, fs, dies, ppid, NULL};
+    pid_t p0 = spawn_self("rank_child", env0);
+    close(fds[0]);
+    close(fds[1]);
+    REQUIRE(p0 > 0 && p1 > 0);
+    int st1 = wait_status(p1); /* reaped at once, so rank 0's kill(pid, 0) sees it gone */
+    int st0 = wait_status(p0);
+    if (st0 == TT_SKIP_CODE && st1 == TT_SKIP_CODE) SKIP("fewer than 2 GPUs");
+    CHECK_EQ_INT(st0, 0);
+    CHECK_EQ_INT(st1, 0);
+}
+
+/* ... noticed by NCCL itself or by our watchdog (timeout_s = 10) */
+TEST(allreduce_peer_dies_timeout)
+{
+    peer_dies("timeout");
+}
+
+/* ... noticed through the launcher's peer_dead callback (timeout_s = 600 is longer than
+ * ctest lets the case run) */
+TEST(allreduce_peer_dies_callback)
+{
+    peer_dies("callback");
+}
+
+TEST(allreduce_without_comm_init)
+{
+    NEED_GPU();
+    /* two ranks promised at open, but comm_init never called: a fatal, named error */
+    train_be_opts_t o = {.threads = 1, .rank = 0, .world = 2, .local_rank = 0};
+    train_be_ctx_t *g = NULL;
+    REQUIRE(GPU->open(&o, &g, g_err, sizeof g_err) == 0);
+    float *d = GPU->alloc(g, 64);
+    REQUIRE(d != NULL);
+    GPU->allreduce_sum(g, d, 16);
+    CHECK(GPU->sync(g, g_err, sizeof g_err) < 0);
+    CHECK_CONTAINS(g_err, "all-reduce over 2 ranks without an NCCL communicator");
+    CHECK(GPU->sync(g, g_err, sizeof g_err) < 0);
+    GPU->close(g);
 }
 
 TT_MAIN

@@ -3,7 +3,9 @@
  * Not for: the trainer (trial/train/ has its own tests) or scheduling decisions. */
 #include "tinytest.h"
 #include "trial/trial.h"
+#include "trial/trial_int.h" /* the keeper's internals, tested directly at the end */
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -63,7 +65,8 @@ static void on_line(void *ud, const char *line, size_t len, int truncated)
 
 static void lines_free(struct lines *L)
 {
-    for (size_t i = 0; i < L->n; i++) free(L->v[i]);
+    for (size_t i = 0; i < L->n; i++)
+        free(L->v[i]);
     free(L->v);
     free(L->len);
     free(L->trunc);
@@ -113,8 +116,7 @@ static int wait_exit(trial_proc_t *p, trial_exit_t *x, double timeout_s)
 }
 
 /* Runs a trial to its end: output into L, how it ended into x. Returns trial_start's code. */
-static int run(const trial_spawn_t *sp, struct lines *L, trial_exit_t *x, char *err,
-               size_t errlen)
+static int run(const trial_spawn_t *sp, struct lines *L, trial_exit_t *x, char *err, size_t errlen)
 {
     trial_exec_t *ex = NULL;
     if (trial_exec_local_new(&ex, err, errlen) != 0) return -100;
@@ -204,6 +206,89 @@ static long maxrss_kib(void)
     return ru.ru_maxrss;
 }
 
+/* Fields of /proc/<pid>/stat after the command name: state, ppid, pgrp. 0 if unreadable. */
+static int proc_stat(pid_t pid, char *state, int *ppid, int *pgrp, char *comm, size_t commlen)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
+    if (!lp || !rp) return 0;
+    if (comm) snprintf(comm, commlen, "%.*s", (int)(rp - lp - 1), lp + 1);
+    char st = 0;
+    int pp = 0, pg = 0;
+    if (sscanf(rp + 1, " %c %d %d", &st, &pp, &pg) != 3) return 0;
+    if (state) *state = st;
+    if (ppid) *ppid = pp;
+    if (pgrp) *pgrp = pg;
+    return 1;
+}
+
+/* Not even a zombie: /proc has no entry for it (somebody reaped it). */
+static int pid_reaped(pid_t pid)
+{
+    return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Live processes (zombies have no command line) with `marker` as one whole argument, found
+ * through /proc as `pgrep -f` would; matching whole arguments, it can never count the test
+ * itself or a shell that mentions the marker inside a longer string. */
+static int count_marked(const char *marker)
+{
+    DIR *d = opendir("/proc");
+    int n = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9') continue;
+        char path[300], buf[4096];
+        snprintf(path, sizeof path, "/proc/%s/cmdline", de->d_name);
+        FILE *f = fopen(path, "rb");
+        if (!f) continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
+            if (strcmp(buf + i, marker) == 0) {
+                n++;
+                break;
+            }
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+/* A marker argument no other process on the machine carries. */
+static void make_marker(char *buf, size_t n, const char *what)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(buf, n, "marker:tune-test-%s-%d-%ld", what, (int)getpid(), (long)ts.tv_nsec);
+}
+
+/* Polls until no process carries the marker; returns the seconds it took, or -1. */
+static double wait_unmarked(const char *marker, double timeout_s)
+{
+    double t0 = now_s();
+    do {
+        if (count_marked(marker) == 0) return now_s() - t0;
+        nap_ms(5);
+    } while (now_s() - t0 < timeout_s);
+    return -1;
+}
+
+/* The pids in "escaped C1 C2" and "grandchild G" lines. */
+static void tree_pids(const struct lines *L, int *c1, int *c2, int *gc)
+{
+    for (size_t i = 0; i < L->n; i++) {
+        if (c1 && c2) sscanf(L->v[i], "escaped %d %d", c1, c2);
+        if (gc) sscanf(L->v[i], "grandchild %d", gc);
+    }
+}
+
 /* ---- starting, output, environment ------------------------------------------------ */
 
 TEST(start_read_exit0)
@@ -253,7 +338,7 @@ TEST(environment_added_and_overridden)
                     "env:TUNE_TEST_EMPTY",
                     NULL};
     char *env[] = {"TUNE_TEST_OVER=from-trial", "TUNE_TEST_NEW=a=b c", "TUNE_TEST_DUP=first",
-                   "TUNE_TEST_DUP=last", "TUNE_TEST_EMPTY=", NULL};
+                   "TUNE_TEST_DUP=last",        "TUNE_TEST_EMPTY=",    NULL};
     trial_spawn_t sp = {.argv = argv, .env = env};
     struct lines L = {0};
     trial_exit_t x;
@@ -320,8 +405,9 @@ TEST(stdout_logged_byte_for_byte_and_stderr_to_its_log)
     snprintf(errlog, sizeof errlog, "%s/stderr.log", dir);
     spit(out, "old\n", 0644); /* both logs are appended to, never truncated */
     spit(errlog, "before\n", 0644);
-    char *argv[] = {HELPER, "hex:00ff0a", "print:line two", "err:oops on stderr",
-                    "hex:0d0a", "raw:no newline", NULL};
+    char *argv[] = {
+        HELPER,           "hex:00ff0a", "print:line two", "err:oops on stderr", "hex:0d0a",
+        "raw:no newline", NULL};
     trial_spawn_t sp = {.argv = argv, .stdout_log = out, .stderr_log = errlog};
     struct lines L = {0};
     trial_exit_t x;
@@ -343,6 +429,21 @@ TEST(stdout_logged_byte_for_byte_and_stderr_to_its_log)
     CHECK_STR(L.v[2], "\r");
     CHECK_STR(L.v[3], "no newline"); /* the unterminated last line comes at EOF */
     rm_rf(dir);
+    lines_free(&L);
+}
+
+TEST(full_disk_log_does_not_lose_results)
+{
+    /* /dev/full fails every write with ENOSPC: logging stops, lines keep coming. */
+    char *argv[] = {HELPER, "print:{\"loss\": 1}", "sleep:20", "print:{\"loss\": 2}", NULL};
+    trial_spawn_t sp = {.argv = argv, .stdout_log = "/dev/full"};
+    struct lines L = {0};
+    trial_exit_t x = {-5, -5};
+    char err[512] = "";
+    REQUIRE(run(&sp, &L, &x, err, sizeof err) == 0);
+    REQUIRE(L.n == 2);
+    CHECK_STR(L.v[1], "{\"loss\": 2}");
+    CHECK_EQ_INT(x.code, 0);
     lines_free(&L);
 }
 
@@ -431,6 +532,16 @@ TEST(not_executable_is_enoent_permission_denied)
     CHECK_EQ_INT(start_fails(&sp, err, sizeof err), TRIAL_ENOENT);
     snprintf(want, sizeof want, "cannot run \"%s\": Permission denied", path);
     CHECK_STR(err, want);
+    /* Found only as a non-executable file along PATH: EACCES wins over the later
+     * ENOENTs, as with execvp. */
+    char pathenv[200];
+    snprintf(pathenv, sizeof pathenv, "PATH=%s:/nonexistent", dir);
+    char *argv2[] = {"train.py", NULL};
+    char *env[] = {pathenv, NULL};
+    sp.argv = argv2;
+    sp.env = env;
+    CHECK_EQ_INT(start_fails(&sp, err, sizeof err), TRIAL_ENOENT);
+    CHECK_STR(err, "cannot run \"train.py\": Permission denied");
     rm_rf(dir);
 }
 
@@ -460,8 +571,9 @@ TEST(missing_working_directory)
     trial_spawn_t sp = {.argv = argv, .dir = "/nonexistent/trial/dir"};
     char err[512] = "";
     CHECK_EQ_INT(start_fails(&sp, err, sizeof err), TRIAL_ERR);
-    CHECK_STR(err,
-              "cannot enter working directory \"/nonexistent/trial/dir\": No such file or directory");
+    CHECK_STR(
+        err,
+        "cannot enter working directory \"/nonexistent/trial/dir\": No such file or directory");
 }
 
 TEST(unwritable_logs)
@@ -561,8 +673,8 @@ TEST(argv_elements_arrive_literally)
     snprintf(subst, sizeof subst, "$(touch %s)", injected);
     char homeenv[128];
     snprintf(homeenv, sizeof homeenv, "HOME=%s", dir);
-    char *argv[] = {HELPER, "argv", "; rm -rf ~", subst, "`touch x`", "a b\tc", "", "*",
-                    "'\"\\", "--lr=0.1", NULL};
+    char *argv[] = {HELPER, "argv", "; rm -rf ~", subst,      "`touch x`", "a b\tc",
+                    "",     "*",    "'\"\\",      "--lr=0.1", NULL};
     char *env[] = {homeenv, NULL};
     trial_spawn_t sp = {.argv = argv, .env = env, .dir = dir};
     struct lines L = {0};
@@ -574,7 +686,8 @@ TEST(argv_elements_arrive_literally)
     REQUIRE(a && cJSON_IsArray(a));
     int n = cJSON_GetArraySize(a);
     CHECK_EQ_INT(n, 10);
-    for (int i = 1; i < n && i < 10; i++) CHECK_STR(cJSON_GetArrayItem(a, i)->valuestring, argv[i]);
+    for (int i = 1; i < n && i < 10; i++)
+        CHECK_STR(cJSON_GetArrayItem(a, i)->valuestring, argv[i]);
     cJSON_Delete(a);
     CHECK(access(injected, F_OK) != 0);
     CHECK(access(home_canary, F_OK) == 0);
@@ -667,10 +780,21 @@ TEST(trial_leads_its_own_process_group)
     REQUIRE(L.n == 1);
     int pid = 0, pgid = 0, ppid = 0;
     CHECK_EQ_INT(sscanf(L.v[0], "pid %d pgid %d ppid %d", &pid, &pgid, &ppid), 3);
-    CHECK_EQ_INT(pid, trial_pid(p));
+    CHECK_EQ_INT(pid, trial_pid(p)); /* trial_pid is the program, not its keeper */
     CHECK_EQ_INT(pgid, pid);
-    CHECK_EQ_INT(ppid, getpid());
     CHECK(pgid != getpgid(0));
+    /* Its parent is the keeper: our child, leading a group of its own. */
+    char comm[64] = "", state = 0;
+    int kppid = 0, kpgrp = 0;
+    CHECK(ppid != getpid());
+    CHECK(proc_stat(ppid, &state, &kppid, &kpgrp, comm, sizeof comm));
+    CHECK_STR(comm, "tune-keeper");
+    CHECK_EQ_INT(kppid, getpid());
+    CHECK_EQ_INT(kpgrp, ppid);
+    CHECK(kpgrp != getpgid(0) && kpgrp != pgid);
+    trial_exit_t x;
+    CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
+    CHECK(pid_reaped(ppid) && pid_reaped(pid));
     trial_proc_free(p);
     trial_exec_free(ex);
     lines_free(&L);
@@ -691,7 +815,8 @@ TEST(sigterm_reaches_the_grandchild)
     struct lines L = {0};
     CHECK_EQ_INT(drain_until(p, &L, "ready", 10, 0), 2);
     int gc = 0;
-    for (size_t i = 0; i < L.n; i++) sscanf(L.v[i], "grandchild %d", &gc);
+    for (size_t i = 0; i < L.n; i++)
+        sscanf(L.v[i], "grandchild %d", &gc);
     REQUIRE(gc > 0);
     CHECK_EQ_INT(trial_signal(p, SIGTERM), 0);
     trial_exit_t x = {0, 0};
@@ -723,7 +848,8 @@ TEST(leader_exit_takes_the_group_along)
     struct lines L = {0};
     CHECK_EQ_INT(drain(p, &L), 1);
     int gc = 0;
-    for (size_t i = 0; i < L.n; i++) sscanf(L.v[i], "grandchild %d", &gc);
+    for (size_t i = 0; i < L.n; i++)
+        sscanf(L.v[i], "grandchild %d", &gc);
     REQUIRE(gc > 0);
     CHECK(pid_gone(gc, 5));
     trial_proc_free(p);
@@ -768,7 +894,8 @@ TEST(free_kills_and_reaps_a_running_trial)
     struct lines L = {0};
     CHECK_EQ_INT(drain_until(p, &L, "ready", 10, 0), 2);
     int gc = 0;
-    for (size_t i = 0; i < L.n; i++) sscanf(L.v[i], "grandchild %d", &gc);
+    for (size_t i = 0; i < L.n; i++)
+        sscanf(L.v[i], "grandchild %d", &gc);
     pid_t pid = trial_pid(p);
     double t0 = now_s();
     trial_proc_free(p);
@@ -796,63 +923,399 @@ TEST(executor_freed_before_its_trial)
     trial_proc_free(p);
 }
 
-/* Starts a trial from a middle process that then dies (how 0: _exit, 1: SIGKILL); the
- * trial must die with it (PR_SET_PDEATHSIG), which we see because, as subreaper, we
- * inherit and reap it. */
-static void parent_death(int how)
+/* A tune-like process (a fork of this test) starts a trial through the library, and then
+ * dies: 0 exits, 1 is SIGKILLed, 2 has its whole process group SIGKILLed (a shell's
+ * `kill -9 %1`). The trial has a child in its group and a child and grandchild that each
+ * called setsid(), all ignoring SIGTERM or not; counting processes by a marker argument,
+ * every one of them must be gone within a second, and the keeper too. */
+static void tune_dies(int how)
 {
-    REQUIRE(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
-    int pp[2];
-    REQUIRE(pipe(pp) == 0);
-    pid_t mid = fork();
-    REQUIRE(mid >= 0);
-    if (mid == 0) {
+    char marker[128];
+    make_marker(marker, sizeof marker, "tune-dies");
+    int pp[2], go[2];
+    REQUIRE(pipe(pp) == 0 && pipe(go) == 0);
+    pid_t tune = fork();
+    REQUIRE(tune >= 0);
+    if (tune == 0) {
         close(pp[0]);
+        close(go[1]);
+        if (how == 2) setpgid(0, 0);
         trial_exec_t *ex = NULL;
         trial_proc_t *p = NULL;
         char err[256];
-        char *argv[] = {HELPER, "sleep:30000", NULL};
+        char *argv[] = {HELPER,        marker,        "grandchild",  "escape",
+                        "ignore:TERM", "print:ready", "sleep:60000", NULL};
         trial_spawn_t sp = {.argv = argv};
-        pid_t tp = -1;
+        int pids[4] = {-1, -1, -1, -1}; /* trial, its child, setsid child, setsid grandchild */
+        struct lines L = {0};
         if (trial_exec_local_new(&ex, err, sizeof err) == 0 &&
-            trial_start(ex, &sp, &p, err, sizeof err) == 0)
-            tp = trial_pid(p);
-        if (write(pp[1], &tp, sizeof tp) != sizeof tp) _exit(1);
-        if (how == 0) _exit(0);
-        for (;;) pause();
+            trial_start(ex, &sp, &p, err, sizeof err) == 0 &&
+            drain_until(p, &L, "ready", 10, 0) == 2) {
+            pids[0] = trial_pid(p);
+            tree_pids(&L, &pids[2], &pids[3], &pids[1]);
+        }
+        if (write(pp[1], pids, sizeof pids) != sizeof pids) _exit(1);
+        char c;
+        /* Waits to be told to exit (how 0) or to be killed (1, 2); exits if the test dies. */
+        if (read(go[0], &c, 1) < 0) _exit(1);
+        _exit(0);
     }
     close(pp[1]);
-    pid_t tp = -1;
-    ssize_t r = read(pp[0], &tp, sizeof tp);
+    close(go[0]);
+    int pids[4] = {-1, -1, -1, -1};
+    ssize_t r = read(pp[0], pids, sizeof pids);
     close(pp[0]);
-    if (how == 1) kill(mid, SIGKILL);
-    int st;
-    waitpid(mid, &st, 0);
-    REQUIRE(r == sizeof tp && tp > 0);
-    pid_t w = -1;
+    int keeper = 0;
+    int ok = r == sizeof pids && pids[0] > 0 && pids[1] > 0 && pids[2] > 0 && pids[3] > 0 &&
+             proc_stat(pids[0], NULL, &keeper, NULL, NULL, 0);
+    CHECK(ok);
+    CHECK_EQ_INT(count_marked(marker), 4);
     double t0 = now_s();
-    while (now_s() - t0 < 5) {
-        w = waitpid(tp, &st, WNOHANG);
-        if (w == tp) break;
-        nap_ms(5);
+    if (how == 0 && write(go[1], "g", 1) != 1) kill(tune, SIGKILL);
+    if (how == 1) kill(tune, SIGKILL);
+    if (how == 2) kill(-tune, SIGKILL);
+    close(go[1]);
+    int st;
+    waitpid(tune, &st, 0);
+    double gone = wait_unmarked(marker, 5);
+    if (gone >= 0) gone = now_s() - t0;
+    fprintf(stderr, "tune %s: all 4 trial processes gone %.1f ms after\n",
+            how == 0   ? "exited"
+            : how == 1 ? "SIGKILLed"
+                       : "group SIGKILLed",
+            gone * 1e3);
+    CHECK(gone >= 0 && gone < 1.0);
+    CHECK(keeper > 1 && pid_gone(keeper, 1.0));
+    for (int i = 0; i < 4; i++)
+        CHECK(pids[i] > 0 && pid_gone(pids[i], 0.1));
+    if (count_marked(marker) > 0) { /* don't leave them behind for the next test */
+        for (int i = 0; i < 4; i++)
+            if (pids[i] > 0) kill(pids[i], SIGKILL);
     }
-    CHECK_EQ_INT(w, tp);
-    CHECK(w == tp && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-    if (w != tp) {
-        kill(tp, SIGKILL);
-        waitpid(tp, &st, 0);
-    }
-    prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
 TEST(trial_dies_when_tune_exits)
 {
-    parent_death(0);
+    tune_dies(0);
 }
 
 TEST(trial_dies_when_tune_is_sigkilled)
 {
-    parent_death(1);
+    tune_dies(1);
+}
+
+TEST(trial_dies_when_tunes_group_is_sigkilled)
+{
+    tune_dies(2);
+}
+
+/* ---- the keeper: exact exit status, whole trees, relayed signals -------------------- */
+
+TEST(exit_status_relayed_exactly)
+{
+    /* The keeper ends the way the trial did, so what tune reads is the trial's own status. */
+    const int codes[] = {0, 1, 3, 42, 126, 127, 128, 255};
+    for (size_t i = 0; i < sizeof codes / sizeof *codes; i++) {
+        char a[32];
+        snprintf(a, sizeof a, "exit:%d", codes[i]);
+        char *argv[] = {HELPER, a, NULL};
+        trial_spawn_t sp = {.argv = argv};
+        struct lines L = {0};
+        trial_exit_t x = {-5, -5};
+        char err[512] = "";
+        REQUIRE(run(&sp, &L, &x, err, sizeof err) == 0);
+        CHECK_EQ_INT(x.code, codes[i]);
+        CHECK_EQ_INT(x.signal, 0);
+        lines_free(&L);
+    }
+    const int sigs[] = {SIGSEGV, SIGKILL, SIGTERM, SIGABRT, SIGINT,       SIGHUP,  SIGUSR1,
+                        SIGBUS,  SIGFPE,  SIGQUIT, SIGPIPE, SIGRTMIN + 4, SIGRTMAX};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        char a[32];
+        snprintf(a, sizeof a, "raise:%d", sigs[i]);
+        char *argv[] = {HELPER, a, NULL};
+        trial_spawn_t sp = {.argv = argv};
+        struct lines L = {0};
+        trial_exit_t x = {-5, -5};
+        char err[512] = "";
+        REQUIRE(run(&sp, &L, &x, err, sizeof err) == 0);
+        if (x.signal != sigs[i])
+            fprintf(stderr, "  signal %d came back as %d\n", sigs[i], x.signal);
+        CHECK_EQ_INT(x.code, -1);
+        CHECK_EQ_INT(x.signal, sigs[i]);
+        CHECK_EQ_INT(L.n, 0); /* "survived" would mean the signal did not kill */
+        lines_free(&L);
+    }
+}
+
+TEST(trial_exit_kills_its_whole_tree_before_it_is_reported)
+{
+    /* A child in the trial's group, and a child and grandchild that left for sessions of
+     * their own and ignore SIGTERM: when the trial exits, all are killed and reaped before
+     * its end is reported, and its stdout reaches EOF although they held it. */
+    char marker[128];
+    make_marker(marker, sizeof marker, "exit-tree");
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {HELPER,      marker,      "grandchild", "escape",
+                    "print:bye", "sleep:200", "exit:5",     NULL};
+    trial_spawn_t sp = {.argv = argv};
+    trial_proc_t *p = NULL;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    struct lines L = {0};
+    CHECK_EQ_INT(drain_until(p, &L, "bye", 10, 0), 2);
+    int c1 = 0, c2 = 0, gc = 0;
+    tree_pids(&L, &c1, &c2, &gc);
+    REQUIRE(c1 > 0 && c2 > 0 && gc > 0);
+    CHECK_EQ_INT(count_marked(marker), 4);
+    trial_exit_t x = {-5, -5};
+    CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
+    CHECK_EQ_INT(x.code, 5);
+    CHECK_EQ_INT(x.signal, 0);
+    /* Reported means reaped, all of them: not even zombies are left. */
+    CHECK(pid_reaped(trial_pid(p)));
+    CHECK(pid_reaped(gc));
+    CHECK(pid_reaped(c1));
+    CHECK(pid_reaped(c2));
+    CHECK_EQ_INT(count_marked(marker), 0);
+    double t0 = now_s();
+    CHECK_EQ_INT(drain(p, &L), 1);
+    CHECK(now_s() - t0 < 1.0);
+    trial_proc_free(p);
+    trial_exec_free(ex);
+    lines_free(&L);
+}
+
+TEST(sigterm_ignored_by_a_setsid_tree_then_sigkill)
+{
+    char marker[128];
+    make_marker(marker, sizeof marker, "term-ignored");
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {HELPER, marker, "escape", "ignore:TERM", "print:ready", "sleep:30000", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    trial_proc_t *p = NULL;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    struct lines L = {0};
+    CHECK_EQ_INT(drain_until(p, &L, "ready", 10, 0), 2);
+    int c1 = 0, c2 = 0;
+    tree_pids(&L, &c1, &c2, NULL);
+    REQUIRE(c1 > 0 && c2 > 0);
+    CHECK_EQ_INT(trial_signal(p, SIGTERM), 0);
+    trial_exit_t x = {0, 0};
+    CHECK_EQ_INT(wait_exit(p, &x, 0.3), 0); /* still running, all three */
+    CHECK_EQ_INT(count_marked(marker), 3);
+    double t0 = now_s();
+    CHECK_EQ_INT(trial_signal(p, SIGKILL), 0);
+    CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
+    fprintf(stderr, "SIGKILL to reported end, with a setsid() tree: %.1f ms\n",
+            (now_s() - t0) * 1e3);
+    CHECK_EQ_INT(x.code, -1);
+    CHECK_EQ_INT(x.signal, SIGKILL);
+    CHECK(pid_reaped(c1) && pid_reaped(c2));
+    CHECK_EQ_INT(count_marked(marker), 0);
+    CHECK_EQ_INT(drain(p, &L), 1);
+    trial_proc_free(p);
+    trial_exec_free(ex);
+    lines_free(&L);
+}
+
+TEST(free_kills_a_setsid_tree)
+{
+    char marker[128];
+    make_marker(marker, sizeof marker, "free-tree");
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {HELPER, marker, "escape", "print:ready", "sleep:30000", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    trial_proc_t *p = NULL;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    struct lines L = {0};
+    CHECK_EQ_INT(drain_until(p, &L, "ready", 10, 0), 2);
+    CHECK_EQ_INT(count_marked(marker), 3);
+    trial_proc_free(p);
+    CHECK_EQ_INT(count_marked(marker), 0);
+    trial_exec_free(ex);
+    lines_free(&L);
+}
+
+TEST(signals_relayed_to_the_trial)
+{
+    /* trial_signal with any signal reaches the trial, which lives on. */
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {HELPER, "waitsig:10", "print:after", "exit:0", NULL}; /* 10: SIGUSR1 */
+    REQUIRE(SIGUSR1 == 10);
+    trial_spawn_t sp = {.argv = argv};
+    trial_proc_t *p = NULL;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    struct lines L = {0};
+    CHECK_EQ_INT(drain_until(p, &L, "waiting", 10, 0), 2);
+    CHECK_EQ_INT(trial_signal(p, SIGUSR1), 0);
+    CHECK_EQ_INT(drain(p, &L), 1);
+    CHECK(lines_has(&L, "got 10"));
+    CHECK(lines_has(&L, "after"));
+    trial_exit_t x = {-5, -5};
+    CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
+    CHECK_EQ_INT(x.code, 0);
+    trial_proc_free(p);
+    lines_free(&L);
+
+    /* Somebody's SIGTERM to the keeper itself (it is what ps shows as tune-keeper) is meant
+     * for the trial: the keeper passes it on and ends the way the trial did. */
+    char *argv2[] = {HELPER, "print:ready", "sleep:30000", NULL};
+    sp.argv = argv2;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    CHECK_EQ_INT(drain_until(p, &L, "ready", 10, 0), 2);
+    int keeper = 0;
+    REQUIRE(proc_stat(trial_pid(p), NULL, &keeper, NULL, NULL, 0) && keeper > 1);
+    CHECK(keeper != getpid());
+    CHECK_EQ_INT(kill(keeper, SIGTERM), 0);
+    CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
+    CHECK_EQ_INT(x.code, -1);
+    CHECK_EQ_INT(x.signal, SIGTERM);
+    trial_proc_free(p);
+    trial_exec_free(ex);
+    lines_free(&L);
+}
+
+TEST(orphans_reaped_while_the_trial_runs)
+{
+    /* A daemonized (double-forked) process that ends on its own is reaped by the keeper, its
+     * subreaper, at once: no zombie piles up while a long trial runs. */
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {HELPER, "orphan:50", "print:ready", "sleep:30000", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    trial_proc_t *p = NULL;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    struct lines L = {0};
+    CHECK_EQ_INT(drain_until(p, &L, "ready", 10, 0), 2);
+    int o = 0;
+    for (size_t i = 0; i < L.n; i++)
+        sscanf(L.v[i], "orphan %d", &o);
+    REQUIRE(o > 0);
+    int oppid = 0, keeper = 0;
+    CHECK(proc_stat(trial_pid(p), NULL, &keeper, NULL, NULL, 0));
+    CHECK(proc_stat(o, NULL, &oppid, NULL, NULL, 0));
+    CHECK_EQ_INT(oppid, keeper); /* re-parented to the keeper, not to init */
+    double t0 = now_s();
+    while (!pid_reaped(o) && now_s() - t0 < 5)
+        nap_ms(5);
+    CHECK(pid_reaped(o));
+    trial_exit_t x;
+    CHECK_EQ_INT(trial_poll_exit(p, &x), 0); /* the trial itself still runs */
+    trial_proc_free(p);
+    trial_exec_free(ex);
+    lines_free(&L);
+}
+
+TEST(keeper_finds_its_children_both_ways)
+{
+    /* The children file and the /proc scan (its fallback) agree, also on a child whose name
+     * holds ") " and spaces, which a careless parse of /proc/<pid>/stat gets wrong. */
+    pid_t kids[3];
+    for (int i = 0; i < 3; i++) {
+        kids[i] = fork();
+        REQUIRE(kids[i] >= 0);
+        if (kids[i] == 0) {
+            if (i == 1) prctl(PR_SET_NAME, "a) S 1 (b");
+            for (;;)
+                pause();
+        }
+    }
+    nap_ms(50); /* let the rename happen */
+    pid_t viafile[64], viascan[64];
+    int nf = trial__keeper_children(getpid(), viafile, 64, 0);
+    int ns = trial__keeper_children(getpid(), viascan, 64, 1);
+    CHECK_EQ_INT(nf, 3);
+    CHECK_EQ_INT(ns, 3);
+    for (int i = 0; i < 3; i++) {
+        int inf = 0, ins = 0;
+        for (int j = 0; j < nf; j++)
+            inf |= viafile[j] == kids[i];
+        for (int j = 0; j < ns; j++)
+            ins |= viascan[j] == kids[i];
+        CHECK(inf && ins);
+    }
+    CHECK_EQ_INT(trial__keeper_children(getpid(), viafile, 2, 0), 2); /* bounded by max */
+    CHECK_EQ_INT(trial__keeper_children(getpid(), viascan, 2, 1), 2);
+    for (int i = 0; i < 3; i++) {
+        kill(kids[i], SIGKILL);
+        waitpid(kids[i], NULL, 0);
+    }
+    CHECK_EQ_INT(trial__keeper_children(getpid(), viafile, 64, 0), 0);
+    CHECK_EQ_INT(trial__keeper_children(getpid(), viascan, 64, 1), 0);
+}
+
+TEST(start_failure_messages)
+{
+    /* Every way the forked side can give up, as tune words it (the keeper's own steps cannot
+     * be made to fail from a test, so their messages are checked here). */
+    char *argv[] = {"prog", NULL};
+    trial_spawn_t sp = {.argv = argv, .dir = "/some/dir"};
+    char err[256];
+    CHECK_EQ_INT(trial__launch_error(&sp, TRIAL__FAIL_EXEC, ENOENT, err, sizeof err), TRIAL_ENOENT);
+    CHECK_STR(err, "cannot run \"prog\": No such file or directory");
+    CHECK_EQ_INT(trial__launch_error(&sp, TRIAL__FAIL_CHDIR, ENOTDIR, err, sizeof err), TRIAL_ERR);
+    CHECK_STR(err, "cannot enter working directory \"/some/dir\": Not a directory");
+    CHECK_EQ_INT(trial__launch_error(&sp, TRIAL__FAIL_SETPGID, EPERM, err, sizeof err), TRIAL_ERR);
+    CHECK_STR(err, "cannot start \"prog\": setpgid: Operation not permitted");
+    CHECK_EQ_INT(trial__launch_error(&sp, TRIAL__FAIL_PDEATHSIG, EINVAL, err, sizeof err),
+                 TRIAL_ERR);
+    CHECK_STR(err, "cannot start \"prog\": prctl(PR_SET_PDEATHSIG): Invalid argument");
+    CHECK_EQ_INT(trial__launch_error(&sp, TRIAL__FAIL_SUBREAPER, EINVAL, err, sizeof err),
+                 TRIAL_ERR);
+    CHECK_STR(err, "cannot start \"prog\": prctl(PR_SET_CHILD_SUBREAPER): Invalid argument");
+    CHECK_EQ_INT(trial__launch_error(&sp, TRIAL__FAIL_FORK, EAGAIN, err, sizeof err), TRIAL_ERR);
+    CHECK_STR(err, "cannot start \"prog\": fork: Resource temporarily unavailable");
+    CHECK_EQ_INT(trial__launch_error(&sp, TRIAL__FAIL_FDS, EMFILE, err, sizeof err), TRIAL_ERR);
+    CHECK_STR(err, "cannot start \"prog\": redirecting its stdio: Too many open files");
+    CHECK_EQ_INT(trial__launch_error(&sp, TRIAL__FAIL_NO_PID, 0, err, sizeof err), TRIAL_ERR);
+    CHECK_STR(err, "cannot start \"prog\": its keeper process ended before starting it");
+}
+
+TEST(keeper_costs)
+{
+    /* Printed, with loose bounds: what a keeper adds to a start, and the memory it keeps
+     * private (copy-on-write shares the rest with tune). */
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {HELPER, "print:ready", "sleep:30000", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    trial_proc_t *p = NULL;
+    double t0 = now_s();
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    double start_ms = (now_s() - t0) * 1e3;
+    struct lines L = {0};
+    CHECK_EQ_INT(drain_until(p, &L, "ready", 10, 0), 2);
+    int keeper = 0;
+    REQUIRE(proc_stat(trial_pid(p), NULL, &keeper, NULL, NULL, 0));
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/smaps_rollup", keeper);
+    long rss = -1, priv = -1;
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        sscanf(line, "Rss: %ld kB", &rss);
+        sscanf(line, "Private_Dirty: %ld kB", &priv);
+    }
+    if (f) fclose(f);
+    t0 = now_s();
+    trial_proc_free(p);
+    double free_ms = (now_s() - t0) * 1e3;
+    fprintf(stderr,
+            "keeper: start %.2f ms, SIGKILL+reap %.2f ms, RSS %ld KiB of which private "
+            "dirty %ld KiB\n",
+            start_ms, free_ms, rss, priv);
+    CHECK(priv >= 0 && priv < 16 * 1024);
+    trial_exec_free(ex);
+    lines_free(&L);
 }
 
 /* ---- lines -------------------------------------------------------------------------- */
@@ -890,8 +1353,7 @@ TEST(line_limit_boundaries)
     char max[32], over[32];
     snprintf(max, sizeof max, "bigline:%u", TRIAL_MAX_LINE);
     snprintf(over, sizeof over, "bigline:%u", TRIAL_MAX_LINE + 1);
-    char *argv[] = {HELPER, max, "print:", over, "print:", over, "raw:tail", "print:", max,
-                    NULL};
+    char *argv[] = {HELPER, max, "print:", over, "print:", over, "raw:tail", "print:", max, NULL};
     trial_spawn_t sp = {.argv = argv};
     struct lines L = {0};
     trial_exit_t x;
@@ -929,11 +1391,11 @@ TEST(lines_split_across_reads)
 TEST(garbage_output_is_not_results)
 {
     char *argv[] = {HELPER,
-                    "hex:00010203fffe7b7d0a",           /* binary, then {} on the same line */
-                    "hex:7b2261223a2280ff227d0a",       /* {"a":"\x80\xff"} */
-                    "hex:7b2261223a22c0af227d0a",       /* overlong '/' */
-                    "hex:7b2261223a22eda080227d0a",     /* a UTF-16 surrogate */
-                    "hex:7b2261223a2200227d0a",         /* a NUL inside */
+                    "hex:00010203fffe7b7d0a",       /* binary, then {} on the same line */
+                    "hex:7b2261223a2280ff227d0a",   /* {"a":"\x80\xff"} */
+                    "hex:7b2261223a22c0af227d0a",   /* overlong '/' */
+                    "hex:7b2261223a22eda080227d0a", /* a UTF-16 surrogate */
+                    "hex:7b2261223a2200227d0a",     /* a NUL inside */
                     "print:{\"loss\": 0.25, \"ok\": \"h\xc3\xa9\"}", /* the one result */
                     NULL};
     trial_spawn_t sp = {.argv = argv};
@@ -1034,10 +1496,12 @@ static char *nested(int depth, const char *open, const char *close, const char *
 {
     size_t lo = strlen(open), lc = strlen(close), ll = strlen(leaf);
     char *s = malloc((size_t)depth * (lo + lc) + ll + 1), *w = s;
-    for (int i = 0; i < depth; i++, w += lo) memcpy(w, open, lo);
+    for (int i = 0; i < depth; i++, w += lo)
+        memcpy(w, open, lo);
     memcpy(w, leaf, ll);
     w += ll;
-    for (int i = 0; i < depth; i++, w += lc) memcpy(w, close, lc);
+    for (int i = 0; i < depth; i++, w += lc)
+        memcpy(w, close, lc);
     *w = '\0';
     return s;
 }
@@ -1131,12 +1595,12 @@ TEST(result_strings_containing_nan_untouched)
 TEST(result_invalid_utf8_and_control_bytes)
 {
     CHECK_EQ_INT(is_result("{\"a\": \"\xff\"}"), 0);
-    CHECK_EQ_INT(is_result("{\"a\": \"\xc3\"}"), 0);         /* cut sequence */
-    CHECK_EQ_INT(is_result("{\"a\": \"\xc0\xaf\"}"), 0);     /* overlong */
-    CHECK_EQ_INT(is_result("{\"a\": \"\xe0\x80\xaf\"}"), 0); /* overlong */
-    CHECK_EQ_INT(is_result("{\"a\": \"\xed\xa0\x80\"}"), 0); /* surrogate */
+    CHECK_EQ_INT(is_result("{\"a\": \"\xc3\"}"), 0);             /* cut sequence */
+    CHECK_EQ_INT(is_result("{\"a\": \"\xc0\xaf\"}"), 0);         /* overlong */
+    CHECK_EQ_INT(is_result("{\"a\": \"\xe0\x80\xaf\"}"), 0);     /* overlong */
+    CHECK_EQ_INT(is_result("{\"a\": \"\xed\xa0\x80\"}"), 0);     /* surrogate */
     CHECK_EQ_INT(is_result("{\"a\": \"\xf4\x90\x80\x80\"}"), 0); /* above U+10FFFF */
-    CHECK_EQ_INT(is_result("{\"a\": 1, \xc3\xa9: 2}"), 0);   /* non-ASCII outside strings */
+    CHECK_EQ_INT(is_result("{\"a\": 1, \xc3\xa9: 2}"), 0);       /* non-ASCII outside strings */
     CHECK_EQ_INT(is_result("{\"a\": \"\x01\"}"), 0);
     CHECK_EQ_INT(is_result("{\"a\": \"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"}"), 1);
     const char nul[] = "{\"a\": 1,\0 \"b\": 2}";
@@ -1150,7 +1614,8 @@ TEST(result_one_mib_line)
     size_t n = 0;
     s[n++] = '{';
     int k = 0;
-    while (n < cap - 40) n += (size_t)sprintf(s + n, "\"k%d\": %d.5, ", k, k), k++;
+    while (n < cap - 40)
+        n += (size_t)sprintf(s + n, "\"k%d\": %d.5, ", k, k), k++;
     n += (size_t)sprintf(s + n, "\"last\": NaN}");
     double t0 = now_s();
     cJSON *r = NULL;

@@ -1,6 +1,7 @@
-/* exec_local.c: the local executor (each trial a child process leading its own process
- * group) and trial__spawn, the fork/exec every executor uses to start its child.
- * Not for: reading output or reaping (proc.c), or Slurm specifics (its own executor). */
+/* exec_local.c: the local executor (each trial a process leading its own process group,
+ * behind a keeper) and trial__spawn, the fork/exec every executor uses to start its child:
+ * what tune does before fork and after it. Not for: the forked side (keeper.c), reading
+ * output or reaping (proc.c), or Slurm specifics (its own executor). */
 #include "trial/trial_int.h"
 
 #include <errno.h>
@@ -9,7 +10,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,19 +36,23 @@ static int same_key(const char *a, const char *b)
 static char **build_env(char *const *over)
 {
     size_t ne = 0, no = 0;
-    while (environ && environ[ne]) ne++;
-    while (over && over[no]) no++;
+    while (environ && environ[ne])
+        ne++;
+    while (over && over[no])
+        no++;
     char **envp = malloc((ne + no + 1) * sizeof *envp);
     if (!envp) return NULL;
     size_t k = 0;
     for (size_t i = 0; i < ne; i++) {
         int hidden = 0;
-        for (size_t j = 0; j < no && !hidden; j++) hidden = same_key(environ[i], over[j]);
+        for (size_t j = 0; j < no && !hidden; j++)
+            hidden = same_key(environ[i], over[j]);
         if (!hidden) envp[k++] = environ[i];
     }
     for (size_t j = 0; j < no; j++) {
         int hidden = 0;
-        for (size_t l = j + 1; l < no && !hidden; l++) hidden = same_key(over[j], over[l]);
+        for (size_t l = j + 1; l < no && !hidden; l++)
+            hidden = same_key(over[j], over[l]);
         if (!hidden) envp[k++] = over[j];
     }
     envp[k] = NULL;
@@ -68,7 +72,8 @@ static char **build_paths(const char *prog, char *const *envp)
         if (!path) path = "/bin:/usr/bin"; /* glibc's execvp default for an unset PATH */
     }
     size_t nelem = 1, plen = strlen(prog);
-    for (const char *c = path; c && *c; c++) nelem += *c == ':';
+    for (const char *c = path; c && *c; c++)
+        nelem += *c == ':';
     size_t strbytes = path ? strlen(path) + nelem * (plen + 3) : plen + 1;
     char **v = malloc((nelem + 1) * sizeof *v + strbytes);
     if (!v) return NULL;
@@ -100,93 +105,6 @@ static char **build_paths(const char *prog, char *const *envp)
     return v;
 }
 
-/* ---- the child, between fork and exec: async-signal-safe calls only --------------- */
-
-/* Why the child gave up, sent as {stage, errno} through the close-on-exec status pipe;
- * EOF on that pipe instead means exec succeeded (libuv's and tmux's trick). */
-enum { CHILD_EXEC = 1, CHILD_CHDIR, CHILD_SETPGID, CHILD_PDEATHSIG, CHILD_FDS };
-
-struct child {
-    char *const *argv;
-    char *const *envp;
-    char *const *paths; /* candidates for argv[0] */
-    const char *dir;
-    int in, out, err; /* become 0, 1 and 2 */
-    int status;       /* write end of the status pipe */
-    pid_t parent;
-    int maxfd; /* the close loop's bound if close_range is missing */
-};
-
-__attribute__((noreturn)) static void child_fail(int fd, int stage, int e)
-{
-    int msg[2] = {stage, e};
-    ssize_t r;
-    do
-        r = write(fd, msg, sizeof msg); /* 8 bytes < PIPE_BUF: one atomic write */
-    while (r < 0 && errno == EINTR);
-    _exit(127);
-}
-
-/* Moves fd to 3 or above, so that the dup2s onto 0, 1 and 2 can never overwrite a source
- * still needed (tune itself may have had 0, 1 or 2 closed when the pipes were made). */
-static int move_up(int fd)
-{
-    return fd >= 3 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 3);
-}
-
-static void close_others(int keep, int maxfd)
-{
-    int ok = keep == 3 || close_range(3, (unsigned)keep - 1, 0) == 0;
-    ok = ok && close_range((unsigned)keep + 1, ~0u, 0) == 0;
-    if (ok) return;
-    for (int fd = 3; fd < maxfd; fd++) /* kernels before 5.9 */
-        if (fd != keep) close(fd);
-}
-
-__attribute__((noreturn)) static void child_run(const struct child *c)
-{
-    /* Handlers and ignored signals are tune's business, not the trial's: a trial started
-     * with SIGPIPE ignored, say, would not die writing to a closed pipe. */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigemptyset(&sa.sa_mask);
-    for (int s = 1; s < NSIG; s++)
-        if (s != SIGKILL && s != SIGSTOP) sigaction(s, &sa, NULL); /* 32, 33 fail: fine */
-    int st = move_up(c->status);
-    if (st < 0) _exit(127);
-    if (setpgid(0, 0) < 0) child_fail(st, CHILD_SETPGID, errno);
-    /* Die with tune, even if it is SIGKILLed. PDEATHSIG fires when the forking thread
-     * ends, and tune is single-threaded. If tune died before prctl took effect we have
-     * been reparented already and nobody is left to run for. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) child_fail(st, CHILD_PDEATHSIG, errno);
-    if (getppid() != c->parent) _exit(127);
-    int in = move_up(c->in), out = move_up(c->out), err = move_up(c->err);
-    if (in < 0 || out < 0 || err < 0) child_fail(st, CHILD_FDS, errno);
-    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-        child_fail(st, CHILD_FDS, errno);
-    if (c->dir && chdir(c->dir) < 0) child_fail(st, CHILD_CHDIR, errno);
-    close_others(st, c->maxfd);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    /* The PATH walk follows glibc's execvpe: skip entries that do not have the program,
-     * remember EACCES, stop at any other error. */
-    int e = ENOENT, eacces = 0;
-    for (char *const *cand = c->paths; *cand; cand++) {
-        execve(*cand, c->argv, c->envp);
-        e = errno;
-        if (e == EACCES) {
-            eacces = 1;
-            continue;
-        }
-        if (e == ENOENT || e == ENOTDIR || e == ESTALE || e == ENODEV || e == ETIMEDOUT)
-            continue;
-        child_fail(st, CHILD_EXEC, e);
-    }
-    child_fail(st, CHILD_EXEC, eacces ? EACCES : e);
-}
-
 /* ---- the parent ------------------------------------------------------------------ */
 
 static int open_null(int flags)
@@ -200,7 +118,63 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-int trial__spawn(const trial_spawn_t *sp, pid_t *pid_out, int *out_fd, char *err, size_t errlen)
+int trial__launch_error(const trial_spawn_t *sp, int stage, int e, char *err, size_t errlen)
+{
+    const char *prog = sp->argv[0], *why = strerror(e);
+    switch (stage) {
+    case TRIAL__FAIL_EXEC:
+        trial__errf(err, errlen, "cannot run \"%s\": %s", prog, why);
+        return TRIAL_ENOENT;
+    case TRIAL__FAIL_CHDIR:
+        trial__errf(err, errlen, "cannot enter working directory \"%s\": %s", sp->dir, why);
+        return TRIAL_ERR;
+    case TRIAL__FAIL_SETPGID:
+        trial__errf(err, errlen, "cannot start \"%s\": setpgid: %s", prog, why);
+        return TRIAL_ERR;
+    case TRIAL__FAIL_PDEATHSIG:
+        trial__errf(err, errlen, "cannot start \"%s\": prctl(PR_SET_PDEATHSIG): %s", prog, why);
+        return TRIAL_ERR;
+    case TRIAL__FAIL_SUBREAPER:
+        trial__errf(err, errlen, "cannot start \"%s\": prctl(PR_SET_CHILD_SUBREAPER): %s", prog,
+                    why);
+        return TRIAL_ERR;
+    case TRIAL__FAIL_FORK:
+        trial__errf(err, errlen, "cannot start \"%s\": fork: %s", prog, why);
+        return TRIAL_ERR;
+    case TRIAL__FAIL_NO_PID:
+        trial__errf(err, errlen, "cannot start \"%s\": its keeper process ended before starting it",
+                    prog);
+        return TRIAL_ERR;
+    default:
+        trial__errf(err, errlen, "cannot start \"%s\": redirecting its stdio: %s", prog, why);
+        return TRIAL_ERR;
+    }
+}
+
+/* Reads the status pipe to EOF: the trial's pid (or -1) and the first failure, if any. */
+static void read_status(int fd, pid_t *trial, int *stage, int *why)
+{
+    for (;;) {
+        int msg[2];
+        size_t got = 0;
+        while (got < sizeof msg) {
+            ssize_t r = read(fd, (char *)msg + got, sizeof msg - got);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) break;
+            got += (size_t)r;
+        }
+        if (got < sizeof msg) return; /* EOF: every copy of the write end is closed */
+        if (msg[0] == TRIAL__MSG_PID) {
+            *trial = (pid_t)msg[1];
+        } else if (*stage == 0) {
+            *stage = msg[0];
+            *why = msg[1];
+        }
+    }
+}
+
+static int spawn(const trial_spawn_t *sp, pid_t *pid_out, pid_t *trial_out, int *out_fd, char *err,
+                 size_t errlen)
 {
     const char *prog = sp->argv[0];
     int rc = TRIAL_ERR;
@@ -238,24 +212,25 @@ int trial__spawn(const trial_spawn_t *sp, pid_t *pid_out, int *out_fd, char *err
     int maxfd = 65536;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
         maxfd = rl.rlim_cur < (1u << 20) ? (int)rl.rlim_cur : (1 << 20);
-    struct child c = {.argv = sp->argv,
-                      .envp = envp,
-                      .paths = paths,
-                      .dir = sp->dir,
-                      .in = in,
-                      .out = outp[1],
-                      .err = errfd,
-                      .status = stp[1],
-                      .parent = getpid(),
-                      .maxfd = maxfd};
+    struct trial__launch l = {.argv = sp->argv,
+                              .envp = envp,
+                              .paths = paths,
+                              .dir = sp->dir,
+                              .in = in,
+                              .out = outp[1],
+                              .err = errfd,
+                              .status = stp[1],
+                              .parent = getpid(),
+                              .relay = TRIAL__RELAY_SIG,
+                              .maxfd = maxfd};
 
-    /* All signals blocked across fork, so no handler of tune's runs in the child before
-     * the child has reset them (libuv uv_spawn, tmux job_run). */
+    /* All signals blocked across fork, so no handler of tune's runs in the keeper, which
+     * keeps them blocked and takes them with sigtimedwait (libuv uv_spawn, tmux job_run). */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pid_t pid = fork();
-    if (pid == 0) child_run(&c);
+    if (pid == 0) trial__keeper_run(&l);
     int fork_errno = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
@@ -263,52 +238,29 @@ int trial__spawn(const trial_spawn_t *sp, pid_t *pid_out, int *out_fd, char *err
         goto fail;
     }
     /* Both sides call setpgid, so the group exists whichever of them runs first (the job
-     * control race). Failing here just means the child has done it and exec'd already. */
+     * control race). Failing here just means the keeper has done it already. */
     setpgid(pid, pid);
     close_fd(&in);
     close_fd(&errfd);
     close_fd(&outp[1]);
     close_fd(&stp[1]);
 
-    int msg[2];
-    size_t got = 0;
-    while (got < sizeof msg) {
-        ssize_t r = read(stp[0], (char *)msg + got, sizeof msg - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        got += (size_t)r;
-    }
+    pid_t trial = -1;
+    int stage = 0, why = 0;
+    read_status(stp[0], &trial, &stage, &why);
     close_fd(&stp[0]);
-    if (got == sizeof msg) {
+    if (stage != 0 || trial <= 0) {
+        /* The keeper ends promptly once the trial has given up (or without one). */
         int status;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
-        const char *why = strerror(msg[1]);
-        switch (msg[0]) {
-        case CHILD_EXEC:
-            trial__errf(err, errlen, "cannot run \"%s\": %s", prog, why);
-            rc = TRIAL_ENOENT;
-            break;
-        case CHILD_CHDIR:
-            trial__errf(err, errlen, "cannot enter working directory \"%s\": %s", sp->dir, why);
-            break;
-        case CHILD_SETPGID:
-            trial__errf(err, errlen, "cannot start \"%s\": setpgid: %s", prog, why);
-            break;
-        case CHILD_PDEATHSIG:
-            trial__errf(err, errlen, "cannot start \"%s\": prctl(PR_SET_PDEATHSIG): %s", prog,
-                        why);
-            break;
-        default:
-            trial__errf(err, errlen, "cannot start \"%s\": redirecting its stdio: %s", prog,
-                        why);
-            break;
-        }
+        rc = trial__launch_error(sp, stage ? stage : TRIAL__FAIL_NO_PID, why, err, errlen);
         goto fail;
     }
     free(envp);
     free(paths);
     *pid_out = pid;
+    if (trial_out) *trial_out = trial;
     *out_fd = outp[0];
     return TRIAL_OK;
 
@@ -324,15 +276,25 @@ fail:
     return rc;
 }
 
+int trial__spawn(const trial_spawn_t *sp, pid_t *pid_out, int *out_fd, char *err, size_t errlen)
+{
+    return spawn(sp, pid_out, NULL, out_fd, err, errlen);
+}
+
+int trial__spawn_proc(const trial_spawn_t *sp, trial_proc_t *p, char *err, size_t errlen)
+{
+    int rc = spawn(sp, &p->pid, &p->trial_pid, &p->fd, err, errlen);
+    if (rc == TRIAL_OK) p->pgid = p->pid;
+    return rc;
+}
+
 /* ---- the local executor's vtable -------------------------------------------------- */
 
 static int local_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *p, char *err,
                        size_t errlen)
 {
     (void)ex;
-    int rc = trial__spawn(sp, &p->pid, &p->fd, err, errlen);
-    if (rc == 0) p->pgid = p->pid;
-    return rc;
+    return trial__spawn_proc(sp, p, err, errlen);
 }
 
 static int local_fd(const trial_proc_t *p)

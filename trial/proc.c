@@ -73,7 +73,7 @@ int trial_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t **out, c
         return TRIAL_ERR;
     }
     p->ex = ex;
-    p->pid = p->pgid = -1;
+    p->pid = p->pgid = p->trial_pid = -1;
     p->fd = p->log_fd = -1;
     /* The log is opened before anything runs, so a bad path costs no process. */
     if (sp->stdout_log) {
@@ -125,8 +125,8 @@ int trial_read(trial_proc_t *p, trial_line_cb cb, void *ud, size_t max_bytes)
 int trial_signal(trial_proc_t *p, int sig)
 {
     if (!p) return TRIAL_EINVAL;
-    /* Once reaped, the group was already sent SIGKILL (trial__reap) and its id may belong
-     * to someone else by now: there is nothing of this trial left to signal. */
+    /* Once reaped, the keeper had killed the whole tree before it ended, and its pid may
+     * belong to someone else by now: there is nothing of this trial left to signal. */
     if (p->reaped) return TRIAL_OK;
     return p->ex->ops->signal(p, sig);
 }
@@ -142,9 +142,12 @@ int trial_poll_exit(trial_proc_t *p, trial_exit_t *out)
     return 1;
 }
 
+/* The program's own pid, which is what a user wants to look at (top, py-spy, gdb) and what
+ * the store records; the keeper between tune and it is an implementation detail. */
 pid_t trial_pid(const trial_proc_t *p)
 {
-    return p ? p->pid : -1;
+    if (!p) return -1;
+    return p->trial_pid > 0 ? p->trial_pid : p->pid;
 }
 
 const char *trial_exec_id(const trial_proc_t *p)
@@ -157,36 +160,65 @@ const char *trial_node(const trial_proc_t *p)
     return p ? p->ex->ops->node(p) : "";
 }
 
+/* The optional ops: an executor without them (local) has nothing to watch, no limits of
+ * its own and leaves nothing behind. */
+int trial_health(trial_proc_t *p, double now, char *why, size_t n)
+{
+    if (why && n) why[0] = '\0';
+    if (!p || p->reaped || !p->ex->ops->health) return 0;
+    return p->ex->ops->health(p, now, why, n);
+}
+
+int trial_exec_check(trial_exec_t *ex, int ranks, double gpus, int cpus, trial_capacity_t *cap,
+                     char *err, size_t errlen)
+{
+    if (!ex || !cap) {
+        trial__errf(err, errlen, "trial_exec_check: no executor or result");
+        return TRIAL_EINVAL;
+    }
+    cap->known = 0;
+    cap->gpus = cap->cpus = -1;
+    if (!ex->ops->check) return TRIAL_OK;
+    return ex->ops->check(ex, ranks, gpus, cpus, cap, err, errlen);
+}
+
+int trial_exec_cleanup(trial_exec_t *ex, const char *experiment, char *err, size_t errlen)
+{
+    if (!ex || !experiment) {
+        trial__errf(err, errlen, "trial_exec_cleanup: no executor or experiment");
+        return TRIAL_EINVAL;
+    }
+    if (!ex->ops->cleanup) return 0;
+    return ex->ops->cleanup(ex, experiment, err, errlen);
+}
+
 /* ---- process groups and reaping --------------------------------------------------- */
 
 int trial__kill_group(trial_proc_t *p, int sig)
 {
     /* kill(0) and kill(-1) would hit tune's own group or every process we may signal. */
-    if (p->pgid <= 1) return TRIAL_EINVAL;
-    if (kill(-p->pgid, sig) == 0 || errno == ESRCH) return TRIAL_OK;
+    if (p->pid <= 1) return TRIAL_EINVAL;
+    /* The keeper is our unreaped child, so its pid is safe to signal; the trial's group id
+     * is only safe while the keeper has not reaped the trial, which only the keeper knows. */
+    union sigval v;
+    v.sival_int = sig;
+    if (sigqueue(p->pid, TRIAL__RELAY_SIG, v) == 0 || errno == ESRCH) return TRIAL_OK;
+    /* The queue is full (RLIMIT_SIGPENDING). A kill cannot wait: the keeper goes, and the
+     * trial with it (its parent-death signal). */
+    if (errno == EAGAIN && sig == SIGKILL && kill(p->pid, SIGKILL) == 0) return TRIAL_OK;
     return TRIAL_ERR;
 }
 
 int trial__reap(trial_proc_t *p, int block)
 {
     if (p->reaped) return 1;
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    int r;
-    /* WNOWAIT: learn that the leader ended but leave it a zombie, which keeps its pid and
-     * so its process group id from being reused while we kill the rest of the group. */
-    do
-        r = waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOWAIT | (block ? 0 : WNOHANG));
-    while (r < 0 && errno == EINTR);
-    if (r < 0) return TRIAL_ERR;
-    if (si.si_pid == 0) return 0;
-    trial__kill_group(p, SIGKILL);
     int status = 0;
     pid_t w;
     do
-        w = waitpid(p->pid, &status, 0);
+        w = waitpid(p->pid, &status, block ? 0 : WNOHANG);
     while (w < 0 && errno == EINTR);
     if (w < 0) return TRIAL_ERR;
+    if (w == 0) return 0;
     p->reaped = 1;
     if (WIFSIGNALED(status)) {
         p->exit.code = -1;
@@ -225,7 +257,8 @@ static int line_append(trial_proc_t *p, const char *s, size_t n)
     size_t need = p->line_len + n + 1;
     if (need > p->line_cap) {
         size_t cap = p->line_cap ? p->line_cap : 4096;
-        while (cap < need) cap *= 2;
+        while (cap < need)
+            cap *= 2;
         if (cap > (size_t)TRIAL_MAX_LINE + 1) cap = (size_t)TRIAL_MAX_LINE + 1;
         char *nb = realloc(p->line, cap);
         if (!nb) return TRIAL_ERR;
@@ -278,6 +311,8 @@ static int split_lines(trial_proc_t *p, char *buf, size_t n, trial_line_cb cb, v
     return 0;
 }
 
+/* The callback may signal or poll the trial but must not read it again or free it: the
+ * line it is handed lives in this call's buffer or in p->line. */
 int trial__read_pipe(trial_proc_t *p, trial_line_cb cb, void *ud, size_t max_bytes)
 {
     if (p->fd < 0) return 1;

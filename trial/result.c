@@ -150,7 +150,8 @@ static int prescan(const unsigned char *s, size_t n, char **copy, struct nans *n
             if (!close) return 0;
             i = close;
             size_t k = i + 1;
-            while (k < n && is_ws(s[k])) k++;
+            while (k < n && is_ws(s[k]))
+                k++;
             if (k >= n || s[k] != ':') leaf++; /* a value, not a key */
             break;
         }
@@ -209,8 +210,10 @@ int trial_result_parse(const char *line, size_t len, cJSON **out)
     if (!line || !out) return 0;
     const unsigned char *s = (const unsigned char *)line;
     size_t b = 0, e = len;
-    while (b < e && is_ws(s[b])) b++;
-    while (e > b && is_ws(s[e - 1])) e--;
+    while (b < e && is_ws(s[b]))
+        b++;
+    while (e > b && is_ws(s[e - 1]))
+        e--;
     char *copy = NULL;
     struct nans nans = {0};
     int ok = prescan(s + b, e - b, &copy, &nans);

@@ -83,6 +83,63 @@ const char *trial_node(const trial_proc_t *p);
 /* Kills the trial's whole group with SIGKILL if it still runs, reaps it, frees. NULL-safe. */
 void trial_proc_free(trial_proc_t *p);
 
+/* ---- health, capacity and leftovers (every executor; added for Slurm) -------------- */
+
+/* Is the trial still alive as far as its executor can tell? `now` is CLOCK_MONOTONIC in
+ * seconds. Returns 0 (fine, or cannot tell yet) or 1 with a reason in why: the trial will
+ * never end on its own (Slurm: srun made no progress for the watchdog period and Slurm no
+ * longer knows its job, or its controller has stopped answering). Cheap and non-blocking:
+ * meant to be called every few seconds for each running trial; the caller then stops the
+ * trial (SIGKILL) and records it as ERROR with the reason. The local executor always
+ * returns 0. */
+int trial_health(trial_proc_t *p, double now, char *why, size_t n);
+
+/* What an executor can run at once, for the scheduler's slice pool. */
+typedef struct trial_capacity {
+    int known; /* 0: the executor does not say (local: detect this machine's devices) */
+    int gpus;  /* GPUs tune may hand out at once; -1: no limit of tune's own (Slurm queues) */
+    int cpus;  /* likewise for CPU cores */
+} trial_capacity_t;
+
+/* Checks, before anything runs, that a trial of `ranks` processes asking for `gpus` GPUs
+ * and `cpus` cores per process can ever be placed, so that an impossible request is an
+ * error up front (Slurm: an unknown partition, more GPUs or cores than any node of the
+ * partition has, a fraction of a GPU, an allocation that is not running); fills *cap.
+ * Blocking (it may ask Slurm, bounded by a timeout). Local: 0 and cap->known = 0. */
+int trial_exec_check(trial_exec_t *ex, int ranks, double gpus, int cpus, trial_capacity_t *cap,
+                     char *err, size_t errlen);
+
+/* Cancels what an earlier run of `experiment` left behind (Slurm: its jobs, or its steps
+ * in the allocation, found by name in squeue) and waits, bounded, until Slurm has let
+ * them go, so that a resumed experiment never competes with its own orphans. Returns how
+ * many were cancelled (>= 0) or a negative code with err set. Blocking. Local: 0. */
+int trial_exec_cleanup(trial_exec_t *ex, const char *experiment, char *err, size_t errlen);
+
+/* ---- the Slurm executor ------------------------------------------------------------ */
+/* Each trial is one `srun` child of tune: a job of its own (per-trial mode), or a step
+ * of an existing allocation (`srun --jobid=J --exact`, allocation mode), named
+ * "tune:EXPERIMENT:trial_NNNNN". srun runs tune-slurm-task as the task, which sets
+ * MASTER_ADDR to the step's first node, tells tune its job, step and node on one line,
+ * and execs the trial's argv; only rank 0's stdout is read for results (other ranks'
+ * stdout goes to rankN.stdout.log in the trial's directory). trial_signal maps SIGTERM
+ * and SIGKILL to scancel (run in the background, never blocking the caller). */
+typedef struct trial_slurm_opts {
+    const char *experiment;   /* names jobs; required */
+    char *const *srun_args;   /* extra srun options (partition, account, time limit,
+                               * constraint...), NULL-terminated, or NULL; never a shell */
+    const char *allocation;   /* a running job to start steps in; NULL or "": a job per trial */
+    const char *task_program; /* tune-slurm-task (a path every node sees); NULL: from PATH */
+    const char *srun;         /* srun to use; NULL: from PATH (scancel, squeue, sinfo and
+                               * scontrol are taken from the same directory) */
+    double watchdog_s;        /* trial_health's period without progress; 0: 60 */
+} trial_slurm_opts_t;
+
+/* Creates a Slurm executor; nothing is asked of Slurm yet (see trial_exec_check). Errors:
+ * no experiment name, srun or tune-slurm-task not found. *out freed with trial_exec_free.
+ * All strings are copied. */
+int trial_exec_slurm_new(const trial_slurm_opts_t *o, trial_exec_t **out, char *err,
+                         size_t errlen);
+
 /* Last `n - 1` bytes (at most) of a file, e.g. a trial's stderr log, NUL-terminated,
  * starting at a line boundary where possible. Returns bytes written (0 if none). */
 size_t trial_file_tail(const char *path, char *buf, size_t n);

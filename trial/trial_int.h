@@ -32,6 +32,12 @@ struct trial_exec_ops {
      * trial_proc_free whether or not the trial was already reaped. */
     void (*proc_free)(trial_proc_t *p);
     void (*exec_free)(trial_exec_t *ex); /* releases ex->priv */
+    /* Optional (NULL: nothing to check, no limits, nothing left behind): trial_health,
+     * trial_exec_check and trial_exec_cleanup for executors that need them (Slurm). */
+    int (*health)(trial_proc_t *p, double now, char *why, size_t n);
+    int (*check)(trial_exec_t *ex, int ranks, double gpus, int cpus, trial_capacity_t *cap,
+                 char *err, size_t errlen);
+    int (*cleanup)(trial_exec_t *ex, const char *experiment, char *err, size_t errlen);
 };
 
 struct trial_exec {
@@ -43,12 +49,13 @@ struct trial_exec {
 
 struct trial_proc {
     trial_exec_t *ex;
-    void *priv; /* the executor's own state */
-    pid_t pid;  /* the child we started: the trial itself, or srun for Slurm */
-    pid_t pgid; /* its process group (== pid: it leads a group of its own) */
-    int fd;     /* read end of its stdout, non-blocking; -1 once EOF was read */
-    int log_fd; /* stdout log (O_APPEND), or -1 */
-    int log_errno; /* why logging stopped (a failed write to the stdout log), or 0 */
+    void *priv;      /* the executor's own state */
+    pid_t pid;       /* tune's child: the trial's keeper (keeper.c), waited for and signalled */
+    pid_t pgid;      /* the keeper's process group (== pid: it leads a group of its own) */
+    pid_t trial_pid; /* the program itself (the trial, or srun for Slurm): trial_pid() */
+    int fd;          /* read end of its stdout, non-blocking; -1 once EOF was read */
+    int log_fd;      /* stdout log (O_APPEND), or -1 */
+    int log_errno;   /* why logging stopped (a failed write to the stdout log), or 0 */
     int reaped;
     trial_exit_t exit; /* valid once reaped */
     /* The line splitter: the unfinished line, never longer than TRIAL_MAX_LINE (+ NUL). */
@@ -57,28 +64,89 @@ struct trial_proc {
     int discarding; /* a cut line's rest is being skipped up to its newline */
 };
 
-/* Fork/exec of one child as the house does it (libuv uv_spawn, tmux job_run): argv, the
- * environment (tune's, with sp->env on top) and the PATH lookup are built before fork;
- * the child resets signals, leads its own process group, dies with its parent
- * (PR_SET_PDEATHSIG), enters sp->dir, takes stdin from /dev/null, stdout into a pipe and
- * stderr to sp->stderr_log, closes every other fd and execs. No shell ever. On success
- * *pid is the child and *out_fd the non-blocking, close-on-exec read end of its stdout.
- * Returns TRIAL_ENOENT when the program cannot be executed, TRIAL_ERR otherwise; in both
- * cases the child has been reaped. */
+/* Fork/exec of one trial as the house does it (libuv uv_spawn, tmux job_run), behind a
+ * keeper (keeper.c): argv, the environment (tune's, with sp->env on top) and the PATH lookup
+ * are built before fork; tune forks the keeper, which leads a process group of its own, is a
+ * child subreaper, learns of tune's death (even by SIGKILL), and forks the trial. The trial
+ * leads a group of its own, dies with the keeper (PR_SET_PDEATHSIG), enters sp->dir, takes
+ * stdin from /dev/null, stdout into a pipe and stderr to sp->stderr_log, has its signals
+ * reset and unblocked, every other fd closed, and execs. No shell ever. When the trial ends,
+ * or tune asks for SIGKILL, or tune dies, the keeper SIGKILLs the trial's group and every
+ * descendant, orphaned or setsid() or not, and (unless tune died) ends with the trial's own
+ * exit status. On success *pid is the keeper (tune's child: wait for it with trial__reap,
+ * signal the trial through it with trial__kill_group) and *out_fd the non-blocking,
+ * close-on-exec read end of the trial's stdout. Returns TRIAL_ENOENT when the program cannot
+ * be executed, TRIAL_ERR otherwise; in both cases nothing runs any more and the keeper has
+ * been reaped. */
 int trial__spawn(const trial_spawn_t *sp, pid_t *pid, int *out_fd, char *err, size_t errlen);
+
+/* trial__spawn plus what every executor's start needs: fills p->pid and p->pgid (the
+ * keeper), p->trial_pid (the program) and p->fd. Same returns. */
+int trial__spawn_proc(const trial_spawn_t *sp, trial_proc_t *p, char *err, size_t errlen);
 
 /* Reads p->fd, logs and splits it into lines: the shared body of trial_read for every
  * executor whose trial output arrives on a pipe. */
 int trial__read_pipe(trial_proc_t *p, trial_line_cb cb, void *ud, size_t max_bytes);
 
-/* Reaps p->pid when it has ended (block: wait for it). Returns 1 and fills p->exit, 0 if
- * it still runs (only without block), TRIAL_ERR on failure. The group is sent SIGKILL
- * while the ended leader is still a zombie, so that the pgid cannot have been reused,
- * and then the leader is reaped: nothing the trial forked into its group outlives it. */
+/* Reaps p->pid (the keeper) when it has ended (block: wait for it). Returns 1 and fills
+ * p->exit, 0 if it still runs (only without block), TRIAL_ERR on failure. The keeper has
+ * killed and reaped the trial's whole tree before it ends, and ends with the trial's own
+ * status (exit code, or the signal that killed it), so nothing is left to kill here. */
 int trial__reap(trial_proc_t *p, int block);
 
-/* Sends sig to p's process group; a group that is already gone is not an error. */
+/* Sends sig to the trial's process group, through its keeper (sigqueue of TRIAL__RELAY_SIG
+ * carrying sig; SIGKILL kills every descendant, in the group or not). A trial that is
+ * already gone is not an error. */
 int trial__kill_group(trial_proc_t *p, int sig);
+
+/* ---- the forked side (keeper.c) ---------------------------------------------------- */
+
+/* How tune talks to its keepers: a real-time signal, because those queue (a SIGTERM request
+ * and the SIGKILL after it never merge into one) and carry a value (the signal to send). The
+ * keeper's parent-death signal is the same one, sent by the kernel (si_code SI_USER, not
+ * SI_QUEUE), which the keeper tells apart. */
+#define TRIAL__RELAY_SIG (SIGRTMIN + 4)
+
+/* What the forked side reports up the close-on-exec status pipe, as {tag, value} int pairs
+ * (8 bytes, below PIPE_BUF, so each arrives whole): the keeper sends the trial's pid, and
+ * whichever of them gives up sends why ({stage, errno}) and exits 127. EOF after the pid
+ * and no failure means the trial's exec succeeded (libuv's and tmux's trick). */
+enum {
+    TRIAL__MSG_PID = 0,
+    TRIAL__FAIL_EXEC,
+    TRIAL__FAIL_CHDIR,
+    TRIAL__FAIL_SETPGID,
+    TRIAL__FAIL_PDEATHSIG,
+    TRIAL__FAIL_FDS,
+    TRIAL__FAIL_SUBREAPER,
+    TRIAL__FAIL_FORK,
+    TRIAL__FAIL_NO_PID /* tune's own verdict: the keeper ended without starting the trial */
+};
+
+/* Everything the forked side needs, built by tune before fork: after fork nothing is
+ * allocated and only system calls are made. */
+struct trial__launch {
+    char *const *argv;
+    char *const *envp;
+    char *const *paths; /* candidates for argv[0] */
+    const char *dir;
+    int in, out, err; /* become the trial's 0, 1 and 2 */
+    int status;       /* write end of the status pipe */
+    pid_t parent;     /* tune */
+    int relay;        /* TRIAL__RELAY_SIG */
+    int maxfd;        /* the close loop's bound if close_range is missing */
+};
+
+/* Runs in tune's forked child: becomes the keeper, starts the trial, never returns. */
+__attribute__((noreturn)) void trial__keeper_run(const struct trial__launch *l);
+
+/* Up to max children of process `parent`, from /proc/<parent>/task/<parent>/children, or
+ * (scan, or that file missing) by reading every /proc/<pid>/stat. Async-signal-safe; the
+ * keeper's way to find what to kill. Returns how many were stored, or -1. */
+int trial__keeper_children(pid_t parent, pid_t *out, int max, int scan);
+
+/* The message and code for a start that failed at `stage` with errno e (exec_local.c). */
+int trial__launch_error(const trial_spawn_t *sp, int stage, int e, char *err, size_t errlen);
 
 /* Fills err like snprintf; every message goes through here. */
 void trial__errf(char *err, size_t errlen, const char *fmt, ...)

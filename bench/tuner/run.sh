@@ -79,6 +79,8 @@ fi
 
 now() { date +%s.%N; }
 
+echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) before the run" \
+    "(other work on the machine slows both sides, tune's 2 concurrent trials more)"
 # ---- Optuna ------------------------------------------------------------------------------
 echo "Optuna: $trials trials, max_t $max_t, RandomSampler(seed=$seed), SuccessiveHalvingPruner" \
     "(min_resource=1, reduction_factor=3, min_early_stopping_rate=0), sqlite:///$work/optuna.db ..."

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -73,7 +74,8 @@ int main(int argc, char **argv)
         } else if (IS("raw")) { /* raw:TEXT -> TEXT, no newline */
             fputs(v, stdout);
         } else if (IS("hex")) { /* hex:0aff00 -> those bytes */
-            for (size_t k = 0; v[k] && v[k + 1]; k += 2) putchar(hexval(v[k]) * 16 + hexval(v[k + 1]));
+            for (size_t k = 0; v[k] && v[k + 1]; k += 2)
+                putchar(hexval(v[k]) * 16 + hexval(v[k + 1]));
         } else if (IS("err")) {
             fprintf(stderr, "%s\n", v);
         } else if (IS("argv")) { /* every argument as a JSON array */
@@ -117,9 +119,87 @@ int main(int argc, char **argv)
             fflush(stdout);
             pid_t c = fork();
             if (c == 0) {
-                for (;;) pause();
+                for (;;)
+                    pause();
             }
             printf("grandchild %d\n", (int)c);
+        } else if (IS("marker")) { /* marker:TEXT -> nothing: tags the process (and its
+                                    * forks) for tests that count processes by argv */
+        } else if (IS("escape")) {
+            /* Forks a child that leaves for a session of its own and forks a grandchild that
+             * does the same; both ignore SIGTERM, keep stdout open and sleep. Prints
+             * "escaped CHILD GRANDCHILD" once both have called setsid(). */
+            fflush(stdout);
+            int pp[2];
+            if (pipe(pp) != 0) return 1;
+            signal(SIGTERM, SIG_IGN);
+            pid_t c1 = fork();
+            if (c1 == 0) {
+                setsid();
+                pid_t c2 = fork();
+                if (c2 == 0) {
+                    setsid();
+                    pid_t me = getpid();
+                    if (write(pp[1], &me, sizeof me) != sizeof me) _exit(1);
+                }
+                for (;;)
+                    pause();
+            }
+            signal(SIGTERM, SIG_DFL);
+            pid_t c2 = -1;
+            if (read(pp[0], &c2, sizeof c2) != sizeof c2) return 1;
+            close(pp[0]);
+            close(pp[1]);
+            printf("escaped %d %d\n", (int)c1, (int)c2);
+        } else if (IS("orphan")) { /* orphan:MS -> a double-forked process that exits after
+                                    * MS ms; prints "orphan PID" once it is orphaned */
+            fflush(stdout);
+            int pp[2], go[2];
+            if (pipe(pp) != 0 || pipe(go) != 0) return 1;
+            pid_t mid = fork();
+            if (mid == 0) {
+                pid_t o = fork();
+                if (o == 0) {
+                    close(go[1]);
+                    char c;
+                    if (read(go[0], &c, 1) != 1) _exit(1); /* after the middle has gone */
+                    sleep_ms(atol(v));
+                    _exit(0);
+                }
+                if (write(pp[1], &o, sizeof o) != sizeof o) _exit(1);
+                _exit(0);
+            }
+            pid_t o = -1;
+            if (read(pp[0], &o, sizeof o) != sizeof o) return 1;
+            waitpid(mid, NULL, 0);
+            if (write(go[1], "g", 1) != 1) return 1;
+            close(pp[0]);
+            close(pp[1]);
+            close(go[0]);
+            close(go[1]);
+            printf("orphan %d\n", (int)o);
+        } else if (IS("raise")) { /* raise:N -> dies by signal N (default action, no core) */
+            fflush(stdout);
+            struct rlimit no_core = {0, 0};
+            setrlimit(RLIMIT_CORE, &no_core);
+            int sig = atoi(v);
+            signal(sig, SIG_DFL);
+            sigset_t one;
+            sigemptyset(&one);
+            sigaddset(&one, sig);
+            sigprocmask(SIG_UNBLOCK, &one, NULL);
+            raise(sig);
+            printf("survived %d\n", sig);
+        } else if (IS("waitsig")) { /* waitsig:N -> prints "waiting", then "got N" once N came */
+            int sig = atoi(v), got = 0;
+            sigset_t one;
+            sigemptyset(&one);
+            sigaddset(&one, sig);
+            sigprocmask(SIG_BLOCK, &one, NULL);
+            printf("waiting\n");
+            fflush(stdout);
+            sigwait(&one, &got);
+            printf("got %d\n", got);
         } else if (IS("bigline")) { /* bigline:N -> N bytes of 'x', no newline */
             fflush(stdout);
             write_x(atoll(v));

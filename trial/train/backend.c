@@ -19,8 +19,9 @@ const train_be_ops_t *train_be_find(const char *name, char *err, size_t errlen)
     for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
         if (strcmp(backends[i]->name, name) == 0) return backends[i];
     if (strcmp(name, "cuda") == 0)
-        snprintf(err, errlen, "--device cuda: this tune-train was built without CUDA "
-                              "(configure with -DTUNE_CUDA=ON on a machine with the CUDA toolkit)");
+        snprintf(err, errlen,
+                 "--device cuda: this tune-train was built without CUDA "
+                 "(configure with -DTUNE_CUDA=ON on a machine with the CUDA toolkit)");
     else
         snprintf(err, errlen, "--device must be cpu or cuda, got \"%s\"", name);
     return NULL;

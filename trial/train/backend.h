@@ -56,6 +56,14 @@ typedef struct train_be_opts {
     int rank;       /* this process's rank, 0..world-1 */
     int world;      /* number of ranks */
     int local_rank; /* rank on this machine: a GPU backend uses device local_rank % count */
+    /* ---- added after BACKEND_READY (see that file) ---- */
+    int allow_tf32;   /* 1: matrix products may use TF32 (--tf32); 0: strict FP32 */
+    double timeout_s; /* longest wait for a peer in a collective (--timeout); 0: default */
+    /* Returns non-zero once the run is being torn down (a peer died, the launcher is
+     * gone), so a backend blocked in a device collective can abort at once. May be NULL
+     * (single rank). Safe to call from any thread, cheap (reads shared memory). */
+    int (*peer_dead)(void *ud);
+    void *peer_ud;
 } train_be_opts_t;
 
 typedef struct train_be_ops {

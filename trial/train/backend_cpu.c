@@ -5,6 +5,7 @@
  * order, so results are deterministic for a given thread count).
  * Not for: anything that talks to other ranks (ddp.c) or files. */
 #include <assert.h>
+#include <immintrin.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,7 +39,8 @@ struct train_be_ctx {
     train__pool_t *pool;
     train__gemm_t *gemm;
     int nt;
-    int rc; /* sticky error (0 = none) and its message */
+    int avx512; /* the CPU has AVX-512F: use the hand-vectorised pooling */
+    int rc;     /* sticky error (0 = none) and its message */
     char msg[256];
     struct train_be_conv *plans;
 };
@@ -71,9 +73,10 @@ static int cpu_open(const train_be_opts_t *o, train_be_ctx_t **out, char *err, s
         return -1;
     }
     ctx->nt = o->threads > 0 ? o->threads : 1;
+    __builtin_cpu_init();
+    ctx->avx512 = __builtin_cpu_supports("avx512f");
     if (train__pool_new(&ctx->pool, ctx->nt, err, errlen) != 0) goto fail;
-    /* TUNE_GEMM_ISA is read by the caller and passed in a later version; today the best
-     * kernel for the CPU is used (tests pick kernels through gemm.h directly). */
+    /* the best kernel the CPU has (tests compare kernels through gemm.h directly) */
     if (train__gemm_new(&ctx->gemm, ctx->pool, NULL, err, errlen) != 0) goto fail;
     *out = ctx;
     return 0;
@@ -177,7 +180,8 @@ static void par_range(train_be_ctx_t *ctx, size_t n, size_t min_par, range_fn fn
 /* ---- dense algebra ----------------------------------------------------------------- */
 
 static void cpu_gemm(train_be_ctx_t *ctx, int ta, int tb, int m, int n, int k, float alpha,
-                     const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc)
+                     const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                     int ldc)
 {
     train__gemm(ctx->gemm, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
@@ -259,60 +263,126 @@ VEC static void cpu_scale(train_be_ctx_t *ctx, float *x, size_t n, float alpha)
 
 /* ---- convolution ------------------------------------------------------------------- */
 
+/* Copies n floats in 8-float pieces of constant size (single vector moves): conv rows
+ * are short (8, 24 floats), where memcpy calls or variable-length loops cost more than
+ * the copy. */
+static inline void copy_row(float *restrict d, const float *restrict s, int n)
+{
+    int q = 0;
+    for (; q + 8 <= n; q += 8)
+        for (int r = 0; r < 8; r++)
+            d[q + r] = s[q + r];
+    for (; q < n; q++)
+        d[q] = s[q];
+}
+
+static inline void add_row(float *restrict d, const float *restrict s, int n)
+{
+    int q = 0;
+    for (; q + 8 <= n; q += 8)
+        for (int r = 0; r < 8; r++)
+            d[q + r] += s[q + r];
+    for (; q < n; q++)
+        d[q] += s[q];
+}
+
+/* im2col for stride 1, no padding and OW a multiple of 8 with AVX: every output row is a
+ * run of 8-float vector copies (the cnn's 24- and 8-wide rows). A flat loop nest keeps
+ * the counters in registers. */
+__attribute__((target("avx"))) static void im2col_s1_avx(const float *x, float *col, int C, int H,
+                                                         int W, int KH, int KW, int OH, int OW)
+{
+    for (int c = 0; c < C; c++)
+        for (int i = 0; i < KH; i++) {
+            const float *xi = x + ((size_t)c * H + i) * W;
+            for (int j = 0; j < KW; j++) {
+                const float *src = xi + j;
+                for (int oh = 0; oh < OH; oh++, src += W)
+                    for (int ow = 0; ow < OW; ow += 8, col += 8)
+                        _mm256_storeu_ps(col, _mm256_loadu_ps(src + ow));
+            }
+        }
+}
+
 /* col[(c*kh + i)*kw + j][oh*OW + ow] = x[c][oh*s - pad + i][ow*s - pad + j] (0 outside). */
-VEC static void im2col(const train_be_conv_shape_t *s, const float *restrict x,
+VEC static void im2col(const train_be_conv_shape_t *sh, const float *restrict x,
                        float *restrict col)
 {
-    int ohw = s->oh * s->ow;
-    for (int c = 0; c < s->c; c++)
-        for (int i = 0; i < s->kh; i++)
-            for (int j = 0; j < s->kw; j++) {
-                float *row = col + (size_t)((c * s->kh + i) * s->kw + j) * ohw;
-                const float *xc = x + (size_t)c * s->h * s->w;
-                for (int oh = 0; oh < s->oh; oh++) {
-                    int ih = oh * s->stride - s->pad + i;
-                    float *dst = row + (size_t)oh * s->ow;
-                    if (ih < 0 || ih >= s->h) {
-                        memset(dst, 0, sizeof(float) * (size_t)s->ow);
-                        continue;
-                    }
-                    const float *src = xc + (size_t)ih * s->w;
-                    if (s->stride == 1 && s->pad == 0) {
-                        for (int ow = 0; ow < s->ow; ow++) /* short rows: no memcpy call */
-                            dst[ow] = src[j + ow];
-                        continue;
-                    }
-                    for (int ow = 0; ow < s->ow; ow++) {
-                        int iw = ow * s->stride - s->pad + j;
-                        dst[ow] = (iw >= 0 && iw < s->w) ? src[iw] : 0.0f;
+    const int C = sh->c, H = sh->h, W = sh->w, KH = sh->kh, KW = sh->kw, OH = sh->oh, OW = sh->ow,
+              S = sh->stride, P = sh->pad;
+    const size_t ohw = (size_t)OH * OW;
+    if (S == 1 && P == 0 && OW % 8 == 0 && __builtin_cpu_supports("avx")) {
+        im2col_s1_avx(x, col, C, H, W, KH, KW, OH, OW);
+        return;
+    }
+    for (int c = 0; c < C; c++)
+        for (int i = 0; i < KH; i++)
+            for (int j = 0; j < KW; j++) {
+                float *row = col + ((size_t)(c * KH + i) * KW + j) * ohw;
+                const float *xc = x + (size_t)c * H * W;
+                if (S == 1 && P == 0) {
+                    const float *src = xc + (size_t)i * W + j;
+                    for (int oh = 0; oh < OH; oh++)
+                        copy_row(row + (size_t)oh * OW, src + (size_t)oh * W, OW);
+                    continue;
+                }
+                for (int oh = 0; oh < OH; oh++) {
+                    int ih = oh * S - P + i;
+                    float *dst = row + (size_t)oh * OW;
+                    for (int ow = 0; ow < OW; ow++) {
+                        int iw = ow * S - P + j;
+                        dst[ow] = (ih >= 0 && ih < H && iw >= 0 && iw < W) ? xc[(size_t)ih * W + iw]
+                                                                           : 0.0f;
                     }
                 }
             }
 }
 
+/* col2im's counterpart of im2col_s1_avx. */
+__attribute__((target("avx"))) static void col2im_s1_avx(const float *col, float *dx, int C, int H,
+                                                         int W, int KH, int KW, int OH, int OW)
+{
+    for (int c = 0; c < C; c++)
+        for (int i = 0; i < KH; i++) {
+            float *xi = dx + ((size_t)c * H + i) * W;
+            for (int j = 0; j < KW; j++) {
+                float *dst = xi + j;
+                for (int oh = 0; oh < OH; oh++, dst += W)
+                    for (int ow = 0; ow < OW; ow += 8, col += 8)
+                        _mm256_storeu_ps(dst + ow, _mm256_add_ps(_mm256_loadu_ps(dst + ow),
+                                                                 _mm256_loadu_ps(col)));
+            }
+        }
+}
+
 /* The adjoint of im2col: dx[c][ih][iw] += col[...] (dx zeroed by the caller). */
-VEC static void col2im(const train_be_conv_shape_t *s, const float *restrict col,
+VEC static void col2im(const train_be_conv_shape_t *sh, const float *restrict col,
                        float *restrict dx)
 {
-    int ohw = s->oh * s->ow;
-    for (int c = 0; c < s->c; c++)
-        for (int i = 0; i < s->kh; i++)
-            for (int j = 0; j < s->kw; j++) {
-                const float *row = col + (size_t)((c * s->kh + i) * s->kw + j) * ohw;
-                float *xc = dx + (size_t)c * s->h * s->w;
-                for (int oh = 0; oh < s->oh; oh++) {
-                    int ih = oh * s->stride - s->pad + i;
-                    if (ih < 0 || ih >= s->h) continue;
-                    const float *src = row + (size_t)oh * s->ow;
-                    float *dst = xc + (size_t)ih * s->w;
-                    if (s->stride == 1 && s->pad == 0) {
-                        for (int ow = 0; ow < s->ow; ow++)
-                            dst[j + ow] += src[ow];
-                        continue;
-                    }
-                    for (int ow = 0; ow < s->ow; ow++) {
-                        int iw = ow * s->stride - s->pad + j;
-                        if (iw >= 0 && iw < s->w) dst[iw] += src[ow];
+    const int C = sh->c, H = sh->h, W = sh->w, KH = sh->kh, KW = sh->kw, OH = sh->oh, OW = sh->ow,
+              S = sh->stride, P = sh->pad;
+    const size_t ohw = (size_t)OH * OW;
+    if (S == 1 && P == 0 && OW % 8 == 0 && __builtin_cpu_supports("avx")) {
+        col2im_s1_avx(col, dx, C, H, W, KH, KW, OH, OW);
+        return;
+    }
+    for (int c = 0; c < C; c++)
+        for (int i = 0; i < KH; i++)
+            for (int j = 0; j < KW; j++) {
+                const float *row = col + ((size_t)(c * KH + i) * KW + j) * ohw;
+                float *xc = dx + (size_t)c * H * W;
+                if (S == 1 && P == 0) {
+                    float *dst = xc + (size_t)i * W + j;
+                    for (int oh = 0; oh < OH; oh++)
+                        add_row(dst + (size_t)oh * W, row + (size_t)oh * OW, OW);
+                    continue;
+                }
+                for (int oh = 0; oh < OH; oh++) {
+                    int ih = oh * S - P + i;
+                    if (ih < 0 || ih >= H) continue;
+                    for (int ow = 0; ow < OW; ow++) {
+                        int iw = ow * S - P + j;
+                        if (iw >= 0 && iw < W) xc[(size_t)ih * W + iw] += row[(size_t)oh * OW + ow];
                     }
                 }
             }
@@ -406,8 +476,8 @@ static void cpu_conv_forward(train_be_ctx_t *ctx, train_be_conv_t *pl, int n, co
                              const float *w, const float *bias, float *y, int act)
 {
     assert(n <= pl->s.max_n);
-    struct conv_job j = {.ctx = ctx, .pl = pl, .n = n, .act = act, .x = x, .w = w, .bias = bias,
-                         .y = y};
+    struct conv_job j = {
+        .ctx = ctx, .pl = pl, .n = n, .act = act, .x = x, .w = w, .bias = bias, .y = y};
     train__pool_run(ctx->pool, conv_fwd_body, &j);
     if (j.failed) set_err(ctx, "out of memory in a convolution");
 }
@@ -473,8 +543,8 @@ static void cpu_conv_backward(train_be_ctx_t *ctx, train_be_conv_t *pl, int n, c
                               const float *w, const float *dy, float *dx, float *dw, float *dbias)
 {
     assert(n <= pl->s.max_n);
-    struct conv_job j = {.ctx = ctx, .pl = pl, .n = n, .x = x, .w = w, .dy = dy, .dx = dx,
-                         .dw = dw, .dbias = dbias};
+    struct conv_job j = {
+        .ctx = ctx, .pl = pl, .n = n, .x = x, .w = w, .dy = dy, .dx = dx, .dw = dw, .dbias = dbias};
     train__pool_run(ctx->pool, conv_bwd_body, &j);
     if (j.failed) set_err(ctx, "out of memory in a convolution");
     /* thread partials are summed in thread order: deterministic for a thread count */
@@ -491,12 +561,91 @@ static void cpu_conv_backward(train_be_ctx_t *ctx, train_be_conv_t *pl, int n, c
 /* ---- pooling ----------------------------------------------------------------------- */
 
 struct pool_job {
-    int h, w, k;
+    int h, w, k, avx512;
     const float *x, *dy;
     float *y, *dx;
     const int32_t *am_in;
     int32_t *am;
 };
+
+/* 2x2 windows with AVX-512: one output row (up to 16 windows) per vector; the four window
+ * elements are de-interleaved with permutes and compared branch-free in scan order, so
+ * the first maximum wins exactly as in the scalar code. Needs even h and w. */
+__attribute__((target("avx512f"))) static void maxpool2_plane_avx512(const float *x, int h, int w,
+                                                                     float *y, int32_t *am)
+{
+    int oh = h / 2, ow = w / 2;
+    const __m512i even =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    const __m512i lane2 =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    for (int i = 0; i < oh; i++) {
+        const float *r0 = x + (size_t)(2 * i) * w, *r1 = r0 + w;
+        for (int j0 = 0; j0 < ow; j0 += 16) {
+            int cnt = ow - j0 < 16 ? ow - j0 : 16, n2 = 2 * cnt;
+            __mmask16 mlo = (__mmask16)(n2 >= 16 ? 0xFFFF : (1u << n2) - 1);
+            __mmask16 mhi = (__mmask16)(n2 <= 16 ? 0 : (1u << (n2 - 16)) - 1);
+            __mmask16 m = (__mmask16)(cnt == 16 ? 0xFFFF : (1u << cnt) - 1);
+            const float *p0 = r0 + 2 * j0, *p1 = r1 + 2 * j0;
+            __m512 l0 = _mm512_maskz_loadu_ps(mlo, p0), h0 = _mm512_maskz_loadu_ps(mhi, p0 + 16);
+            __m512 l1 = _mm512_maskz_loadu_ps(mlo, p1), h1 = _mm512_maskz_loadu_ps(mhi, p1 + 16);
+            __m512 a = _mm512_permutex2var_ps(l0, even, h0),
+                   b = _mm512_permutex2var_ps(l0, odd, h0);
+            __m512 c = _mm512_permutex2var_ps(l1, even, h1),
+                   d = _mm512_permutex2var_ps(l1, odd, h1);
+            __m512i ia = _mm512_add_epi32(_mm512_set1_epi32(2 * i * w + 2 * j0), lane2);
+            __m512 best = a;
+            __m512i bi = ia;
+            __mmask16 g = _mm512_cmp_ps_mask(b, best, _CMP_GT_OQ);
+            best = _mm512_mask_mov_ps(best, g, b);
+            bi = _mm512_mask_mov_epi32(bi, g, _mm512_add_epi32(ia, _mm512_set1_epi32(1)));
+            g = _mm512_cmp_ps_mask(c, best, _CMP_GT_OQ);
+            best = _mm512_mask_mov_ps(best, g, c);
+            bi = _mm512_mask_mov_epi32(bi, g, _mm512_add_epi32(ia, _mm512_set1_epi32(w)));
+            g = _mm512_cmp_ps_mask(d, best, _CMP_GT_OQ);
+            best = _mm512_mask_mov_ps(best, g, d);
+            bi = _mm512_mask_mov_epi32(bi, g, _mm512_add_epi32(ia, _mm512_set1_epi32(w + 1)));
+            _mm512_mask_storeu_ps(y + (size_t)i * ow + j0, m, best);
+            _mm512_mask_storeu_epi32(am + (size_t)i * ow + j0, m, bi);
+        }
+    }
+}
+
+/* The backward of the above: every input position written once, zero unless it was the
+ * window's argmax. */
+__attribute__((target("avx512f"))) static void
+maxpool2_plane_bw_avx512(const float *dy, const int32_t *am, int h, int w, float *dx)
+{
+    int oh = h / 2, ow = w / 2;
+    const __m512i lane2 =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i ilo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i ihi = _mm512_add_epi32(ilo, _mm512_set1_epi32(8));
+    const __m512i one = _mm512_set1_epi32(1), vw = _mm512_set1_epi32(w),
+                  vw1 = _mm512_set1_epi32(w + 1), zero = _mm512_setzero_si512();
+    for (int i = 0; i < oh; i++) {
+        float *r0 = dx + (size_t)(2 * i) * w, *r1 = r0 + w;
+        for (int j0 = 0; j0 < ow; j0 += 16) {
+            int cnt = ow - j0 < 16 ? ow - j0 : 16, n2 = 2 * cnt;
+            __mmask16 mlo = (__mmask16)(n2 >= 16 ? 0xFFFF : (1u << n2) - 1);
+            __mmask16 mhi = (__mmask16)(n2 <= 16 ? 0 : (1u << (n2 - 16)) - 1);
+            __mmask16 m = (__mmask16)(cnt == 16 ? 0xFFFF : (1u << cnt) - 1);
+            __m512 g = _mm512_maskz_loadu_ps(m, dy + (size_t)i * ow + j0);
+            __m512i d =
+                _mm512_sub_epi32(_mm512_maskz_loadu_epi32(m, am + (size_t)i * ow + j0),
+                                 _mm512_add_epi32(_mm512_set1_epi32(2 * i * w + 2 * j0), lane2));
+            __m512 v0 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(d, zero), g);
+            __m512 v1 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(d, one), g);
+            __m512 v2 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(d, vw), g);
+            __m512 v3 = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(d, vw1), g);
+            _mm512_mask_storeu_ps(r0 + 2 * j0, mlo, _mm512_permutex2var_ps(v0, ilo, v1));
+            _mm512_mask_storeu_ps(r0 + 2 * j0 + 16, mhi, _mm512_permutex2var_ps(v0, ihi, v1));
+            _mm512_mask_storeu_ps(r1 + 2 * j0, mlo, _mm512_permutex2var_ps(v2, ilo, v3));
+            _mm512_mask_storeu_ps(r1 + 2 * j0 + 16, mhi, _mm512_permutex2var_ps(v2, ihi, v3));
+        }
+    }
+}
 
 /* 2x2 windows, the case the cnn uses: one pass, no inner window loops. */
 VEC static void maxpool2_plane(const float *restrict x, int h, int w, float *restrict y,
@@ -547,10 +696,16 @@ static void maxpool_fwd_range(void *ud, size_t lo, size_t hi)
 {
     struct pool_job *j = ud;
     int oh = j->h / j->k, ow = j->w / j->k;
+    if (j->k == 2 && j->avx512 && j->h % 2 == 0 && j->w % 2 == 0) {
+        for (size_t pl = lo; pl < hi; pl++)
+            maxpool2_plane_avx512(j->x + pl * (size_t)j->h * j->w, j->h, j->w,
+                                  j->y + pl * (size_t)oh * ow, j->am + pl * (size_t)oh * ow);
+        return;
+    }
     if (j->k == 2) {
         for (size_t pl = lo; pl < hi; pl++)
-            maxpool2_plane(j->x + pl * (size_t)j->h * j->w, j->h, j->w,
-                           j->y + pl * (size_t)oh * ow, j->am + pl * (size_t)oh * ow);
+            maxpool2_plane(j->x + pl * (size_t)j->h * j->w, j->h, j->w, j->y + pl * (size_t)oh * ow,
+                           j->am + pl * (size_t)oh * ow);
         return;
     }
     for (size_t pl = lo; pl < hi; pl++) {
@@ -578,7 +733,8 @@ static void maxpool_fwd_range(void *ud, size_t lo, size_t hi)
 static void cpu_maxpool_forward(train_be_ctx_t *ctx, int n, int c, int h, int w, int k,
                                 const float *x, float *y, int32_t *argmax)
 {
-    struct pool_job j = {.h = h, .w = w, .k = k, .x = x, .y = y, .am = argmax};
+    struct pool_job j = {
+        .h = h, .w = w, .k = k, .avx512 = ctx->avx512, .x = x, .y = y, .am = argmax};
     par_range(ctx, (size_t)n * c, 64, maxpool_fwd_range, &j);
 }
 
@@ -586,6 +742,12 @@ static void maxpool_bwd_range(void *ud, size_t lo, size_t hi)
 {
     struct pool_job *j = ud;
     int oh = j->h / j->k, ow = j->w / j->k;
+    if (j->k == 2 && j->avx512 && j->h % 2 == 0 && j->w % 2 == 0) {
+        for (size_t pl = lo; pl < hi; pl++)
+            maxpool2_plane_bw_avx512(j->dy + pl * (size_t)oh * ow, j->am_in + pl * (size_t)oh * ow,
+                                     j->h, j->w, j->dx + pl * (size_t)j->h * j->w);
+        return;
+    }
     if (j->k == 2) {
         for (size_t pl = lo; pl < hi; pl++)
             maxpool2_plane_bw(j->dy + pl * (size_t)oh * ow, j->am_in + pl * (size_t)oh * ow, j->h,
@@ -605,7 +767,8 @@ static void maxpool_bwd_range(void *ud, size_t lo, size_t hi)
 static void cpu_maxpool_backward(train_be_ctx_t *ctx, int n, int c, int h, int w, int k,
                                  const float *dy, const int32_t *argmax, float *dx)
 {
-    struct pool_job j = {.h = h, .w = w, .k = k, .dy = dy, .dx = dx, .am_in = argmax};
+    struct pool_job j = {
+        .h = h, .w = w, .k = k, .avx512 = ctx->avx512, .dy = dy, .dx = dx, .am_in = argmax};
     par_range(ctx, (size_t)n * c, 64, maxpool_bwd_range, &j);
 }
 
@@ -689,7 +852,12 @@ static void sgd_range(void *ud, size_t lo, size_t hi)
 static void cpu_sgd_step(train_be_ctx_t *ctx, float *p, const float *grad, float *buf, size_t n,
                          float lr, float momentum, float wd, int nesterov)
 {
-    struct opt_job j = {.p = p, .g = grad, .buf = buf, .lr = lr, .momentum = momentum, .wd = wd,
+    struct opt_job j = {.p = p,
+                        .g = grad,
+                        .buf = buf,
+                        .lr = lr,
+                        .momentum = momentum,
+                        .wd = wd,
                         .nesterov = nesterov};
     par_range(ctx, n, 1 << 15, sgd_range, &j);
 }
@@ -719,8 +887,17 @@ static void cpu_adam_step(train_be_ctx_t *ctx, float *p, const float *grad, floa
                           size_t n, float lr, float b1, float b2, float eps, float wd, float bc1,
                           float bc2)
 {
-    struct opt_job j = {.p = p, .g = grad, .m = m, .v = v, .lr = lr, .b1 = b1, .b2 = b2,
-                        .eps = eps, .wd = wd, .bc1 = bc1, .bc2 = bc2};
+    struct opt_job j = {.p = p,
+                        .g = grad,
+                        .m = m,
+                        .v = v,
+                        .lr = lr,
+                        .b1 = b1,
+                        .b2 = b2,
+                        .eps = eps,
+                        .wd = wd,
+                        .bc1 = bc1,
+                        .bc2 = bc2};
     par_range(ctx, n, 1 << 15, adam_range, &j);
 }
 

@@ -15,24 +15,34 @@
 #define MIB(b) (((b) + (1u << 20) - 1) >> 20)
 
 /* Largest cuDNN workspace a convolution plan may ask for: the heuristics' first
- * deterministic choice that fits is taken (PyTorch caps its search the same way). */
+ * deterministic choice that fits is taken. A fixed cap keeps a plan's memory predictable
+ * (PyTorch bounds the search by the memory free at the time instead, which would make
+ * the choice, and so the bits, depend on what else the GPU holds). */
 #define WS_CAP ((size_t)256 << 20)
 
 /* ==== errors ======================================================================== */
 
-static void vfail(train_be_ctx_t *ctx, int fatal, const char *fmt, va_list ap)
+void train_cuda__fail_rc(train_be_ctx_t *ctx, int fatal, int rc, const char *fmt, ...)
 {
+    /* keep the first error (later ones are usually its consequences), except that a fatal
+     * one replaces a non-fatal one: it is what every later sync will report */
+    if (ctx->rc && !(fatal && !ctx->fatal)) return;
     if (fatal) ctx->fatal = 1;
-    if (ctx->rc) return; /* keep the first: later errors are usually its consequences */
-    ctx->rc = -1;
+    ctx->rc = rc;
+    va_list ap;
+    va_start(ap, fmt);
     vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
+    va_end(ap);
 }
 
 void train_cuda__fail(train_be_ctx_t *ctx, int fatal, const char *fmt, ...)
 {
+    if (ctx->rc && !(fatal && !ctx->fatal)) return;
+    if (fatal) ctx->fatal = 1;
+    ctx->rc = TRAIN_ERR;
     va_list ap;
     va_start(ap, fmt);
-    vfail(ctx, fatal, fmt, ap);
+    vsnprintf(ctx->err, sizeof ctx->err, fmt, ap);
     va_end(ap);
 }
 
@@ -74,8 +84,8 @@ int train_cuda__ok(train_be_ctx_t *ctx, cudaError_t e, const char *what)
                          "larger slice",
                          what, ctx->gpu_name);
     else
-        train_cuda__fail(ctx, sticky(e), "CUDA error in %s on GPU %s: %s (%s)", what,
-                         ctx->gpu_name, cudaGetErrorString(e), cudaGetErrorName(e));
+        train_cuda__fail(ctx, sticky(e), "CUDA error in %s on GPU %s: %s (%s)", what, ctx->gpu_name,
+                         cudaGetErrorString(e), cudaGetErrorName(e));
     return 0;
 }
 
@@ -169,10 +179,10 @@ void train_cuda__stage_upload(train_be_ctx_t *ctx, void *dst, const void *src, s
         /* the copy that last read this slot must be done before we overwrite it */
         if (!train_cuda__wait_event(ctx, ctx->stage_done[slot])) return;
         memcpy(ctx->stage[slot], s, chunk);
-        if (!train_cuda__ok(ctx,
-                            cudaMemcpyAsync(d, ctx->stage[slot], chunk, cudaMemcpyHostToDevice,
-                                            ctx->stream),
-                            "upload"))
+        if (!train_cuda__ok(
+                ctx,
+                cudaMemcpyAsync(d, ctx->stage[slot], chunk, cudaMemcpyHostToDevice, ctx->stream),
+                "upload"))
             return;
         if (!train_cuda__ok(ctx, cudaEventRecord(ctx->stage_done[slot], ctx->stream), "upload"))
             return;
@@ -222,10 +232,10 @@ static int cuda_download(train_be_ctx_t *ctx, void *host_dst, const void *src, s
         size_t chunk = bytes < CUDA_STAGE_BYTES ? bytes : CUDA_STAGE_BYTES;
         int slot = ctx->stage_next;
         ctx->stage_next = (slot + 1) % CUDA_STAGE_SLOTS;
-        if (!train_cuda__ok(ctx,
-                            cudaMemcpyAsync(ctx->stage[slot], s, chunk, cudaMemcpyDeviceToHost,
-                                            ctx->stream),
-                            "download"))
+        if (!train_cuda__ok(
+                ctx,
+                cudaMemcpyAsync(ctx->stage[slot], s, chunk, cudaMemcpyDeviceToHost, ctx->stream),
+                "download"))
             break;
         if (!train_cuda__ok(ctx, cudaEventRecord(ctx->stage_done[slot], ctx->stream), "download"))
             break;
@@ -284,47 +294,48 @@ static int cuda_open(const train_be_opts_t *o, train_be_ctx_t **out, char *err, 
     if (e != cudaSuccess || count <= 0) {
         const char *v = getenv("CUDA_VISIBLE_DEVICES");
         (void)cudaGetLastError();
-        snprintf(err, errlen, "--device cuda: no CUDA device is visible (CUDA_VISIBLE_DEVICES=%s%s%s%s%s)",
-                 v ? "\"" : "", v ? v : "unset", v ? "\"" : "", e != cudaSuccess ? "; CUDA says: " : "",
+        snprintf(err, errlen,
+                 "--device cuda: no CUDA device is visible (CUDA_VISIBLE_DEVICES=%s%s%s%s%s)",
+                 v ? "\"" : "", v ? v : "unset", v ? "\"" : "",
+                 e != cudaSuccess ? "; CUDA says: " : "",
                  e != cudaSuccess ? cudaGetErrorString(e) : "");
-        return -1;
+        return TRAIN_ERR;
     }
     train_be_ctx_t *ctx = (train_be_ctx_t *)calloc(1, sizeof *ctx);
     if (!ctx) {
         snprintf(err, errlen, "--device cuda: out of host memory");
-        return -1;
+        return TRAIN_ERR;
     }
     int local = o->local_rank < 0 ? 0 : o->local_rank;
     ctx->dev = local % count;
     gpu_name(ctx->dev, ctx->gpu_name, sizeof ctx->gpu_name);
     ctx->rank = o->rank;
     ctx->world = o->world;
-    /* TF32 is opt-in so the GPU agrees with the FP32 CPU oracle by default; see
-     * CUDA_REQUESTS.md item 2 for the planned train_be_opts_t field. */
-    const char *tf = getenv("TUNE_TRAIN_TF32");
-    ctx->tf32 = tf && *tf && strcmp(tf, "0") != 0;
-    const char *to = getenv("TUNE_NCCL_TIMEOUT_S");
-    ctx->nccl_timeout_s = to && atof(to) > 0 ? atof(to) : 600.0;
+    /* TF32 is opt-in (--tf32) so the GPU agrees with the FP32 CPU oracle by default */
+    ctx->tf32 = o->allow_tf32 != 0;
+    ctx->nccl_timeout_s = o->timeout_s > 0 ? o->timeout_s : CUDA_DEFAULT_TIMEOUT_S;
+    ctx->peer_dead = o->peer_dead;
+    ctx->peer_ud = o->peer_ud;
     ctx->parent_pid = (int)getppid();
 
-    int ok = train_cuda__ok(ctx, cudaSetDevice(ctx->dev), "cudaSetDevice") &&
-             train_cuda__ok(ctx, cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking),
-                            "cudaStreamCreate") &&
-             train_cuda__ok(ctx,
-                            cudaStreamCreateWithFlags(&ctx->comm_stream, cudaStreamNonBlocking),
-                            "cudaStreamCreate") &&
-             train_cuda__ok(ctx, cudaEventCreateWithFlags(&ctx->ev_compute, cudaEventDisableTiming),
-                            "cudaEventCreate") &&
-             train_cuda__ok(ctx,
-                            cudaEventCreateWithFlags(&ctx->ev_comm_done, cudaEventDisableTiming),
-                            "cudaEventCreate") &&
-             train_cuda__ok(ctx, cudaEventCreateWithFlags(&ctx->ev_sync, cudaEventDisableTiming),
-                            "cudaEventCreate");
+    int ok =
+        train_cuda__ok(ctx, cudaSetDevice(ctx->dev), "cudaSetDevice") &&
+        train_cuda__ok(ctx, cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking),
+                       "cudaStreamCreate") &&
+        train_cuda__ok(ctx, cudaStreamCreateWithFlags(&ctx->comm_stream, cudaStreamNonBlocking),
+                       "cudaStreamCreate") &&
+        train_cuda__ok(ctx, cudaEventCreateWithFlags(&ctx->ev_compute, cudaEventDisableTiming),
+                       "cudaEventCreate") &&
+        train_cuda__ok(ctx, cudaEventCreateWithFlags(&ctx->ev_comm_done, cudaEventDisableTiming),
+                       "cudaEventCreate") &&
+        train_cuda__ok(ctx, cudaEventCreateWithFlags(&ctx->ev_sync, cudaEventDisableTiming),
+                       "cudaEventCreate");
     for (int i = 0; ok && i < CUDA_STAGE_SLOTS; i++)
         ok = train_cuda__ok(ctx,
                             cudaEventCreateWithFlags(&ctx->stage_done[i], cudaEventDisableTiming),
                             "cudaEventCreate") &&
-             train_cuda__ok(ctx, cudaHostAlloc(&ctx->stage[i], CUDA_STAGE_BYTES, cudaHostAllocDefault),
+             train_cuda__ok(ctx,
+                            cudaHostAlloc(&ctx->stage[i], CUDA_STAGE_BYTES, cudaHostAllocDefault),
                             "cudaHostAlloc (pinned staging)");
     ok = ok && blas_ok(ctx, cublasCreate(&ctx->blas), "init") &&
          blas_ok(ctx, cublasSetStream(ctx->blas, ctx->stream), "set stream") &&
@@ -346,7 +357,7 @@ static int cuda_open(const train_be_opts_t *o, train_be_ctx_t **out, char *err, 
     if (!ok) {
         snprintf(err, errlen, "--device cuda: %s", ctx->err);
         cuda_close(ctx);
-        return -1;
+        return TRAIN_ERR;
     }
     *out = ctx;
     return 0;
@@ -359,8 +370,9 @@ static void cuda_close(train_be_ctx_t *ctx)
     if (!ctx) return;
     cudaSetDevice(ctx->dev);
     train_cuda__comm_close(ctx);
-    if (!ctx->fatal && ctx->stream) train_cuda__wait_all(ctx);
-    while (ctx->plans) plan_destroy(ctx->plans);
+    if (!ctx->fatal && ctx->stream && ctx->ev_sync) train_cuda__wait_all(ctx);
+    while (ctx->plans)
+        plan_destroy(ctx->plans);
     if (ctx->dnn) cudnnDestroy(ctx->dnn);
     if (ctx->blas) cublasDestroy(ctx->blas);
     cudaFree(ctx->ws);
@@ -398,9 +410,9 @@ static void cuda_gemm(train_be_ctx_t *ctx, int trans_a, int trans_b, int m, int 
     train_cuda__touch(ctx, a, (size_t)(trans_a ? k : m) * lda * sizeof(float));
     train_cuda__touch(ctx, b, (size_t)(trans_b ? n : k) * ldb * sizeof(float));
     train_cuda__touch(ctx, c, (size_t)m * ldc * sizeof(float));
-    cublasStatus_t s =
-        cublasSgemm(ctx->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-                    n, m, k, &alpha, b, ldb, a, lda, &beta, c, ldc);
+    cublasStatus_t s = cublasSgemm(ctx->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                   trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, ldb, a,
+                                   lda, &beta, c, ldc);
     if (s != CUBLAS_STATUS_SUCCESS) {
         char what[96];
         snprintf(what, sizeof what, "sgemm (m=%d n=%d k=%d)", m, n, k);
@@ -459,7 +471,7 @@ struct train_be_conv {
     /* one convolution descriptor per direction: each carries the math type of the
      * algorithm chosen for it */
     cudnnConvolutionDescriptor_t cd_fwd, cd_data, cd_filter;
-    conv_algos_t cur;              /* what the descriptors are set for now (n = 0: none) */
+    conv_algos_t cur;               /* what the descriptors are set for now (n = 0: none) */
     conv_algos_t cache[PLAN_CACHE]; /* batch sizes seen: the full batch, the last one, ... */
     int ncache, cache_next;
     train_be_conv_t *next, **pprev; /* ctx->plans list */
@@ -490,7 +502,8 @@ static int pick_fwd(train_be_conv_t *pl, size_t limit, conv_algos_t *a, size_t *
     if (!dnn_ok(ctx, cudnnSetConvolutionMathType(pl->cd_fwd, base_math(ctx)), "set math type") ||
         !dnn_ok(ctx,
                 cudnnGetConvolutionForwardAlgorithm_v7(ctx->dnn, pl->xd, pl->wd, pl->cd_fwd, pl->yd,
-                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf),
+                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got,
+                                                       perf),
                 "forward algorithm query"))
         return 0;
     for (int i = 0; i < got; i++) {
@@ -547,8 +560,7 @@ static int pick_filter(train_be_conv_t *pl, size_t limit, conv_algos_t *a, size_
     train_be_ctx_t *ctx = pl->ctx;
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     int got = 0;
-    if (!dnn_ok(ctx, cudnnSetConvolutionMathType(pl->cd_filter, base_math(ctx)),
-                "set math type") ||
+    if (!dnn_ok(ctx, cudnnSetConvolutionMathType(pl->cd_filter, base_math(ctx)), "set math type") ||
         !dnn_ok(ctx,
                 cudnnGetConvolutionBackwardFilterAlgorithm_v7(
                     ctx->dnn, pl->xd, pl->yd, pl->cd_filter, pl->wd,
@@ -574,15 +586,17 @@ static int pick_filter(train_be_conv_t *pl, size_t limit, conv_algos_t *a, size_
     return 0;
 }
 
-/* Picks all three algorithms for the descriptors as set now. Within the workspace held
- * already when possible (batch sizes after the plan's max_n); otherwise up to WS_CAP,
- * growing the shared workspace (a device wait, so only at plan time in practice). */
-static int pick_all(train_be_conv_t *pl, conv_algos_t *a)
+/* Picks all three algorithms for the descriptors as set now. At plan time (the plan's
+ * max_n) the heuristics' best deterministic choice within WS_CAP is taken and the shared
+ * workspace grown to fit (a device wait, fine before training). For other batch sizes the
+ * workspace held already is preferred, so the steady state never reallocates; only if
+ * nothing fits does it grow. */
+static int pick_all(train_be_conv_t *pl, conv_algos_t *a, int at_plan)
 {
     train_be_ctx_t *ctx = pl->ctx;
     size_t nf = 0, nd = 0, nw = 0;
-    int ok = pick_fwd(pl, ctx->ws_size, a, &nf) && pick_data(pl, ctx->ws_size, a, &nd) &&
-             pick_filter(pl, ctx->ws_size, a, &nw);
+    int ok = !at_plan && pick_fwd(pl, ctx->ws_size, a, &nf) &&
+             pick_data(pl, ctx->ws_size, a, &nd) && pick_filter(pl, ctx->ws_size, a, &nw);
     if (!ok) {
         if (ctx->rc && ctx->fatal) return 0;
         if (!pick_fwd(pl, WS_CAP, a, &nf) || !pick_data(pl, WS_CAP, a, &nd) ||
@@ -603,8 +617,8 @@ static int pick_all(train_be_conv_t *pl, conv_algos_t *a)
 }
 
 /* Sets the plan's descriptors and algorithms for batch size n (cached per n, so the
- * steady state is a compare). */
-static int plan_for_n(train_be_conv_t *pl, int n)
+ * steady state is a compare). at_plan: called from conv_plan (see pick_all). */
+static int plan_for_n(train_be_conv_t *pl, int n, int at_plan)
 {
     train_be_ctx_t *ctx = pl->ctx;
     const train_be_conv_shape_t *s = &pl->s;
@@ -628,7 +642,7 @@ static int plan_for_n(train_be_conv_t *pl, int n)
         a = pl->cache[hit];
     } else {
         memset(&a, 0, sizeof a);
-        if (!pick_all(pl, &a)) return 0;
+        if (!pick_all(pl, &a, at_plan)) return 0;
         a.n = n;
         int slot = pl->ncache < PLAN_CACHE ? pl->ncache++ : pl->cache_next;
         if (pl->ncache == PLAN_CACHE) pl->cache_next = (slot + 1) % PLAN_CACHE;
@@ -696,8 +710,8 @@ static train_be_conv_t *cuda_conv_plan(train_be_ctx_t *ctx, const train_be_conv_
                                                s->max_n, s->c, s->h, s->w),
                     "input descriptor") &&
              dnn_ok(ctx,
-                    cudnnGetConvolution2dForwardOutputDim(pl->cd_fwd, pl->xd, pl->wd, &on, &oc,
-                                                          &oh, &ow),
+                    cudnnGetConvolution2dForwardOutputDim(pl->cd_fwd, pl->xd, pl->wd, &on, &oc, &oh,
+                                                          &ow),
                     "output shape");
     if (ok && (oc != s->k || oh != s->oh || ow != s->ow)) {
         train_cuda__fail(ctx, 0,
@@ -707,7 +721,7 @@ static train_be_conv_t *cuda_conv_plan(train_be_ctx_t *ctx, const train_be_conv_
         ok = 0;
     }
     /* choose for the largest batch now, so the workspace is sized before training */
-    ok = ok && plan_for_n(pl, s->max_n);
+    ok = ok && plan_for_n(pl, s->max_n, 1);
     if (!ok) {
         plan_destroy(pl);
         return NULL;
@@ -730,7 +744,7 @@ static void cuda_conv_forward(train_be_ctx_t *ctx, train_be_conv_t *pl, int n, c
     train_cuda__touch(ctx, w, (size_t)s->k * s->c * s->kh * s->kw * sizeof(float));
     train_cuda__touch(ctx, bias, (size_t)s->k * sizeof(float));
     train_cuda__touch(ctx, y, (size_t)n * s->k * hw * sizeof(float));
-    if (!plan_for_n(pl, n)) return;
+    if (!plan_for_n(pl, n, 0)) return;
     const float one = 1.0f, zero = 0.0f;
     if (!dnn_ok(ctx,
                 cudnnConvolutionForward(ctx->dnn, &one, pl->xd, x, pl->wd, w, pl->cd_fwd,
@@ -742,8 +756,7 @@ static void cuda_conv_forward(train_be_ctx_t *ctx, train_be_conv_t *pl, int n, c
 }
 
 static void cuda_conv_backward(train_be_ctx_t *ctx, train_be_conv_t *pl, int n, const float *x,
-                               const float *w, const float *dy, float *dx, float *dw,
-                               float *dbias)
+                               const float *w, const float *dy, float *dx, float *dw, float *dbias)
 {
     const train_be_conv_shape_t *s = &pl->s;
     size_t xbytes = (size_t)n * s->c * s->h * s->w * sizeof(float);
@@ -755,7 +768,7 @@ static void cuda_conv_backward(train_be_ctx_t *ctx, train_be_conv_t *pl, int n, 
     train_cuda__touch(ctx, dx, xbytes);
     train_cuda__touch(ctx, dw, wbytes);
     train_cuda__touch(ctx, dbias, (size_t)s->k * sizeof(float));
-    if (!plan_for_n(pl, n)) return;
+    if (!plan_for_n(pl, n, 0)) return;
     const float one = 1.0f, zero = 0.0f;
     if (dx && !dnn_ok(ctx,
                       cudnnConvolutionBackwardData(ctx->dnn, &one, pl->wd, w, pl->yd, dy,
@@ -846,48 +859,47 @@ static void cuda_sgd_step(train_be_ctx_t *ctx, float *param, const float *grad, 
     train_cuda__sgd_step(ctx, param, grad, buf, n, lr, momentum, weight_decay, nesterov);
 }
 
-static void cuda_adam_step(train_be_ctx_t *ctx, float *param, const float *grad, float *m,
-                           float *v, size_t n, float lr, float beta1, float beta2, float eps,
+static void cuda_adam_step(train_be_ctx_t *ctx, float *param, const float *grad, float *m, float *v,
+                           size_t n, float lr, float beta1, float beta2, float eps,
                            float weight_decay, float bc1, float bc2)
 {
     train_cuda__touch(ctx, param, n * sizeof(float));
     train_cuda__touch(ctx, grad, n * sizeof(float));
     train_cuda__touch(ctx, m, n * sizeof(float));
     train_cuda__touch(ctx, v, n * sizeof(float));
-    train_cuda__adam_step(ctx, param, grad, m, v, n, lr, beta1, beta2, eps, weight_decay, bc1,
-                          bc2);
+    train_cuda__adam_step(ctx, param, grad, m, v, n, lr, beta1, beta2, eps, weight_decay, bc1, bc2);
 }
 
 /* ==== the ops table ================================================================== */
 /* Positional, in backend.h's order (designated initializers need C++20): a reordered or
  * inserted member fails to compile here because the function types differ. */
 extern "C" const train_be_ops_t train_be_cuda = {
-    "cuda",                         /* name */
-    0,                              /* host_memory */
-    cuda_open,                      /* open */
-    cuda_close,                     /* close */
-    cuda_sync,                      /* sync */
-    cuda_alloc,                     /* alloc */
-    cuda_free_mem,                  /* free_mem */
-    cuda_upload,                    /* upload */
-    cuda_download,                  /* download */
-    cuda_copy,                      /* copy */
-    cuda_zero,                      /* zero */
-    cuda_gemm,                      /* gemm */
-    cuda_bias_act,                  /* bias_act */
-    cuda_sum_rows,                  /* sum_rows */
-    cuda_relu_backward,             /* relu_backward */
-    cuda_scale,                     /* scale */
-    cuda_conv_plan,                 /* conv_plan */
-    cuda_conv_free,                 /* conv_free */
-    cuda_conv_forward,              /* conv_forward */
-    cuda_conv_backward,             /* conv_backward */
-    cuda_maxpool_forward,           /* maxpool_forward */
-    cuda_maxpool_backward,          /* maxpool_backward */
-    cuda_load_batch,                /* load_batch */
-    cuda_softmax_xent,              /* softmax_xent */
-    cuda_sgd_step,                  /* sgd_step */
-    cuda_adam_step,                 /* adam_step */
-    train_cuda__comm_init,          /* comm_init */
-    train_cuda__allreduce_sum,      /* allreduce_sum */
+    "cuda",                    /* name */
+    0,                         /* host_memory */
+    cuda_open,                 /* open */
+    cuda_close,                /* close */
+    cuda_sync,                 /* sync */
+    cuda_alloc,                /* alloc */
+    cuda_free_mem,             /* free_mem */
+    cuda_upload,               /* upload */
+    cuda_download,             /* download */
+    cuda_copy,                 /* copy */
+    cuda_zero,                 /* zero */
+    cuda_gemm,                 /* gemm */
+    cuda_bias_act,             /* bias_act */
+    cuda_sum_rows,             /* sum_rows */
+    cuda_relu_backward,        /* relu_backward */
+    cuda_scale,                /* scale */
+    cuda_conv_plan,            /* conv_plan */
+    cuda_conv_free,            /* conv_free */
+    cuda_conv_forward,         /* conv_forward */
+    cuda_conv_backward,        /* conv_backward */
+    cuda_maxpool_forward,      /* maxpool_forward */
+    cuda_maxpool_backward,     /* maxpool_backward */
+    cuda_load_batch,           /* load_batch */
+    cuda_softmax_xent,         /* softmax_xent */
+    cuda_sgd_step,             /* sgd_step */
+    cuda_adam_step,            /* adam_step */
+    train_cuda__comm_init,     /* comm_init */
+    train_cuda__allreduce_sum, /* allreduce_sum */
 };

@@ -54,10 +54,18 @@ int train__ckpt_write(const char *dir, const train__ckpt_t *c, char *err, size_t
         snprintf(err, errlen, "cannot write a checkpoint in %s: %s", dir, strerror(errno));
         return TRAIN_ERR;
     }
-    struct hdr h = {.model = c->model, .hidden = c->hidden, .layers = c->layers,
-                    .optimizer = c->optimizer, .world = c->world, .threads = c->threads,
-                    .nstate = c->nstate, .epoch = c->epoch, .seed = c->seed,
-                    .nparams = c->nparams, .step = c->step, .iteration = c->iteration,
+    struct hdr h = {.model = c->model,
+                    .hidden = c->hidden,
+                    .layers = c->layers,
+                    .optimizer = c->optimizer,
+                    .world = c->world,
+                    .threads = c->threads,
+                    .nstate = c->nstate,
+                    .epoch = c->epoch,
+                    .seed = c->seed,
+                    .nparams = c->nparams,
+                    .step = c->step,
+                    .iteration = c->iteration,
                     .elapsed_s = c->elapsed_s};
     memcpy(h.rng, c->rng.s, sizeof h.rng);
     uint32_t ver = CKPT_VERSION, hlen = sizeof h;
@@ -106,13 +114,13 @@ int train__ckpt_read(const char *path, train__ckpt_t *c, char *err, size_t errle
     if (fstat(fileno(f), &st) != 0) goto corrupt;
     size_t len = (size_t)st.st_size;
     const size_t fixed = 16 + sizeof(struct hdr) + 4;
-    if (len < fixed) goto corrupt;
-    buf = malloc(len);
+    buf = malloc(len ? len : 1);
     if (!buf || fread(buf, 1, len, f) != len) goto corrupt;
-    if (memcmp(buf, CKPT_MAGIC, 8) != 0) {
+    if (len < 8 || memcmp(buf, CKPT_MAGIC, 8) != 0) {
         snprintf(err, errlen, "%s is not a tune-train checkpoint (bad magic)", path);
         goto fail;
     }
+    if (len < fixed) goto corrupt;
     uint32_t ver, hlen, crc_file;
     memcpy(&ver, buf + 8, 4);
     memcpy(&hlen, buf + 12, 4);

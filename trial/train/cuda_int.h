@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "trial/train/backend.h"
+#include "trial/train/train.h"
 
 /* Pinned staging slots for host->device copies: upload() and load_batch() return as soon
  * as the host bytes are in a slot, so the caller may reuse its buffer while the copy is
@@ -26,6 +27,10 @@
  * all-reduce of one layer's gradients overlaps the backward of the layers below it
  * (PyTorch DDP's bucketing idea, with the ordering done by CUDA events). */
 #define CUDA_MAX_PENDING 64
+
+/* How long a collective may make no progress when train_be_opts_t.timeout_s is 0: the
+ * default of tune-train's --timeout. */
+#define CUDA_DEFAULT_TIMEOUT_S 300.0
 
 struct train_be_ctx {
     int dev;           /* CUDA ordinal inside this process's CUDA_VISIBLE_DEVICES */
@@ -71,15 +76,21 @@ struct train_be_ctx {
         uintptr_t lo, hi;
     } pending[CUDA_MAX_PENDING];
     int npending;
-    double nccl_timeout_s; /* a collective that makes no progress this long is aborted */
-    int parent_pid;        /* getppid() at open: a rank whose launcher died aborts */
+    double nccl_timeout_s;      /* a collective that makes no progress this long is aborted */
+    int (*peer_dead)(void *ud); /* the launcher says the run is over (may be NULL) */
+    void *peer_ud;
+    int parent_pid; /* getppid() at open: a rank whose launcher died aborts */
 };
 
 /* ---- errors (backend_cuda.cu) --------------------------------------------------- */
-/* Records the first error since the last sync (printf-style); later ones are dropped.
- * fatal: the context can no longer run ops (reported by every later sync). */
+/* Records the first error since the last sync (printf-style) with code TRAIN_ERR; later
+ * ones are dropped unless they are fatal and the recorded one is not. fatal: the context
+ * can no longer run ops (reported by every later sync). */
 void train_cuda__fail(train_be_ctx_t *ctx, int fatal, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same with another code (TRAIN_EPEER when a peer rank is gone). */
+void train_cuda__fail_rc(train_be_ctx_t *ctx, int fatal, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 /* Checks a CUDA runtime result; records it (OOM worded for the user) and returns 0 on
  * failure, 1 on success. `what` names the call for the message. */
 int train_cuda__ok(train_be_ctx_t *ctx, cudaError_t e, const char *what);
@@ -125,15 +136,15 @@ void train_cuda__maxpool_forward(train_be_ctx_t *ctx, int n, int c, int h, int w
 void train_cuda__maxpool_backward(train_be_ctx_t *ctx, int n, int c, int h, int w, int k,
                                   const float *dy, const int32_t *argmax, float *dx);
 void train_cuda__load_batch(train_be_ctx_t *ctx, const uint8_t *images, const uint8_t *labels,
-                            const int32_t *idx_dev, int n, int dim, float mean, float std,
-                            float *x, int32_t *y);
+                            const int32_t *idx_dev, int n, int dim, float mean, float std, float *x,
+                            int32_t *y);
 void train_cuda__softmax_xent(train_be_ctx_t *ctx, const float *logits, const int32_t *y, int n,
                               int classes, float grad_scale, float *dlogits, double *part,
                               double *stats);
 void train_cuda__sgd_step(train_be_ctx_t *ctx, float *param, const float *grad, float *buf,
                           size_t n, float lr, float momentum, float weight_decay, int nesterov);
-void train_cuda__adam_step(train_be_ctx_t *ctx, float *param, const float *grad, float *m,
-                           float *v, size_t n, float lr, float beta1, float beta2, float eps,
+void train_cuda__adam_step(train_be_ctx_t *ctx, float *param, const float *grad, float *m, float *v,
+                           size_t n, float lr, float beta1, float beta2, float eps,
                            float weight_decay, float bc1, float bc2);
 
 #endif

@@ -24,9 +24,8 @@
 #define CACHE_VERSION 1u
 #define CACHE_HDR 4096 /* payload starts page-aligned */
 
-static const char *const file_names[4] = {
-    "train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
-    "t10k-labels-idx1-ubyte"};
+static const char *const file_names[4] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                                          "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
 
 struct cache_hdr {
     char magic[8];
@@ -53,8 +52,7 @@ static uint32_t be32(const unsigned char *p)
 }
 
 /* Reads exactly len bytes; 0, or -1 with err explaining (short file, corrupt stream). */
-static int gz_read_all(gzFile f, const char *path, void *buf, size_t len, char *err,
-                       size_t errlen)
+static int gz_read_all(gzFile f, const char *path, void *buf, size_t len, char *err, size_t errlen)
 {
     size_t got = 0;
     while (got < len) {
@@ -63,7 +61,8 @@ static int gz_read_all(gzFile f, const char *path, void *buf, size_t len, char *
         if (n < 0) {
             int zerr;
             const char *m = gzerror(f, &zerr);
-            snprintf(err, errlen, "%s: corrupt data (%s)", path, zerr == Z_ERRNO ? strerror(errno) : m);
+            snprintf(err, errlen, "%s: corrupt data (%s)", path,
+                     zerr == Z_ERRNO ? strerror(errno) : m);
             return -1;
         }
         if (n == 0) {
@@ -83,7 +82,8 @@ static int read_idx(const char *path, uint32_t want_magic, uint8_t **out, uint32
 {
     gzFile f = gzopen(path, "rb");
     if (!f) {
-        snprintf(err, errlen, "cannot open %s: %s", path, errno ? strerror(errno) : "out of memory");
+        snprintf(err, errlen, "cannot open %s: %s", path,
+                 errno ? strerror(errno) : "out of memory");
         return TRAIN_EDATA;
     }
     unsigned char hdr[16];
@@ -240,8 +240,8 @@ static void cache_write(const char *cache_dir, const char *path, const char *key
 {
     char tmp[PATH_MAX + 32];
     if (mkdir_p(cache_dir) != 0) {
-        snprintf(warn, warnlen, "not caching the decoded data set: cannot create %s: %s",
-                 cache_dir, strerror(errno));
+        snprintf(warn, warnlen, "not caching the decoded data set: cannot create %s: %s", cache_dir,
+                 strerror(errno));
         return;
     }
     snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);

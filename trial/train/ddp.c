@@ -20,7 +20,9 @@
 
 #define MAX_RANKS 64
 #define MAX_BUCKETS 64
-#define CHUNK 16384 /* floats reduced per claim: 64 KiB, a few microseconds */
+#define CHUNK                                                                                      \
+    4096 /* floats per chunk: 16 KiB, so a chunk's slots, sum and optimiser                        \
+          * state stay in L1 while it is reduced and updated */
 #define SUM_SLOTS 16
 
 /* Counters only grow: at step s (1-based) a bucket is complete when arrivals reaches
@@ -34,7 +36,6 @@ struct ctl {
     size_t off[MAX_BUCKETS + 1];
     _Alignas(64) _Atomic uint64_t barrier;
     _Alignas(64) _Atomic uint64_t arrivals[MAX_BUCKETS];
-    _Alignas(64) _Atomic uint64_t claimed[MAX_BUCKETS];
     _Alignas(64) _Atomic uint64_t done[MAX_BUCKETS];
     _Alignas(64) double sums[MAX_RANKS][SUM_SLOTS];
 };
@@ -51,14 +52,14 @@ struct train__world {
     void *chunk_ud;
     double timeout_s;
     int rank;
-    uint64_t step;      /* all-reduces completed by this rank */
-    uint64_t barriers;  /* barriers passed by this rank */
+    uint64_t step;               /* all-reduces completed by this rank */
+    uint64_t barriers;           /* barriers passed by this rank */
     size_t pending[MAX_BUCKETS]; /* floats of each bucket delivered in this step */
+    char worked[MAX_BUCKETS];    /* this rank did its chunks of the bucket this step */
 };
 
 int train__world_new(train__world_t **out, int world, size_t nfloats, const size_t *bucket_off,
-                     int nbuckets, size_t shared_floats, double timeout_s, char *err,
-                     size_t errlen)
+                     int nbuckets, size_t shared_floats, double timeout_s, char *err, size_t errlen)
 {
     if (world < 1 || world > MAX_RANKS) {
         snprintf(err, errlen, "--ranks must be between 1 and %d, got %d", MAX_RANKS, world);
@@ -77,8 +78,7 @@ int train__world_new(train__world_t **out, int world, size_t nfloats, const size
     size_t ctl_len = (sizeof(struct ctl) + 4095) / 4096 * 4096;
     w->slot_floats = (nfloats + 15) / 16 * 16;
     shared_floats = (shared_floats + 15) / 16 * 16;
-    w->map_len =
-        ctl_len + sizeof(float) * (w->slot_floats * (size_t)(world + 1) + shared_floats);
+    w->map_len = ctl_len + sizeof(float) * (w->slot_floats * (size_t)(world + 1) + shared_floats);
     w->map = mmap(NULL, w->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (w->map == MAP_FAILED) {
         snprintf(err, errlen, "cannot create %zu bytes of shared memory for %d ranks: %s",
@@ -148,6 +148,12 @@ void train__world_abort(train__world_t *w)
     atomic_store_explicit(&w->ctl->abort, 1, memory_order_release);
 }
 
+int train__world_aborted(train__world_t *w)
+{
+    return atomic_load_explicit(&w->ctl->abort, memory_order_acquire) ||
+           getppid() != w->ctl->launcher;
+}
+
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -202,8 +208,7 @@ int train__world_barrier(train__world_t *w, char *err, size_t errlen)
                    errlen);
 }
 
-int train__world_bcast(train__world_t *w, void *buf, size_t len, int root, char *err,
-                       size_t errlen)
+int train__world_bcast(train__world_t *w, void *buf, size_t len, int root, char *err, size_t errlen)
 {
     if (len > sizeof(float) * w->slot_floats) {
         snprintf(err, errlen, "internal error: broadcast of %zu bytes is too large", len);
@@ -261,25 +266,25 @@ static void reduce_chunk(train__world_t *w, int b, uint64_t chunk)
     }
 }
 
-/* Claims and reduces chunks of bucket b of step s until none is left unclaimed. */
+/* Reduces (and hands to the chunk callback) this rank's chunks of bucket b in step s.
+ * Chunk j of bucket b belongs to rank (j + b) % world: a fixed owner keeps each chunk's
+ * optimiser state in one core's cache, and rotating by b spreads one-chunk buckets. */
 static void work_bucket(train__world_t *w, int b, uint64_t s)
 {
     struct ctl *c = w->ctl;
-    uint64_t nc = nchunks(c, b), end = nc * s;
-    uint64_t v = atomic_load_explicit(&c->claimed[b], memory_order_acquire);
-    while (v < end) {
-        if (!atomic_compare_exchange_weak_explicit(&c->claimed[b], &v, v + 1,
-                                                   memory_order_acq_rel, memory_order_acquire))
-            continue;
-        uint64_t chunk = v - nc * (s - 1);
-        reduce_chunk(w, b, chunk);
+    uint64_t nc = nchunks(c, b);
+    (void)s;
+    if (w->worked[b]) return;
+    w->worked[b] = 1;
+    uint64_t first = (uint64_t)(((w->rank - b) % c->world + c->world) % c->world);
+    for (uint64_t j = first; j < nc; j += (uint64_t)c->world) {
+        reduce_chunk(w, b, j);
         if (w->chunk_cb) {
-            size_t lo = c->off[b] + chunk * CHUNK, hi = lo + CHUNK;
+            size_t lo = c->off[b] + j * CHUNK, hi = lo + CHUNK;
             if (hi > c->off[b + 1]) hi = c->off[b + 1];
             w->chunk_cb(w->chunk_ud, lo, hi - lo);
         }
         atomic_fetch_add_explicit(&c->done[b], 1, memory_order_release);
-        v = atomic_load_explicit(&c->claimed[b], memory_order_acquire);
     }
 }
 
@@ -323,7 +328,7 @@ int train__world_grad_finish(train__world_t *w, char *err, size_t errlen)
                           errlen)))
             return rc;
     for (int b = 0; b < c->nbuckets; b++)
-        w->pending[b] = 0;
+        w->pending[b] = 0, w->worked[b] = 0;
     w->step = s;
     return 0;
 }

@@ -18,9 +18,10 @@
 #define NR_MAX 32
 #define MR_MAX 8
 
-/* as: distance between consecutive k in a (MR when packed; lda when read in place) */
-typedef void (*kern_fn)(int kc, const float *a, long as, const float *b, float *c, long ldc,
-                        float alpha, float beta);
+/* as, bs: distance between consecutive k in a and b (MR and NR when packed; the leading
+ * dimension when an operand is read in place) */
+typedef void (*kern_fn)(int kc, const float *a, long as, const float *b, long bs, float *c,
+                        long ldc, float alpha, float beta);
 
 struct gemm_ws {
     float *ap; /* MC x KC_MAX packed A block */
@@ -44,7 +45,7 @@ struct train__gemm {
 /* Each computes the full MR x NR tile acc = sum_p a[p][:] (x) b[p][:] and stores
  * C = alpha*acc + beta*C (C not read when beta == 0). */
 
-static void kern_generic_4x16(int kc, const float *a, long as, const float *b, float *c,
+static void kern_generic_4x16(int kc, const float *a, long as, const float *b, long bs, float *c,
                               long ldc, float alpha, float beta)
 {
     float acc[4][16] = {{0}};
@@ -53,29 +54,33 @@ static void kern_generic_4x16(int kc, const float *a, long as, const float *b, f
             for (int j = 0; j < 16; j++)
                 acc[i][j] += a[i] * b[j];
         a += as;
-        b += 16;
+        b += bs;
     }
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 16; j++)
-            c[i * ldc + j] = beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * c[i * ldc + j];
+            c[i * ldc + j] =
+                beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * c[i * ldc + j];
 }
 
 __attribute__((target("avx2,fma"))) static void kern_avx2_6x16(int kc, const float *a, long as,
-                                                                const float *b, float *c,
-                                                                long ldc, float alpha, float beta)
+                                                               const float *b, long bs, float *c,
+                                                               long ldc, float alpha, float beta)
 {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
            c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     for (int p = 0; p < kc; p++) {
-        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8), t;
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8), t;
 #define K6(i)                                                                                      \
     t = _mm256_broadcast_ss(a + i);                                                                \
     c##i##0 = _mm256_fmadd_ps(t, b0, c##i##0);                                                     \
     c##i##1 = _mm256_fmadd_ps(t, b1, c##i##1);
-        K6(0) K6(1) K6(2) K6(3) K6(4) K6(5)
+        K6(0)
+        K6(1)
+        K6(2)
+        K6(3) K6(4) K6(5)
 #undef K6
-        a += as;
-        b += 16;
+            a += as;
+        b += bs;
     }
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
 #define S6(i)                                                                                      \
@@ -83,9 +88,9 @@ __attribute__((target("avx2,fma"))) static void kern_avx2_6x16(int kc, const flo
         _mm256_storeu_ps(c + i * ldc, _mm256_mul_ps(va, c##i##0));                                 \
         _mm256_storeu_ps(c + i * ldc + 8, _mm256_mul_ps(va, c##i##1));                             \
     } else {                                                                                       \
-        _mm256_storeu_ps(c + i * ldc,                                                              \
-                         _mm256_fmadd_ps(vb, _mm256_loadu_ps(c + i * ldc), _mm256_mul_ps(va, c##i##0))); \
-        _mm256_storeu_ps(c + i * ldc + 8, _mm256_fmadd_ps(vb, _mm256_loadu_ps(c + i * ldc + 8),  \
+        _mm256_storeu_ps(c + i * ldc, _mm256_fmadd_ps(vb, _mm256_loadu_ps(c + i * ldc),            \
+                                                      _mm256_mul_ps(va, c##i##0)));                \
+        _mm256_storeu_ps(c + i * ldc + 8, _mm256_fmadd_ps(vb, _mm256_loadu_ps(c + i * ldc + 8),    \
                                                           _mm256_mul_ps(va, c##i##1)));            \
     }
     S6(0) S6(1) S6(2) S6(3) S6(4) S6(5)
@@ -93,22 +98,25 @@ __attribute__((target("avx2,fma"))) static void kern_avx2_6x16(int kc, const flo
 }
 
 __attribute__((target("avx512f"))) static void kern_avx512_8x32(int kc, const float *a, long as,
-                                                                 const float *b, float *c,
-                                                                 long ldc, float alpha, float beta)
+                                                                const float *b, long bs, float *c,
+                                                                long ldc, float alpha, float beta)
 {
     __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00,
-           c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00,
-           c61 = c00, c70 = c00, c71 = c00;
+           c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00,
+           c70 = c00, c71 = c00;
     for (int p = 0; p < kc; p++) {
-        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16), t;
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16), t;
 #define K8(i)                                                                                      \
     t = _mm512_set1_ps(a[i]);                                                                      \
     c##i##0 = _mm512_fmadd_ps(t, b0, c##i##0);                                                     \
     c##i##1 = _mm512_fmadd_ps(t, b1, c##i##1);
-        K8(0) K8(1) K8(2) K8(3) K8(4) K8(5) K8(6) K8(7)
+        K8(0)
+        K8(1)
+        K8(2)
+        K8(3) K8(4) K8(5) K8(6) K8(7)
 #undef K8
-        a += as;
-        b += 32;
+            a += as;
+        b += bs;
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
 #define S8(i)                                                                                      \
@@ -116,9 +124,9 @@ __attribute__((target("avx512f"))) static void kern_avx512_8x32(int kc, const fl
         _mm512_storeu_ps(c + i * ldc, _mm512_mul_ps(va, c##i##0));                                 \
         _mm512_storeu_ps(c + i * ldc + 16, _mm512_mul_ps(va, c##i##1));                            \
     } else {                                                                                       \
-        _mm512_storeu_ps(c + i * ldc,                                                              \
-                         _mm512_fmadd_ps(vb, _mm512_loadu_ps(c + i * ldc), _mm512_mul_ps(va, c##i##0))); \
-        _mm512_storeu_ps(c + i * ldc + 16, _mm512_fmadd_ps(vb, _mm512_loadu_ps(c + i * ldc + 16), \
+        _mm512_storeu_ps(c + i * ldc, _mm512_fmadd_ps(vb, _mm512_loadu_ps(c + i * ldc),            \
+                                                      _mm512_mul_ps(va, c##i##0)));                \
+        _mm512_storeu_ps(c + i * ldc + 16, _mm512_fmadd_ps(vb, _mm512_loadu_ps(c + i * ldc + 16),  \
                                                            _mm512_mul_ps(va, c##i##1)));           \
     }
     S8(0) S8(1) S8(2) S8(3) S8(4) S8(5) S8(6) S8(7)
@@ -130,10 +138,10 @@ __attribute__((target("avx512f"))) static void kern_avx512_8x32(int kc, const fl
 /* d[q*ldd + r] = s[r*ld + q] for an 8 x 8 block (the classic unpack/shuffle/permute). */
 __attribute__((target("avx"))) static void tr8x8(const float *s, long ld, float *d, long ldd)
 {
-    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ld),
-           r2 = _mm256_loadu_ps(s + 2 * ld), r3 = _mm256_loadu_ps(s + 3 * ld),
-           r4 = _mm256_loadu_ps(s + 4 * ld), r5 = _mm256_loadu_ps(s + 5 * ld),
-           r6 = _mm256_loadu_ps(s + 6 * ld), r7 = _mm256_loadu_ps(s + 7 * ld);
+    __m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ld), r2 = _mm256_loadu_ps(s + 2 * ld),
+           r3 = _mm256_loadu_ps(s + 3 * ld), r4 = _mm256_loadu_ps(s + 4 * ld),
+           r5 = _mm256_loadu_ps(s + 5 * ld), r6 = _mm256_loadu_ps(s + 6 * ld),
+           r7 = _mm256_loadu_ps(s + 7 * ld);
     __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1),
            t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3),
            t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
@@ -160,9 +168,17 @@ static void pack_panel(const train__gemm_t *g, int R, int rows, int kc, const fl
     if (contig_i && rows == R && (R == 8 || R == 32 || R == 16)) {
         /* constant-size copies, which the compiler turns into vector moves */
         for (int p = 0; p < kc; p++) {
-            if (R == 8) memcpy(dst + (long)p * 8, src + (long)p * ld, 8 * sizeof(float));
-            else if (R == 16) memcpy(dst + (long)p * 16, src + (long)p * ld, 16 * sizeof(float));
-            else memcpy(dst + (long)p * 32, src + (long)p * ld, 32 * sizeof(float));
+            const float *s = src + (long)p * ld;
+            float *d = dst + (long)p * R;
+            if (R == 8)
+                for (int i = 0; i < 8; i++)
+                    d[i] = s[i];
+            else if (R == 16)
+                for (int i = 0; i < 16; i++)
+                    d[i] = s[i];
+            else
+                for (int i = 0; i < 32; i++)
+                    d[i] = s[i];
         }
         return;
     }
@@ -291,8 +307,11 @@ static int core(train__gemm_t *g, int tid, int m, int n, int k, float alpha,
         if (b->packed) {
             bblk = b->packed + (long)p0 * n_pad + (long)j_lo * kc * NR;
         } else {
+            /* op(B) stored row-major (contiguous along n): full panels are read in place
+             * by the kernel (NR consecutive floats per k), only a ragged edge is packed */
             for (int q = j_lo; q < j_hi; q++) {
                 int j0 = q * NR, ncol = n - j0 < NR ? n - j0 : NR;
+                if (bci && ncol == NR) continue;
                 pack_panel(g, NR, ncol, kc, src_at(b->p, b->ld, bci, j0, p0), b->ld, bci,
                            ws->bp + (long)(q - j_lo) * kc * NR);
             }
@@ -325,6 +344,11 @@ static int core(train__gemm_t *g, int tid, int m, int n, int k, float alpha,
             for (int q = j_lo; q < j_hi; q++) {
                 int j0 = q * NR, ncol = n - j0 < NR ? n - j0 : NR;
                 const float *bpan = bblk + (long)(q - j_lo) * kc * NR;
+                long bs = NR;
+                if (!b->packed && bci && ncol == NR) {
+                    bpan = src_at(b->p, b->ld, bci, j0, p0);
+                    bs = b->ld;
+                }
                 for (int r = 0; r * MR < mc; r++) {
                     int i = i0 + r * MR, nrow = i_hi - i < MR ? i_hi - i : MR;
                     const float *apan;
@@ -339,15 +363,15 @@ static int core(train__gemm_t *g, int tid, int m, int n, int k, float alpha,
                     }
                     float *cc = c + (long)i * ldc + j0;
                     if (nrow == MR && ncol == NR) {
-                        g->kern(kc, apan, as, bpan, cc, ldc, alpha, beta_eff);
+                        g->kern(kc, apan, as, bpan, bs, cc, ldc, alpha, beta_eff);
                     } else {
-                        g->kern(kc, apan, as, bpan, tmp, NR, 1.0f, 0.0f);
+                        g->kern(kc, apan, as, bpan, bs, tmp, NR, 1.0f, 0.0f);
                         for (int x = 0; x < nrow; x++)
                             for (int y = 0; y < ncol; y++)
-                                cc[(long)x * ldc + y] =
-                                    beta_eff == 0.0f
-                                        ? alpha * tmp[x * NR + y]
-                                        : alpha * tmp[x * NR + y] + beta_eff * cc[(long)x * ldc + y];
+                                cc[(long)x * ldc + y] = beta_eff == 0.0f
+                                                            ? alpha * tmp[x * NR + y]
+                                                            : alpha * tmp[x * NR + y] +
+                                                                  beta_eff * cc[(long)x * ldc + y];
                     }
                 }
             }
@@ -379,8 +403,8 @@ static void job_fn(void *ud, int tid, int nt)
     train__gemm_t *g = jb->g;
     int np = (jb->n + g->nr - 1) / g->nr, mp = (jb->m + g->mr - 1) / g->mr;
     /* every thread packs its share of B's panels, then all use the whole packed B */
-    pack_whole(g, 'B', jb->n, jb->k, jb->b.p, jb->b.ld, jb->b.trans, g->shared_bp,
-               np * tid / nt, np * (tid + 1) / nt);
+    pack_whole(g, 'B', jb->n, jb->k, jb->b.p, jb->b.ld, jb->b.trans, g->shared_bp, np * tid / nt,
+               np * (tid + 1) / nt);
     train__pool_barrier(g->pool);
     train__gemm_opnd_t b = {.packed = g->shared_bp};
     int rc;
@@ -420,8 +444,16 @@ void train__gemm(train__gemm_t *g, int trans_a, int trans_b, int m, int n, int k
             return;
         }
     }
-    struct job jb = {.g = g, .m = m, .n = n, .k = k, .ldc = ldc, .alpha = alpha, .beta = beta,
-                     .a = oa, .b = ob, .c = c};
+    struct job jb = {.g = g,
+                     .m = m,
+                     .n = n,
+                     .k = k,
+                     .ldc = ldc,
+                     .alpha = alpha,
+                     .beta = beta,
+                     .a = oa,
+                     .b = ob,
+                     .c = c};
     train__pool_run(g->pool, job_fn, &jb);
 }
 

@@ -25,8 +25,7 @@ train__pool_t *train__gemm_pool(const train__gemm_t *g);
 /* C = alpha op(A) op(B) + beta C on all the pool's threads (see backend.h's gemm op).
  * Each element of C is summed in the same order whatever the thread count. */
 void train__gemm(train__gemm_t *g, int trans_a, int trans_b, int m, int n, int k, float alpha,
-                 const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                 int ldc);
+                 const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
 
 /* ---- serial pieces, for ops that split work over threads themselves ------------- */
 /* An operand of a serial product: a plain matrix (p, ld, trans as in cblas) or, when
@@ -42,8 +41,8 @@ typedef struct train__gemm_opnd {
  * (op(B) is k x rows, i.e. `rows` is n). */
 size_t train__gemm_packed_floats(const train__gemm_t *g, int side, int rows, int k);
 /* Packs a whole operand into dst (64-byte aligned, train__gemm_packed_floats long). */
-void train__gemm_pack(const train__gemm_t *g, int side, int rows, int k, const float *src,
-                      int ld, int trans, float *dst);
+void train__gemm_pack(const train__gemm_t *g, int side, int rows, int k, const float *src, int ld,
+                      int trans, float *dst);
 
 /* C = alpha op(A) op(B) + beta C on the calling thread, using workspace slot `tid`
  * (0 <= tid < pool threads; one caller per slot at a time). Returns 0, or -1 when a

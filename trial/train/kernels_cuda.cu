@@ -89,7 +89,8 @@ __global__ static void k_bias_grad_nchw(const float *dy, int n, int k, int hw, f
     float acc = 0.0f;
     for (int b = 0; b < n; b++) {
         const float *row = dy + ((size_t)b * k + ch) * (size_t)hw;
-        for (int p = threadIdx.x; p < hw; p += THREADS) acc += row[p];
+        for (int p = threadIdx.x; p < hw; p += THREADS)
+            acc += row[p];
     }
     s[threadIdx.x] = acc;
     block_sum(s);
@@ -114,12 +115,14 @@ __global__ static void k_sum_rows(const float *x, int rows, int cols, float *out
     int j = blockIdx.x * SR_COLS + threadIdx.x;
     float acc = 0.0f;
     if (j < cols)
-        for (int r = threadIdx.y; r < rows; r += SR_LANES) acc += x[(size_t)r * cols + j];
+        for (int r = threadIdx.y; r < rows; r += SR_LANES)
+            acc += x[(size_t)r * cols + j];
     s[threadIdx.y][threadIdx.x] = acc;
     __syncthreads();
     if (threadIdx.y == 0 && j < cols) {
         float t = s[0][threadIdx.x];
-        for (int l = 1; l < SR_LANES; l++) t += s[l][threadIdx.x];
+        for (int l = 1; l < SR_LANES; l++)
+            t += s[l][threadIdx.x];
         out[j] = t;
     }
 }
@@ -163,8 +166,8 @@ void train_cuda__scale(train_be_ctx_t *ctx, float *x, size_t n, float alpha)
  * argmax (first maximum in row-major window order, as the CPU oracle) and its backward
  * gets only dy and argmax, which cuDNN's pooling backward (it wants x, y and dy) cannot
  * use. Windows do not overlap, so the backward is a gather with no atomics. */
-__global__ static void k_maxpool_fwd(const float *x, float *y, int32_t *argmax, size_t total,
-                                     int h, int w, int k, int oh, int ow)
+__global__ static void k_maxpool_fwd(const float *x, float *y, int32_t *argmax, size_t total, int h,
+                                     int w, int k, int oh, int ow)
 {
     GRID_STRIDE(o, total)
     {
@@ -213,7 +216,7 @@ void train_cuda__maxpool_forward(train_be_ctx_t *ctx, int n, int c, int h, int w
     size_t total = (size_t)n * c * oh * ow;
     if (total == 0) return;
     k_maxpool_fwd<<<grid_for(total), THREADS, 0, ctx->stream>>>(x, y, argmax, total, h, w, k, oh,
-                                                                 ow);
+                                                                ow);
     train_cuda__launched(ctx, "maxpool_forward");
 }
 
@@ -223,8 +226,8 @@ void train_cuda__maxpool_backward(train_be_ctx_t *ctx, int n, int c, int h, int 
     int oh = h / k, ow = w / k;
     size_t total = (size_t)n * c * h * w;
     if (total == 0) return;
-    k_maxpool_bwd<<<grid_for(total), THREADS, 0, ctx->stream>>>(dy, argmax, dx, total, h, w, k,
-                                                                 oh, ow);
+    k_maxpool_bwd<<<grid_for(total), THREADS, 0, ctx->stream>>>(dy, argmax, dx, total, h, w, k, oh,
+                                                                ow);
     train_cuda__launched(ctx, "maxpool_backward");
 }
 
@@ -245,13 +248,13 @@ __global__ static void k_load_batch(const uint8_t *images, const uint8_t *labels
 }
 
 void train_cuda__load_batch(train_be_ctx_t *ctx, const uint8_t *images, const uint8_t *labels,
-                            const int32_t *idx_dev, int n, int dim, float mean, float std,
-                            float *x, int32_t *y)
+                            const int32_t *idx_dev, int n, int dim, float mean, float std, float *x,
+                            int32_t *y)
 {
     size_t total = (size_t)n * dim;
     if (total == 0) return;
     k_load_batch<<<grid_for(total), THREADS, 0, ctx->stream>>>(images, labels, idx_dev, n, dim,
-                                                                mean, std, x, y);
+                                                               mean, std, x, y);
     train_cuda__launched(ctx, "load_batch");
 }
 
@@ -293,8 +296,10 @@ __global__ static void k_xent_rows(const float *logits, const int32_t *y, int n,
         }
     }
     float sum = 0.0f;
-    for (int c = lane; c < classes; c += 32) sum += expf(l[c] - mx);
-    for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+    for (int c = lane; c < classes; c += 32)
+        sum += expf(l[c] - mx);
+    for (int off = 16; off > 0; off /= 2)
+        sum += __shfl_xor_sync(0xffffffffu, sum, off);
     int t = y[s];
     int valid = t >= 0 && t < classes; /* a bad label is the caller's bug: never read past */
     /* the CPU oracle's formulas: lse in float, p = exp(z - lse) */
@@ -362,8 +367,8 @@ void train_cuda__sgd_step(train_be_ctx_t *ctx, float *param, const float *grad, 
                           size_t n, float lr, float momentum, float weight_decay, int nesterov)
 {
     if (n == 0) return;
-    k_sgd<<<grid_for(n), THREADS, 0, ctx->stream>>>(param, grad, buf, n, lr, momentum,
-                                                     weight_decay, nesterov);
+    k_sgd<<<grid_for(n), THREADS, 0, ctx->stream>>>(param, grad, buf, n, lr, momentum, weight_decay,
+                                                    nesterov);
     train_cuda__launched(ctx, "sgd_step");
 }
 
@@ -385,12 +390,12 @@ __global__ static void k_adam(float *param, const float *grad, float *m, float *
     }
 }
 
-void train_cuda__adam_step(train_be_ctx_t *ctx, float *param, const float *grad, float *m,
-                           float *v, size_t n, float lr, float beta1, float beta2, float eps,
+void train_cuda__adam_step(train_be_ctx_t *ctx, float *param, const float *grad, float *m, float *v,
+                           size_t n, float lr, float beta1, float beta2, float eps,
                            float weight_decay, float bc1, float bc2)
 {
     if (n == 0) return;
     k_adam<<<grid_for(n), THREADS, 0, ctx->stream>>>(param, grad, m, v, n, lr, beta1, beta2, eps,
-                                                      weight_decay, bc1, bc2);
+                                                     weight_decay, bc1, bc2);
     train_cuda__launched(ctx, "adam_step");
 }

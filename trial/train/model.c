@@ -19,9 +19,9 @@ enum { L_LINEAR, L_CONV, L_POOL };
 
 struct layer {
     int type, act;
-    int in_dim, out_dim;        /* floats per sample */
-    int fan_in, nout;           /* linear: in, out; conv: c*kh*kw, k */
-    int c, h, w, k;             /* conv/pool input shape; pool window */
+    int in_dim, out_dim; /* floats per sample */
+    int fan_in, nout;    /* linear: in, out; conv: c*kh*kw, k */
+    int c, h, w, k;      /* conv/pool input shape; pool window */
     train_be_conv_shape_t cs;
     size_t w_off, b_off, nw, nb; /* in the flat parameter vector */
     train_be_conv_t *plan;
@@ -35,6 +35,7 @@ struct train__model {
     int nl, max_n;
     struct layer L[MAX_LAYERS];
     float *params, *grads;
+    float *zeros; /* a zero bias for ReLUs after pooling (bias_act with no bias) */
 };
 
 /* Shapes and parameter offsets only: shared by count, init and new. */
@@ -65,9 +66,13 @@ static int build(const train__model_cfg_t *cfg, struct layer *L)
     for (int i = 0; i < 2; i++) {
         struct layer *l = &L[nl++];
         memset(l, 0, sizeof *l);
-        l->type = L_CONV, l->act = TRAIN_BE_ACT_RELU;
-        l->cs = (train_be_conv_shape_t){.c = c, .h = h, .w = h, .k = chans[i], .kh = 5, .kw = 5,
-                                        .stride = 1, .pad = 0};
+        /* relu(pool(conv)) instead of pool(relu(conv)): the same values (max and relu
+         * commute) and the same gradients (the window's first maximum is the same
+         * element unless every element is <= 0, where both give 0), but the ReLU and
+         * its backward run on the 4x smaller pooled tensor */
+        l->type = L_CONV, l->act = TRAIN_BE_ACT_NONE;
+        l->cs = (train_be_conv_shape_t){
+            .c = c, .h = h, .w = h, .k = chans[i], .kh = 5, .kw = 5, .stride = 1, .pad = 0};
         l->cs.oh = l->cs.ow = h - 5 + 1;
         l->c = c, l->h = l->w = h;
         l->in_dim = c * h * h;
@@ -78,7 +83,7 @@ static int build(const train__model_cfg_t *cfg, struct layer *L)
         c = chans[i], h = l->cs.oh;
         struct layer *p = &L[nl++];
         memset(p, 0, sizeof *p);
-        p->type = L_POOL, p->c = c, p->h = p->w = h, p->k = 2;
+        p->type = L_POOL, p->c = c, p->h = p->w = h, p->k = 2, p->act = TRAIN_BE_ACT_RELU;
         p->in_dim = c * h * h;
         h /= 2;
         p->out_dim = c * h * h;
@@ -148,12 +153,13 @@ void train__model_free(train__model_t *m)
         m->ops->free_mem(m->ctx, l->dout);
         m->ops->free_mem(m->ctx, l->argmax);
     }
+    m->ops->free_mem(m->ctx, m->zeros);
     free(m);
 }
 
-int train__model_new(train__model_t **out, const train__model_cfg_t *cfg,
-                     const train_be_ops_t *ops, train_be_ctx_t *ctx, int max_n, float *params,
-                     float *grads, char *err, size_t errlen)
+int train__model_new(train__model_t **out, const train__model_cfg_t *cfg, const train_be_ops_t *ops,
+                     train_be_ctx_t *ctx, int max_n, float *params, float *grads, char *err,
+                     size_t errlen)
 {
     train__model_t *m = calloc(1, sizeof *m);
     if (!m) {
@@ -182,6 +188,8 @@ int train__model_new(train__model_t **out, const train__model_cfg_t *cfg,
             if (!l->plan) goto fail;
         }
     }
+    m->zeros = ops->alloc(ctx, sizeof(float) * IMG * IMG); /* alloc zeroes */
+    if (!m->zeros) goto fail;
     if (ops->sync(ctx, err, errlen) != 0) goto fail2;
     *out = m;
     return 0;
@@ -192,8 +200,8 @@ fail2:
     return TRAIN_ERR;
 }
 
-void train__model_step(train__model_t *m, const float *x, const int32_t *y, int n,
-                       float grad_scale, double *stats, train__grad_ready_cb ready, void *ud)
+void train__model_step(train__model_t *m, const float *x, const int32_t *y, int n, float grad_scale,
+                       double *stats, train__grad_ready_cb ready, void *ud)
 {
     const train_be_ops_t *o = m->ops;
     train_be_ctx_t *ctx = m->ctx;
@@ -212,12 +220,15 @@ void train__model_step(train__model_t *m, const float *x, const int32_t *y, int 
             break;
         case L_POOL:
             o->maxpool_forward(ctx, n, l->c, l->h, l->w, l->k, in, l->out, l->argmax);
+            if (l->act != TRAIN_BE_ACT_NONE)
+                o->bias_act(ctx, l->out, m->zeros, n * l->c, (l->h / l->k) * (l->w / l->k),
+                            l->act);
             break;
         }
     }
     struct layer *last = &m->L[m->nl - 1];
-    o->softmax_xent(ctx, last->out, y, n, CLASSES, grad_scale, grad_scale != 0.0f ? last->dout : NULL,
-                    stats);
+    o->softmax_xent(ctx, last->out, y, n, CLASSES, grad_scale,
+                    grad_scale != 0.0f ? last->dout : NULL, stats);
     if (grad_scale == 0.0f) return;
     for (int i = m->nl - 1; i >= 0; i--) {
         struct layer *l = &m->L[i];

@@ -1,8 +1,9 @@
 /* nccl_cuda.cu: the CUDA backend's gradient all-reduce: one NCCL communicator per trial
  * world (one rank per GPU of the slice), its own stream ordered against the compute
  * stream by events, and waits that poll instead of block so that no rank hangs forever
- * on a dead peer: NCCL's async errors, a stalled collective and a dead launcher all end
- * in ncclCommAbort and an error the trainer reports (PyTorch's NCCL watchdog, simplified).
+ * on a dead peer: NCCL's async errors, a collective stalled past --timeout, the launcher's
+ * peer_dead word and a dead launcher all end in ncclCommAbort and an error the trainer
+ * reports (PyTorch's NCCL watchdog, simplified).
  * Not for: spawning ranks or sharing the unique id (the launcher does, through bcast). */
 #include "trial/train/cuda_int.h"
 
@@ -25,10 +26,15 @@ static void nap(long ns)
     nanosleep(&ts, NULL);
 }
 
-static int launcher_died(const train_be_ctx_t *ctx)
+/* Why the run is over without NCCL knowing yet, or NULL: the launcher's word (its
+ * peer_dead callback: a rank died or it is stopping) or our parent, the launcher, gone
+ * (a rank whose parent was init (1) at open has no launcher to watch). */
+static const char *run_over(const train_be_ctx_t *ctx)
 {
-    /* a rank whose parent was init (1) at open has no launcher to watch */
-    return ctx->parent_pid > 1 && (int)getppid() != ctx->parent_pid;
+    if (ctx->peer_dead && ctx->peer_dead(ctx->peer_ud))
+        return "a peer rank died or the run is being stopped";
+    if (ctx->parent_pid > 1 && (int)getppid() != ctx->parent_pid) return "the launcher died";
+    return NULL;
 }
 
 /* Records a fatal error naming what NCCL said last, then aborts the communicator: its
@@ -44,9 +50,9 @@ static void abort_comm(train_be_ctx_t *ctx, const char *fmt, ...)
     va_end(ap);
     const char *last = ctx->comm ? ncclGetLastError(ctx->comm) : NULL;
     if (last && *last)
-        train_cuda__fail(ctx, 1, "%s (NCCL: %s)", msg, last);
+        train_cuda__fail_rc(ctx, 1, TRAIN_EPEER, "%s (NCCL: %s)", msg, last);
     else
-        train_cuda__fail(ctx, 1, "%s", msg);
+        train_cuda__fail_rc(ctx, 1, TRAIN_EPEER, "%s", msg);
     if (ctx->comm) ncclCommAbort(ctx->comm);
     ctx->comm = NULL;
     ctx->npending = 0;
@@ -54,7 +60,7 @@ static void abort_comm(train_be_ctx_t *ctx, const char *fmt, ...)
 
 /* Waits out ncclInProgress from a non-blocking communicator call (its enqueue or setup
  * finishing), within the timeout. Returns the final result; *why is set when the wait
- * itself gave up ("timeout", "launcher died"). */
+ * itself gave up ("timed out", or run_over's reason). */
 static ncclResult_t settle(train_be_ctx_t *ctx, ncclComm_t comm, ncclResult_t r, double timeout_s,
                            const char **why)
 {
@@ -70,10 +76,7 @@ static ncclResult_t settle(train_be_ctx_t *ctx, ncclComm_t comm, ncclResult_t r,
             *why = "timed out";
             return r;
         }
-        if (launcher_died(ctx)) {
-            *why = "the launcher died";
-            return r;
-        }
+        if ((*why = run_over(ctx))) return r;
         nap(100000);
     }
     return r;
@@ -86,13 +89,13 @@ static int comm_healthy(train_be_ctx_t *ctx, long spin, double *stall_since)
     ncclResult_t q = ncclCommGetAsyncError(ctx->comm, &st);
     if (q != ncclSuccess) st = q;
     if (st != ncclSuccess && st != ncclInProgress) {
-        abort_comm(ctx, "NCCL failed during an all-reduce on rank %d of %d (GPU %s): %s",
-                   ctx->rank, ctx->world, ctx->gpu_name, ncclGetErrorString(st));
+        abort_comm(ctx, "NCCL failed during an all-reduce on rank %d of %d (GPU %s): %s", ctx->rank,
+                   ctx->world, ctx->gpu_name, ncclGetErrorString(st));
         return 0;
     }
-    if (spin % 256 == 0 && launcher_died(ctx)) {
-        abort_comm(ctx, "rank %d of %d: its launcher died; NCCL communicator aborted", ctx->rank,
-                   ctx->world);
+    const char *why = spin % 256 == 0 ? run_over(ctx) : NULL;
+    if (why) {
+        abort_comm(ctx, "rank %d of %d: %s; NCCL communicator aborted", ctx->rank, ctx->world, why);
         return 0;
     }
     /* A collective that stays unfinished this long while we wait means a peer is gone
@@ -105,8 +108,8 @@ static int comm_healthy(train_be_ctx_t *ctx, long spin, double *stall_since)
         else if (t - *stall_since > ctx->nccl_timeout_s) {
             abort_comm(ctx,
                        "an all-reduce made no progress for %.0f s on rank %d of %d (GPU %s): a "
-                       "peer rank died or hangs; NCCL communicator aborted (TUNE_NCCL_TIMEOUT_S "
-                       "sets the limit)",
+                       "peer rank died or hangs; NCCL communicator aborted (--timeout sets the "
+                       "limit)",
                        ctx->nccl_timeout_s, ctx->rank, ctx->world, ctx->gpu_name);
             return 0;
         }
@@ -170,7 +173,7 @@ int train_cuda__comm_init(train_be_ctx_t *ctx, int rank, int world, train_be_bca
 {
     if (ctx->comm) {
         snprintf(err, errlen, "--device cuda: NCCL communicator set up twice");
-        return -1;
+        return TRAIN_EINVAL;
     }
     id_msg_t msg;
     memset(&msg, 0, sizeof msg);
@@ -179,15 +182,16 @@ int train_cuda__comm_init(train_be_ctx_t *ctx, int rank, int world, train_be_bca
         msg.ok = r == ncclSuccess;
         if (!msg.ok) snprintf(msg.why, sizeof msg.why, "%s", ncclGetErrorString(r));
     }
-    if (bcast(bcast_ud, &msg, sizeof msg, 0, err, errlen) != 0) return -1;
+    int rc = bcast(bcast_ud, &msg, sizeof msg, 0, err, errlen);
+    if (rc != 0) return rc < 0 ? rc : TRAIN_EPEER;
     if (!msg.ok) {
         snprintf(err, errlen, "--device cuda: rank 0 could not create the NCCL unique id: %s",
                  msg.why);
-        return -1;
+        return TRAIN_ERR;
     }
     if (!train_cuda__ok(ctx, cudaSetDevice(ctx->dev), "cudaSetDevice")) {
         snprintf(err, errlen, "--device cuda: %s", ctx->err);
-        return -1;
+        return TRAIN_ERR;
     }
     /* non-blocking, so setup is polled (with a timeout) rather than stuck in NCCL */
     ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
@@ -199,13 +203,12 @@ int train_cuda__comm_init(train_be_ctx_t *ctx, int rank, int world, train_be_bca
         r = settle(ctx, comm, r, ctx->nccl_timeout_s, &why);
     if (r != ncclSuccess || why) {
         const char *last = comm ? ncclGetLastError(comm) : "";
-        snprintf(err, errlen,
-                 "--device cuda: NCCL setup failed on rank %d of %d (GPU %s): %s%s%s%s",
-                 rank, world, ctx->gpu_name, why ? why : ncclGetErrorString(r),
-                 last && *last ? " (NCCL: " : "", last && *last ? last : "",
-                 last && *last ? ")" : "");
+        snprintf(
+            err, errlen, "--device cuda: NCCL setup failed on rank %d of %d (GPU %s): %s%s%s%s",
+            rank, world, ctx->gpu_name, why ? why : ncclGetErrorString(r),
+            last && *last ? " (NCCL: " : "", last && *last ? last : "", last && *last ? ")" : "");
         if (comm) ncclCommAbort(comm);
-        return -1;
+        return why || r == ncclRemoteError ? TRAIN_EPEER : TRAIN_ERR;
     }
     ctx->comm = comm;
     ctx->rank = rank;
@@ -228,11 +231,15 @@ void train_cuda__allreduce_sum(train_be_ctx_t *ctx, float *buf, size_t n)
         !train_cuda__ok(ctx, cudaStreamWaitEvent(ctx->comm_stream, ctx->ev_compute, 0),
                         "all-reduce"))
         return;
+    /* a group of one: with a non-blocking communicator, ncclGroupEnd is where the enqueue
+     * is reported (ncclInProgress until it is done), the same shape for one bucket or many */
     ncclResult_t r = ncclGroupStart();
-    if (r == ncclSuccess)
-        r = ncclAllReduce(buf, buf, n, ncclFloat32, ncclSum, ctx->comm, ctx->comm_stream);
-    ncclResult_t g = ncclGroupEnd(); /* non-blocking: may say ncclInProgress */
-    if (r == ncclSuccess) r = g;
+    if (r == ncclSuccess) {
+        ncclResult_t c =
+            ncclAllReduce(buf, buf, n, ncclFloat32, ncclSum, ctx->comm, ctx->comm_stream);
+        ncclResult_t g = ncclGroupEnd();
+        r = c != ncclSuccess && c != ncclInProgress ? c : g;
+    }
     const char *why = NULL;
     r = settle(ctx, ctx->comm, r, ctx->nccl_timeout_s, &why);
     if (r != ncclSuccess || why) {

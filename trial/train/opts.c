@@ -28,7 +28,7 @@ static const char usage[] =
     "  --weight-decay X         L2 penalty added to gradients (default 0)\n"
     "  --beta1 X --beta2 X --eps X   adam (default 0.9, 0.999, 1e-8)\n"
     "  --warmup-epochs X        linear learning-rate warm-up (default 0)\n"
-    "  --schedule constant|cosine    learning-rate decay after warm-up (default constant)\n"
+    "  --schedule constant|cosine    learning-rate decay after warm-up (default cosine)\n"
     "  --min-lr X               floor of the cosine schedule (default 0)\n"
     "  --seed N                 seeds initialisation and data order (default 0)\n"
     "execution\n"
@@ -36,12 +36,15 @@ static const char usage[] =
     "  --ranks N                data-parallel processes (default 1)\n"
     "  --threads N              threads per rank (default $OMP_NUM_THREADS, else 1)\n"
     "  --timeout S              longest wait for a peer rank (default 300)\n"
+    "  --tf32                   allow TF32 matrix products on the GPU (default: strict FP32)\n"
     "data and output\n"
     "  --data DIR               IDX files (default " TRAIN_DEFAULT_DATA_DIR ")\n"
     "  --cache-dir DIR|none     decoded-data cache (default $XDG_CACHE_HOME/tune)\n"
     "  --train-limit N          use the first N training images (default all)\n"
     "  --val-limit N            use the first N test images (default all)\n"
     "  --report-every N         also report every N steps within an epoch\n"
+    "  --stop-after-epoch N     exit after epoch N as if paused (the schedule still spans\n"
+    "                           --epochs); continue later with --resume\n"
     "  --checkpoint-dir DIR     checkpoint each epoch here (default $TUNE_TRIAL_DIR)\n"
     "  --resume                 continue from $TUNE_RESUME_FROM, else DIR/checkpoint.bin\n"
     "  --help                   this text\n";
@@ -73,7 +76,9 @@ void train_opts_default(train_opts_t *o)
     o->beta1 = 0.9;
     o->beta2 = 0.999;
     o->eps = 1e-8;
-    o->schedule = TRAIN_SCHED_CONSTANT;
+    /* cosine decay to 0 over --epochs: with lr 0.05, momentum 0.9, batch 64 the cnn reaches
+     * ~89.6% in 2 epochs, where a constant rate stays near 87% */
+    o->schedule = TRAIN_SCHED_COSINE;
     o->device = "cpu";
     o->data_dir = TRAIN_DEFAULT_DATA_DIR;
     o->checkpoint_dir = getenv("TUNE_TRIAL_DIR");
@@ -118,13 +123,14 @@ static const struct opt opts[] = {
     {"--checkpoint-dir", K_STR, OFF(checkpoint_dir), 0, 0, {0}},
     {"--resume", K_FLAG, OFF(resume), 0, 0, {0}},
     {"--report-every", K_LONG, OFF(report_every), 0, LONG_MAX, {0}},
+    {"--stop-after-epoch", K_INT, OFF(stop_after), 0, 100000, {0}},
     {"--train-limit", K_LONG, OFF(train_limit), 0, LONG_MAX, {0}},
     {"--val-limit", K_LONG, OFF(val_limit), 0, LONG_MAX, {0}},
     {"--timeout", K_POS, OFF(timeout_s), 0, 0, {0}},
+    {"--tf32", K_FLAG, OFF(tf32), 0, 0, {NULL}},
 };
 
-static int set_value(train_opts_t *o, const struct opt *op, const char *v, char *err,
-                     size_t errlen)
+static int set_value(train_opts_t *o, const struct opt *op, const char *v, char *err, size_t errlen)
 {
     char *base = (char *)o + op->off, *end;
     errno = 0;
@@ -138,8 +144,8 @@ static int set_value(train_opts_t *o, const struct opt *op, const char *v, char 
             else if (op->min == 0)
                 snprintf(err, errlen, "%s must be a non-negative integer, got \"%s\"", op->name, v);
             else
-                snprintf(err, errlen, "%s must be an integer from %ld to %ld, got \"%s\"",
-                         op->name, op->min, op->max, v);
+                snprintf(err, errlen, "%s must be an integer from %ld to %ld, got \"%s\"", op->name,
+                         op->min, op->max, v);
             return TRAIN_EINVAL;
         }
         if (op->kind == K_INT)

@@ -25,8 +25,8 @@ struct train__pool {
     pthread_t *th;
     train__pool_fn fn;
     void *ud;
-    _Atomic unsigned gen;  /* bumped to start a job (futex word) */
-    _Atomic int done;      /* workers finished with the current job */
+    _Atomic unsigned gen; /* bumped to start a job (futex word) */
+    _Atomic int done;     /* workers finished with the current job */
     _Atomic int stop;
     _Atomic unsigned bar_count, bar_gen; /* barrier inside a job */
 };
@@ -61,7 +61,9 @@ static void *worker(void *argp)
     train__pool_t *p = wa->p;
     int tid = wa->tid;
     free(wa);
-    unsigned seen = atomic_load_explicit(&p->gen, memory_order_acquire);
+    /* generation 0 is "no job yet": reading p->gen here instead would miss a job posted
+     * before this thread got to run */
+    unsigned seen = 0;
     for (;;) {
         unsigned g;
         long long t0 = 0;
@@ -148,8 +150,10 @@ void train__pool_run(train__pool_t *p, train__pool_fn fn, void *ud)
     int spins = 0;
     while (atomic_load_explicit(&p->done, memory_order_acquire) != p->n - 1) {
         /* yield when oversubscribed (more ranks x threads than cores) */
-        if (++spins > 2000) sched_yield();
-        else cpu_relax();
+        if (++spins > 2000)
+            sched_yield();
+        else
+            cpu_relax();
     }
 }
 
@@ -164,7 +168,9 @@ void train__pool_barrier(train__pool_t *p)
     }
     int spins = 0;
     while (atomic_load_explicit(&p->bar_gen, memory_order_acquire) == g) {
-        if (++spins > 2000) sched_yield();
-        else cpu_relax();
+        if (++spins > 2000)
+            sched_yield();
+        else
+            cpu_relax();
     }
 }

@@ -36,13 +36,17 @@ struct run {
     int32_t *y;
     double *stats; /* [0..1] train, [2..3] validation (device) */
     const uint8_t *tr_x, *tr_y, *te_x, *te_y;
-    int own_data; /* the data set was uploaded (not host memory) */
+    int own_data;      /* the data set was uploaded (not host memory) */
     float *host_grads; /* staging for device backends in a multi-rank world */
     int n_train, n_val, local_b, steps_per_epoch, shard;
     long total_steps, warmup_steps;
     uint64_t step, iteration;
     double elapsed0;
     train__rng_t rng;
+    /* CPU ranks share one copy of parameters and optimiser state in the world's shared
+     * memory; each chunk is updated by the rank that reduced it (ddp.c) */
+    int sharded;
+    float lr_now; /* this step's learning rate */
 };
 
 static void ready_cb(void *ud, size_t off, size_t count)
@@ -87,18 +91,26 @@ static int allreduce(struct run *r, const float **g, char *err, size_t errlen)
     return 0;
 }
 
-static void opt_step(struct run *r, const float *g, float lr)
+/* The optimiser on floats [off, off+n) of the parameters; g points at their gradients. */
+static void opt_step(struct run *r, const float *g, size_t off, size_t n)
 {
     const train_opts_t *o = r->o;
     if (o->optimizer == TRAIN_OPT_SGD) {
-        r->ops->sgd_step(r->ctx, r->params, g, r->state, r->np, lr, (float)o->momentum,
-                         (float)o->weight_decay, o->nesterov);
+        r->ops->sgd_step(r->ctx, r->params + off, g, r->state + off, n, r->lr_now,
+                         (float)o->momentum, (float)o->weight_decay, o->nesterov);
     } else {
         double t = (double)(r->step + 1);
-        r->ops->adam_step(r->ctx, r->params, g, r->state, r->state + r->np, r->np, lr,
-                          (float)o->beta1, (float)o->beta2, (float)o->eps, (float)o->weight_decay,
-                          (float)(1.0 - pow(o->beta1, t)), (float)(1.0 - pow(o->beta2, t)));
+        r->ops->adam_step(r->ctx, r->params + off, g, r->state + off, r->state + r->np + off, n,
+                          r->lr_now, (float)o->beta1, (float)o->beta2, (float)o->eps,
+                          (float)o->weight_decay, (float)(1.0 - pow(o->beta1, t)),
+                          (float)(1.0 - pow(o->beta2, t)));
     }
+}
+
+static void chunk_cb(void *ud, size_t off, size_t count)
+{
+    struct run *r = ud;
+    opt_step(r, train__world_reduced(r->env->world) + off, off, count);
 }
 
 /* Loss and accuracy on this rank's share of the test images, summed over ranks. */
@@ -140,15 +152,17 @@ static int report(struct run *r, int epoch, long samples, double train_time, cha
     if ((rc = evaluate(r, &vloss, &vacc, err, errlen))) return rc;
     r->ops->zero(r->ctx, r->stats, 2 * sizeof(double));
     r->iteration++;
-    if (env->rank == 0) {
-        printf("{\"training_iteration\": %llu, \"epoch\": %d, \"step\": %llu, "
-               "\"train_loss\": %.9g, \"val_loss\": %.9g, \"val_accuracy\": %.6g, "
-               "\"samples_per_s\": %.1f, \"time_s\": %.3f}\n",
-               (unsigned long long)r->iteration, epoch, (unsigned long long)r->step,
-               s[2] > 0 ? s[0] / s[2] : 0.0, vloss, vacc,
-               train_time > 0 ? s[2] / train_time : 0.0,
-               r->elapsed0 + train__now() - env->t_start);
-        fflush(stdout);
+    if (env->rank == 0 && env->result) {
+        char line[512];
+        snprintf(line, sizeof line,
+                 "{\"training_iteration\": %llu, \"epoch\": %d, \"step\": %llu, "
+                 "\"train_loss\": %.9g, \"val_loss\": %.9g, \"val_accuracy\": %.6g, "
+                 "\"samples_per_s\": %.1f, \"time_s\": %.3f}",
+                 (unsigned long long)r->iteration, epoch, (unsigned long long)r->step,
+                 s[2] > 0 ? s[0] / s[2] : 0.0, vloss, vacc,
+                 train_time > 0 ? s[2] / train_time : 0.0,
+                 r->elapsed0 + train__now() - env->t_start);
+        env->result(env->ud, line);
     }
     return 0;
 }
@@ -157,12 +171,20 @@ static int checkpoint(struct run *r, int epoch, char *err, size_t errlen)
 {
     const train_opts_t *o = r->o;
     if (!o->checkpoint_dir || r->env->rank != 0) return 0;
-    train__ckpt_t c = {.model = (uint32_t)o->model, .hidden = (uint32_t)o->hidden,
-                       .layers = (uint32_t)o->layers, .optimizer = (uint32_t)o->optimizer,
-                       .world = (uint32_t)r->env->nranks, .threads = (uint32_t)o->threads,
-                       .seed = o->seed, .nparams = r->np, .nstate = (uint32_t)r->nstate,
-                       .epoch = (uint32_t)epoch, .step = r->step, .iteration = r->iteration,
-                       .elapsed_s = r->elapsed0 + train__now() - r->env->t_start, .rng = r->rng};
+    train__ckpt_t c = {.model = (uint32_t)o->model,
+                       .hidden = (uint32_t)o->hidden,
+                       .layers = (uint32_t)o->layers,
+                       .optimizer = (uint32_t)o->optimizer,
+                       .world = (uint32_t)r->env->nranks,
+                       .threads = (uint32_t)o->threads,
+                       .seed = o->seed,
+                       .nparams = r->np,
+                       .nstate = (uint32_t)r->nstate,
+                       .epoch = (uint32_t)epoch,
+                       .step = r->step,
+                       .iteration = r->iteration,
+                       .elapsed_s = r->elapsed0 + train__now() - r->env->t_start,
+                       .rng = r->rng};
     c.params = malloc(sizeof(float) * r->np);
     c.state = malloc(sizeof(float) * r->np * (size_t)r->nstate);
     int rc = TRAIN_ERR;
@@ -209,9 +231,15 @@ static int resume(struct run *r, const char *path, int *epoch0, char *err, size_
                  (unsigned long long)c.seed, (unsigned long long)o->seed);
         rc = TRAIN_ECKPT;
     }
+    if (rc == 0 && c.nstate != (uint32_t)r->nstate) {
+        snprintf(err, errlen, "checkpoint %s is corrupt (optimiser state)", path);
+        rc = TRAIN_ECKPT;
+    }
     if (rc == 0) {
-        r->ops->upload(r->ctx, r->params, c.params, sizeof(float) * r->np);
-        r->ops->upload(r->ctx, r->state, c.state, sizeof(float) * r->np * c.nstate);
+        if (!r->sharded || r->env->rank == 0) {
+            r->ops->upload(r->ctx, r->params, c.params, sizeof(float) * r->np);
+            r->ops->upload(r->ctx, r->state, c.state, sizeof(float) * r->np * c.nstate);
+        }
         *epoch0 = (int)c.epoch;
         r->step = c.step;
         r->iteration = c.iteration;
@@ -227,9 +255,11 @@ static void run_free(struct run *r)
     if (!r->ctx) return;
     train__model_free(r->model);
     const train_be_ops_t *o = r->ops;
-    o->free_mem(r->ctx, r->params);
+    if (!r->sharded) {
+        o->free_mem(r->ctx, r->params);
+        o->free_mem(r->ctx, r->state);
+    }
     if (!(r->env->world && o->host_memory)) o->free_mem(r->ctx, r->grads);
-    o->free_mem(r->ctx, r->state);
     o->free_mem(r->ctx, r->x);
     o->free_mem(r->ctx, r->y);
     o->free_mem(r->ctx, r->stats);
@@ -240,6 +270,11 @@ static void run_free(struct run *r)
         o->free_mem(r->ctx, (void *)r->te_y);
     }
     o->close(r->ctx);
+}
+
+static int peer_dead(void *ud)
+{
+    return train__world_aborted(ud);
 }
 
 static int bcast_cb(void *ud, void *buf, size_t len, int root, char *err, size_t errlen)
@@ -254,8 +289,14 @@ static int setup(struct run *r, int *epoch0, char *err, size_t errlen)
     const train_data_t *d = env->data;
     int rc;
     if (!(r->ops = train_be_find(o->device, err, errlen))) return TRAIN_EINVAL;
-    train_be_opts_t bo = {.threads = o->threads, .rank = env->rank, .world = env->nranks,
-                          .local_rank = env->rank};
+    train_be_opts_t bo = {.threads = o->threads,
+                          .rank = env->rank,
+                          .world = env->nranks,
+                          .local_rank = env->rank,
+                          .allow_tf32 = o->tf32,
+                          .timeout_s = o->timeout_s,
+                          .peer_dead = env->world ? peer_dead : NULL,
+                          .peer_ud = env->world};
     if ((rc = r->ops->open(&bo, &r->ctx, err, errlen))) return rc;
     const train_be_ops_t *ops = r->ops;
     if (env->world && ops->comm_init &&
@@ -273,10 +314,17 @@ static int setup(struct run *r, int *epoch0, char *err, size_t errlen)
     r->warmup_steps = lround(o->warmup_epochs * r->steps_per_epoch);
     int max_n = r->local_b > EVAL_BATCH ? r->local_b : EVAL_BATCH;
 
-    r->params = ops->alloc(r->ctx, sizeof(float) * r->np);
+    r->sharded = env->world && ops->host_memory && !ops->allreduce_sum;
+    if (r->sharded) { /* layout agreed with train_main.c: params (padded), then state */
+        r->params = train__world_shared(env->world);
+        r->state = r->params + (r->np + 15) / 16 * 16;
+        train__world_set_chunk_cb(env->world, chunk_cb, r);
+    } else {
+        r->params = ops->alloc(r->ctx, sizeof(float) * r->np);
+        r->state = ops->alloc(r->ctx, sizeof(float) * r->np * (size_t)r->nstate);
+    }
     r->grads = env->world && ops->host_memory ? train__world_grad_slot(env->world)
                                               : ops->alloc(r->ctx, sizeof(float) * r->np);
-    r->state = ops->alloc(r->ctx, sizeof(float) * r->np * (size_t)r->nstate);
     r->x = ops->alloc(r->ctx, sizeof(float) * (size_t)max_n * 784);
     r->y = ops->alloc(r->ctx, sizeof(int32_t) * (size_t)max_n);
     r->stats = ops->alloc(r->ctx, 4 * sizeof(double));
@@ -308,7 +356,14 @@ static int setup(struct run *r, int *epoch0, char *err, size_t errlen)
         return rc;
     *epoch0 = 0;
     train__rng_seed(&r->rng, o->seed, 1);
-    if (env->resume_path) return resume(r, env->resume_path, epoch0, err, errlen);
+    if (env->resume_path) {
+        if ((rc = resume(r, env->resume_path, epoch0, err, errlen))) return rc;
+        return r->sharded ? train__world_barrier(env->world, err, errlen) : 0;
+    }
+    if (r->sharded) { /* one shared copy: rank 0 initialises it, the rest wait */
+        if (env->rank == 0) train__model_init(&r->cfg, r->params, o->seed);
+        return train__world_barrier(env->world, err, errlen);
+    }
     /* DDP's way: rank 0 initialises, everyone receives the same parameters */
     float *host = malloc(sizeof(float) * r->np);
     if (!host) {
@@ -316,8 +371,8 @@ static int setup(struct run *r, int *epoch0, char *err, size_t errlen)
         return TRAIN_ERR;
     }
     if (env->rank == 0) train__model_init(&r->cfg, host, o->seed);
-    if (env->world && (rc = train__world_bcast(env->world, host, sizeof(float) * r->np, 0, err,
-                                               errlen))) {
+    if (env->world &&
+        (rc = train__world_bcast(env->world, host, sizeof(float) * r->np, 0, err, errlen))) {
         free(host);
         return rc;
     }
@@ -336,9 +391,11 @@ int train__run(const train__run_env_t *env, char *err, size_t errlen)
     int epoch0 = 0, rc = setup(&r, &epoch0, err, errlen);
     int32_t *perm = NULL, *mine = NULL;
     if (rc) goto out;
-    if (epoch0 >= o->epochs && env->rank == 0)
-        fprintf(stderr, "tune-train: the checkpoint already has %d epochs; nothing to do\n",
-                epoch0);
+    char msg[256];
+    if (epoch0 >= o->epochs && env->rank == 0 && env->progress) {
+        snprintf(msg, sizeof msg, "the checkpoint already has %d epochs; nothing to do", epoch0);
+        env->progress(env->ud, msg);
+    }
     int nr = env->nranks, padded = r.shard * nr;
     perm = malloc(sizeof(int32_t) * (size_t)padded);
     mine = malloc(sizeof(int32_t) * (size_t)r.shard);
@@ -361,19 +418,24 @@ int train__run(const train__run_env_t *env, char *err, size_t errlen)
         long samples = 0;
         for (int s = 0; s < r.steps_per_epoch; s++) {
             int lo = s * r.local_b, n = r.shard - lo < r.local_b ? r.shard - lo : r.local_b;
-            if (first && env->rank == 0) {
-                fprintf(stderr, "tune-train: first training step after %.3f s\n",
-                        train__now() - env->t_start);
-                first = 0;
+            if (first && env->rank == 0 && env->progress) {
+                snprintf(msg, sizeof msg, "first training step after %.3f s",
+                         train__now() - env->t_start);
+                env->progress(env->ud, msg);
             }
+            first = 0;
             r.ops->load_batch(r.ctx, r.tr_x, r.tr_y, mine + lo, n, 784, MEAN, STD, r.x, r.y);
             /* mean loss over the global batch: every rank's batch has the same size */
-            int use_cb = env->world && r.ops->host_memory && !r.ops->allreduce_sum;
+            r.lr_now = lr_at(&r, r.step);
             train__model_step(r.model, r.x, r.y, n, 1.0f / ((float)n * (float)nr), r.stats,
-                              use_cb ? ready_cb : NULL, env->world);
-            const float *g;
-            if ((rc = allreduce(&r, &g, err, errlen))) goto out;
-            opt_step(&r, g, lr_at(&r, r.step));
+                              r.sharded ? ready_cb : NULL, env->world);
+            if (r.sharded) { /* reduction and update happen chunk by chunk in ddp.c */
+                if ((rc = train__world_grad_finish(env->world, err, errlen))) goto out;
+            } else {
+                const float *g;
+                if ((rc = allreduce(&r, &g, err, errlen))) goto out;
+                opt_step(&r, g, 0, r.np);
+            }
             r.step++;
             samples += n; /* this rank's; report() sums over ranks */
             int last = s + 1 == r.steps_per_epoch;
@@ -387,6 +449,7 @@ int train__run(const train__run_env_t *env, char *err, size_t errlen)
             }
         }
         if ((rc = checkpoint(&r, epoch, err, errlen))) goto out;
+        if (o->stop_after && epoch >= o->stop_after && epoch < o->epochs) break; /* paused */
     }
     rc = r.ops->sync(r.ctx, err, errlen);
 out:

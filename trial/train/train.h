@@ -10,11 +10,11 @@
 #include <stdint.h>
 
 #define TRAIN_OK 0
-#define TRAIN_ERR (-1)     /* system or resource failure; the message says which */
-#define TRAIN_EINVAL (-2)  /* bad option or argument */
-#define TRAIN_EDATA (-3)   /* missing or corrupt data set */
-#define TRAIN_ECKPT (-4)   /* missing, corrupt or mismatching checkpoint */
-#define TRAIN_EPEER (-5)   /* another rank died or a collective timed out */
+#define TRAIN_ERR (-1)      /* system or resource failure; the message says which */
+#define TRAIN_EINVAL (-2)   /* bad option or argument */
+#define TRAIN_EDATA (-3)    /* missing or corrupt data set */
+#define TRAIN_ECKPT (-4)    /* missing, corrupt or mismatching checkpoint */
+#define TRAIN_EPEER (-5)    /* another rank died or a collective timed out */
 #define TRAIN_ESTOPPED (-6) /* stopped by a signal */
 
 enum { TRAIN_MODEL_MLP = 0, TRAIN_MODEL_CNN = 1 };
@@ -23,32 +23,34 @@ enum { TRAIN_SCHED_CONSTANT = 0, TRAIN_SCHED_COSINE = 1 };
 
 /* Everything on tune-train's command line. Strings point into argv (or are literals). */
 typedef struct train_opts {
-    int model;          /* TRAIN_MODEL_* (--model mlp|cnn) */
-    int epochs;         /* --epochs, >= 1 */
-    int ranks;          /* --ranks, data-parallel processes, >= 1 */
-    int threads;        /* --threads per rank; default OMP_NUM_THREADS, else 1 */
-    int batch_size;     /* --batch-size: the GLOBAL batch, split evenly over ranks */
-    int hidden;         /* --hidden (mlp), default 256 */
-    int layers;         /* --layers: hidden layers of the mlp, default 2 */
-    int optimizer;      /* TRAIN_OPT_* (--optimizer sgd|adam) */
-    double lr;          /* --lr, peak learning rate */
-    double momentum;    /* --momentum (sgd) */
-    int nesterov;       /* --nesterov */
-    double weight_decay;      /* --weight-decay (L2 added to the gradient, as torch.optim) */
-    double beta1, beta2, eps; /* --beta1 --beta2 --eps (adam) */
-    double warmup_epochs;     /* --warmup-epochs: linear warm-up, may be fractional */
-    int schedule;             /* TRAIN_SCHED_* (--schedule constant|cosine) */
-    double min_lr;            /* --min-lr: the floor of the cosine schedule */
-    uint64_t seed;            /* --seed */
-    const char *device;       /* --device cpu|cuda */
-    const char *data_dir;     /* --data, default /usr/share/datasets/fashion-mnist */
-    const char *cache_dir;    /* --cache-dir (default $XDG_CACHE_HOME/tune); "none" = off */
+    int model;                  /* TRAIN_MODEL_* (--model mlp|cnn) */
+    int epochs;                 /* --epochs, >= 1 */
+    int ranks;                  /* --ranks, data-parallel processes, >= 1 */
+    int threads;                /* --threads per rank; default OMP_NUM_THREADS, else 1 */
+    int batch_size;             /* --batch-size: the GLOBAL batch, split evenly over ranks */
+    int hidden;                 /* --hidden (mlp), default 256 */
+    int layers;                 /* --layers: hidden layers of the mlp, default 2 */
+    int optimizer;              /* TRAIN_OPT_* (--optimizer sgd|adam) */
+    double lr;                  /* --lr, peak learning rate */
+    double momentum;            /* --momentum (sgd) */
+    int nesterov;               /* --nesterov */
+    double weight_decay;        /* --weight-decay (L2 added to the gradient, as torch.optim) */
+    double beta1, beta2, eps;   /* --beta1 --beta2 --eps (adam) */
+    double warmup_epochs;       /* --warmup-epochs: linear warm-up, may be fractional */
+    int schedule;               /* TRAIN_SCHED_* (--schedule constant|cosine) */
+    double min_lr;              /* --min-lr: the floor of the cosine schedule */
+    uint64_t seed;              /* --seed */
+    const char *device;         /* --device cpu|cuda */
+    const char *data_dir;       /* --data, default /usr/share/datasets/fashion-mnist */
+    const char *cache_dir;      /* --cache-dir (default $XDG_CACHE_HOME/tune); "none" = off */
     const char *checkpoint_dir; /* --checkpoint-dir, default $TUNE_TRIAL_DIR, may be NULL */
-    int resume;               /* --resume */
-    long report_every;        /* --report-every N steps (0 = once per epoch) */
-    long train_limit;         /* --train-limit N: first N training images (0 = all) */
-    long val_limit;           /* --val-limit N: first N test images (0 = all) */
-    double timeout_s;         /* --timeout: longest wait for a peer rank in a collective */
+    int resume;                 /* --resume */
+    long report_every;          /* --report-every N steps (0 = once per epoch) */
+    int stop_after;             /* --stop-after-epoch N: exit 0 after epoch N, as if paused */
+    long train_limit;           /* --train-limit N: first N training images (0 = all) */
+    long val_limit;             /* --val-limit N: first N test images (0 = all) */
+    double timeout_s;           /* --timeout: longest wait for a peer rank in a collective */
+    int tf32;                   /* --tf32: let a GPU backend use TF32 matrix products */
 } train_opts_t;
 
 #define TRAIN_DEFAULT_DATA_DIR "/usr/share/datasets/fashion-mnist"
@@ -68,8 +70,8 @@ const char *train_usage(void);
 typedef struct train_data {
     int n_train, n_test, rows, cols;
     const uint8_t *train_x, *train_y, *test_x, *test_y;
-    int from_cache;   /* 1 when mapped from the decoded cache */
-    void *base;       /* mapping or allocation behind the arrays */
+    int from_cache; /* 1 when mapped from the decoded cache */
+    void *base;     /* mapping or allocation behind the arrays */
     size_t base_len;
     int mapped;
 } train_data_t;

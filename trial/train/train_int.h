@@ -52,17 +52,17 @@ void train__model_describe(const train__model_cfg_t *cfg, char *buf, size_t len)
  * parameter and gradient vectors are given by the caller (device memory, nparams floats
  * each; grads may live in shared memory for the CPU backend); borrowed. Returns 0 or
  * negative with err. Freed with train__model_free (NULL-safe). */
-int train__model_new(train__model_t **out, const train__model_cfg_t *cfg,
-                     const train_be_ops_t *ops, train_be_ctx_t *ctx, int max_n, float *params,
-                     float *grads, char *err, size_t errlen);
+int train__model_new(train__model_t **out, const train__model_cfg_t *cfg, const train_be_ops_t *ops,
+                     train_be_ctx_t *ctx, int max_n, float *params, float *grads, char *err,
+                     size_t errlen);
 void train__model_free(train__model_t *m);
 
 /* Forward pass of n samples x (device, n x 784), then softmax cross-entropy against y
  * (device labels), accumulating loss sum and correct count into stats (device doubles).
  * With grad_scale != 0 the backward pass follows, writing every parameter gradient and
  * calling ready (may be NULL) per layer. */
-void train__model_step(train__model_t *m, const float *x, const int32_t *y, int n,
-                       float grad_scale, double *stats, train__grad_ready_cb ready, void *ud);
+void train__model_step(train__model_t *m, const float *x, const int32_t *y, int n, float grad_scale,
+                       double *stats, train__grad_ready_cb ready, void *ud);
 
 /* ---- data-parallel world (ddp.c) ---------------------------------------------------- */
 typedef struct train__world train__world_t;
@@ -92,6 +92,8 @@ typedef void (*train__world_chunk_cb)(void *ud, size_t off, size_t count);
 void train__world_set_chunk_cb(train__world_t *w, train__world_chunk_cb cb, void *ud);
 /* Marks that every rank must stop (the launcher, or a rank that failed). */
 void train__world_abort(train__world_t *w);
+/* Non-zero once the world was aborted or the launcher is gone (cheap; any thread). */
+int train__world_aborted(train__world_t *w);
 
 /* Barrier across ranks; TRAIN_EPEER with err if a peer died, aborted or timed out. */
 int train__world_barrier(train__world_t *w, char *err, size_t errlen);
@@ -115,14 +117,14 @@ typedef struct train__ckpt {
     uint32_t world, threads;
     uint64_t seed;
     uint64_t nparams;
-    uint32_t nstate;   /* optimiser state vectors of nparams floats (sgd 1, adam 2) */
-    uint32_t epoch;    /* epochs completed */
-    uint64_t step;     /* optimiser steps taken */
+    uint32_t nstate;    /* optimiser state vectors of nparams floats (sgd 1, adam 2) */
+    uint32_t epoch;     /* epochs completed */
+    uint64_t step;      /* optimiser steps taken */
     uint64_t iteration; /* result lines printed */
     double elapsed_s;   /* training time before this checkpoint */
     train__rng_t rng;
-    float *params;      /* nparams */
-    float *state;       /* nstate * nparams */
+    float *params; /* nparams */
+    float *state;  /* nstate * nparams */
 } train__ckpt_t;
 
 /* Writes c to dir/checkpoint.bin atomically (temp file, fsync, rename, fsync dir) with a
@@ -138,15 +140,19 @@ void train__ckpt_clear(train__ckpt_t *c);
 typedef struct train__run_env {
     const train_opts_t *opts;
     const train_data_t *data;
-    train__world_t *world;  /* NULL for a single rank */
+    train__world_t *world; /* NULL for a single rank */
     int rank, nranks;
-    double t_start;         /* CLOCK_MONOTONIC seconds when the program started */
+    double t_start;          /* CLOCK_MONOTONIC seconds when the program started */
     const char *resume_path; /* checkpoint to resume from, or NULL */
-    volatile int *stop;     /* set by the signal handler: leave at the next step */
+    /* rank 0's output, so that only the program decides where text goes: one result line
+     * (JSON, no newline) and progress messages */
+    void (*result)(void *ud, const char *line);
+    void (*progress)(void *ud, const char *msg);
+    void *ud;
 } train__run_env_t;
 
-/* Trains; rank 0 prints result lines on stdout. Messages (for rank 0 progress, or the
- * reason of a failure) go into err / the progress callback. Returns 0 or negative. */
+/* Trains; rank 0 hands result lines and progress to the callbacks. A failure's reason goes
+ * into err. Returns 0 or negative. */
 int train__run(const train__run_env_t *env, char *err, size_t errlen);
 
 double train__now(void); /* CLOCK_MONOTONIC seconds */

@@ -16,7 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gemm.h"
 #include "train_int.h"
 
 #define EXIT_FAIL 1
@@ -60,12 +59,26 @@ static const char *resume_path(const train_opts_t *o, char *buf, size_t len)
     }
     snprintf(buf, len, "%s/%s", o->checkpoint_dir, TRAIN_CKPT_NAME);
     if (stat(buf, &st) != 0) {
-        fprintf(stderr, "tune-train: warning: --resume: no checkpoint at %s yet: starting from "
-                        "scratch\n",
+        fprintf(stderr,
+                "tune-train: warning: --resume: no checkpoint at %s yet: starting from "
+                "scratch\n",
                 buf);
         return NULL;
     }
     return buf;
+}
+
+static void print_result(void *ud, const char *line)
+{
+    (void)ud;
+    printf("%s\n", line);
+    fflush(stdout); /* a scheduler reads results as they come */
+}
+
+static void print_progress(void *ud, const char *msg)
+{
+    (void)ud;
+    fprintf(stderr, "tune-train: %s\n", msg);
 }
 
 static int rank_main(train__run_env_t *env)
@@ -113,8 +126,10 @@ static int launch(train__run_env_t *base, const train__model_cfg_t *cfg)
     size_t off[65];
     int nb = train__model_buckets(cfg, off, 65);
     train__world_t *w;
-    if (train__world_new(&w, o->ranks, train__model_count(cfg), off, nb, o->timeout_s, err,
-                         sizeof err) != 0) {
+    /* shared floats: parameters (padded to 16) then optimiser state (train.c's layout) */
+    size_t np = train__model_count(cfg);
+    size_t shared = (np + 15) / 16 * 16 + np * (o->optimizer == TRAIN_OPT_ADAM ? 2 : 1);
+    if (train__world_new(&w, o->ranks, np, off, nb, shared, o->timeout_s, err, sizeof err) != 0) {
         fprintf(stderr, "tune-train: %s\n", err);
         return EXIT_FAIL;
     }
@@ -200,8 +215,8 @@ static int launch(train__run_env_t *base, const train__model_cfg_t *cfg)
             char how[128];
             describe_status(st, how, sizeof how);
             if (alive > 0)
-                fprintf(stderr, "tune-train: rank %d (pid %d) %s; stopping the other ranks\n",
-                        rank, (int)p, how);
+                fprintf(stderr, "tune-train: rank %d (pid %d) %s; stopping the other ranks\n", rank,
+                        (int)p, how);
             else
                 fprintf(stderr, "tune-train: rank %d (pid %d) %s\n", rank, (int)p, how);
             train__world_abort(w);
@@ -262,6 +277,8 @@ int train_main(int argc, char **argv)
             train__now() - env.t_start);
     env.opts = &o;
     env.data = data;
+    env.result = print_result;
+    env.progress = print_progress;
     env.nranks = o.ranks;
     if (o.ranks == 1)
         rc = rank_main(&env);

@@ -1,0 +1,457 @@
+/* cli: reads one experiment back for `tune show`, `tune plot` and `tune report`: trials,
+ * learning curves, decisions and rung milestones, all through the documented schema's
+ * tables and views (docs/schema.md) with store_query. Not for: drawing or printing. */
+#include "cli/curves.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static double num(const char *s)
+{
+    return s ? strtod(s, NULL) : NAN;
+}
+
+static int set_err(char *err, size_t errlen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int set_err(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (err && errlen) vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* ---- which experiment ----------------------------------------------------------- */
+struct names {
+    char **v;
+    size_t n;
+    int oom;
+};
+
+static int collect_name(void *ud, int ncol, const char *const *names, const char *const *values,
+                        const int *types)
+{
+    (void)ncol, (void)names, (void)types;
+    struct names *nm = ud;
+    char **v = realloc(nm->v, (nm->n + 1) * sizeof *v);
+    if (!v || !(v[nm->n] = strdup(values[0] ? values[0] : ""))) {
+        if (v) nm->v = v;
+        nm->oom = 1;
+        return 1;
+    }
+    nm->v = v;
+    nm->n++;
+    return 0;
+}
+
+static void names_free(struct names *nm)
+{
+    for (size_t i = 0; i < nm->n; i++) free(nm->v[i]);
+    free(nm->v);
+}
+
+int cli_exp_pick(store_t *st, const char *db, const char *given, char **out, char *err,
+                 size_t errlen)
+{
+    if (given) {
+        int64_t id;
+        int rc = store_experiment_find(st, given, &id, err, errlen);
+        if (rc == STORE_NOTFOUND)
+            return set_err(err, errlen, rc, "no experiment named \"%s\" in %s (see tune ls --db %s)",
+                           given, db, db);
+        if (rc != 0) return rc;
+        if (!(*out = strdup(given))) return set_err(err, errlen, STORE_ERR, "out of memory");
+        return 0;
+    }
+    struct names nm = {0};
+    int rc = store_query(st, "SELECT name FROM experiments ORDER BY id", NULL, 0, collect_name,
+                         &nm, err, errlen);
+    if (rc == 0 && nm.oom) rc = set_err(err, errlen, STORE_ERR, "out of memory");
+    if (rc == 0 && nm.n == 0)
+        rc = set_err(err, errlen, STORE_NOTFOUND,
+                     "%s holds no experiment yet (run one with tune run SPACE.json)", db);
+    if (rc == 0 && nm.n > 1) {
+        /* Implying one of several would show the wrong experiment without a word. */
+        char list[512] = "";
+        size_t k = 0;
+        for (size_t i = 0; i < nm.n && k + 1 < sizeof list; i++) {
+            int w = snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", nm.v[i]);
+            if (w < 0) break;
+            k += (size_t)w;
+        }
+        if (k >= sizeof list) memcpy(list + sizeof list - 4, "...", 4);
+        rc = set_err(err, errlen, CLI_EXP_AMBIGUOUS,
+                     "%s holds %zu experiments (%s): say which one", db, nm.n, list);
+    }
+    if (rc == 0 && !(*out = strdup(nm.v[0]))) rc = set_err(err, errlen, STORE_ERR, "out of memory");
+    names_free(&nm);
+    return rc;
+}
+
+/* ---- loading -------------------------------------------------------------------- */
+struct loader {
+    cli_exp_t *e;
+    int oom;
+    size_t last_idx; /* results arrive grouped by trial: the last match is usually right */
+    size_t *cap;     /* curve capacity per trial */
+    size_t *dcap;    /* decision capacity per trial */
+};
+
+static int exp_row(void *ud, int ncol, const char *const *names, const char *const *v,
+                   const int *types)
+{
+    (void)ncol, (void)names, (void)types;
+    struct loader *L = ud;
+    cli_exp_t *e = L->e;
+    e->id = (int64_t)strtoll(v[0], NULL, 10);
+    e->name = dup_or_null(v[1]);
+    e->status = dup_or_null(v[2]);
+    e->scheduler = dup_or_null(v[3]);
+    e->exp_metric = dup_or_null(v[4]);
+    e->mode_max = v[5] && strcmp(v[5], "max") == 0;
+    e->num_trials = v[6] ? (int64_t)strtoll(v[6], NULL, 10) : 0;
+    e->created_at = num(v[7]);
+    e->ended_at = num(v[8]);
+    e->settings_json = dup_or_null(v[9]);
+    e->space_json = dup_or_null(v[10]);
+    e->results_dir = dup_or_null(v[11]);
+    if (!e->name) L->oom = 1;
+    return 0;
+}
+
+static int trial_row(void *ud, int ncol, const char *const *names, const char *const *v,
+                     const int *types)
+{
+    (void)ncol, (void)names, (void)types;
+    struct loader *L = ud;
+    cli_exp_t *e = L->e;
+    cli_trial_t *t = realloc(e->trials, (e->ntrials + 1) * sizeof *t);
+    if (!t) {
+        L->oom = 1;
+        return 1;
+    }
+    e->trials = t;
+    t = &e->trials[e->ntrials++];
+    memset(t, 0, sizeof *t);
+    t->id = (int64_t)strtoll(v[0], NULL, 10);
+    t->trial_no = (int64_t)strtoll(v[1], NULL, 10);
+    t->name = dup_or_null(v[2]);
+    t->status = dup_or_null(v[3]);
+    t->early_stopped = v[4] && strcmp(v[4], "0") != 0;
+    t->config = dup_or_null(v[5]);
+    t->slice = dup_or_null(v[6]);
+    t->error = dup_or_null(v[7]);
+    t->trial_dir = dup_or_null(v[8]);
+    t->stderr_tail = dup_or_null(v[9]);
+    t->attempt = v[10] ? atoi(v[10]) : 1;
+    t->has_exit_code = v[11] != NULL;
+    t->exit_code = v[11] ? atoi(v[11]) : 0;
+    t->exit_signal = v[12] ? atoi(v[12]) : 0;
+    t->started_at = num(v[13]);
+    t->ended_at = num(v[14]);
+    t->last = t->best = t->last_x = t->best_x = NAN;
+    if (!t->name || !t->status || !t->config) L->oom = 1;
+    return L->oom;
+}
+
+/* Trials are in trial_no order, not id order; ids grow with trial_no in practice, so a
+ * bisection usually works, and a scan is the fallback that is always right. */
+static long find_trial(struct loader *L, int64_t id)
+{
+    cli_exp_t *e = L->e;
+    if (L->last_idx < e->ntrials && e->trials[L->last_idx].id == id) return (long)L->last_idx;
+    size_t lo = 0, hi = e->ntrials;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (e->trials[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < e->ntrials && e->trials[lo].id == id) return (long)(L->last_idx = lo);
+    for (size_t i = 0; i < e->ntrials; i++)
+        if (e->trials[i].id == id) return (long)(L->last_idx = i);
+    return -1;
+}
+
+static int result_row(void *ud, int ncol, const char *const *names, const char *const *v,
+                      const int *types)
+{
+    (void)ncol, (void)names;
+    struct loader *L = ud;
+    long i = find_trial(L, (int64_t)strtoll(v[0], NULL, 10));
+    if (i < 0) return 0;
+    cli_trial_t *t = &L->e->trials[i];
+    if (t->n == L->cap[i]) {
+        size_t cap = L->cap[i] ? L->cap[i] * 2 : 16;
+        double *x = realloc(t->x, cap * sizeof *x);
+        if (x) t->x = x;
+        double *y = realloc(t->y, cap * sizeof *y);
+        if (y) t->y = y;
+        if (!x || !y) {
+            L->oom = 1;
+            return 1;
+        }
+        L->cap[i] = cap;
+    }
+    double x = num(v[1]);
+    if (isnan(x)) x = num(v[2]);
+    /* Only numbers are metric values: a string or a boolean in the JSON is not a point. */
+    double y = (types[3] == STORE_COL_INT || types[3] == STORE_COL_REAL) ? num(v[3]) : NAN;
+    t->x[t->n] = x;
+    t->y[t->n] = y;
+    t->n++;
+    return 0;
+}
+
+static int decision_row(void *ud, int ncol, const char *const *names, const char *const *v,
+                        const int *types)
+{
+    (void)ncol, (void)names, (void)types;
+    struct loader *L = ud;
+    long i = find_trial(L, (int64_t)strtoll(v[0], NULL, 10));
+    if (i < 0) return 0;
+    cli_trial_t *t = &L->e->trials[i];
+    if (t->ndec == L->dcap[i]) {
+        size_t cap = L->dcap[i] ? L->dcap[i] * 2 : 4;
+        cli_decision_t *d = realloc(t->dec, cap * sizeof *d);
+        if (!d) {
+            L->oom = 1;
+            return 1;
+        }
+        t->dec = d;
+        L->dcap[i] = cap;
+    }
+    cli_decision_t *d = &t->dec[t->ndec++];
+    memset(d, 0, sizeof *d);
+    d->iteration = num(v[1]);
+    d->time_value = num(v[2]);
+    snprintf(d->action, sizeof d->action, "%s", v[3] ? v[3] : "");
+    d->bracket = v[4] ? atoi(v[4]) : -1;
+    d->rung = v[5] ? atoi(v[5]) : -1;
+    d->milestone = num(v[6]);
+    d->value = num(v[7]);
+    d->cutoff = num(v[8]);
+    d->reason = dup_or_null(v[9]);
+    return 0;
+}
+
+/* time_attr and the ASHA milestones from the resolved settings: grace_period * rf^k below
+ * max_t, the union over brackets (bracket s starts s rungs higher, docs/asha.md). */
+static int read_settings(cli_exp_t *e)
+{
+    snprintf(e->time_attr, sizeof e->time_attr, "training_iteration");
+    e->max_t = NAN;
+    cJSON *s = e->settings_json ? cJSON_Parse(e->settings_json) : NULL;
+    if (!s) return 0;
+    cJSON *sc = cJSON_GetObjectItemCaseSensitive(s, "scheduler");
+    cJSON *ta = cJSON_GetObjectItemCaseSensitive(sc, "time_attr");
+    if (cJSON_IsString(ta) && ta->valuestring[0])
+        snprintf(e->time_attr, sizeof e->time_attr, "%s", ta->valuestring);
+    cJSON *type = cJSON_GetObjectItemCaseSensitive(sc, "type");
+    if (cJSON_IsString(type) && strcmp(type->valuestring, "asha") == 0) {
+        double max_t = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sc, "max_t"));
+        double g = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sc, "grace_period"));
+        double rf = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sc, "reduction_factor"));
+        e->max_t = max_t;
+        if (g > 0 && rf > 1 && max_t >= g) {
+            /* The count as Ray computes it (floating-point logs), capped as asha.c is. */
+            int k = (int)(log(max_t / g) / log(rf) + 1);
+            if (k > 1024) k = 1024;
+            e->milestones = calloc((size_t)k + 1, sizeof *e->milestones);
+            if (!e->milestones) {
+                cJSON_Delete(s);
+                return -1;
+            }
+            for (int j = 0; j < k; j++) {
+                double m = g * pow(rf, j);
+                if (m < max_t) e->milestones[e->nmilestones++] = m;
+            }
+        }
+    }
+    cJSON_Delete(s);
+    return 0;
+}
+
+static void finish_trial(const cli_exp_t *e, cli_trial_t *t)
+{
+    t->last = t->n ? t->y[t->n - 1] : NAN;
+    t->last_x = t->n ? t->x[t->n - 1] : NAN;
+    for (size_t k = 0; k < t->n; k++)
+        if (cli_exp_better(e, t->y[k], t->best)) {
+            t->best = t->y[k];
+            t->best_x = t->x[k];
+        }
+}
+
+int cli_exp_load(store_t *st, const char *name, const char *metric, const char *trial,
+                 unsigned flags, cli_exp_t **out, char *err, size_t errlen)
+{
+    if (metric && (strchr(metric, '"') || strchr(metric, '\\') || !metric[0]))
+        return set_err(err, errlen, STORE_ERR,
+                       "metric \"%s\": a metric name cannot be empty or hold '\"' or '\\'",
+                       metric);
+    cli_exp_t *e = calloc(1, sizeof *e);
+    if (!e) return set_err(err, errlen, STORE_ERR, "out of memory");
+    struct loader L = {.e = e};
+    int rc = store_query(st,
+                         "SELECT id, name, status, scheduler, metric, mode, num_trials, created_at,"
+                         " ended_at, settings_json, space_json, results_dir"
+                         " FROM experiments WHERE name = ?1",
+                         &name, 1, exp_row, &L, err, errlen);
+    if (rc != 0) goto fail;
+    if (!e->name) {
+        rc = set_err(err, errlen, L.oom ? STORE_ERR : STORE_NOTFOUND,
+                     L.oom ? "out of memory" : "no experiment named \"%s\"", name);
+        goto fail;
+    }
+    if (read_settings(e) != 0) {
+        rc = set_err(err, errlen, STORE_ERR, "out of memory");
+        goto fail;
+    }
+    e->metric = dup_or_null(metric ? metric : e->exp_metric);
+
+    char idbuf[32];
+    snprintf(idbuf, sizeof idbuf, "%lld", (long long)e->id);
+    const char *tb[] = {idbuf, trial};
+    rc = store_query(st,
+                     trial ? "SELECT id, trial_no, name, status, early_stopped, config, slice,"
+                             " error, trial_dir, stderr_tail, attempt, exit_code, exit_signal,"
+                             " started_at, ended_at FROM trials WHERE experiment_id = ?1"
+                             " AND (name = ?2 OR CAST(trial_no AS TEXT) = ?2) ORDER BY trial_no"
+                           : "SELECT id, trial_no, name, status, early_stopped, config, slice,"
+                             " error, trial_dir, stderr_tail, attempt, exit_code, exit_signal,"
+                             " started_at, ended_at FROM trials WHERE experiment_id = ?1"
+                             " ORDER BY trial_no",
+                     tb, trial ? 2 : 1, trial_row, &L, err, errlen);
+    if (rc == 0 && L.oom) rc = set_err(err, errlen, STORE_ERR, "out of memory");
+    if (rc != 0) goto fail;
+    if (trial && e->ntrials == 0) {
+        rc = set_err(err, errlen, STORE_NOTFOUND,
+                     "experiment \"%s\" has no trial \"%s\" (trials are named by number, e.g. 3,"
+                     " or by name, e.g. trial_00003; see tune trials %s)",
+                     name, trial, name);
+        goto fail;
+    }
+    L.cap = calloc(e->ntrials + 1, sizeof *L.cap);
+    L.dcap = calloc(e->ntrials + 1, sizeof *L.dcap);
+    if (!L.cap || !L.dcap) {
+        rc = set_err(err, errlen, STORE_ERR, "out of memory");
+        goto fail;
+    }
+    if (e->ntrials) {
+        /* The one trial, or the experiment's: results_current holds each trial's current
+         * attempt only, as `tune trials` and trial_summary count them. */
+        char tid[32], path[160];
+        snprintf(tid, sizeof tid, "%lld", (long long)(trial ? e->trials[0].id : e->id));
+        int own = !metric || (e->exp_metric && strcmp(metric, e->exp_metric) == 0);
+        snprintf(path, sizeof path, "$.\"%s\"", e->metric ? e->metric : "");
+        const char *rb[] = {tid, path};
+        char sql[640];
+        snprintf(sql, sizeof sql,
+                 "SELECT c.trial_id, c.time_value, c.iteration, %s FROM trials t"
+                 " JOIN results_current c ON c.trial_id = t.id WHERE %s = ?1"
+                 " ORDER BY c.trial_id, c.id",
+                 own ? "c.metric"
+                     : "CASE WHEN json_type(c.data, ?2) IN ('integer', 'real')"
+                       " THEN json_extract(c.data, ?2) END",
+                 trial ? "t.id" : "t.experiment_id");
+        rc = store_query(st, sql, rb, own ? 1 : 2, result_row, &L, err, errlen);
+        if (rc == 0 && L.oom) rc = set_err(err, errlen, STORE_ERR, "out of memory");
+        if (rc != 0) goto fail;
+        if (flags & CLI_EXP_DECISIONS) {
+            snprintf(sql, sizeof sql,
+                     "SELECT d.trial_id, d.iteration, d.time_value, d.action, d.bracket, d.rung,"
+                     " d.milestone, d.value, d.cutoff, d.reason FROM decisions d"
+                     " JOIN trials t ON t.id = d.trial_id WHERE %s = ?1 ORDER BY d.id",
+                     trial ? "t.id" : "t.experiment_id");
+            rc = store_query(st, sql, rb, 1, decision_row, &L, err, errlen);
+            if (rc == 0 && L.oom) rc = set_err(err, errlen, STORE_ERR, "out of memory");
+            if (rc != 0) goto fail;
+        }
+    }
+    for (size_t i = 0; i < e->ntrials; i++) finish_trial(e, &e->trials[i]);
+    free(L.cap);
+    free(L.dcap);
+    *out = e;
+    return 0;
+fail:
+    free(L.cap);
+    free(L.dcap);
+    cli_exp_free(e);
+    return rc;
+}
+
+void cli_exp_free(cli_exp_t *e)
+{
+    if (!e) return;
+    for (size_t i = 0; i < e->ntrials; i++) {
+        cli_trial_t *t = &e->trials[i];
+        free(t->name);
+        free(t->status);
+        free(t->config);
+        free(t->slice);
+        free(t->error);
+        free(t->trial_dir);
+        free(t->stderr_tail);
+        free(t->x);
+        free(t->y);
+        for (size_t k = 0; k < t->ndec; k++) free(t->dec[k].reason);
+        free(t->dec);
+    }
+    free(e->trials);
+    free(e->name);
+    free(e->status);
+    free(e->scheduler);
+    free(e->exp_metric);
+    free(e->metric);
+    free(e->settings_json);
+    free(e->space_json);
+    free(e->results_dir);
+    free(e->milestones);
+    free(e);
+}
+
+int cli_exp_param_is_log(const cli_exp_t *e, const char *name)
+{
+    cJSON *s = e->settings_json ? cJSON_Parse(e->settings_json) : NULL;
+    int is_log = 0;
+    cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(s, "params"))
+    {
+        cJSON *n = cJSON_GetObjectItemCaseSensitive(p, "name");
+        cJSON *k = cJSON_GetObjectItemCaseSensitive(p, "kind");
+        if (cJSON_IsString(n) && cJSON_IsString(k) && strcmp(n->valuestring, name) == 0)
+            is_log = strstr(k->valuestring, "log") != NULL; /* [q]loguniform, [q]lograndint */
+    }
+    cJSON_Delete(s);
+    return is_log;
+}
+
+int cli_exp_better(const cli_exp_t *e, double a, double b)
+{
+    if (isnan(a)) return 0;
+    if (isnan(b)) return 1;
+    return e->mode_max ? a > b : a < b;
+}
+
+long cli_exp_best_trial(const cli_exp_t *e)
+{
+    long best = -1;
+    for (size_t i = 0; i < e->ntrials; i++)
+        if (best < 0 ? !isnan(e->trials[i].last)
+                     : cli_exp_better(e, e->trials[i].last, e->trials[best].last))
+            best = (long)i;
+    return best;
+}

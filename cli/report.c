@@ -1,0 +1,390 @@
+/* `tune report`: one self-contained HTML file for an experiment, readable offline. The
+ * page (cli/report_assets/: template, styles, hand-written script, embedded at build time)
+ * draws everything from one JSON blob this file writes: settings, every trial's curve,
+ * decisions, parameters. Not for: drawing (the page's script does that) or any network. */
+#include "cli/cli.h"
+#include "cli/curves.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report_assets.h"
+
+/* ---- JSON written straight to the file ------------------------------------------ */
+/* A JSON string that is also safe inside <script>: '<', '>' and '&' are escaped, so no
+ * "</script>" or "<!--" can ever appear in the blob (the HTML spec's script data rules). */
+static void jstr(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        unsigned c = *p;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c == '\t')
+            fputs("\\t", f);
+        else if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7f)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc((int)c, f);
+    }
+    fputc('"', f);
+}
+
+/* Numbers: `prec` significant digits; JSON has no NaN or infinity, so those are null. */
+static void jnum(FILE *f, double v, int prec)
+{
+    if (!isfinite(v))
+        fputs("null", f);
+    else
+        fprintf(f, "%.*g", prec, v);
+}
+
+/* JSON text from the database (a trial's config, the resolved settings), checked, with
+ * '<' escaped: in valid JSON it can only sit inside a string, where \u003c means the same. */
+static void jraw(FILE *f, const char *json)
+{
+    cJSON *j = json ? cJSON_Parse(json) : NULL;
+    if (!j) {
+        fputs("null", f);
+        return;
+    }
+    cJSON_Delete(j);
+    for (const char *p = json; *p; p++) {
+        if (*p == '<')
+            fputs("\\u003c", f);
+        else if (*p == '>')
+            fputs("\\u003e", f);
+        else if (*p == '&')
+            fputs("\\u0026", f);
+        else
+            fputc(*p, f);
+    }
+}
+
+/* ---- rungs ---------------------------------------------------------------------- */
+struct rung_ctx {
+    FILE *f;
+    int n;
+};
+
+static int rung_row(void *ud, int ncol, const char *const *names, const char *const *v,
+                    const int *types)
+{
+    (void)ncol, (void)names, (void)types;
+    struct rung_ctx *r = ud;
+    fprintf(r->f, "%s{\"b\":%s,\"r\":%s,\"m\":", r->n++ ? "," : "", v[0] ? v[0] : "null",
+            v[1] ? v[1] : "null");
+    jnum(r->f, v[2] ? strtod(v[2], NULL) : NAN, 10);
+    fputs(",\"cut\":", r->f);
+    jnum(r->f, v[3] ? strtod(v[3], NULL) : NAN, 10);
+    fprintf(r->f, ",\"judged\":%s,\"stopped\":%s}", v[4] ? v[4] : "0", v[5] ? v[5] : "0");
+    return 0;
+}
+
+/* Each rung's judged and stopped counts and its last cutoff (the latest decision's, which
+ * is the cutoff the live table showed at the end). */
+static int write_rungs(FILE *f, store_t *st, const cli_exp_t *e, char *err, size_t errlen)
+{
+    char id[32];
+    snprintf(id, sizeof id, "%lld", (long long)e->id);
+    const char *b[] = {id};
+    struct rung_ctx r = {.f = f};
+    fputs("\"rungs\":[", f);
+    int rc = store_query(
+        st,
+        "SELECT d.bracket, d.rung, max(d.milestone),"
+        " (SELECT d2.cutoff FROM decisions d2 JOIN trials t2 ON t2.id = d2.trial_id"
+        "  WHERE t2.experiment_id = ?1 AND d2.bracket IS d.bracket AND d2.rung = d.rung"
+        "  AND d2.cutoff IS NOT NULL ORDER BY d2.id DESC LIMIT 1),"
+        " count(*), sum(d.action = 'stop')"
+        " FROM decisions d JOIN trials t ON t.id = d.trial_id"
+        " WHERE t.experiment_id = ?1 AND d.rung IS NOT NULL"
+        " GROUP BY d.bracket, d.rung ORDER BY d.bracket, d.rung",
+        b, 1, rung_row, &r, err, errlen);
+    fputs("]", f);
+    return rc;
+}
+
+/* ---- the blob ------------------------------------------------------------------- */
+static void write_params(FILE *f, const cli_exp_t *e)
+{
+    fputs("\"params\":[", f);
+    cJSON *s = e->settings_json ? cJSON_Parse(e->settings_json) : NULL;
+    cJSON *ps = cJSON_GetObjectItemCaseSensitive(s, "params");
+    int n = 0;
+    cJSON *p;
+    cJSON_ArrayForEach(p, ps)
+    {
+        cJSON *nm = cJSON_GetObjectItemCaseSensitive(p, "name");
+        cJSON *k = cJSON_GetObjectItemCaseSensitive(p, "kind");
+        if (!cJSON_IsString(nm)) continue;
+        fputs(n++ ? ",{\"name\":" : "{\"name\":", f);
+        jstr(f, nm->valuestring);
+        fputs(",\"kind\":", f);
+        jstr(f, cJSON_IsString(k) ? k->valuestring : NULL);
+        fprintf(f, ",\"log\":%s}", cli_exp_param_is_log(e, nm->valuestring) ? "true" : "false");
+    }
+    if (!n && e->ntrials) {
+        /* Settings without "params" (written by an older tune): the first configuration's keys. */
+        cJSON *cfg = cJSON_Parse(e->trials[0].config);
+        cJSON_ArrayForEach(p, cfg)
+        {
+            fputs(n++ ? ",{\"name\":" : "{\"name\":", f);
+            jstr(f, p->string);
+            fputs(",\"kind\":null,\"log\":false}", f);
+        }
+        cJSON_Delete(cfg);
+    }
+    cJSON_Delete(s);
+    fputs("]", f);
+}
+
+static void write_trial(FILE *f, const cli_trial_t *t)
+{
+    fprintf(f, "{\"no\":%lld,\"name\":", (long long)t->trial_no);
+    jstr(f, t->name);
+    fputs(",\"st\":", f);
+    jstr(f, t->status);
+    fprintf(f, ",\"es\":%d,\"cfg\":", t->early_stopped);
+    jraw(f, t->config);
+    fprintf(f, ",\"n\":%zu,\"last\":", t->n);
+    jnum(f, t->last, 10);
+    fputs(",\"best\":", f);
+    jnum(f, t->best, 10);
+    fputs(",\"t0\":", f);
+    jnum(f, t->started_at, 13);
+    fputs(",\"t1\":", f);
+    jnum(f, t->ended_at, 13);
+    fputs(",\"slice\":", f);
+    jstr(f, t->slice);
+    fputs(",\"err\":", f);
+    jstr(f, t->error);
+    /* Seven digits are plenty for a chart and keep 5,000 trials' curves small. */
+    fputs(",\"x\":[", f);
+    for (size_t k = 0; k < t->n; k++) {
+        if (k) fputc(',', f);
+        jnum(f, t->x[k], 7);
+    }
+    fputs("],\"y\":[", f);
+    for (size_t k = 0; k < t->n; k++) {
+        if (k) fputc(',', f);
+        jnum(f, t->y[k], 7);
+    }
+    fputc(']', f);
+    /* Where the scheduler stopped it: [time, value, cutoff, rung]. */
+    const cli_decision_t *stop = NULL;
+    for (size_t k = 0; k < t->ndec; k++)
+        if (strcmp(t->dec[k].action, "stop") == 0) stop = &t->dec[k];
+    if (stop && t->early_stopped) {
+        fputs(",\"stop\":[", f);
+        jnum(f, isnan(stop->milestone) ? stop->time_value : stop->milestone, 10);
+        fputc(',', f);
+        jnum(f, stop->value, 10);
+        fputc(',', f);
+        jnum(f, stop->cutoff, 10);
+        fprintf(f, ",%d]", stop->rung);
+    }
+    fputc('}', f);
+}
+
+static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db, char *err,
+                      size_t errlen)
+{
+    fprintf(f, "{\"version\":\"%s\",\"generated\":%lld,\"db\":", TUNE_VERSION,
+            (long long)time(NULL));
+    jstr(f, db);
+    fputs(",\"exp\":{\"name\":", f);
+    jstr(f, e->name);
+    fputs(",\"status\":", f);
+    jstr(f, e->status);
+    fputs(",\"scheduler\":", f);
+    jstr(f, e->scheduler);
+    fputs(",\"metric\":", f);
+    jstr(f, e->exp_metric);
+    fprintf(f, ",\"mode\":\"%s\",\"num_trials\":%lld,\"created\":", e->mode_max ? "max" : "min",
+            (long long)e->num_trials);
+    jnum(f, e->created_at, 13);
+    fputs(",\"ended\":", f);
+    jnum(f, e->ended_at, 13);
+    fputs(",\"time_attr\":", f);
+    jstr(f, e->time_attr);
+    fputs(",\"results_dir\":", f);
+    jstr(f, e->results_dir);
+    fputs(",\"settings\":", f);
+    jraw(f, e->settings_json);
+    fputs(",\"space_text\":", f);
+    jstr(f, e->space_json);
+    fputs("},\"metric\":", f);
+    jstr(f, e->metric);
+    fputc(',', f);
+    write_params(f, e);
+    fputs(",\"milestones\":[", f);
+    for (size_t m = 0; m < e->nmilestones; m++) {
+        if (m) fputc(',', f);
+        jnum(f, e->milestones[m], 10);
+    }
+    fputs("],", f);
+    int rc = write_rungs(f, st, e, err, errlen);
+    if (rc != 0) return rc;
+    fprintf(f, ",\"best\":%ld,\"trials\":[", cli_exp_best_trial(e));
+    for (size_t i = 0; i < e->ntrials; i++) {
+        if (i) fputs(",\n", f);
+        write_trial(f, &e->trials[i]);
+    }
+    fputs("]}", f);
+    return 0;
+}
+
+/* The template with each <!--@NAME@--> marker replaced. */
+static int write_page(FILE *f, store_t *st, const cli_exp_t *e, const char *db, char *err,
+                      size_t errlen)
+{
+    const char *p = cli_report_html;
+    for (;;) {
+        const char *m = strstr(p, "<!--@");
+        if (!m) {
+            fputs(p, f);
+            break;
+        }
+        fwrite(p, 1, (size_t)(m - p), f);
+        const char *name = m + 5, *end = strstr(name, "@-->");
+        if (!end) {
+            fputs(m, f);
+            break;
+        }
+        size_t n = (size_t)(end - name);
+        if (n == 5 && !strncmp(name, "TITLE", 5)) {
+            for (const char *s = e->name; *s; s++) /* names are [A-Za-z0-9_.-]; still escaped */
+                if (*s == '<' || *s == '>' || *s == '&' || *s == '"')
+                    fprintf(f, "&#%d;", *s);
+                else
+                    fputc(*s, f);
+        } else if (n == 3 && !strncmp(name, "CSS", 3)) {
+            fputs(cli_report_css, f);
+        } else if (n == 2 && !strncmp(name, "JS", 2)) {
+            fputs(cli_report_js, f);
+        } else if (n == 4 && !strncmp(name, "DATA", 4)) {
+            int rc = write_data(f, st, e, db, err, errlen);
+            if (rc != 0) return rc;
+        }
+        p = end + 4;
+    }
+    return 0;
+}
+
+int cli_cmd_report(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: tune report [NAME] [-o FILE] [--db PATH] [--metric M]\n"
+        "  writes one self-contained HTML file (default NAME.html; -o - for stdout):\n"
+        "  settings, every trial's learning curve with rung milestones and cutoffs, each\n"
+        "  parameter against the final metric, the best trials in parallel coordinates and\n"
+        "  a sortable table. NAME may be left out when the database holds one experiment\n";
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            return CLI_EXIT_OK;
+        }
+    const char *db = cli_db_path(argc, argv), *name = NULL, *outp = NULL, *metric = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int takes = !strcmp(a, "--db") || !strcmp(a, "-o") || !strcmp(a, "--output") ||
+                    !strcmp(a, "--metric") || !strcmp(a, "--experiment");
+        if (takes && i + 1 >= argc) {
+            cli_error("report: %s needs a value\n%s", a, usage);
+            return CLI_EXIT_USAGE;
+        }
+        if (!strcmp(a, "--db")) {
+            i++;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            outp = argv[++i];
+        } else if (!strcmp(a, "--metric")) {
+            metric = argv[++i];
+        } else if (!strcmp(a, "--experiment") || (a[0] != '-' || !a[1])) {
+            const char *v = a[0] == '-' && a[1] ? argv[++i] : a;
+            if (name) {
+                cli_error("report: one experiment at a time (got \"%s\" and \"%s\")", name, v);
+                return CLI_EXIT_USAGE;
+            }
+            name = v;
+        } else {
+            cli_error("report: unknown option %s\n%s", a, usage);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    char err[1024];
+    store_t *st = NULL;
+    if (store_open(db, STORE_OPEN_READONLY, &st, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return CLI_EXIT_FAIL;
+    }
+    char *picked = NULL;
+    cli_exp_t *e = NULL;
+    int rc = cli_exp_pick(st, db, name, &picked, err, sizeof err);
+    if (rc == 0) rc = cli_exp_load(st, picked, metric, NULL, CLI_EXP_DECISIONS, &e, err, sizeof err);
+    free(picked);
+    if (rc != 0) {
+        cli_error("%s", err);
+        store_close(st);
+        return rc == CLI_EXP_AMBIGUOUS ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+    }
+
+    /* Written beside the target and renamed over it: a reader never sees half a report. */
+    char def[256], tmp[4200];
+    if (!outp) {
+        snprintf(def, sizeof def, "%s.html", e->name);
+        outp = def;
+    }
+    int to_stdout = strcmp(outp, "-") == 0;
+    FILE *f = stdout;
+    if (!to_stdout) {
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", outp, (long)getpid());
+        f = fopen(tmp, "w");
+        if (!f) {
+            cli_error("report: cannot write %s: %s", outp, strerror(errno));
+            cli_exp_free(e);
+            store_close(st);
+            return CLI_EXIT_FAIL;
+        }
+    }
+    rc = write_page(f, st, e, db, err, sizeof err);
+    int werr = ferror(f);
+    long size = to_stdout ? 0 : ftell(f);
+    if (!to_stdout && fclose(f) != 0) werr = 1;
+    if (rc != 0 || werr) {
+        if (rc != 0)
+            cli_error("report: %s", err);
+        else
+            cli_error("report: cannot write %s: %s", outp, strerror(errno ? errno : EIO));
+        if (!to_stdout) unlink(tmp);
+        cli_exp_free(e);
+        store_close(st);
+        return CLI_EXIT_FAIL;
+    }
+    if (!to_stdout) {
+        if (rename(tmp, outp) != 0) {
+            cli_error("report: cannot write %s: %s", outp, strerror(errno));
+            unlink(tmp);
+            cli_exp_free(e);
+            store_close(st);
+            return CLI_EXIT_FAIL;
+        }
+        size_t nres = 0;
+        for (size_t i = 0; i < e->ntrials; i++) nres += e->trials[i].n;
+        fprintf(stderr, "tune: wrote %s (%s: %zu trials, %zu results, %.0f KiB)\n", outp, e->name,
+                e->ntrials, nres, (double)size / 1024);
+    }
+    cli_exp_free(e);
+    store_close(st);
+    return CLI_EXIT_OK;
+}

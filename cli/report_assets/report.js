@@ -1,0 +1,830 @@
+/* tune report: draws the page from the JSON blob in #tune-data. Hand-written, no library:
+ * every chart is a <canvas> and each trial is one path on it (one batched stroke per
+ * status), so 5,000 trials stay fast; the table is built as one string. When the page is
+ * drawn it sets data-* attributes on <body> (ready, curves, trials-with-results, rows,
+ * scatters, parallel, errors, render-ms) for the tests in tests/test_report.c. */
+(function () {
+  'use strict';
+  var t0 = performance.now();
+  var D = JSON.parse(document.getElementById('tune-data').textContent);
+  var E = D.exp, T = D.trials, P = D.params || [];
+  var MODE_MAX = E.mode === 'max';
+  var METRIC = D.metric || 'metric';
+  var COL = {
+    finished: '#2563eb', stopped: '#f08c2e', error: '#dc2626', running: '#16a34a',
+    other: '#9333ea', best: '#111827', grid: '#eceef2', axis: '#9ca3af', text: '#4b5563',
+    cutoff: '#b91c1c', rung: '#c7cbd3'
+  };
+  var LABEL = {
+    finished: 'finished', stopped: 'stopped early', error: 'error', running: 'running',
+    other: 'paused or pending'
+  };
+  var FONT = '11px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
+  var body = document.body;
+  var counts = {};
+  var selected = -1;
+  T.forEach(function (t, i) { t.i = i; });
+
+  function $(id) { return document.getElementById(id); }
+  function esc(s) {
+    return String(s).replace(/[&<>"']/g, function (c) {
+      return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[c];
+    });
+  }
+  function fin(v) { return typeof v === 'number' && isFinite(v); }
+  function fmt(v) {
+    if (v === null || v === undefined || (typeof v === 'number' && !isFinite(v))) return '\u2013';
+    if (typeof v !== 'number') return String(v);
+    var a = Math.abs(v);
+    if (v !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(2).replace('e+', 'e');
+    return String(parseFloat(v.toPrecision(5)));
+  }
+  function fmtTick(v) {
+    var a = Math.abs(v);
+    if (v !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(0).replace('e+', 'e');
+    return String(parseFloat(v.toPrecision(3)));
+  }
+  function fmtDur(s) {
+    if (!fin(s) || s < 0) return '\u2013';
+    if (s < 60) return s.toFixed(1) + ' s';
+    if (s < 3600) return Math.floor(s / 60) + 'm ' + ('0' + Math.floor(s % 60)).slice(-2) + 's';
+    return Math.floor(s / 3600) + 'h ' + ('0' + Math.floor((s / 60) % 60)).slice(-2) + 'm';
+  }
+  function fmtDate(s) { return fin(s) ? new Date(s * 1000).toLocaleString() : '\u2013'; }
+  function fmtVal(v) {
+    if (typeof v === 'number') return fmt(v);
+    if (typeof v === 'string') return v;
+    return JSON.stringify(v);
+  }
+  function klass(t) {
+    if (t.es) return 'stopped';
+    if (t.st === 'ERROR') return 'error';
+    if (t.st === 'TERMINATED') return 'finished';
+    if (t.st === 'RUNNING') return 'running';
+    return 'other';
+  }
+  function better(a, b) {
+    if (!fin(a)) return false;
+    if (!fin(b)) return true;
+    return MODE_MAX ? a > b : a < b;
+  }
+
+  /* ---- scales --------------------------------------------------------------------- */
+  /* A numeric axis: linear or log10, mapped to pixels [p0, p1]. */
+  function scale(lo, hi, log, p0, p1, pad) {
+    var a = log ? Math.log10(lo) : lo, b = log ? Math.log10(hi) : hi;
+    if (!(b > a)) { var d = log ? 0.3 : (Math.abs(a) > 0 ? Math.abs(a) * 0.1 : 0.5); a -= d; b += d; }
+    var m = (b - a) * (pad || 0);
+    a -= m; b += m;
+    return {
+      log: log, a: a, b: b, p0: p0, p1: p1,
+      map: function (v) {
+        if (log && !(v > 0)) return NaN;
+        var f = log ? Math.log10(v) : v;
+        return p0 + (f - a) / (b - a) * (p1 - p0);
+      },
+      ticks: function (n) { return log ? logTicks(a, b) : linTicks(a, b, n || 6); }
+    };
+  }
+  function linTicks(a, b, n) {
+    var raw = (b - a) / n, p = Math.pow(10, Math.floor(Math.log10(raw))), f = raw / p;
+    var step = (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10) * p, out = [];
+    for (var v = Math.ceil(a / step) * step; v <= b + step * 1e-9; v += step)
+      out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+    return out;
+  }
+  function logTicks(a, b) {
+    var out = [], d0 = Math.floor(a), d1 = Math.ceil(b), dec = d1 - d0;
+    var mult = dec <= 1 ? [1, 2, 3, 5, 7] : dec <= 3 ? [1, 2, 5] : [1];
+    var every = dec > 8 ? Math.ceil(dec / 8) : 1;
+    for (var d = d0; d <= d1; d++) {
+      if ((d - d0) % every) continue;
+      for (var i = 0; i < mult.length; i++) {
+        var v = mult[i] * Math.pow(10, d), f = Math.log10(v);
+        if (f >= a - 1e-9 && f <= b + 1e-9) out.push(v);
+      }
+    }
+    if (out.length < 2) return linTicks(Math.pow(10, a), Math.pow(10, b), 4).filter(function (v) { return v > 0; });
+    return out;
+  }
+  /* Log when asked, or (auto) when every value is positive and they span ratio or more. */
+  function wantLog(mode, lo, hi, ratio) {
+    if (mode === 'log') return lo > 0;
+    if (mode === 'linear') return false;
+    return lo > 0 && hi / lo >= ratio;
+  }
+  function extent(vals, positiveOnly) {
+    var lo = Infinity, hi = -Infinity;
+    for (var i = 0; i < vals.length; i++) {
+      var v = vals[i];
+      if (!fin(v) || (positiveOnly && v <= 0)) continue;
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+    return [lo, hi];
+  }
+
+  /* ---- canvas helpers ------------------------------------------------------------- */
+  function setup(cv, h) {
+    var r = window.devicePixelRatio || 1, w = cv.clientWidth || cv.parentNode.clientWidth || 800;
+    cv.width = Math.round(w * r);
+    cv.height = Math.round(h * r);
+    cv.style.height = h + 'px';
+    var c = cv.getContext('2d');
+    c.setTransform(r, 0, 0, r, 0, 0);
+    c.font = FONT;
+    return { c: c, w: w, h: h };
+  }
+  function frame(c, xs, ys, box, xticks, yticks, xtitle, ytitle) {
+    c.save();
+    c.lineWidth = 1;
+    c.strokeStyle = COL.grid;
+    c.fillStyle = COL.text;
+    c.textAlign = 'right';
+    c.textBaseline = 'middle';
+    yticks.forEach(function (v) {
+      var y = Math.round(ys.map(v)) + 0.5;
+      if (!(y >= box.t - 1 && y <= box.b + 1)) return;
+      c.beginPath(); c.moveTo(box.l, y); c.lineTo(box.r, y); c.stroke();
+      c.fillText(fmtTick(v), box.l - 6, y);
+    });
+    c.textAlign = 'center';
+    c.textBaseline = 'top';
+    if (xticks) {
+      var lastRight = -Infinity;
+      xticks.forEach(function (v) {
+        var x = Math.round(xs.map(v)) + 0.5;
+        if (!(x >= box.l - 1 && x <= box.r + 1)) return;
+        c.beginPath(); c.moveTo(x, box.t); c.lineTo(x, box.b); c.stroke();
+        var s = typeof v === 'number' ? fmtTick(v) : v, w = c.measureText(s).width;
+        if (x - w / 2 > lastRight + 4) { c.fillText(s, x, box.b + 6); lastRight = x + w / 2; }
+      });
+    }
+    c.strokeStyle = COL.axis;
+    c.beginPath(); c.moveTo(box.l + 0.5, box.t); c.lineTo(box.l + 0.5, box.b + 0.5); c.lineTo(box.r, box.b + 0.5); c.stroke();
+    if (xtitle) { c.fillStyle = COL.text; c.textAlign = 'right'; c.fillText(xtitle, box.r, box.b + 22); }
+    if (ytitle) {
+      c.save(); c.translate(12, (box.t + box.b) / 2); c.rotate(-Math.PI / 2);
+      c.textAlign = 'center'; c.textBaseline = 'middle'; c.fillStyle = COL.text; c.fillText(ytitle, 0, 0);
+      c.restore();
+    }
+    c.restore();
+  }
+  function cross(c, x, y, s) { c.moveTo(x - s, y - s); c.lineTo(x + s, y + s); c.moveTo(x - s, y + s); c.lineTo(x + s, y - s); }
+
+  /* One tooltip for every chart; charts register the points they drew. */
+  var tip = $('tip');
+  function showTip(ev, html) {
+    tip.innerHTML = html;
+    tip.hidden = false;
+    var x = ev.clientX + 14, y = ev.clientY + 12, r = tip.getBoundingClientRect();
+    if (x + r.width > window.innerWidth - 8) x = ev.clientX - r.width - 14;
+    if (y + r.height > window.innerHeight - 8) y = ev.clientY - r.height - 12;
+    tip.style.left = x + 'px';
+    tip.style.top = y + 'px';
+  }
+  function hideTip() { tip.hidden = true; }
+  function nearest(px, py, n, mx, my, maxd) {
+    var best = -1, bd = maxd * maxd;
+    for (var i = 0; i < n; i++) {
+      var dx = px[i] - mx, dy = py[i] - my, d = dx * dx + dy * dy;
+      if (d < bd) { bd = d; best = i; }
+    }
+    return best;
+  }
+  function cfgText(t) {
+    var out = [];
+    for (var k in t.cfg) if (Object.prototype.hasOwnProperty.call(t.cfg, k)) out.push(esc(k) + '=' + esc(fmtVal(t.cfg[k])));
+    return out.join('  ');
+  }
+  function trialTip(t, extra) {
+    return '<b>' + esc(t.name) + '</b> \u00b7 ' + esc(LABEL[klass(t)]) + (D.best === t.i ? ' \u00b7 best' : '') +
+      '<br>' + extra + '<br><span style="opacity:.8">' + cfgText(t) + '</span>';
+  }
+
+  /* ---- header ------------------------------------------------------------------- */
+  function header() {
+    var n = { finished: 0, stopped: 0, error: 0, running: 0, other: 0 }, results = 0, busy = 0;
+    T.forEach(function (t) {
+      n[klass(t)]++;
+      results += t.n;
+      if (fin(t.t0)) busy += (fin(t.t1) ? t.t1 : D.generated) - t.t0;
+    });
+    counts = n;
+    var s = E.settings || {}, sc = s.scheduler || {};
+    var badges = [['status', E.status], ['scheduler', E.scheduler], ['metric', METRIC + ' (' + E.mode + ')'],
+      ['x', E.time_attr]];
+    if (E.scheduler === 'asha')
+      badges.push(['rungs', (D.milestones || []).map(fmt).join(' \u00b7 ') + (fin(sc.max_t) ? ' \u2192 ' + fmt(sc.max_t) : '')]);
+    $('badges').innerHTML = badges.map(function (b) {
+      return '<span class="badge">' + esc(b[0]) + ' <b>' + esc(b[1] === undefined || b[1] === null ? '\u2013' : b[1]) + '</b></span>';
+    }).join('');
+    var bt = D.best >= 0 ? T[D.best] : null;
+    var parts = [];
+    if (n.finished) parts.push(n.finished + ' finished');
+    if (n.stopped) parts.push(n.stopped + ' stopped early');
+    if (n.error) parts.push(n.error + ' errors');
+    if (n.running) parts.push(n.running + ' running');
+    if (n.other) parts.push(n.other + ' paused or pending');
+    var stats = [
+      ['trials', String(T.length) + (E.num_trials && E.num_trials !== T.length ? ' / ' + E.num_trials : ''), parts.join(', ')],
+      ['best ' + METRIC, bt ? fmt(bt.last) : '\u2013', bt ? bt.name + ' (' + E.mode + ', last result)' : 'no value yet'],
+      ['results', String(results), 'reported by all trials'],
+      ['wall time', fmtDur((fin(E.ended) ? E.ended : D.generated) - E.created), fmtDate(E.created)],
+      ['trial time', fmtDur(busy), 'summed over trials']
+    ];
+    $('stats').innerHTML = stats.map(function (x) {
+      return '<div class="stat"><div class="k">' + esc(x[0]) + '</div><div class="v">' + esc(x[1]) +
+        '</div><div class="s">' + esc(x[2]) + '</div></div>';
+    }).join('');
+  }
+
+  /* ---- learning curves ------------------------------------------------------------ */
+  var curveState = { ymode: 'auto', xmode: 'auto', stopped: true, hit: null };
+  function drawCurves() {
+    var cv = $('curves'), g = setup(cv, 460), c = g.c;
+    var box = { l: 66, r: g.w - 18, t: 16, b: g.h - 42 };
+    var vis = T.filter(function (t) { return t.n > 0 && (curveState.stopped || !t.es || t.i === D.best); });
+    var xsAll = [], ysAll = [];
+    vis.forEach(function (t) {
+      for (var k = 0; k < t.n; k++) if (fin(t.x[k]) && fin(t.y[k])) { xsAll.push(t.x[k]); ysAll.push(t.y[k]); }
+    });
+    var ms = D.milestones || [];
+    var ex = extent(xsAll), exPos = extent(xsAll, true), ey = extent(ysAll), eyPos = extent(ysAll, true);
+    var drawn = 0;
+    if (!xsAll.length) {
+      c.fillStyle = COL.text; c.textAlign = 'center';
+      c.fillText('No results with a value for ' + METRIC + ' yet.', g.w / 2, g.h / 2);
+      curveState.hit = null;
+      counts.curves = 0;
+      return;
+    }
+    var xlog = curveState.xmode === 'auto' ? (ms.length > 1 && ex[0] > 0 && ex[1] / ex[0] >= 8) : wantLog(curveState.xmode, exPos[0], ex[1], 1);
+    var ylog = wantLog(curveState.ymode, ey[0] > 0 ? ey[0] : (curveState.ymode === 'log' ? eyPos[0] : ey[0]), ey[1], 10);
+    var xs = scale(xlog ? exPos[0] : ex[0], ex[1], xlog, box.l, box.r, 0.02);
+    var ys = scale(ylog ? eyPos[0] : ey[0], ey[1], ylog, box.b, box.t, 0.04);
+    frame(c, xs, ys, box, xs.ticks(8), ys.ticks(6), E.time_attr + (xlog ? ' (log)' : ''), METRIC + (ylog ? ' (log)' : ''));
+
+    /* Rung milestones: dashed verticals, labelled at the top. */
+    c.save();
+    c.setLineDash([4, 4]);
+    c.strokeStyle = COL.rung;
+    c.fillStyle = COL.axis;
+    c.textAlign = 'center';
+    c.textBaseline = 'bottom';
+    ms.forEach(function (m, i) {
+      var x = Math.round(xs.map(m)) + 0.5;
+      if (!(x >= box.l && x <= box.r)) return;
+      c.beginPath(); c.moveTo(x, box.t); c.lineTo(x, box.b); c.stroke();
+      c.fillText('rung ' + i, x, box.t - 2);
+    });
+    c.restore();
+
+    c.save();
+    c.beginPath(); c.rect(box.l, box.t - 4, box.r - box.l + 4, box.b - box.t + 8); c.clip();
+    var order = ['stopped', 'other', 'running', 'error', 'finished'];
+    var style = {
+      stopped: [COL.stopped, 0.45, 1], other: [COL.other, 0.8, 1.2], running: [COL.running, 0.9, 1.4],
+      error: [COL.error, 0.8, 1.2], finished: [COL.finished, 0.85, 1.4]
+    };
+    /* Thinner, fainter lines read better with thousands of trials: the alpha falls with
+     * how many curves of a kind overlap, down to a floor that still shows each. */
+    var dense = vis.length > 400;
+    var nOf = {};
+    vis.forEach(function (t) { var k = klass(t); nOf[k] = (nOf[k] || 0) + 1; });
+    var npts = 0;
+    vis.forEach(function (t) { npts += t.n; });
+    var hx = new Float32Array(npts), hy = new Float32Array(npts), ht = new Int32Array(npts), hk = new Int32Array(npts), nh = 0;
+    order.forEach(function (cls) {
+      var st = style[cls];
+      c.beginPath();
+      var dots = [];
+      vis.forEach(function (t) {
+        if (klass(t) !== cls) return;
+        var ti = t.i, started = false, any = 0;
+        for (var k = 0; k < t.n; k++) {
+          var x = xs.map(t.x[k]), y = ys.map(t.y[k]);
+          if (!fin(x) || !fin(y)) { started = false; continue; }
+          if (started) c.lineTo(x, y); else c.moveTo(x, y);
+          started = true;
+          any++;
+          hx[nh] = x; hy[nh] = y; ht[nh] = ti; hk[nh] = k; nh++;
+        }
+        if (any === 1) dots.push([hx[nh - 1], hy[nh - 1]]);
+        if (any) drawn++;
+      });
+      c.strokeStyle = st[0];
+      c.globalAlpha = Math.max(cls === 'stopped' ? 0.05 : 0.25, Math.min(st[1], 40 / (nOf[cls] || 1)));
+      c.lineWidth = dense ? Math.max(0.8, st[2] - 0.4) : st[2];
+      c.lineJoin = 'round';
+      c.stroke();
+      /* With few trials and points, each result is marked. */
+      if (vis.length <= 50 && npts <= 50 * 40) {
+        c.beginPath();
+        vis.forEach(function (t) {
+          if (klass(t) !== cls) return;
+          for (var k = 0; k < t.n; k++) {
+            var x = xs.map(t.x[k]), y = ys.map(t.y[k]);
+            if (fin(x) && fin(y)) { c.moveTo(x + 1.8, y); c.arc(x, y, 1.8, 0, 2 * Math.PI); }
+          }
+        });
+        c.fillStyle = st[0];
+        c.fill();
+      }
+      /* A trial with one point (stopped at the first rung) is a dot, not a line. */
+      c.fillStyle = st[0];
+      c.globalAlpha = Math.max(0.15, Math.min(0.9, 60 / (nOf[cls] || 1)));
+      c.beginPath();
+      dots.forEach(function (d) { c.moveTo(d[0] + 3, d[1]); c.arc(d[0], d[1], 3, 0, 2 * Math.PI); });
+      c.fill();
+      c.globalAlpha = 1;
+    });
+
+    /* Where trials were stopped (x at the value the scheduler judged), and each rung's
+     * last cutoff as a short red bar. */
+    if (curveState.stopped) {
+      c.beginPath();
+      T.forEach(function (t) {
+        if (!t.stop || !t.n) return;
+        var x = xs.map(t.stop[0]), y = ys.map(t.stop[1]);
+        if (fin(x) && fin(y)) cross(c, x, y, 2.5);
+      });
+      c.strokeStyle = '#c2410c'; c.globalAlpha = Math.max(0.08, Math.min(0.7, 40 / (counts.stopped || 1))); c.lineWidth = 1; c.stroke(); c.globalAlpha = 1;
+    }
+    (D.rungs || []).forEach(function (r) {
+      if (!fin(r.cut)) return;
+      var x = xs.map(r.m), y = ys.map(r.cut);
+      if (!fin(x) || !fin(y)) return;
+      /* Left of the milestone, so that the values judged there stay in sight. */
+      c.strokeStyle = '#fff'; c.lineWidth = 5;
+      c.beginPath(); c.moveTo(x - 18, y); c.lineTo(x - 4, y); c.stroke();
+      c.strokeStyle = COL.cutoff; c.lineWidth = 2.5;
+      c.beginPath(); c.moveTo(x - 18, y); c.lineTo(x - 4, y); c.stroke();
+    });
+
+    /* The best trial on top of everything. */
+    if (D.best >= 0 && T[D.best].n) {
+      var bt = T[D.best];
+      var path = function () {
+        c.beginPath();
+        var started = false, lx = NaN, ly = NaN;
+        for (var k = 0; k < bt.n; k++) {
+          var x = xs.map(bt.x[k]), y = ys.map(bt.y[k]);
+          if (!fin(x) || !fin(y)) { started = false; continue; }
+          if (started) c.lineTo(x, y); else c.moveTo(x, y);
+          started = true; lx = x; ly = y;
+        }
+        return [lx, ly];
+      };
+      path(); c.strokeStyle = '#fff'; c.lineWidth = 5.5; c.lineJoin = 'round'; c.stroke();
+      var end = path(); c.strokeStyle = COL.best; c.lineWidth = 2.6; c.stroke();
+      if (fin(end[0])) {
+        c.beginPath(); c.arc(end[0], end[1], 4.5, 0, 2 * Math.PI);
+        c.fillStyle = COL.best; c.fill(); c.strokeStyle = '#fff'; c.lineWidth = 1.5; c.stroke();
+        c.font = '600 ' + FONT;
+        var label = 'best: ' + bt.name + ' (' + fmt(bt.last) + ')';
+        var lw = c.measureText(label).width;
+        var tx = Math.min(end[0] + 8, box.r - lw - 2), ty = end[1] - 12 < box.t + 8 ? end[1] + 14 : end[1] - 12;
+        c.fillStyle = 'rgba(255,255,255,.85)'; c.fillRect(tx - 3, ty - 8, lw + 6, 16);
+        c.fillStyle = COL.best; c.textAlign = 'left'; c.textBaseline = 'middle'; c.fillText(label, tx, ty);
+      }
+    }
+    c.restore();
+    curveState.hit = { x: hx, y: hy, t: ht, k: hk, n: nh, xs: xs, ys: ys, box: box };
+    counts.curves = drawn;
+    drawHover(-1);
+
+    var lg = [];
+    ['finished', 'stopped', 'error', 'running', 'other'].forEach(function (k) {
+      if (counts[k]) lg.push('<span><span class="sw" style="background:' + COL[k] + '"></span>' + esc(LABEL[k]) + ' ' + counts[k] + '</span>');
+    });
+    if (D.best >= 0) lg.push('<span><span class="sw" style="background:' + COL.best + ';height:4px"></span>best: ' + esc(T[D.best].name) + '</span>');
+    if (counts.stopped) lg.push('<span><span class="mk" style="color:#c2410c">\u00d7</span>where a trial was stopped</span>');
+    if ((D.rungs || []).some(function (r) { return fin(r.cut); }))
+      lg.push('<span><span class="sw" style="background:' + COL.cutoff + '"></span>rung cutoff (last)</span>');
+    if (ms.length) lg.push('<span><span class="sw" style="background:repeating-linear-gradient(90deg,' + COL.rung + ' 0 4px,transparent 4px 8px)"></span>rung milestones</span>');
+    $('curves-legend').innerHTML = lg.join('');
+  }
+  function drawHover(ti) {
+    var cv = $('curves-hover'), main = $('curves');
+    var g = setup(cv, 460), c = g.c;
+    cv.style.width = main.clientWidth + 'px';
+    var show = ti >= 0 ? ti : selected;
+    var h = curveState.hit;
+    if (show < 0 || !h) return;
+    var t = T[show];
+    c.save();
+    c.beginPath(); c.rect(h.box.l, h.box.t - 4, h.box.r - h.box.l + 4, h.box.b - h.box.t + 8); c.clip();
+    c.beginPath();
+    var started = false;
+    for (var k = 0; k < t.n; k++) {
+      var x = h.xs.map(t.x[k]), y = h.ys.map(t.y[k]);
+      if (!fin(x) || !fin(y)) { started = false; continue; }
+      if (started) c.lineTo(x, y); else c.moveTo(x, y);
+      started = true;
+    }
+    c.strokeStyle = '#fff'; c.lineWidth = 5; c.stroke();
+    c.strokeStyle = COL[klass(t)]; c.lineWidth = 2.5; c.stroke();
+    /* Its points, so that a one-result trial shows too. */
+    c.beginPath();
+    for (var q = 0; q < t.n; q++) {
+      var px = h.xs.map(t.x[q]), py = h.ys.map(t.y[q]);
+      if (fin(px) && fin(py)) { c.moveTo(px + 3.5, py); c.arc(px, py, 3.5, 0, 2 * Math.PI); }
+    }
+    c.fillStyle = COL[klass(t)]; c.fill();
+    c.strokeStyle = '#fff'; c.lineWidth = 1.2; c.stroke();
+    c.restore();
+  }
+  function curvesEvents() {
+    var cv = $('curves');
+    cv.addEventListener('mousemove', function (ev) {
+      var h = curveState.hit;
+      if (!h) return;
+      var r = cv.getBoundingClientRect(), i = nearest(h.x, h.y, h.n, ev.clientX - r.left, ev.clientY - r.top, 12);
+      if (i < 0) { hideTip(); drawHover(-1); return; }
+      var t = T[h.t[i]], xi = h.k[i];
+      drawHover(h.t[i]);
+      showTip(ev, trialTip(t, esc(E.time_attr) + ' ' + esc(fmt(t.x[xi])) + ': ' + esc(METRIC) + ' <b>' + esc(fmt(t.y[xi])) + '</b>'));
+    });
+    cv.addEventListener('mouseleave', function () { hideTip(); drawHover(-1); });
+    cv.addEventListener('click', function (ev) {
+      var h = curveState.hit;
+      if (!h) return;
+      var r = cv.getBoundingClientRect(), i = nearest(h.x, h.y, h.n, ev.clientX - r.left, ev.clientY - r.top, 12);
+      select(i < 0 ? -1 : h.t[i], true);
+    });
+    function seg(id, key) {
+      var el = $(id);
+      el.addEventListener('click', function (ev) {
+        var b = ev.target.closest('button');
+        if (!b) return;
+        Array.prototype.forEach.call(el.querySelectorAll('button'), function (x) { x.classList.toggle('on', x === b); });
+        curveState[key] = b.getAttribute('data-v');
+        drawCurves();
+      });
+    }
+    seg('yscale', 'ymode');
+    seg('xscale', 'xmode');
+    $('show-stopped').addEventListener('change', function (ev) { curveState.stopped = ev.target.checked; drawCurves(); });
+  }
+
+  /* ---- hyperparameters against the final metric --------------------------------- */
+  function paramInfo(p) {
+    var vals = T.map(function (t) { return t.cfg ? t.cfg[p.name] : undefined; });
+    var numeric = vals.every(function (v) { return v === undefined || typeof v === 'number'; });
+    var categorical = !numeric || p.kind === 'choice' || p.kind === 'grid_search' || p.kind === 'constant';
+    var cats = [];
+    if (categorical) {
+      var seen = {};
+      vals.forEach(function (v) { if (v !== undefined) { var k = JSON.stringify(v); if (!seen[k]) { seen[k] = 1; cats.push(v); } } });
+      cats.sort(function (a, b) {
+        if (typeof a === 'number' && typeof b === 'number') return a - b;
+        return JSON.stringify(a) < JSON.stringify(b) ? -1 : 1;
+      });
+    }
+    var ex = numeric ? extent(vals, p.log) : [0, 0];
+    return {
+      name: p.name, kind: p.kind, log: !!p.log && ex[0] > 0, cat: categorical, cats: cats,
+      catIndex: function (v) { var k = JSON.stringify(v); for (var i = 0; i < cats.length; i++) if (JSON.stringify(cats[i]) === k) return i; return -1; },
+      vals: vals, ex: ex
+    };
+  }
+  function metricScale(p0, p1) {
+    var lv = T.map(function (t) { return t.last; });
+    var e = extent(lv), ep = extent(lv, true);
+    var log = wantLog('auto', e[0], e[1], 10);
+    return e[0] === Infinity ? null : scale(log ? ep[0] : e[0], e[1], log, p0, p1, 0.05);
+  }
+  function drawScatters() {
+    var host = $('scatters');
+    var infos = P.map(paramInfo);
+    var withVal = T.filter(function (t) { return fin(t.last); }).length;
+    $('params-title').textContent = 'Hyperparameters against the final ' + METRIC;
+    $('params-hint').textContent = 'each point is a trial: its last reported ' + METRIC + ' (' + withVal + ' of ' + T.length + ' trials have one); colour is status';
+    if (!infos.length) { host.innerHTML = '<p class="hint">This experiment has no parameters.</p>'; counts.scatters = 0; return; }
+    host.innerHTML = infos.map(function (pi, i) {
+      return '<div class="scatter"><h3>' + esc(pi.name) + '<small>' + esc(pi.kind || '') + (pi.log ? ' \u00b7 log x' : '') + '</small></h3><canvas id="sc' + i + '"></canvas></div>';
+    }).join('');
+    var n = 0;
+    infos.forEach(function (pi, i) {
+      var cv = $('sc' + i), g = setup(cv, 220), c = g.c;
+      var box = { l: 52, r: g.w - 10, t: 8, b: g.h - 30 };
+      var ys = metricScale(box.b, box.t);
+      if (!ys) { c.fillStyle = COL.text; c.fillText('no values yet', box.l, box.t + 20); return; }
+      var xs, xticks;
+      if (pi.cat) {
+        var nc = Math.max(1, pi.cats.length);
+        xs = { map: function (v) { var k = pi.catIndex(v); return k < 0 ? NaN : box.l + (k + 0.5) / nc * (box.r - box.l); } };
+        xticks = null;
+      } else {
+        xs = scale(pi.ex[0], pi.ex[1], pi.log, box.l, box.r, 0.04);
+        xticks = xs.ticks(5);
+      }
+      frame(c, xs, ys, box, xticks, ys.ticks(4), null, null);
+      if (pi.cat) {
+        c.fillStyle = COL.text; c.textAlign = 'center'; c.textBaseline = 'top';
+        var lastRight = -Infinity;
+        pi.cats.forEach(function (v) {
+          var x = xs.map(v), s = fmtVal(v), w = c.measureText(s).width;
+          if (x - w / 2 > lastRight + 4) { c.fillText(s, x, box.b + 6); lastRight = x + w / 2; }
+        });
+      }
+      var pts = { x: new Float32Array(T.length), y: new Float32Array(T.length), t: new Int32Array(T.length), n: 0 };
+      var r = T.length > 1500 ? 1.8 : T.length > 300 ? 2.4 : 3.2;
+      var band = pi.cat ? (box.r - box.l) / Math.max(1, pi.cats.length) * 0.32 : 0;
+      ['stopped', 'other', 'running', 'error', 'finished'].forEach(function (cls) {
+        c.fillStyle = COL[cls];
+        c.globalAlpha = cls === 'stopped' ? 0.55 : 0.8;
+        c.beginPath();
+        T.forEach(function (t, ti) {
+          if (klass(t) !== cls || !fin(t.last)) return;
+          var x = xs.map(pi.vals[ti]), y = ys.map(t.last);
+          if (!fin(x) || !fin(y)) return;
+          if (band) x += (((t.no * 2654435761) % 1000) / 1000 - 0.5) * band;
+          c.moveTo(x + r, y); c.arc(x, y, r, 0, 2 * Math.PI);
+          pts.x[pts.n] = x; pts.y[pts.n] = y; pts.t[pts.n] = ti; pts.n++;
+        });
+        c.fill();
+      });
+      c.globalAlpha = 1;
+      if (D.best >= 0) {
+        for (var q = 0; q < pts.n; q++) if (pts.t[q] === D.best) {
+          c.beginPath(); c.arc(pts.x[q], pts.y[q], r + 3.5, 0, 2 * Math.PI);
+          c.strokeStyle = COL.best; c.lineWidth = 2; c.stroke();
+        }
+      }
+      cv.addEventListener('mousemove', function (ev) {
+        var rc = cv.getBoundingClientRect(), k = nearest(pts.x, pts.y, pts.n, ev.clientX - rc.left, ev.clientY - rc.top, 8);
+        if (k < 0) { hideTip(); return; }
+        var t = T[pts.t[k]];
+        showTip(ev, trialTip(t, esc(pi.name) + ' ' + esc(fmtVal(pi.vals[pts.t[k]])) + ': ' + esc(METRIC) + ' <b>' + esc(fmt(t.last)) + '</b>'));
+      });
+      cv.addEventListener('mouseleave', hideTip);
+      cv.addEventListener('click', function (ev) {
+        var rc = cv.getBoundingClientRect(), k = nearest(pts.x, pts.y, pts.n, ev.clientX - rc.left, ev.clientY - rc.top, 8);
+        select(k < 0 ? -1 : pts.t[k], true);
+      });
+      n++;
+    });
+    counts.scatters = n;
+  }
+
+  /* ---- parallel coordinates of the best trials ----------------------------------- */
+  var ranked = [];
+  function ramp(f) {
+    /* From dark violet (best) to teal: readable on white, in order. */
+    var stops = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98]];
+    var x = Math.max(0, Math.min(1, f)) * (stops.length - 1), i = Math.min(stops.length - 2, Math.floor(x)), u = x - i;
+    var a = stops[i], b = stops[i + 1];
+    return 'rgb(' + Math.round(a[0] + (b[0] - a[0]) * u) + ',' + Math.round(a[1] + (b[1] - a[1]) * u) + ',' + Math.round(a[2] + (b[2] - a[2]) * u) + ')';
+  }
+  function drawParallel() {
+    var sel = $('topk'), k = parseInt(sel.value, 10) || ranked.length;
+    k = Math.min(k, ranked.length);
+    var cv = $('parallel'), g = setup(cv, 380), c = g.c;
+    var infos = P.map(paramInfo);
+    var axes = infos.length + 1;
+    var box = { l: 60, r: g.w - 70, t: 34, b: g.h - 34 };
+    if (!ranked.length) { c.fillStyle = COL.text; c.fillText('No trial has a value for ' + METRIC + ' yet.', box.l, box.t + 20); counts.parallel = 0; return; }
+    var ax = function (i) { return axes === 1 ? (box.l + box.r) / 2 : box.l + i * (box.r - box.l) / (axes - 1); };
+    var ms = metricScale(box.b, box.t);
+    var yOf = infos.map(function (pi) {
+      if (pi.cat) {
+        var nc = Math.max(1, pi.cats.length);
+        return function (v) { var q = pi.catIndex(v); return q < 0 ? NaN : (nc === 1 ? (box.t + box.b) / 2 : box.b - q / (nc - 1) * (box.b - box.t)); };
+      }
+      var s = scale(pi.ex[0], pi.ex[1], pi.log, box.b, box.t, 0);
+      return s.map;
+    });
+    function poly(ti) {
+      var t = T[ti], pts = [];
+      for (var i = 0; i < infos.length; i++) pts.push([ax(i), yOf[i](infos[i].vals[ti])]);
+      pts.push([ax(infos.length), ms.map(t.last)]);
+      c.beginPath();
+      var started = false;
+      pts.forEach(function (p) {
+        if (!fin(p[1])) { started = false; return; }
+        if (started) c.lineTo(p[0], p[1]); else c.moveTo(p[0], p[1]);
+        started = true;
+      });
+    }
+    /* Everyone else, faint, for context. */
+    c.save();
+    c.globalAlpha = Math.max(0.02, Math.min(0.15, 20 / ranked.length));
+    c.strokeStyle = '#6b7280';
+    c.lineWidth = 1;
+    for (var j = k; j < ranked.length; j++) { poly(ranked[j]); c.stroke(); }
+    c.restore();
+    for (var q = k - 1; q >= 0; q--) {
+      poly(ranked[q]);
+      c.strokeStyle = ramp(k > 1 ? q / (k - 1) : 0);
+      c.lineWidth = q === 0 ? 3 : 1.8;
+      c.globalAlpha = 0.9;
+      c.stroke();
+    }
+    c.globalAlpha = 1;
+    /* Axes with their names on top and their ranges at the ends. */
+    c.fillStyle = COL.text;
+    c.textBaseline = 'middle';
+    for (var i = 0; i < axes; i++) {
+      var x = Math.round(ax(i)) + 0.5;
+      c.strokeStyle = COL.axis; c.lineWidth = 1;
+      c.beginPath(); c.moveTo(x, box.t); c.lineTo(x, box.b); c.stroke();
+      var pi = infos[i], name = pi ? pi.name + (pi.log ? ' (log)' : '') : METRIC + ' (' + E.mode + ')';
+      c.font = '600 ' + FONT; c.textAlign = i === 0 ? 'left' : i === axes - 1 ? 'right' : 'center';
+      c.fillText(name, i === 0 ? x - 8 : i === axes - 1 ? x + 8 : x, box.t - 18);
+      c.font = FONT; c.textAlign = 'left';
+      var labels = [];
+      if (pi && pi.cat) pi.cats.forEach(function (v) { labels.push([yOf[i](v), fmtVal(v)]); });
+      else if (pi) labels.push([box.b, fmt(pi.ex[0])], [box.t, fmt(pi.ex[1])]);
+      else ms.ticks(4).forEach(function (v) { labels.push([ms.map(v), fmtTick(v)]); });
+      labels.forEach(function (l) {
+        if (!fin(l[0]) || l[0] < box.t - 1 || l[0] > box.b + 1) return;
+        var w = c.measureText(l[1]).width;
+        c.fillStyle = 'rgba(255,255,255,.85)'; c.fillRect(x + 4, l[0] - 7, w + 4, 14);
+        c.fillStyle = COL.text; c.fillText(l[1], x + 6, l[0]);
+        c.beginPath(); c.moveTo(x - 3, Math.round(l[0]) + 0.5); c.lineTo(x + 3, Math.round(l[0]) + 0.5); c.stroke();
+      });
+    }
+    counts.parallel = k;
+    $('parallel-legend').innerHTML = '<span><span class="sw" style="width:90px;height:6px;background:linear-gradient(90deg,' +
+      ramp(0) + ',' + ramp(0.33) + ',' + ramp(0.66) + ',' + ramp(1) + ')"></span>the best ' + k + ' of ' + ranked.length +
+      ' trials by their last ' + esc(METRIC) + ' (' + esc(E.mode) + '), best first; the best is the thick line</span>' +
+      (ranked.length > k ? '<span><span class="sw" style="background:#d1d5db"></span>the other ' + (ranked.length - k) + '</span>' : '');
+  }
+  function parallelInit() {
+    ranked = T.map(function (t, i) { return i; }).filter(function (i) { return fin(T[i].last); });
+    ranked.sort(function (a, b) { return better(T[a].last, T[b].last) ? -1 : better(T[b].last, T[a].last) ? 1 : T[a].no - T[b].no; });
+    var opts = [5, 10, 20, 50, 100].filter(function (v) { return v < ranked.length; });
+    opts.push(ranked.length);
+    var def = ranked.length <= 10 ? ranked.length : ranked.length <= 200 ? 10 : 20;
+    $('topk').innerHTML = opts.map(function (v) {
+      return '<option value="' + v + '"' + (v === def ? ' selected' : '') + '>' + (v === ranked.length ? 'all ' + v : v) + '</option>';
+    }).join('');
+    $('topk').addEventListener('change', drawParallel);
+  }
+
+  /* ---- the table ---------------------------------------------------------------- */
+  /* Pages of 200 rows: 5,000 rows of DOM cost seconds of layout, 200 cost nothing. */
+  var cols = [], sortCol = 4, sortDir = 1, filterText = '', rowText = [], page = 0, PAGE = 200, lastOrder = [];
+  function tableInit() {
+    cols = [
+      { k: 'no', h: '#', num: 1, v: function (t) { return t.no; } },
+      { k: 'name', h: 'trial', v: function (t) { return t.name; } },
+      { k: 'st', h: 'status', v: function (t) { return LABEL[klass(t)]; } },
+      { k: 'n', h: 'results', num: 1, v: function (t) { return t.n; } },
+      { k: 'last', h: 'last ' + METRIC, num: 1, metric: 1, v: function (t) { return t.last; } },
+      { k: 'best', h: 'best ' + METRIC, num: 1, metric: 1, v: function (t) { return t.best; } }
+    ];
+    P.forEach(function (p) {
+      cols.push({ k: 'p:' + p.name, h: p.name, num: 1, v: function (t) { return t.cfg ? t.cfg[p.name] : undefined; } });
+    });
+    cols.push({ k: 'dur', h: 'time', num: 1, v: function (t) { return fin(t.t0) ? (fin(t.t1) ? t.t1 : D.generated) - t.t0 : NaN; }, f: fmtDur });
+    cols.push({ k: 'slice', h: 'slice', v: function (t) { return t.slice || ''; } });
+    cols.push({ k: 'err', h: 'error', v: function (t) { return t.err || ''; } });
+    sortDir = MODE_MAX ? -1 : 1;
+    rowText = T.map(function (t) {
+      return (t.name + ' ' + t.st + ' ' + LABEL[klass(t)] + ' ' + cfgText(t) + ' ' + fmt(t.last) + ' ' + (t.err || '')).toLowerCase();
+    });
+    $('trials').querySelector('thead').addEventListener('click', function (ev) {
+      var th = ev.target.closest('th');
+      if (!th) return;
+      var i = +th.getAttribute('data-i');
+      if (i === sortCol) sortDir = -sortDir;
+      else { sortCol = i; sortDir = cols[i].metric && MODE_MAX ? -1 : 1; }
+      page = 0;
+      drawTable();
+    });
+    $('trials').querySelector('tbody').addEventListener('click', function (ev) {
+      var tr = ev.target.closest('tr');
+      if (tr) select(+tr.getAttribute('data-t'), false);
+    });
+    $('filter').addEventListener('input', function (ev) { filterText = ev.target.value.toLowerCase(); page = 0; drawTable(); });
+    $('pager').addEventListener('click', function (ev) {
+      var b = ev.target.closest('button');
+      if (!b || b.disabled) return;
+      page += +b.getAttribute('data-d');
+      drawTable();
+    });
+  }
+  function cmp(a, b) {
+    var ua = a === undefined || a === null || (typeof a === 'number' && !isFinite(a));
+    var ub = b === undefined || b === null || (typeof b === 'number' && !isFinite(b));
+    if (ua || ub) return ua === ub ? 0 : ua ? 1 : -1; /* missing values always last */
+    if (typeof a === 'number' && typeof b === 'number') return (a - b) * sortDir;
+    var sa = typeof a === 'string' ? a : JSON.stringify(a), sb = typeof b === 'string' ? b : JSON.stringify(b);
+    return (sa < sb ? -1 : sa > sb ? 1 : 0) * sortDir;
+  }
+  function drawTable() {
+    var col = cols[sortCol];
+    $('trials').querySelector('thead').innerHTML = '<tr>' + cols.map(function (c, i) {
+      return '<th data-i="' + i + '"' + (c.num ? ' class="num"' : '') + '>' + esc(c.h) +
+        (i === sortCol ? '<span class="arrow">' + (sortDir > 0 ? '\u25b2' : '\u25bc') + '</span>' : '') + '</th>';
+    }).join('') + '</tr>';
+    var idx = [];
+    for (var i = 0; i < T.length; i++) if (!filterText || rowText[i].indexOf(filterText) >= 0) idx.push(i);
+    var keys = idx.map(function (i) { return col.v(T[i]); });
+    var order = idx.map(function (_, j) { return j; });
+    order.sort(function (a, b) { return cmp(keys[a], keys[b]) || T[idx[a]].no - T[idx[b]].no; });
+    lastOrder = order.map(function (j) { return idx[j]; });
+    var html = [], pages = Math.max(1, Math.ceil(order.length / PAGE));
+    if (page >= pages) page = pages - 1;
+    if (page < 0) page = 0;
+    order.slice(page * PAGE, (page + 1) * PAGE).forEach(function (j) {
+      var ti = idx[j], t = T[ti], cls = klass(t);
+      var tr = '<tr data-t="' + ti + '"' + (ti === D.best ? ' class="best' + (ti === selected ? ' sel' : '') + '"' : ti === selected ? ' class="sel"' : '') + '>';
+      cols.forEach(function (c) {
+        var v = c.v(t), s;
+        if (c.k === 'st') s = '<span class="chip ' + cls + '">' + esc(LABEL[cls]) + '</span>';
+        else if (c.k === 'name') s = esc(t.name) + (ti === D.best ? '<span class="star" title="best trial">\u2605</span>' : '');
+        else s = esc(c.f ? c.f(v) : fmtVal(v === undefined ? '\u2013' : v));
+        tr += '<td' + (c.k === 'err' ? ' class="err" title="' + esc(v) + '"' : c.num ? ' class="num"' : '') + '>' + s + '</td>';
+      });
+      html.push(tr + '</tr>');
+    });
+    $('trials').querySelector('tbody').innerHTML = html.join('');
+    counts.rows = order.length;
+    var first = order.length ? page * PAGE + 1 : 0, last = Math.min(order.length, (page + 1) * PAGE);
+    $('pager').innerHTML = pages > 1 ? '<button data-d="-1"' + (page === 0 ? ' disabled' : '') + '>\u25c0</button>' +
+      '<span>rows ' + first + '\u2013' + last + ' of ' + order.length + '</span>' +
+      '<button data-d="1"' + (page === pages - 1 ? ' disabled' : '') + '>\u25b6</button>' : '';
+    $('table-hint').textContent = (filterText ? order.length + ' of ' + T.length + ' trials match. ' : '') +
+      'Click a column to sort, a row to highlight its curve.';
+    /* data-rows: the table's rows (every trial that matches); data-rows-shown: this page's. */
+    body.setAttribute('data-rows', String(order.length));
+    body.setAttribute('data-rows-shown', String(html.length));
+  }
+  function select(ti, scroll) {
+    selected = ti === selected ? -1 : ti;
+    drawHover(-1);
+    var pos = lastOrder.indexOf(selected);
+    if (scroll && pos >= 0 && Math.floor(pos / PAGE) !== page) {
+      page = Math.floor(pos / PAGE); /* bring the trial's row into view */
+      drawTable();
+    }
+    var rows = $('trials').querySelectorAll('tbody tr');
+    for (var i = 0; i < rows.length; i++) {
+      var on = +rows[i].getAttribute('data-t') === selected;
+      rows[i].classList.toggle('sel', on);
+      if (on && scroll) rows[i].scrollIntoView({ block: 'nearest' });
+    }
+  }
+
+  /* ---- settings ----------------------------------------------------------------- */
+  function settings() {
+    var s = E.settings || {}, sc = s.scheduler || {}, res = s.resources || {}, ex = s.executor || {};
+    var rows = [
+      ['experiment', E.name], ['status', E.status], ['metric', METRIC + ' (' + E.mode + ')' + (METRIC !== E.metric ? ', the experiment\u2019s is ' + E.metric : '')],
+      ['scheduler', [sc.type || E.scheduler].concat(sc.type === 'asha' ? ['time_attr ' + sc.time_attr, 'max_t ' + sc.max_t, 'grace_period ' + sc.grace_period, 'reduction_factor ' + sc.reduction_factor, 'brackets ' + sc.brackets] :
+        sc.type === 'median' ? ['time_attr ' + sc.time_attr, 'grace_period ' + sc.grace_period, 'min_samples_required ' + sc.min_samples_required] : []).join(', ')],
+      ['trials', (s.num_trials !== undefined ? s.num_trials : E.num_trials) + ' (num_samples ' + s.num_samples + ')'],
+      ['max_concurrent', s.max_concurrent === 0 ? 'no limit' : s.max_concurrent],
+      ['resources', 'gpus_per_trial ' + res.gpus_per_trial + ', cpus_per_trial ' + res.cpus_per_trial],
+      ['seed', s.seed],
+      ['command', (s.command || []).join(' ')],
+      ['executor', ex.type],
+      ['limits', 'stop_grace_s ' + s.stop_grace_s + ', time_budget_s ' + s.time_budget_s + ', result_timeout_s ' + s.result_timeout_s + ', max_failures ' + s.max_failures],
+      ['parameters', P.map(function (p) { return p.name + ' (' + p.kind + ')'; }).join(', ')],
+      ['created', fmtDate(E.created)], ['ended', fmtDate(E.ended)], ['results in', E.results_dir]
+    ];
+    $('settings').innerHTML = rows.map(function (r) {
+      return '<dt>' + esc(r[0]) + '</dt><dd>' + esc(r[1] === undefined || r[1] === null ? '\u2013' : r[1]) + '</dd>';
+    }).join('');
+    $('space-text').textContent = E.space_text || '';
+    $('settings-json').textContent = JSON.stringify(E.settings || {}, null, 2);
+    $('foot').textContent = 'Generated by tune ' + D.version + ' on ' + fmtDate(D.generated) + ' from ' + (D.db || 'the database') +
+      '. Everything on this page is in this one file.';
+  }
+
+  /* ---- run ---------------------------------------------------------------------- */
+  function guard(name, fn) {
+    try { fn(); } catch (e) {
+      window.__tuneErrors = (window.__tuneErrors || 0) + 1;
+      body.setAttribute('data-errors', String(window.__tuneErrors));
+      body.setAttribute('data-last-error', name + ': ' + (e && e.message ? e.message : String(e)));
+    }
+  }
+  guard('header', header);
+  guard('curves', function () { curvesEvents(); drawCurves(); });
+  guard('scatters', drawScatters);
+  guard('parallel', function () { parallelInit(); drawParallel(); });
+  guard('table', function () { tableInit(); drawTable(); });
+  guard('settings', settings);
+  var resizeTimer = 0, lastW = window.innerWidth;
+  window.addEventListener('resize', function () {
+    if (window.innerWidth === lastW) return;
+    lastW = window.innerWidth;
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(function () { guard('resize', function () { drawCurves(); drawScatters(); drawParallel(); }); }, 120);
+  });
+  body.setAttribute('data-curves', String(counts.curves || 0));
+  body.setAttribute('data-trials-with-results', String(T.filter(function (t) {
+    for (var k = 0; k < t.n; k++) if (fin(t.x[k]) && fin(t.y[k])) return true;
+    return false;
+  }).length));
+  body.setAttribute('data-scatters', String(counts.scatters || 0));
+  body.setAttribute('data-parallel', String(counts.parallel || 0));
+  body.setAttribute('data-errors', String(window.__tuneErrors || 0));
+  body.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));
+  body.setAttribute('data-ready', '1');
+})();

@@ -1,0 +1,682 @@
+/* `tune run` and `tune resume`: turn a space.json (or a stored experiment) and flags into
+ * a pool, a store, an executor and a lock, hand them to the scheduler's loop, and print
+ * the live table and the final summary. Not for: deciding anything about trials. */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "search/space.h"
+#include "trial/trial.h"
+
+static const char run_usage[] =
+    "usage: tune run SPACE.json [options]\n"
+    "       tune resume NAME [options]\n"
+    "  --db PATH              database (default tune.db)\n"
+    "  --gpus LIST|none       GPU pool, e.g. 0,1,2,3 (default: detected)\n"
+    "  --cpus N               CPU cores to hand out (default: all)\n"
+    "  --status-interval S    seconds between status blocks when not on a terminal (default 30,\n"
+    "                         or status_interval_s in the file)\n"
+    "  --restart              run: start a fresh experiment under a new name if NAME exists\n"
+    "  --resume               run: resume NAME if it exists and did not finish (no question)\n"
+    "  --quiet                no live table; only the final summary\n"
+    "  --executor local|slurm run trials on this machine or through Slurm (default: the\n"
+    "                         file's \"executor\", else local)\n"
+    "  --allocation JOBID     slurm: run trials as steps of this running allocation (default:\n"
+    "                         the file's, else $SLURM_JOB_ID; \"none\": a job per trial)\n";
+
+struct run_opts {
+    const char *db;
+    int gpu_ids[256];
+    int ngpus; /* -1: detect */
+    int cpus;
+    double status_interval; /* 0: the file's or 30 */
+    int restart, resume, quiet;
+    const char *executor;   /* "local" | "slurm" | NULL: the file's */
+    const char *allocation; /* Slurm job id, "none", or NULL */
+};
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int parse_gpu_list(const char *s, int *ids, int max)
+{
+    if (strcmp(s, "none") == 0 || *s == 0) return 0;
+    int n = 0;
+    while (*s) {
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (end == s || errno || v < 0 || v > 1 << 20 || n >= max) return -1;
+        for (int i = 0; i < n; i++)
+            if (ids[i] == v) return -1;
+        ids[n++] = (int)v;
+        s = end;
+        if (*s == ',')
+            s++;
+        else if (*s)
+            return -1;
+    }
+    return n;
+}
+
+/* Parses options from argv[first..]; the one positional argument goes to *pos. */
+static int parse_run_opts(int argc, char **argv, struct run_opts *o, const char **pos)
+{
+    memset(o, 0, sizeof *o);
+    o->db = cli_db_path(argc, argv);
+    o->ngpus = -1;
+    o->cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    *pos = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--db") == 0 && i + 1 < argc) {
+            i++;
+        } else if (strcmp(a, "--gpus") == 0 && i + 1 < argc) {
+            o->ngpus = parse_gpu_list(argv[++i], o->gpu_ids, 256);
+            if (o->ngpus < 0) {
+                cli_error("--gpus wants a comma-separated list of distinct device ids such as "
+                          "0,1,2,3 (or none), got \"%s\"",
+                          argv[i]);
+                return -1;
+            }
+        } else if (strcmp(a, "--cpus") == 0 && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > 1 << 20) {
+                cli_error("--cpus wants a positive integer, got \"%s\"", argv[i]);
+                return -1;
+            }
+            o->cpus = (int)v;
+        } else if (strcmp(a, "--status-interval") == 0 && i + 1 < argc) {
+            char *end;
+            double v = strtod(argv[++i], &end);
+            if (*end || !(v > 0)) {
+                cli_error("--status-interval wants a positive number of seconds, got \"%s\"",
+                          argv[i]);
+                return -1;
+            }
+            o->status_interval = v;
+        } else if (strcmp(a, "--restart") == 0) {
+            o->restart = 1;
+        } else if (strcmp(a, "--resume") == 0) {
+            o->resume = 1;
+        } else if (strcmp(a, "--executor") == 0 && i + 1 < argc) {
+            o->executor = argv[++i];
+            if (strcmp(o->executor, "local") != 0 && strcmp(o->executor, "slurm") != 0) {
+                cli_error("--executor wants local or slurm, got \"%s\"", o->executor);
+                return -1;
+            }
+        } else if (strcmp(a, "--allocation") == 0 && i + 1 < argc) {
+            o->allocation = argv[++i];
+        } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
+            o->quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            cli_error("%s: unknown option %s (see tune %s --help)", argv[0], a, argv[0]);
+            return -1;
+        } else if (!*pos) {
+            *pos = a;
+        } else {
+            cli_error("%s: unexpected argument \"%s\"", argv[0], a);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The directory of the running tune binary, so that tune-train built beside it is found
+ * by trials without installing anything. */
+static void self_dir(char *buf, size_t n)
+{
+    ssize_t k = readlink("/proc/self/exe", buf, n - 1);
+    if (k <= 0) {
+        buf[0] = 0;
+        return;
+    }
+    buf[k] = 0;
+    char *slash = strrchr(buf, '/');
+    if (slash) *slash = 0;
+}
+
+static int find_in_path(const char *prog, char *out, size_t n)
+{
+    if (strchr(prog, '/')) {
+        snprintf(out, n, "%s", prog);
+        return access(prog, X_OK) == 0 ? 0 : -1;
+    }
+    const char *path = getenv("PATH");
+    if (!path) path = "/usr/bin:/bin";
+    for (const char *p = path; *p;) {
+        const char *e = strchr(p, ':');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        snprintf(out, n, "%.*s/%s", (int)len, p, prog);
+        if (len && access(out, X_OK) == 0) return 0;
+        if (!e) break;
+        p = e + 1;
+    }
+    return -1;
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[PATH_MAX];
+    size_t n = strlen(path);
+    if (n >= sizeof buf) return -1;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] == '/' || buf[i] == 0) {
+            char c = buf[i];
+            buf[i] = 0;
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+            buf[i] = c;
+        }
+    }
+    return 0;
+}
+
+/* One tune process writes an experiment at a time: an advisory lock on a file in the
+ * experiment's results directory, released by the kernel however tune ends (even
+ * kill -9), so a stale lock never blocks a resume. Returns the fd, or -1 with a message. */
+static int lock_experiment(const char *results_dir, const char *name)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/.tune.lock", results_dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        cli_error("cannot create %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        char pid[32] = "";
+        ssize_t k = pread(fd, pid, sizeof pid - 1, 0);
+        if (k > 0) pid[k] = 0;
+        pid[strcspn(pid, "\n")] = 0;
+        cli_error("experiment \"%s\" is being run by another tune process%s%s%s; readers (tune "
+                  "trials, tune query) work meanwhile",
+                  name, pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "");
+        close(fd);
+        return -1;
+    }
+    char pid[32];
+    int k = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)k, 0) < 0) {
+        /* the pid is only informative */
+    }
+    return fd;
+}
+
+/* ---- the live view -------------------------------------------------------------- */
+struct run_view {
+    int tty;
+    int quiet;
+    double status_interval;
+    double last_plain;
+    int last_lines;
+    const char **params;
+    size_t nparams;
+    const char *time_attr;
+    int show_exec;
+};
+
+static void on_report(void *ud, const sched_snapshot_t *snap, int final)
+{
+    struct run_view *v = ud;
+    if (v->quiet) return;
+    cli_table_opts_t o = {.params = v->params,
+                          .nparams = v->nparams,
+                          .time_attr = v->time_attr,
+                          .show_exec = v->show_exec};
+    if (v->tty) {
+        struct winsize ws;
+        if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0) {
+            o.rows = ws.ws_row - 1;
+            o.cols = ws.ws_col;
+        } else {
+            o.rows = 40;
+            o.cols = 160;
+        }
+        char *text = cli_render_status(snap, &o);
+        if (!text) return;
+        /* Redraw in place: back to the start of the previous block, clear below. */
+        if (v->last_lines > 0) printf("\033[%dA\r\033[J", v->last_lines);
+        fputs(text, stdout);
+        fflush(stdout);
+        v->last_lines = 0;
+        for (const char *p = text; *p; p++) v->last_lines += *p == '\n';
+        free(text);
+        return;
+    }
+    double now = snap->elapsed_s;
+    if (!final && now - v->last_plain < v->status_interval) return;
+    v->last_plain = now;
+    o.rows = final ? 0 : 60;
+    char *text = cli_render_status(snap, &o);
+    if (!text) return;
+    fputs(text, stdout);
+    fputc('\n', stdout);
+    fflush(stdout);
+    free(text);
+}
+
+/* ---- running -------------------------------------------------------------------- */
+/* The executor the flags or the file ask for. Slurm runs in allocation mode when an
+ * allocation is named (--allocation, the file's, or $SLURM_JOB_ID when tune itself runs
+ * inside one), and its request is checked against what Slurm has before anything runs;
+ * *cap then says what the pool may hand out. Returns 0 or an exit code (printed). */
+static int make_executor(const space_settings_t *set, const struct run_opts *ro, const char *self,
+                         const char *file, trial_exec_t **ex, trial_capacity_t *cap)
+{
+    char err[1024];
+    const char *kind = ro->executor ? ro->executor
+                       : set->exec.type == SPACE_EXEC_SLURM ? "slurm"
+                                                            : "local";
+    cap->known = 0;
+    if (strcmp(kind, "slurm") != 0) {
+        if (trial_exec_local_new(ex, err, sizeof err) == 0) return 0;
+        cli_error("%s", err);
+        return CLI_EXIT_FAIL;
+    }
+    const char *alloc = ro->allocation       ? ro->allocation
+                        : set->exec.allocation ? set->exec.allocation
+                                               : getenv("SLURM_JOB_ID");
+    if (alloc && strcmp(alloc, "none") == 0) alloc = NULL;
+    char task[PATH_MAX + 32];
+    snprintf(task, sizeof task, "%s/tune-slurm-task", self);
+    const char *wd = getenv("TUNE_SLURM_WATCHDOG_S"); /* seconds; for tests and slow sites */
+    trial_slurm_opts_t so = {.experiment = set->name,
+                             .srun_args = set->exec.srun_args,
+                             .allocation = alloc,
+                             .task_program = access(task, X_OK) == 0 ? task : NULL,
+                             .watchdog_s = wd ? atof(wd) : 0};
+    if (trial_exec_slurm_new(&so, ex, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return CLI_EXIT_USAGE;
+    }
+    if (trial_exec_check(*ex, 1, set->gpus_per_trial, set->cpus_per_trial, cap, err,
+                         sizeof err) != 0) {
+        cli_error("%s: executor slurm: %s", file, err);
+        trial_exec_free(*ex);
+        *ex = NULL;
+        return CLI_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Runs (exp_id == 0: creates) the experiment described by sp. */
+static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_opts *ro,
+                   const char *file)
+{
+    const space_settings_t *set = space_settings(sp);
+    const char *db = ro->db;
+    const char *name = set->name;
+    char err[1024];
+
+    /* The program must exist before anything runs: otherwise every trial would fail. */
+    char self[PATH_MAX], path_env[8192], found[PATH_MAX];
+    self_dir(self, sizeof self);
+    const char *old_path = getenv("PATH");
+    snprintf(path_env, sizeof path_env, "%s%s%s", self, old_path ? ":" : "",
+             old_path ? old_path : "");
+    setenv("PATH", path_env, 1);
+    if (strchr(set->command[0], '{') == NULL && find_in_path(set->command[0], found, sizeof found)) {
+        cli_error("%s: command[0]: cannot find program \"%s\" (not in PATH, nor beside tune in %s)",
+                  file, set->command[0], self);
+        return CLI_EXIT_USAGE;
+    }
+
+    trial_exec_t *ex = NULL;
+    trial_capacity_t cap;
+    int xrc = make_executor(set, ro, self, file, &ex, &cap);
+    if (xrc != 0) return xrc;
+
+    int gpu_ids[256];
+    int ngpus = ro->ngpus, cpus = ro->cpus;
+    memcpy(gpu_ids, ro->gpu_ids, sizeof gpu_ids);
+    unsigned char *peer = NULL;
+    if (cap.known) {
+        /* Slurm's numbers: an allocation's GPUs and cores, or, with a job per trial, room
+         * for as many trials as may run at once (Slurm queues and places them; the pool's
+         * device ids are only counters then, Slurm sets CUDA_VISIBLE_DEVICES). */
+        int slots = set->max_concurrent > 0 ? set->max_concurrent : (int)space_num_trials(sp);
+        if (slots > 256) slots = 256;
+        ngpus = cap.gpus >= 0 ? cap.gpus : (int)ceil(set->gpus_per_trial) * slots;
+        if (ngpus > 256) ngpus = 256;
+        cpus = cap.cpus >= 0 ? cap.cpus : set->cpus_per_trial * slots;
+        for (int i = 0; i < ngpus; i++) gpu_ids[i] = i;
+    } else if (ngpus < 0) {
+        peer = calloc(256 * 256, 1);
+        ngpus = sched_detect_gpus(gpu_ids, 256, peer);
+    }
+    sched_pool_t *pool = NULL;
+    if (sched_pool_new(gpu_ids, ngpus, cpus, &pool, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        free(peer);
+        trial_exec_free(ex);
+        return CLI_EXIT_USAGE;
+    }
+    for (int i = 0; peer && i < ngpus; i++)
+        for (int j = 0; j < ngpus; j++)
+            if (peer[i * 256 + j]) sched_pool_set_peer(pool, i, j);
+    free(peer);
+    if (sched_pool_check(pool, set->gpus_per_trial, set->cpus_per_trial, err, sizeof err) != 0) {
+        cli_error("%s: resources: %s", file, err);
+        sched_pool_free(pool);
+        trial_exec_free(ex);
+        return CLI_EXIT_USAGE;
+    }
+
+    /* Absolute, because trials run in their own directories and get TUNE_TRIAL_DIR. */
+    char dbdir0[PATH_MAX], dbdir[PATH_MAX], results_dir[PATH_MAX + 300];
+    snprintf(dbdir0, sizeof dbdir0, "%s", db);
+    char *slash = strrchr(dbdir0, '/');
+    if (!slash)
+        snprintf(dbdir0, sizeof dbdir0, ".");
+    else if (slash == dbdir0)
+        dbdir0[1] = 0;
+    else
+        *slash = 0;
+    if (!realpath(dbdir0, dbdir)) snprintf(dbdir, sizeof dbdir, "%s", dbdir0);
+    snprintf(results_dir, sizeof results_dir, "%s/tune_results/%s", dbdir, name);
+    if (mkdir_p(results_dir) != 0) {
+        cli_error("cannot create the results directory %s: %s", results_dir, strerror(errno));
+        sched_pool_free(pool);
+        trial_exec_free(ex);
+        return CLI_EXIT_FAIL;
+    }
+    int lock = lock_experiment(results_dir, name);
+    if (lock < 0) {
+        sched_pool_free(pool);
+        trial_exec_free(ex);
+        return CLI_EXIT_FAIL;
+    }
+
+    static const char *const sched_names[] = {"fifo", "asha", "median"};
+    int resume = exp_id != 0;
+    int rc;
+    if (!resume) {
+        cJSON *sj = space_settings_json(sp);
+        char *settings = sj ? cJSON_PrintUnformatted(sj) : NULL;
+        cJSON_Delete(sj);
+        store_experiment_t e = {.name = name,
+                                .space_text = space_text(sp),
+                                .settings_json = settings ? settings : "{}",
+                                .metric = set->metric,
+                                .mode_max = set->mode == SPACE_MODE_MAX,
+                                .scheduler = sched_names[set->sched.type],
+                                .results_dir = results_dir,
+                                .num_trials = (int64_t)space_num_trials(sp),
+                                .seed = set->seed};
+        rc = store_experiment_create(st, &e, wall_now(), &exp_id, err, sizeof err);
+        free(settings);
+    } else {
+        rc = store_experiment_set_status(st, exp_id, "RUNNING", wall_now(), err, sizeof err);
+    }
+    if (rc != 0) {
+        cli_error("%s", err);
+        close(lock);
+        sched_pool_free(pool);
+        trial_exec_free(ex);
+        return CLI_EXIT_FAIL;
+    }
+    if (resume) {
+        /* Jobs an interrupted run left in Slurm (a tune killed while its srun waited in the
+         * queue, say) would compete with the resumed trials: they go first. */
+        int left = trial_exec_cleanup(ex, name, err, sizeof err);
+        if (left < 0)
+            cli_error("could not look for leftover jobs of %s: %s", name, err);
+        else if (left > 0)
+            fprintf(stderr, "tune: cancelled %d leftover Slurm job%s of %s\n", left,
+                    left == 1 ? "" : "s", name);
+    }
+    size_t np = space_num_params(sp);
+    const char **params = calloc(np + 1, sizeof *params);
+    for (size_t i = 0; params && i < np; i++) params[i] = space_param_name(sp, i);
+    double interval = ro->status_interval > 0     ? ro->status_interval
+                      : set->status_interval_s > 0 ? set->status_interval_s
+                                                   : 30;
+    struct run_view view = {.tty = isatty(STDOUT_FILENO),
+                            .quiet = ro->quiet,
+                            .status_interval = interval,
+                            .last_plain = -1e9,
+                            .params = params,
+                            .nparams = params ? np : 0,
+                            .time_attr = set->sched.time_attr,
+                            .show_exec = strcmp(trial_exec_name(ex), "slurm") == 0};
+    sched_run_opts_t so = {.space = sp,
+                           .store = st,
+                           .experiment_id = exp_id,
+                           .resume = resume,
+                           .exec = ex,
+                           .pool = pool,
+                           .results_dir = results_dir,
+                           .report_every_s = view.tty ? 0.25 : 1.0,
+                           .report = on_report,
+                           .report_ud = &view,
+                           .handle_signals = 1};
+    sched_run_result_t res;
+    rc = sched_run(&so, &res, err, sizeof err);
+    int exit_code = CLI_EXIT_OK;
+    if (rc != 0) {
+        cli_error("experiment %s stopped: %s", name, err);
+        char e2[256];
+        store_experiment_set_status(st, exp_id, "INTERRUPTED", wall_now(), e2, sizeof e2);
+        fprintf(stderr, "Everything recorded before the stop is in %s; continue with `tune resume "
+                        "%s --db %s` once the cause is fixed.\n",
+                db, name, db);
+        exit_code = CLI_EXIT_FAIL;
+    } else {
+        const char *status = res.interrupted ? "INTERRUPTED" : "FINISHED";
+        if (store_experiment_set_status(st, exp_id, status, wall_now(), err, sizeof err) != 0)
+            cli_error("cannot record the end of the experiment: %s", err);
+        printf("\n%s %s: %zu trials terminated (%zu stopped early by %s), %zu failed",
+               res.interrupted ? "Interrupted" : "Finished", name, res.terminated,
+               res.early_stopped, sched_names[set->sched.type], res.errored);
+        if (res.paused) printf(", %zu paused", res.paused);
+        printf(".\n");
+        if (res.best_trial >= 0) {
+            char num[32];
+            printf("Best trial: trial_%05lld with %s=%s (last result).\n",
+                   (long long)res.best_trial, set->metric,
+                   space_format_number(res.best_metric, num));
+        }
+        printf("Results are in %s. More: tune best %s --db %s | tune trials %s --db %s | tune "
+               "query \"SELECT * FROM trial_summary\" --db %s\n",
+               db, name, db, name, db, db);
+        if (res.errored)
+            printf("%zu trial%s failed: see `tune trials %s --db %s` and the stderr.log in each "
+                   "trial's directory under %s.\n",
+                   res.errored, res.errored == 1 ? "" : "s", name, db, results_dir);
+        if (res.interrupted) {
+            printf("Continue with: tune resume %s --db %s\n", name, db);
+            exit_code = CLI_EXIT_INTERRUPTED;
+        }
+    }
+    fflush(stdout);
+    free(params);
+    trial_exec_free(ex);
+    close(lock);
+    sched_pool_free(pool);
+    return exit_code;
+}
+
+struct exp_row {
+    int found;
+    int64_t id;
+    char status[32];
+    char *space_json;
+};
+
+static int exp_row_cb(void *ud, int ncol, const char *const *names, const char *const *values,
+                      const int *types)
+{
+    (void)names;
+    (void)types;
+    struct exp_row *r = ud;
+    if (ncol < 3) return 1;
+    r->found = 1;
+    r->id = values[0] ? strtoll(values[0], NULL, 10) : 0;
+    snprintf(r->status, sizeof r->status, "%s", values[1] ? values[1] : "");
+    r->space_json = values[2] ? strdup(values[2]) : NULL;
+    return 1;
+}
+
+static int find_exp(store_t *st, const char *name, struct exp_row *r)
+{
+    memset(r, 0, sizeof *r);
+    char err[512];
+    const char *b[] = {name};
+    if (store_query(st, "SELECT id, status, space_json FROM experiments WHERE name = ?1", b, 1,
+                    exp_row_cb, r, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int ask_yes(const char *question)
+{
+    if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) return 0;
+    printf("%s [Y/n] ", question);
+    fflush(stdout);
+    char line[64];
+    if (!fgets(line, sizeof line, stdin)) return 0;
+    return line[0] == '\n' || line[0] == 'y' || line[0] == 'Y';
+}
+
+int cli_cmd_run(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(run_usage, stdout);
+            return CLI_EXIT_OK;
+        }
+    struct run_opts ro;
+    const char *file;
+    if (parse_run_opts(argc, argv, &ro, &file) != 0) return CLI_EXIT_USAGE;
+    if (!file) {
+        cli_error("run: which experiment file? usage: tune run SPACE.json");
+        return CLI_EXIT_USAGE;
+    }
+    char err[1024];
+    space_t *sp = NULL;
+    if (space_load(file, &sp, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    store_t *st = NULL;
+    if (store_open(ro.db, 0, &st, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        space_free(sp);
+        return CLI_EXIT_FAIL;
+    }
+    const char *name = space_settings(sp)->name;
+    struct exp_row ex;
+    int rc = CLI_EXIT_FAIL;
+    int64_t exp_id = 0;
+    if (find_exp(st, name, &ex) != 0) goto out;
+    if (ex.found) {
+        int finished = strcmp(ex.status, "FINISHED") == 0;
+        char q[512];
+        snprintf(q, sizeof q, "Experiment \"%s\" exists in %s and did not finish (%s). Resume it?",
+                 name, ro.db, ex.status);
+        if (ro.restart) {
+            char fresh[256];
+            for (int k = 2; k < 100000; k++) {
+                snprintf(fresh, sizeof fresh, "%s-%d", name, k);
+                struct exp_row e2;
+                if (find_exp(st, fresh, &e2) != 0) goto out;
+                free(e2.space_json);
+                if (!e2.found) break;
+            }
+            /* The results directory and the trials' TUNE_EXPERIMENT follow the new name. */
+            if (space_rename(sp, fresh, err, sizeof err) != 0) {
+                cli_error("%s", err);
+                rc = CLI_EXIT_USAGE;
+                goto out;
+            }
+        } else if (!finished && (ro.resume || ask_yes(q))) {
+            exp_id = ex.id;
+        } else {
+            if (finished)
+                cli_error("experiment \"%s\" already exists in %s and finished; pass --restart to "
+                          "run it again under a new name, or use another --db",
+                          name, ro.db);
+            else
+                cli_error("experiment \"%s\" already exists in %s and did not finish (%s): resume "
+                          "it with `tune resume %s` (or tune run --resume), or pass --restart to "
+                          "start a fresh experiment under a new name",
+                          name, ro.db, ex.status, name);
+            goto out;
+        }
+    }
+    rc = execute(sp, st, exp_id, &ro, file);
+out:
+    free(ex.space_json);
+    store_close(st);
+    space_free(sp);
+    return rc;
+}
+
+int cli_cmd_resume(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(run_usage, stdout);
+            return CLI_EXIT_OK;
+        }
+    struct run_opts ro;
+    const char *name;
+    if (parse_run_opts(argc, argv, &ro, &name) != 0) return CLI_EXIT_USAGE;
+    if (!name) {
+        cli_error("resume: which experiment? usage: tune resume NAME (see tune ls)");
+        return CLI_EXIT_USAGE;
+    }
+    char err[1024];
+    store_t *st = NULL;
+    if (store_open(ro.db, 0, &st, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return CLI_EXIT_FAIL;
+    }
+    struct exp_row ex;
+    int rc = CLI_EXIT_FAIL;
+    space_t *sp = NULL;
+    if (find_exp(st, name, &ex) != 0) goto out;
+    if (!ex.found) {
+        cli_error("no experiment named \"%s\" in %s (see tune ls --db %s)", name, ro.db, ro.db);
+        goto out;
+    }
+    if (strcmp(ex.status, "FINISHED") == 0) {
+        printf("Experiment %s already finished; nothing to resume.\n", name);
+        rc = CLI_EXIT_OK;
+        goto out;
+    }
+    /* The experiment is rebuilt from the space.json stored with it, not from any file on
+     * disk that may have changed since. */
+    char label[300];
+    snprintf(label, sizeof label, "%s (stored space.json)", name);
+    const char *text = ex.space_json ? ex.space_json : "";
+    if (space_parse(text, strlen(text), label, &sp, err, sizeof err) != 0 ||
+        space_rename(sp, name, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        goto out;
+    }
+    rc = execute(sp, st, ex.id, &ro, label);
+out:
+    free(ex.space_json);
+    space_free(sp);
+    store_close(st);
+    return rc;
+}

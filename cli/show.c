@@ -1,0 +1,853 @@
+/* `tune show` (one trial: configuration, status and why, decisions, metrics, a small
+ * learning curve and the tail of its logs) and `tune plot` (every trial's learning curve
+ * in one terminal chart), both drawn on a braille canvas: each character cell holds 2x4
+ * dots, as in drawille and plotext. Not for: the HTML report (report.c). */
+#include "cli/cli.h"
+#include "cli/curves.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- options shared by show and plot -------------------------------------------- */
+struct view_opts {
+    const char *db;
+    const char *pos[2]; /* positional arguments */
+    int npos;
+    const char *experiment; /* --experiment */
+    const char *metric;     /* --metric */
+    int width, height;      /* --width, --height; 0 = default */
+    int color;              /* -1 auto */
+    int logx, logy;         /* -1 auto, 0 linear, 1 log */
+    int lines;              /* show: log lines; -1 default */
+};
+
+static int scale_arg(const char *cmd, const char *opt, const char *v, int *out)
+{
+    if (strcmp(v, "auto") == 0)
+        *out = -1;
+    else if (strcmp(v, "log") == 0)
+        *out = 1;
+    else if (strcmp(v, "linear") == 0)
+        *out = 0;
+    else {
+        cli_error("%s: %s wants auto, log or linear, got \"%s\"", cmd, opt, v);
+        return -1;
+    }
+    return 0;
+}
+
+static int int_arg(const char *cmd, const char *opt, const char *v, int lo, int hi, int *out)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end || n < lo || n > hi) {
+        cli_error("%s: %s wants a whole number from %d to %d, got \"%s\"", cmd, opt, lo, hi, v);
+        return -1;
+    }
+    *out = (int)n;
+    return 0;
+}
+
+/* Parses argv; returns -1 after printing an error (exit 2). */
+static int parse_view(int argc, char **argv, int maxpos, const char *usage, struct view_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->db = cli_db_path(argc, argv);
+    o->color = o->logx = o->logy = o->lines = -1;
+    const char *cmd = argv[0];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = strcmp(a, "--db") == 0 || strcmp(a, "--experiment") == 0 ||
+                    strcmp(a, "--metric") == 0 || strcmp(a, "--width") == 0 ||
+                    strcmp(a, "--height") == 0 || strcmp(a, "--x") == 0 ||
+                    strcmp(a, "--y") == 0 || strcmp(a, "--color") == 0 ||
+                    strcmp(a, "--lines") == 0;
+        if (takes && !v) {
+            cli_error("%s: %s needs a value\n%s", cmd, a, usage);
+            return -1;
+        }
+        if (strcmp(a, "--db") == 0) {
+            i++;
+        } else if (strcmp(a, "--experiment") == 0) {
+            o->experiment = argv[++i];
+        } else if (strcmp(a, "--metric") == 0) {
+            o->metric = argv[++i];
+        } else if (strcmp(a, "--width") == 0) {
+            if (int_arg(cmd, a, argv[++i], 20, 1000, &o->width)) return -1;
+        } else if (strcmp(a, "--height") == 0) {
+            if (int_arg(cmd, a, argv[++i], 3, 200, &o->height)) return -1;
+        } else if (strcmp(a, "--lines") == 0) {
+            if (int_arg(cmd, a, argv[++i], 0, 100000, &o->lines)) return -1;
+        } else if (strcmp(a, "--x") == 0) {
+            if (scale_arg(cmd, a, argv[++i], &o->logx)) return -1;
+        } else if (strcmp(a, "--y") == 0) {
+            if (scale_arg(cmd, a, argv[++i], &o->logy)) return -1;
+        } else if (strcmp(a, "--color") == 0) {
+            const char *c = argv[++i];
+            if (strcmp(c, "auto") == 0) {
+                o->color = -1;
+            } else if (strcmp(c, "always") == 0) {
+                o->color = 1;
+            } else if (strcmp(c, "never") == 0) {
+                o->color = 0;
+            } else {
+                cli_error("%s: --color wants auto, always or never, got \"%s\"", cmd, c);
+                return -1;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            cli_error("%s: unknown option %s\n%s", cmd, a, usage);
+            return -1;
+        } else if (o->npos < maxpos) {
+            o->pos[o->npos++] = a;
+        } else {
+            cli_error("%s: unexpected argument \"%s\"\n%s", cmd, a, usage);
+            return -1;
+        }
+    }
+    if (o->color < 0) {
+        /* Colour only for a terminal that wants it (https://no-color.org). */
+        const char *term = getenv("TERM");
+        o->color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && !(term && !strcmp(term, "dumb"));
+    }
+    return 0;
+}
+
+static int want_help(int argc, char **argv, const char *usage)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            return 1;
+        }
+    return 0;
+}
+
+/* The terminal's width: the tty's size, else $COLUMNS, else 80. */
+static int term_width(void)
+{
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    const char *c = getenv("COLUMNS");
+    if (c && atoi(c) > 0) return atoi(c);
+    return 80;
+}
+
+/* Opens the database read-only and loads the experiment (named or implied); prints the
+ * error and returns the exit status when it cannot. */
+static int open_exp(const struct view_opts *o, const char *name, const char *trial,
+                    unsigned flags, store_t **st, cli_exp_t **e)
+{
+    char err[1024];
+    *st = NULL;
+    *e = NULL;
+    if (store_open(o->db, STORE_OPEN_READONLY, st, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return CLI_EXIT_FAIL;
+    }
+    char *picked = NULL;
+    int rc = cli_exp_pick(*st, o->db, name, &picked, err, sizeof err);
+    if (rc == 0) rc = cli_exp_load(*st, picked, o->metric, trial, flags, e, err, sizeof err);
+    free(picked);
+    if (rc != 0) {
+        cli_error("%s", err);
+        store_close(*st);
+        *st = NULL;
+        return rc == CLI_EXP_AMBIGUOUS ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* ---- small text helpers --------------------------------------------------------- */
+/* Display width of UTF-8 text: one column per code point (braille and box drawing are
+ * one column wide in every terminal we know of). */
+static int text_width(const char *s)
+{
+    int w = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80) w++;
+    return w;
+}
+
+static void put_utf8(FILE *f, unsigned cp)
+{
+    if (cp < 0x80) {
+        fputc((int)cp, f);
+    } else if (cp < 0x800) {
+        fputc((int)(0xC0 | (cp >> 6)), f);
+        fputc((int)(0x80 | (cp & 0x3F)), f);
+    } else {
+        fputc((int)(0xE0 | (cp >> 12)), f);
+        fputc((int)(0x80 | ((cp >> 6) & 0x3F)), f);
+        fputc((int)(0x80 | (cp & 0x3F)), f);
+    }
+}
+
+static void fmt_num(double v, char *out, size_t n)
+{
+    if (isnan(v))
+        snprintf(out, n, "-");
+    else if (v != 0 && (fabs(v) < 1e-3 || fabs(v) >= 1e6))
+        snprintf(out, n, "%.4g", v);
+    else
+        snprintf(out, n, "%.5g", v);
+}
+
+static void fmt_time(double t, char *out, size_t n)
+{
+    if (isnan(t)) {
+        snprintf(out, n, "-");
+        return;
+    }
+    time_t s = (time_t)t;
+    struct tm tm;
+    localtime_r(&s, &tm);
+    strftime(out, n, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+static void fmt_duration(double s, char *out, size_t n)
+{
+    if (isnan(s) || s < 0)
+        snprintf(out, n, "-");
+    else if (s < 60)
+        snprintf(out, n, "%.1f s", s);
+    else if (s < 3600)
+        snprintf(out, n, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+    else
+        snprintf(out, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
+/* ---- the braille chart ---------------------------------------------------------- */
+/* Cell classes in drawing priority: a cell shows the colour of the highest class that
+ * put a dot in it, so the few finished trials stand out of many stopped ones. */
+enum { CL_NONE, CL_STOPPED, CL_OTHER, CL_ERROR, CL_FINISHED, CL_BEST, CL_N };
+static const char *const cls_color[CL_N] = {"", "\x1b[90m", "\x1b[36m", "\x1b[31m", "\x1b[32m",
+                                            "\x1b[1;33m"};
+
+struct canvas {
+    int w, h; /* cells */
+    unsigned char *bits, *cls;
+    unsigned *mark; /* a marker character replacing the cell's dots, 0 if none */
+    unsigned char *mark_cls;
+};
+
+/* Braille dot numbering: bit of the dot at (column, row) of a 2x4 cell (Unicode U+2800). */
+static const unsigned char dot_bit[4][2] = {{0x01, 0x08}, {0x02, 0x10}, {0x04, 0x20}, {0x40, 0x80}};
+
+static void dot(struct canvas *c, int px, int py, int cls)
+{
+    if (px < 0 || py < 0 || px >= 2 * c->w || py >= 4 * c->h) return;
+    size_t k = (size_t)(py / 4) * (size_t)c->w + (size_t)(px / 2);
+    c->bits[k] |= dot_bit[py % 4][px % 2];
+    if (c->cls[k] < cls) c->cls[k] = (unsigned char)cls;
+}
+
+static void mark(struct canvas *c, int px, int py, unsigned ch, int cls)
+{
+    if (px < 0 || py < 0 || px >= 2 * c->w || py >= 4 * c->h) return;
+    size_t k = (size_t)(py / 4) * (size_t)c->w + (size_t)(px / 2);
+    if (c->mark[k] && c->mark_cls[k] > cls) return;
+    c->mark[k] = ch;
+    c->mark_cls[k] = (unsigned char)cls;
+}
+
+/* Bresenham's line; `dotted` leaves every other dot out (stopped trials). *phase carries
+ * the dotting across the segments of one curve. */
+static void line(struct canvas *c, int x0, int y0, int x1, int y1, int cls, int dotted,
+                 unsigned *phase)
+{
+    int dx = abs(x1 - x0), sx = x0 < x1 ? 1 : -1;
+    int dy = -abs(y1 - y0), sy = y0 < y1 ? 1 : -1;
+    int e = dx + dy;
+    for (;;) {
+        if (!dotted || ((*phase)++ & 1) == 0) dot(c, x0, y0, cls);
+        if (x0 == x1 && y0 == y1) break;
+        int e2 = 2 * e;
+        if (e2 >= dy) {
+            e += dy;
+            x0 += sx;
+        }
+        if (e2 <= dx) {
+            e += dx;
+            y0 += sy;
+        }
+    }
+}
+
+struct axis {
+    int log;
+    double lo, hi; /* in axis space (log10 when log) */
+};
+
+static int axis_map(const struct axis *a, double v, int npix, int flip, int *out)
+{
+    if (!isfinite(v) || (a->log && v <= 0)) return -1;
+    double f = a->log ? log10(v) : v;
+    double t = (f - a->lo) / (a->hi - a->lo);
+    int p = (int)lround(t * (npix - 1));
+    *out = flip ? npix - 1 - p : p;
+    return 0;
+}
+
+static double axis_value(const struct axis *a, double t)
+{
+    double f = a->lo + t * (a->hi - a->lo);
+    return a->log ? pow(10, f) : f;
+}
+
+/* Fits an axis to [mn, mx] (mnpos: the smallest positive value); want: -1 auto. */
+static void axis_fit(struct axis *a, double mn, double mx, double mnpos, int want, double ratio)
+{
+    a->log = want == 1 ? mnpos > 0 && isfinite(mnpos) : want == 0 ? 0 : mn > 0 && mx / mn >= ratio;
+    if (a->log) {
+        a->lo = log10(mn > 0 ? mn : mnpos);
+        a->hi = log10(mx);
+    } else {
+        a->lo = mn;
+        a->hi = mx;
+    }
+    if (!(a->hi > a->lo)) {
+        double d = a->log ? 0.3 : (fabs(a->lo) > 0 ? fabs(a->lo) * 0.1 : 0.5);
+        a->lo -= d;
+        a->hi += d;
+    }
+}
+
+static int trial_class(const cli_trial_t *t)
+{
+    if (t->early_stopped) return CL_STOPPED;
+    if (strcmp(t->status, "ERROR") == 0) return CL_ERROR;
+    if (strcmp(t->status, "TERMINATED") == 0) return CL_FINISHED;
+    return CL_OTHER; /* running, paused, pending */
+}
+
+struct chart {
+    int cols, rows, color, logx, logy;
+    const char *title;
+};
+
+struct legend {
+    FILE *f;
+    int cols, color, used;
+};
+
+/* Legend items wrap so that no line is wider than the chart. */
+static void legend_item(struct legend *L, int cls, const char *glyph, const char *text)
+{
+    /* An item wider than a line on its own is cut (on a character boundary). */
+    char cut[256];
+    snprintf(cut, sizeof cut, "%s", text);
+    int room = L->cols - 2 - text_width(glyph) - 1;
+    for (size_t i = 0, n = 0; cut[i]; i++)
+        if (((unsigned char)cut[i] & 0xC0) != 0x80 && (int)++n > (room > 1 ? room : 1)) {
+            cut[i] = 0;
+            break;
+        }
+    text = cut;
+    int w = text_width(glyph) + 1 + text_width(text);
+    if (L->used && L->used + 3 + w > L->cols) {
+        fputc('\n', L->f);
+        L->used = 0;
+    }
+    if (L->used) {
+        fputs("   ", L->f);
+        L->used += 3;
+    } else {
+        fputs("  ", L->f);
+        L->used = 2;
+    }
+    if (L->color && cls) fputs(cls_color[cls], L->f);
+    fputs(glyph, L->f);
+    if (L->color && cls) fputs("\x1b[0m", L->f);
+    fprintf(L->f, " %s", text);
+    L->used += w;
+}
+
+/* Draws the curves of trials sel[0..nsel) of e, `best` (an index into e->trials, or -1)
+ * on top. Every line is at most ch->cols columns wide. */
+static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t nsel, long best,
+                       const struct chart *ch)
+{
+    double xmn = INFINITY, xmx = -INFINITY, xpos = INFINITY;
+    double ymn = INFINITY, ymx = -INFINITY, ypos = INFINITY;
+    for (size_t s = 0; s < nsel; s++) {
+        const cli_trial_t *t = &e->trials[sel[s]];
+        for (size_t k = 0; k < t->n; k++) {
+            double x = t->x[k], y = t->y[k];
+            if (!isfinite(x) || !isfinite(y)) continue;
+            xmn = fmin(xmn, x), xmx = fmax(xmx, x);
+            ymn = fmin(ymn, y), ymx = fmax(ymx, y);
+            if (x > 0) xpos = fmin(xpos, x);
+            if (y > 0) ypos = fmin(ypos, y);
+        }
+    }
+    if (!isfinite(xmn)) {
+        fprintf(f, "  (no results with a value for %s yet)\n", e->metric ? e->metric : "the metric");
+        return;
+    }
+    /* ASHA's milestones grow geometrically: a log x axis spaces its rungs evenly. */
+    struct axis ax, ay;
+    axis_fit(&ax, xmn, xmx, xpos, ch->logx < 0 ? (e->nmilestones > 1 ? -1 : 0) : ch->logx, 8);
+    axis_fit(&ay, ymn, ymx, ypos, ch->logy, 10);
+
+    /* Y labels at a few rows; their width sets the plot's width. */
+    int rows = ch->rows;
+    int nt = rows >= 10 ? 5 : rows >= 5 ? 3 : 2;
+    char ylab[5][32];
+    int yrow[5], lw = 0;
+    double yval[5];
+    for (int k = 0; k < nt; k++) {
+        yrow[k] = (int)lround((double)k * (rows - 1) / (nt - 1));
+        /* The value at the middle of the row's dots. */
+        yval[k] = axis_value(&ay, 1.0 - (yrow[k] * 4 + 1.5) / (4.0 * rows - 1));
+    }
+    /* As few digits as keep the labels apart: "1.06" reads better than "1.0608". */
+    for (int prec = 2; prec <= 6; prec++) {
+        int distinct = 1;
+        for (int k = 0; k < nt; k++) {
+            snprintf(ylab[k], sizeof ylab[k], "%.*g", prec, yval[k]);
+            for (int j = 0; j < k; j++)
+                if (strcmp(ylab[j], ylab[k]) == 0) distinct = 0;
+        }
+        if (distinct) break;
+    }
+    for (int k = 0; k < nt; k++) {
+        int w = text_width(ylab[k]);
+        if (w > lw) lw = w;
+    }
+    int W = ch->cols - lw - 2;
+    if (W < 8) W = 8;
+    struct canvas c = {.w = W, .h = rows};
+    size_t ncell = (size_t)W * (size_t)rows;
+    c.bits = calloc(ncell, 1);
+    c.cls = calloc(ncell, 1);
+    c.mark = calloc(ncell, sizeof *c.mark);
+    c.mark_cls = calloc(ncell, 1);
+    if (!c.bits || !c.cls || !c.mark || !c.mark_cls) goto out;
+
+    /* Stopped trials first, so the finished and the best are drawn over them. */
+    size_t counts[CL_N] = {0};
+    for (int pass = CL_STOPPED; pass <= CL_BEST; pass++) {
+        for (size_t s = 0; s < nsel; s++) {
+            const cli_trial_t *t = &e->trials[sel[s]];
+            int cls = (long)sel[s] == best ? CL_BEST : trial_class(t);
+            if (cls != pass) continue;
+            counts[cls]++;
+            int have = 0, px0 = 0, py0 = 0, lx = 0, ly = 0;
+            unsigned phase = 0;
+            for (size_t k = 0; k < t->n; k++) {
+                int px, py;
+                if (axis_map(&ax, t->x[k], 2 * W, 0, &px) || axis_map(&ay, t->y[k], 4 * rows, 1, &py))
+                    continue;
+                if (have)
+                    line(&c, px0, py0, px, py, cls, cls == CL_STOPPED, &phase);
+                else
+                    dot(&c, px, py, cls);
+                px0 = px, py0 = py, have = 1;
+                lx = px, ly = py;
+            }
+            if (have && cls == CL_STOPPED) mark(&c, lx, ly, 0x00D7, CL_STOPPED); /* × */
+            if (have && cls == CL_BEST) mark(&c, lx, ly, 0x25CF, CL_BEST);       /* ● */
+        }
+    }
+
+    if (ch->title) {
+        char title[512];
+        snprintf(title, sizeof title, "%s", ch->title);
+        /* Cut on a character boundary to the width. */
+        int w = 0;
+        size_t i = 0;
+        for (; title[i]; i++)
+            if (((unsigned char)title[i] & 0xC0) != 0x80 && ++w > ch->cols) break;
+        title[i] = 0;
+        fprintf(f, "%s\n", title);
+    }
+    int tick = 0;
+    for (int r = 0; r < rows; r++) {
+        int is_tick = tick < nt && yrow[tick] == r;
+        fprintf(f, "%*s%s ", lw - (is_tick ? text_width(ylab[tick]) : 0), "",
+                is_tick ? ylab[tick] : "");
+        fputs(is_tick ? "┤" : "│", f);
+        if (is_tick) tick++;
+        int cur = 0;
+        for (int x = 0; x < W; x++) {
+            size_t k = (size_t)r * (size_t)W + (size_t)x;
+            int cls = c.mark[k] ? c.mark_cls[k] : c.cls[k];
+            if (ch->color && cls != cur) {
+                fputs(cur ? "\x1b[0m" : "", f);
+                if (cls) fputs(cls_color[cls], f);
+                cur = cls;
+            }
+            if (c.mark[k])
+                put_utf8(f, c.mark[k]);
+            else if (c.bits[k])
+                put_utf8(f, 0x2800u + c.bits[k]);
+            else
+                fputc(' ', f);
+        }
+        if (ch->color && cur) fputs("\x1b[0m", f);
+        fputc('\n', f);
+    }
+
+    /* The x axis: ┬ at each rung milestone, labels below (milestones first, then the ends
+     * where they fit). */
+    char *occ = calloc((size_t)W + 1, 1);
+    char *lab = malloc((size_t)W + 1);
+    int *tickcol = calloc((size_t)W + 1, sizeof *tickcol);
+    if (!occ || !lab || !tickcol) {
+        free(occ), free(lab), free(tickcol);
+        goto out;
+    }
+    memset(lab, ' ', (size_t)W);
+    lab[W] = 0;
+    int nshown = 0;
+    for (size_t m = 0; m < e->nmilestones; m++) {
+        int px;
+        if (axis_map(&ax, e->milestones[m], 2 * W, 0, &px) || px < 0 || px >= 2 * W) continue;
+        double mx = e->milestones[m];
+        if (mx < xmn || mx > xmx) continue;
+        tickcol[px / 2] = 1;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        size_t n = pass == 0 ? e->nmilestones : 2;
+        for (size_t m = 0; m < n; m++) {
+            double v = pass == 0 ? e->milestones[m] : (m == 0 ? xmn : xmx);
+            int px;
+            if (v < xmn || v > xmx || axis_map(&ax, v, 2 * W, 0, &px)) continue;
+            char s[32];
+            snprintf(s, sizeof s, "%g", v);
+            int len = (int)strlen(s), col = px / 2;
+            int at = col - len / 2;
+            if (at < 0) at = 0;
+            if (at + len > W) at = W - len;
+            if (at < 0) continue;
+            int ok = 1;
+            for (int i = at - 1; i <= at + len && ok; i++)
+                if (i >= 0 && i < W && occ[i]) ok = 0;
+            if (!ok) continue;
+            memcpy(lab + at, s, (size_t)len);
+            memset(occ + at, 1, (size_t)len);
+            nshown++;
+        }
+    }
+    fprintf(f, "%*s └", lw, "");
+    for (int x = 0; x < W; x++) fputs(tickcol[x] ? "┬" : "─", f);
+    fputc('\n', f);
+    fprintf(f, "%*s  %s\n", lw, "", lab);
+    (void)nshown;
+    free(occ), free(lab), free(tickcol);
+
+    /* The legend, wrapped to the width. */
+    struct legend L = {.f = f, .cols = ch->cols, .color = ch->color};
+    char text[256];
+    snprintf(text, sizeof text, "x: %s%s, y: %s%s", e->time_attr, ax.log ? " (log)" : "",
+             e->metric ? e->metric : "?", ay.log ? " (log)" : "");
+    legend_item(&L, 0, "", text);
+    size_t nfin = counts[CL_FINISHED] + (best >= 0 && trial_class(&e->trials[best]) == CL_FINISHED);
+    size_t nstop = counts[CL_STOPPED] + (best >= 0 && trial_class(&e->trials[best]) == CL_STOPPED);
+    if (nfin || nstop == 0) {
+        snprintf(text, sizeof text, "finished %zu", nfin);
+        legend_item(&L, CL_FINISHED, "⠒⠒", text);
+    }
+    if (nstop) {
+        snprintf(text, sizeof text, "stopped early %zu (× where)", nstop);
+        legend_item(&L, CL_STOPPED, "⠂⠂", text);
+    }
+    size_t nerr = counts[CL_ERROR] + (best >= 0 && trial_class(&e->trials[best]) == CL_ERROR);
+    if (nerr) {
+        snprintf(text, sizeof text, "error %zu", nerr);
+        legend_item(&L, CL_ERROR, "⠒⠒", text);
+    }
+    size_t noth = counts[CL_OTHER] + (best >= 0 && trial_class(&e->trials[best]) == CL_OTHER);
+    if (noth) {
+        snprintf(text, sizeof text, "running or paused %zu", noth);
+        legend_item(&L, CL_OTHER, "⠒⠒", text);
+    }
+    if (best >= 0 && nsel > 1) {
+        char v[32];
+        fmt_num(e->trials[best].last, v, sizeof v);
+        snprintf(text, sizeof text, "best %s (%s %s)", e->trials[best].name,
+                 e->metric ? e->metric : "", v);
+        legend_item(&L, CL_BEST, "●", text);
+    }
+    if (e->nmilestones) legend_item(&L, 0, "┬", "rung milestones");
+    fputc('\n', f);
+out:
+    free(c.bits);
+    free(c.cls);
+    free(c.mark);
+    free(c.mark_cls);
+}
+
+/* ---- tune plot ------------------------------------------------------------------ */
+int cli_cmd_plot(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: tune plot [NAME] [--metric M] [--db PATH] [--width N] [--height N]\n"
+        "                 [--x auto|log|linear] [--y auto|log|linear] [--color auto|always|never]\n"
+        "  every trial's learning curve (the metric against the scheduler's time_attr) in one\n"
+        "  terminal chart; NAME may be left out when the database holds one experiment\n";
+    if (want_help(argc, argv, usage)) return CLI_EXIT_OK;
+    struct view_opts o;
+    if (parse_view(argc, argv, 1, usage, &o)) return CLI_EXIT_USAGE;
+    const char *name = o.npos ? o.pos[0] : o.experiment;
+    if (o.npos && o.experiment && strcmp(o.pos[0], o.experiment) != 0) {
+        cli_error("plot: two experiments named (\"%s\" and --experiment \"%s\")", o.pos[0],
+                  o.experiment);
+        return CLI_EXIT_USAGE;
+    }
+    store_t *st;
+    cli_exp_t *e;
+    int rc = open_exp(&o, name, NULL, 0, &st, &e);
+    if (rc) return rc;
+    size_t *sel = malloc((e->ntrials + 1) * sizeof *sel);
+    if (!sel) {
+        cli_error("out of memory");
+        cli_exp_free(e);
+        store_close(st);
+        return CLI_EXIT_FAIL;
+    }
+    for (size_t i = 0; i < e->ntrials; i++) sel[i] = i;
+    char title[512];
+    snprintf(title, sizeof title, "%s: %s (%s) of %zu trials", e->name,
+             e->metric ? e->metric : "?", e->mode_max ? "max" : "min", e->ntrials);
+    struct chart ch = {.cols = o.width ? o.width : term_width(),
+                       .rows = o.height ? o.height : 16,
+                       .color = o.color,
+                       .logx = o.logx,
+                       .logy = o.logy,
+                       .title = title};
+    if (ch.cols < 20) ch.cols = 20;
+    draw_chart(stdout, e, sel, e->ntrials, cli_exp_best_trial(e), &ch);
+    free(sel);
+    cli_exp_free(e);
+    store_close(st);
+    return CLI_EXIT_OK;
+}
+
+/* ---- tune show ------------------------------------------------------------------ */
+/* Prints the last `n` lines of a file (reading at most its last 256 KiB). */
+static void tail_file(const char *dir, const char *file, int n)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        printf("\n%s: (none)\n", file);
+        return;
+    }
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    long from = size > 262144 ? size - 262144 : 0;
+    fseek(f, from, SEEK_SET);
+    char *buf = malloc((size_t)(size - from) + 1);
+    size_t len = buf ? fread(buf, 1, (size_t)(size - from), f) : 0;
+    fclose(f);
+    if (!buf) return;
+    buf[len] = 0;
+    while (len && buf[len - 1] == '\n') buf[--len] = 0;
+    const char *start = buf;
+    int seen = 0;
+    for (size_t i = len; i-- > 0;)
+        if (buf[i] == '\n' && ++seen == n) {
+            start = buf + i + 1;
+            break;
+        }
+    if (len == 0) {
+        printf("\n%s: (empty)\n", file);
+    } else {
+        printf("\n%s (last %d lines):\n", file, n);
+        for (const char *p = start; *p;) {
+            const char *nl = strchr(p, '\n');
+            int k = nl ? (int)(nl - p) : (int)strlen(p);
+            printf("  %.*s\n", k, p);
+            p += k + (nl ? 1 : 0);
+        }
+    }
+    free(buf);
+}
+
+static int print_last_result(void *ud, int ncol, const char *const *names,
+                             const char *const *values, const int *types)
+{
+    (void)ud, (void)ncol, (void)names, (void)types;
+    printf("last result  %s\n", values[0] ? values[0] : "-");
+    return 0;
+}
+
+/* Why the trial is where it is, in one line. */
+static void print_why(const cli_exp_t *e, const cli_trial_t *t)
+{
+    const cli_decision_t *stop = NULL;
+    for (size_t k = 0; k < t->ndec; k++)
+        if (strcmp(t->dec[k].action, "stop") == 0) stop = &t->dec[k];
+    char v[32], c[32], m[32];
+    if (t->early_stopped) {
+        printf("status       TERMINATED: stopped early by %s", e->scheduler ? e->scheduler : "the scheduler");
+        if (stop) {
+            fmt_num(stop->value, v, sizeof v);
+            fmt_num(stop->cutoff, c, sizeof c);
+            fmt_num(stop->milestone, m, sizeof m);
+            if (stop->rung >= 0) printf(" at rung %d (%s %s)", stop->rung, e->time_attr, m);
+            printf(": %s %s %s the cutoff %s", e->exp_metric ? e->exp_metric : "value", v,
+                   e->mode_max ? "below" : "above", c);
+            /* The rung says it all for ASHA; other rules explain themselves. */
+            if (stop->rung < 0 && stop->reason && stop->reason[0]) printf(" (%s)", stop->reason);
+        }
+        printf("\n");
+    } else if (strcmp(t->status, "TERMINATED") == 0) {
+        if (!isnan(e->max_t) && t->last_x >= e->max_t) {
+            fmt_num(e->max_t, m, sizeof m);
+            printf("status       TERMINATED: finished, reached max_t (%s %s)\n", e->time_attr, m);
+        } else {
+            printf("status       TERMINATED: finished (the trial ended on its own)\n");
+        }
+    } else if (strcmp(t->status, "ERROR") == 0) {
+        printf("status       ERROR: %s", t->error ? t->error : "failed");
+        if (t->exit_signal)
+            printf(" (signal %d)", t->exit_signal);
+        else if (t->has_exit_code)
+            printf(" (exit code %d)", t->exit_code);
+        printf("\n");
+    } else if (strcmp(t->status, "PAUSED") == 0) {
+        printf("status       PAUSED: interrupted; tune resume %s continues it\n", e->name);
+    } else {
+        printf("status       %s\n", t->status);
+    }
+}
+
+int cli_cmd_show(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: tune show [EXPERIMENT] TRIAL [--experiment NAME] [--db PATH] [--metric M]\n"
+        "                 [--lines N] [--width N] [--height N] [--color auto|always|never]\n"
+        "  one trial: configuration, status and why (the scheduler's decisions), slice,\n"
+        "  times, last and best metric, its learning curve and the tail of its logs.\n"
+        "  TRIAL is a number (3) or a name (trial_00003); EXPERIMENT may be left out when\n"
+        "  the database holds one experiment\n";
+    if (want_help(argc, argv, usage)) return CLI_EXIT_OK;
+    struct view_opts o;
+    if (parse_view(argc, argv, 2, usage, &o)) return CLI_EXIT_USAGE;
+    if (o.npos == 0) {
+        cli_error("show: which trial?\n%s", usage);
+        return CLI_EXIT_USAGE;
+    }
+    const char *name = o.npos == 2 ? o.pos[0] : o.experiment;
+    const char *trial = o.pos[o.npos - 1];
+    if (o.npos == 2 && o.experiment && strcmp(o.pos[0], o.experiment) != 0) {
+        cli_error("show: two experiments named (\"%s\" and --experiment \"%s\")", o.pos[0],
+                  o.experiment);
+        return CLI_EXIT_USAGE;
+    }
+    store_t *st;
+    cli_exp_t *e;
+    int rc = open_exp(&o, name, trial, CLI_EXP_DECISIONS, &st, &e);
+    if (rc) return rc;
+    const cli_trial_t *t = &e->trials[0];
+    char a[64], b[64], d[32];
+
+    printf("%s  (experiment %s, trial %lld of %lld)\n", t->name, e->name, (long long)t->trial_no,
+           (long long)e->num_trials);
+    print_why(e, t);
+    /* The configuration, one parameter a line when there are many. */
+    cJSON *cfg = cJSON_Parse(t->config);
+    printf("config      ");
+    cJSON *it;
+    cJSON_ArrayForEach(it, cfg)
+    {
+        char *s = NULL;
+        if (cJSON_IsNumber(it))
+            fmt_num(it->valuedouble, a, sizeof a);
+        else if (cJSON_IsString(it))
+            snprintf(a, sizeof a, "%.60s", it->valuestring);
+        else
+            s = cJSON_PrintUnformatted(it);
+        printf(" %s=%s", it->string, s ? s : a);
+        free(s);
+    }
+    printf("\n");
+    cJSON_Delete(cfg);
+    printf("slice        %s   attempt %d\n", t->slice ? t->slice : "-", t->attempt);
+    fmt_time(t->started_at, a, sizeof a);
+    fmt_time(t->ended_at, b, sizeof b);
+    double end = isnan(t->ended_at) ? (double)time(NULL) : t->ended_at;
+    fmt_duration(end - t->started_at, d, sizeof d);
+    printf("times        started %s, ended %s (%s%s)\n", a, b, d,
+           isnan(t->ended_at) && !isnan(t->started_at) ? " so far" : "");
+    /* Metrics: the shown metric's last and best, and the whole last result. */
+    char lx[32], bx[32];
+    fmt_num(t->last, a, sizeof a);
+    fmt_num(t->best, b, sizeof b);
+    fmt_num(t->last_x, lx, sizeof lx);
+    fmt_num(t->best_x, bx, sizeof bx);
+    printf("%-12s last %s at %s %s, best %s at %s (%s), %zu results\n",
+           e->metric ? e->metric : "metric", a, e->time_attr, lx, b, bx,
+           e->mode_max ? "max" : "min", t->n);
+    char tid[32];
+    snprintf(tid, sizeof tid, "%lld", (long long)t->id);
+    const char *qb[] = {tid};
+    char err[512];
+    if (store_query(st, "SELECT data FROM results_current WHERE trial_id = ?1 ORDER BY id DESC"
+                        " LIMIT 1",
+                    qb, 1, print_last_result, NULL, err, sizeof err) != 0)
+        cli_error("%s", err);
+    if (t->error && strcmp(t->status, "ERROR") != 0) printf("note         %s\n", t->error);
+
+    /* The judged decisions (ASHA's rungs, the median rule): the last 20. */
+    size_t nj = 0;
+    for (size_t k = 0; k < t->ndec; k++) nj += t->dec[k].rung >= 0 || !isnan(t->dec[k].cutoff);
+    if (nj) {
+        printf("\ndecisions (%s, %s %s):\n", e->scheduler ? e->scheduler : "?",
+               e->exp_metric ? e->exp_metric : "value", e->mode_max ? "max" : "min");
+        printf("  %10s  %4s  %9s  %10s  %10s  %s\n", "iteration", "rung", "milestone", "value",
+               "cutoff", "action");
+        size_t skip = nj > 20 ? nj - 20 : 0;
+        for (size_t k = 0; k < t->ndec; k++) {
+            const cli_decision_t *x = &t->dec[k];
+            if (!(x->rung >= 0 || !isnan(x->cutoff)) || (skip && skip--)) continue;
+            char it_s[32], ms[32], v[32], c[32], r[16];
+            fmt_num(x->iteration, it_s, sizeof it_s);
+            fmt_num(x->milestone, ms, sizeof ms);
+            fmt_num(x->value, v, sizeof v);
+            fmt_num(x->cutoff, c, sizeof c);
+            if (x->rung >= 0)
+                snprintf(r, sizeof r, "%d", x->rung);
+            else
+                snprintf(r, sizeof r, "-");
+            printf("  %10s  %4s  %9s  %10s  %10s  %s\n", it_s, r, ms, v, c, x->action);
+        }
+    }
+
+    /* The learning curve. */
+    printf("\n");
+    size_t sel0 = 0;
+    char title[256];
+    snprintf(title, sizeof title, "learning curve: %s by %s", e->metric ? e->metric : "?",
+             e->time_attr);
+    int cols = o.width ? o.width : term_width();
+    struct chart ch = {.cols = cols > 72 ? 72 : cols < 20 ? 20 : cols,
+                       .rows = o.height ? o.height : 8,
+                       .color = o.color,
+                       .logx = o.logx,
+                       .logy = o.logy,
+                       .title = title};
+    draw_chart(stdout, e, &sel0, 1, -1, &ch);
+
+    /* The tail of the logs. */
+    int lines = o.lines < 0 ? 10 : o.lines;
+    if (lines > 0 && t->trial_dir) {
+        tail_file(t->trial_dir, "stdout.log", lines);
+        tail_file(t->trial_dir, "stderr.log", lines);
+    } else if (lines > 0) {
+        printf("\n(no trial directory recorded)\n");
+    }
+    cli_exp_free(e);
+    store_close(st);
+    return CLI_EXIT_OK;
+}

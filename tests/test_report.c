@@ -1,0 +1,1146 @@
+/* End-to-end tests of what comes after a run: `tune show`, `tune plot`, `tune report`
+ * (rendered in headless Chromium when /usr/bin/chromium exists), the reporting helpers
+ * (python/tune_report.py, include/tune_report.h) and the PyTorch DDP example under
+ * `tune run` (when /usr/bin/python3 has torch). They run the real binary on real
+ * experiments and compare what it prints with the real SQLite file.
+ * Not for: the run itself (tests/test_cli.c) or the store's own contract (test_store.c). */
+#include "tinytest.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "include/tune_report.h"
+#include "store/store.h"
+
+static char g_tune[4096], g_synth[4096], g_src[4096], g_ctrial[4096];
+
+static void paths(void)
+{
+    const char *b = getenv("TUNE_BINARY_DIR");
+    const char *s = getenv("TUNE_SOURCE_DIR");
+    snprintf(g_tune, sizeof g_tune, "%s/bin/tune", b ? b : ".");
+    snprintf(g_synth, sizeof g_synth, "%s/tests/progs/synth_trial", b ? b : ".");
+    snprintf(g_ctrial, sizeof g_ctrial, "%s/tests/progs/report_helper_trial", b ? b : ".");
+    snprintf(g_src, sizeof g_src, "%s", s ? s : "..");
+}
+
+/* A fresh working directory per case, so databases and results never mix. */
+static void fresh_dir(char *dir, size_t n, const char *name)
+{
+    paths();
+    const char *b = getenv("TUNE_BINARY_DIR");
+    snprintf(dir, n, "%s/e2e/report_%s", b ? b : "/tmp", name);
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
+    if (system(cmd) != 0) abort();
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return strdup("");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t k = fread(s, 1, (size_t)n, f);
+    s[k] = 0;
+    fclose(f);
+    return s;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) abort();
+    fputs(text, f);
+    fclose(f);
+}
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+struct out {
+    int code; /* exit status, 128+signal, or 124 on timeout */
+    char *out, *err;
+    double secs;
+};
+
+static void out_free(struct out *o)
+{
+    free(o->out);
+    free(o->err);
+}
+
+/* Runs argv[0] (a path) in dir with extra environment ("NAME=VALUE" sets, "NAME" unsets),
+ * in its own process group, killed as a group after timeout_s. */
+static struct out run_prog(const char *dir, const char *const *argv, const char *const *env,
+                           int timeout_s)
+{
+    struct out o = {0};
+    char op[4200], ep[4200];
+    snprintf(op, sizeof op, "%s/.stdout", dir);
+    snprintf(ep, sizeof ep, "%s/.stderr", dir);
+    double t0 = mono();
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        if (chdir(dir) != 0) _exit(126);
+        int fo = open(op, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int fe = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int fi = open("/dev/null", O_RDONLY);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        dup2(fi, 0);
+        for (int i = 0; env && env[i]; i++) {
+            const char *eq = strchr(env[i], '=');
+            if (eq) {
+                char name[256];
+                snprintf(name, sizeof name, "%.*s", (int)(eq - env[i]), env[i]);
+                setenv(name, eq + 1, 1);
+            } else {
+                unsetenv(env[i]);
+            }
+        }
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int st = 0, done = 0;
+    while (!done) {
+        pid_t w = waitpid(pid, &st, WNOHANG);
+        if (w == pid) {
+            done = 1;
+        } else if (mono() - t0 > timeout_s) {
+            kill(-pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            o.code = 124;
+            o.secs = mono() - t0;
+            o.out = slurp(op);
+            o.err = slurp(ep);
+            return o;
+        } else {
+            usleep(20000);
+        }
+    }
+    o.secs = mono() - t0;
+    o.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    o.out = slurp(op);
+    o.err = slurp(ep);
+    return o;
+}
+
+/* Runs tune with args (NULL-terminated) and extra environment. */
+static struct out tune_env(const char *dir, const char *const *args, const char *const *env)
+{
+    const char *av[64];
+    int n = 0;
+    av[n++] = g_tune;
+    for (int i = 0; args[i] && n < 63; i++) av[n++] = args[i];
+    av[n] = NULL;
+    return run_prog(dir, av, env, 600);
+}
+
+static struct out tune(const char *dir, const char *const *args)
+{
+    static const char *const no_columns[] = {"COLUMNS", NULL};
+    return tune_env(dir, args, no_columns);
+}
+
+static long long db_int_at(const char *db, const char *sql)
+{
+    sqlite3 *h;
+    long long v = -1;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    else
+        fprintf(stderr, "db_int: %s: %s\n", sql, sqlite3_errmsg(h));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+
+static long long db_int(const char *dir, const char *sql)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tune.db", dir);
+    return db_int_at(path, sql);
+}
+
+static double db_real(const char *dir, const char *sql)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tune.db", dir);
+    sqlite3 *h;
+    double v = NAN;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return v;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_double(st, 0);
+    else
+        fprintf(stderr, "db_real: %s: %s\n", sql, sqlite3_errmsg(h));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+
+/* Display width of UTF-8 text. */
+static int width(const char *s, size_t n)
+{
+    int w = 0;
+    for (size_t i = 0; i < n; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80) w++;
+    return w;
+}
+
+/* The ASHA experiment most cases look at: 20 trials of synth_trial, most stopped early. */
+static void run_asha(const char *dir, const char *name)
+{
+    char sp[8192], path[4200];
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"%s\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 20,"
+             " \"max_concurrent\": 4, \"seed\": 3,"
+             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"27\"],"
+             " \"scheduler\": {\"type\": \"asha\", \"max_t\": 27, \"grace_period\": 1,"
+             "   \"reduction_factor\": 3},"
+             " \"space\": {\"lr\": {\"loguniform\": [0.00001, 1]},"
+             "   \"batch\": {\"choice\": [16, 32, 64]}, \"mom\": {\"uniform\": [0.5, 0.99]}}}",
+             name, g_synth);
+    snprintf(path, sizeof path, "%s/%s.json", dir, name);
+    write_file(path, sp);
+    snprintf(path, sizeof path, "%s.json", name);
+    const char *a[] = {"run", path, "--gpus", "none", "--quiet", NULL};
+    struct out o = tune(dir, a);
+    if (o.code != 0) fprintf(stderr, "tune run failed: %s%s\n", o.out, o.err);
+    out_free(&o);
+}
+
+/* The number as show and plot print it. */
+static void fmt_num(double v, char *out, size_t n)
+{
+    if (isnan(v))
+        snprintf(out, n, "-");
+    else if (v != 0 && (fabs(v) < 1e-3 || fabs(v) >= 1e6))
+        snprintf(out, n, "%.4g", v);
+    else
+        snprintf(out, n, "%.5g", v);
+}
+
+/* ---- tune show ------------------------------------------------------------------ */
+TEST(show_by_number_and_by_name)
+{
+    char dir[4096];
+    fresh_dir(dir, sizeof dir, "show");
+    run_asha(dir, "asha1");
+    REQUIRE(db_int(dir, "SELECT count(*) FROM trials") == 20);
+    /* The experiment is implied when the database holds one. */
+    const char *a1[] = {"show", "3", NULL};
+    const char *a2[] = {"show", "trial_00003", NULL};
+    const char *a3[] = {"show", "asha1", "3", NULL};
+    const char *a4[] = {"show", "--experiment", "asha1", "trial_00003", NULL};
+    struct out o1 = tune(dir, a1), o2 = tune(dir, a2), o3 = tune(dir, a3), o4 = tune(dir, a4);
+    CHECK_EQ_INT(o1.code, 0);
+    CHECK_CONTAINS(o1.out, "trial_00003  (experiment asha1, trial 3 of 20)");
+    CHECK_CONTAINS(o1.out, "config       lr=");
+    CHECK_CONTAINS(o1.out, "batch=");
+    CHECK_CONTAINS(o1.out, "slice        cpu");
+    CHECK_CONTAINS(o1.out, "times        started ");
+    CHECK_CONTAINS(o1.out, "last result  {\"training_iteration\": ");
+    CHECK_CONTAINS(o1.out, "learning curve: loss by training_iteration");
+    CHECK_CONTAINS(o1.out, "stdout.log (last ");
+    CHECK_STR(o1.out, o2.out);
+    CHECK_STR(o1.out, o3.out);
+    CHECK_STR(o1.out, o4.out);
+    out_free(&o1), out_free(&o2), out_free(&o3), out_free(&o4);
+}
+
+TEST(show_says_why_a_trial_stopped_or_finished)
+{
+    char dir[4096];
+    fresh_dir(dir, sizeof dir, "show_why");
+    run_asha(dir, "asha1");
+    long long stopped = db_int(dir, "SELECT trial_no FROM trials WHERE early_stopped = 1"
+                                    " ORDER BY trial_no DESC LIMIT 1");
+    long long done = db_int(dir, "SELECT trial_no FROM trials WHERE early_stopped = 0"
+                                 " AND status = 'TERMINATED' LIMIT 1");
+    REQUIRE(stopped >= 0 && done >= 0);
+    char q[512], no[32], want[256], c[32], v[32];
+    snprintf(q, sizeof q,
+             "SELECT %%s FROM decisions d JOIN trials t ON t.id = d.trial_id"
+             " WHERE t.trial_no = %lld AND d.action = 'stop'",
+             stopped);
+    char sql[600];
+    snprintf(sql, sizeof sql, q, "d.rung");
+    long long rung = db_int(dir, sql);
+    snprintf(sql, sizeof sql, q, "d.cutoff");
+    fmt_num(db_real(dir, sql), c, sizeof c);
+    snprintf(sql, sizeof sql, q, "d.value");
+    fmt_num(db_real(dir, sql), v, sizeof v);
+
+    snprintf(no, sizeof no, "%lld", stopped);
+    const char *a[] = {"show", no, NULL};
+    struct out o = tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    snprintf(want, sizeof want, "status       TERMINATED: stopped early by asha at rung %lld ", rung);
+    CHECK_CONTAINS(o.out, want);
+    snprintf(want, sizeof want, "loss %s above the cutoff %s", v, c);
+    CHECK_CONTAINS(o.out, want);
+    /* The decisions table and the curve's stop mark. */
+    CHECK_CONTAINS(o.out, "decisions (asha, loss min):");
+    CHECK_CONTAINS(o.out, "  stop\n");
+    CHECK_CONTAINS(o.out, "×");
+    out_free(&o);
+
+    snprintf(no, sizeof no, "%lld", done);
+    const char *b[] = {"show", "asha1", no, "--lines", "3", NULL};
+    o = tune(dir, b);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "status       TERMINATED: finished, reached max_t (training_iteration 27)");
+    CHECK_CONTAINS(o.out, "loss         last ");
+    CHECK_CONTAINS(o.out, "27 results");
+    CHECK_CONTAINS(o.out, "stdout.log (last 3 lines):");
+    CHECK_CONTAINS(o.out, "{\"training_iteration\": 27,");
+    CHECK(strstr(o.out, "{\"training_iteration\": 24,") == NULL);
+    out_free(&o);
+}
+
+TEST(show_error_trial_with_its_stderr)
+{
+    char dir[4096], sp[8192], path[4200];
+    fresh_dir(dir, sizeof dir, "show_error");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"f\", \"metric\": \"loss\", \"num_samples\": 1,"
+             " \"command\": [\"%s\", \"--iters\", \"5\", \"--fail-at\", \"{at}\"],"
+             " \"space\": {\"at\": {\"grid_search\": [2, -1]}}}",
+             g_synth);
+    snprintf(path, sizeof path, "%s/space.json", dir);
+    write_file(path, sp);
+    const char *r[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
+    struct out o = tune(dir, r);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    const char *a[] = {"show", "0", NULL};
+    o = tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "status       ERROR: ");
+    CHECK_CONTAINS(o.out, "(exit code 3)");
+    CHECK_CONTAINS(o.out, "stderr.log (last ");
+    CHECK_CONTAINS(o.out, "synth_trial: failing on purpose at iteration 2");
+    out_free(&o);
+    const char *b[] = {"show", "1", "--lines", "0", NULL};
+    o = tune(dir, b);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "TERMINATED: finished (the trial ended on its own)");
+    CHECK(strstr(o.out, "stdout.log") == NULL);
+    out_free(&o);
+}
+
+TEST(show_unknown_trial_or_experiment_is_a_clear_error)
+{
+    char dir[4096];
+    fresh_dir(dir, sizeof dir, "show_unknown");
+    run_asha(dir, "asha1");
+    const char *a[] = {"show", "999", NULL};
+    struct out o = tune(dir, a);
+    CHECK_EQ_INT(o.code, 1);
+    CHECK_CONTAINS(o.err, "tune: experiment \"asha1\" has no trial \"999\" (trials are named by"
+                          " number, e.g. 3, or by name, e.g. trial_00003; see tune trials asha1)");
+    CHECK_STR(o.out, "");
+    out_free(&o);
+    const char *b[] = {"show", "asha1", "trial_x", NULL};
+    o = tune(dir, b);
+    CHECK_EQ_INT(o.code, 1);
+    CHECK_CONTAINS(o.err, "has no trial \"trial_x\"");
+    out_free(&o);
+    const char *c[] = {"show", "nosuch", "3", NULL};
+    o = tune(dir, c);
+    CHECK_EQ_INT(o.code, 1);
+    CHECK_CONTAINS(o.err, "tune: no experiment named \"nosuch\" in tune.db (see tune ls --db tune.db)");
+    out_free(&o);
+
+    /* With two experiments, none is implied. */
+    run_asha(dir, "asha2");
+    const char *d[] = {"show", "3", NULL};
+    o = tune(dir, d);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "tune: tune.db holds 2 experiments (asha1, asha2): say which one");
+    out_free(&o);
+    const char *e[] = {"show", "asha2", "3", NULL};
+    o = tune(dir, e);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "(experiment asha2, trial 3 of 20)");
+    out_free(&o);
+
+    /* An empty database, and one that is not there. */
+    char db[4300], err[256];
+    snprintf(db, sizeof db, "%s/empty.db", dir);
+    store_t *st = NULL;
+    REQUIRE(store_open(db, 0, &st, err, sizeof err) == 0);
+    store_close(st);
+    const char *f[] = {"show", "3", "--db", "empty.db", NULL};
+    o = tune(dir, f);
+    CHECK_EQ_INT(o.code, 1);
+    CHECK_CONTAINS(o.err, "tune: empty.db holds no experiment yet (run one with tune run SPACE.json)");
+    out_free(&o);
+    const char *g[] = {"plot", "--db", "missing.db", NULL};
+    o = tune(dir, g);
+    CHECK_EQ_INT(o.code, 1);
+    CHECK_CONTAINS(o.err, "tune: ");
+    out_free(&o);
+}
+
+TEST(show_and_plot_bad_arguments)
+{
+    char dir[4096];
+    fresh_dir(dir, sizeof dir, "bad_args");
+    run_asha(dir, "asha1");
+    static const struct {
+        const char *args[8];
+        int code;
+        const char *msg;
+    } cases[] = {
+        {{"show", NULL}, 2, "tune: show: which trial?"},
+        {{"show", "a", "b", "c", NULL}, 2, "tune: show: unexpected argument \"c\""},
+        {{"show", "asha1", "3", "--experiment", "other", NULL}, 2,
+         "tune: show: two experiments named (\"asha1\" and --experiment \"other\")"},
+        {{"show", "3", "--lines", "many", NULL}, 2,
+         "tune: show: --lines wants a whole number from 0 to 100000, got \"many\""},
+        {{"show", "3", "--metric", "a\"b", NULL}, 1,
+         "tune: metric \"a\"b\": a metric name cannot be empty or hold '\"' or '\\'"},
+        {{"plot", "--width", "abc", NULL}, 2,
+         "tune: plot: --width wants a whole number from 20 to 1000, got \"abc\""},
+        {{"plot", "--width", "5", NULL}, 2, "--width wants a whole number from 20 to 1000"},
+        {{"plot", "--height", NULL}, 2, "tune: plot: --height needs a value"},
+        {{"plot", "--x", "sideways", NULL}, 2,
+         "tune: plot: --x wants auto, log or linear, got \"sideways\""},
+        {{"plot", "--y", "cubic", NULL}, 2, "tune: plot: --y wants auto, log or linear"},
+        {{"plot", "--color", "sometimes", NULL}, 2,
+         "tune: plot: --color wants auto, always or never, got \"sometimes\""},
+        {{"plot", "--bogus", NULL}, 2, "tune: plot: unknown option --bogus"},
+        {{"plot", "asha1", "extra", NULL}, 2, "tune: plot: unexpected argument \"extra\""},
+        {{"plot", "nosuch", NULL}, 1, "tune: no experiment named \"nosuch\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct out o = tune(dir, cases[i].args);
+        CHECK_EQ_INT(o.code, cases[i].code);
+        CHECK_CONTAINS(o.err, cases[i].msg);
+        out_free(&o);
+    }
+    const char *cmds[] = {"show", "plot", "report"};
+    for (size_t i = 0; i < 3; i++) {
+        const char *a[] = {cmds[i], "--help", NULL};
+        struct out o = tune(dir, a);
+        CHECK_EQ_INT(o.code, 0);
+        char want[64];
+        snprintf(want, sizeof want, "usage: tune %s ", cmds[i]);
+        CHECK_CONTAINS(o.out, want);
+        out_free(&o);
+    }
+    const char *h[] = {"--help", NULL};
+    struct out o = tune(dir, h);
+    CHECK_CONTAINS(o.out, "  show [NAME] TRIAL");
+    CHECK_CONTAINS(o.out, "  plot [NAME]");
+    CHECK_CONTAINS(o.out, "  report [NAME] -o F");
+    out_free(&o);
+}
+
+/* ---- tune plot ------------------------------------------------------------------ */
+/* Checks a plot printed for `cols` columns: no line wider, the x axis exactly as wide. */
+static void check_plot_width(const char *text, int cols)
+{
+    int axis = 0, lines = 0;
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        int w = width(p, n);
+        if (w > cols) fprintf(stderr, "line wider than %d (%d): %.*s\n", cols, w, (int)n, p);
+        CHECK(w <= cols);
+        if (memmem(p, n, "└", strlen("└"))) {
+            CHECK_EQ_INT(w, cols);
+            axis++;
+        }
+        lines++;
+        p += n + (nl ? 1 : 0);
+    }
+    CHECK_EQ_INT(axis, 1);
+    CHECK(lines >= 16 + 4);
+}
+
+TEST(plot_fits_the_width_and_tells_stopped_from_finished)
+{
+    char dir[4096];
+    fresh_dir(dir, sizeof dir, "plot");
+    run_asha(dir, "asha1");
+    long long stopped = db_int(dir, "SELECT count(*) FROM trials WHERE early_stopped = 1");
+    long long finished = db_int(dir, "SELECT count(*) FROM trials WHERE early_stopped = 0"
+                                     " AND status = 'TERMINATED'");
+    REQUIRE(stopped > 0 && finished > 0);
+    char want_f[64], want_s[64];
+    snprintf(want_f, sizeof want_f, "finished %lld", finished);
+    snprintf(want_s, sizeof want_s, "stopped early %lld (× where)", stopped);
+    const char *a[] = {"plot", "asha1", NULL};
+    const char *c40[] = {"COLUMNS=40", NULL}, *c120[] = {"COLUMNS=120", NULL};
+    struct out o = tune_env(dir, a, c40);
+    CHECK_EQ_INT(o.code, 0);
+    check_plot_width(o.out, 40);
+    CHECK_CONTAINS(o.out, want_f);
+    CHECK_CONTAINS(o.out, want_s);
+    CHECK_CONTAINS(o.out, "● best trial_");
+    out_free(&o);
+    o = tune_env(dir, a, c120);
+    CHECK_EQ_INT(o.code, 0);
+    check_plot_width(o.out, 120);
+    CHECK_CONTAINS(o.out, "asha1: loss (min) of 20 trials");
+    CHECK_CONTAINS(o.out, "x: training_iteration (log), y: loss");
+    CHECK_CONTAINS(o.out, want_f);
+    CHECK_CONTAINS(o.out, want_s);
+    CHECK_CONTAINS(o.out, "┬ rung milestones");
+    /* The rung milestones 1, 3 and 9 are ticks on the axis, labelled below it. */
+    const char *axis = strstr(o.out, "└");
+    REQUIRE(axis);
+    const char *nl = strchr(axis, '\n');
+    REQUIRE(nl);
+    int ticks = 0;
+    for (const char *p = axis; p < nl; p++) ticks += strncmp(p, "┬", strlen("┬")) == 0;
+    CHECK_EQ_INT(ticks, 3);
+    CHECK_CONTAINS(nl, " 1 ");
+    CHECK_CONTAINS(nl, " 3 ");
+    CHECK_CONTAINS(nl, " 9 ");
+    /* Stopped trials' ends are marked, and no colour goes to a file. */
+    CHECK_CONTAINS(o.out, "×");
+    CHECK(strchr(o.out, '\x1b') == NULL);
+    out_free(&o);
+    /* Without COLUMNS and a terminal: 80. */
+    o = tune(dir, a);
+    check_plot_width(o.out, 80);
+    out_free(&o);
+    /* Colour on request: stopped grey, finished green, the best bold yellow. */
+    const char *b[] = {"plot", "--color", "always", "--width", "90", NULL};
+    o = tune(dir, b);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "\x1b[90m");
+    CHECK_CONTAINS(o.out, "\x1b[32m");
+    CHECK_CONTAINS(o.out, "\x1b[1;33m");
+    out_free(&o);
+    /* Another metric from the results' JSON, and one that no result has. */
+    const char *m[] = {"plot", "--metric", "acc", "--y", "linear", "--x", "linear", NULL};
+    o = tune(dir, m);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "asha1: acc (min) of 20 trials");
+    CHECK_CONTAINS(o.out, "x: training_iteration, y: acc");
+    out_free(&o);
+    const char *n[] = {"plot", "--metric", "nothing", NULL};
+    o = tune(dir, n);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "(no results with a value for nothing yet)");
+    out_free(&o);
+}
+
+/* ---- tune report ---------------------------------------------------------------- */
+/* The JSON blob of a report. Caller cJSON_Delete()s. */
+static cJSON *report_blob(const char *html)
+{
+    const char *tag = "<script type=\"application/json\" id=\"tune-data\">";
+    const char *s = strstr(html, tag);
+    if (!s) return NULL;
+    s += strlen(tag);
+    const char *e = strstr(s, "</script>");
+    if (!e) return NULL;
+    return cJSON_ParseWithLength(s, (size_t)(e - s));
+}
+
+TEST(report_is_one_self_contained_file)
+{
+    char dir[4096], path[4300];
+    fresh_dir(dir, sizeof dir, "report");
+    run_asha(dir, "asha1");
+    const char *a[] = {"report", "asha1", "-o", "report.html", NULL};
+    struct out o = tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.err, "tune: wrote report.html (asha1: 20 trials, ");
+    out_free(&o);
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    char *html = slurp(path);
+    CHECK(strncmp(html, "<!DOCTYPE html>", 15) == 0);
+    /* Nothing reaches out: no URLs, no external scripts, styles, fonts or images. */
+    CHECK(strstr(html, "http://") == NULL);
+    CHECK(strstr(html, "https://") == NULL);
+    CHECK(strstr(html, " src=") == NULL);
+    CHECK(strstr(html, " href=") == NULL);
+    CHECK(strstr(html, "<link") == NULL);
+    CHECK(strstr(html, "@import") == NULL);
+    CHECK(strstr(html, "url(") == NULL);
+    CHECK(strstr(html, "<!--@") == NULL); /* every template marker was filled */
+    CHECK_CONTAINS(html, "<title>asha1</title>");
+    CHECK_CONTAINS(html, "<canvas id=\"curves\">");
+
+    /* The data: one curve per trial, as in the database. */
+    cJSON *d = report_blob(html);
+    REQUIRE(d);
+    cJSON *trials = cJSON_GetObjectItem(d, "trials");
+    CHECK_EQ_INT(cJSON_GetArraySize(trials), 20);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(d, "metric")), "loss");
+    CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(d, "params")), 3);
+    cJSON *p0 = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "params"), 0);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(p0, "kind")), "loguniform");
+    CHECK(cJSON_IsTrue(cJSON_GetObjectItem(p0, "log")));
+    cJSON *ms = cJSON_GetObjectItem(d, "milestones");
+    CHECK_EQ_INT(cJSON_GetArraySize(ms), 3);
+    CHECK_EQ_INT(cJSON_GetArrayItem(ms, 2)->valueint, 9);
+    cJSON *t;
+    int k = 0, stops = 0;
+    cJSON_ArrayForEach(t, trials)
+    {
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "SELECT count(*) FROM results r JOIN trials t ON t.id = r.trial_id"
+                 " WHERE t.trial_no = %d",
+                 k);
+        long long n = db_int(dir, sql);
+        CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(t, "x")), n);
+        CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(t, "y")), n);
+        CHECK_EQ_INT(cJSON_GetObjectItem(t, "n")->valueint, n);
+        snprintf(sql, sizeof sql, "SELECT metric FROM results r JOIN trials t ON t.id = r.trial_id"
+                                  " WHERE t.trial_no = %d ORDER BY r.id DESC LIMIT 1", k);
+        CHECK_NEAR(cJSON_GetObjectItem(t, "last")->valuedouble, db_real(dir, sql), 1e-9);
+        if (cJSON_GetObjectItem(t, "stop")) {
+            stops++;
+            CHECK_EQ_INT(cJSON_GetObjectItem(t, "es")->valueint, 1);
+        }
+        k++;
+    }
+    CHECK_EQ_INT(stops, db_int(dir, "SELECT count(*) FROM trials WHERE early_stopped = 1"));
+    /* The best trial is `tune best`'s. */
+    const char *b[] = {"best", "asha1", "--json", NULL};
+    o = tune(dir, b);
+    cJSON *best = cJSON_Parse(o.out);
+    REQUIRE(best);
+    CHECK_EQ_INT(cJSON_GetObjectItem(d, "best")->valueint, cJSON_GetObjectItem(best, "id")->valueint);
+    cJSON_Delete(best);
+    out_free(&o);
+    /* Each rung's last cutoff, as the decisions table has it. */
+    cJSON *rungs = cJSON_GetObjectItem(d, "rungs");
+    CHECK(cJSON_GetArraySize(rungs) >= 2);
+    cJSON *r0 = cJSON_GetArrayItem(rungs, 0);
+    CHECK_NEAR(cJSON_GetObjectItem(r0, "cut")->valuedouble,
+               db_real(dir, "SELECT cutoff FROM decisions WHERE rung = 0 AND cutoff IS NOT NULL"
+                            " ORDER BY id DESC LIMIT 1"),
+               1e-9 * fabs(cJSON_GetObjectItem(r0, "cut")->valuedouble));
+    CHECK_EQ_INT(cJSON_GetObjectItem(r0, "stopped")->valueint,
+                 db_int(dir, "SELECT count(*) FROM decisions WHERE rung = 0 AND action = 'stop'"));
+    cJSON_Delete(d);
+    free(html);
+
+    /* The default file name, stdout, another metric. */
+    const char *c[] = {"report", NULL};
+    o = tune(dir, c);
+    CHECK_EQ_INT(o.code, 0);
+    snprintf(path, sizeof path, "%s/asha1.html", dir);
+    CHECK(access(path, F_OK) == 0);
+    out_free(&o);
+    const char *e[] = {"report", "--metric", "acc", "-o", "-", NULL};
+    o = tune(dir, e);
+    CHECK_EQ_INT(o.code, 0);
+    d = report_blob(o.out);
+    REQUIRE(d);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(d, "metric")), "acc");
+    cJSON *t0 = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "trials"), 0);
+    cJSON *y = cJSON_GetObjectItem(t0, "y");
+    double acc = db_real(dir, "SELECT json_extract(r.data, '$.acc') FROM results r JOIN trials t"
+                              " ON t.id = r.trial_id WHERE t.trial_no = 0 ORDER BY r.id LIMIT 1");
+    CHECK_NEAR(cJSON_GetArrayItem(y, 0)->valuedouble, acc, 1e-6);
+    cJSON_Delete(d);
+    out_free(&o);
+}
+
+TEST(report_escapes_what_could_break_the_page)
+{
+    char dir[4096], sp[8192], path[4300];
+    fresh_dir(dir, sizeof dir, "report_escape");
+    /* A string parameter that would end the data's <script> if it were not escaped. */
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"esc\", \"metric\": \"loss\", \"num_samples\": 1,"
+             " \"command\": [\"%s\", \"--iters\", \"3\", \"--metric\", \"loss\"],"
+             " \"space\": {\"tag\": {\"grid_search\": [\"</script><script>alert(1)</script>\","
+             "   \"<!-- & \\\"q\\\"\"]}}}",
+             g_synth);
+    snprintf(path, sizeof path, "%s/space.json", dir);
+    write_file(path, sp);
+    const char *r[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
+    struct out o = tune(dir, r);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    const char *a[] = {"report", "-o", "esc.html", NULL};
+    o = tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    snprintf(path, sizeof path, "%s/esc.html", dir);
+    char *html = slurp(path);
+    CHECK(strstr(html, "alert(1)</script>") == NULL);
+    CHECK(strstr(html, "<!-- & ") == NULL);
+    cJSON *d = report_blob(html);
+    REQUIRE(d);
+    cJSON *cfg = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "trials"), 0), "cfg");
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "tag")),
+              "</script><script>alert(1)</script>");
+    cfg = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "trials"), 1), "cfg");
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "tag")), "<!-- & \"q\"");
+    cJSON_Delete(d);
+    free(html);
+}
+
+TEST(report_bad_arguments)
+{
+    char dir[4096], path[4300];
+    fresh_dir(dir, sizeof dir, "report_bad");
+    run_asha(dir, "asha1");
+    static const struct {
+        const char *args[8];
+        int code;
+        const char *msg;
+    } cases[] = {
+        {{"report", "-o", NULL}, 2, "tune: report: -o needs a value"},
+        {{"report", "--bogus", NULL}, 2, "tune: report: unknown option --bogus"},
+        {{"report", "a", "b", NULL}, 2, "tune: report: one experiment at a time (got \"a\" and \"b\")"},
+        {{"report", "nosuch", "-o", "x.html", NULL}, 1, "tune: no experiment named \"nosuch\""},
+        {{"report", "-o", "/nonexistent-dir/r.html", NULL}, 1,
+         "tune: report: cannot write /nonexistent-dir/r.html: No such file or directory"},
+        {{"report", "--metric", "", NULL}, 1, "a metric name cannot be empty"},
+        {{"report", "--db", "missing.db", NULL}, 1, "tune: "},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct out o = tune(dir, cases[i].args);
+        CHECK_EQ_INT(o.code, cases[i].code);
+        CHECK_CONTAINS(o.err, cases[i].msg);
+        out_free(&o);
+    }
+    snprintf(path, sizeof path, "%s/x.html", dir);
+    CHECK(access(path, F_OK) != 0);
+}
+
+/* ---- the report in a real browser ----------------------------------------------- */
+static const char chromium[] = "/usr/bin/chromium";
+
+/* Runs headless Chromium on file `html` with a fresh profile; `what` is "--dump-dom" or
+ * "--screenshot=PATH". */
+static struct out browse(const char *dir, const char *html, const char *what, int budget_ms)
+{
+    char prof[4300], url[4400], budget[64];
+    snprintf(prof, sizeof prof, "%s/chromium-profile-XXXXXX", dir);
+    if (!mkdtemp(prof)) abort();
+    char pdir[4400];
+    snprintf(pdir, sizeof pdir, "--user-data-dir=%s", prof);
+    snprintf(url, sizeof url, "file://%s", html);
+    snprintf(budget, sizeof budget, "--virtual-time-budget=%d", budget_ms);
+    const char *av[] = {chromium,       "--headless",          "--no-sandbox",
+                        "--disable-gpu", "--no-first-run",     "--disable-background-networking",
+                        "--disable-component-update",          "--disable-sync",
+                        pdir,            "--hide-scrollbars",  "--window-size=1400,2000",
+                        budget,          what,                 url,
+                        NULL};
+    static const char *const env[] = {"COLUMNS", NULL};
+    struct out o = run_prog(dir, av, env, 240);
+    char cmd[8600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", prof);
+    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", prof);
+    return o;
+}
+
+/* The value of attribute `name` on the dumped page's <body>, or -1. */
+static long body_attr(const char *dom, const char *name)
+{
+    const char *b = strstr(dom, "<body");
+    if (!b) return -1;
+    const char *end = strchr(b, '>');
+    char pat[64];
+    snprintf(pat, sizeof pat, " %s=\"", name);
+    const char *a = strstr(b, pat);
+    if (!a || (end && a > end)) return -1;
+    return strtol(a + strlen(pat), NULL, 10);
+}
+
+/* Checks the report drawn by Chromium: every curve, every row, no script error. */
+static void check_rendered(const char *dir, const char *html, long trials, long with_results,
+                           long params, int budget_ms, double *secs)
+{
+    struct out o = browse(dir, html, "--dump-dom", budget_ms);
+    if (secs) *secs = o.secs;
+    CHECK_EQ_INT(o.code, 0);
+    if (body_attr(o.out, "data-ready") != 1) {
+        const char *b = strstr(o.out, "<body");
+        fprintf(stderr, "page not drawn: %.400s\nchromium: %.2000s\n", b ? b : o.out, o.err);
+    }
+    CHECK_EQ_INT(body_attr(o.out, "data-ready"), 1);
+    CHECK_EQ_INT(body_attr(o.out, "data-errors"), 0);
+    CHECK_EQ_INT(body_attr(o.out, "data-curves"), with_results);
+    CHECK_EQ_INT(body_attr(o.out, "data-trials-with-results"), with_results);
+    CHECK_EQ_INT(body_attr(o.out, "data-rows"), trials);
+    CHECK_EQ_INT(body_attr(o.out, "data-scatters"), params);
+    CHECK(body_attr(o.out, "data-parallel") > 0);
+    CHECK_EQ_INT(body_attr(o.out, "data-rows-shown"), trials < 200 ? trials : 200);
+    const char *b = strstr(o.out, "<body"), *e = b ? strstr(b, " data-last-error=") : NULL;
+    if (e && e < strchr(b, '>')) fprintf(stderr, "page error: %.300s\n", e);
+    fprintf(stderr, "chromium drew the report in %.2f s (page script %ld ms)\n", o.secs,
+            body_attr(o.out, "data-render-ms"));
+    out_free(&o);
+}
+
+TEST(report_renders_in_chromium)
+{
+    if (access(chromium, X_OK) != 0) SKIP("no /usr/bin/chromium (apt-get install chromium)");
+    char dir[4096], html[4300], png[4300];
+    fresh_dir(dir, sizeof dir, "chromium");
+    run_asha(dir, "asha1");
+    const char *a[] = {"report", "asha1", "-o", "report.html", NULL};
+    struct out o = tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    snprintf(html, sizeof html, "%s/report.html", dir);
+    long with = (long)db_int(dir, "SELECT count(DISTINCT trial_id) FROM results_current"
+                                  " WHERE metric IS NOT NULL");
+    check_rendered(dir, html, 20, with, 3, 10000, NULL);
+    /* A screenshot, for people to look at (the file stays in the build tree). */
+    snprintf(png, sizeof png, "%s/report.png", dir);
+    char shot[4400];
+    snprintf(shot, sizeof shot, "--screenshot=%s", png);
+    o = browse(dir, html, shot, 10000);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    char *img = slurp(png);
+    struct stat sb;
+    CHECK(stat(png, &sb) == 0 && sb.st_size > 20000);
+    CHECK(memcmp(img, "\x89PNG\r\n\x1a\n", 8) == 0);
+    free(img);
+    fprintf(stderr, "screenshot: %s\n", png);
+}
+
+/* A database of 5,000 ASHA-like trials written through the store (fast: one batch). */
+static void make_big_db(const char *db, int ntrials)
+{
+    char err[512];
+    store_t *st = NULL;
+    if (store_open(db, 0, &st, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        abort();
+    }
+    static const char settings[] =
+        "{\"name\":\"big\",\"metric\":\"loss\",\"mode\":\"min\",\"num_samples\":5000,"
+        "\"max_concurrent\":0,\"seed\":0,\"command\":[\"synth_trial\"],"
+        "\"resources\":{\"gpus_per_trial\":0,\"cpus_per_trial\":1},"
+        "\"scheduler\":{\"type\":\"asha\",\"time_attr\":\"training_iteration\",\"max_t\":100,"
+        "\"grace_period\":3,\"reduction_factor\":3,\"brackets\":1,\"min_samples_required\":3},"
+        "\"num_trials\":5000,\"params\":[{\"name\":\"lr\",\"kind\":\"loguniform\"},"
+        "{\"name\":\"batch\",\"kind\":\"choice\"},{\"name\":\"mom\",\"kind\":\"uniform\"}]}";
+    store_experiment_t ex = {.name = "big",
+                             .space_text = "{}",
+                             .settings_json = settings,
+                             .metric = "loss",
+                             .scheduler = "asha",
+                             .results_dir = "/tmp",
+                             .num_trials = ntrials};
+    int64_t eid;
+    double now = (double)time(NULL) - 3600;
+    if (store_experiment_create(st, &ex, now, &eid, err, sizeof err) != 0) abort();
+    /* Quality by rank decides the rung a trial reaches (1/3 go on at each rung). */
+    double *floor_ = malloc(sizeof(double) * (size_t)ntrials);
+    double *lr = malloc(sizeof(double) * (size_t)ntrials);
+    unsigned seed = 12345;
+    for (int i = 0; i < ntrials; i++) {
+        seed = seed * 1103515245u + 12345u;
+        lr[i] = pow(10, -5 + 5.0 * (seed >> 8) / 16777216.0);
+        floor_[i] = 0.1 + 0.3 * fabs(log10(lr[i] / 0.01));
+    }
+    if (store_begin(st, err, sizeof err) != 0) abort();
+    static const int ms[] = {3, 9, 27, 81};
+    for (int i = 0; i < ntrials; i++) {
+        int better = 0;
+        for (int j = 0; j < ntrials; j++) better += floor_[j] < floor_[i];
+        double q = (double)better / ntrials;
+        int stop_at = q > 1.0 / 3 ? 3 : q > 1.0 / 9 ? 9 : q > 1.0 / 27 ? 27 : q > 1.0 / 81 ? 81 : 100;
+        char name[32], cfg[256];
+        snprintf(name, sizeof name, "trial_%05d", i);
+        snprintf(cfg, sizeof cfg, "{\"lr\":%.17g,\"batch\":%d,\"mom\":%.4f}", lr[i], 16 << (i % 3),
+                 0.5 + 0.49 * (i % 97) / 96.0);
+        int64_t tid;
+        if (store_trial_create(st, eid, i, name, cfg, "/tmp", &tid, err, sizeof err) != 0) abort();
+        for (int t = 1; t <= stop_at; t++) {
+            double loss = floor_[i] + 1.0 / sqrt(t);
+            char js[128];
+            int n = snprintf(js, sizeof js, "{\"training_iteration\":%d,\"loss\":%.17g}", t, loss);
+            store_result_t r = {.trial_id = tid, .attempt = 1, .iteration = t, .time_value = t,
+                                .metric = loss, .wall_time = now + i * 0.5 + t * 0.01,
+                                .json = js, .json_len = (size_t)n};
+            if (store_result_add(st, &r, err, sizeof err) != 0) abort();
+            for (int m = 0; m < 4; m++) {
+                if (ms[m] != t) continue;
+                int stop = t == stop_at;
+                store_decision_t d = {.trial_id = tid, .iteration = t, .time_value = t,
+                                      .action = stop ? "stop" : "continue", .bracket = 0,
+                                      .rung = m, .milestone = t, .value = loss,
+                                      .cutoff = floor_[i] + 1.0 / sqrt(t) - (stop ? 0.05 : -0.05),
+                                      .reason = stop ? "worse than the cutoff" : "promoted",
+                                      .wall_time = now};
+                if (store_decision_add(st, &d, err, sizeof err) != 0) abort();
+            }
+        }
+        store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_EARLY_STOPPED |
+                                            STORE_TU_SLICE | STORE_TU_STARTED | STORE_TU_ENDED |
+                                            STORE_TU_EXIT,
+                                  .status = "TERMINATED", .early_stopped = stop_at < 100,
+                                  .slice = "cpu:1", .started_at = now + i * 0.5,
+                                  .ended_at = now + i * 0.5 + stop_at * 0.01, .exit_code = 0};
+        if (store_trial_update(st, tid, &u, err, sizeof err) != 0) abort();
+    }
+    if (store_experiment_set_status(st, eid, "FINISHED", now + 3000, err, sizeof err) != 0) abort();
+    if (store_commit(st, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        abort();
+    }
+    store_close(st);
+    free(floor_);
+    free(lr);
+}
+
+TEST(report_of_5000_trials_renders_fast)
+{
+    char dir[4096], db[4300], html[4300];
+    fresh_dir(dir, sizeof dir, "big");
+    snprintf(db, sizeof db, "%s/tune.db", dir);
+    double t0 = mono();
+    make_big_db(db, 5000);
+    long long nres = db_int(dir, "SELECT count(*) FROM results");
+    fprintf(stderr, "5000 trials, %lld results written in %.2f s\n", nres, mono() - t0);
+    const char *a[] = {"report", "big", "-o", "big.html", NULL};
+    struct out o = tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    fprintf(stderr, "tune report: %.2f s: %s", o.secs, o.err);
+    /* Sane, not tight: the machine may be busy. The numbers are in the log. */
+    CHECK(o.secs < 30);
+    out_free(&o);
+    const char *p[] = {"plot", "big", NULL};
+    o = tune(dir, p);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "big: loss (min) of 5000 trials");
+    fprintf(stderr, "tune plot: %.2f s\n", o.secs);
+    out_free(&o);
+    if (access(chromium, X_OK) != 0) SKIP("no /usr/bin/chromium (apt-get install chromium)");
+    snprintf(html, sizeof html, "%s/big.html", dir);
+    double secs = 0;
+    check_rendered(dir, html, 5000, 5000, 3, 30000, &secs);
+    CHECK(secs < 120);
+    char png[4300], shot[4400];
+    snprintf(png, sizeof png, "%s/big.png", dir);
+    snprintf(shot, sizeof shot, "--screenshot=%s", png);
+    o = browse(dir, html, shot, 30000);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+}
+
+/* ---- the reporting helpers ------------------------------------------------------ */
+static char *report_line(void (*fill)(tune_report_t *), int *rc)
+{
+    tune_report_t r;
+    tune_report_begin(&r);
+    r.out = tmpfile();
+    fill(&r);
+    *rc = tune_report_end(&r);
+    fseek(r.out, 0, SEEK_SET);
+    char *buf = calloc(1, 2 * TUNE_REPORT_MAX);
+    size_t n = fread(buf, 1, 2 * TUNE_REPORT_MAX - 1, r.out);
+    buf[n] = 0;
+    fclose(r.out);
+    return buf;
+}
+
+static void fill_basic(tune_report_t *r)
+{
+    tune_report_int(r, "training_iteration", 3);
+    tune_report_num(r, "loss", NAN);
+    tune_report_num(r, "lr", 0.1);
+    tune_report_num(r, "inf", -INFINITY);
+    tune_report_str(r, "s", "a\"b\\c\nd");
+    tune_report_str(r, "none", NULL);
+    tune_report_bool(r, "ok", 1);
+}
+
+static void fill_huge(tune_report_t *r)
+{
+    char key[32];
+    for (int i = 0; i < 400; i++) {
+        snprintf(key, sizeof key, "metric_%d", i);
+        tune_report_num(r, key, i);
+    }
+}
+
+TEST(c_helper_writes_one_strict_json_line)
+{
+    int rc;
+    unsetenv("RANK");
+    char *s = report_line(fill_basic, &rc);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_STR(s, "{\"training_iteration\": 3, \"loss\": null, \"lr\": 0.10000000000000001,"
+                 " \"inf\": null, \"s\": \"a\\\"b\\\\c\\u000ad\", \"none\": null, \"ok\": true}\n");
+    cJSON *j = cJSON_Parse(s);
+    REQUIRE(j);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(j, "s")), "a\"b\\c\nd");
+    CHECK(cJSON_GetObjectItem(j, "lr")->valuedouble == 0.1);
+    cJSON_Delete(j);
+    free(s);
+    /* Too long: nothing written, and the caller is told. */
+    s = report_line(fill_huge, &rc);
+    CHECK_EQ_INT(rc, -1);
+    CHECK_STR(s, "");
+    free(s);
+    /* Only rank 0 writes. */
+    setenv("RANK", "1", 1);
+    s = report_line(fill_basic, &rc);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_STR(s, "");
+    free(s);
+    setenv("RANK", "0", 1);
+    s = report_line(fill_basic, &rc);
+    CHECK_CONTAINS(s, "\"training_iteration\": 3");
+    free(s);
+    unsetenv("RANK");
+}
+
+/* Runs a 2-trial experiment of `prog` and checks what the helper reported. */
+static void helper_under_tune(const char *name, const char *const *cmd)
+{
+    char dir[4096], sp[8192], path[4300], cmdjs[4096] = "";
+    fresh_dir(dir, sizeof dir, name);
+    for (int i = 0; cmd[i]; i++) {
+        size_t k = strlen(cmdjs);
+        snprintf(cmdjs + k, sizeof cmdjs - k, "%s\"%s\"", i ? ", " : "", cmd[i]);
+    }
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"%s\", \"metric\": \"loss\", \"num_samples\": 1,"
+             " \"command\": [%s, \"--lr\", \"{lr}\", \"--iters\", \"5\"],"
+             " \"space\": {\"lr\": {\"grid_search\": [0.01, 0.1]}}}",
+             name, cmdjs);
+    snprintf(path, sizeof path, "%s/space.json", dir);
+    write_file(path, sp);
+    const char *r[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
+    struct out o = tune(dir, r);
+    CHECK_EQ_INT(o.code, 0);
+    if (o.code) fprintf(stderr, "%s%s\n", o.out, o.err);
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 2);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results"), 10);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results WHERE metric IS NULL"), 0);
+    /* NaN went out as null: the first result of each trial has no accuracy. */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results"
+                             " WHERE json_type(data, '$.accuracy') = 'null'"),
+                 2);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results WHERE iteration = 1"
+                             " AND json_type(data, '$.accuracy') = 'null'"),
+                 2);
+    CHECK_NEAR(db_real(dir, "SELECT min(metric) FROM results"), 0.1 + 1 / sqrt(5), 1e-12);
+}
+
+TEST(c_helper_trial_runs_under_tune)
+{
+    paths();
+    const char *cmd[] = {g_ctrial, NULL};
+    helper_under_tune("c_helper", cmd);
+}
+
+TEST(python_helper_trial_runs_under_tune)
+{
+    paths();
+    if (access("/usr/bin/python3", X_OK) != 0) SKIP("no /usr/bin/python3");
+    char script[4200];
+    snprintf(script, sizeof script, "%s/examples/report_helpers/trial.py", g_src);
+    const char *cmd[] = {"/usr/bin/python3", script, NULL};
+    helper_under_tune("py_helper", cmd);
+
+    /* NaN and infinities become null; numbers stay exact; only rank 0 writes. */
+    char dir[4096], code[8192];
+    fresh_dir(dir, sizeof dir, "py_helper_unit");
+    snprintf(code, sizeof code,
+             "import sys; sys.path.insert(0, '%s/python'); import tune_report;"
+             "w = tune_report.report(training_iteration=1, loss=float('nan'), lr=0.1,"
+             " inf=float('inf'), s='a\"b', ok=True, l=[1.5, float('-inf')]);"
+             "print('written' if w else 'skipped', file=sys.stderr)",
+             g_src);
+    const char *av[] = {"/usr/bin/python3", "-c", code, NULL};
+    const char *env0[] = {"RANK", NULL}, *env1[] = {"RANK=1", NULL};
+    struct out o = run_prog(dir, av, env0, 60);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_STR(o.out, "{\"training_iteration\": 1, \"loss\": null, \"lr\": 0.1, \"inf\": null,"
+                     " \"s\": \"a\\\"b\", \"ok\": true, \"l\": [1.5, null]}\n");
+    CHECK_CONTAINS(o.err, "written");
+    out_free(&o);
+    o = run_prog(dir, av, env1, 60);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_STR(o.out, "");
+    CHECK_CONTAINS(o.err, "skipped");
+    out_free(&o);
+}
+
+/* ---- the PyTorch user's path ---------------------------------------------------- */
+TEST(torch_ddp_example_runs_under_tune)
+{
+    paths();
+    char dir[4096];
+    fresh_dir(dir, sizeof dir, "torch_ddp");
+    const char *probe[] = {"/usr/bin/python3", "-c", "import torch, numpy", NULL};
+    if (access("/usr/bin/python3", X_OK) != 0) SKIP("no /usr/bin/python3");
+    struct out o = run_prog(dir, probe, NULL, 120);
+    int have = o.code == 0;
+    out_free(&o);
+    if (!have) SKIP("/usr/bin/python3 cannot import torch (apt-get install python3-torch)");
+
+    /* As the README says: the example's folder on PATH, its space.json as it is. */
+    char pathenv[8400], space[4300];
+    snprintf(pathenv, sizeof pathenv, "PATH=%s/examples/torch_ddp:%s", g_src,
+             getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    snprintf(space, sizeof space, "%s/examples/torch_ddp/space.json", g_src);
+    const char *env[] = {pathenv, "COLUMNS", NULL};
+    const char *a[] = {"run", space, "--gpus", "none", "--quiet", NULL};
+    o = tune_env(dir, a, env);
+    CHECK_EQ_INT(o.code, 0);
+    fprintf(stderr, "torch example: %.1f s\n%s", o.secs, o.out);
+    if (o.code) fprintf(stderr, "%s\n", o.err);
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials"), 4);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 4);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials t WHERE NOT EXISTS"
+                             " (SELECT 1 FROM results r WHERE r.trial_id = t.id)"),
+                 0);
+    /* Rank 0 alone reports: one result per iteration, from a world of two ranks. */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM (SELECT trial_id, iteration FROM results"
+                             " GROUP BY trial_id, iteration HAVING count(*) > 1)"),
+                 0);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results"
+                             " WHERE json_extract(data, '$.world_size') IS NOT 2"),
+                 0);
+    CHECK(db_int(dir, "SELECT max(iteration) FROM results") == 4);
+    CHECK(db_real(dir, "SELECT max(json_extract(data, '$.accuracy')) FROM results") > 0.6);
+    CHECK(db_int(dir, "SELECT count(*) FROM decisions WHERE rung IS NOT NULL") >= 4);
+    /* And the views after the run work on it. */
+    const char *s[] = {"show", "0", NULL};
+    o = tune(dir, s);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "(experiment torch-ddp-fmnist, trial 0 of 4)");
+    CHECK_CONTAINS(o.out, "\"world_size\": 2");
+    out_free(&o);
+    const char *r[] = {"report", "-o", "torch.html", NULL};
+    o = tune(dir, r);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+}
+
+TT_MAIN
