@@ -72,11 +72,16 @@ static void fmt_cfg_value(const cJSON *v, char *out, size_t n)
 static int group_of(const sched_trial_view_t *v)
 {
     switch (v->status) {
-    case SCHED_TRIAL_RUNNING: return 0;
-    case SCHED_TRIAL_ERROR: return 1;
-    case SCHED_TRIAL_PAUSED: return 2;
-    case SCHED_TRIAL_TERMINATED: return 3;
-    default: return 4;
+    case SCHED_TRIAL_RUNNING:
+        return 0;
+    case SCHED_TRIAL_ERROR:
+        return 1;
+    case SCHED_TRIAL_PAUSED:
+        return 2;
+    case SCHED_TRIAL_TERMINATED:
+        return 3;
+    default:
+        return 4;
     }
 }
 
@@ -106,7 +111,8 @@ static void clip_line(struct buf *b, size_t start, int cols)
         if (((unsigned char)b->p[i] & 0xC0) != 0x80) w++;
         if (w > (size_t)cols) {
             size_t end = i;
-            while (end < b->len && b->p[end] != '\n') end++;
+            while (end < b->len && b->p[end] != '\n')
+                end++;
             memmove(b->p + i, b->p + end, b->len - end + 1);
             b->len -= end - i;
             return;
@@ -125,8 +131,8 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
     long el = (long)s->elapsed_s;
     size_t start = b.len;
-    bput(&b, "== Status == %s (running for %02ld:%02ld:%02ld)%s\n", when, el / 3600,
-         (el / 60) % 60, el % 60, s->stopping ? "  STOPPING: no new trials" : "");
+    bput(&b, "== Status == %s (running for %02ld:%02ld:%02ld)%s\n", when, el / 3600, (el / 60) % 60,
+         el % 60, s->stopping ? "  STOPPING: no new trials" : "");
     clip_line(&b, start, o->cols);
     start = b.len;
     bput(&b, "Experiment %s, scheduler %s", s->experiment, s->policy);
@@ -154,10 +160,16 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
     start = b.len;
     char g[32];
     fmt_num(s->gpus_used, g, sizeof g);
-    bput(&b, "Resources: %s/%d GPUs, %d/%d CPUs | results %llu", s->gpus_total ? g : "0",
-         s->gpus_total, s->cpus_used, s->cpus_total, (unsigned long long)s->results);
+    if (s->gpus_total)
+        bput(&b, "Resources: %s/%d GPUs, %d/%d CPUs | results %llu", g, s->gpus_total, s->cpus_used,
+             s->cpus_total, (unsigned long long)s->results);
+    else
+        bput(&b, "Resources: no GPUs (CPU only), %d/%d CPUs | results %llu", s->cpus_used,
+             s->cpus_total, (unsigned long long)s->results);
     if (s->ignored) bput(&b, ", %llu after stop (not recorded)", (unsigned long long)s->ignored);
-    if (s->bad_lines) bput(&b, ", %llu over-long lines", (unsigned long long)s->bad_lines);
+    if (s->bad_lines)
+        bput(&b, ", %llu unreadable result lines (over-long or not JSON)",
+             (unsigned long long)s->bad_lines);
     bput(&b, "\n");
     clip_line(&b, start, o->cols);
     start = b.len;
@@ -177,7 +189,8 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
     /* Table body */
     const sched_trial_view_t **order = malloc((s->ntrials ? s->ntrials : 1) * sizeof *order);
     if (!order) return b.p;
-    for (size_t i = 0; i < s->ntrials; i++) order[i] = &s->trials[i];
+    for (size_t i = 0; i < s->ntrials; i++)
+        order[i] = &s->trials[i];
     int mode_max = s->mode_max;
     qsort_r(order, s->ntrials, sizeof *order, cmp_view, &mode_max);
 
@@ -203,10 +216,13 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
     cells[c++] = strdup("status");
     cells[c++] = strdup("slice");
     if (o->show_exec) cells[c++] = strdup("job/node");
-    for (size_t p = 0; p < np; p++) cells[c++] = strdup(o->params[p]);
+    for (size_t p = 0; p < np; p++)
+        cells[c++] = strdup(o->params[p]);
+    /* "iter" counts results; a time_attr column only adds news when it measures
+     * something else (epochs, seconds). */
+    int show_t = o->time_attr && strcmp(o->time_attr, "training_iteration") != 0;
     cells[c++] = strdup("iter");
-    cells[c++] = strdup(o->time_attr && strcmp(o->time_attr, "training_iteration") ? o->time_attr
-                                                                                    : "t");
+    if (show_t) cells[c++] = strdup(o->time_attr);
     cells[c++] = strdup(s->metric ? s->metric : "metric");
     cells[c++] = strdup("best");
     ncols = c;
@@ -232,9 +248,15 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
         }
         snprintf(tmp, sizeof tmp, "%lld", (long long)v->iterations);
         cells[(r + 1) * ncols + c++] = strdup(tmp);
-        fmt_num(v->last_time, tmp, sizeof tmp);
-        cells[(r + 1) * ncols + c++] = strdup(tmp);
-        fmt_num(v->last_metric, tmp, sizeof tmp);
+        if (show_t) {
+            fmt_num(v->last_time, tmp, sizeof tmp);
+            cells[(r + 1) * ncols + c++] = strdup(tmp);
+        }
+        /* NaN after results is a diverged trial, not a missing value: say so. */
+        if (v->iterations > 0 && isnan(v->last_metric))
+            snprintf(tmp, sizeof tmp, "NaN");
+        else
+            fmt_num(v->last_metric, tmp, sizeof tmp);
         cells[(r + 1) * ncols + c++] = strdup(tmp);
         fmt_num(v->best_metric, tmp, sizeof tmp);
         cells[(r + 1) * ncols + c++] = strdup(tmp);
@@ -251,14 +273,16 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
             const char *x = cells[r * ncols + c] ? cells[r * ncols + c] : "";
             bput(&b, "%s%-*s", c ? " | " : "", (int)w[c], x);
         }
-        while (b.len > start && b.p[b.len - 1] == ' ') b.len--;
+        while (b.len > start && b.p[b.len - 1] == ' ')
+            b.len--;
         bput(&b, "\n");
         clip_line(&b, start, o->cols);
         if (r == 0) {
             start = b.len;
             for (c = 0; c < ncols; c++) {
                 bput(&b, "%s", c ? "-+-" : "");
-                for (size_t k = 0; k < w[c]; k++) bput(&b, "-");
+                for (size_t k = 0; k < w[c]; k++)
+                    bput(&b, "-");
             }
             bput(&b, "\n");
             clip_line(&b, start, o->cols);
@@ -266,7 +290,8 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
     }
     if (room < s->ntrials) {
         size_t more[SCHED_TRIAL_NSTATUS] = {0};
-        for (size_t r = room; r < s->ntrials; r++) more[order[r]->status]++;
+        for (size_t r = room; r < s->ntrials; r++)
+            more[order[r]->status]++;
         start = b.len;
         bput(&b, "... and %zu more trials (", s->ntrials - room);
         int first = 1;
@@ -279,7 +304,8 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
         bput(&b, ")\n");
         clip_line(&b, start, o->cols);
     }
-    for (size_t i = 0; i < (room + 1) * ncols; i++) free(cells[i]);
+    for (size_t i = 0; i < (room + 1) * ncols; i++)
+        free(cells[i]);
     free(cells);
     free(w);
     free(order);

@@ -63,10 +63,12 @@ struct ltrial {
     char slice_str[64];
     char *error;
     char *dir;
-    int attempt;  /* 1 for the first run; each retry or resume adds one */
-    int failures; /* failed attempts so far */
+    int attempt;       /* 1 for the first run; each retry or resume adds one */
+    int failures;      /* failed attempts so far */
     char *resume_from; /* checkpoint handed to the next attempt (TUNE_RESUME_FROM) */
     int carry;         /* results of the attempt before, up to the checkpoint, to carry over */
+    char exec_id[96];  /* the executor's id last recorded (Slurm's job/step id arrives late) */
+    double health_at;  /* monotonic: last trial_health check */
 };
 
 struct loop {
@@ -75,12 +77,12 @@ struct loop {
     sched_policy_t *policy;
     struct ltrial *t;
     size_t n;
-    size_t next;    /* next trial to launch */
-    size_t *retry;  /* trials waiting for another attempt, launched before `next` */
+    size_t next;   /* next trial to launch */
+    size_t *retry; /* trials waiting for another attempt, launched before `next` */
     size_t nretry;
     size_t running;
-    int stopping;   /* no new trials */
-    int hard_stop;  /* second Ctrl-C: kill now */
+    int stopping;  /* no new trials */
+    int hard_stop; /* second Ctrl-C: kill now */
     int stop_signal;
     int fatal;
     char fatal_msg[1024];
@@ -272,7 +274,16 @@ static void on_line(void *ud, const char *line, size_t len, int truncated)
         return;
     }
     cJSON *r = NULL;
-    if (trial_result_parse(line, len, &r) != 1) return;
+    if (trial_result_parse(line, len, &r) != 1) {
+        /* A line that opens like a JSON object but does not parse was surely meant as a
+         * result ("-nan" from printf, a truncated write): count it so the user hears of
+         * it, where plain log lines pass silently. */
+        size_t i = 0;
+        while (i < len && (line[i] == ' ' || line[i] == '\t'))
+            i++;
+        if (i < len && line[i] == '{') c->L->bad_lines++;
+        return;
+    }
     if (c->t->stop != STOP_NONE) {
         /* Results after the decision to stop are logged (the stdout log has them) but
          * not recorded, as in Ray Tune. */
@@ -385,8 +396,12 @@ static int launch(struct loop *L, struct ltrial *t)
     snprintf(tdir, sizeof tdir, "TUNE_TRIAL_DIR=%s", dir);
     char resume[4200] = "";
     if (t->resume_from) snprintf(resume, sizeof resume, "TUNE_RESUME_FROM=%s", t->resume_from);
-    char *env[] = {trial_id, exp,  tdir, cfg_env, cuda, num_gpus, omp, "MASTER_ADDR=127.0.0.1",
-                   port,     resume[0] ? resume : NULL, NULL};
+    char *env[] = {trial_id, exp,
+                   tdir,     cfg_env,
+                   cuda,     num_gpus,
+                   omp,      "MASTER_ADDR=127.0.0.1",
+                   port,     resume[0] ? resume : NULL,
+                   NULL};
     char out_log[4200], err_log[4200];
     snprintf(out_log, sizeof out_log, "%s/stdout.log", dir);
     snprintf(err_log, sizeof err_log, "%s/stderr.log", dir);
@@ -441,15 +456,24 @@ static void request_stop(struct loop *L, struct ltrial *t, enum stop_reason why)
 static const char *signame(int sig)
 {
     switch (sig) {
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGINT: return "SIGINT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    default: return "signal";
+    case SIGKILL:
+        return "SIGKILL";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGSEGV:
+        return "SIGSEGV";
+    case SIGABRT:
+        return "SIGABRT";
+    case SIGINT:
+        return "SIGINT";
+    case SIGBUS:
+        return "SIGBUS";
+    case SIGFPE:
+        return "SIGFPE";
+    case SIGILL:
+        return "SIGILL";
+    default:
+        return "signal";
     }
 }
 
@@ -484,7 +508,8 @@ static char *find_checkpoint(const char *dir)
 static int looks_like_cuda_oom(const char *tail)
 {
     return strstr(tail, "CUDA out of memory") || strstr(tail, "CUDA_ERROR_OUT_OF_MEMORY") ||
-           strstr(tail, "cudaErrorMemoryAllocation") || strstr(tail, "CUBLAS_STATUS_ALLOC_FAILED") ||
+           strstr(tail, "cudaErrorMemoryAllocation") ||
+           strstr(tail, "CUBLAS_STATUS_ALLOC_FAILED") ||
            strstr(tail, "CUDNN_STATUS_ALLOC_FAILED") || strstr(tail, "out of memory allocating");
 }
 
@@ -534,8 +559,8 @@ static void finalize(struct loop *L, struct ltrial *t)
     }
     /* A failed attempt is retried up to max_failures times, from the trial's last
      * checkpoint when it wrote one (Ray Tune's max_failures / FailureConfig). */
-    int retry = t->status == SCHED_TRIAL_ERROR && t->failures < L->set->max_failures &&
-                !L->stopping;
+    int retry =
+        t->status == SCHED_TRIAL_ERROR && t->failures < L->set->max_failures && !L->stopping;
     if (retry) {
         t->failures++;
         char m2[sizeof msg + 64];
@@ -769,8 +794,8 @@ static int load_trials(struct loop *L, char *err, size_t errlen)
                    t->stop != STOP_NONE) {
             t->status = SCHED_TRIAL_TERMINATED;
             t->early_stopped = t->stop == STOP_EARLY;
-            store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_EARLY_STOPPED |
-                                                STORE_TU_ENDED,
+            store_trial_update_t u = {.fields =
+                                          STORE_TU_STATUS | STORE_TU_EARLY_STOPPED | STORE_TU_ENDED,
                                       .status = "TERMINATED",
                                       .early_stopped = t->early_stopped,
                                       .ended_at = wall_now()};
@@ -921,7 +946,8 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
             if (!launch(&L, &L.t[L.retry[0]])) break;
             memmove(L.retry, L.retry + 1, --L.nretry * sizeof *L.retry);
         }
-        while (L.next < L.n && L.t[L.next].status != SCHED_TRIAL_PENDING) L.next++;
+        while (L.next < L.n && L.t[L.next].status != SCHED_TRIAL_PENDING)
+            L.next++;
         while (!L.stopping && L.nretry == 0 && L.next < L.n &&
                (maxc <= 0 || (int)L.running < maxc)) {
             struct ltrial *t = &L.t[L.next];
@@ -1026,6 +1052,28 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
                     free(t->error);
                     t->error = strdup(why);
                     request_stop(&L, t, STOP_TIMEOUT);
+                }
+            }
+            /* Slurm says which job/step and node a trial got only once it runs there. */
+            const char *xid = trial_exec_id(t->proc);
+            if (strcmp(xid, t->exec_id) != 0) {
+                snprintf(t->exec_id, sizeof t->exec_id, "%s", xid);
+                store_trial_update_t u = {.fields = STORE_TU_EXEC_ID,
+                                          .exec_id = xid,
+                                          .node = trial_node(t->proc)};
+                update_trial_row(&L, t, &u);
+            }
+            /* The executor's watchdog, about once a second (Slurm: an srun whose controller
+             * is gone hangs forever): a trial it condemns is killed and ends as ERROR. */
+            if (t->stop == STOP_NONE && !t->killed && now - t->health_at >= 1.0) {
+                char why[512];
+                t->health_at = now;
+                if (trial_health(t->proc, now, why, sizeof why) == 1) {
+                    free(t->error);
+                    t->error = strdup(why);
+                    t->stop = STOP_TIMEOUT;
+                    trial_signal(t->proc, SIGKILL);
+                    t->killed = 1;
                 }
             }
             if (t->stop != STOP_NONE && !t->killed && now >= t->stop_deadline) {

@@ -163,7 +163,7 @@ typedef struct sched_snapshot {
     double best_metric;
     uint64_t results; /* results recorded */
     uint64_t ignored; /* result lines after a stop decision, logged only */
-    uint64_t bad_lines; /* over-long lines cut off */
+    uint64_t bad_lines; /* result lines cut off (over-long) or opening with { but not JSON */
     int stopping;     /* Ctrl-C/SIGTERM seen: no new trials */
 } sched_snapshot_t;
 

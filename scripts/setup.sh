@@ -24,9 +24,15 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo ${TUNE_CMAKE_ARGS:-}
 cmake --build build -j "$(nproc)"
 
 if [ "${TUNE_SKIP_EXAMPLE:-0}" != 1 ]; then
-  echo "setup: running the example experiment (examples/fmnist_asha/space.json)"
+  # The GPU variant where tune sees a GPU and the trainer was built with CUDA, else CPU.
+  example=examples/fmnist_asha/space.json name=fmnist-asha
+  if ldd build/bin/tune-train 2>/dev/null | grep -q libcublas &&
+     command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+    example=examples/fmnist_asha/space-gpu.json name=fmnist-asha-gpu
+  fi
+  echo "setup: running the example experiment ($example)"
   rm -f build/example.db build/example.db-wal build/example.db-shm
-  rm -rf build/tune_results/fmnist-asha
-  ./build/bin/tune run examples/fmnist_asha/space.json --db build/example.db
-  ./build/bin/tune best fmnist-asha --db build/example.db
+  rm -rf build/tune_results/$name
+  ./build/bin/tune run "$example" --db build/example.db
+  ./build/bin/tune best "$name" --db build/example.db
 fi

@@ -85,7 +85,8 @@ static struct out run_tune_sig(const char *dir, const char *const *args, int sig
         char *av[64];
         int n = 0;
         av[n++] = g_tune;
-        for (; args[n - 1] && n < 63; n++) av[n] = (char *)args[n - 1];
+        for (; args[n - 1] && n < 63; n++)
+            av[n] = (char *)args[n - 1];
         av[n] = NULL;
         execv(g_tune, av);
         _exit(127);
@@ -126,6 +127,13 @@ static long long db_int(const char *dir, const char *sql)
     sqlite3_finalize(st);
     sqlite3_close(db);
     return v;
+}
+
+static long long count_of(const char *hay, const char *needle)
+{
+    long long n = 0;
+    for (const char *p = hay; p && (p = strstr(p, needle)); p += strlen(needle)) n++;
+    return n;
 }
 
 static void space_file(const char *dir, const char *body)
@@ -173,7 +181,8 @@ TEST(fifo_run_records_everything)
              "{\"name\": \"fifo1\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 3,"
              " \"max_concurrent\": 2, \"seed\": 7,"
              " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"5\"],"
-             " \"space\": {\"lr\": {\"loguniform\": [0.0001, 0.1]}, \"layers\": {\"grid_search\": [1, 2]}}}",
+             " \"space\": {\"lr\": {\"loguniform\": [0.0001, 0.1]}, \"layers\": {\"grid_search\": "
+             "[1, 2]}}}",
              g_synth);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--gpus", "none", NULL};
@@ -232,7 +241,8 @@ TEST(fifo_run_records_everything)
     CHECK_EQ_INT(o.code, 0);
     CHECK(strncmp(o.out, "trial_id,training_iteration,loss,acc\n", 37) == 0);
     int lines = 0;
-    for (char *p = o.out; *p; p++) lines += *p == '\n';
+    for (char *p = o.out; *p; p++)
+        lines += *p == '\n';
     CHECK_EQ_INT(lines, 31);
     out_free(&o);
 
@@ -266,14 +276,15 @@ TEST(asha_stops_poor_trials_and_records_why)
 {
     char dir[4096], sp[8192];
     fresh_dir(dir, sizeof dir, "asha");
-    snprintf(sp, sizeof sp,
-             "{\"name\": \"asha1\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 20,"
-             " \"max_concurrent\": 4, \"seed\": 3,"
-             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"27\", \"--sleep-ms\", \"2\"],"
-             " \"scheduler\": {\"type\": \"asha\", \"max_t\": 27, \"grace_period\": 1,"
-             "   \"reduction_factor\": 3},"
-             " \"space\": {\"lr\": {\"loguniform\": [0.00001, 1]}}}",
-             g_synth);
+    snprintf(
+        sp, sizeof sp,
+        "{\"name\": \"asha1\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 20,"
+        " \"max_concurrent\": 4, \"seed\": 3,"
+        " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"27\", \"--sleep-ms\", \"2\"],"
+        " \"scheduler\": {\"type\": \"asha\", \"max_t\": 27, \"grace_period\": 1,"
+        "   \"reduction_factor\": 3},"
+        " \"space\": {\"lr\": {\"loguniform\": [0.00001, 1]}}}",
+        g_synth);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--gpus", "none", NULL};
     struct out o = run_tune(dir, a);
@@ -330,8 +341,8 @@ static void check_slices(const char *dir, const char *exp, int ntrials, double s
     CHECK(nev > 0);
     /* sort by time, ends before starts at equal times */
     for (int i = 1; i < nev; i++)
-        for (int j = i; j > 0 && (ev[j].t < ev[j - 1].t ||
-                                  (ev[j].t == ev[j - 1].t && ev[j].d < ev[j - 1].d));
+        for (int j = i;
+             j > 0 && (ev[j].t < ev[j - 1].t || (ev[j].t == ev[j - 1].t && ev[j].d < ev[j - 1].d));
              j--) {
             struct ev x = ev[j];
             ev[j] = ev[j - 1];
@@ -356,12 +367,13 @@ static void run_gpu_case(const char *name, const char *gpus_per_trial, double sh
 {
     char dir[4096], sp[8192];
     fresh_dir(dir, sizeof dir, name);
-    snprintf(sp, sizeof sp,
-             "{\"name\": \"%s\", \"metric\": \"loss\", \"num_samples\": 12, \"max_concurrent\": 16,"
-             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"4\", \"--sleep-ms\", \"15\"],"
-             " \"resources\": {\"gpus_per_trial\": %s, \"cpus_per_trial\": 1},"
-             " \"space\": {\"lr\": {\"uniform\": [0.001, 0.1]}}}",
-             name, g_synth, gpus_per_trial);
+    snprintf(
+        sp, sizeof sp,
+        "{\"name\": \"%s\", \"metric\": \"loss\", \"num_samples\": 12, \"max_concurrent\": 16,"
+        " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"4\", \"--sleep-ms\", \"15\"],"
+        " \"resources\": {\"gpus_per_trial\": %s, \"cpus_per_trial\": 1},"
+        " \"space\": {\"lr\": {\"uniform\": [0.001, 0.1]}}}",
+        name, g_synth, gpus_per_trial);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--gpus", "0,1,2,3", "--cpus", "64", NULL};
     struct out o = run_tune(dir, a);
@@ -467,12 +479,13 @@ TEST(failing_trials_are_errors_and_the_experiment_goes_on)
 {
     char dir[4096], sp[8192];
     fresh_dir(dir, sizeof dir, "failing");
-    snprintf(sp, sizeof sp,
-             "{\"name\": \"f\", \"metric\": \"loss\", \"num_samples\": 1, \"max_concurrent\": 3,"
-             " \"command\": [\"%s\", \"--iters\", \"5\", \"{how}\", \"{at}\"],"
-             " \"space\": {\"how\": {\"grid_search\": [\"--fail-at\", \"--crash-at\", \"--iters\"]},"
-             "  \"at\": 3}}",
-             g_synth);
+    snprintf(
+        sp, sizeof sp,
+        "{\"name\": \"f\", \"metric\": \"loss\", \"num_samples\": 1, \"max_concurrent\": 3,"
+        " \"command\": [\"%s\", \"--iters\", \"5\", \"{how}\", \"{at}\"],"
+        " \"space\": {\"how\": {\"grid_search\": [\"--fail-at\", \"--crash-at\", \"--iters\"]},"
+        "  \"at\": 3}}",
+        g_synth);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--gpus", "none", NULL};
     struct out o = run_tune(dir, a);
@@ -480,8 +493,9 @@ TEST(failing_trials_are_errors_and_the_experiment_goes_on)
     CHECK_CONTAINS(o.out, "2 failed");
     out_free(&o);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='ERROR'"), 2);
-    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='ERROR' AND exit_code=3"
-                             " AND error LIKE '%code 3%' AND stderr_tail LIKE '%failing on purpose%'"),
+    CHECK_EQ_INT(db_int(dir,
+                        "SELECT count(*) FROM trials WHERE status='ERROR' AND exit_code=3"
+                        " AND error LIKE '%code 3%' AND stderr_tail LIKE '%failing on purpose%'"),
                  1);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='ERROR' AND exit_signal=11"
                              " AND error LIKE '%SIGSEGV%'"),
@@ -538,10 +552,11 @@ TEST(parameter_values_never_reach_a_shell)
 {
     char dir[4096], sp[8192];
     fresh_dir(dir, sizeof dir, "shell");
-    snprintf(sp, sizeof sp,
-             "{\"name\": \"sh\", \"command\": [\"%s\", \"--argv\", \"--iters\", \"0\", \"{evil}\"],"
-             " \"space\": {\"evil\": {\"choice\": [\"; touch pwned; $(touch pwned2) `touch p3`\"]}}}",
-             g_synth);
+    snprintf(
+        sp, sizeof sp,
+        "{\"name\": \"sh\", \"command\": [\"%s\", \"--argv\", \"--iters\", \"0\", \"{evil}\"],"
+        " \"space\": {\"evil\": {\"choice\": [\"; touch pwned; $(touch pwned2) `touch p3`\"]}}}",
+        g_synth);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", NULL};
     struct out o = run_tune(dir, a);
@@ -578,12 +593,13 @@ TEST(ctrl_c_stops_trials_and_exits_130)
 {
     char dir[4096], sp[8192];
     fresh_dir(dir, sizeof dir, "sigint");
-    snprintf(sp, sizeof sp,
-             "{\"name\": \"si\", \"metric\": \"loss\", \"num_samples\": 6, \"max_concurrent\": 2,"
-             " \"stop_grace_s\": 1,"
-             " \"command\": [\"%s\", \"--iters\", \"1000\", \"--sleep-ms\", \"20\", \"--fork-child\","
-             "   \"--lr\", \"0.0123456\"], \"space\": {}}",
-             g_synth);
+    snprintf(
+        sp, sizeof sp,
+        "{\"name\": \"si\", \"metric\": \"loss\", \"num_samples\": 6, \"max_concurrent\": 2,"
+        " \"stop_grace_s\": 1,"
+        " \"command\": [\"%s\", \"--iters\", \"1000\", \"--sleep-ms\", \"20\", \"--fork-child\","
+        "   \"--lr\", \"0.0123456\"], \"space\": {}}",
+        g_synth);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", NULL};
     struct out o = run_tune_sig(dir, a, 600, 0);
@@ -621,7 +637,8 @@ TEST(trial_ignoring_sigterm_is_killed_after_grace)
     char dir[4096], sp[8192];
     fresh_dir(dir, sizeof dir, "ignterm");
     snprintf(sp, sizeof sp,
-             "{\"name\": \"ig\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 1, \"stop_grace_s\": 0.5,"
+             "{\"name\": \"ig\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 1, "
+             "\"stop_grace_s\": 0.5,"
              " \"command\": [\"%s\", \"--iters\", \"100000\", \"--sleep-ms\", \"5\","
              "   \"--ignore-term\", \"--talk-after-term\"],"
              " \"scheduler\": {\"type\": \"asha\", \"max_t\": 5, \"grace_period\": 1,"
@@ -755,7 +772,8 @@ TEST(status_block_when_not_a_terminal)
     struct out o = run_tune(dir, a);
     CHECK_EQ_INT(o.code, 0);
     int blocks = 0;
-    for (const char *p = o.out; (p = strstr(p, "== Status ==")); p++) blocks++;
+    for (const char *p = o.out; (p = strstr(p, "== Status ==")); p++)
+        blocks++;
     CHECK(blocks >= 3); /* periodic blocks plus the final one */
     CHECK_CONTAINS(o.out, "trial_00001");
     CHECK_CONTAINS(o.out, "TERMINATED");
@@ -780,22 +798,29 @@ TEST(failed_trials_are_retried_up_to_max_failures)
     CHECK_EQ_INT(o.code, 0);
     CHECK_CONTAINS(o.out, "1 failed");
     out_free(&o);
-    CHECK_EQ_INT(db_int(dir, "SELECT status='TERMINATED' AND attempt=2 FROM trials WHERE trial_no=0"),
+    CHECK_EQ_INT(
+        db_int(dir, "SELECT status='TERMINATED' AND attempt=2 FROM trials WHERE trial_no=0"), 1);
+    CHECK_EQ_INT(db_int(dir, "SELECT status='ERROR' AND attempt=3 FROM trials WHERE trial_no=1"),
                  1);
-    CHECK_EQ_INT(db_int(dir, "SELECT status='ERROR' AND attempt=3 FROM trials WHERE trial_no=1"), 1);
     /* the retry of trial 0 resumed from its checkpoint (written after iteration 2): its
-     * second attempt reported 3, 4 and 5 */
-    CHECK_EQ_INT(db_int(dir, "SELECT min(r.iteration) * 100 + count(*) FROM results r"
-                             " JOIN trials t ON t.id=r.trial_id WHERE t.trial_no=0 AND r.attempt=2"),
-                 303);
+     * second attempt reported 3, 4 and 5, and iterations 1 and 2 of the first attempt were
+     * carried over to it, so the final attempt holds the whole curve once */
+    CHECK_EQ_INT(db_int(dir,
+                        "SELECT min(r.iteration) * 100 + count(*) FROM results r"
+                        " JOIN trials t ON t.id=r.trial_id WHERE t.trial_no=0 AND r.attempt=2"),
+                 105);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results r JOIN trials t ON t.id=r.trial_id"
+                             " WHERE t.trial_no=0 AND r.attempt=1"),
+                 0);
+    CHECK_EQ_INT(db_int(dir, "SELECT iterations FROM trial_summary WHERE trial_no=0"), 5);
     char p[4300];
     snprintf(p, sizeof p, "%s/tune_results/rt/trial_00000/stderr.log", dir);
     char *log = slurp(p);
     CHECK_CONTAINS(log, "resuming from ");
     CHECK_CONTAINS(log, "at iteration 3");
     free(log);
-    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE trial_no=1 AND error LIKE '%code 3%'"),
-                 1);
+    CHECK_EQ_INT(
+        db_int(dir, "SELECT count(*) FROM trials WHERE trial_no=1 AND error LIKE '%code 3%'"), 1);
 }
 
 /* Starts tune in the background; returns its pid. */
@@ -812,7 +837,8 @@ static pid_t spawn_tune(const char *dir, const char *const *args)
         char *av[64];
         int n = 0;
         av[n++] = g_tune;
-        for (; args[n - 1] && n < 63; n++) av[n] = (char *)args[n - 1];
+        for (; args[n - 1] && n < 63; n++)
+            av[n] = (char *)args[n - 1];
         av[n] = NULL;
         execv(g_tune, av);
         _exit(127);
@@ -859,6 +885,21 @@ TEST(resume_after_ctrl_c_finishes_the_experiment)
     /* the interrupted attempts' results are kept, superseded */
     CHECK(db_int(dir, "SELECT count(*) FROM results WHERE attempt=1 AND trial_id IN"
                       " (SELECT id FROM trials WHERE attempt=2)") >= 1);
+    /* export shows the final attempts, --all-attempts the superseded results too */
+    long long all = db_int(dir, "SELECT count(*) FROM results");
+    CHECK(all > 120);
+    const char *ex[] = {"export", "rs", "--json", NULL};
+    o = run_tune(dir, ex);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_EQ_INT(count_of(o.out, "\"trial_id\""), 120);
+    out_free(&o);
+    const char *exa[] = {"export", "rs", "--json", "--all-attempts", NULL};
+    o = run_tune(dir, exa);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_EQ_INT(count_of(o.out, "\"trial_id\""), all);
+    CHECK_EQ_INT(count_of(o.out, "\"attempt\":\t1\n"),
+                 db_int(dir, "SELECT count(*) FROM results WHERE attempt=1"));
+    out_free(&o);
     const char *again[] = {"resume", "rs", NULL};
     o = run_tune(dir, again);
     CHECK_EQ_INT(o.code, 0);
@@ -908,14 +949,15 @@ TEST(kill_9_at_many_moments_then_resume_matches_uninterrupted)
     char ref[4096], dir[4096], sp[8192];
     fresh_dir(ref, sizeof ref, "kill9_ref");
     fresh_dir(dir, sizeof dir, "kill9");
-    snprintf(sp, sizeof sp,
-             "{\"name\": \"k9\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 14,"
-             " \"max_concurrent\": 1, \"seed\": 5, \"stop_grace_s\": 1,"
-             " \"command\": [\"%s\", \"--iters\", \"9\", \"--sleep-ms\", \"8\", \"--lr\", \"{lr}\"],"
-             " \"scheduler\": {\"type\": \"asha\", \"max_t\": 9, \"grace_period\": 1,"
-             "  \"reduction_factor\": 3},"
-             " \"space\": {\"lr\": {\"loguniform\": [0.00001, 1]}}}",
-             g_synth);
+    snprintf(
+        sp, sizeof sp,
+        "{\"name\": \"k9\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 14,"
+        " \"max_concurrent\": 1, \"seed\": 5, \"stop_grace_s\": 1,"
+        " \"command\": [\"%s\", \"--iters\", \"9\", \"--sleep-ms\", \"8\", \"--lr\", \"{lr}\"],"
+        " \"scheduler\": {\"type\": \"asha\", \"max_t\": 9, \"grace_period\": 1,"
+        "  \"reduction_factor\": 3},"
+        " \"space\": {\"lr\": {\"loguniform\": [0.00001, 1]}}}",
+        g_synth);
     space_file(ref, sp);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", NULL};

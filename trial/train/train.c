@@ -138,6 +138,17 @@ static int evaluate(struct run *r, double *loss, double *acc, char *err, size_t 
     return 0;
 }
 
+/* A metric as a result-line token: a diverged run's NaN or infinite loss is written the
+ * way Python's json.dumps writes it (NaN, Infinity), which tune reads, rather than
+ * printf's "-nan", which no JSON reader takes. */
+static const char *metric_token(char *buf, size_t n, double v)
+{
+    if (isnan(v)) return "NaN";
+    if (isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+    snprintf(buf, n, "%.9g", v);
+    return buf;
+}
+
 /* One result line (rank 0 prints; every rank takes part in the sums). */
 static int report(struct run *r, int epoch, long samples, double train_time, char *err,
                   size_t errlen)
@@ -153,14 +164,14 @@ static int report(struct run *r, int epoch, long samples, double train_time, cha
     r->ops->zero(r->ctx, r->stats, 2 * sizeof(double));
     r->iteration++;
     if (env->rank == 0 && env->result) {
-        char line[512];
+        char line[512], tl[32], vl[32];
         snprintf(line, sizeof line,
                  "{\"training_iteration\": %llu, \"epoch\": %d, \"step\": %llu, "
-                 "\"train_loss\": %.9g, \"val_loss\": %.9g, \"val_accuracy\": %.6g, "
+                 "\"train_loss\": %s, \"val_loss\": %s, \"val_accuracy\": %.6g, "
                  "\"samples_per_s\": %.1f, \"time_s\": %.3f}",
                  (unsigned long long)r->iteration, epoch, (unsigned long long)r->step,
-                 s[2] > 0 ? s[0] / s[2] : 0.0, vloss, vacc,
-                 train_time > 0 ? s[2] / train_time : 0.0,
+                 metric_token(tl, sizeof tl, s[2] > 0 ? s[0] / s[2] : 0.0),
+                 metric_token(vl, sizeof vl, vloss), vacc, train_time > 0 ? s[2] / train_time : 0.0,
                  r->elapsed0 + train__now() - env->t_start);
         env->result(env->ud, line);
     }
