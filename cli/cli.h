@@ -45,10 +45,14 @@ typedef struct cli_table_opts {
     const char *const *params; /* parameter names for columns */
     size_t nparams;
     const char *time_attr;
-    int show_exec;             /* show the executor id/node column */
+    int show_exec; /* show the executor id/node column */
 } cli_table_opts_t;
 /* Returns a malloc'd NUL-terminated block; caller frees. */
 char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o);
+
+/* A metric or setting for people: 5 significant digits (4 in exponent form when tiny or
+ * huge), "-" for NaN (no value). The table, show and plot all print numbers this way. */
+void cli_fmt_num(double v, char *out, size_t n);
 
 /* Commands. argv[0] is the command name. */
 int cli_cmd_run(int argc, char **argv);

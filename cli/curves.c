@@ -57,7 +57,8 @@ static int collect_name(void *ud, int ncol, const char *const *names, const char
 
 static void names_free(struct names *nm)
 {
-    for (size_t i = 0; i < nm->n; i++) free(nm->v[i]);
+    for (size_t i = 0; i < nm->n; i++)
+        free(nm->v[i]);
     free(nm->v);
 }
 
@@ -68,15 +69,15 @@ int cli_exp_pick(store_t *st, const char *db, const char *given, char **out, cha
         int64_t id;
         int rc = store_experiment_find(st, given, &id, err, errlen);
         if (rc == STORE_NOTFOUND)
-            return set_err(err, errlen, rc, "no experiment named \"%s\" in %s (see tune ls --db %s)",
-                           given, db, db);
+            return set_err(err, errlen, rc,
+                           "no experiment named \"%s\" in %s (see tune ls --db %s)", given, db, db);
         if (rc != 0) return rc;
         if (!(*out = strdup(given))) return set_err(err, errlen, STORE_ERR, "out of memory");
         return 0;
     }
     struct names nm = {0};
-    int rc = store_query(st, "SELECT name FROM experiments ORDER BY id", NULL, 0, collect_name,
-                         &nm, err, errlen);
+    int rc = store_query(st, "SELECT name FROM experiments ORDER BY id", NULL, 0, collect_name, &nm,
+                         err, errlen);
     if (rc == 0 && nm.oom) rc = set_err(err, errlen, STORE_ERR, "out of memory");
     if (rc == 0 && nm.n == 0)
         rc = set_err(err, errlen, STORE_NOTFOUND,
@@ -91,8 +92,8 @@ int cli_exp_pick(store_t *st, const char *db, const char *given, char **out, cha
             k += (size_t)w;
         }
         if (k >= sizeof list) memcpy(list + sizeof list - 4, "...", 4);
-        rc = set_err(err, errlen, CLI_EXP_AMBIGUOUS,
-                     "%s holds %zu experiments (%s): say which one", db, nm.n, list);
+        rc = set_err(err, errlen, CLI_EXP_AMBIGUOUS, "%s holds %zu experiments (%s): say which one",
+                     db, nm.n, list);
     }
     if (rc == 0 && !(*out = strdup(nm.v[0]))) rc = set_err(err, errlen, STORE_ERR, "out of memory");
     names_free(&nm);
@@ -295,13 +296,54 @@ static void finish_trial(const cli_exp_t *e, cli_trial_t *t)
         }
 }
 
+static int any_value(const cli_exp_t *e)
+{
+    for (size_t i = 0; i < e->ntrials; i++)
+        for (size_t k = 0; k < e->trials[i].n; k++)
+            if (!isnan(e->trials[i].y[k])) return 1;
+    return 0;
+}
+
+/* A metric asked for by name that no result of the experiment has is most likely a typo:
+ * say so and list the numeric keys its results do have. Only when no point was found, so
+ * the common case costs nothing; an experiment without results yet is not an error. */
+static int check_metric(store_t *st, const cli_exp_t *e, char *err, size_t errlen)
+{
+    char idbuf[32];
+    snprintf(idbuf, sizeof idbuf, "%lld", (long long)e->id);
+    const char *b[] = {idbuf, e->metric};
+    struct names nm = {0};
+    int rc = store_query(st,
+                         "SELECT j.key FROM trials t JOIN results_current c"
+                         " ON c.trial_id = t.id, json_each(c.data) j"
+                         " WHERE t.experiment_id = ?1 AND j.type IN ('integer', 'real')"
+                         " GROUP BY j.key ORDER BY j.key = ?2 DESC, min(c.id), min(j.id)"
+                         " LIMIT 40",
+                         b, 2, collect_name, &nm, err, errlen);
+    if (rc == 0 && nm.oom) rc = set_err(err, errlen, STORE_ERR, "out of memory");
+    if (rc == 0 && nm.n > 0 && strcmp(nm.v[0], e->metric) != 0) {
+        char list[512] = "";
+        size_t k = 0;
+        for (size_t i = 0; i < nm.n && k + 1 < sizeof list; i++) {
+            int w = snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", nm.v[i]);
+            if (w < 0) break;
+            k += (size_t)w;
+        }
+        if (k >= sizeof list) memcpy(list + sizeof list - 4, "...", 4);
+        rc = set_err(err, errlen, STORE_NOTFOUND,
+                     "experiment \"%s\" has no metric \"%s\": its results report %s", e->name,
+                     e->metric, list);
+    }
+    names_free(&nm);
+    return rc;
+}
+
 int cli_exp_load(store_t *st, const char *name, const char *metric, const char *trial,
                  unsigned flags, cli_exp_t **out, char *err, size_t errlen)
 {
     if (metric && (strchr(metric, '"') || strchr(metric, '\\') || !metric[0]))
         return set_err(err, errlen, STORE_ERR,
-                       "metric \"%s\": a metric name cannot be empty or hold '\"' or '\\'",
-                       metric);
+                       "metric \"%s\": a metric name cannot be empty or hold '\"' or '\\'", metric);
     cli_exp_t *e = calloc(1, sizeof *e);
     if (!e) return set_err(err, errlen, STORE_ERR, "out of memory");
     struct loader L = {.e = e};
@@ -381,7 +423,12 @@ int cli_exp_load(store_t *st, const char *name, const char *metric, const char *
             if (rc != 0) goto fail;
         }
     }
-    for (size_t i = 0; i < e->ntrials; i++) finish_trial(e, &e->trials[i]);
+    for (size_t i = 0; i < e->ntrials; i++)
+        finish_trial(e, &e->trials[i]);
+    if (metric && !any_value(e)) {
+        rc = check_metric(st, e, err, errlen);
+        if (rc != 0) goto fail;
+    }
     free(L.cap);
     free(L.dcap);
     *out = e;
@@ -407,7 +454,8 @@ void cli_exp_free(cli_exp_t *e)
         free(t->stderr_tail);
         free(t->x);
         free(t->y);
-        for (size_t k = 0; k < t->ndec; k++) free(t->dec[k].reason);
+        for (size_t k = 0; k < t->ndec; k++)
+            free(t->dec[k].reason);
         free(t->dec);
     }
     free(e->trials);

@@ -42,8 +42,8 @@ typedef struct cli_trial {
 typedef struct cli_exp {
     int64_t id;
     char *name, *status, *scheduler, *exp_metric, *settings_json, *space_json, *results_dir;
-    char *metric;  /* the metric of the curves: exp_metric unless another one was asked for */
-    int mode_max;  /* the experiment's mode; it orders every metric */
+    char *metric; /* the metric of the curves: exp_metric unless another one was asked for */
+    int mode_max; /* the experiment's mode; it orders every metric */
     int64_t num_trials;
     double created_at, ended_at; /* NaN when not set */
     char time_attr[64];          /* from settings_json; "training_iteration" by default */
@@ -66,7 +66,9 @@ int cli_exp_pick(store_t *st, const char *db, const char *given, char **out, cha
 /* Reads experiment `name` with its curves of `metric` (NULL: the experiment's metric; any
  * other result key is read from the results' JSON). `trial` (NULL: all) keeps only the
  * trial with that number ("7") or name ("trial_00007"): STORE_NOTFOUND with a message
- * when there is none. On success *out is new and freed with cli_exp_free. */
+ * when there is none. A `metric` that no result of the experiment has as a number is
+ * STORE_NOTFOUND too, naming the metrics there are (no results at all is not an error).
+ * On success *out is new and freed with cli_exp_free. */
 int cli_exp_load(store_t *st, const char *name, const char *metric, const char *trial,
                  unsigned flags, cli_exp_t **out, char *err, size_t errlen);
 void cli_exp_free(cli_exp_t *e); /* NULL-safe */

@@ -100,17 +100,17 @@ static int write_rungs(FILE *f, store_t *st, const cli_exp_t *e, char *err, size
     const char *b[] = {id};
     struct rung_ctx r = {.f = f};
     fputs("\"rungs\":[", f);
-    int rc = store_query(
-        st,
-        "SELECT d.bracket, d.rung, max(d.milestone),"
-        " (SELECT d2.cutoff FROM decisions d2 JOIN trials t2 ON t2.id = d2.trial_id"
-        "  WHERE t2.experiment_id = ?1 AND d2.bracket IS d.bracket AND d2.rung = d.rung"
-        "  AND d2.cutoff IS NOT NULL ORDER BY d2.id DESC LIMIT 1),"
-        " count(*), sum(d.action = 'stop')"
-        " FROM decisions d JOIN trials t ON t.id = d.trial_id"
-        " WHERE t.experiment_id = ?1 AND d.rung IS NOT NULL"
-        " GROUP BY d.bracket, d.rung ORDER BY d.bracket, d.rung",
-        b, 1, rung_row, &r, err, errlen);
+    int rc =
+        store_query(st,
+                    "SELECT d.bracket, d.rung, max(d.milestone),"
+                    " (SELECT d2.cutoff FROM decisions d2 JOIN trials t2 ON t2.id = d2.trial_id"
+                    "  WHERE t2.experiment_id = ?1 AND d2.bracket IS d.bracket AND d2.rung = d.rung"
+                    "  AND d2.cutoff IS NOT NULL ORDER BY d2.id DESC LIMIT 1),"
+                    " count(*), sum(d.action = 'stop')"
+                    " FROM decisions d JOIN trials t ON t.id = d.trial_id"
+                    " WHERE t.experiment_id = ?1 AND d.rung IS NOT NULL"
+                    " GROUP BY d.bracket, d.rung ORDER BY d.bracket, d.rung",
+                    b, 1, rung_row, &r, err, errlen);
     fputs("]", f);
     return rc;
 }
@@ -331,7 +331,8 @@ int cli_cmd_report(int argc, char **argv)
     char *picked = NULL;
     cli_exp_t *e = NULL;
     int rc = cli_exp_pick(st, db, name, &picked, err, sizeof err);
-    if (rc == 0) rc = cli_exp_load(st, picked, metric, NULL, CLI_EXP_DECISIONS, &e, err, sizeof err);
+    if (rc == 0)
+        rc = cli_exp_load(st, picked, metric, NULL, CLI_EXP_DECISIONS, &e, err, sizeof err);
     free(picked);
     if (rc != 0) {
         cli_error("%s", err);
@@ -380,7 +381,8 @@ int cli_cmd_report(int argc, char **argv)
             return CLI_EXIT_FAIL;
         }
         size_t nres = 0;
-        for (size_t i = 0; i < e->ntrials; i++) nres += e->trials[i].n;
+        for (size_t i = 0; i < e->ntrials; i++)
+            nres += e->trials[i].n;
         fprintf(stderr, "tune: wrote %s (%s: %zu trials, %zu results, %.0f KiB)\n", outp, e->name,
                 e->ntrials, nres, (double)size / 1024);
     }

@@ -170,29 +170,12 @@ static int find_in_path(const char *prog, char *out, size_t n)
     return -1;
 }
 
-static int mkdir_p(const char *path)
-{
-    char buf[PATH_MAX];
-    size_t n = strlen(path);
-    if (n >= sizeof buf) return -1;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] == '/' || buf[i] == 0) {
-            char c = buf[i];
-            buf[i] = 0;
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-            buf[i] = c;
-        }
-    }
-    return 0;
-}
-
 /* One tune process writes an experiment at a time: an advisory lock on a file in the
  * experiment's results directory, released by the kernel however tune ends (even
  * kill -9), so a stale lock never blocks a resume. Returns the fd, or -1 with a message. */
 static int lock_experiment(const char *results_dir, const char *name)
 {
-    char path[PATH_MAX + 16];
+    char path[PATH_MAX + 320]; /* results_dir is at most PATH_MAX + 300 (see execute) */
     snprintf(path, sizeof path, "%s/.tune.lock", results_dir);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -255,7 +238,8 @@ static void on_report(void *ud, const sched_snapshot_t *snap, int final)
         fputs(text, stdout);
         fflush(stdout);
         v->last_lines = 0;
-        for (const char *p = text; *p; p++) v->last_lines += *p == '\n';
+        for (const char *p = text; *p; p++)
+            v->last_lines += *p == '\n';
         free(text);
         return;
     }
@@ -280,7 +264,7 @@ static int make_executor(const space_settings_t *set, const struct run_opts *ro,
                          const char *file, trial_exec_t **ex, trial_capacity_t *cap)
 {
     char err[1024];
-    const char *kind = ro->executor ? ro->executor
+    const char *kind = ro->executor                         ? ro->executor
                        : set->exec.type == SPACE_EXEC_SLURM ? "slurm"
                                                             : "local";
     cap->known = 0;
@@ -289,7 +273,7 @@ static int make_executor(const space_settings_t *set, const struct run_opts *ro,
         cli_error("%s", err);
         return CLI_EXIT_FAIL;
     }
-    const char *alloc = ro->allocation       ? ro->allocation
+    const char *alloc = ro->allocation         ? ro->allocation
                         : set->exec.allocation ? set->exec.allocation
                                                : getenv("SLURM_JOB_ID");
     if (alloc && strcmp(alloc, "none") == 0) alloc = NULL;
@@ -305,8 +289,8 @@ static int make_executor(const space_settings_t *set, const struct run_opts *ro,
         cli_error("%s", err);
         return CLI_EXIT_USAGE;
     }
-    if (trial_exec_check(*ex, 1, set->gpus_per_trial, set->cpus_per_trial, cap, err,
-                         sizeof err) != 0) {
+    if (trial_exec_check(*ex, 1, set->gpus_per_trial, set->cpus_per_trial, cap, err, sizeof err) !=
+        0) {
         cli_error("%s: executor slurm: %s", file, err);
         trial_exec_free(*ex);
         *ex = NULL;
@@ -331,7 +315,8 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
     snprintf(path_env, sizeof path_env, "%s%s%s", self, old_path ? ":" : "",
              old_path ? old_path : "");
     setenv("PATH", path_env, 1);
-    if (strchr(set->command[0], '{') == NULL && find_in_path(set->command[0], found, sizeof found)) {
+    if (strchr(set->command[0], '{') == NULL &&
+        find_in_path(set->command[0], found, sizeof found)) {
         cli_error("%s: command[0]: cannot find program \"%s\" (not in PATH, nor beside tune in %s)",
                   file, set->command[0], self);
         return CLI_EXIT_USAGE;
@@ -355,7 +340,8 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
         ngpus = cap.gpus >= 0 ? cap.gpus : (int)ceil(set->gpus_per_trial) * slots;
         if (ngpus > 256) ngpus = 256;
         cpus = cap.cpus >= 0 ? cap.cpus : set->cpus_per_trial * slots;
-        for (int i = 0; i < ngpus; i++) gpu_ids[i] = i;
+        for (int i = 0; i < ngpus; i++)
+            gpu_ids[i] = i;
     } else if (ngpus < 0) {
         peer = calloc(256 * 256, 1);
         ngpus = sched_detect_gpus(gpu_ids, 256, peer);
@@ -390,7 +376,7 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
         *slash = 0;
     if (!realpath(dbdir0, dbdir)) snprintf(dbdir, sizeof dbdir, "%s", dbdir0);
     snprintf(results_dir, sizeof results_dir, "%s/tune_results/%s", dbdir, name);
-    if (mkdir_p(results_dir) != 0) {
+    if (trial_mkdirs(results_dir) != 0) {
         cli_error("cannot create the results directory %s: %s", results_dir, strerror(errno));
         sched_pool_free(pool);
         trial_exec_free(ex);
@@ -443,8 +429,9 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
     }
     size_t np = space_num_params(sp);
     const char **params = calloc(np + 1, sizeof *params);
-    for (size_t i = 0; params && i < np; i++) params[i] = space_param_name(sp, i);
-    double interval = ro->status_interval > 0     ? ro->status_interval
+    for (size_t i = 0; params && i < np; i++)
+        params[i] = space_param_name(sp, i);
+    double interval = ro->status_interval > 0      ? ro->status_interval
                       : set->status_interval_s > 0 ? set->status_interval_s
                                                    : 30;
     struct run_view view = {.tty = isatty(STDOUT_FILENO),
@@ -473,8 +460,9 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
         cli_error("experiment %s stopped: %s", name, err);
         char e2[256];
         store_experiment_set_status(st, exp_id, "INTERRUPTED", wall_now(), e2, sizeof e2);
-        fprintf(stderr, "Everything recorded before the stop is in %s; continue with `tune resume "
-                        "%s --db %s` once the cause is fixed.\n",
+        fprintf(stderr,
+                "Everything recorded before the stop is in %s; continue with `tune resume "
+                "%s --db %s` once the cause is fixed.\n",
                 db, name, db);
         exit_code = CLI_EXIT_FAIL;
     } else {

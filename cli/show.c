@@ -65,9 +65,8 @@ static int parse_view(int argc, char **argv, int maxpos, const char *usage, stru
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = strcmp(a, "--db") == 0 || strcmp(a, "--experiment") == 0 ||
                     strcmp(a, "--metric") == 0 || strcmp(a, "--width") == 0 ||
-                    strcmp(a, "--height") == 0 || strcmp(a, "--x") == 0 ||
-                    strcmp(a, "--y") == 0 || strcmp(a, "--color") == 0 ||
-                    strcmp(a, "--lines") == 0;
+                    strcmp(a, "--height") == 0 || strcmp(a, "--x") == 0 || strcmp(a, "--y") == 0 ||
+                    strcmp(a, "--color") == 0 || strcmp(a, "--lines") == 0;
         if (takes && !v) {
             cli_error("%s: %s needs a value\n%s", cmd, a, usage);
             return -1;
@@ -141,8 +140,8 @@ static int term_width(void)
 
 /* Opens the database read-only and loads the experiment (named or implied); prints the
  * error and returns the exit status when it cannot. */
-static int open_exp(const struct view_opts *o, const char *name, const char *trial,
-                    unsigned flags, store_t **st, cli_exp_t **e)
+static int open_exp(const struct view_opts *o, const char *name, const char *trial, unsigned flags,
+                    store_t **st, cli_exp_t **e)
 {
     char err[1024];
     *st = NULL;
@@ -189,16 +188,6 @@ static void put_utf8(FILE *f, unsigned cp)
     }
 }
 
-static void fmt_num(double v, char *out, size_t n)
-{
-    if (isnan(v))
-        snprintf(out, n, "-");
-    else if (v != 0 && (fabs(v) < 1e-3 || fabs(v) >= 1e6))
-        snprintf(out, n, "%.4g", v);
-    else
-        snprintf(out, n, "%.5g", v);
-}
-
 static void fmt_time(double t, char *out, size_t n)
 {
     if (isnan(t)) {
@@ -227,8 +216,8 @@ static void fmt_duration(double s, char *out, size_t n)
 /* Cell classes in drawing priority: a cell shows the colour of the highest class that
  * put a dot in it, so the few finished trials stand out of many stopped ones. */
 enum { CL_NONE, CL_STOPPED, CL_OTHER, CL_ERROR, CL_FINISHED, CL_BEST, CL_N };
-static const char *const cls_color[CL_N] = {"", "\x1b[90m", "\x1b[36m", "\x1b[31m", "\x1b[32m",
-                                            "\x1b[1;33m"};
+static const char *const cls_color[CL_N] = {"",         "\x1b[90m", "\x1b[36m",
+                                            "\x1b[31m", "\x1b[32m", "\x1b[1;33m"};
 
 struct canvas {
     int w, h; /* cells */
@@ -369,6 +358,20 @@ static void legend_item(struct legend *L, int cls, const char *glyph, const char
     L->used += w;
 }
 
+/* The chart's title line, cut on a character boundary to the width. */
+static void print_title(FILE *f, const struct chart *ch)
+{
+    if (!ch->title) return;
+    char title[512];
+    snprintf(title, sizeof title, "%s", ch->title);
+    int w = 0;
+    size_t i = 0;
+    for (; title[i]; i++)
+        if (((unsigned char)title[i] & 0xC0) != 0x80 && ++w > ch->cols) break;
+    title[i] = 0;
+    fprintf(f, "%s\n", title);
+}
+
 /* Draws the curves of trials sel[0..nsel) of e, `best` (an index into e->trials, or -1)
  * on top. Every line is at most ch->cols columns wide. */
 static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t nsel, long best,
@@ -388,7 +391,9 @@ static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t ns
         }
     }
     if (!isfinite(xmn)) {
-        fprintf(f, "  (no results with a value for %s yet)\n", e->metric ? e->metric : "the metric");
+        print_title(f, ch);
+        fprintf(f, "  (no results with a value for %s yet)\n",
+                e->metric ? e->metric : "the metric");
         return;
     }
     /* ASHA's milestones grow geometrically: a log x axis spaces its rungs evenly. */
@@ -443,7 +448,8 @@ static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t ns
             unsigned phase = 0;
             for (size_t k = 0; k < t->n; k++) {
                 int px, py;
-                if (axis_map(&ax, t->x[k], 2 * W, 0, &px) || axis_map(&ay, t->y[k], 4 * rows, 1, &py))
+                if (axis_map(&ax, t->x[k], 2 * W, 0, &px) ||
+                    axis_map(&ay, t->y[k], 4 * rows, 1, &py))
                     continue;
                 if (have)
                     line(&c, px0, py0, px, py, cls, cls == CL_STOPPED, &phase);
@@ -457,17 +463,7 @@ static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t ns
         }
     }
 
-    if (ch->title) {
-        char title[512];
-        snprintf(title, sizeof title, "%s", ch->title);
-        /* Cut on a character boundary to the width. */
-        int w = 0;
-        size_t i = 0;
-        for (; title[i]; i++)
-            if (((unsigned char)title[i] & 0xC0) != 0x80 && ++w > ch->cols) break;
-        title[i] = 0;
-        fprintf(f, "%s\n", title);
-    }
+    print_title(f, ch);
     int tick = 0;
     for (int r = 0; r < rows; r++) {
         int is_tick = tick < nt && yrow[tick] == r;
@@ -537,7 +533,8 @@ static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t ns
         }
     }
     fprintf(f, "%*s └", lw, "");
-    for (int x = 0; x < W; x++) fputs(tickcol[x] ? "┬" : "─", f);
+    for (int x = 0; x < W; x++)
+        fputs(tickcol[x] ? "┬" : "─", f);
     fputc('\n', f);
     fprintf(f, "%*s  %s\n", lw, "", lab);
     (void)nshown;
@@ -571,7 +568,7 @@ static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t ns
     }
     if (best >= 0 && nsel > 1) {
         char v[32];
-        fmt_num(e->trials[best].last, v, sizeof v);
+        cli_fmt_num(e->trials[best].last, v, sizeof v);
         snprintf(text, sizeof text, "best %s (%s %s)", e->trials[best].name,
                  e->metric ? e->metric : "", v);
         legend_item(&L, CL_BEST, "●", text);
@@ -613,10 +610,11 @@ int cli_cmd_plot(int argc, char **argv)
         store_close(st);
         return CLI_EXIT_FAIL;
     }
-    for (size_t i = 0; i < e->ntrials; i++) sel[i] = i;
+    for (size_t i = 0; i < e->ntrials; i++)
+        sel[i] = i;
     char title[512];
-    snprintf(title, sizeof title, "%s: %s (%s) of %zu trials", e->name,
-             e->metric ? e->metric : "?", e->mode_max ? "max" : "min", e->ntrials);
+    snprintf(title, sizeof title, "%s: %s (%s) of %zu trials", e->name, e->metric ? e->metric : "?",
+             e->mode_max ? "max" : "min", e->ntrials);
     struct chart ch = {.cols = o.width ? o.width : term_width(),
                        .rows = o.height ? o.height : 16,
                        .color = o.color,
@@ -651,7 +649,8 @@ static void tail_file(const char *dir, const char *file, int n)
     fclose(f);
     if (!buf) return;
     buf[len] = 0;
-    while (len && buf[len - 1] == '\n') buf[--len] = 0;
+    while (len && buf[len - 1] == '\n')
+        buf[--len] = 0;
     const char *start = buf;
     int seen = 0;
     for (size_t i = len; i-- > 0;)
@@ -689,11 +688,12 @@ static void print_why(const cli_exp_t *e, const cli_trial_t *t)
         if (strcmp(t->dec[k].action, "stop") == 0) stop = &t->dec[k];
     char v[32], c[32], m[32];
     if (t->early_stopped) {
-        printf("status       TERMINATED: stopped early by %s", e->scheduler ? e->scheduler : "the scheduler");
+        printf("status       TERMINATED: stopped early by %s",
+               e->scheduler ? e->scheduler : "the scheduler");
         if (stop) {
-            fmt_num(stop->value, v, sizeof v);
-            fmt_num(stop->cutoff, c, sizeof c);
-            fmt_num(stop->milestone, m, sizeof m);
+            cli_fmt_num(stop->value, v, sizeof v);
+            cli_fmt_num(stop->cutoff, c, sizeof c);
+            cli_fmt_num(stop->milestone, m, sizeof m);
             if (stop->rung >= 0) printf(" at rung %d (%s %s)", stop->rung, e->time_attr, m);
             printf(": %s %s %s the cutoff %s", e->exp_metric ? e->exp_metric : "value", v,
                    e->mode_max ? "below" : "above", c);
@@ -703,7 +703,7 @@ static void print_why(const cli_exp_t *e, const cli_trial_t *t)
         printf("\n");
     } else if (strcmp(t->status, "TERMINATED") == 0) {
         if (!isnan(e->max_t) && t->last_x >= e->max_t) {
-            fmt_num(e->max_t, m, sizeof m);
+            cli_fmt_num(e->max_t, m, sizeof m);
             printf("status       TERMINATED: finished, reached max_t (%s %s)\n", e->time_attr, m);
         } else {
             printf("status       TERMINATED: finished (the trial ended on its own)\n");
@@ -763,7 +763,7 @@ int cli_cmd_show(int argc, char **argv)
     {
         char *s = NULL;
         if (cJSON_IsNumber(it))
-            fmt_num(it->valuedouble, a, sizeof a);
+            cli_fmt_num(it->valuedouble, a, sizeof a);
         else if (cJSON_IsString(it))
             snprintf(a, sizeof a, "%.60s", it->valuestring);
         else
@@ -782,10 +782,10 @@ int cli_cmd_show(int argc, char **argv)
            isnan(t->ended_at) && !isnan(t->started_at) ? " so far" : "");
     /* Metrics: the shown metric's last and best, and the whole last result. */
     char lx[32], bx[32];
-    fmt_num(t->last, a, sizeof a);
-    fmt_num(t->best, b, sizeof b);
-    fmt_num(t->last_x, lx, sizeof lx);
-    fmt_num(t->best_x, bx, sizeof bx);
+    cli_fmt_num(t->last, a, sizeof a);
+    cli_fmt_num(t->best, b, sizeof b);
+    cli_fmt_num(t->last_x, lx, sizeof lx);
+    cli_fmt_num(t->best_x, bx, sizeof bx);
     printf("%-12s last %s at %s %s, best %s at %s (%s), %zu results\n",
            e->metric ? e->metric : "metric", a, e->time_attr, lx, b, bx,
            e->mode_max ? "max" : "min", t->n);
@@ -793,15 +793,17 @@ int cli_cmd_show(int argc, char **argv)
     snprintf(tid, sizeof tid, "%lld", (long long)t->id);
     const char *qb[] = {tid};
     char err[512];
-    if (store_query(st, "SELECT data FROM results_current WHERE trial_id = ?1 ORDER BY id DESC"
-                        " LIMIT 1",
+    if (store_query(st,
+                    "SELECT data FROM results_current WHERE trial_id = ?1 ORDER BY id DESC"
+                    " LIMIT 1",
                     qb, 1, print_last_result, NULL, err, sizeof err) != 0)
         cli_error("%s", err);
     if (t->error && strcmp(t->status, "ERROR") != 0) printf("note         %s\n", t->error);
 
     /* The judged decisions (ASHA's rungs, the median rule): the last 20. */
     size_t nj = 0;
-    for (size_t k = 0; k < t->ndec; k++) nj += t->dec[k].rung >= 0 || !isnan(t->dec[k].cutoff);
+    for (size_t k = 0; k < t->ndec; k++)
+        nj += t->dec[k].rung >= 0 || !isnan(t->dec[k].cutoff);
     if (nj) {
         printf("\ndecisions (%s, %s %s):\n", e->scheduler ? e->scheduler : "?",
                e->exp_metric ? e->exp_metric : "value", e->mode_max ? "max" : "min");
@@ -812,10 +814,10 @@ int cli_cmd_show(int argc, char **argv)
             const cli_decision_t *x = &t->dec[k];
             if (!(x->rung >= 0 || !isnan(x->cutoff)) || (skip && skip--)) continue;
             char it_s[32], ms[32], v[32], c[32], r[16];
-            fmt_num(x->iteration, it_s, sizeof it_s);
-            fmt_num(x->milestone, ms, sizeof ms);
-            fmt_num(x->value, v, sizeof v);
-            fmt_num(x->cutoff, c, sizeof c);
+            cli_fmt_num(x->iteration, it_s, sizeof it_s);
+            cli_fmt_num(x->milestone, ms, sizeof ms);
+            cli_fmt_num(x->value, v, sizeof v);
+            cli_fmt_num(x->cutoff, c, sizeof c);
             if (x->rung >= 0)
                 snprintf(r, sizeof r, "%d", x->rung);
             else
@@ -831,7 +833,9 @@ int cli_cmd_show(int argc, char **argv)
     snprintf(title, sizeof title, "learning curve: %s by %s", e->metric ? e->metric : "?",
              e->time_attr);
     int cols = o.width ? o.width : term_width();
-    struct chart ch = {.cols = cols > 72 ? 72 : cols < 20 ? 20 : cols,
+    struct chart ch = {.cols = cols > 72   ? 72
+                               : cols < 20 ? 20
+                                           : cols,
                        .rows = o.height ? o.height : 8,
                        .color = o.color,
                        .logx = o.logx,

@@ -38,16 +38,6 @@ static void bput(struct buf *b, const char *fmt, ...)
     }
 }
 
-static void fmt_num(double v, char *out, size_t n)
-{
-    if (isnan(v))
-        snprintf(out, n, "-");
-    else if (v != 0 && (fabs(v) < 1e-3 || fabs(v) >= 1e6))
-        snprintf(out, n, "%.4g", v);
-    else
-        snprintf(out, n, "%.5g", v);
-}
-
 static void fmt_cfg_value(const cJSON *v, char *out, size_t n)
 {
     if (!v) {
@@ -57,7 +47,7 @@ static void fmt_cfg_value(const cJSON *v, char *out, size_t n)
         if (d == floor(d) && fabs(d) < 1e15)
             snprintf(out, n, "%.0f", d);
         else
-            fmt_num(d, out, n);
+            cli_fmt_num(d, out, n);
     } else if (cJSON_IsString(v)) {
         snprintf(out, n, "%s", v->valuestring);
     } else {
@@ -121,6 +111,16 @@ static void clip_line(struct buf *b, size_t start, int cols)
     }
 }
 
+void cli_fmt_num(double v, char *out, size_t n)
+{
+    if (isnan(v))
+        snprintf(out, n, "-");
+    else if (v != 0 && (fabs(v) < 1e-3 || fabs(v) >= 1e6))
+        snprintf(out, n, "%.4g", v);
+    else
+        snprintf(out, n, "%.5g", v);
+}
+
 char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
 {
     struct buf b = {0};
@@ -146,7 +146,7 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
         for (size_t i = 0; i < s->nrungs; i++) {
             const sched_rung_info_t *r = &s->rungs[i];
             char c[32];
-            fmt_num(r->cutoff, c, sizeof c);
+            cli_fmt_num(r->cutoff, c, sizeof c);
             if (r->bracket != last_bracket && s->rungs[s->nrungs - 1].bracket > 0)
                 bput(&b, " [bracket %d]", r->bracket);
             last_bracket = r->bracket;
@@ -159,7 +159,7 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
     }
     start = b.len;
     char g[32];
-    fmt_num(s->gpus_used, g, sizeof g);
+    cli_fmt_num(s->gpus_used, g, sizeof g);
     if (s->gpus_total)
         bput(&b, "Resources: %s/%d GPUs, %d/%d CPUs | results %llu", g, s->gpus_total, s->cpus_used,
              s->cpus_total, (unsigned long long)s->results);
@@ -180,7 +180,7 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
     bput(&b, ", %zu ERROR", s->counts[SCHED_TRIAL_ERROR]);
     if (s->best_trial >= 0) {
         char m[32];
-        fmt_num(s->best_metric, m, sizeof m);
+        cli_fmt_num(s->best_metric, m, sizeof m);
         bput(&b, " | best trial_%05lld %s=%s", (long long)s->best_trial, s->metric, m);
     }
     bput(&b, "\n");
@@ -249,16 +249,16 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
         snprintf(tmp, sizeof tmp, "%lld", (long long)v->iterations);
         cells[(r + 1) * ncols + c++] = strdup(tmp);
         if (show_t) {
-            fmt_num(v->last_time, tmp, sizeof tmp);
+            cli_fmt_num(v->last_time, tmp, sizeof tmp);
             cells[(r + 1) * ncols + c++] = strdup(tmp);
         }
         /* NaN after results is a diverged trial, not a missing value: say so. */
         if (v->iterations > 0 && isnan(v->last_metric))
             snprintf(tmp, sizeof tmp, "NaN");
         else
-            fmt_num(v->last_metric, tmp, sizeof tmp);
+            cli_fmt_num(v->last_metric, tmp, sizeof tmp);
         cells[(r + 1) * ncols + c++] = strdup(tmp);
-        fmt_num(v->best_metric, tmp, sizeof tmp);
+        cli_fmt_num(v->best_metric, tmp, sizeof tmp);
         cells[(r + 1) * ncols + c++] = strdup(tmp);
     }
     for (size_t r = 0; r <= room; r++)

@@ -88,6 +88,10 @@ struct loop {
     char fatal_msg[1024];
     uint64_t results, ignored, bad_lines;
     double t0;
+    /* When this turn's lines arrived: the clocks are read at the turn's first result and
+     * reset (0) after each poll. The lines of one turn were all waiting when poll
+     * returned, and two clock reads per result were a measurable share of the path. */
+    double rx_wall, rx_mono;
     int time_is_iter;
     /* report snapshot storage, reused between reports */
     sched_trial_view_t *views;
@@ -158,32 +162,24 @@ static int has_non_json_number(const char *s, size_t n)
 
 static void request_stop(struct loop *L, struct ltrial *t, enum stop_reason why);
 
-static void on_result(struct loop *L, struct ltrial *t, cJSON *r, const char *line, size_t len)
-{
-    const space_settings_t *set = L->set;
-    double it = trial_result_number(r, "training_iteration");
-    int added = 0;
-    if (isnan(it)) {
-        /* Counted by the scheduler when the trial does not send it (Ray Tune does the
-         * same for function trainables). */
-        it = (double)(t->iters + 1);
-        cJSON_AddNumberToObject(r, "training_iteration", it);
-        added = 1;
-    }
-    double tv = L->time_is_iter ? it : trial_result_number(r, set->sched.time_attr);
-    double m = set->metric ? trial_result_number(r, set->metric) : NAN;
+/* The numbers the loop reads from a result (training_iteration, the time_attr, the
+ * metric) and the text to store, valid JSON. */
+struct result_in {
+    double it, tv, m;
+    const char *json;
+    size_t json_len;
+};
 
-    char *printed = NULL;
-    const char *json = line;
-    size_t json_len = len;
-    if (added || has_non_json_number(line, len)) {
-        printed = cJSON_PrintUnformatted(r);
-        if (!printed) {
-            loop_fail(L, "cannot record result", "out of memory");
-            return;
-        }
-        json = printed;
-        json_len = strlen(printed);
+/* One result of trial t: recorded, counted and judged. */
+static void on_result(struct line_ctx *c, const struct result_in *in)
+{
+    struct loop *L = c->L;
+    struct ltrial *t = c->t;
+    const space_settings_t *set = L->set;
+    double it = in->it, tv = in->tv, m = in->m;
+    if (L->rx_wall == 0) {
+        L->rx_wall = wall_now();
+        L->rx_mono = mono_now();
     }
     char err[256];
     if (t->carry) {
@@ -199,26 +195,24 @@ static void on_result(struct loop *L, struct ltrial *t, cJSON *r, const char *li
         }
         t->iters = carried;
     }
-    double now = wall_now();
+    double now = L->rx_wall;
     store_result_t sr = {.trial_id = t->id,
                          .attempt = t->attempt,
                          .iteration = (int64_t)it,
                          .time_value = tv,
                          .metric = m,
                          .wall_time = now,
-                         .json = json,
-                         .json_len = json_len};
+                         .json = in->json,
+                         .json_len = in->json_len};
     if (store_result_add(L->o->store, &sr, err, sizeof err) != 0) {
-        free(printed);
         loop_fail(L, "cannot record result", err);
         return;
     }
-    free(printed);
     L->results++;
     t->iters++;
     t->last_time = tv;
     t->last_metric = m;
-    t->last_result_mono = mono_now();
+    t->last_result_mono = L->rx_mono;
     if (better(set->mode == SPACE_MODE_MAX, m, t->best_metric)) t->best_metric = m;
 
     if (isnan(tv)) return; /* without its time the policy cannot place the result */
@@ -273,6 +267,23 @@ static void on_line(void *ud, const char *line, size_t len, int truncated)
         c->L->bad_lines++;
         return;
     }
+    struct loop *L = c->L;
+    const space_settings_t *set = L->set;
+    /* The fast path: a plain JSON object with its training_iteration is stored as it came,
+     * its numbers read without building a tree. Anything else (no training_iteration,
+     * NaN/Infinity, what the scan leaves alone) goes through cJSON below. */
+    const char *keys[3] = {"training_iteration", L->time_is_iter ? NULL : set->sched.time_attr,
+                           set->metric};
+    double v[3];
+    if (trial_result_scan(line, len, keys, 3, v) == 1 && !isnan(v[0])) {
+        if (c->t->stop != STOP_NONE) {
+            c->L->ignored++;
+        } else if (!L->fatal) {
+            struct result_in in = {v[0], L->time_is_iter ? v[0] : v[1], v[2], line, len};
+            on_result(c, &in);
+        }
+        return;
+    }
     cJSON *r = NULL;
     if (trial_result_parse(line, len, &r) != 1) {
         /* A line that opens like a JSON object but does not parse was surely meant as a
@@ -289,7 +300,30 @@ static void on_line(void *ud, const char *line, size_t len, int truncated)
          * not recorded, as in Ray Tune. */
         c->L->ignored++;
     } else if (!c->L->fatal) {
-        on_result(c->L, c->t, r, line, len);
+        struct result_in in = {trial_result_number(r, "training_iteration"), NAN, NAN, line, len};
+        int added = 0;
+        if (isnan(in.it)) {
+            /* Counted by the scheduler when the trial does not send it (Ray Tune does the
+             * same for function trainables). */
+            in.it = (double)(c->t->iters + 1);
+            cJSON_AddNumberToObject(r, "training_iteration", in.it);
+            added = 1;
+        }
+        in.tv = L->time_is_iter ? in.it : trial_result_number(r, set->sched.time_attr);
+        in.m = set->metric ? trial_result_number(r, set->metric) : NAN;
+        char *printed = NULL;
+        if (added || has_non_json_number(line, len)) {
+            printed = cJSON_PrintUnformatted(r);
+            if (!printed) {
+                loop_fail(L, "cannot record result", "out of memory");
+                cJSON_Delete(r);
+                return;
+            }
+            in.json = printed;
+            in.json_len = strlen(printed);
+        }
+        on_result(c, &in);
+        free(printed);
     }
     cJSON_Delete(r);
 }
@@ -320,23 +354,6 @@ static int pick_port(const struct loop *L, int64_t no)
     return 29500 + (int)(no % 20000);
 }
 
-static int mkdir_p(const char *path)
-{
-    char buf[4096];
-    size_t n = strlen(path);
-    if (n >= sizeof buf) return -1;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] == '/' || buf[i] == 0) {
-            char c = buf[i];
-            buf[i] = 0;
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-            buf[i] = c;
-        }
-    }
-    return 0;
-}
-
 static void finish_error(struct loop *L, struct ltrial *t, const char *msg)
 {
     free(t->error);
@@ -362,8 +379,8 @@ static int launch(struct loop *L, struct ltrial *t)
     char err[512];
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/%s", L->o->results_dir, t->name);
-    if (mkdir_p(dir) != 0) {
-        snprintf(err, sizeof err, "cannot create trial directory %s: %s", dir, strerror(errno));
+    if (trial_mkdirs(dir) != 0) {
+        snprintf(err, sizeof err, "cannot create trial directory %.400s: %s", dir, strerror(errno));
         sched_pool_release(L->o->pool, &slice);
         finish_error(L, t, err);
         return 1;
@@ -1003,6 +1020,7 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
         }
         began = store_begin(o->store, serr, sizeof serr) == 0;
         if (!began) loop_fail(&L, "cannot write to the database", serr);
+        L.rx_wall = L.rx_mono = 0;
 
         int child_event = 0;
         if (n > 0 && (pfd[0].revents & POLLIN)) {
@@ -1058,9 +1076,8 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
             const char *xid = trial_exec_id(t->proc);
             if (strcmp(xid, t->exec_id) != 0) {
                 snprintf(t->exec_id, sizeof t->exec_id, "%s", xid);
-                store_trial_update_t u = {.fields = STORE_TU_EXEC_ID,
-                                          .exec_id = xid,
-                                          .node = trial_node(t->proc)};
+                store_trial_update_t u = {
+                    .fields = STORE_TU_EXEC_ID, .exec_id = xid, .node = trial_node(t->proc)};
                 update_trial_row(&L, t, &u);
             }
             /* The executor's watchdog, about once a second (Slurm: an srun whose controller

@@ -6,7 +6,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 pkgs=(cmake make gcc pkg-config libsqlite3-dev libcjson-dev zlib1g-dev sqlite3
-      dataset-fashion-mnist)
+      dataset-fashion-mnist
+      # Tests of what comes after a run: the HTML report rendered in headless Chromium,
+      # the PyTorch DDP example (examples/torch_ddp) and docs/queries.md's pandas snippet
+      # under /usr/bin/python3.
+      chromium python3-torch python3-pandas
+      # Slurm's client (the slurm executor) and daemons (scripts/test.sh runs its tests
+      # against a private single-host cluster; nothing is started at install time).
+      slurmctld slurmd slurm-client
+      # scripts/test_robust.sh: clang with its runtimes (libFuzzer, ASan) and valgrind.
+      clang libclang-rt-dev valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

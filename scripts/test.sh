@@ -3,4 +3,24 @@
 # to have built build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Slurm executor tests: as root, with Slurm installed, bring up a private cluster (two
+# fake nodes on this host, scripts/slurm/up.sh) for this run and always take it down
+# again, leaving no daemon behind. Otherwise those tests skip. TUNE_SLURM_TESTS=0: skip.
+slurm_dir="${SLURM_CI_DIR:-/tmp/tune-slurm-ci}"
+if [ "$(id -u)" = 0 ] && [ "${TUNE_SLURM_TESTS:-1}" != 0 ] && command -v slurmctld >/dev/null; then
+  trap 'SLURM_CI_DIR="$slurm_dir" scripts/slurm/down.sh --purge >&2 || true' EXIT
+  if slurm_env="$(SLURM_CI_DIR="$slurm_dir" SLURM_CI_NODES=2 scripts/slurm/up.sh)"; then
+    eval "$slurm_env"
+    export SLURM_CONF
+  else
+    echo "test: the test Slurm cluster did not come up; the Slurm tests will skip" >&2
+  fi
+fi
 ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
+
+# The robustness passes (ASan+UBSan suite, valgrind on the core tests, the fuzzers), on a
+# whole run only (no ctest arguments given): scripts/test_robust.sh. TUNE_ROBUST=0 skips.
+if [ $# -eq 0 ] && [ "${TUNE_ROBUST:-1}" != 0 ]; then
+  scripts/test_robust.sh
+fi

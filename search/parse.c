@@ -442,8 +442,12 @@ static int parse_dist(struct pctx *c, space_param_t *P, const struct dist *d, co
     }
     P->a = low;
     P->b = high;
-    P->ia = (int64_t)low;
-    P->ib = (int64_t)high;
+    /* Only the randint family has integer bounds, checked above to lie within 2^53;
+     * converting another kind's (a loguniform up to 1e300) would be undefined. */
+    if (is_int_kind(d->kind)) {
+        P->ia = (int64_t)low;
+        P->ib = (int64_t)high;
+    }
     if (eq) {
         P->qu.q = v[2];
         quant_digits(&P->qu);

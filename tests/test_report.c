@@ -146,7 +146,8 @@ static struct out tune_env(const char *dir, const char *const *args, const char 
     const char *av[64];
     int n = 0;
     av[n++] = g_tune;
-    for (int i = 0; args[i] && n < 63; i++) av[n++] = args[i];
+    for (int i = 0; args[i] && n < 63; i++)
+        av[n++] = args[i];
     av[n] = NULL;
     return run_prog(dir, av, env, 600);
 }
@@ -293,7 +294,8 @@ TEST(show_says_why_a_trial_stopped_or_finished)
     const char *a[] = {"show", no, NULL};
     struct out o = tune(dir, a);
     CHECK_EQ_INT(o.code, 0);
-    snprintf(want, sizeof want, "status       TERMINATED: stopped early by asha at rung %lld ", rung);
+    snprintf(want, sizeof want, "status       TERMINATED: stopped early by asha at rung %lld ",
+             rung);
     CHECK_CONTAINS(o.out, want);
     snprintf(want, sizeof want, "loss %s above the cutoff %s", v, c);
     CHECK_CONTAINS(o.out, want);
@@ -307,7 +309,8 @@ TEST(show_says_why_a_trial_stopped_or_finished)
     const char *b[] = {"show", "asha1", no, "--lines", "3", NULL};
     o = tune(dir, b);
     CHECK_EQ_INT(o.code, 0);
-    CHECK_CONTAINS(o.out, "status       TERMINATED: finished, reached max_t (training_iteration 27)");
+    CHECK_CONTAINS(o.out,
+                   "status       TERMINATED: finished, reached max_t (training_iteration 27)");
     CHECK_CONTAINS(o.out, "loss         last ");
     CHECK_CONTAINS(o.out, "27 results");
     CHECK_CONTAINS(o.out, "stdout.log (last 3 lines):");
@@ -367,7 +370,8 @@ TEST(show_unknown_trial_or_experiment_is_a_clear_error)
     const char *c[] = {"show", "nosuch", "3", NULL};
     o = tune(dir, c);
     CHECK_EQ_INT(o.code, 1);
-    CHECK_CONTAINS(o.err, "tune: no experiment named \"nosuch\" in tune.db (see tune ls --db tune.db)");
+    CHECK_CONTAINS(o.err,
+                   "tune: no experiment named \"nosuch\" in tune.db (see tune ls --db tune.db)");
     out_free(&o);
 
     /* With two experiments, none is implied. */
@@ -392,7 +396,8 @@ TEST(show_unknown_trial_or_experiment_is_a_clear_error)
     const char *f[] = {"show", "3", "--db", "empty.db", NULL};
     o = tune(dir, f);
     CHECK_EQ_INT(o.code, 1);
-    CHECK_CONTAINS(o.err, "tune: empty.db holds no experiment yet (run one with tune run SPACE.json)");
+    CHECK_CONTAINS(o.err,
+                   "tune: empty.db holds no experiment yet (run one with tune run SPACE.json)");
     out_free(&o);
     const char *g[] = {"plot", "--db", "missing.db", NULL};
     o = tune(dir, g);
@@ -413,20 +418,26 @@ TEST(show_and_plot_bad_arguments)
     } cases[] = {
         {{"show", NULL}, 2, "tune: show: which trial?"},
         {{"show", "a", "b", "c", NULL}, 2, "tune: show: unexpected argument \"c\""},
-        {{"show", "asha1", "3", "--experiment", "other", NULL}, 2,
+        {{"show", "asha1", "3", "--experiment", "other", NULL},
+         2,
          "tune: show: two experiments named (\"asha1\" and --experiment \"other\")"},
-        {{"show", "3", "--lines", "many", NULL}, 2,
+        {{"show", "3", "--lines", "many", NULL},
+         2,
          "tune: show: --lines wants a whole number from 0 to 100000, got \"many\""},
-        {{"show", "3", "--metric", "a\"b", NULL}, 1,
+        {{"show", "3", "--metric", "a\"b", NULL},
+         1,
          "tune: metric \"a\"b\": a metric name cannot be empty or hold '\"' or '\\'"},
-        {{"plot", "--width", "abc", NULL}, 2,
+        {{"plot", "--width", "abc", NULL},
+         2,
          "tune: plot: --width wants a whole number from 20 to 1000, got \"abc\""},
         {{"plot", "--width", "5", NULL}, 2, "--width wants a whole number from 20 to 1000"},
         {{"plot", "--height", NULL}, 2, "tune: plot: --height needs a value"},
-        {{"plot", "--x", "sideways", NULL}, 2,
+        {{"plot", "--x", "sideways", NULL},
+         2,
          "tune: plot: --x wants auto, log or linear, got \"sideways\""},
         {{"plot", "--y", "cubic", NULL}, 2, "tune: plot: --y wants auto, log or linear"},
-        {{"plot", "--color", "sometimes", NULL}, 2,
+        {{"plot", "--color", "sometimes", NULL},
+         2,
          "tune: plot: --color wants auto, always or never, got \"sometimes\""},
         {{"plot", "--bogus", NULL}, 2, "tune: plot: unknown option --bogus"},
         {{"plot", "asha1", "extra", NULL}, 2, "tune: plot: unexpected argument \"extra\""},
@@ -513,7 +524,8 @@ TEST(plot_fits_the_width_and_tells_stopped_from_finished)
     const char *nl = strchr(axis, '\n');
     REQUIRE(nl);
     int ticks = 0;
-    for (const char *p = axis; p < nl; p++) ticks += strncmp(p, "┬", strlen("┬")) == 0;
+    for (const char *p = axis; p < nl; p++)
+        ticks += strncmp(p, "┬", strlen("┬")) == 0;
     CHECK_EQ_INT(ticks, 3);
     CHECK_CONTAINS(nl, " 1 ");
     CHECK_CONTAINS(nl, " 3 ");
@@ -541,10 +553,54 @@ TEST(plot_fits_the_width_and_tells_stopped_from_finished)
     CHECK_CONTAINS(o.out, "asha1: acc (min) of 20 trials");
     CHECK_CONTAINS(o.out, "x: training_iteration, y: acc");
     out_free(&o);
+    /* A metric no result has is a typo until shown otherwise: every command says so. */
+    static const char unknown[] = "tune: experiment \"asha1\" has no metric \"nothing\": its"
+                                  " results report training_iteration, loss, acc";
     const char *n[] = {"plot", "--metric", "nothing", NULL};
-    o = tune(dir, n);
+    const char *n2[] = {"show", "3", "--metric", "nothing", NULL};
+    const char *n3[] = {"report", "--metric", "nothing", "-o", "n.html", NULL};
+    const char *const *ns[] = {n, n2, n3};
+    for (int i = 0; i < 3; i++) {
+        o = tune(dir, (const char **)ns[i]);
+        CHECK_EQ_INT(o.code, 1);
+        CHECK_CONTAINS(o.err, unknown);
+        CHECK_STR(o.out, "");
+        out_free(&o);
+    }
+}
+
+TEST(plot_and_show_before_any_result)
+{
+    char dir[4096], sp[8192], path[4200];
+    fresh_dir(dir, sizeof dir, "plot_empty");
+    /* Trials that report nothing: a chart with nothing in it is not an error. */
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"quiet\", \"metric\": \"loss\", \"num_samples\": 2,"
+             " \"command\": [\"%s\", \"--iters\", \"0\"], \"space\": {}}",
+             g_synth);
+    snprintf(path, sizeof path, "%s/space.json", dir);
+    write_file(path, sp);
+    const char *r[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
+    struct out o = tune(dir, r);
     CHECK_EQ_INT(o.code, 0);
-    CHECK_CONTAINS(o.out, "(no results with a value for nothing yet)");
+    out_free(&o);
+    REQUIRE(db_int(dir, "SELECT count(*) FROM results") == 0);
+    const char *a[] = {"plot", NULL};
+    const char *b[] = {"plot", "--metric", "acc", NULL};
+    const char *c[] = {"show", "1", NULL};
+    o = tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "quiet: loss (min) of 2 trials");
+    CHECK_CONTAINS(o.out, "(no results with a value for loss yet)");
+    out_free(&o);
+    o = tune(dir, b);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "(no results with a value for acc yet)");
+    out_free(&o);
+    o = tune(dir, c);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "trial_00001  (experiment quiet, trial 1 of 2)");
+    CHECK_CONTAINS(o.out, "(no results with a value for loss yet)");
     out_free(&o);
 }
 
@@ -612,8 +668,10 @@ TEST(report_is_one_self_contained_file)
         CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(t, "x")), n);
         CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(t, "y")), n);
         CHECK_EQ_INT(cJSON_GetObjectItem(t, "n")->valueint, n);
-        snprintf(sql, sizeof sql, "SELECT metric FROM results r JOIN trials t ON t.id = r.trial_id"
-                                  " WHERE t.trial_no = %d ORDER BY r.id DESC LIMIT 1", k);
+        snprintf(sql, sizeof sql,
+                 "SELECT metric FROM results r JOIN trials t ON t.id = r.trial_id"
+                 " WHERE t.trial_no = %d ORDER BY r.id DESC LIMIT 1",
+                 k);
         CHECK_NEAR(cJSON_GetObjectItem(t, "last")->valuedouble, db_real(dir, sql), 1e-9);
         if (cJSON_GetObjectItem(t, "stop")) {
             stops++;
@@ -627,7 +685,8 @@ TEST(report_is_one_self_contained_file)
     o = tune(dir, b);
     cJSON *best = cJSON_Parse(o.out);
     REQUIRE(best);
-    CHECK_EQ_INT(cJSON_GetObjectItem(d, "best")->valueint, cJSON_GetObjectItem(best, "id")->valueint);
+    CHECK_EQ_INT(cJSON_GetObjectItem(d, "best")->valueint,
+                 cJSON_GetObjectItem(best, "id")->valueint);
     cJSON_Delete(best);
     out_free(&o);
     /* Each rung's last cutoff, as the decisions table has it. */
@@ -692,7 +751,8 @@ TEST(report_escapes_what_could_break_the_page)
     CHECK(strstr(html, "<!-- & ") == NULL);
     cJSON *d = report_blob(html);
     REQUIRE(d);
-    cJSON *cfg = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "trials"), 0), "cfg");
+    cJSON *cfg =
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "trials"), 0), "cfg");
     CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cfg, "tag")),
               "</script><script>alert(1)</script>");
     cfg = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "trials"), 1), "cfg");
@@ -713,9 +773,12 @@ TEST(report_bad_arguments)
     } cases[] = {
         {{"report", "-o", NULL}, 2, "tune: report: -o needs a value"},
         {{"report", "--bogus", NULL}, 2, "tune: report: unknown option --bogus"},
-        {{"report", "a", "b", NULL}, 2, "tune: report: one experiment at a time (got \"a\" and \"b\")"},
+        {{"report", "a", "b", NULL},
+         2,
+         "tune: report: one experiment at a time (got \"a\" and \"b\")"},
         {{"report", "nosuch", "-o", "x.html", NULL}, 1, "tune: no experiment named \"nosuch\""},
-        {{"report", "-o", "/nonexistent-dir/r.html", NULL}, 1,
+        {{"report", "-o", "/nonexistent-dir/r.html", NULL},
+         1,
          "tune: report: cannot write /nonexistent-dir/r.html: No such file or directory"},
         {{"report", "--metric", "", NULL}, 1, "a metric name cannot be empty"},
         {{"report", "--db", "missing.db", NULL}, 1, "tune: "},
@@ -744,11 +807,20 @@ static struct out browse(const char *dir, const char *html, const char *what, in
     snprintf(pdir, sizeof pdir, "--user-data-dir=%s", prof);
     snprintf(url, sizeof url, "file://%s", html);
     snprintf(budget, sizeof budget, "--virtual-time-budget=%d", budget_ms);
-    const char *av[] = {chromium,       "--headless",          "--no-sandbox",
-                        "--disable-gpu", "--no-first-run",     "--disable-background-networking",
-                        "--disable-component-update",          "--disable-sync",
-                        pdir,            "--hide-scrollbars",  "--window-size=1400,2000",
-                        budget,          what,                 url,
+    const char *av[] = {chromium,
+                        "--headless",
+                        "--no-sandbox",
+                        "--disable-gpu",
+                        "--no-first-run",
+                        "--disable-background-networking",
+                        "--disable-component-update",
+                        "--disable-sync",
+                        pdir,
+                        "--hide-scrollbars",
+                        "--window-size=1400,2000",
+                        budget,
+                        what,
+                        url,
                         NULL};
     static const char *const env[] = {"COLUMNS", NULL};
     struct out o = run_prog(dir, av, env, 240);
@@ -824,6 +896,36 @@ TEST(report_renders_in_chromium)
     CHECK(memcmp(img, "\x89PNG\r\n\x1a\n", 8) == 0);
     free(img);
     fprintf(stderr, "screenshot: %s\n", png);
+
+    /* The checks above can fail: a page whose data lack the trials, and one that only
+     * complains on the console, are both counted as broken. */
+    char *page = slurp(html);
+    char *at = strstr(page, "\"trials\":[");
+    REQUIRE(at);
+    memcpy(at, "\"trialz\"", 8);
+    char bad[4300];
+    snprintf(bad, sizeof bad, "%s/broken.html", dir);
+    write_file(bad, page);
+    o = browse(dir, bad, "--dump-dom", 10000);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK(body_attr(o.out, "data-ready") != 1);
+    CHECK(body_attr(o.out, "data-errors") >= 1);
+    out_free(&o);
+    memcpy(at, "\"trials\"", 8);
+    char *end = strstr(page, "</body>");
+    REQUIRE(end);
+    *end = 0;
+    snprintf(bad, sizeof bad, "%s/noisy.html", dir);
+    FILE *f = fopen(bad, "w");
+    REQUIRE(f);
+    fprintf(f, "%s<script>console.error('noisy');</script></body></html>\n", page);
+    fclose(f);
+    o = browse(dir, bad, "--dump-dom", 10000);
+    CHECK_EQ_INT(body_attr(o.out, "data-ready"), 1);
+    CHECK_EQ_INT(body_attr(o.out, "data-errors"), 1);
+    CHECK_CONTAINS(o.out, "data-last-error=\"noisy\"");
+    out_free(&o);
+    free(page);
 }
 
 /* A database of 5,000 ASHA-like trials written through the store (fast: one batch). */
@@ -840,7 +942,7 @@ static void make_big_db(const char *db, int ntrials)
         "\"max_concurrent\":0,\"seed\":0,\"command\":[\"synth_trial\"],"
         "\"resources\":{\"gpus_per_trial\":0,\"cpus_per_trial\":1},"
         "\"scheduler\":{\"type\":\"asha\",\"time_attr\":\"training_iteration\",\"max_t\":100,"
-        "\"grace_period\":3,\"reduction_factor\":3,\"brackets\":1,\"min_samples_required\":3},"
+        "\"grace_period\":9,\"reduction_factor\":3,\"brackets\":1,\"min_samples_required\":3},"
         "\"num_trials\":5000,\"params\":[{\"name\":\"lr\",\"kind\":\"loguniform\"},"
         "{\"name\":\"batch\",\"kind\":\"choice\"},{\"name\":\"mom\",\"kind\":\"uniform\"}]}";
     store_experiment_t ex = {.name = "big",
@@ -853,7 +955,8 @@ static void make_big_db(const char *db, int ntrials)
     int64_t eid;
     double now = (double)time(NULL) - 3600;
     if (store_experiment_create(st, &ex, now, &eid, err, sizeof err) != 0) abort();
-    /* Quality by rank decides the rung a trial reaches (1/3 go on at each rung). */
+    /* Quality by rank decides the rung a trial reaches (1/3 go on at each rung): with rungs
+     * at 9, 27 and 81 and max_t 100 that is about 21 results a trial, 100,000 in all. */
     double *floor_ = malloc(sizeof(double) * (size_t)ntrials);
     double *lr = malloc(sizeof(double) * (size_t)ntrials);
     unsigned seed = 12345;
@@ -863,12 +966,13 @@ static void make_big_db(const char *db, int ntrials)
         floor_[i] = 0.1 + 0.3 * fabs(log10(lr[i] / 0.01));
     }
     if (store_begin(st, err, sizeof err) != 0) abort();
-    static const int ms[] = {3, 9, 27, 81};
+    static const int ms[] = {9, 27, 81};
     for (int i = 0; i < ntrials; i++) {
         int better = 0;
-        for (int j = 0; j < ntrials; j++) better += floor_[j] < floor_[i];
+        for (int j = 0; j < ntrials; j++)
+            better += floor_[j] < floor_[i];
         double q = (double)better / ntrials;
-        int stop_at = q > 1.0 / 3 ? 3 : q > 1.0 / 9 ? 9 : q > 1.0 / 27 ? 27 : q > 1.0 / 81 ? 81 : 100;
+        int stop_at = q > 1.0 / 3 ? 9 : q > 1.0 / 9 ? 27 : q > 1.0 / 27 ? 81 : 100;
         char name[32], cfg[256];
         snprintf(name, sizeof name, "trial_%05d", i);
         snprintf(cfg, sizeof cfg, "{\"lr\":%.17g,\"batch\":%d,\"mom\":%.4f}", lr[i], 16 << (i % 3),
@@ -876,20 +980,30 @@ static void make_big_db(const char *db, int ntrials)
         int64_t tid;
         if (store_trial_create(st, eid, i, name, cfg, "/tmp", &tid, err, sizeof err) != 0) abort();
         for (int t = 1; t <= stop_at; t++) {
-            double loss = floor_[i] + 1.0 / sqrt(t);
+            double loss = floor_[i] + 1.0 / sqrt(t) + 0.02 * sin(0.7 * t + i);
             char js[128];
             int n = snprintf(js, sizeof js, "{\"training_iteration\":%d,\"loss\":%.17g}", t, loss);
-            store_result_t r = {.trial_id = tid, .attempt = 1, .iteration = t, .time_value = t,
-                                .metric = loss, .wall_time = now + i * 0.5 + t * 0.01,
-                                .json = js, .json_len = (size_t)n};
+            store_result_t r = {.trial_id = tid,
+                                .attempt = 1,
+                                .iteration = t,
+                                .time_value = t,
+                                .metric = loss,
+                                .wall_time = now + i * 0.5 + t * 0.01,
+                                .json = js,
+                                .json_len = (size_t)n};
             if (store_result_add(st, &r, err, sizeof err) != 0) abort();
-            for (int m = 0; m < 4; m++) {
+            for (int m = 0; m < 3; m++) {
                 if (ms[m] != t) continue;
                 int stop = t == stop_at;
-                store_decision_t d = {.trial_id = tid, .iteration = t, .time_value = t,
-                                      .action = stop ? "stop" : "continue", .bracket = 0,
-                                      .rung = m, .milestone = t, .value = loss,
-                                      .cutoff = floor_[i] + 1.0 / sqrt(t) - (stop ? 0.05 : -0.05),
+                store_decision_t d = {.trial_id = tid,
+                                      .iteration = t,
+                                      .time_value = t,
+                                      .action = stop ? "stop" : "continue",
+                                      .bracket = 0,
+                                      .rung = m,
+                                      .milestone = t,
+                                      .value = loss,
+                                      .cutoff = loss - (stop ? 0.05 : -0.05),
                                       .reason = stop ? "worse than the cutoff" : "promoted",
                                       .wall_time = now};
                 if (store_decision_add(st, &d, err, sizeof err) != 0) abort();
@@ -898,9 +1012,12 @@ static void make_big_db(const char *db, int ntrials)
         store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_EARLY_STOPPED |
                                             STORE_TU_SLICE | STORE_TU_STARTED | STORE_TU_ENDED |
                                             STORE_TU_EXIT,
-                                  .status = "TERMINATED", .early_stopped = stop_at < 100,
-                                  .slice = "cpu:1", .started_at = now + i * 0.5,
-                                  .ended_at = now + i * 0.5 + stop_at * 0.01, .exit_code = 0};
+                                  .status = "TERMINATED",
+                                  .early_stopped = stop_at < 100,
+                                  .slice = "cpu:1",
+                                  .started_at = now + i * 0.5,
+                                  .ended_at = now + i * 0.5 + stop_at * 0.01,
+                                  .exit_code = 0};
         if (store_trial_update(st, tid, &u, err, sizeof err) != 0) abort();
     }
     if (store_experiment_set_status(st, eid, "FINISHED", now + 3000, err, sizeof err) != 0) abort();
@@ -925,7 +1042,10 @@ TEST(report_of_5000_trials_renders_fast)
     const char *a[] = {"report", "big", "-o", "big.html", NULL};
     struct out o = tune(dir, a);
     CHECK_EQ_INT(o.code, 0);
-    fprintf(stderr, "tune report: %.2f s: %s", o.secs, o.err);
+    struct stat sb;
+    snprintf(html, sizeof html, "%s/big.html", dir);
+    CHECK(stat(html, &sb) == 0);
+    fprintf(stderr, "tune report: %.2f s, %.1f MB: %s", o.secs, (double)sb.st_size / 1e6, o.err);
     /* Sane, not tight: the machine may be busy. The numbers are in the log. */
     CHECK(o.secs < 30);
     out_free(&o);
@@ -936,7 +1056,6 @@ TEST(report_of_5000_trials_renders_fast)
     fprintf(stderr, "tune plot: %.2f s\n", o.secs);
     out_free(&o);
     if (access(chromium, X_OK) != 0) SKIP("no /usr/bin/chromium (apt-get install chromium)");
-    snprintf(html, sizeof html, "%s/big.html", dir);
     double secs = 0;
     check_rendered(dir, html, 5000, 5000, 3, 30000, &secs);
     CHECK(secs < 120);
@@ -1088,6 +1207,247 @@ TEST(python_helper_trial_runs_under_tune)
     CHECK_STR(o.out, "");
     CHECK_CONTAINS(o.err, "skipped");
     out_free(&o);
+}
+
+/* ---- docs/queries.md ------------------------------------------------------------ */
+/* The experiments docs/queries.md is written against: examples/fmnist_asha/space.json
+ * with the built-in trainer on a slice of the data (a second or two), and a second
+ * experiment with a trial that fails. */
+static void make_docs_db(const char *dir)
+{
+    static const char asha[] =
+        "{\"name\": \"fmnist-asha\", \"metric\": \"val_loss\", \"mode\": \"min\","
+        " \"num_samples\": 12, \"max_concurrent\": 2, \"seed\": 0,"
+        " \"command\": [\"tune-train\", \"--model\", \"mlp\", \"--device\", \"cpu\","
+        "   \"--epochs\", \"9\", \"--lr\", \"{lr}\", \"--batch-size\", \"{batch_size}\","
+        "   \"--momentum\", \"{momentum}\", \"--hidden\", \"{hidden}\","
+        "   \"--train-limit\", \"1000\", \"--val-limit\", \"500\"],"
+        " \"resources\": {\"gpus_per_trial\": 0, \"cpus_per_trial\": 1},"
+        " \"scheduler\": {\"type\": \"asha\", \"time_attr\": \"training_iteration\","
+        "   \"max_t\": 9, \"grace_period\": 1, \"reduction_factor\": 3},"
+        " \"space\": {\"lr\": {\"loguniform\": [1e-4, 0.5]},"
+        "   \"batch_size\": {\"choice\": [32, 64, 128, 256]},"
+        "   \"momentum\": {\"uniform\": [0.5, 0.99]}, \"hidden\": {\"choice\": [64, 128, 256]}}}";
+    static const char fifo[] =
+        "{\"name\": \"fmnist-fifo\", \"metric\": \"val_loss\", \"num_samples\": 1,"
+        " \"command\": [\"tune-train\", \"--epochs\", \"3\", \"--lr\", \"{lr}\","
+        "   \"--train-limit\", \"1000\", \"--val-limit\", \"500\"],"
+        " \"space\": {\"lr\": {\"grid_search\": [0.05, -1]}}}";
+    char path[4300];
+    snprintf(path, sizeof path, "%s/asha.json", dir);
+    write_file(path, asha);
+    snprintf(path, sizeof path, "%s/fifo.json", dir);
+    write_file(path, fifo);
+    const char *a[] = {"run", "asha.json", "--gpus", "none", "--quiet", NULL};
+    const char *b[] = {"run", "fifo.json", "--gpus", "none", "--quiet", NULL};
+    struct out o = tune(dir, a);
+    if (o.code != 0) fprintf(stderr, "tune run: %s%s\n", o.out, o.err);
+    out_free(&o);
+    o = tune(dir, b);
+    out_free(&o);
+}
+
+/* Splits a shell command line of the docs into words: blanks separate, "..." quotes,
+ * and a trailing "> FILE" is dropped (the caller reads stdout itself). In place. */
+static int split_words(char *line, const char **av, int max)
+{
+    int n = 0;
+    char *p = line;
+    while (*p && n < max - 1) {
+        while (*p == ' ')
+            p++;
+        if (!*p || *p == '>') break;
+        if (*p == '"') {
+            av[n++] = ++p;
+            while (*p && *p != '"')
+                p++;
+        } else {
+            av[n++] = p;
+            while (*p && *p != ' ')
+                p++;
+        }
+        if (*p) *p++ = 0;
+    }
+    av[n] = NULL;
+    return n;
+}
+
+/* The fenced blocks in `lang` of a Markdown text, cut out in place (each NUL-ended). */
+static int fenced_blocks(char *md, const char *lang, char **blocks, int max)
+{
+    char open[32];
+    snprintf(open, sizeof open, "\n```%s\n", lang);
+    int n = 0;
+    for (char *p = md; n < max && (p = strstr(p, open));) {
+        p += strlen(open);
+        char *end = strstr(p, "\n```");
+        if (!end) break;
+        *end = 0;
+        blocks[n++] = p;
+        p = end + 1;
+    }
+    return n;
+}
+
+TEST(docs_queries_run_against_a_real_database)
+{
+    char dir[4096], path[4300];
+    fresh_dir(dir, sizeof dir, "docs_queries");
+    make_docs_db(dir);
+    REQUIRE(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'ERROR'") == 1);
+    REQUIRE(db_int(dir, "SELECT count(*) FROM trials WHERE early_stopped = 1") > 0);
+    snprintf(path, sizeof path, "%s/docs/queries.md", g_src);
+    char *md = slurp(path);
+    REQUIRE(md[0]);
+
+    /* Every SQL block is one statement that runs and answers with at least one row. */
+    char *copy = strdup(md), *blocks[64];
+    int nsql = fenced_blocks(copy, "sql", blocks, 64);
+    CHECK(nsql >= 8);
+    for (int i = 0; i < nsql; i++) {
+        const char *a[] = {"query", blocks[i], "--csv", NULL};
+        struct out o = tune(dir, a);
+        int rows = 0;
+        for (const char *p = o.out; (p = strchr(p, '\n')); p++)
+            rows++;
+        if (o.code != 0 || rows < 2)
+            fprintf(stderr, "query %d failed (%d, %d lines):\n%s\n%s%s\n", i, o.code, rows,
+                    blocks[i], o.out, o.err);
+        CHECK_EQ_INT(o.code, 0);
+        CHECK(rows >= 2); /* the header and a row */
+        out_free(&o);
+    }
+    free(copy);
+
+    /* Every tune command of the sh blocks runs and prints something. */
+    copy = strdup(md);
+    int nsh = fenced_blocks(copy, "sh", blocks, 64), ncmd = 0;
+    for (int i = 0; i < nsh; i++) {
+        for (char *line = strtok(blocks[i], "\n"); line; line = strtok(NULL, "\n")) {
+            if (strncmp(line, "tune ", 5) != 0) continue;
+            const char *av[32];
+            char *l = strdup(line + 5);
+            split_words(l, av, 32);
+            struct out o = tune(dir, av);
+            if (o.code != 0 || !o.out[0]) fprintf(stderr, "%s: %d\n%s\n", line, o.code, o.err);
+            CHECK_EQ_INT(o.code, 0);
+            CHECK(o.out[0] != 0);
+            out_free(&o);
+            free(l);
+            ncmd++;
+        }
+    }
+    CHECK(ncmd >= 5);
+    free(copy);
+
+    /* Ten questions, each answered. */
+    int questions = 0;
+    for (int q = 1; q <= 12; q++) {
+        char h[16];
+        snprintf(h, sizeof h, "\n## %d. ", q);
+        questions += strstr(md, h) != NULL;
+    }
+    CHECK_EQ_INT(questions, 10);
+    free(md);
+}
+
+TEST(docs_pandas_snippet_runs)
+{
+    paths();
+    char dir[4096], path[4300];
+    fresh_dir(dir, sizeof dir, "docs_pandas");
+    if (access("/usr/bin/python3", X_OK) != 0) SKIP("no /usr/bin/python3");
+    const char *probe[] = {"/usr/bin/python3", "-c", "import pandas", NULL};
+    struct out o = run_prog(dir, probe, NULL, 120);
+    int have = o.code == 0;
+    out_free(&o);
+    if (!have) SKIP("/usr/bin/python3 cannot import pandas (apt-get install python3-pandas)");
+    make_docs_db(dir);
+    snprintf(path, sizeof path, "%s/docs/queries.md", g_src);
+    char *md = slurp(path), *blocks[4];
+    REQUIRE(fenced_blocks(md, "python", blocks, 4) == 1);
+    snprintf(path, sizeof path, "%s/snippet.py", dir);
+    write_file(path, blocks[0]);
+    const char *av[] = {"/usr/bin/python3", "snippet.py", NULL};
+    o = run_prog(dir, av, NULL, 120);
+    if (o.code) fprintf(stderr, "%s\n", o.err);
+    CHECK_EQ_INT(o.code, 0);
+    /* The best trial comes first, as tune best says. */
+    const char *b[] = {"best", "fmnist-asha", "--json", NULL};
+    struct out best = tune(dir, b);
+    cJSON *j = cJSON_Parse(best.out);
+    REQUIRE(j);
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(j, "name"));
+    REQUIRE(name);
+    const char *first = strstr(o.out, "trial_");
+    CHECK(first && strncmp(first, name, strlen(name)) == 0);
+    cJSON_Delete(j);
+    out_free(&best);
+    out_free(&o);
+    free(md);
+}
+
+/* The README's five-line examples of the helpers, run as they are written. */
+TEST(readme_helper_examples_work)
+{
+    paths();
+    char dir[4096], path[4300], code[16384];
+    fresh_dir(dir, sizeof dir, "readme_helpers");
+    snprintf(path, sizeof path, "%s/README.md", g_src);
+    char *md = slurp(path);
+    char *sec = strstr(md, "\n## Reporting from your own program\n");
+    REQUIRE(sec);
+    char *py[2], *c[2], *sec2 = strdup(sec); /* each search cuts the text it searches */
+    REQUIRE(fenced_blocks(sec, "python", py, 1) == 1);
+    REQUIRE(fenced_blocks(sec2, "c", c, 1) == 1);
+
+    /* Python: the helper found where the README's path points, three epochs. */
+    if (access("/usr/bin/python3", X_OK) == 0) {
+        char *at = strstr(py[0], "/path/to/tune");
+        REQUIRE(at);
+        *at = 0;
+        snprintf(code, sizeof code,
+                 "epochs = 3\nacc = 0.5\ndef train_one_epoch():\n    return 0.25\n%s%s%s\n", py[0],
+                 g_src, at + strlen("/path/to/tune"));
+        snprintf(path, sizeof path, "%s/readme.py", dir);
+        write_file(path, code);
+        const char *av[] = {"/usr/bin/python3", "readme.py", NULL};
+        const char *env[] = {"RANK", NULL};
+        struct out o = run_prog(dir, av, env, 60);
+        CHECK_EQ_INT(o.code, 0);
+        CHECK_STR(o.out, "{\"training_iteration\": 1, \"loss\": 0.25, \"accuracy\": 0.5}\n"
+                         "{\"training_iteration\": 2, \"loss\": 0.25, \"accuracy\": 0.5}\n"
+                         "{\"training_iteration\": 3, \"loss\": 0.25, \"accuracy\": 0.5}\n");
+        out_free(&o);
+    }
+
+    /* C: inside a loop over epochs, compiled against include/ with the system compiler. */
+    snprintf(code, sizeof code,
+             "#include \"tune_report.h\"\nint main(void)\n{\n"
+             "    for (int epoch = 1; epoch <= 2; epoch++) {\n        double loss = 1.0 / epoch;\n"
+             "%s\n    }\n    return 0;\n}\n",
+             c[0]);
+    snprintf(path, sizeof path, "%s/readme.c", dir);
+    write_file(path, code);
+    if (access("/usr/bin/cc", X_OK) != 0) SKIP("no /usr/bin/cc to compile the C example");
+    char inc[4300];
+    snprintf(inc, sizeof inc, "-I%s/include", g_src);
+    const char *cc[] = {"/usr/bin/cc", "-std=c11", "-Wall",  "-Wextra", "-Werror", inc,
+                        "readme.c",    "-o",       "readme", "-lm",     NULL};
+    struct out o = run_prog(dir, cc, NULL, 120);
+    if (o.code) fprintf(stderr, "%s\n", o.err);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    snprintf(path, sizeof path, "%s/readme", dir);
+    const char *run[] = {path, NULL};
+    const char *env[] = {"RANK", NULL};
+    o = run_prog(dir, run, env, 60);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_STR(o.out, "{\"training_iteration\": 1, \"loss\": 1}\n"
+                     "{\"training_iteration\": 2, \"loss\": 0.5}\n");
+    out_free(&o);
+    free(sec2);
+    free(md);
 }
 
 /* ---- the PyTorch user's path ---------------------------------------------------- */

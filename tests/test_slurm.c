@@ -174,7 +174,10 @@ static char *db_rows(const char *dir, const char *sql)
     sqlite3 *db;
     size_t cap = 4096, n = 0;
     char *s = calloc(1, cap);
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return s;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db); /* a failed open still allocates the handle */
+        return s;
+    }
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
         fprintf(stderr, "db_rows: %s: %s\n", sql, sqlite3_errmsg(db));
@@ -216,8 +219,9 @@ static int have_prog(const char *name)
 #define NEED_SLURM()                                                                               \
     do {                                                                                           \
         paths();                                                                                   \
-        if (geteuid() != 0) SKIP("the Slurm tests run as root (scripts/test.sh starts the cluster)"); \
-        if (!have_prog("srun")) SKIP("Slurm is not installed (apt-get install slurm-client)");    \
+        if (geteuid() != 0)                                                                        \
+            SKIP("the Slurm tests run as root (scripts/test.sh starts the cluster)");              \
+        if (!have_prog("srun")) SKIP("Slurm is not installed (apt-get install slurm-client)");     \
         const char *conf_ = getenv("SLURM_CONF");                                                  \
         if (!conf_ || access(conf_, R_OK) != 0)                                                    \
             SKIP("SLURM_CONF is not set: eval \"$(scripts/slurm/up.sh)\" first");                  \
@@ -251,10 +255,13 @@ static int wait_slurm_clear(const char *exp, double timeout_s)
 
 TEST(first_host_of_hostlists)
 {
-    static const char *const ok[][2] = {
-        {"ci[1-2]", "ci1"},         {"node[07-09,12],gpu3", "node07"}, {"a,b", "a"},
-        {"vm", "vm"},               {"r[1-2]n[3-4]", "r1n3"},          {"n[4,1-2]-ib", "n4-ib"},
-        {"gpu-a100-[010-012]", "gpu-a100-010"}};
+    static const char *const ok[][2] = {{"ci[1-2]", "ci1"},
+                                        {"node[07-09,12],gpu3", "node07"},
+                                        {"a,b", "a"},
+                                        {"vm", "vm"},
+                                        {"r[1-2]n[3-4]", "r1n3"},
+                                        {"n[4,1-2]-ib", "n4-ib"},
+                                        {"gpu-a100-[010-012]", "gpu-a100-010"}};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         char out[64];
         CHECK_EQ_INT(trial__slurm_first_host(ok[i][0], out, sizeof out), 0);
@@ -300,10 +307,24 @@ TEST(task_program_reports_rank0_and_sets_rank_variables)
     char dir[4300];
     fresh_dir(dir, sizeof dir, "task");
     char *argv[] = {g_task, g_rank, "--iters", "1", NULL};
-    char *env0[] = {"SLURM_PROCID=0",       "SLURM_NTASKS=2",   "SLURM_LOCALID=0",
-                    "SLURM_NODEID=0",       "SLURM_JOB_ID=42",  "SLURM_STEP_ID=3",
-                    "SLURMD_NODENAME=ci1",  "SLURM_STEP_NODELIST=ci[1-2]",
-                    "CUDA_VISIBLE_DEVICES=1", "MASTER_ADDR=127.0.0.1", "PATH=/usr/bin:/bin", NULL};
+    /* An scontrol that knows no node: MASTER_ADDR stays the node's name whether or not
+     * "ci1" resolves here. */
+    char path[4400], sc[4400];
+    snprintf(sc, sizeof sc, "%s/scontrol", dir);
+    write_file(sc, "#!/bin/sh\necho 'Node ci1 not found' >&2\nexit 1\n", 1);
+    snprintf(path, sizeof path, "PATH=%s:/usr/bin:/bin", dir);
+    char *env0[] = {"SLURM_PROCID=0",
+                    "SLURM_NTASKS=2",
+                    "SLURM_LOCALID=0",
+                    "SLURM_NODEID=0",
+                    "SLURM_JOB_ID=42",
+                    "SLURM_STEP_ID=3",
+                    "SLURMD_NODENAME=ci1",
+                    "SLURM_STEP_NODELIST=ci[1-2]",
+                    "CUDA_VISIBLE_DEVICES=1",
+                    "MASTER_ADDR=127.0.0.1",
+                    path,
+                    NULL};
     char *out, *err;
     CHECK_EQ_INT(run_prog(argv, env0, dir, &out, &err), 0);
     CHECK_CONTAINS(out, "TUNE_SLURM {\"job\": \"42\", \"step\": \"3\", \"node\": \"ci1\", "
@@ -313,9 +334,16 @@ TEST(task_program_reports_rank0_and_sets_rank_variables)
     free(out);
     free(err);
     /* Rank 1: nothing on stdout (no tag, no results); its lines go to rank1.stdout.log. */
-    char *env1[] = {"SLURM_PROCID=1",      "SLURM_NTASKS=2",  "SLURM_LOCALID=0",
-                    "SLURM_NODEID=1",      "SLURM_JOB_ID=42", "SLURM_STEP_ID=3",
-                    "SLURMD_NODENAME=ci2", "SLURM_JOB_NODELIST=ci[1-2]", NULL};
+    char *env1[] = {"SLURM_PROCID=1",
+                    "SLURM_NTASKS=2",
+                    "SLURM_LOCALID=0",
+                    "SLURM_NODEID=1",
+                    "SLURM_JOB_ID=42",
+                    "SLURM_STEP_ID=3",
+                    "SLURMD_NODENAME=ci2",
+                    "SLURM_JOB_NODELIST=ci[1-2]",
+                    path,
+                    NULL};
     CHECK_EQ_INT(run_prog(argv, env1, dir, &out, &err), 0);
     CHECK_STR(out, "");
     free(out);
@@ -349,12 +377,59 @@ TEST(task_program_reports_rank0_and_sets_rank_variables)
     free(err);
 }
 
+TEST(task_program_master_addr_is_an_address)
+{
+    paths();
+    char dir[4300], path[4400], sc[4400], called[4400];
+    fresh_dir(dir, sizeof dir, "task_addr");
+    /* Slurm's NodeName need not resolve (.invalid never does, RFC 6761): then MASTER_ADDR
+     * is the NodeAddr Slurm has for the node; the fake scontrol checks how it is asked. */
+    snprintf(sc, sizeof sc, "%s/scontrol", dir);
+    snprintf(called, sizeof called, "%s/scontrol.called", dir);
+    char body[8192];
+    snprintf(body, sizeof body,
+             "#!/bin/sh\n"
+             "echo \"$*\" >> %s\n"
+             "[ \"$*\" = '-o show node n1.invalid' ] || exit 1\n"
+             "echo 'NodeName=n1.invalid Arch=x86_64 NodeAddr=10.9.8.7 NodeHostName=h1 Port=0'\n",
+             called);
+    write_file(sc, body, 1);
+    snprintf(path, sizeof path, "PATH=%s:/usr/bin:/bin", dir);
+    char *argv[] = {g_task, g_rank, "--iters", "1", NULL};
+    char *env[] = {"SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURM_STEP_NODELIST=n[1-2].invalid", path,
+                   NULL};
+    char *out, *err;
+    CHECK_EQ_INT(run_prog(argv, env, dir, &out, &err), 0);
+    CHECK_CONTAINS(out, "\"master\": \"10.9.8.7\"");
+    free(out);
+    free(err);
+    char *c = slurp(called);
+    CHECK_STR(c, "-o show node n1.invalid\n");
+    free(c);
+    /* Slurm does not know the node either: the name is all there is. */
+    char *env2[] = {"SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURM_STEP_NODELIST=m7.invalid", path,
+                    NULL};
+    CHECK_EQ_INT(run_prog(argv, env2, dir, &out, &err), 0);
+    CHECK_CONTAINS(out, "\"master\": \"m7.invalid\"");
+    free(out);
+    free(err);
+    /* A name that resolves is kept, and Slurm is not asked. */
+    unlink(called);
+    char *env3[] = {"SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURM_STEP_NODELIST=localhost", path,
+                    NULL};
+    CHECK_EQ_INT(run_prog(argv, env3, dir, &out, &err), 0);
+    CHECK_CONTAINS(out, "\"master\": \"localhost\"");
+    CHECK_EQ_INT(access(called, F_OK), -1);
+    free(out);
+    free(err);
+}
+
 /* ---- unit: the executor against fake Slurm commands ------------------------------------ */
 
 /* A directory of fake Slurm commands: srun prints its arguments and a few variables as the
  * "task" would see them; the others print what the case asks. */
-static void fake_slurm(char *dir, size_t n, const char *name, const char *sinfo,
-                       const char *squeue, const char *scontrol)
+static void fake_slurm(char *dir, size_t n, const char *name, const char *sinfo, const char *squeue,
+                       const char *scontrol)
 {
     fresh_dir(dir, n, name);
     char p[4400], body[8192];
@@ -674,8 +749,8 @@ static const char *sinfo_ok = "#!/bin/sh\n"
                               "echo 'cpuonly|up|64|(null)|3'\n"
                               "echo 'old|down|8|gpu:4|1'\n";
 
-static int check_with(const char *dir, char *const *args, const char *alloc, int ranks,
-                      double gpus, int cpus, trial_capacity_t *cap, char *err, size_t n)
+static int check_with(const char *dir, char *const *args, const char *alloc, int ranks, double gpus,
+                      int cpus, trial_capacity_t *cap, char *err, size_t n)
 {
     trial_exec_t *ex = NULL;
     if (new_fake_exec(dir, alloc, args, 0, &ex, err, n) != 0) return -100;
@@ -848,14 +923,16 @@ TEST(cleanup_cancels_the_experiments_leftovers_only)
     fake_slurm(dir, sizeof dir, "fake_cleanup", NULL, sq, NULL);
     char p[4400], body[4400];
     snprintf(p, sizeof p, "%s/jobs", dir);
-    write_file(p, "10|tune:exp:trial_00000\n11|tune:exp2:trial_00000\n12|other\n"
-                  "13|tune:exp:trial_00007\n",
+    write_file(p,
+               "10|tune:exp:trial_00000\n11|tune:exp2:trial_00000\n12|other\n"
+               "13|tune:exp:trial_00007\n",
                0);
     snprintf(p, sizeof p, "%s/steps", dir);
     write_file(p, "10.0|tune:exp:trial_00000\n20.3|tune:exp:trial_00001\n21.0|tune:exp2:x\n", 0);
     snprintf(p, sizeof p, "%s/scancel", dir);
-    snprintf(body, sizeof body, "#!/bin/sh\necho \"scancel $*\" >> %s/scancel.log\n: > %s/jobs\n"
-                                ": > %s/steps\n",
+    snprintf(body, sizeof body,
+             "#!/bin/sh\necho \"scancel $*\" >> %s/scancel.log\n: > %s/jobs\n"
+             ": > %s/steps\n",
              dir, dir, dir);
     write_file(p, body, 1);
     trial_exec_t *ex = NULL;
@@ -868,8 +945,8 @@ TEST(cleanup_cancels_the_experiments_leftovers_only)
     CHECK_EQ_INT(trial_exec_cleanup(ex, "exp", err, sizeof err), 0);
     trial_exec_free(ex);
     snprintf(p, sizeof p, "%s/squeue", dir);
-    write_file(p, "#!/bin/sh\necho 'squeue: error: Unable to contact slurm controller' >&2\nexit 1\n",
-               1);
+    write_file(
+        p, "#!/bin/sh\necho 'squeue: error: Unable to contact slurm controller' >&2\nexit 1\n", 1);
     REQUIRE(new_fake_exec(dir, NULL, NULL, 0, &ex, err, sizeof err) == 0);
     CHECK(trial_exec_cleanup(ex, "exp", err, sizeof err) < 0);
     CHECK_CONTAINS(err, "squeue: squeue: error: Unable to contact slurm controller");
@@ -958,8 +1035,8 @@ static int check_disjoint(const char *dir, const char *exp, int ntrials, int ngp
         fclose(f);
     }
     for (int i = 1; i < nev; i++)
-        for (int j = i; j > 0 && (ev[j].t < ev[j - 1].t ||
-                                  (ev[j].t == ev[j - 1].t && ev[j].d < ev[j - 1].d));
+        for (int j = i;
+             j > 0 && (ev[j].t < ev[j - 1].t || (ev[j].t == ev[j - 1].t && ev[j].d < ev[j - 1].d));
              j--) {
             struct ev x = ev[j];
             ev[j] = ev[j - 1];
@@ -989,13 +1066,14 @@ TEST(gpu_slices_from_slurm_are_disjoint)
     NEED_SLURM();
     char dir[4300], sp[8192];
     fresh_dir(dir, sizeof dir, "gpus");
-    snprintf(sp, sizeof sp,
-             "{\"name\": \"gpuS\", \"metric\": \"loss\", \"num_samples\": 12, \"max_concurrent\": 6,"
-             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"4\", \"--sleep-ms\", \"150\"],"
-             " \"resources\": {\"gpus_per_trial\": 1, \"cpus_per_trial\": 1},"
-             " \"executor\": {\"type\": \"slurm\", \"srun_args\": [\"--partition=debug\"]},"
-             " \"space\": {\"lr\": {\"uniform\": [0.001, 0.1]}}}",
-             g_synth);
+    snprintf(
+        sp, sizeof sp,
+        "{\"name\": \"gpuS\", \"metric\": \"loss\", \"num_samples\": 12, \"max_concurrent\": 6,"
+        " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"4\", \"--sleep-ms\", \"150\"],"
+        " \"resources\": {\"gpus_per_trial\": 1, \"cpus_per_trial\": 1},"
+        " \"executor\": {\"type\": \"slurm\", \"srun_args\": [\"--partition=debug\"]},"
+        " \"space\": {\"lr\": {\"uniform\": [0.001, 0.1]}}}",
+        g_synth);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", NULL};
     struct out o = run_tune(dir, a, NULL);
@@ -1014,7 +1092,8 @@ TEST(two_ranks_on_two_nodes_only_rank0_reports)
     char *n = sh("sinfo -h -p multi -o %D 2>/dev/null");
     int nodes = atoi(n);
     free(n);
-    if (nodes < 2) SKIP("the test cluster has no second node (SLURM_CI_NODES=2 scripts/slurm/up.sh)");
+    if (nodes < 2)
+        SKIP("the test cluster has no second node (SLURM_CI_NODES=2 scripts/slurm/up.sh)");
     char dir[4300], sp[8192];
     fresh_dir(dir, sizeof dir, "ranks");
     snprintf(sp, sizeof sp,
@@ -1029,20 +1108,35 @@ TEST(two_ranks_on_two_nodes_only_rank0_reports)
     struct out o = run_tune(dir, a, NULL);
     CHECK_EQ_INT(o.code, 0);
     out_free(&o);
+    /* MASTER_ADDR: rank 0's node, by name when "ci1" resolves, else by the address Slurm
+     * has for it (the test cluster's fake nodes are all 127.0.0.1). */
+    char *m = sh("getent hosts ci1 >/dev/null && echo ci1 ||"
+                 " scontrol -o show node ci1 | sed -n 's/.* NodeAddr=\\([^ ]*\\).*/\\1/p'");
+    m[strcspn(m, "\n")] = 0;
+    CHECK(*m);
+    char want[512];
     /* Rank 0's three results were recorded, and nothing of rank 1. */
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results"), 3);
     char *r = db_rows(dir, "SELECT data FROM results ORDER BY id LIMIT 1");
-    CHECK_CONTAINS(r, "\"rank\": \"0\", \"world\": \"2\", \"local\": \"0\", \"node_id\": \"0\","
-                      " \"node\": \"ci1\", \"master\": \"ci1\", \"RANK\": \"0\", \"WORLD_SIZE\":"
-                      " \"2\", \"LOCAL_RANK\": \"0\"");
+    snprintf(want, sizeof want,
+             "\"rank\": \"0\", \"world\": \"2\", \"local\": \"0\", \"node_id\": \"0\","
+             " \"node\": \"ci1\", \"master\": \"%s\", \"RANK\": \"0\", \"WORLD_SIZE\":"
+             " \"2\", \"LOCAL_RANK\": \"0\"",
+             m);
+    CHECK_CONTAINS(r, want);
     free(r);
-    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results WHERE data LIKE '%\"rank\": \"1\"%'"), 0);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results WHERE data LIKE '%\"rank\": \"1\"%'"),
+                 0);
     char p[4400];
     snprintf(p, sizeof p, "%s/tune_results/rankS/trial_00000/rank1.stdout.log", dir);
     char *log = slurp(p);
-    CHECK_CONTAINS(log, "\"rank\": \"1\", \"world\": \"2\", \"local\": \"0\", \"node_id\": \"1\","
-                        " \"node\": \"ci2\", \"master\": \"ci1\", \"RANK\": \"1\"");
+    snprintf(want, sizeof want,
+             "\"rank\": \"1\", \"world\": \"2\", \"local\": \"0\", \"node_id\": \"1\","
+             " \"node\": \"ci2\", \"master\": \"%s\", \"RANK\": \"1\"",
+             m);
+    CHECK_CONTAINS(log, want);
     free(log);
+    free(m);
     r = db_rows(dir, "SELECT node FROM trials");
     CHECK_STR(r, "ci[1-2]\n");
     free(r);
@@ -1129,7 +1223,8 @@ TEST(task_ignoring_sigterm_is_killed_after_the_grace)
     CHECK(db_int(dir, "SELECT max(t.ended_at - d.wall_time) < 15 FROM trials t JOIN decisions"
                       " d ON d.trial_id = t.id AND d.action IN ('stop', 'complete')") == 1);
     CHECK_EQ_INT(wait_slurm_clear("ignS", 30), 0);
-    char *ps = sh("pgrep -f 'synth_trial.*--ignore-term' | wc -l");
+    /* "[s]" so that the pattern does not match the shell running pgrep itself. */
+    char *ps = sh("pgrep -f '[s]ynth_trial.*--ignore-term' | wc -l");
     CHECK_EQ_INT(atoi(ps), 0);
     free(ps);
 }
@@ -1167,12 +1262,13 @@ TEST(slurm_refusal_is_an_error_trial_with_slurms_message)
     NEED_SLURM();
     char dir[4300], sp[8192];
     fresh_dir(dir, sizeof dir, "refuse");
-    snprintf(sp, sizeof sp,
-             "{\"name\": \"refS\", \"metric\": \"loss\", \"num_samples\": 1,"
-             " \"command\": [\"%s\"],"
-             " \"executor\": {\"type\": \"slurm\", \"srun_args\": [\"--constraint=nosuchfeature\"]},"
-             " \"space\": {\"x\": {\"choice\": [1]}}}",
-             g_synth);
+    snprintf(
+        sp, sizeof sp,
+        "{\"name\": \"refS\", \"metric\": \"loss\", \"num_samples\": 1,"
+        " \"command\": [\"%s\"],"
+        " \"executor\": {\"type\": \"slurm\", \"srun_args\": [\"--constraint=nosuchfeature\"]},"
+        " \"space\": {\"x\": {\"choice\": [1]}}}",
+        g_synth);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", NULL};
     struct out o = run_tune(dir, a, NULL);
@@ -1197,8 +1293,8 @@ TEST(slurm_refusal_is_an_error_trial_with_slurms_message)
     CHECK_CONTAINS(o.err, "space.json: executor slurm: a trial asks for 5 GPU(s) but the largest "
                           "node of partition debug has 4");
     out_free(&o);
-    const char *b[] = {"run", "space.json", "--quiet", "--executor", "slurm", "--allocation",
-                       "999999", NULL};
+    const char *b[] = {"run",   "space.json",   "--quiet", "--executor",
+                       "slurm", "--allocation", "999999",  NULL};
     o = run_tune(dir, b, NULL);
     CHECK_EQ_INT(o.code, 2);
     CHECK_CONTAINS(o.err, "executor slurm: allocation 999999: scontrol: ");
@@ -1217,13 +1313,14 @@ TEST(allocation_mode_runs_steps_without_blocking)
     char dir[4300], sp[8192], jid[32];
     snprintf(jid, sizeof jid, "%d", job);
     fresh_dir(dir, sizeof dir, "alloc");
-    snprintf(sp, sizeof sp,
-             "{\"name\": \"allocS\", \"metric\": \"loss\", \"num_samples\": 8,"
-             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"3\", \"--sleep-ms\", \"100\"],"
-             " \"resources\": {\"gpus_per_trial\": 1, \"cpus_per_trial\": 1},"
-             " \"executor\": {\"type\": \"slurm\"},"
-             " \"space\": {\"lr\": {\"uniform\": [0.001, 0.1]}}}",
-             g_synth);
+    snprintf(
+        sp, sizeof sp,
+        "{\"name\": \"allocS\", \"metric\": \"loss\", \"num_samples\": 8,"
+        " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"3\", \"--sleep-ms\", \"100\"],"
+        " \"resources\": {\"gpus_per_trial\": 1, \"cpus_per_trial\": 1},"
+        " \"executor\": {\"type\": \"slurm\"},"
+        " \"space\": {\"lr\": {\"uniform\": [0.001, 0.1]}}}",
+        g_synth);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", "--allocation", jid, NULL};
     struct out o = run_tune(dir, a, NULL);
@@ -1254,13 +1351,14 @@ TEST(killed_tune_leaves_no_orphans_after_resume)
     char dir[4300], sp[8192];
     fresh_dir(dir, sizeof dir, "orphans");
     /* Four GPUs, trials of three: one runs, the others wait in Slurm's queue. */
-    snprintf(sp, sizeof sp,
-             "{\"name\": \"orphS\", \"metric\": \"loss\", \"num_samples\": 4, \"max_concurrent\": 3,"
-             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"6\", \"--sleep-ms\", \"300\"],"
-             " \"resources\": {\"gpus_per_trial\": 3},"
-             " \"executor\": {\"type\": \"slurm\"},"
-             " \"space\": {\"lr\": {\"uniform\": [0.001, 0.1]}}}",
-             g_synth);
+    snprintf(
+        sp, sizeof sp,
+        "{\"name\": \"orphS\", \"metric\": \"loss\", \"num_samples\": 4, \"max_concurrent\": 3,"
+        " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"6\", \"--sleep-ms\", \"300\"],"
+        " \"resources\": {\"gpus_per_trial\": 3},"
+        " \"executor\": {\"type\": \"slurm\"},"
+        " \"space\": {\"lr\": {\"uniform\": [0.001, 0.1]}}}",
+        g_synth);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", NULL};
     pid_t pid = spawn_tune(dir, a, NULL);
@@ -1300,18 +1398,18 @@ TEST(controller_killed_trials_end_as_errors)
     char conf[512], wd[64] = "TUNE_SLURM_WATCHDOG_S=2";
     snprintf(conf, sizeof conf, "SLURM_CONF=%s/slurm.conf", cdir);
     const char *env[] = {conf, wd, NULL};
-    snprintf(sp, sizeof sp,
-             "{\"name\": \"ctldS\", \"metric\": \"loss\", \"num_samples\": 2, \"max_concurrent\": 2,"
-             " \"command\": [\"%s\", \"--quiet-s\", \"3\", \"--iters\", \"1\"],"
-             " \"executor\": {\"type\": \"slurm\"},"
-             " \"space\": {\"x\": {\"choice\": [1, 2]}}}",
-             g_rank);
+    snprintf(
+        sp, sizeof sp,
+        "{\"name\": \"ctldS\", \"metric\": \"loss\", \"num_samples\": 2, \"max_concurrent\": 2,"
+        " \"command\": [\"%s\", \"--quiet-s\", \"3\", \"--iters\", \"1\"],"
+        " \"executor\": {\"type\": \"slurm\"},"
+        " \"space\": {\"x\": {\"choice\": [1, 2]}}}",
+        g_rank);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", NULL};
     pid_t pid = spawn_tune(dir, a, env);
     double t0 = now_s();
-    while (db_int(dir, "SELECT count(*) FROM trials WHERE exec_id != ''") < 2 &&
-           now_s() - t0 < 30)
+    while (db_int(dir, "SELECT count(*) FROM trials WHERE exec_id != ''") < 2 && now_s() - t0 < 30)
         nap_ms(100);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE exec_id != ''"), 2);
     /* The whole cluster dies (SIGKILL, as in a crash): the tasks still finish, but their

@@ -7,12 +7,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1564,17 +1567,334 @@ TEST(killed_rank_stops_everything)
     e2e_done(&e);
 }
 
-/* A Slurm world is refused until the network all-reduce exists (see the TODO hook). */
-TEST(slurm_world_refused)
+/* ---- worlds started by someone else: srun, a torchrun-style launcher (net.c) -------------- */
+
+/* A TCP port nobody listens on right now (the kernel's pick; a small race is acceptable). */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0) close(fd);
+    return port;
+}
+
+/* 3 processes meet over TCP and run every collective; the all-reduce adds in rank order
+ * (the bits ddp.c gives), broadcasts reach every rank from any root. */
+TEST(net_collectives)
+{
+    enum { R = 3, N = 50000 };
+    char port[16];
+    snprintf(port, sizeof port, "%d", free_port());
+    pid_t pids[R];
+    for (int r = 0; r < R; r++) {
+        pids[r] = fork();
+        if (pids[r] == 0) {
+            train__net_env_t e = {.rank = r, .world = R, .addr = "127.0.0.1", .port = port};
+            train__net_t *n;
+            char err[512];
+            if (train__net_open(&n, &e, 77, 20, err, sizeof err) != 0) {
+                fprintf(stderr, "rank %d: %s\n", r, err);
+                _exit(10);
+            }
+            int bad = 0;
+            float *g = malloc(sizeof(float) * N);
+            for (int step = 1; step <= 3; step++) {
+                for (int i = 0; i < N; i++)
+                    g[i] = (float)(r + 1) * 0.1f * step + (float)i * 1e-3f;
+                if (train__net_allreduce(n, g, N, err, sizeof err) != 0) _exit(11);
+                for (int i = 0; i < N; i++) {
+                    float want = 0.1f * step + (float)i * 1e-3f;
+                    for (int q = 1; q < R; q++)
+                        want += (float)(q + 1) * 0.1f * step + (float)i * 1e-3f;
+                    if (memcmp(&g[i], &want, sizeof want) != 0) bad++;
+                }
+                if (train__net_barrier(n, err, sizeof err) != 0) _exit(12);
+            }
+            double v[2] = {r, 1};
+            if (train__net_sum(n, v, 2, err, sizeof err) != 0 || v[0] != 3 || v[1] != 3) _exit(13);
+            for (int root = 0; root < R; root++) {
+                float b[4] = {0};
+                if (r == root) b[0] = 7.0f + root, b[3] = 9;
+                if (train__net_bcast(n, b, sizeof b, root, err, sizeof err) != 0 ||
+                    b[0] != 7.0f + root || b[3] != 9)
+                    _exit(14);
+            }
+            int gone_early = train__net_peer_gone(n);
+            train__net_barrier(n, err, sizeof err); /* nobody leaves before that check */
+            /* rank 0 sees the others leave: what lets NCCL give up on a dead peer */
+            int gone_late = 1;
+            if (r == 0) {
+                double t0 = now_s();
+                while (!(gone_late = train__net_peer_gone(n)) && now_s() - t0 < 10)
+                    usleep(10000);
+            }
+            free(g);
+            train__net_free(n);
+            _exit(bad ? 15 : gone_early ? 16 : !gone_late ? 17 : 0);
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        int st = wait_for(pids[r], 60);
+        CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st))
+            fprintf(stderr, "rank %d status %d\n", r, st);
+    }
+}
+
+/* Runs `world` processes of tune-train as ranks of one world (torchrun's variables, or
+ * srun's when slurm is set), each with its own out/err files under dir; returns how many
+ * exited 0. */
+static int run_net_world(const char *dir, int world, int slurm, const char *const *args, int *codes)
+{
+    char port[16], rank[16], size[16], out[4096], errf[4096];
+    snprintf(port, sizeof port, "%d", free_port());
+    snprintf(size, sizeof size, "%d", world);
+    pid_t pids[8];
+    for (int r = 0; r < world; r++) {
+        snprintf(rank, sizeof rank, "%d", r);
+        snprintf(out, sizeof out, "%s/out%d", dir, r);
+        snprintf(errf, sizeof errf, "%s/err%d", dir, r);
+        const char *tenv[] = {"RANK",        rank,        "WORLD_SIZE",  size, "LOCAL_RANK", rank,
+                              "MASTER_ADDR", "127.0.0.1", "MASTER_PORT", port, NULL};
+        /* srun's: no MASTER_ADDR (one node: 127.0.0.1 is assumed) */
+        const char *senv[] = {"SLURM_PROCID",
+                              rank,
+                              "SLURM_NTASKS",
+                              size,
+                              "SLURM_LOCALID",
+                              rank,
+                              "SLURM_NODEID",
+                              "0",
+                              "MASTER_PORT",
+                              port,
+                              NULL};
+        pids[r] = spawn_train(args, out, errf, slurm ? senv : tenv);
+    }
+    int ok = 0;
+    for (int r = 0; r < world; r++) {
+        int st = wait_for(pids[r], 90);
+        codes[r] = st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        ok += codes[r] == 0;
+    }
+    return ok;
+}
+
+/* N processes started from outside (as srun or torchrun start them) train exactly as N
+ * ranks forked by tune-train --ranks N: the same result lines and bit-identical parameters
+ * (the TCP all-reduce adds in the same rank order), hence also within 1e-5 of one rank;
+ * with torchrun's variables (3 ranks) and srun's (2 ranks). */
+static void net_world_case(int world, int slurm)
 {
     struct e2e e;
-    REQUIRE(e2e_setup(&e, 100, 20) == 0);
-    const char *args[] = {"--data", e.data, NULL};
-    const char *env[] = {"SLURM_PROCID", "1", "SLURM_NTASKS", "4", NULL};
-    CHECK_EQ_INT(run_train(args, e.out, e.err, env, 30), 2);
+    REQUIRE(e2e_setup(&e, 960, 100) == 0);
+    char ckn[4096], ckf[4096], ck1[4096], ranks[8];
+    snprintf(ckn, sizeof ckn, "%s/net", e.dir);
+    snprintf(ckf, sizeof ckf, "%s/forked", e.dir);
+    snprintf(ck1, sizeof ck1, "%s/one", e.dir);
+    snprintf(ranks, sizeof ranks, "%d", world);
+#define COMMON                                                                                     \
+    "--model", "mlp", "--epochs", "2", "--batch-size", "96", "--lr", "0.05", "--momentum", "0.9",  \
+        "--seed", "3", "--data", e.data, "--cache-dir", "none", "--threads", "1",                  \
+        "--report-every", "4", "--timeout", "30"
+    const char *net_args[] = {COMMON, "--checkpoint-dir", ckn, NULL};
+    const char *forked_args[] = {COMMON, "--checkpoint-dir", ckf, "--ranks", ranks, NULL};
+    const char *one_args[] = {COMMON, "--checkpoint-dir", ck1, NULL};
+#undef COMMON
+    int codes[8];
+    CHECK_EQ_INT(run_net_world(e.dir, world, slurm, net_args, codes), world);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/err0", e.dir);
+    char *er0 = slurp(path);
+    CHECK_CONTAINS(er0, slurm ? "(a Slurm world over TCP)" : "(a torchrun-style world over TCP)");
+    if (codes[0]) fprintf(stderr, "%s", er0);
+    free(er0);
+    snprintf(path, sizeof path, "%s/out0", e.dir);
+    char *o_net = slurp(path);
+    snprintf(path, sizeof path, "%s/out1", e.dir);
+    char *o_1 = slurp(path);
+    CHECK_STR(o_1, ""); /* only rank 0 reports */
+    CHECK_EQ_INT(run_train(forked_args, e.out, e.err, NULL, 60), 0);
+    char *o_forked = slurp(e.out);
+    CHECK_EQ_INT(run_train(one_args, e.out, e.err, NULL, 60), 0);
+    strip_timing(o_net);
+    strip_timing(o_forked);
+    CHECK_STR(o_net, o_forked);
+    CHECK_CONTAINS(o_net, "\"training_iteration\": 6, \"epoch\": 2");
+    size_t nn = 0, nf = 0, n1 = 0;
+    float *pn = final_params(ckn, &nn), *pf = final_params(ckf, &nf), *p1 = final_params(ck1, &n1);
+    REQUIRE(pn && pf && p1);
+    CHECK_EQ_INT(nn, nf);
+    CHECK_EQ_INT(nn, n1);
+    CHECK(memcmp(pn, pf, nn * sizeof(float)) == 0);
+    double md = 0;
+    for (size_t i = 0; i < nn; i++)
+        md = fmax(md, fabs(pn[i] - p1[i]));
+    fprintf(stderr, "max |params(1 rank) - params(%d ranks over TCP)| = %.3g\n", world, md);
+    CHECK(md < 1e-5 && md > 0); /* > 0: the ranks really summed partial gradients */
+    free(pn), free(pf), free(p1), free(o_net), free(o_1), free(o_forked);
+    e2e_done(&e);
+}
+
+TEST(net_world_equals_forked_ranks)
+{
+    net_world_case(3, 0);
+}
+
+TEST(slurm_world_equals_forked_ranks)
+{
+    net_world_case(2, 1);
+}
+
+/* A rank of a TCP world that dies (SIGKILL, as a lost node or the OOM killer would) ends
+ * every other rank within seconds with a message naming it, whichever rank it was. */
+TEST(net_world_rank_dies)
+{
+    struct e2e e;
+    REQUIRE(e2e_setup(&e, 960, 100) == 0);
+    const char *args[] = {"--model",   "mlp",    "--epochs",       "1000",        "--batch-size",
+                          "32",        "--data", e.data,           "--cache-dir", "none",
+                          "--threads", "1",      "--report-every", "5",           NULL};
+    for (int victim = 0; victim < 2; victim++) {
+        char port[16], out[2][4096], errf[2][4096];
+        snprintf(port, sizeof port, "%d", free_port());
+        pid_t p[2];
+        for (int r = 0; r < 2; r++) {
+            const char *env[] = {"RANK",        r ? "1" : "0", "WORLD_SIZE", "2",
+                                 "MASTER_PORT", port,          NULL};
+            snprintf(out[r], sizeof out[r], "%s/out%d", e.dir, r);
+            snprintf(errf[r], sizeof errf[r], "%s/err%d", e.dir, r);
+            p[r] = spawn_train(args, out[r], errf[r], env);
+        }
+        double t0 = now_s();
+        for (;;) { /* wait for training to be under way */
+            char *o = slurp(out[0]);
+            int started = strchr(o, '\n') != NULL;
+            free(o);
+            if (started || now_s() - t0 > 30) break;
+            usleep(20000);
+        }
+        kill(p[victim], SIGKILL);
+        double t1 = now_s();
+        int st = wait_for(p[1 - victim], 10);
+        wait_for(p[victim], 10);
+        REQUIRE(st != -1);
+        CHECK(now_s() - t1 < 5);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+        char *er = slurp(errf[1 - victim]);
+        char want[64];
+        snprintf(want, sizeof want, "lost the connection to rank %d", victim);
+        CHECK_CONTAINS(er, want);
+        CHECK_CONTAINS(er, "that rank has probably died");
+        free(er);
+    }
+    e2e_done(&e);
+}
+
+/* Every message about the environment and the rendezvous. */
+TEST(net_world_errors)
+{
+    struct e2e e;
+    REQUIRE(e2e_setup(&e, 200, 20) == 0);
+    char port[16];
+    snprintf(port, sizeof port, "%d", free_port());
+    const char *base[] = {"--data", e.data, "--cache-dir", "none", "--timeout", "1", NULL};
+    struct {
+        const char *env[12];
+        int code;
+        const char *msg;
+    } cases[] = {
+        {{"RANK", "0", "WORLD_SIZE", "2", NULL}, 2, "$MASTER_PORT is not set"},
+        {{"RANK", "2", "WORLD_SIZE", "2", "MASTER_PORT", port, NULL},
+         2,
+         "$RANK must be a whole number between 0 and 1, got \"2\""},
+        {{"RANK", "0", "WORLD_SIZE", "x", "MASTER_PORT", port, NULL}, 2, "$WORLD_SIZE must be"},
+        {{"SLURM_PROCID", "1", "SLURM_NTASKS", "4", "SLURM_NNODES", "2", "MASTER_PORT", port, NULL},
+         2,
+         "$MASTER_ADDR is not set: set it to rank 0's host name"},
+        {{"SLURM_PROCID", "0", "SLURM_NTASKS", "3", "MASTER_PORT", port, NULL},
+         2,
+         "--batch-size 64 is not divisible by the 3 ranks of this Slurm world"},
+        {{"SLURM_PROCID", "0", "SLURM_NTASKS", "4", "SLURM_STEP_NUM_TASKS", "2", "MASTER_PORT",
+          port, NULL},
+         2,
+         "--train-limit 1 is smaller than the 2 ranks of this Slurm world"},
+        {{"RANK", "0", "WORLD_SIZE", "2", "MASTER_PORT", port, NULL},
+         1,
+         "rank 0: only 1 of 2 ranks joined at 127.0.0.1:"},
+        {{"RANK", "1", "WORLD_SIZE", "2", "MASTER_PORT", port, NULL},
+         1,
+         "rank 1: could not reach rank 0 at 127.0.0.1:"},
+    };
+    const char *limited[] = {"--data", e.data, "--train-limit", "1", NULL};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int lim = strstr(cases[i].msg, "--train-limit") != NULL;
+        CHECK_EQ_INT(run_train(lim ? limited : base, e.out, e.err, cases[i].env, 30),
+                     cases[i].code);
+        char *er = slurp(e.err);
+        CHECK_CONTAINS(er, cases[i].msg);
+        free(er);
+    }
+    /* --ranks that contradicts the world */
+    const char *r3[] = {"--data", e.data, "--ranks", "3", "--batch-size", "96", NULL};
+    const char *env2[] = {"RANK", "0", "WORLD_SIZE", "2", "MASTER_PORT", port, NULL};
+    CHECK_EQ_INT(run_train(r3, e.out, e.err, env2, 30), 2);
     char *er = slurp(e.err);
-    CHECK_CONTAINS(er, "pre-launched multi-process worlds are not supported yet");
+    CHECK_CONTAINS(er, "--ranks 3, but this is rank 0 of a 2-rank torchrun-style world");
     free(er);
+    /* the port is taken by something else */
+    int lfd = socket(AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = in6addr_any};
+    int zero = 0;
+    setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+    int taken = free_port();
+    a.sin6_port = htons((uint16_t)taken);
+    if (lfd >= 0 && bind(lfd, (struct sockaddr *)&a, sizeof a) == 0 && listen(lfd, 1) == 0) {
+        char tp[16];
+        snprintf(tp, sizeof tp, "%d", taken);
+        const char *env3[] = {"RANK", "0", "WORLD_SIZE", "2", "MASTER_PORT", tp, NULL};
+        CHECK_EQ_INT(run_train(base, e.out, e.err, env3, 30), 1);
+        er = slurp(e.err);
+        CHECK_CONTAINS(er, "cannot listen on $MASTER_PORT");
+        free(er);
+    }
+    if (lfd >= 0) close(lfd);
+    /* rank 0 refuses ranks that disagree with it, and says why on both sides */
+    struct {
+        const char *r1_world, *r1_rank, *r1_seed, *msg0, *msg1;
+    } bad[] = {
+        {"2", "1", "2", "rank 1 was started with other training options than rank 0",
+         "rank 1: refused by rank 0: rank 1 was started with other training options"},
+        {"3", "1", "1", "rank 1 says the world has 3 ranks, rank 0 says 2",
+         "refused by rank 0: rank 1 says the world has 3 ranks"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(port, sizeof port, "%d", free_port());
+        const char *a0[] = {"--data", e.data, "--cache-dir",  "none", "--timeout", "10",
+                            "--seed", "1",    "--batch-size", "96",   NULL};
+        const char *a1[] = {"--data", e.data,         "--cache-dir",  "none", "--timeout", "10",
+                            "--seed", bad[i].r1_seed, "--batch-size", "96",   NULL};
+        const char *e0[] = {"RANK", "0", "WORLD_SIZE", "2", "MASTER_PORT", port, NULL};
+        const char *e1[] = {"RANK",        bad[i].r1_rank, "WORLD_SIZE", bad[i].r1_world,
+                            "MASTER_PORT", port,           NULL};
+        char out1[4096], err1[4096];
+        snprintf(out1, sizeof out1, "%s/out1", e.dir);
+        snprintf(err1, sizeof err1, "%s/err1", e.dir);
+        pid_t p0 = spawn_train(a0, e.out, e.err, e0);
+        pid_t p1 = spawn_train(a1, out1, err1, e1);
+        int s0 = wait_for(p0, 30), s1 = wait_for(p1, 30);
+        CHECK(s0 != -1 && WIFEXITED(s0) && WEXITSTATUS(s0) == 2);
+        CHECK(s1 != -1 && WIFEXITED(s1) && WEXITSTATUS(s1) == 2);
+        er = slurp(e.err);
+        CHECK_CONTAINS(er, bad[i].msg0);
+        free(er);
+        er = slurp(err1);
+        CHECK_CONTAINS(er, bad[i].msg1);
+        free(er);
+    }
     e2e_done(&e);
 }
 

@@ -23,8 +23,8 @@
 
 #include <cjson/cJSON.h>
 
-#define SLURM_CMD_TIMEOUT_S 30.0   /* sinfo/scontrol/squeue/scancel before and after a run */
-#define SLURM_CLEANUP_WAIT_S 30.0  /* how long cleanup waits for cancelled jobs to go */
+#define SLURM_CMD_TIMEOUT_S 30.0  /* sinfo/scontrol/squeue/scancel before and after a run */
+#define SLURM_CLEANUP_WAIT_S 30.0 /* how long cleanup waits for cancelled jobs to go */
 #define SLURM_WATCHDOG_DEFAULT_S 60.0
 
 /* What the user's srun_args already say, so that tune neither contradicts nor repeats
@@ -54,22 +54,22 @@ struct sexec {
     double probe_started;
     unsigned res_seq; /* answers so far */
     double res_started;
-    int res_ok;       /* 0: the controller did not answer */
-    char *res_ids;    /* "\nID|NAME\n..." lines of the answer */
+    int res_ok;    /* 0: the controller did not answer */
+    char *res_ids; /* "\nID|NAME\n..." lines of the answer */
     char res_msg[200];
 };
 
 struct sproc {
-    char name[256];   /* the job (or step) name, "tune:EXPERIMENT:trial_NNNNN" */
-    char id[96];      /* "123" (per-trial job) or "123.4" (step), once known */
-    char node[512];   /* the step's nodes, once known */
-    char gpus[128];   /* CUDA_VISIBLE_DEVICES Slurm gave rank 0 */
-    int known;        /* the TUNE_SLURM line has been read */
-    long lines;       /* stdout lines seen */
+    char name[256]; /* the job (or step) name, "tune:EXPERIMENT:trial_NNNNN" */
+    char id[96];    /* "123" (per-trial job) or "123.4" (step), once known */
+    char node[512]; /* the step's nodes, once known */
+    char gpus[128]; /* CUDA_VISIBLE_DEVICES Slurm gave rank 0 */
+    int known;      /* the TUNE_SLURM line has been read */
+    long lines;     /* stdout lines seen */
     double last_progress;
     char *err_log;
     off_t err_size;
-    int bad;          /* consecutive probe answers that did not vouch for this trial */
+    int bad; /* consecutive probe answers that did not vouch for this trial */
     unsigned seen_seq;
     char why[300];
 };
@@ -222,12 +222,12 @@ static void first_line(const char *s, char *out, size_t n)
  * exports SLURM_GPUS=2 to its shell, say), they would silently change every trial's
  * request, so srun runs without them; tune's own options say everything. */
 static const char *const srun_input_env[] = {
-    "SLURM_JOB_ID",         "SLURM_JOBID",          "SLURM_STEP_ID",       "SLURM_NTASKS",
-    "SLURM_NPROCS",         "SLURM_NNODES",         "SLURM_JOB_NUM_NODES", "SLURM_NTASKS_PER_NODE",
-    "SLURM_CPUS_PER_TASK",  "SLURM_GPUS",           "SLURM_GPUS_PER_TASK", "SLURM_GPUS_PER_NODE",
-    "SLURM_GPUS_PER_SOCKET", "SLURM_CPUS_PER_GPU",  "SLURM_MEM_PER_CPU",   "SLURM_MEM_PER_GPU",
-    "SLURM_MEM_PER_NODE",   "SLURM_DISTRIBUTION",   "SLURM_EXACT",         "SLURM_OVERLAP",
-    "SLURM_TRES_PER_TASK",  "SLURM_GRES",           "SLURM_JOB_NAME",      NULL};
+    "SLURM_JOB_ID",          "SLURM_JOBID",        "SLURM_STEP_ID",       "SLURM_NTASKS",
+    "SLURM_NPROCS",          "SLURM_NNODES",       "SLURM_JOB_NUM_NODES", "SLURM_NTASKS_PER_NODE",
+    "SLURM_CPUS_PER_TASK",   "SLURM_GPUS",         "SLURM_GPUS_PER_TASK", "SLURM_GPUS_PER_NODE",
+    "SLURM_GPUS_PER_SOCKET", "SLURM_CPUS_PER_GPU", "SLURM_MEM_PER_CPU",   "SLURM_MEM_PER_GPU",
+    "SLURM_MEM_PER_NODE",    "SLURM_DISTRIBUTION", "SLURM_EXACT",         "SLURM_OVERLAP",
+    "SLURM_TRES_PER_TASK",   "SLURM_GRES",         "SLURM_JOB_NAME",      NULL};
 
 static int slurm_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *p, char *err,
                        size_t errlen)
@@ -383,8 +383,7 @@ static int slurm_fd(const trial_proc_t *p)
 
 /* ---- stopping ---------------------------------------------------------------------- */
 
-static void scancel_detached(struct sexec *x, const struct sproc *s, const char *a1,
-                             const char *a2)
+static void scancel_detached(struct sexec *x, const struct sproc *s, const char *a1, const char *a2)
 {
     char *argv[4];
     int n = 0;
@@ -622,8 +621,7 @@ static int run_slurm_cmd(char *const *argv, char **out, char *err, size_t errlen
         char line[300];
         first_line(eb && *eb ? eb : *out, line, sizeof line);
         if (status < 0)
-            trial__errf(err, errlen, "%s did not answer within %.0f s", name,
-                        SLURM_CMD_TIMEOUT_S);
+            trial__errf(err, errlen, "%s did not answer within %.0f s", name, SLURM_CMD_TIMEOUT_S);
         else
             trial__errf(err, errlen, "%s: %s", name, line[0] ? line : "failed");
         free(*out);
@@ -687,16 +685,22 @@ static int check_allocation(struct sexec *x, int ranks, int G, int cpus, trial_c
     return TRIAL_OK;
 }
 
+/* Is name one of list's entries? Lists are srun's "a,b" or the "a, b" kept for messages:
+ * an entry starts after a comma and optional spaces (partition names have no spaces). */
 static int in_list(const char *list, const char *name)
 {
     size_t n = strlen(name);
-    for (const char *p = list; (p = strstr(p, name)); p += n)
-        if ((p == list || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
+    if (n == 0) return 0;
+    for (const char *p = list; (p = strstr(p, name)); p += n) {
+        const char *b = p;
+        while (b > list && b[-1] == ' ')
+            b--;
+        if ((b == list || b[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
+    }
     return 0;
 }
 
-static int check_partitions(struct sexec *x, int ranks, int G, int cpus, char *err,
-                            size_t errlen)
+static int check_partitions(struct sexec *x, int ranks, int G, int cpus, char *err, size_t errlen)
 {
     char *argv[] = {x->sinfo, "-h", "-o", "%P|%a|%c|%G|%D", NULL};
     char *out = NULL, e2[400];
@@ -753,8 +757,7 @@ static int check_partitions(struct sexec *x, int ranks, int G, int cpus, char *e
         char one[128];
         snprintf(one, sizeof one, "%.*s", (int)len, tok);
         if (!in_list(names, one)) {
-            trial__errf(err, errlen, "Slurm has no partition \"%s\" (partitions: %s)", one,
-                        names);
+            trial__errf(err, errlen, "Slurm has no partition \"%s\" (partitions: %s)", one, names);
             return TRIAL_EINVAL;
         }
         tok += len;
@@ -790,8 +793,8 @@ static int check_partitions(struct sexec *x, int ranks, int G, int cpus, char *e
     int span = ranks > 1 && G % ranks != 0 ? (x->u.nodes > 0 ? x->u.nodes : nodes) : 1;
     if (per > maxg * span) {
         trial__errf(err, errlen,
-                    "a trial asks for %d GPU(s)%s but the largest node of partition %s has %d",
-                    per, ranks > 1 && G % ranks == 0 ? " per rank" : "", want, maxg);
+                    "a trial asks for %d GPU(s)%s but the largest node of partition %s has %d", per,
+                    ranks > 1 && G % ranks == 0 ? " per rank" : "", want, maxg);
         return TRIAL_EINVAL;
     }
     return TRIAL_OK;
@@ -932,8 +935,7 @@ static int valid_job_id(const char *s)
     return 1;
 }
 
-int trial_exec_slurm_new(const trial_slurm_opts_t *o, trial_exec_t **out, char *err,
-                         size_t errlen)
+int trial_exec_slurm_new(const trial_slurm_opts_t *o, trial_exec_t **out, char *err, size_t errlen)
 {
     if (!o || !out || !o->experiment || !*o->experiment) {
         trial__errf(err, errlen, "trial_exec_slurm_new: no options, result or experiment name");

@@ -347,6 +347,25 @@ int trial__read_pipe(trial_proc_t *p, trial_line_cb cb, void *ud, size_t max_byt
 
 /* ---- file tails ------------------------------------------------------------------ */
 
+int trial_mkdirs(const char *path)
+{
+    /* The parents usually exist (every trial after the first): one mkdir then. */
+    if (mkdir(path, 0777) == 0 || errno == EEXIST) return 0;
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n >= sizeof buf) return -1;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] == '/' || buf[i] == 0) {
+            char c = buf[i];
+            buf[i] = 0;
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+            buf[i] = c;
+        }
+    }
+    return 0;
+}
+
 size_t trial_file_tail(const char *path, char *buf, size_t n)
 {
     if (!buf || n == 0) return 0;

@@ -1,9 +1,10 @@
 /* tune-slurm-task: what srun runs as each task of a Slurm trial. It sets MASTER_ADDR to
- * the step's first node (which tune cannot know before srun has placed the step), and
- * RANK/WORLD_SIZE/LOCAL_RANK/NODE_RANK from Slurm's SLURM_PROCID/NTASKS/LOCALID/NODEID;
- * rank 0 tells tune its job, step, node and GPUs on one TUNE_SLURM line; the other ranks'
- * stdout goes to rankN.stdout.log, so only rank 0's result lines count. Then it execs
- * the trial's argv (no shell, and no /bin/sh fallback for files without #!).
+ * the step's first node (tune cannot know it before srun has placed the step; Slurm's
+ * address for it when the node's name does not resolve), and RANK, WORLD_SIZE,
+ * LOCAL_RANK, NODE_RANK from Slurm's SLURM_PROCID, NTASKS, LOCALID, NODEID; rank 0 tells
+ * tune its job, step, node and GPUs on one TUNE_SLURM line; the other ranks' stdout goes
+ * to rankN.stdout.log, so only rank 0's result lines count. Then it execs the trial's
+ * argv (no shell, and no /bin/sh fallback for files without #!).
  * Not for: anything tune itself does; it is a separate program installed beside tune.
  *
  * usage: tune-slurm-task PROGRAM [ARGS...] */
@@ -11,9 +12,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char *env_or(const char *a, const char *b, const char *c)
@@ -38,6 +42,56 @@ static void put_json_str(FILE *f, const char *s)
             fputc(c, f);
     }
     fputc('"', f);
+}
+
+/* The address of Slurm node `node`, for MASTER_ADDR: its name when the name resolves (the
+ * usual case), else the NodeAddr Slurm itself uses to reach it (`scontrol show node`):
+ * Slurm's NodeName need not be a host name (NodeHostname/NodeAddr set apart, as on the
+ * test cluster's fake nodes ci1, ci2). Every rank asks the same and gets the same answer.
+ * Leaves out as it is when neither works. */
+static void node_addr(const char *node, char *out, size_t n)
+{
+    struct addrinfo hints, *ai = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(node, NULL, &hints, &ai) == 0) {
+        freeaddrinfo(ai);
+        return;
+    }
+    int p[2];
+    if (pipe(p) != 0) return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(p[1], STDOUT_FILENO);
+        close(p[0]);
+        close(p[1]);
+        alarm(15); /* kept across exec: a controller that does not answer costs 15 s at most */
+        execlp("scontrol", "scontrol", "-o", "show", "node", node, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    if (pid < 0) {
+        close(p[0]);
+        return;
+    }
+    char buf[4096];
+    size_t k = 0;
+    while (k + 1 < sizeof buf) {
+        ssize_t r = read(p[0], buf + k, sizeof buf - 1 - k);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        k += (size_t)r;
+    }
+    buf[k] = '\0';
+    close(p[0]);
+    int st = 1;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    const char *a = strstr(buf, " NodeAddr=");
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !a) return;
+    a += strlen(" NodeAddr=");
+    size_t len = strcspn(a, " \n");
+    if (len > 0 && len < n) snprintf(out, n, "%.*s", (int)len, a);
 }
 
 /* execvp without its /bin/sh retry on ENOEXEC: parameter values are never given to a
@@ -68,7 +122,8 @@ static int exec_path(char **argv)
             memcpy(buf + len + 1, prog, plen + 1);
             execv(buf, argv);
             e = errno;
-            if (e == EACCES) eacces = 1;
+            if (e == EACCES)
+                eacces = 1;
             else if (e != ENOENT && e != ENOTDIR && e != ESTALE && e != ENODEV && e != ETIMEDOUT)
                 return e;
         }
@@ -89,8 +144,10 @@ int main(int argc, char **argv)
 
     const char *nodelist = env_or("SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST");
     char first[256];
-    if (trial__slurm_first_host(nodelist, first, sizeof first) == 0)
+    if (trial__slurm_first_host(nodelist, first, sizeof first) == 0) {
+        node_addr(first, first, sizeof first);
         setenv("MASTER_ADDR", first, 1);
+    }
     /* torch.distributed's env:// names, from Slurm's own (the trial may read either). */
     static const char *const map[][2] = {{"RANK", "SLURM_PROCID"},
                                          {"WORLD_SIZE", "SLURM_NTASKS"},

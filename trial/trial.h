@@ -25,14 +25,14 @@ typedef struct trial_proc trial_proc_t; /* one started trial */
 
 /* What to start. All strings are borrowed for the duration of trial_start. */
 typedef struct trial_spawn {
-    char *const *argv;       /* argv[0] is looked up in PATH; never given to a shell */
-    char *const *env;        /* "KEY=VALUE" entries set on top of tune's environment */
-    const char *dir;         /* working directory (must exist) */
-    const char *stdout_log;  /* every stdout byte is also appended here (may be NULL) */
-    const char *stderr_log;  /* stderr goes straight here (NULL: /dev/null) */
-    const char *job_name;    /* for executors that name jobs (Slurm) */
-    int ranks;               /* processes for executors that start ranks (Slurm); 0 = 1 */
-    double gpus;             /* GPUs requested, for executors that place them (Slurm) */
+    char *const *argv;      /* argv[0] is looked up in PATH; never given to a shell */
+    char *const *env;       /* "KEY=VALUE" entries set on top of tune's environment */
+    const char *dir;        /* working directory (must exist) */
+    const char *stdout_log; /* every stdout byte is also appended here (may be NULL) */
+    const char *stderr_log; /* stderr goes straight here (NULL: /dev/null) */
+    const char *job_name;   /* for executors that name jobs (Slurm) */
+    int ranks;              /* processes for executors that start ranks (Slurm); 0 = 1 */
+    double gpus;            /* GPUs requested, for executors that place them (Slurm) */
     int cpus;
 } trial_spawn_t;
 
@@ -46,7 +46,7 @@ typedef struct trial_exit {
  * from an options struct with fork/exec (signals reset, fds closed, parent-death signal
  * set). *out freed with trial_exec_free after every trial it started was freed. */
 int trial_exec_local_new(trial_exec_t **out, char *err, size_t errlen);
-void trial_exec_free(trial_exec_t *ex); /* NULL-safe */
+void trial_exec_free(trial_exec_t *ex);              /* NULL-safe */
 const char *trial_exec_name(const trial_exec_t *ex); /* "local", "slurm" */
 
 /* Starts a trial. On success *out is a new handle, freed with trial_proc_free once
@@ -137,8 +137,11 @@ typedef struct trial_slurm_opts {
 /* Creates a Slurm executor; nothing is asked of Slurm yet (see trial_exec_check). Errors:
  * no experiment name, srun or tune-slurm-task not found. *out freed with trial_exec_free.
  * All strings are copied. */
-int trial_exec_slurm_new(const trial_slurm_opts_t *o, trial_exec_t **out, char *err,
-                         size_t errlen);
+int trial_exec_slurm_new(const trial_slurm_opts_t *o, trial_exec_t **out, char *err, size_t errlen);
+
+/* Creates a directory and its missing parents (mode 0777 less the umask), like
+ * `mkdir -p`. Returns 0, or -1 with errno set. */
+int trial_mkdirs(const char *path);
 
 /* Last `n - 1` bytes (at most) of a file, e.g. a trial's stderr log, NUL-terminated,
  * starting at a line boundary where possible. Returns bytes written (0 if none). */
@@ -154,5 +157,16 @@ int trial_result_parse(const char *line, size_t len, cJSON **out);
 
 /* The number `key` holds in a result, or NaN when missing or not a number. */
 double trial_result_number(const cJSON *result, const char *key);
+
+/* The fast path for the same lines, without building a tree or allocating: returns 1 when
+ * the line is a plain JSON object (strict JSON: no NaN/Infinity, no \u escapes, no escaped
+ * keys), so that trial_result_parse takes it as a result and it can be stored as it came;
+ * vals[i] is then what trial_result_number would read for the top-level keys[i] (NaN when
+ * missing or not a number; a NULL key reads NaN). Returns 0 otherwise: not a result, or
+ * one this scan leaves to trial_result_parse. At most TRIAL_SCAN_MAX_KEYS keys; vals may
+ * be overwritten either way. */
+#define TRIAL_SCAN_MAX_KEYS 8
+int trial_result_scan(const char *line, size_t len, const char *const *keys, size_t nkeys,
+                      double *vals);
 
 #endif

@@ -798,10 +798,9 @@
 
   /* ---- run ---------------------------------------------------------------------- */
   function guard(name, fn) {
+    /* One broken chart leaves the others drawn; the error is counted (report.html). */
     try { fn(); } catch (e) {
-      window.__tuneErrors = (window.__tuneErrors || 0) + 1;
-      body.setAttribute('data-errors', String(window.__tuneErrors));
-      body.setAttribute('data-last-error', name + ': ' + (e && e.message ? e.message : String(e)));
+      window.__tuneError(name + ': ' + (e && e.message ? e.message : String(e)));
     }
   }
   guard('header', header);

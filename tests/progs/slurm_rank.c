@@ -19,10 +19,14 @@ int main(int argc, char **argv)
 {
     long iters = 3, sleep_ms = 0, fail_rank = -1, quiet_s = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--iters")) iters = atol(argv[i + 1]);
-        else if (!strcmp(argv[i], "--sleep-ms")) sleep_ms = atol(argv[i + 1]);
-        else if (!strcmp(argv[i], "--fail-rank")) fail_rank = atol(argv[i + 1]);
-        else if (!strcmp(argv[i], "--quiet-s")) quiet_s = atol(argv[i + 1]);
+        if (!strcmp(argv[i], "--iters"))
+            iters = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--sleep-ms"))
+            sleep_ms = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--fail-rank"))
+            fail_rank = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--quiet-s"))
+            quiet_s = atol(argv[i + 1]);
     }
     long rank = atol(env("SLURM_PROCID"));
     if (rank == fail_rank) {

@@ -54,6 +54,33 @@ static void ready_cb(void *ud, size_t off, size_t count)
     train__world_grad_ready(ud, off, count);
 }
 
+/* A device collective (NCCL) per bucket as soon as backward wrote it, as DDP's reducer
+ * does: the backend queues it on its communication stream behind the ops issued so far,
+ * so the last layers' all-reduce runs while the first layers' backward still computes
+ * (CUDA_REQUESTS.md item 5). */
+static void device_ready_cb(void *ud, size_t off, size_t count)
+{
+    struct run *r = ud;
+    r->ops->allreduce_sum(r->ctx, r->grads + off, count);
+}
+
+/* The collectives of whichever world this rank is in: forked (ddp.c), started by someone
+ * else (net.c), or none. */
+static int coll_sum(const train__run_env_t *env, double *v, int n, char *err, size_t errlen)
+{
+    if (env->world) return train__world_sum(env->world, v, n, err, errlen);
+    if (env->net) return train__net_sum(env->net, v, n, err, errlen);
+    return 0;
+}
+
+static int coll_bcast(const train__run_env_t *env, void *buf, size_t len, int root, char *err,
+                      size_t errlen)
+{
+    if (env->world) return train__world_bcast(env->world, buf, len, root, err, errlen);
+    if (env->net) return train__net_bcast(env->net, buf, len, root, err, errlen);
+    return 0;
+}
+
 static float lr_at(const struct run *r, uint64_t step)
 {
     const train_opts_t *o = r->o;
@@ -69,13 +96,21 @@ static float lr_at(const struct run *r, uint64_t step)
 static int allreduce(struct run *r, const float **g, char *err, size_t errlen)
 {
     train__world_t *w = r->env->world;
+    train__net_t *net = r->env->net;
     *g = r->grads;
-    if (!w) return 0;
-    if (r->ops->allreduce_sum) { /* device collective (NCCL) */
-        r->ops->allreduce_sum(r->ctx, r->grads, r->np);
+    if (!w && !net) return 0;
+    if (r->ops->allreduce_sum) /* device collective (NCCL), issued per bucket in backward */
+        return 0;
+    int rc;
+    if (net) { /* over TCP, from host memory */
+        float *h = r->ops->host_memory ? r->grads : r->host_grads;
+        if (!r->ops->host_memory &&
+            (rc = r->ops->download(r->ctx, h, r->grads, sizeof(float) * r->np, err, errlen)))
+            return rc;
+        if ((rc = train__net_allreduce(net, h, r->np, err, errlen))) return rc;
+        if (!r->ops->host_memory) r->ops->upload(r->ctx, r->grads, h, sizeof(float) * r->np);
         return 0;
     }
-    int rc;
     if (!r->ops->host_memory) { /* stage through host shared memory */
         if ((rc = r->ops->download(r->ctx, train__world_grad_slot(w), r->grads,
                                    sizeof(float) * r->np, err, errlen)))
@@ -132,7 +167,7 @@ static int evaluate(struct run *r, double *loss, double *acc, char *err, size_t 
     double s[2];
     int rc = r->ops->download(r->ctx, s, r->stats + 2, sizeof s, err, errlen);
     if (rc) return rc;
-    if (env->world && (rc = train__world_sum(env->world, s, 2, err, errlen))) return rc;
+    if ((rc = coll_sum(env, s, 2, err, errlen))) return rc;
     *loss = s[0] / r->n_val;
     *acc = s[1] / r->n_val;
     return 0;
@@ -158,7 +193,7 @@ static int report(struct run *r, int epoch, long samples, double train_time, cha
     int rc = r->ops->download(r->ctx, s, r->stats, 2 * sizeof(double), err, errlen);
     if (rc) return rc;
     s[2] = (double)samples;
-    if (env->world && (rc = train__world_sum(env->world, s, 3, err, errlen))) return rc;
+    if ((rc = coll_sum(env, s, 3, err, errlen))) return rc;
     double vloss, vacc;
     if ((rc = evaluate(r, &vloss, &vacc, err, errlen))) return rc;
     r->ops->zero(r->ctx, r->stats, 2 * sizeof(double));
@@ -271,6 +306,7 @@ static void run_free(struct run *r)
         o->free_mem(r->ctx, r->state);
     }
     if (!(r->env->world && o->host_memory)) o->free_mem(r->ctx, r->grads);
+    free(r->host_grads);
     o->free_mem(r->ctx, r->x);
     o->free_mem(r->ctx, r->y);
     o->free_mem(r->ctx, r->stats);
@@ -285,12 +321,13 @@ static void run_free(struct run *r)
 
 static int peer_dead(void *ud)
 {
-    return train__world_aborted(ud);
+    const train__run_env_t *env = ud;
+    return env->world ? train__world_aborted(env->world) : train__net_peer_gone(env->net);
 }
 
 static int bcast_cb(void *ud, void *buf, size_t len, int root, char *err, size_t errlen)
 {
-    return train__world_bcast(ud, buf, len, root, err, errlen);
+    return coll_bcast(ud, buf, len, root, err, errlen);
 }
 
 static int setup(struct run *r, int *epoch0, char *err, size_t errlen)
@@ -303,15 +340,15 @@ static int setup(struct run *r, int *epoch0, char *err, size_t errlen)
     train_be_opts_t bo = {.threads = o->threads,
                           .rank = env->rank,
                           .world = env->nranks,
-                          .local_rank = env->rank,
+                          .local_rank = env->local_rank,
                           .allow_tf32 = o->tf32,
                           .timeout_s = o->timeout_s,
-                          .peer_dead = env->world ? peer_dead : NULL,
-                          .peer_ud = env->world};
+                          .peer_dead = env->world || env->net ? peer_dead : NULL,
+                          .peer_ud = (void *)env};
     if ((rc = r->ops->open(&bo, &r->ctx, err, errlen))) return rc;
     const train_be_ops_t *ops = r->ops;
-    if (env->world && ops->comm_init &&
-        (rc = ops->comm_init(r->ctx, env->rank, env->nranks, bcast_cb, env->world, err, errlen)))
+    if ((env->world || env->net) && ops->comm_init &&
+        (rc = ops->comm_init(r->ctx, env->rank, env->nranks, bcast_cb, (void *)env, err, errlen)))
         return rc;
     r->cfg = (train__model_cfg_t){.kind = o->model, .hidden = o->hidden, .layers = o->layers};
     r->np = train__model_count(&r->cfg);
@@ -356,6 +393,11 @@ static int setup(struct run *r, int *epoch0, char *err, size_t errlen)
             ops->upload(r->ctx, e, d->test_y, (size_t)d->n_test);
         }
     }
+    if (env->net && !ops->host_memory && !ops->allreduce_sum &&
+        !(r->host_grads = malloc(sizeof(float) * r->np))) {
+        snprintf(err, errlen, "out of memory");
+        return TRAIN_ERR;
+    }
     if ((rc = ops->sync(r->ctx, err, errlen))) return rc;
     if (!r->params || !r->grads || !r->state || !r->x || !r->y || !r->stats || !r->tr_x ||
         !r->tr_y || !r->te_x || !r->te_y) {
@@ -382,8 +424,7 @@ static int setup(struct run *r, int *epoch0, char *err, size_t errlen)
         return TRAIN_ERR;
     }
     if (env->rank == 0) train__model_init(&r->cfg, host, o->seed);
-    if (env->world &&
-        (rc = train__world_bcast(env->world, host, sizeof(float) * r->np, 0, err, errlen))) {
+    if ((rc = coll_bcast(env, host, sizeof(float) * r->np, 0, err, errlen))) {
         free(host);
         return rc;
     }
@@ -438,8 +479,12 @@ int train__run(const train__run_env_t *env, char *err, size_t errlen)
             r.ops->load_batch(r.ctx, r.tr_x, r.tr_y, mine + lo, n, 784, MEAN, STD, r.x, r.y);
             /* mean loss over the global batch: every rank's batch has the same size */
             r.lr_now = lr_at(&r, r.step);
+            int dev_coll = (env->world || env->net) && r.ops->allreduce_sum;
             train__model_step(r.model, r.x, r.y, n, 1.0f / ((float)n * (float)nr), r.stats,
-                              r.sharded ? ready_cb : NULL, env->world);
+                              r.sharded  ? ready_cb
+                              : dev_coll ? device_ready_cb
+                                         : NULL,
+                              r.sharded ? (void *)env->world : (void *)&r);
             if (r.sharded) { /* reduction and update happen chunk by chunk in ddp.c */
                 if ((rc = train__world_grad_finish(env->world, err, errlen))) goto out;
             } else {

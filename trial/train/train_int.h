@@ -111,6 +111,42 @@ int train__world_sum(train__world_t *w, double *v, int n, char *err, size_t errl
 void train__world_grad_ready(train__world_t *w, size_t off, size_t count);
 int train__world_grad_finish(train__world_t *w, char *err, size_t errlen);
 
+/* ---- a world of ranks started by someone else (net.c) ---------------------------------- */
+typedef struct train__net train__net_t;
+
+/* Where this process stands in a pre-launched world, from the environment. */
+typedef struct train__net_env {
+    int rank, world, local_rank, node;
+    const char *addr, *port; /* $MASTER_ADDR (default 127.0.0.1 on one node), $MASTER_PORT */
+    const char *source;      /* "Slurm" or "torchrun-style": which variables were read */
+} train__net_env_t;
+
+/* Reads RANK/WORLD_SIZE/LOCAL_RANK (torchrun's env://) or, failing those, srun's
+ * SLURM_PROCID/SLURM_STEP_NUM_TASKS (else SLURM_NTASKS)/SLURM_LOCALID/SLURM_NODEID, and
+ * MASTER_ADDR/MASTER_PORT. Returns 1 for a world of more than one rank, 0 when this process
+ * is alone (e->world == 1), TRAIN_EINVAL with err for bad or missing variables. */
+int train__net_env(train__net_env_t *e, char *err, size_t errlen);
+/* The rendezvous: rank 0 listens on $MASTER_PORT until world-1 ranks have joined, the
+ * others connect (retrying until rank 0 is up). Every rank must pass the same fingerprint
+ * (a hash of the options that must agree). Gives up after timeout_s (0: 300 s). Returns 0
+ * and *out (freed with train__net_free, NULL-safe), or negative with err. */
+int train__net_open(train__net_t **out, const train__net_env_t *e, uint64_t fingerprint,
+                    double timeout_s, char *err, size_t errlen);
+void train__net_free(train__net_t *n);
+/* Ends every collective of this rank and shows the peers a closed connection. */
+void train__net_abort(train__net_t *n);
+/* Non-zero when this rank aborted or a connection to a peer is closed (cheap, any thread):
+ * lets a device collective (NCCL) give up when a rank on another machine died. */
+int train__net_peer_gone(train__net_t *n);
+/* Collectives with ddp.c's meaning (every rank calls them in the same order); each waits
+ * at most the timeout and returns 0 or negative (TRAIN_EPEER: a peer died or timed out). */
+int train__net_barrier(train__net_t *n, char *err, size_t errlen);
+int train__net_bcast(train__net_t *n, void *buf, size_t len, int root, char *err, size_t errlen);
+int train__net_sum(train__net_t *n, double *v, int count, char *err, size_t errlen); /* <= 16 */
+/* In-place sum of count floats over ranks, added in rank order: identical on every rank and
+ * to ddp.c's shared-memory sum. */
+int train__net_allreduce(train__net_t *n, float *buf, size_t count, char *err, size_t errlen);
+
 /* ---- checkpoints (ckpt.c) ------------------------------------------------------------ */
 typedef struct train__ckpt {
     uint32_t model, hidden, layers, optimizer;
@@ -140,8 +176,10 @@ void train__ckpt_clear(train__ckpt_t *c);
 typedef struct train__run_env {
     const train_opts_t *opts;
     const train_data_t *data;
-    train__world_t *world; /* NULL for a single rank */
+    train__world_t *world; /* ranks forked by tune-train; NULL otherwise */
+    train__net_t *net;     /* ranks started by srun or a launcher (net.c); NULL otherwise */
     int rank, nranks;
+    int local_rank;          /* rank on this machine (a GPU backend picks its device with it) */
     double t_start;          /* CLOCK_MONOTONIC seconds when the program started */
     const char *resume_path; /* checkpoint to resume from, or NULL */
     /* rank 0's output, so that only the program decides where text goes: one result line

@@ -21,22 +21,58 @@
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
 
-/* TODO(slurm): a world pre-launched by srun (SLURM_PROCID / SLURM_NTASKS, like torchrun's
- * env:// rendezvous) needs a network all-reduce (and a rendezvous address) that ddp.c
- * does not have yet. Until then a multi-task Slurm world is refused with a clear message
- * rather than silently training N independent copies. A single task is fine. */
-static int world_from_env(char *err, size_t errlen)
+/* A hash of the options every rank of a pre-launched world must agree on (not --threads,
+ * --data or the directories, which may differ between machines): rank 0 refuses a rank
+ * whose hash differs rather than train N mismatched copies. FNV-1a. */
+static uint64_t options_fingerprint(const train_opts_t *o)
 {
-    const char *procid = getenv("SLURM_PROCID"), *ntasks = getenv("SLURM_NTASKS");
-    if (procid && ntasks && atoi(ntasks) > 1) {
+    const double d[] = {o->lr,    o->momentum, o->weight_decay,  o->beta1,
+                        o->beta2, o->eps,      o->warmup_epochs, o->min_lr};
+    const long i[] = {o->model,        o->epochs,     o->batch_size,  o->hidden,     o->layers,
+                      o->optimizer,    o->nesterov,   o->schedule,    (long)o->seed, o->resume,
+                      o->report_every, o->stop_after, o->train_limit, o->val_limit};
+    uint64_t h = 1469598103934665603ULL;
+    const unsigned char *p = (const unsigned char *)d;
+    for (size_t k = 0; k < sizeof d; k++)
+        h = (h ^ p[k]) * 1099511628211ULL;
+    p = (const unsigned char *)i;
+    for (size_t k = 0; k < sizeof i; k++)
+        h = (h ^ p[k]) * 1099511628211ULL;
+    p = (const unsigned char *)o->device;
+    for (; *p; p++)
+        h = (h ^ *p) * 1099511628211ULL;
+    return h;
+}
+
+/* A world pre-launched by srun or a torchrun-style launcher (one process per rank, see
+ * net.c): checks it against --ranks and makes --ranks the world size. Returns 1 for such
+ * a world, 0 for none, TRAIN_EINVAL with err. */
+static int world_from_env(train_opts_t *o, int ranks_given, train__net_env_t *ne, char *err,
+                          size_t errlen)
+{
+    int rc = train__net_env(ne, err, errlen);
+    if (rc <= 0) return rc;
+    if (ranks_given && o->ranks != ne->world) {
         snprintf(err, errlen,
-                 "this is task %s of a %s-task Slurm job, but pre-launched multi-process worlds "
-                 "are not supported yet: run one task and let tune-train start the ranks "
-                 "(--ranks N)",
-                 procid, ntasks);
+                 "--ranks %d, but this is rank %d of a %d-rank %s world: each rank is its own "
+                 "process here (leave --ranks out, or make it %d)",
+                 o->ranks, ne->rank, ne->world, ne->source, ne->world);
         return TRAIN_EINVAL;
     }
-    return 0;
+    o->ranks = ne->world;
+    if (o->batch_size % o->ranks != 0) {
+        snprintf(err, errlen,
+                 "--batch-size %d is not divisible by the %d ranks of this %s world (the global "
+                 "batch is split evenly over ranks)",
+                 o->batch_size, o->ranks, ne->source);
+        return TRAIN_EINVAL;
+    }
+    if (o->train_limit && o->train_limit < o->ranks) {
+        snprintf(err, errlen, "--train-limit %ld is smaller than the %d ranks of this %s world",
+                 o->train_limit, o->ranks, ne->source);
+        return TRAIN_EINVAL;
+    }
+    return 1;
 }
 
 /* Where --resume reads from: $TUNE_RESUME_FROM (a file, or a directory holding
@@ -91,6 +127,7 @@ static int rank_main(train__run_env_t *env)
         else
             fprintf(stderr, "tune-train: %s\n", err);
         if (env->world) train__world_abort(env->world);
+        if (env->net) train__net_abort(env->net);
     }
     fflush(stdout);
     fflush(stderr);
@@ -167,6 +204,7 @@ static int launch(train__run_env_t *base, const train__model_cfg_t *cfg)
             train__run_env_t env = *base;
             env.world = w;
             env.rank = r;
+            env.local_rank = r;
             train__world_join(w, r);
             _exit(rank_main(&env));
         }
@@ -243,11 +281,27 @@ int train_main(int argc, char **argv)
         fputs(train_usage(), stdout);
         return 0;
     }
-    if (rc == 0) rc = world_from_env(err, sizeof err);
+    int ranks_given = 0;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--ranks") == 0 || strncmp(argv[i], "--ranks=", 8) == 0)
+            ranks_given = 1;
+    train__net_env_t ne;
+    int pre = 0; /* 1: this process is one rank of a world started by srun or a launcher */
+    if (rc == 0 && (pre = world_from_env(&o, ranks_given, &ne, err, sizeof err)) < 0) rc = pre;
     if (rc == 0 && !train_be_find(o.device, err, sizeof err)) rc = TRAIN_EINVAL;
     if (rc) {
         fprintf(stderr, "tune-train: %s\n", err);
         return EXIT_USAGE;
+    }
+    if (pre) { /* meet the other ranks first: a rank that fails later closes its connection,
+                * which the others notice, but one that never came would be waited for */
+        if ((rc = train__net_open(&env.net, &ne, options_fingerprint(&o), o.timeout_s, err,
+                                  sizeof err))) {
+            fprintf(stderr, "tune-train: rank %d: %s\n", ne.rank, err);
+            return rc == TRAIN_EINVAL ? EXIT_USAGE : EXIT_FAIL;
+        }
+        env.rank = ne.rank;
+        env.local_rank = ne.local_rank;
     }
     char rbuf[PATH_MAX];
     env.resume_path = o.resume ? resume_path(&o, rbuf, sizeof rbuf) : NULL;
@@ -255,6 +309,7 @@ int train_main(int argc, char **argv)
         train__ckpt_t c;
         if (train__ckpt_read(env.resume_path, &c, err, sizeof err) != 0) {
             fprintf(stderr, "tune-train: --resume: %s\n", err);
+            train__net_free(env.net);
             return EXIT_FAIL;
         }
         train__ckpt_clear(&c);
@@ -263,27 +318,35 @@ int train_main(int argc, char **argv)
     const char *cache = o.cache_dir ? o.cache_dir : train_default_cache_dir(cbuf, sizeof cbuf);
     train_data_t *data;
     if ((rc = train_data_open(&data, o.data_dir, cache, warn, sizeof warn, err, sizeof err))) {
-        fprintf(stderr, "tune-train: %s\n", err);
+        if (pre)
+            fprintf(stderr, "tune-train: rank %d: %s\n", env.rank, err);
+        else
+            fprintf(stderr, "tune-train: %s\n", err);
+        train__net_free(env.net);
         return EXIT_FAIL;
     }
-    if (warn[0]) fprintf(stderr, "tune-train: warning: %s\n", warn);
+    if (warn[0] && env.rank == 0) fprintf(stderr, "tune-train: warning: %s\n", warn);
     train__model_cfg_t cfg = {.kind = o.model, .hidden = o.hidden, .layers = o.layers};
     char desc[256];
     train__model_describe(&cfg, desc, sizeof desc);
-    fprintf(stderr,
-            "tune-train: %s; %d rank%s x %d thread%s on %s; global batch %d; data %s in %.3f s\n",
-            desc, o.ranks, o.ranks > 1 ? "s" : "", o.threads, o.threads > 1 ? "s" : "", o.device,
-            o.batch_size, data->from_cache ? "mapped from cache" : "decoded",
-            train__now() - env.t_start);
+    if (env.rank == 0)
+        fprintf(stderr,
+                "tune-train: %s; %d rank%s x %d thread%s on %s%s%s%s; global batch %d; data %s in "
+                "%.3f s\n",
+                desc, o.ranks, o.ranks > 1 ? "s" : "", o.threads, o.threads > 1 ? "s" : "",
+                o.device, pre ? " (a " : "", pre ? ne.source : "", pre ? " world over TCP)" : "",
+                o.batch_size, data->from_cache ? "mapped from cache" : "decoded",
+                train__now() - env.t_start);
     env.opts = &o;
     env.data = data;
     env.result = print_result;
     env.progress = print_progress;
     env.nranks = o.ranks;
-    if (o.ranks == 1)
+    if (o.ranks == 1 || pre)
         rc = rank_main(&env);
     else
         rc = launch(&env, &cfg);
     train_data_free(data);
+    train__net_free(env.net);
     return rc;
 }
