@@ -461,7 +461,6 @@ int store_open(const char *path, int flags, store_t **out, char *err, size_t err
          * never blocks them. synchronous=NORMAL in WAL mode syncs only at checkpoints:
          * a committed transaction survives a crash of tune but may be lost on power loss
          * (docs/schema.md, "Durability"). */
-        if (getenv("XX_PRE")) exec(st, getenv("XX_PRE"), "x", err, errlen); /* XXX experiment */
         rc = exec(st, "PRAGMA journal_mode = WAL", "cannot open the database", err, errlen);
         if (!rc)
             rc = exec(st, "PRAGMA synchronous = NORMAL", "cannot open the database", err, errlen);

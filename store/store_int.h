@@ -27,7 +27,7 @@ enum store__stmt_id {
     STORE__RESULT_INSERT1, /* one results row */
     STORE__RESULT_INSERTN, /* STORE__RESULT_ROWS rows in one statement */
     STORE__RANGE_INSERT,
-    STORE__RANGE_INSERTN, /* STORE__RESULT_ROWS rows in one statement */
+    STORE__RANGE_INSERTN,    /* STORE__RESULT_ROWS rows in one statement */
     STORE__DECISION_INSERT1, /* one decisions row */
     STORE__DECISION_INSERTN, /* STORE__RESULT_ROWS rows in one statement */
     STORE__NSTMT
@@ -62,6 +62,7 @@ struct store__pdecision {
 /* The results of one trial and attempt in the pending set, in arrival order. */
 struct store__group {
     int64_t trial_id;
+    int64_t first_id; /* its first result's id, once written */
     int attempt;
     int head, tail, n;
     double min_metric, max_metric; /* NaN while no metric was seen */

@@ -5,5 +5,5 @@ set_target_properties(synth_trial PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BI
 if(TARGET tune)
   tune_add_test_exe(test_cli SOURCES ${CMAKE_SOURCE_DIR}/tests/test_cli.c
                     LIBS SQLite::SQLite3 PkgConfig::CJSON ${MATH_LIB} LABELS e2e TIMEOUT 120)
-  add_dependencies(test_cli tune synth_trial)
+  add_dependencies(test_cli tune synth_trial trial_helper) # trial_helper: tests/trial.cmake
 endif()

@@ -682,6 +682,56 @@ TEST(iteration_counted_when_trial_does_not_send_it)
     CHECK_EQ_INT(db_int(dir, "SELECT sum(iteration) FROM results"), 10);
 }
 
+/* What the loop stores for each kind of result line: a plain JSON object exactly as the
+ * trial wrote it (its fast path), and through cJSON the lines that need it: one without
+ * training_iteration (counted and added), one with NaN (written as null), one whose metric
+ * key is spelled with an escape (read as "loss"). trial_helper's hex action prints the
+ * lines byte for byte, so no brace or quote has to survive space.json's templates. */
+TEST(result_lines_stored_as_they_came_or_rewritten)
+{
+    char dir[4096], sp[16384], helper[4200];
+    fresh_dir(dir, sizeof dir, "rawlines");
+    const char *b = getenv("TUNE_BINARY_DIR");
+    snprintf(helper, sizeof helper, "%s/tests/progs/trial_helper", b ? b : ".");
+    const char *lines[] = {
+        "{ \"training_iteration\" : 1,  \"loss\": 0.5e0, \"note\": \"Info NaN\" }",
+        "{\"loss\": 0.25}", "{\"training_iteration\": 3, \"loss\": NaN, \"acc\": Infinity}",
+        "{\"training_iteration\": 4, \"lo\\u0073s\": 0.125}", NULL};
+    char args[8192] = "";
+    for (int i = 0; lines[i]; i++) {
+        size_t k = strlen(args);
+        k += (size_t)snprintf(args + k, sizeof args - k, ", \"hex:");
+        for (const unsigned char *c = (const unsigned char *)lines[i]; *c; c++)
+            k += (size_t)snprintf(args + k, sizeof args - k, "%02x", *c);
+        snprintf(args + k, sizeof args - k, "0a\"");
+    }
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"raw\", \"metric\": \"loss\", \"command\": [\"%s\"%s], \"space\": {}}",
+             helper, args);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results"), 4);
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM results WHERE iteration = 1 AND metric = 0.5 AND data = '%s'",
+             lines[0]);
+    CHECK_EQ_INT(db_int(dir, sql), 1); /* byte for byte, spaces and "NaN" in a string kept */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results WHERE iteration = 2 AND metric = 0.25"
+                             " AND data = '{\"loss\":0.25,\"training_iteration\":2}'"),
+                 1);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results WHERE iteration = 3 AND metric IS NULL"
+                             " AND data = '{\"training_iteration\":3,\"loss\":null,\"acc\":null}'"),
+                 1);
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM results WHERE iteration = 4 AND metric = 0.125 AND data = '%s'",
+             lines[3]);
+    CHECK_EQ_INT(db_int(dir, sql), 1);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results WHERE NOT json_valid(data)"), 0);
+}
+
 TEST(existing_experiment_is_not_overwritten)
 {
     char dir[4096], sp[8192];

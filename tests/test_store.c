@@ -1297,6 +1297,79 @@ TEST(results_grouped_by_trial_in_ranges)
     tmp_clean(&t);
 }
 
+/* More trials in a batch than one range statement holds (16 rows), arriving out of
+ * trial order: the range rows are written in key order, 16 to a statement, while the
+ * result ids still follow the order of each trial's first result. */
+TEST(results_many_trials_in_one_batch)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "exp", 0);
+    enum { NT = 37 };
+    int64_t id[NT];
+    for (int i = 0; i < NT; i++)
+        id[i] = mk_trial(st, e, i, "{}");
+    char err[512];
+    REQUIRE(store_begin(st, err, sizeof err) == 0);
+    for (int it = 1; it <= 3; it++)
+        for (int k = 0; k < NT; k++) {
+            int i = (k * 11 + 5) % NT; /* a fixed shuffle: 11 is prime to 37 */
+            REQUIRE(add_result(st, id[i], 1, it, 100.0 * i + it) == 0);
+        }
+    REQUIRE(store_commit(st, err, sizeof err) == 0);
+    check_ranges(st);
+    CHECK_STR(q(st, "SELECT count(*), min(n), max(n) FROM result_ranges"), "37|3|3");
+    /* each trial's range holds its own results, its best and worst metric */
+    CHECK_STR(q(st, "SELECT count(*) FROM result_ranges g JOIN trials tr ON tr.id = g.trial_id"
+                    " WHERE g.min_metric != 100.0 * tr.trial_no + 1"
+                    " OR g.max_metric != 100.0 * tr.trial_no + 3"),
+              "0");
+    /* ids: trials in the order of their first result, each trial's results in a row */
+    CHECK_STR(q(st,
+                "SELECT count(*) FROM results r JOIN trials tr ON tr.id = r.trial_id"
+                " WHERE r.id != (SELECT min(id) FROM results) + 3 * ((tr.trial_no * 27 + 13) %% 37)"
+                " + r.iteration - 1"),
+              "0");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+/* A trial that vanished behind the store's back (deleted by another program between its
+ * creation and its results) fails the batch with its id, though the store checked it when
+ * it was created: the foreign key of result_ranges catches it at the commit. */
+TEST(results_of_a_vanished_trial_fail_the_batch)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "exp", 0);
+    int64_t id[20];
+    for (int i = 0; i < 20; i++)
+        id[i] = mk_trial(st, e, i, "{}");
+    sqlite3 *db = NULL;
+    REQUIRE(sqlite3_open(t.db, &db) == SQLITE_OK);
+    char sql[128];
+    snprintf(sql, sizeof sql, "DELETE FROM trials WHERE id IN (%lld, %lld)", (long long)id[13],
+             (long long)id[7]);
+    REQUIRE(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    char err[512];
+    REQUIRE(store_begin(st, err, sizeof err) == 0);
+    for (int i = 19; i >= 0; i--)
+        CHECK_EQ_INT(add_result(st, id[i], 1, 1, 0.5), 0); /* known to the store: no query */
+    CHECK_EQ_INT(store_commit(st, err, sizeof err), STORE_NOTFOUND);
+    char want[96];
+    snprintf(want, sizeof want, "cannot write results: no trial with id %lld", (long long)id[7]);
+    CHECK_CONTAINS(err, want);
+    CHECK_STR(q(st, "SELECT count(*) FROM results"), "0"); /* the batch is rolled back whole */
+    CHECK_STR(q(st, "SELECT count(*) FROM result_ranges"), "0");
+    store_close(st);
+    tmp_clean(&t);
+}
+
 TEST(results_large_batch_written_early)
 {
     struct tmp t;

@@ -12,6 +12,7 @@
  * input it sees. */
 #include "trial/trial_int.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,9 +27,9 @@
 
 typedef const unsigned char *ptr;
 
-static ptr skip_ws(ptr p, ptr e)
+static inline ptr skip_ws(ptr p, ptr e)
 {
-    while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+    while (p < e && *p <= ' ' && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
         p++;
     return p;
 }
@@ -146,6 +147,9 @@ static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6, 
  * is valid JSON (scan_number said so). */
 static int number_fast(ptr s, ptr p, double *out)
 {
+#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
+    return 0; /* x87 extended precision would round twice */
+#endif
     int neg = *s == '-';
     if (neg) s++;
     uint64_t w = 0;

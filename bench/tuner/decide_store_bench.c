@@ -1,9 +1,10 @@
 /* bench_decide_store: results per second through the scheduler's per-result path, in one
- * process: parse the trial's JSON line, read the metric and time, ask the ASHA policy, record
- * the result (and the decision when one was taken) in SQLite in batches, exactly the steps
- * scheduler/loop.c's on_result takes. It prints each part alone and the whole path against
- * the 1,000,000 results/s target. Not a test (nothing here is registered with ctest) and not
- * the process benchmark: bench/tuner/run.sh measures tune with real trial processes. */
+ * process: scan the trial's JSON line for its metric and time (trial_result_scan, the loop's
+ * fast path), ask the ASHA policy, record the result (and the decision when one was taken)
+ * in SQLite in batches, exactly the steps scheduler/loop.c's on_line and on_result take.
+ * It prints each part alone and the whole path against the 1,000,000 results/s target.
+ * Not a test (nothing here is registered with ctest) and not the process benchmark:
+ * bench/tuner/run.sh measures tune with real trial processes. */
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
