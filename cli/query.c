@@ -11,7 +11,7 @@ const char *cli_db_path(int argc, char **argv);
 enum fmt { FMT_TABLE, FMT_JSON, FMT_CSV };
 
 struct args {
-    const char *pos;  /* the one positional argument */
+    const char *pos; /* the one positional argument */
     enum fmt fmt;
     int all_attempts;
     const char *scope; /* best: "last" or "all" */
@@ -93,8 +93,8 @@ static int need_experiment(store_t *st, const char *name, const char *db)
     return 0;
 }
 
-static int print_rows(store_t *st, const char *sql, const char *const *binds, int nb,
-                      enum fmt fmt, const char *const *json_cols)
+static int print_rows(store_t *st, const char *sql, const char *const *binds, int nb, enum fmt fmt,
+                      const char *const *json_cols)
 {
     char err[1024];
     cli_rows_t r;
@@ -120,17 +120,35 @@ static int print_rows(store_t *st, const char *sql, const char *const *binds, in
 /* ---- ls ------------------------------------------------------------------------- */
 int cli_cmd_ls(int argc, char **argv)
 {
-    static const char usage[] = "usage: tune ls [--db PATH] [--json|--csv]\n";
+    static const char usage[] =
+        "usage: tune ls [--db PATH] [--json|--csv]\n"
+        "  every experiment; its best trial as `tune best` picks it, by each trial's\n"
+        "  last result (Ray Tune's default scope)\n";
     if (help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
     if (parse_args(argc, argv, &a, 0, usage)) return CLI_EXIT_USAGE;
     store_t *st = open_ro(argc, argv);
     if (!st) return CLI_EXIT_FAIL;
+    /* The best trial by last result, as `tune best`, the run's summary and the report
+     * name it (experiment_summary's best_metric is the best of any result, scope all):
+     * one command must not name another best trial than the next. Ties go to the
+     * lower trial number. Ranked in a CTE rather than a correlated subquery: SQLite 3.40
+     * misresolves outer names inside these views once it flattens them. */
     static const char sql[] =
-        "SELECT experiment AS name, status, scheduler, metric, mode, num_trials AS trials,"
-        " terminated, early_stopped, errors, results, best_metric, best_trial,"
-        " datetime(created_at, 'unixepoch', 'localtime') AS created"
-        " FROM experiment_summary ORDER BY experiment_id";
+        "WITH ranked AS ("
+        " SELECT ts.experiment_id, ts.trial, ts.last_metric, row_number() OVER ("
+        "   PARTITION BY ts.experiment_id ORDER BY"
+        "   CASE WHEN ex.mode = 'max' THEN -ts.last_metric ELSE ts.last_metric END,"
+        "   ts.trial_no) AS rk"
+        " FROM trial_summary ts JOIN experiments ex ON ex.id = ts.experiment_id"
+        " WHERE ts.last_metric IS NOT NULL)"
+        "SELECT x.experiment AS name, x.status, x.scheduler, x.metric, x.mode,"
+        " x.num_trials AS trials, x.terminated, x.early_stopped, x.errors, x.results,"
+        " r.last_metric AS best_metric, r.trial AS best_trial,"
+        " datetime(x.created_at, 'unixepoch', 'localtime') AS created"
+        " FROM experiment_summary x"
+        " LEFT JOIN ranked r ON r.experiment_id = x.experiment_id AND r.rk = 1"
+        " ORDER BY x.experiment_id";
     int rc = print_rows(st, sql, NULL, 0, a.fmt, NULL);
     store_close(st);
     return rc;

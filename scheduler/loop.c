@@ -98,6 +98,9 @@ struct loop {
     sched_rung_info_t rungs[256];
 };
 
+/* The longest a turn spends launching trials before it reads results again. */
+#define LOOP_LAUNCH_SLICE_S 0.05
+
 static double mono_now(void)
 {
     struct timespec ts;
@@ -958,14 +961,24 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
         int began = store_begin(o->store, serr, sizeof serr) == 0;
         if (!began) loop_fail(&L, "cannot write to the database", serr);
 
-        /* Launch retries first, then pending trials in order, while their slices fit. */
+        /* Launch retries first, then pending trials in order, while their slices fit, for
+         * at most LOOP_LAUNCH_SLICE_S of this turn: a launch waits for the trial's exec,
+         * which under load takes tens of milliseconds, and 200 of them in one turn kept
+         * results unread and the table unrefreshed for 10 s in the soak. The rest go
+         * next turn, which then polls without waiting. */
+        double launch_until = mono_now() + LOOP_LAUNCH_SLICE_S;
+        int deferred = 0;
         while (!L.stopping && L.nretry > 0 && (maxc <= 0 || (int)L.running < maxc)) {
             if (!launch(&L, &L.t[L.retry[0]])) break;
             memmove(L.retry, L.retry + 1, --L.nretry * sizeof *L.retry);
+            if (mono_now() >= launch_until) {
+                deferred = 1;
+                break;
+            }
         }
         while (L.next < L.n && L.t[L.next].status != SCHED_TRIAL_PENDING)
             L.next++;
-        while (!L.stopping && L.nretry == 0 && L.next < L.n &&
+        while (!deferred && !L.stopping && L.nretry == 0 && L.next < L.n &&
                (maxc <= 0 || (int)L.running < maxc)) {
             struct ltrial *t = &L.t[L.next];
             if (t->status != SCHED_TRIAL_PENDING) {
@@ -974,6 +987,7 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
             }
             if (!launch(&L, t)) break;
             L.next++;
+            if (mono_now() >= launch_until) deferred = 1;
         }
         if (L.stopping) {
             for (size_t i = 0; i < L.n; i++)
@@ -1008,7 +1022,7 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
             }
         }
         int timeout_ms = (int)((wake - now) * 1000.0);
-        if (timeout_ms < 0) timeout_ms = 0;
+        if (timeout_ms < 0 || deferred) timeout_ms = 0;
         if (began && store_commit(o->store, serr, sizeof serr) != 0)
             loop_fail(&L, "cannot write to the database", serr);
 

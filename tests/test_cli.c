@@ -129,6 +129,21 @@ static long long db_int(const char *dir, const char *sql)
     return v;
 }
 
+/* Runs one writing statement on the test's database; 0 on success. */
+static int db_exec(const char *dir, const char *sql)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tune.db", dir);
+    sqlite3 *db;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) return -1;
+    char *msg = NULL;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK) fprintf(stderr, "db_exec: %s: %s\n", sql, msg ? msg : "?");
+    sqlite3_free(msg);
+    sqlite3_close(db);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
 static long long count_of(const char *hay, const char *needle)
 {
     long long n = 0;
@@ -263,6 +278,31 @@ TEST(fifo_run_records_everything)
     CHECK_EQ_INT(o.code, 0);
     CHECK_CONTAINS(o.out, "fifo1");
     CHECK_CONTAINS(o.out, "FINISHED");
+    out_free(&o);
+
+    /* `tune ls` names the best trial as `tune best` does, by last result, even when
+     * another trial had a better result earlier on (its best of all results). */
+    long long other = want == 0 ? 1 : 0;
+    char upd[256];
+    snprintf(upd, sizeof upd,
+             "UPDATE result_ranges SET min_metric = -1 WHERE trial_id = "
+             "(SELECT id FROM trials WHERE trial_no = %lld)",
+             other);
+    REQUIRE(db_exec(dir, upd) == 0);
+    CHECK_EQ_INT(
+        db_int(dir, "SELECT CAST(substr(best_trial, 7) AS INTEGER) FROM experiment_summary"),
+        other);
+    const char *lj[] = {"ls", "--json", NULL};
+    o = run_tune(dir, lj);
+    CHECK_EQ_INT(o.code, 0);
+    cJSON *ls = cJSON_Parse(o.out);
+    REQUIRE(cJSON_GetArraySize(ls) == 1);
+    const cJSON *bt = cJSON_GetObjectItem(cJSON_GetArrayItem(ls, 0), "best_trial");
+    REQUIRE(cJSON_IsString(bt));
+    char wname[32];
+    snprintf(wname, sizeof wname, "trial_%05lld", want);
+    CHECK_STR(bt->valuestring, wname);
+    cJSON_Delete(ls);
     out_free(&o);
 
     /* Logs are kept per trial. */

@@ -795,7 +795,8 @@ static int model_run(const train_be_ops_t *be, train_be_ctx_t *ctx, int kind, mo
     int rc = -1;
     out->grads0 = NULL;
     if (!par || !grad || !mom || !x || !y || !dimg || !dlab || !st) goto done;
-    if (train__model_new(&m, &cfg, be, ctx, MS_B, par, grad, g_err, sizeof g_err) != 0) goto done;
+    if (train__model_new(&m, &cfg, be, ctx, MS_B, MS_B, par, grad, g_err, sizeof g_err) != 0)
+        goto done;
     for (int step = 0; step < MS_STEPS; step++) {
         int32_t idx[MS_B];
         for (int i = 0; i < MS_B; i++)

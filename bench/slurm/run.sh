@@ -117,7 +117,7 @@ lifetime_ms() {
         awk '{ v[NR] = $1 } END { printf "%.1f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", b > 0 ? a / b : 0 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", (b > 0 ? a / b : 0) }'; }
 
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); Slurm: $(sinfo -V 2>/dev/null)," \
     "SLURM_CONF=$SLURM_CONF"
@@ -173,7 +173,7 @@ t5=$(now)
 a=$(awk -v a="$t0" -v b="$t1" -v n="$results" 'BEGIN { printf "%.0f", n / (b - a) }')
 b=$(awk -v a="$t2" -v b="$t3" -v n="$results" 'BEGIN { printf "%.0f", n / (b - a) }')
 c=$(awk -v a="$t2" -v b="$t3" -v s="$t4" -v e="$t5" -v n="$results" \
-    'BEGIN { d = (b - a) - (e - s); printf "%.0f", d > 0 ? n / d : 0 }')
+    'BEGIN { d = (b - a) - (e - s); printf "%.0f", (d > 0 ? n / d : 0) }')
 printf "  %-34s%12s%12s%12s\n" "pipe only, srun --unbuffered (l/s)" "$a" "$b" "$(ratio "$b" "$a")"
 printf "  %-34s%12s%12s%12s\n" "  less an empty srun's time (l/s)" "$a" "$c" "$(ratio "$c" "$a")"
 echo "  (through tune: results / the trial's lifetime in tune's record; pipe only: lines / wall"

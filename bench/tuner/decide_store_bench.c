@@ -2,7 +2,9 @@
  * process: scan the trial's JSON line for its metric and time (trial_result_scan, the loop's
  * fast path), ask the ASHA policy, record the result (and the decision when one was taken)
  * in SQLite in batches, exactly the steps scheduler/loop.c's on_line and on_result take.
- * It prints each part alone and the whole path against the 1,000,000 results/s target.
+ * It prints each part alone and the whole path against the 1,000,000 results/s target and
+ * against its peer, bare SQLite writing the same result rows (the floor any store with this
+ * schema and durability reaches).
  * Not a test (nothing here is registered with ctest) and not the process benchmark:
  * bench/tuner/run.sh measures tune with real trial processes. */
 #include <errno.h>
@@ -15,7 +17,9 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <sqlite3.h>
 
+#include "bench/bench_common.h"
 #include "scheduler/sched.h"
 #include "store/store.h"
 #include "trial/trial.h"
@@ -69,23 +73,9 @@ typedef struct counts {
     span_t trials_time; /* creating the trial rows of each round, timed apart */
 } counts_t;
 
-static double mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static span_t span_now(void)
 {
-    span_t x = {mono_now(), cpu_now()};
+    span_t x = {bench_clock_s(CLOCK_MONOTONIC), bench_clock_s(CLOCK_PROCESS_CPUTIME_ID)};
     return x;
 }
 
@@ -98,23 +88,7 @@ static void span_add(span_t *acc, span_t a, span_t b)
 
 static double wall_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* splitmix64 (Steele et al. 2014): a seeded, portable stream for configs and orders. */
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static double uniform01(uint64_t *s)
-{
-    return (double)(mix(s) >> 11) * (1.0 / 9007199254740992.0);
+    return bench_clock_s(CLOCK_REALTIME);
 }
 
 static void die(const char *what, const char *err)
@@ -137,7 +111,7 @@ static void bench_make_lines(bench_t *b)
     uint64_t s = b->seed;
     b->line_bytes = 0;
     for (int c = 0; c < b->ntrials; c++) {
-        b->lr[c] = pow(10.0, -5.0 + 5.0 * uniform01(&s));
+        b->lr[c] = pow(10.0, -5.0 + 5.0 * bench_uniform01(&s));
         double floor_ = 0.1 + 0.3 * fabs(log10(b->lr[c] / 0.01));
         for (int t = 1; t <= b->max_t; t++) {
             size_t k = (size_t)c * (size_t)b->max_t + (size_t)(t - 1);
@@ -175,7 +149,7 @@ static void round_perm(const bench_t *b, uint32_t round, uint16_t *perm)
     for (int i = 0; i < b->ntrials; i++)
         perm[i] = (uint16_t)i;
     for (int i = b->ntrials - 1; i > 0; i--) {
-        int j = (int)(mix(&s) % (uint64_t)(i + 1));
+        int j = (int)(bench_mix(&s) % (uint64_t)(i + 1));
         uint16_t x = perm[i];
         perm[i] = perm[j];
         perm[j] = x;
@@ -201,11 +175,17 @@ static sched_policy_t *new_policy(const bench_t *b, uint32_t round)
 }
 
 /* ---- the store ------------------------------------------------------------------- */
+/* A fresh database's path: NAME.db in the work folder, left over copies removed. */
+static void new_db_path(const bench_t *b, const char *name, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s.db", b->dir, name);
+    unlink(path);
+}
+
 static store_t *open_db(const bench_t *b, const char *name, int64_t *exp_id)
 {
     char path[4200], err[512];
-    snprintf(path, sizeof path, "%s/%s.db", b->dir, name);
-    unlink(path);
+    new_db_path(b, name, path, sizeof path);
     store_t *st = NULL;
     if (store_open(path, 0, &st, err, sizeof err) != 0) die("store_open", err);
     store_experiment_t e = {.name = "bench",
@@ -252,10 +232,18 @@ static void create_trials(const bench_t *b, store_t *st, int64_t exp_id, uint32_
     if (store_commit(st, err, sizeof err) != 0) die("store_commit", err);
 }
 
+/* The id the store gives trial `slot` of `round` in a fresh file: the trial rows are
+ * created round by round in slot order, and SQLite numbers them from 1 (run_store checks
+ * this, so that the floor writes the very ids the store does). */
+static int64_t trial_id_of(const bench_t *b, uint32_t round, int slot)
+{
+    return (int64_t)round * b->ntrials + slot + 1;
+}
+
 /* ---- the runs ------------------------------------------------------------------- */
 enum { RUN_POLICY = 1, RUN_WHOLE = 2 };
 /* Which measurements --only keeps; the policy always runs, since it fixes the stream. */
-enum { ONLY_PARSE = 1, ONLY_STORE = 2, ONLY_WHOLE = 4 };
+enum { ONLY_PARSE = 1, ONLY_STORE = 2, ONLY_WHOLE = 4, ONLY_FLOOR = 8 };
 
 /* The keys loop.c's on_line asks trial_result_scan for: training_iteration, the time_attr
  * (NULL: it is training_iteration) and the metric. */
@@ -321,7 +309,7 @@ static void run_sim(const bench_t *b, int mode, store_t *st, int64_t exp_id, tra
                         if (store_begin(st, err, sizeof err) != 0) die("store_begin", err);
                         /* loop.c reads the clocks once per turn, at its first result */
                         now = wall_now();
-                        (void)mono_now();
+                        (void)bench_clock_s(CLOCK_MONOTONIC);
                     }
                     const char *line = b->line[li];
                     size_t len = b->len[li];
@@ -443,6 +431,34 @@ static span_t run_parse(const bench_t *b, const trace_ent_t *trace, long n, int 
     return spent;
 }
 
+/* The result the store records for trace entry `e`: the values the whole path hands to
+ * store_result_add (the line's iteration and metric, the clock read once per batch). */
+static store_result_t trace_result(const bench_t *b, const trace_ent_t *e, int64_t trial_id,
+                                   double now)
+{
+    size_t li = (size_t)e->config * (size_t)b->max_t + (size_t)(e->t - 1);
+    store_result_t r = {.trial_id = trial_id,
+                        .attempt = 1,
+                        .iteration = e->t,
+                        .time_value = e->t,
+                        .metric = b->loss[li],
+                        .wall_time = now,
+                        .json = b->line[li],
+                        .json_len = b->len[li]};
+    return r;
+}
+
+/* Where the batch that starts at trace[i] ends: after --batch results, or earlier at the
+ * end of a round (the whole path commits there, before the next round's trial rows). */
+static long batch_end(const bench_t *b, const trace_ent_t *trace, long n, long i)
+{
+    uint32_t round = trace[i].round;
+    long end = i + 1;
+    while (end < n && end - i < b->batch && trace[end].round == round)
+        end++;
+    return end;
+}
+
 /* Storing alone: the same results and decisions (values from the table), batched the same
  * way; the trial rows of each round are created outside the timed part. */
 static span_t run_store(const bench_t *b, const trace_ent_t *trace, long n)
@@ -459,24 +475,19 @@ static span_t run_store(const bench_t *b, const trace_ent_t *trace, long n)
         uint32_t round = trace[i].round;
         round_perm(b, round, perm);
         create_trials(b, st, exp_id, round, perm, ids);
+        for (int k = 0; k < b->ntrials; k++)
+            if (ids[k] != trial_id_of(b, round, k))
+                die("store_trial_create", "trial ids differ from those the floor writes");
         span_t t0 = span_now();
         while (i < n && trace[i].round == round) {
             if (store_begin(st, err, sizeof err) != 0) die("store_begin", err);
             double now = wall_now(); /* once per batch, as loop.c per turn */
-            for (long k = 0; k < b->batch && i < n && trace[i].round == round; k++, i++) {
+            for (long end = batch_end(b, trace, n, i); i < end; i++) {
                 const trace_ent_t *e = &trace[i];
-                size_t li = (size_t)e->config * (size_t)b->max_t + (size_t)(e->t - 1);
-                store_result_t sr = {.trial_id = ids[e->slot],
-                                     .attempt = 1,
-                                     .iteration = e->t,
-                                     .time_value = e->t,
-                                     .metric = b->loss[li],
-                                     .wall_time = now,
-                                     .json = b->line[li],
-                                     .json_len = b->len[li]};
+                store_result_t sr = trace_result(b, e, ids[e->slot], now);
                 if (store_result_add(st, &sr, err, sizeof err) != 0) die("store_result_add", err);
                 if (e->judged) {
-                    store_decision_t sd = {.trial_id = ids[e->slot],
+                    store_decision_t sd = {.trial_id = sr.trial_id,
                                            .iteration = e->t,
                                            .time_value = e->t,
                                            .action = e->action == SCHED_STOP       ? "stop"
@@ -485,8 +496,8 @@ static span_t run_store(const bench_t *b, const trace_ent_t *trace, long n)
                                            .bracket = 0,
                                            .rung = 0,
                                            .milestone = e->t,
-                                           .value = b->loss[li],
-                                           .cutoff = b->loss[li],
+                                           .value = sr.metric,
+                                           .cutoff = sr.metric,
                                            .reason =
                                                "within rung 0 cutoff at milestone 1: promoted",
                                            .wall_time = now};
@@ -505,6 +516,117 @@ static span_t run_store(const bench_t *b, const trace_ent_t *trace, long n)
     return spent;
 }
 
+/* ---- the SQLite floor ------------------------------------------------------------ */
+/* What store/store.c's store_open sets on a writable handle, copied by value since its
+ * constants are private to store.c (10000 is its STORE_CHECKPOINT_PAGES): keep in step. */
+static const char floor_pragmas[] = "PRAGMA journal_mode = WAL;"
+                                    "PRAGMA synchronous = NORMAL;"
+                                    "PRAGMA foreign_keys = ON;"
+                                    "PRAGMA wal_autocheckpoint = 10000;";
+/* store/schema.sql's results table, column for column. */
+static const char floor_schema[] = "CREATE TABLE results ("
+                                   " id         INTEGER PRIMARY KEY,"
+                                   " trial_id   INTEGER NOT NULL,"
+                                   " attempt    INTEGER NOT NULL,"
+                                   " iteration  INTEGER,"
+                                   " time_value REAL,"
+                                   " metric     REAL,"
+                                   " wall_time  REAL,"
+                                   " data       TEXT NOT NULL)";
+/* Rows per INSERT, as STORE__RESULT_ROWS in store/store_int.h (private to the store). */
+#define FLOOR_ROWS 16
+
+static void floor_die(sqlite3 *db, const char *what)
+{
+    die(what, db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+/* The results INSERT of `rows` rows, as the store prepares it: once, kept for the run. */
+static sqlite3_stmt *floor_prepare_insert(sqlite3 *db, int rows)
+{
+    char sql[160 + FLOOR_ROWS * 24];
+    int w = snprintf(sql, sizeof sql,
+                     "INSERT INTO results (trial_id, attempt, iteration, time_value, metric,"
+                     " wall_time, data) VALUES ");
+    for (int j = 0; j < rows; j++)
+        w += snprintf(sql + w, sizeof sql - (size_t)w, "%s(?, ?, ?, ?, ?, ?, ?)", j ? ", " : "");
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK)
+        floor_die(db, "sqlite3_prepare_v3");
+    return s;
+}
+
+/* Runs a prepared statement that returns no rows, and resets it. */
+static void floor_step(sqlite3 *db, sqlite3_stmt *s, const char *what)
+{
+    if (sqlite3_step(s) != SQLITE_DONE) floor_die(db, what);
+    sqlite3_reset(s);
+}
+
+/* The peer: bare SQLite doing the least work that records the same result rows as the
+ * store: a fresh WAL file with the store's pragmas, only the results table, the same
+ * values bound into 16-row INSERTs (the rest of a batch a row at a time, as the store
+ * does), committed in the same batches. No ranges, decisions, parse or policy: the
+ * results rows alone already cost this much, so no store keeping this schema and this
+ * durability can beat it. (store_commit's timed checkpoint, every 10 s, is left out.) */
+static span_t run_floor(const bench_t *b, const trace_ent_t *trace, long n)
+{
+    char path[4200];
+    new_db_path(b, "floor", path, sizeof path);
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK)
+        floor_die(db, "sqlite3_open_v2");
+    if (sqlite3_exec(db, floor_pragmas, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, floor_schema, NULL, NULL, NULL) != SQLITE_OK)
+        floor_die(db, "floor database");
+    sqlite3_stmt *begin = NULL, *commit = NULL, *count = NULL;
+    if (sqlite3_prepare_v3(db, "BEGIN IMMEDIATE", -1, SQLITE_PREPARE_PERSISTENT, &begin, NULL) ||
+        sqlite3_prepare_v3(db, "COMMIT", -1, SQLITE_PREPARE_PERSISTENT, &commit, NULL) ||
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM results", -1, &count, NULL))
+        floor_die(db, "sqlite3_prepare_v3");
+    sqlite3_stmt *s1 = floor_prepare_insert(db, 1), *sn = floor_prepare_insert(db, FLOOR_ROWS);
+
+    span_t t0 = span_now(), spent = {0, 0};
+    for (long i = 0; i < n;) {
+        floor_step(db, begin, "BEGIN");
+        double now = wall_now();
+        for (long end = batch_end(b, trace, n, i); i < end;) {
+            int k = end - i >= FLOOR_ROWS ? FLOOR_ROWS : 1;
+            sqlite3_stmt *s = k == 1 ? s1 : sn;
+            for (int j = 0; j < k; j++) {
+                const trace_ent_t *e = &trace[i + j];
+                store_result_t r = trace_result(b, e, trial_id_of(b, e->round, e->slot), now);
+                int p = 1 + 7 * j;
+                sqlite3_bind_int64(s, p, r.trial_id);
+                sqlite3_bind_int(s, p + 1, r.attempt);
+                sqlite3_bind_int64(s, p + 2, r.iteration);
+                sqlite3_bind_double(s, p + 3, r.time_value);
+                sqlite3_bind_double(s, p + 4, r.metric);
+                sqlite3_bind_double(s, p + 5, r.wall_time);
+                /* the line table outlives the step, as the store's arena does */
+                sqlite3_bind_text(s, p + 6, r.json, (int)r.json_len, SQLITE_STATIC);
+            }
+            floor_step(db, s, "INSERT INTO results");
+            i += k;
+        }
+        floor_step(db, commit, "COMMIT");
+    }
+    span_add(&spent, span_now(), t0);
+
+    /* A floor that lost rows would flatter nobody: check they are all there. */
+    if (sqlite3_step(count) != SQLITE_ROW || sqlite3_column_int64(count, 0) != n)
+        die("floor", "the results table does not hold every row written");
+    sqlite3_finalize(count);
+    sqlite3_finalize(begin);
+    sqlite3_finalize(commit);
+    sqlite3_finalize(s1);
+    sqlite3_finalize(sn);
+    if (sqlite3_close(db) != SQLITE_OK) floor_die(db, "sqlite3_close");
+    remove_db(b, "floor");
+    return spent;
+}
+
 /* ---- main ----------------------------------------------------------------------- */
 static void usage(FILE *f)
 {
@@ -514,22 +636,15 @@ static void usage(FILE *f)
                "  --trials N   trials per experiment round, all running at once (default 1000)\n"
                "  --max-t T    ASHA max_t; grace 1, reduction factor 3 (default 243)\n"
                "  --batch N    results per store transaction, as one loop turn (default 1000)\n"
-               "  --only PART  measure only parse, policy, store or whole (e.g. under perf)\n"
+               "  --only PART  measure only parse, policy, store, floor (bare SQLite, the\n"
+               "               peer) or whole (e.g. under perf)\n"
                "  --dir DIR    where the databases go (default: a new folder under $TMPDIR)\n"
                "  --keep       keep the databases\n");
 }
 
 static long arg_long(const char *opt, const char *v, long lo, long hi)
 {
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno || end == v || *end || x < lo || x > hi) {
-        fprintf(stderr, "bench_decide_store: %s wants a whole number in [%ld, %ld], not \"%s\"\n",
-                opt, lo, hi, v);
-        exit(2);
-    }
-    return x;
+    return bench_arg_long("bench_decide_store", opt, v, lo, hi);
 }
 
 static double rate(long n, double s)
@@ -548,7 +663,7 @@ int main(int argc, char **argv)
 {
     bench_t b = {.nresults = 2000000, .ntrials = 1000, .max_t = 243, .batch = 1000, .seed = 1};
     const char *dir = NULL;
-    unsigned only = ONLY_PARSE | ONLY_STORE | ONLY_WHOLE;
+    unsigned only = ONLY_PARSE | ONLY_STORE | ONLY_FLOOR | ONLY_WHOLE;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -570,11 +685,12 @@ int main(int argc, char **argv)
             only = !strcmp(v, "parse")    ? ONLY_PARSE
                    : !strcmp(v, "policy") ? 0
                    : !strcmp(v, "store")  ? ONLY_STORE
+                   : !strcmp(v, "floor")  ? ONLY_FLOOR
                    : !strcmp(v, "whole")  ? ONLY_WHOLE
                                           : ~0u;
             if (only == ~0u) {
                 fprintf(stderr,
-                        "bench_decide_store: --only wants parse, policy, store or whole, "
+                        "bench_decide_store: --only wants parse, policy, store, floor or whole, "
                         "not \"%s\"\n",
                         v);
                 return 2;
@@ -608,7 +724,9 @@ int main(int argc, char **argv)
     span_t slow_s = only & ONLY_PARSE ? run_parse(&b, trace, cp.results, 1) : none;
     /* 3. The store alone. */
     span_t store_s = only & ONLY_STORE ? run_store(&b, trace, cp.results) : none;
-    /* 4. The whole path, into a fresh database. */
+    /* 4. The peer: bare SQLite writing the same result rows. */
+    span_t floor_s = only & ONLY_FLOOR ? run_floor(&b, trace, cp.results) : none;
+    /* 5. The whole path, into a fresh database. */
     counts_t cw = cp;
     if (only & ONLY_WHOLE) {
         int64_t exp_id;
@@ -652,14 +770,31 @@ int main(int argc, char **argv)
         row("whole path (parse+policy+store, as on_result)", cw.results, cw.work);
         span_t all = {cw.work.wall + cw.trials_time.wall, cw.work.cpu + cw.trials_time.cpu};
         row("whole path incl. creating the trial rows", cw.results, all);
+    }
+    if (only & ONLY_FLOOR) row("floor: bare SQLite, results INSERTs only", cp.results, floor_s);
+    if (only & (ONLY_WHOLE | ONLY_FLOOR)) printf("\n");
+    if (only & ONLY_WHOLE) {
         double whole = rate(cw.results, cw.work.wall);
-        printf("\n  trial rows: %ld created in %.3f s (%.0f trials/s), timed apart from the "
+        printf("  trial rows: %ld created in %.3f s (%.0f trials/s), timed apart from the "
                "results\n",
                cw.trials, cw.trials_time.wall, rate(cw.trials, cw.trials_time.wall));
         printf("  target: whole path >= %.0f results/s (wall clock): %s (%.2fx the target; "
                "%.2fx per CPU second)\n",
                TARGET_RESULTS_PER_S, whole >= TARGET_RESULTS_PER_S ? "MET" : "NOT MET",
                whole / TARGET_RESULTS_PER_S, rate(cw.results, cw.work.cpu) / TARGET_RESULTS_PER_S);
+    }
+    if (only & ONLY_FLOOR) {
+        /* The floor bounds any store with this schema and durability: the target is only
+         * within reach when the floor itself is well above it. */
+        double fl = rate(cp.results, floor_s.wall), fl_cpu = rate(cp.results, floor_s.cpu);
+        printf("  peer: bare SQLite floor %.0f results/s = %.2fx the target (%.2fx per CPU "
+               "second)",
+               fl, fl / TARGET_RESULTS_PER_S, fl_cpu / TARGET_RESULTS_PER_S);
+        if (only & ONLY_WHOLE)
+            printf("; whole path = %.2fx the floor (%.2fx per CPU second)",
+                   fl > 0 ? rate(cw.results, cw.work.wall) / fl : 0,
+                   fl_cpu > 0 ? rate(cw.results, cw.work.cpu) / fl_cpu : 0);
+        printf("\n");
     }
 
     remove_db(&b, "whole");

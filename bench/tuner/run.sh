@@ -2,8 +2,11 @@
 # bench/tuner/run.sh: tune against Optuna, side by side, on the same synthetic learning-curve
 # objective with successive-halving pruning (reduction factor 3) and SQLite storage. It prints
 # trials/s and results recorded/s of each, and tune/Optuna ratios from this one run, against
-# the 100x target. Not a test (ctest does not run it) and not the in-process benchmark
-# (bench_decide_store, which this script runs afterwards unless --no-inprocess).
+# the 100x target. It also runs launch_floor, the same trials as bare processes with no tuner
+# around them, to show how much of tune's wall time is the machine's own cost of running
+# them, and the best ratio a process-running tuner could reach here. Not a test (ctest does
+# not run it) and not the in-process benchmark (bench_decide_store, which this script runs
+# afterwards unless --no-inprocess).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,17 +24,22 @@ usage() {
     cat <<EOF
 usage: bench/tuner/run.sh [--build DIR] [--trials N] [--max-t T] [--seed S]
                           [--concurrent N] [--keep] [--no-inprocess]
-  --build DIR      build folder with bin/tune and tests/progs/synth_trial
+  --build DIR      build folder with bin/tune, bin/launch_floor, tests/progs/synth_trial
                    (default: build-bench in the repository)
   --trials N       trials on each side (default $trials)
   --max-t T        iterations a trial may run, ASHA max_t (default $max_t)
   --seed S         sampler seed on both sides (default $seed)
-  --concurrent N   tune's max_concurrent (default $concurrent: this machine's cores)
+  --concurrent N   tune's max_concurrent, and the floor's (default $concurrent: this machine's cores)
   --keep           keep the work folder (space.json, both databases, trial logs)
   --no-inprocess   skip bench_decide_store at the end
+After tune, bin/launch_floor runs the same synth_trial commands (same trials, same
+concurrency) with no tuner: spawn, read stdout to EOF, reap; no early stopping, no
+storage. Its wall time is the machine's floor for these processes; the table shows
+tune's wall time against it and the ceiling ratio any tuner running these trials as
+processes and recording tune's results could reach over Optuna on this machine.
 Build first:
   cmake -S $root -B $root/build-bench -DTUNE_CUDA=OFF
-  cmake --build $root/build-bench --target tune synth_trial bench_decide_store -j2
+  cmake --build $root/build-bench --target bench_tuner -j2
 EOF
 }
 
@@ -63,11 +71,12 @@ if ! "$py" -c 'import optuna' 2>/dev/null; then
 fi
 tune="$build/bin/tune"
 synth="$build/tests/progs/synth_trial"
-for f in "$tune" "$synth"; do
+floor="$build/bin/launch_floor"
+for f in "$tune" "$synth" "$floor"; do
     if [ ! -x "$f" ]; then
         echo "run.sh: $f is missing. Build it first:" >&2
         echo "    cmake -S $root -B $build -DTUNE_CUDA=OFF" >&2
-        echo "    cmake --build $build --target tune synth_trial bench_decide_store -j2" >&2
+        echo "    cmake --build $build --target bench_tuner -j2" >&2
         exit 2
     fi
 done
@@ -110,12 +119,27 @@ t0=$(now)
 }
 t1=$(now)
 
+# ---- the launch floor --------------------------------------------------------------------
+# The same command, trials and concurrency as tune's side, timed the same way (around the
+# whole command), with nothing a tuner adds: every trial runs to max_t, nothing is stored.
+echo "floor:  $trials trials, max_t $max_t, $concurrent at a time, synth_trial processes" \
+    "spawned and read to EOF, no tuner (launch_floor) ..."
+f0=$(now)
+floor_json=$(cd "$work" && "$floor" --trials "$trials" --concurrent "$concurrent" --seed "$seed" \
+    -- "$synth" --lr '{lr}' --iters "$max_t") || {
+    echo "run.sh: launch_floor failed" >&2
+    exit 1
+}
+f1=$(now)
+
 # ---- the table ---------------------------------------------------------------------------
-"$py" - "$work/tune.db" "$t0" "$t1" "$optuna_json" "$trials" "$max_t" <<'EOF'
+"$py" - "$work/tune.db" "$t0" "$t1" "$optuna_json" "$trials" "$max_t" \
+    "$f0" "$f1" "$floor_json" "$concurrent" <<'EOF'
 import json, sqlite3, sys
 
-db, t0, t1, oj, trials, max_t = sys.argv[1:]
+db, t0, t1, oj, trials, max_t, f0, f1, fj, concurrent = sys.argv[1:]
 o = json.loads(oj)
+fl = json.loads(fj)
 con = sqlite3.connect(db)
 q = lambda sql: con.execute(sql).fetchone()[0]
 tune = {
@@ -154,11 +178,24 @@ line("results recorded", "results", "{:d}")
 line("trials/s", "trials_s", "{:.1f}")
 line("results recorded/s", "results_s", "{:.1f}")
 print(f"  {'best loss':24}{tune['best']:>14.4f}{opt['best']:>14.4f}")
+# The launch floor: tune's recorded results over the floor's wall time is the most any tuner
+# could record per second here if everything it adds to running the processes cost nothing.
+floor_wall = float(f1) - float(f0)
+floor_results_s = tune["results"] / floor_wall
+print(f"  launch floor: the same {fl['trials']} synth_trial processes, {concurrent} at a time, "
+      f"stdout read to EOF ({fl['lines']} lines), no tuner")
+print(f"  {'floor wall time (s)':24}{floor_wall:>14.2f}")
+print(f"  {'tune wall / floor wall':24}{tune['wall_s'] / floor_wall:>13.2f}x")
+fr = f"{floor_results_s / opt['results_s']:.1f}x" if opt["results_s"] else "-"
+print(f"  {'floor results/s':24}{floor_results_s:>14.1f}{opt['results_s']:>14.1f}{fr:>14}")
 if tune["errors"] or opt["errors"]:
     print(f"  WARNING: failed trials: tune {tune['errors']}, Optuna {opt['errors']}")
 ratio = tune["results_s"] / opt["results_s"] if opt["results_s"] else float("inf")
 print(f"  target: tune >= 100x Optuna on results recorded/s: "
       f"{'MET' if ratio >= 100 else 'NOT MET'} ({ratio:.1f}x)")
+ceiling = floor_results_s / opt["results_s"] if opt["results_s"] else float("inf")
+print(f"  ceiling on this machine: {ceiling:.1f}x Optuna, for any tuner that runs these trials "
+      "as real processes and records tune's results")
 print("  notes: tune's time is the whole `tune run` command, each trial a real process (fork/exec")
 print("  of synth_trial); Optuna's excludes starting Python and `import optuna`"
       f" ({o['import_s']:.2f} s) and runs")
@@ -168,6 +205,9 @@ print("  not worse than the (1-1/3) percentile of the values its rung has record
 print("  at a rung always goes on; reaching max_t completes the trial), Optuna's")
 print("  SuccessiveHalvingPruner promotes only the top floor(n/3) of the n values at the rung (while")
 print("  n < 3, only the best so far) and judges max_t itself as a rung, so few Optuna trials complete.")
+print("  The floor (launch_floor) is timed around its whole command like tune, and its trials all run")
+print("  to max_t: tune stops some early, so tune wall / floor wall can come out below 1. floor")
+print("  results/s is tune's recorded results over the floor's wall time.")
 EOF
 if [ "$keep" = 1 ]; then
     echo "  work folder kept: $work"

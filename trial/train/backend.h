@@ -52,11 +52,10 @@ typedef int (*train_be_bcast_cb)(void *ud, void *buf, size_t len, int root, char
 
 /* What a backend is opened with. */
 typedef struct train_be_opts {
-    int threads;    /* CPU worker threads for this rank (>= 1); a GPU backend may ignore it */
-    int rank;       /* this process's rank, 0..world-1 */
-    int world;      /* number of ranks */
-    int local_rank; /* rank on this machine: a GPU backend uses device local_rank % count */
-    /* ---- added after BACKEND_READY (see that file) ---- */
+    int threads;      /* CPU worker threads for this rank (>= 1); a GPU backend may ignore it */
+    int rank;         /* this process's rank, 0..world-1 */
+    int world;        /* number of ranks */
+    int local_rank;   /* rank on this machine: a GPU backend uses device local_rank % count */
     int allow_tf32;   /* 1: matrix products may use TF32 (--tf32); 0: strict FP32 */
     double timeout_s; /* longest wait for a peer in a collective (--timeout); 0: default */
     /* Returns non-zero once the run is being torn down (a peer died, the launcher is

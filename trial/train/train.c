@@ -56,8 +56,7 @@ static void ready_cb(void *ud, size_t off, size_t count)
 
 /* A device collective (NCCL) per bucket as soon as backward wrote it, as DDP's reducer
  * does: the backend queues it on its communication stream behind the ops issued so far,
- * so the last layers' all-reduce runs while the first layers' backward still computes
- * (CUDA_REQUESTS.md item 5). */
+ * so the last layers' all-reduce runs while the first layers' backward still computes. */
 static void device_ready_cb(void *ud, size_t off, size_t count)
 {
     struct run *r = ud;
@@ -404,8 +403,8 @@ static int setup(struct run *r, int *epoch0, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return TRAIN_ERR;
     }
-    if ((rc = train__model_new(&r->model, &r->cfg, ops, r->ctx, max_n, r->params, r->grads, err,
-                               errlen)))
+    if ((rc = train__model_new(&r->model, &r->cfg, ops, r->ctx, max_n, r->local_b, r->params,
+                               r->grads, err, errlen)))
         return rc;
     *epoch0 = 0;
     train__rng_seed(&r->rng, o->seed, 1);

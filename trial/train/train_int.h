@@ -48,19 +48,20 @@ int train__model_buckets(const train__model_cfg_t *cfg, size_t *off, int max);
 /* Describes the model in one line ("mlp 784-256-256-10, 269322 parameters"). */
 void train__model_describe(const train__model_cfg_t *cfg, char *buf, size_t len);
 
-/* Builds activations and plans for batches of up to max_n on an open backend. The
+/* Builds activations and plans for forward passes of up to max_n samples and training
+ * steps (forward and backward) of up to max_train <= max_n on an open backend. The
  * parameter and gradient vectors are given by the caller (device memory, nparams floats
  * each; grads may live in shared memory for the CPU backend); borrowed. Returns 0 or
  * negative with err. Freed with train__model_free (NULL-safe). */
 int train__model_new(train__model_t **out, const train__model_cfg_t *cfg, const train_be_ops_t *ops,
-                     train_be_ctx_t *ctx, int max_n, float *params, float *grads, char *err,
-                     size_t errlen);
+                     train_be_ctx_t *ctx, int max_n, int max_train, float *params, float *grads,
+                     char *err, size_t errlen);
 void train__model_free(train__model_t *m);
 
-/* Forward pass of n samples x (device, n x 784), then softmax cross-entropy against y
- * (device labels), accumulating loss sum and correct count into stats (device doubles).
- * With grad_scale != 0 the backward pass follows, writing every parameter gradient and
- * calling ready (may be NULL) per layer. */
+/* Forward pass of n <= max_n samples x (device, n x 784), then softmax cross-entropy
+ * against y (device labels), accumulating loss sum and correct count into stats (device
+ * doubles). With grad_scale != 0 (then n <= max_train) the backward pass follows, writing
+ * every parameter gradient and calling ready (may be NULL) per layer. */
 void train__model_step(train__model_t *m, const float *x, const int32_t *y, int n, float grad_scale,
                        double *stats, train__grad_ready_cb ready, void *ud);
 
