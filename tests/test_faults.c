@@ -606,4 +606,35 @@ TEST(hostile_trial_output_is_bounded_and_counted)
     CHECK(stat(p, &sb) == 0 && sb.st_size > (100 << 20));
 }
 
+/* A CUDA out-of-memory in a trial is recognised from its stderr (here PyTorch's words) and
+ * recorded with the advice a user needs; another failure is not dressed up as one. */
+TEST(cuda_out_of_memory_is_recognised_and_advised)
+{
+    char dir[4096];
+    fresh_dir(dir, sizeof dir, "oom");
+    space_file(dir, "{\"name\": \"oom\", \"command\": [\"/bin/sh\", \"-c\", \"{script}\"],"
+                    " \"space\": {\"script\": {\"grid_search\": ["
+                    " \"echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate"
+                    " 2.00 GiB (GPU 0; 79.1 GiB total capacity)' >&2; exit 1\","
+                    " \"echo 'segment fault in my code' >&2; exit 3\"]}}}");
+    const char *a[] = {"run", "space.json", "--gpus", "none", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0); /* the experiment finished; its trials failed */
+    CHECK_CONTAINS(o.out, "2 failed");
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE trial_no = 0 AND status = 'ERROR'"
+                             " AND error LIKE 'CUDA out of memory (exited with code 1)%'"
+                             " AND error LIKE '%lower the batch size%'"
+                             " AND stderr_tail LIKE '%Tried to allocate 2.00 GiB%'"),
+                 1);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE trial_no = 1 AND status = 'ERROR'"
+                             " AND error = 'exited with code 3'"),
+                 1);
+    const char *t[] = {"trials", "oom", "--json", NULL};
+    o = run_tune(dir, t);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "lower the batch size");
+    out_free(&o);
+}
+
 TT_MAIN
