@@ -1,6 +1,7 @@
 /* End-to-end tests: run the real `tune` binary on real space.json files with the
  * synthetic trial program, then inspect the real SQLite file and the JSON outputs.
  * Not for: unit behaviour of one module (tests/test_<module>.c). */
+#include "testdb.h"
 #include "tinytest.h"
 
 #include <cjson/cJSON.h>
@@ -116,32 +117,14 @@ static long long db_int(const char *dir, const char *sql)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/tune.db", dir);
-    sqlite3 *db;
-    long long v = -1;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return -1;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    else
-        fprintf(stderr, "db_int: %s: %s\n", sql, sqlite3_errmsg(db));
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
+    return testdb_int(path, sql);
 }
 
-/* Runs one writing statement on the test's database; 0 on success. */
 static int db_exec(const char *dir, const char *sql)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/tune.db", dir);
-    sqlite3 *db;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) return -1;
-    char *msg = NULL;
-    int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
-    if (rc != SQLITE_OK) fprintf(stderr, "db_exec: %s: %s\n", sql, msg ? msg : "?");
-    sqlite3_free(msg);
-    sqlite3_close(db);
-    return rc == SQLITE_OK ? 0 : -1;
+    return testdb_exec(path, sql);
 }
 
 static long long count_of(const char *hay, const char *needle)

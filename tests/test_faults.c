@@ -4,6 +4,7 @@
  * status and message, the processes still alive, and the SQLite file itself.
  * Not for: unit behaviour of one module (tests/test_<module>.c) or the resume logic as
  * such (tests/test_cli.c). */
+#include "testdb.h"
 #include "tinytest.h"
 
 #include <dirent.h>
@@ -162,34 +163,14 @@ static long long db_int(const char *dir, const char *sql)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/tune.db", dir);
-    sqlite3 *db;
-    long long v = -1;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return -1;
-    }
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    else
-        fprintf(stderr, "db_int: %s: %s\n", sql, sqlite3_errmsg(db));
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
+    return testdb_int(path, sql);
 }
 
 static int db_exec(const char *dir, const char *sql)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/tune.db", dir);
-    sqlite3 *db;
-    if (sqlite3_open(path, &db) != SQLITE_OK) {
-        sqlite3_close(db);
-        return -1;
-    }
-    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
-    sqlite3_close(db);
-    return rc == SQLITE_OK ? 0 : -1;
+    return testdb_exec(path, sql);
 }
 
 /* Live processes whose command line contains token (zombies have none, so they do not

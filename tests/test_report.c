@@ -4,6 +4,7 @@
  * `tune run` (when /usr/bin/python3 has torch). They run the real binary on real
  * experiments and compare what it prints with the real SQLite file.
  * Not for: the run itself (tests/test_cli.c) or the store's own contract (test_store.c). */
+#include "testdb.h"
 #include "tinytest.h"
 
 #include <cjson/cJSON.h>
@@ -160,17 +161,7 @@ static struct out tune(const char *dir, const char *const *args)
 
 static long long db_int_at(const char *db, const char *sql)
 {
-    sqlite3 *h;
-    long long v = -1;
-    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return -1;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    else
-        fprintf(stderr, "db_int: %s: %s\n", sql, sqlite3_errmsg(h));
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return v;
+    return testdb_int(db, sql);
 }
 
 static long long db_int(const char *dir, const char *sql)
@@ -184,17 +175,7 @@ static double db_real(const char *dir, const char *sql)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/tune.db", dir);
-    sqlite3 *h;
-    double v = NAN;
-    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return v;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_double(st, 0);
-    else
-        fprintf(stderr, "db_real: %s: %s\n", sql, sqlite3_errmsg(h));
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return v;
+    return testdb_num(path, sql, NAN);
 }
 
 /* Display width of UTF-8 text. */
