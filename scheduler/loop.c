@@ -968,13 +968,10 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
          * next turn, which then polls without waiting. */
         double launch_until = mono_now() + LOOP_LAUNCH_SLICE_S;
         int deferred = 0;
-        while (!L.stopping && L.nretry > 0 && (maxc <= 0 || (int)L.running < maxc)) {
+        while (!deferred && !L.stopping && L.nretry > 0 && (maxc <= 0 || (int)L.running < maxc)) {
             if (!launch(&L, &L.t[L.retry[0]])) break;
             memmove(L.retry, L.retry + 1, --L.nretry * sizeof *L.retry);
-            if (mono_now() >= launch_until) {
-                deferred = 1;
-                break;
-            }
+            deferred = mono_now() >= launch_until;
         }
         while (L.next < L.n && L.t[L.next].status != SCHED_TRIAL_PENDING)
             L.next++;
@@ -987,7 +984,7 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
             }
             if (!launch(&L, t)) break;
             L.next++;
-            if (mono_now() >= launch_until) deferred = 1;
+            deferred = mono_now() >= launch_until;
         }
         if (L.stopping) {
             for (size_t i = 0; i < L.n; i++)

@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/stat.h>

@@ -4,7 +4,6 @@
 #ifndef TUNE_TESTDB_H
 #define TUNE_TESTDB_H
 
-#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 
@@ -22,36 +21,47 @@ static inline sqlite3 *testdb_open(const char *path, int writable)
     return db;
 }
 
+/* Runs sql on path (read-only) and leaves *st on its first row: 1 then, with *db and *st
+ * for the caller to read and hand to testdb_done; 0 when there is no file, no row, or an
+ * error (printed), with nothing left open. */
+static inline int testdb_row(const char *path, const char *sql, sqlite3 **db, sqlite3_stmt **st)
+{
+    *st = NULL;
+    if (!(*db = testdb_open(path, 0))) return 0;
+    if (sqlite3_prepare_v2(*db, sql, -1, st, NULL) == SQLITE_OK && sqlite3_step(*st) == SQLITE_ROW)
+        return 1;
+    fprintf(stderr, "testdb: %s: %s\n", sql, sqlite3_errmsg(*db));
+    sqlite3_finalize(*st);
+    sqlite3_close(*db);
+    return 0;
+}
+
+static inline void testdb_done(sqlite3 *db, sqlite3_stmt *st)
+{
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 /* The first column of the first row of sql as a number, or `none` (no file, no row, or an
  * error, which is printed). */
 static inline double testdb_num(const char *path, const char *sql, double none)
 {
-    sqlite3 *db = testdb_open(path, 0);
-    if (!db) return none;
-    double v = none;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_double(st, 0);
-    else
-        fprintf(stderr, "testdb: %s: %s\n", sql, sqlite3_errmsg(db));
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    if (!testdb_row(path, sql, &db, &st)) return none;
+    double v = sqlite3_column_double(st, 0);
+    testdb_done(db, st);
     return v;
 }
 
 /* The same as a whole number (-1 for none). */
 static inline long long testdb_int(const char *path, const char *sql)
 {
-    sqlite3 *db = testdb_open(path, 0);
-    if (!db) return -1;
-    long long v = -1;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    else
-        fprintf(stderr, "testdb: %s: %s\n", sql, sqlite3_errmsg(db));
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    if (!testdb_row(path, sql, &db, &st)) return -1;
+    long long v = sqlite3_column_int64(st, 0);
+    testdb_done(db, st);
     return v;
 }
 
