@@ -38,7 +38,6 @@ static const char usage_text[] =
     "  --help                help for a command\n"
     "  --version             print the version\n";
 
-
 /* Finds the value of --db in argv (shared by every command). */
 const char *cli_db_path(int argc, char **argv);
 
@@ -48,9 +47,6 @@ static int want_help(int argc, char **argv)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
     return 0;
 }
-
-
-
 
 /* ---- validate ------------------------------------------------------------------- */
 int cli_cmd_validate(int argc, char **argv)
@@ -107,7 +103,8 @@ int cli_cmd_validate(int argc, char **argv)
         free(js);
         if (space_render_argv(sp, cfg, "0", "TRIAL_DIR", &av, err, sizeof err) == 0) {
             printf("  argv:");
-            for (char **a = av; *a; a++) printf(" [%s]", *a);
+            for (char **a = av; *a; a++)
+                printf(" [%s]", *a);
             printf("\n");
         }
         space_argv_free(av);
@@ -143,13 +140,11 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*fn)(int, char **);
-    } cmds[] = {{"run", cli_cmd_run},       {"resume", cli_cmd_resume},
-                {"validate", cli_cmd_validate},
-                {"ls", cli_cmd_ls},         {"trials", cli_cmd_trials},
-                {"best", cli_cmd_best},     {"query", cli_cmd_query},
-                {"export", cli_cmd_export},
-                {"show", cli_cmd_show},     {"plot", cli_cmd_plot},
-                {"report", cli_cmd_report}};
+    } cmds[] = {
+        {"run", cli_cmd_run},     {"resume", cli_cmd_resume}, {"validate", cli_cmd_validate},
+        {"ls", cli_cmd_ls},       {"trials", cli_cmd_trials}, {"best", cli_cmd_best},
+        {"query", cli_cmd_query}, {"export", cli_cmd_export}, {"show", cli_cmd_show},
+        {"plot", cli_cmd_plot},   {"report", cli_cmd_report}};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
     cli_error("unknown command \"%s\" (see tune --help)", cmd);

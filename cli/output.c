@@ -19,8 +19,10 @@ void cli_error(const char *fmt, ...)
 void cli_rows_free(cli_rows_t *r)
 {
     if (!r) return;
-    for (int c = 0; c < r->ncol; c++) free(r->names[c]);
-    for (size_t i = 0; i < r->nrows * (size_t)r->ncol; i++) free(r->vals[i]);
+    for (int c = 0; c < r->ncol; c++)
+        free(r->names[c]);
+    for (size_t i = 0; i < r->nrows * (size_t)r->ncol; i++)
+        free(r->vals[i]);
     free(r->names);
     free(r->vals);
     free(r->types);
@@ -35,7 +37,8 @@ static int collect(void *ud, int ncol, const char *const *names, const char *con
         r->ncol = ncol;
         r->names = calloc((size_t)ncol + 1, sizeof *r->names);
         if (!r->names) return 1;
-        for (int c = 0; c < ncol; c++) r->names[c] = strdup(names[c] ? names[c] : "");
+        for (int c = 0; c < ncol; c++)
+            r->names[c] = strdup(names[c] ? names[c] : "");
     }
     if (r->nrows == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 64;
@@ -80,7 +83,8 @@ void cli_print_table(FILE *f, const cli_rows_t *r)
     }
     size_t *w = calloc((size_t)r->ncol, sizeof *w);
     if (!w) return;
-    for (int c = 0; c < r->ncol; c++) w[c] = text_width(r->names[c]);
+    for (int c = 0; c < r->ncol; c++)
+        w[c] = text_width(r->names[c]);
     for (size_t i = 0; i < r->nrows; i++)
         for (int c = 0; c < r->ncol; c++) {
             const char *v = r->vals[i * (size_t)r->ncol + (size_t)c];
@@ -93,7 +97,8 @@ void cli_print_table(FILE *f, const cli_rows_t *r)
     fputc('\n', f);
     for (int c = 0; c < r->ncol; c++) {
         fputs(c ? "  " : "", f);
-        for (size_t k = 0; k < w[c]; k++) fputc('-', f);
+        for (size_t k = 0; k < w[c]; k++)
+            fputc('-', f);
     }
     fputc('\n', f);
     for (size_t i = 0; i < r->nrows; i++) {

@@ -22,8 +22,10 @@ static int from_env(const char *v, int *ids, int max)
         if (end == p || x < 0) return -1; /* UUIDs or junk: let the runtime decide */
         ids[n++] = (int)x;
         p = end;
-        if (*p == ',') p++;
-        else if (*p) return -1;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            return -1;
     }
     return n;
 }
@@ -49,7 +51,8 @@ int sched_detect_gpus(int *ids, int max, unsigned char *peer)
     if (n > max) n = max;
     int env_ids[256];
     int ne = env ? from_env(env, env_ids, 256) : -1;
-    for (int i = 0; i < n; i++) ids[i] = (ne >= n) ? env_ids[i] : i;
+    for (int i = 0; i < n; i++)
+        ids[i] = (ne >= n) ? env_ids[i] : i;
     if (peer && canpeer) {
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++) {

@@ -16,17 +16,21 @@
 #define SCHED_EAGAIN (-4) /* does not fit now; try again when something is released */
 
 /* ==== policies ==================================================================== */
-typedef enum { SCHED_POLICY_FIFO = 0, SCHED_POLICY_ASHA = 1, SCHED_POLICY_MEDIAN = 2 } sched_policy_type_t;
+typedef enum {
+    SCHED_POLICY_FIFO = 0,
+    SCHED_POLICY_ASHA = 1,
+    SCHED_POLICY_MEDIAN = 2
+} sched_policy_type_t;
 
 typedef struct sched_opts {
     sched_policy_type_t type;
-    int mode_max;            /* 0: lower metric is better, 1: higher is better */
-    double max_t;            /* a result with time >= max_t completes the trial (asha, median) */
-    double grace_period;     /* asha: first milestone; median: no stop before this time */
-    double reduction_factor; /* asha: > 1 */
-    int brackets;            /* asha: >= 1 */
+    int mode_max;             /* 0: lower metric is better, 1: higher is better */
+    double max_t;             /* a result with time >= max_t completes the trial (asha, median) */
+    double grace_period;      /* asha: first milestone; median: no stop before this time */
+    double reduction_factor;  /* asha: > 1 */
+    int brackets;             /* asha: >= 1 */
     int min_samples_required; /* median */
-    uint64_t seed;           /* bracket assignment */
+    uint64_t seed;            /* bracket assignment */
 } sched_opts_t;
 
 typedef enum {
@@ -79,9 +83,9 @@ const char *sched_policy_name(const sched_policy_t *p);
  * of a device so that 1/k shares add up exactly to at most one device. */
 #define SCHED_MAX_SLICE_GPUS 64
 typedef struct sched_slice {
-    int ngpus;                       /* devices in the slice */
-    int gpus[SCHED_MAX_SLICE_GPUS];  /* device indices as the pool knows them */
-    uint32_t share_ppm;              /* per device: 1000000 = whole device */
+    int ngpus;                      /* devices in the slice */
+    int gpus[SCHED_MAX_SLICE_GPUS]; /* device indices as the pool knows them */
+    uint32_t share_ppm;             /* per device: 1000000 = whole device */
     int cpus;
 } sched_slice_t;
 
@@ -136,13 +140,13 @@ typedef struct sched_trial_view {
     const char *name;
     sched_trial_status_t status;
     int early_stopped;
-    const char *slice;           /* "gpu:0,1", "cpu:1", "" while pending */
-    const struct cJSON *config;  /* the configuration object */
-    int64_t iterations;          /* results recorded */
-    double last_time;            /* last value of time_attr, NaN if none */
+    const char *slice;               /* "gpu:0,1", "cpu:1", "" while pending */
+    const struct cJSON *config;      /* the configuration object */
+    int64_t iterations;              /* results recorded */
+    double last_time;                /* last value of time_attr, NaN if none */
     double last_metric, best_metric; /* NaN if none */
-    const char *exec_id, *node;  /* executor's id and node, "" if none */
-    const char *error;           /* NULL unless ERROR */
+    const char *exec_id, *node;      /* executor's id and node, "" if none */
+    const char *error;               /* NULL unless ERROR */
 } sched_trial_view_t;
 
 typedef struct sched_snapshot {
@@ -161,34 +165,34 @@ typedef struct sched_snapshot {
     size_t ntrials;
     int64_t best_trial; /* -1 if none yet: by the last result of each trial */
     double best_metric;
-    uint64_t results; /* results recorded */
-    uint64_t ignored; /* result lines after a stop decision, logged only */
+    uint64_t results;   /* results recorded */
+    uint64_t ignored;   /* result lines after a stop decision, logged only */
     uint64_t bad_lines; /* result lines cut off (over-long) or opening with { but not JSON */
-    int stopping;     /* Ctrl-C/SIGTERM seen: no new trials */
+    int stopping;       /* Ctrl-C/SIGTERM seen: no new trials */
 } sched_snapshot_t;
 
 /* final is 1 for the last call, after every trial ended. */
 typedef void (*sched_report_cb)(void *ud, const sched_snapshot_t *snap, int final);
 
 typedef struct sched_run_opts {
-    const struct space *space;   /* settings, sampling, command template */
-    struct store *store;         /* where everything is recorded */
-    int64_t experiment_id;       /* created by the caller */
-    int resume;                  /* 1: continue this experiment from what the store holds */
-    struct trial_exec *exec;     /* how trials are started */
-    sched_pool_t *pool;          /* what slices are handed out from */
-    const char *results_dir;     /* this experiment's folder; trial dirs go under it */
-    double report_every_s;       /* call report at most this often (and when final) */
+    const struct space *space; /* settings, sampling, command template */
+    struct store *store;       /* where everything is recorded */
+    int64_t experiment_id;     /* created by the caller */
+    int resume;                /* 1: continue this experiment from what the store holds */
+    struct trial_exec *exec;   /* how trials are started */
+    sched_pool_t *pool;        /* what slices are handed out from */
+    const char *results_dir;   /* this experiment's folder; trial dirs go under it */
+    double report_every_s;     /* call report at most this often (and when final) */
     sched_report_cb report;
     void *report_ud;
-    int handle_signals;          /* take SIGINT/SIGTERM (stop) while running */
+    int handle_signals; /* take SIGINT/SIGTERM (stop) while running */
 } sched_run_opts_t;
 
 typedef struct sched_run_result {
-    int interrupted;      /* stopped by SIGINT/SIGTERM before the end */
-    int signal;           /* which signal stopped it, 0 if none */
+    int interrupted; /* stopped by SIGINT/SIGTERM before the end */
+    int signal;      /* which signal stopped it, 0 if none */
     size_t terminated, errored, early_stopped, paused;
-    int64_t best_trial;   /* -1 if no trial reported the metric */
+    int64_t best_trial; /* -1 if no trial reported the metric */
     double best_metric;
 } sched_run_result_t;
 

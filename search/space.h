@@ -17,17 +17,21 @@
 #define SPACE_ENOMEM (-3)
 
 typedef enum { SPACE_MODE_MIN = 0, SPACE_MODE_MAX = 1 } space_mode_t;
-typedef enum { SPACE_SCHED_FIFO = 0, SPACE_SCHED_ASHA = 1, SPACE_SCHED_MEDIAN = 2 } space_sched_type_t;
+typedef enum {
+    SPACE_SCHED_FIFO = 0,
+    SPACE_SCHED_ASHA = 1,
+    SPACE_SCHED_MEDIAN = 2
+} space_sched_type_t;
 typedef enum { SPACE_EXEC_LOCAL = 0, SPACE_EXEC_SLURM = 1 } space_exec_type_t;
 
 /* "scheduler": {...}. Defaults follow Ray Tune's ASHAScheduler. */
 typedef struct space_sched_opts {
-    space_sched_type_t type; /* "fifo" | "asha" | "median"; default fifo */
-    char time_attr[64];      /* default "training_iteration" */
-    double max_t;            /* default 100 */
-    double grace_period;     /* default 1 */
-    double reduction_factor; /* default 4 */
-    int brackets;            /* default 1 */
+    space_sched_type_t type;  /* "fifo" | "asha" | "median"; default fifo */
+    char time_attr[64];       /* default "training_iteration" */
+    double max_t;             /* default 100 */
+    double grace_period;      /* default 1 */
+    double reduction_factor;  /* default 4 */
+    int brackets;             /* default 1 */
     int min_samples_required; /* median stopping: default 3 */
 } space_sched_opts_t;
 
