@@ -69,8 +69,8 @@ static void tt_register(const char *name, tt_fn fn)
 #define CHECK_STR(a, b)                                                                            \
     do {                                                                                           \
         const char *tt_a = (a), *tt_b = (b);                                                       \
-        if (!tt_a || !tt_b || strcmp(tt_a, tt_b) != 0) {                                          \
-            fprintf(stderr, "%s:%d: CHECK_STR failed:\n  %s = \"%s\"\n  %s = \"%s\"\n", __FILE__, \
+        if (!tt_a || !tt_b || strcmp(tt_a, tt_b) != 0) {                                           \
+            fprintf(stderr, "%s:%d: CHECK_STR failed:\n  %s = \"%s\"\n  %s = \"%s\"\n", __FILE__,  \
                     __LINE__, #a, tt_a ? tt_a : "(null)", #b, tt_b ? tt_b : "(null)");             \
             tt_failed++;                                                                           \
         }                                                                                          \
@@ -88,7 +88,7 @@ static void tt_register(const char *name, tt_fn fn)
     do {                                                                                           \
         double tt_a = (a), tt_b = (b), tt_t = (tol);                                               \
         if (!(fabs(tt_a - tt_b) <= tt_t)) {                                                        \
-            fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.17g, %s = %.17g, tol %g\n",         \
+            fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.17g, %s = %.17g, tol %g\n",          \
                     __FILE__, __LINE__, #a, tt_a, #b, tt_b, tt_t);                                 \
             tt_failed++;                                                                           \
         }                                                                                          \

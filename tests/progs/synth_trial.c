@@ -51,21 +51,36 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : "";
-        if (!strcmp(a, "--lr")) lr = atof(v), i++;
-        else if (!strcmp(a, "--iters")) iters = atol(v), i++;
-        else if (!strcmp(a, "--sleep-ms")) sleep_ms = atof(v), i++;
-        else if (!strcmp(a, "--fail-at")) fail_at = atol(v), i++;
-        else if (!strcmp(a, "--crash-at")) crash_at = atol(v), i++;
-        else if (!strcmp(a, "--metric")) metric = v, i++;
-        else if (!strcmp(a, "--ignore-term")) ignore_term = 1;
-        else if (!strcmp(a, "--fork-child")) fork_child = 1;
-        else if (!strcmp(a, "--env")) env_dump = 1;
-        else if (!strcmp(a, "--argv")) argv_dump = 1;
-        else if (!strcmp(a, "--no-iter")) no_iter = 1;
-        else if (!strcmp(a, "--garbage")) garbage = 1;
-        else if (!strcmp(a, "--talk-after-term")) extra_after_term = 1;
-        else if (!strcmp(a, "--fail-once-at")) fail_once_at = atol(v), i++;
-        else if (!strcmp(a, "--checkpoint")) checkpoint = 1;
+        if (!strcmp(a, "--lr"))
+            lr = atof(v), i++;
+        else if (!strcmp(a, "--iters"))
+            iters = atol(v), i++;
+        else if (!strcmp(a, "--sleep-ms"))
+            sleep_ms = atof(v), i++;
+        else if (!strcmp(a, "--fail-at"))
+            fail_at = atol(v), i++;
+        else if (!strcmp(a, "--crash-at"))
+            crash_at = atol(v), i++;
+        else if (!strcmp(a, "--metric"))
+            metric = v, i++;
+        else if (!strcmp(a, "--ignore-term"))
+            ignore_term = 1;
+        else if (!strcmp(a, "--fork-child"))
+            fork_child = 1;
+        else if (!strcmp(a, "--env"))
+            env_dump = 1;
+        else if (!strcmp(a, "--argv"))
+            argv_dump = 1;
+        else if (!strcmp(a, "--no-iter"))
+            no_iter = 1;
+        else if (!strcmp(a, "--garbage"))
+            garbage = 1;
+        else if (!strcmp(a, "--talk-after-term"))
+            extra_after_term = 1;
+        else if (!strcmp(a, "--fail-once-at"))
+            fail_once_at = atol(v), i++;
+        else if (!strcmp(a, "--checkpoint"))
+            checkpoint = 1;
     }
     slice_log("start");
     struct sigaction sa;
@@ -74,7 +89,8 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     if (fork_child && fork() == 0) {
         /* A child that would outlive its parent if tune did not kill the whole group. */
-        for (;;) pause();
+        for (;;)
+            pause();
     }
     if (argv_dump) {
         printf("{\"argc\": %d", argc);
@@ -90,9 +106,10 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     if (env_dump) {
-        static const char *const keys[] = {"TUNE_TRIAL_ID", "TUNE_EXPERIMENT", "TUNE_TRIAL_DIR",
-                                           "TUNE_CONFIG", "CUDA_VISIBLE_DEVICES", "TUNE_NUM_GPUS",
-                                           "OMP_NUM_THREADS", "MASTER_ADDR", "MASTER_PORT"};
+        static const char *const keys[] = {
+            "TUNE_TRIAL_ID",   "TUNE_EXPERIMENT",      "TUNE_TRIAL_DIR",
+            "TUNE_CONFIG",     "CUDA_VISIBLE_DEVICES", "TUNE_NUM_GPUS",
+            "OMP_NUM_THREADS", "MASTER_ADDR",          "MASTER_PORT"};
         printf("ENV");
         for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
             const char *v = getenv(keys[k]);
@@ -144,8 +161,8 @@ int main(int argc, char **argv)
         if (no_iter)
             printf("{\"%s\": %.17g, \"acc\": %.6f}\n", metric, loss, 1.0 - loss / 3);
         else
-            printf("{\"training_iteration\": %ld, \"%s\": %.17g, \"acc\": %.6f}\n", t, metric,
-                   loss, 1.0 - loss / 3);
+            printf("{\"training_iteration\": %ld, \"%s\": %.17g, \"acc\": %.6f}\n", t, metric, loss,
+                   1.0 - loss / 3);
         fflush(stdout);
         if (checkpoint && getenv("TUNE_TRIAL_DIR")) {
             char p[4200], tmp[4200];

@@ -74,12 +74,13 @@ __attribute__((target("avx2,fma"))) static void kern_avx2_6x16(int kc, const flo
     t = _mm256_broadcast_ss(a + i);                                                                \
     c##i##0 = _mm256_fmadd_ps(t, b0, c##i##0);                                                     \
     c##i##1 = _mm256_fmadd_ps(t, b1, c##i##1);
-        K6(0)
-        K6(1)
-        K6(2)
-        K6(3) K6(4) K6(5)
+        /* the unrolled rows: the formatter misreads macro calls without a semicolon,
+         * splits this line and indents the statement after it one level too deep */
+        /* clang-format off */
+        K6(0) K6(1) K6(2) K6(3) K6(4) K6(5)
 #undef K6
-            a += as;
+        a += as;
+        /* clang-format on */
         b += bs;
     }
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
@@ -110,12 +111,13 @@ __attribute__((target("avx512f"))) static void kern_avx512_8x32(int kc, const fl
     t = _mm512_set1_ps(a[i]);                                                                      \
     c##i##0 = _mm512_fmadd_ps(t, b0, c##i##0);                                                     \
     c##i##1 = _mm512_fmadd_ps(t, b1, c##i##1);
-        K8(0)
-        K8(1)
-        K8(2)
-        K8(3) K8(4) K8(5) K8(6) K8(7)
+        /* the unrolled rows: the formatter misreads macro calls without a semicolon,
+         * splits this line and indents the statement after it one level too deep */
+        /* clang-format off */
+        K8(0) K8(1) K8(2) K8(3) K8(4) K8(5) K8(6) K8(7)
 #undef K8
-            a += as;
+        a += as;
+        /* clang-format on */
         b += bs;
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
