@@ -1,7 +1,7 @@
 /* End-to-end tests: run the real `tune` binary on real space.json files with the
  * synthetic trial program, then inspect the real SQLite file and the JSON outputs.
  * Not for: unit behaviour of one module (tests/test_<module>.c). */
-#include "testdb.h"
+#include "e2e.h"
 #include "tinytest.h"
 
 #include <cjson/cJSON.h>
@@ -14,132 +14,17 @@
 #include <time.h>
 #include <unistd.h>
 
-static char g_tune[4096], g_synth[4096];
-
-static void paths(void)
-{
-    const char *b = getenv("TUNE_BINARY_DIR");
-    snprintf(g_tune, sizeof g_tune, "%s/bin/tune", b ? b : ".");
-    snprintf(g_synth, sizeof g_synth, "%s/tests/progs/synth_trial", b ? b : ".");
-}
-
-/* A fresh working directory per case, so databases and results never mix. */
 static void fresh_dir(char *dir, size_t n, const char *name)
 {
-    paths();
-    const char *b = getenv("TUNE_BINARY_DIR");
-    snprintf(dir, n, "%s/e2e/%s", b ? b : "/tmp", name);
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
-    if (system(cmd) != 0) abort();
+    e2e_fresh_dir(dir, n, "cli", name);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t k = fread(s, 1, (size_t)n, f);
-    s[k] = 0;
-    fclose(f);
-    return s;
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) abort();
-    fputs(text, f);
-    fclose(f);
-}
-
-struct out {
-    int code; /* exit status, or 128+signal */
-    char *out, *err;
-};
-
-static void out_free(struct out *o)
-{
-    free(o->out);
-    free(o->err);
-}
-
-/* Runs tune with argv in dir; captures stdout/stderr. If sig_after_ms >= 0, sends
- * SIGINT that many ms after start (and again 2nd_sig ms later if > 0). */
+/* tune with SIGINT sig_after_ms after its start (and again second_ms later if > 0). */
 static struct out run_tune_sig(const char *dir, const char *const *args, int sig_after_ms,
                                int second_ms)
 {
-    struct out o = {0};
-    char op[4200], ep[4200];
-    snprintf(op, sizeof op, "%s/.stdout", dir);
-    snprintf(ep, sizeof ep, "%s/.stderr", dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (chdir(dir) != 0) _exit(126);
-        int fo = open(op, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fe = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        char *av[64];
-        int n = 0;
-        av[n++] = g_tune;
-        for (; args[n - 1] && n < 63; n++)
-            av[n] = (char *)args[n - 1];
-        av[n] = NULL;
-        execv(g_tune, av);
-        _exit(127);
-    }
-    if (sig_after_ms >= 0) {
-        usleep((useconds_t)sig_after_ms * 1000);
-        kill(pid, SIGINT);
-        if (second_ms > 0) {
-            usleep((useconds_t)second_ms * 1000);
-            kill(pid, SIGINT);
-        }
-    }
-    int st;
-    waitpid(pid, &st, 0);
-    o.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    o.out = slurp(op);
-    o.err = slurp(ep);
-    return o;
-}
-
-static struct out run_tune(const char *dir, const char *const *args)
-{
-    return run_tune_sig(dir, args, -1, 0);
-}
-
-static long long db_int(const char *dir, const char *sql)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/tune.db", dir);
-    return testdb_int(path, sql);
-}
-
-static int db_exec(const char *dir, const char *sql)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/tune.db", dir);
-    return testdb_exec(path, sql);
-}
-
-static long long count_of(const char *hay, const char *needle)
-{
-    long long n = 0;
-    for (const char *p = hay; p && (p = strstr(p, needle)); p += strlen(needle))
-        n++;
-    return n;
-}
-
-static void space_file(const char *dir, const char *body)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/space.json", dir);
-    write_file(path, body);
+    struct how h = {.sig_after_ms = sig_after_ms, .second_sig_ms = second_ms};
+    return run_tune_how(dir, args, &h);
 }
 
 /* ---- basic runs ----------------------------------------------------------------- */
@@ -898,7 +783,7 @@ TEST(failed_trials_are_retried_up_to_max_failures)
 }
 
 /* Starts tune in the background; returns its pid. */
-static pid_t spawn_tune(const char *dir, const char *const *args)
+static pid_t spawn_tune_bg(const char *dir, const char *const *args)
 {
     char op[4200];
     snprintf(op, sizeof op, "%s/.bg.out", dir);
@@ -996,7 +881,7 @@ TEST(second_writer_is_refused)
              g_synth);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", NULL};
-    pid_t pid = spawn_tune(dir, a);
+    pid_t pid = spawn_tune_bg(dir, a);
     usleep(700 * 1000);
     const char *r[] = {"run", "space.json", "--resume", NULL};
     struct out o = run_tune(dir, r);
@@ -1044,7 +929,7 @@ TEST(kill_9_at_many_moments_then_resume_matches_uninterrupted)
     const char *r[] = {"run", "space.json", "--resume", "--quiet", NULL};
     int kills = 0, finished = 0;
     for (int round = 0; round < 40 && !finished; round++) {
-        pid_t pid = spawn_tune(dir, round == 0 ? a : r);
+        pid_t pid = spawn_tune_bg(dir, round == 0 ? a : r);
         usleep((useconds_t)(40 + (round * 37) % 160) * 1000);
         if (kill(pid, SIGKILL) == 0) kills++;
         int st;

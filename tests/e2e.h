@@ -1,0 +1,288 @@
+/* e2e.h: the harness of the end-to-end tests, which run the real `tune` binary (and the
+ * trial programs of tests/progs/) in a fresh directory and read back what it printed and
+ * recorded. Header-only (static), one copy for every tests/test_*.c that runs tune.
+ * Not for unit tests of one module, nor for tune's own code. */
+#ifndef TUNE_E2E_H
+#define TUNE_E2E_H
+
+#include <errno.h>
+#include <math.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testdb.h"
+
+/* Paths of the binaries under test, filled by e2e_paths() (fresh_dir calls it). */
+static char g_tune[4096] __attribute__((unused)), g_synth[4096] __attribute__((unused)),
+    g_hostile[4096] __attribute__((unused)), g_helper[4096] __attribute__((unused));
+
+static inline void e2e_paths(void)
+{
+    const char *b = getenv("TUNE_BINARY_DIR");
+    b = b ? b : ".";
+    snprintf(g_tune, sizeof g_tune, "%s/bin/tune", b);
+    snprintf(g_synth, sizeof g_synth, "%s/tests/progs/synth_trial", b);
+    snprintf(g_hostile, sizeof g_hostile, "%s/tests/progs/hostile_trial", b);
+    snprintf(g_helper, sizeof g_helper, "%s/tests/progs/trial_helper", b);
+}
+
+static inline double e2e_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A fresh working directory per case, under the build tree and named after the test
+ * program and the case, so that databases and results of two cases never mix. */
+static inline void e2e_fresh_dir(char *dir, size_t n, const char *group, const char *name)
+{
+    e2e_paths();
+    const char *b = getenv("TUNE_BINARY_DIR");
+    snprintf(dir, n, "%s/e2e/%s/%s", b ? b : "/tmp", group, name);
+    char cmd[16384];
+    snprintf(cmd, sizeof cmd, "chmod -R u+w '%s' 2>/dev/null; rm -rf '%s' && mkdir -p '%s'", dir,
+             dir, dir);
+    if (system(cmd) != 0) abort();
+}
+
+/* The whole file as a string ("" when it cannot be read); the caller frees. */
+static inline char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return strdup("");
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)(n > 0 ? n : 0) + 1);
+    size_t k = n > 0 ? fread(s, 1, (size_t)n, f) : 0;
+    s[k] = 0;
+    fclose(f);
+    return s;
+}
+
+static inline void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) abort();
+    fputs(text, f);
+    fclose(f);
+}
+
+/* dir/space.json with the given text. */
+static inline void space_file(const char *dir, const char *body)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/space.json", dir);
+    write_file(path, body);
+}
+
+/* How to start tune beyond its arguments; a zeroed struct (or NULL) is a plain run. */
+struct how {
+    long fsize;             /* > 0: RLIMIT_FSIZE in bytes, SIGXFSZ ignored (a full disk) */
+    int as_nobody;          /* run as uid/gid 65534 (only when the tests run as root) */
+    const char *const *env; /* "NAME=VALUE" sets, "NAME" unsets; NULL-terminated */
+    int sig_after_ms;       /* > 0: SIGINT this many ms after the start ... */
+    int second_sig_ms;      /* ... and again this many ms later (> 0) */
+    int timeout_s;          /* > 0: SIGKILL to the whole group after this long (code 124) */
+};
+
+struct out {
+    int code;       /* exit status, or 128+signal; 124 when the timeout killed it */
+    long maxrss_kb; /* peak RSS of tune and the children it reaped (wait4) */
+    double secs;    /* wall time */
+    char *out, *err;
+};
+
+static inline void out_free(struct out *o)
+{
+    free(o->out);
+    free(o->err);
+    o->out = o->err = NULL;
+}
+
+/* Starts argv[0] (a path) in dir, in its own process group, with stdout/stderr into
+ * dir/.stdout and dir/.stderr and stdin from /dev/null. */
+static inline pid_t e2e_spawn(const char *dir, const char *const *argv, const struct how *h)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    setpgid(0, 0);
+    char op[4200], ep[4200];
+    snprintf(op, sizeof op, "%s/.stdout", dir);
+    snprintf(ep, sizeof ep, "%s/.stderr", dir);
+    int fo = open(op, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    int fe = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    int fi = open("/dev/null", O_RDONLY);
+    if (fo < 0 || fe < 0 || fi < 0 || chdir(dir) != 0) _exit(126);
+    dup2(fo, 1);
+    dup2(fe, 2);
+    dup2(fi, 0);
+    for (int i = 0; h && h->env && h->env[i]; i++) {
+        const char *eq = strchr(h->env[i], '=');
+        if (eq) {
+            char name[256];
+            snprintf(name, sizeof name, "%.*s", (int)(eq - h->env[i]), h->env[i]);
+            setenv(name, eq + 1, 1);
+        } else {
+            unsetenv(h->env[i]);
+        }
+    }
+    if (h && h->as_nobody && (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0))
+        _exit(125);
+    if (h && h->fsize > 0) {
+        /* The kernel's "file too large" is the full disk we can make without root:
+         * write() fails with EFBIG once a file would grow past the limit. Ignored
+         * SIGXFSZ stays ignored across exec. */
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {(rlim_t)h->fsize, (rlim_t)h->fsize};
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(124);
+    }
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+}
+
+/* Waits for pid (sending the signals and applying the timeout h asks for) and collects
+ * its outputs. */
+static inline struct out e2e_finish(const char *dir, pid_t pid, const struct how *h)
+{
+    struct out o = {0};
+    double t0 = e2e_mono();
+    int st = 0, sigs = 0, killed = 0;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    for (;;) {
+        pid_t w = wait4(pid, &st, WNOHANG, &ru);
+        if (w == pid) break;
+        if (w < 0 && errno != EINTR) break;
+        double ms = (e2e_mono() - t0) * 1000.0;
+        if (h && h->sig_after_ms > 0 && sigs == 0 && ms >= h->sig_after_ms) {
+            kill(pid, SIGINT);
+            sigs = 1;
+        }
+        if (h && h->second_sig_ms > 0 && sigs == 1 && ms >= h->sig_after_ms + h->second_sig_ms) {
+            kill(pid, SIGINT);
+            sigs = 2;
+        }
+        if (h && h->timeout_s > 0 && ms >= h->timeout_s * 1000.0) {
+            kill(-pid, SIGKILL);
+            while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
+                ;
+            killed = 1;
+            break;
+        }
+        usleep(2000);
+    }
+    o.secs = e2e_mono() - t0;
+    o.code = killed ? 124 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    o.maxrss_kb = ru.ru_maxrss;
+    char op[4200], ep[4200];
+    snprintf(op, sizeof op, "%s/.stdout", dir);
+    snprintf(ep, sizeof ep, "%s/.stderr", dir);
+    o.out = slurp(op);
+    o.err = slurp(ep);
+    return o;
+}
+
+/* argv for tune: g_tune, then args (NULL-terminated), into av[64]. */
+static inline void e2e_tune_argv(const char **av, const char *const *args)
+{
+    int n = 0;
+    av[n++] = g_tune;
+    for (int i = 0; args[i] && n < 63; i++)
+        av[n++] = args[i];
+    av[n] = NULL;
+}
+
+/* Starts tune in dir without waiting (for tests that kill it mid-run). */
+static inline pid_t spawn_tune(const char *dir, const char *const *args, const struct how *h)
+{
+    const char *av[64];
+    e2e_tune_argv(av, args);
+    return e2e_spawn(dir, av, h);
+}
+
+static inline struct out finish_tune(const char *dir, pid_t pid)
+{
+    return e2e_finish(dir, pid, NULL);
+}
+
+static inline struct out run_tune_how(const char *dir, const char *const *args, const struct how *h)
+{
+    const char *av[64];
+    e2e_tune_argv(av, args);
+    return e2e_finish(dir, e2e_spawn(dir, av, h), h);
+}
+
+/* Runs tune with args in dir and waits for it. */
+static inline struct out run_tune(const char *dir, const char *const *args)
+{
+    return run_tune_how(dir, args, NULL);
+}
+
+/* Runs any program (argv[0] a path) in dir and waits for it. */
+static inline struct out run_prog(const char *dir, const char *const *argv, const struct how *h)
+{
+    return e2e_finish(dir, e2e_spawn(dir, argv, h), h);
+}
+
+/* One integer (or real) from dir/tune.db, opened read-only as any reader would; -1 (NaN)
+ * on failure. */
+static inline long long db_int(const char *dir, const char *sql)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tune.db", dir);
+    return testdb_int(path, sql);
+}
+
+static inline double db_real(const char *dir, const char *sql)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tune.db", dir);
+    return testdb_num(path, sql, NAN);
+}
+
+static inline int db_exec(const char *dir, const char *sql)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tune.db", dir);
+    return testdb_exec(path, sql);
+}
+
+/* How many times needle occurs in hay. */
+static inline long long count_of(const char *hay, const char *needle)
+{
+    long long n = 0;
+    for (const char *p = hay; p && (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* The common case in one call: a fresh dir named `name` under `group`, the given
+ * space.json, `tune run space.json --gpus none` (plus extra args), and the output, with
+ * the exit code checked by the caller. */
+static inline struct out run_space(char *dir, size_t n, const char *group, const char *name,
+                                   const char *space, const char *const *extra)
+{
+    e2e_fresh_dir(dir, n, group, name);
+    space_file(dir, space);
+    const char *args[64] = {"run", "space.json", "--gpus", "none"};
+    int k = 4;
+    for (int i = 0; extra && extra[i] && k < 63; i++)
+        args[k++] = extra[i];
+    args[k] = NULL;
+    return run_tune(dir, args);
+}
+
+#endif
