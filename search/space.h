@@ -118,4 +118,17 @@ char *space_format_number(double v, char buf[32]);
  * never escape the results directory. Returns 0 or SPACE_EINVAL with a message. */
 int space_check_name(const char *name, char *err, size_t errlen);
 
+/* Parameter i's value v in the parameter's own scale, mapped to [0, 1]: the range
+ * [low, high] linearly (logarithmically for log-scaled kinds; randint's high is
+ * exclusive), mean +- 3 sd for randn, the value's position for choice and grid_search
+ * (index / (n - 1)), 0.5 for a constant. Values outside the range are clamped. Returns 0
+ * with *u set, or SPACE_EINVAL when v is not a value of the parameter (a string for a
+ * number, a value no choice lists). Searchers model in this scale; the simulator measures
+ * distances in it. */
+int space_param_unit(const space_t *s, size_t i, const cJSON *v, double *u);
+/* How far apart two values of parameter i are, in [0, 1]: |unit(a) - unit(b)| for
+ * numeric kinds, 0 or 1 for choice, grid_search and constants (another value is another
+ * category); NaN when either is not a value of the parameter. */
+double space_param_distance(const space_t *s, size_t i, const cJSON *a, const cJSON *b);
+
 #endif

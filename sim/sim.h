@@ -1,0 +1,78 @@
+/* sim: what a simulated trial would have reported. A source of learning curves is either a
+ * table of recorded curves (docs/simulate.md: one row per configuration and iteration),
+ * which answers a configuration with its nearest recorded one, or the synthetic family,
+ * which computes a curve from the configuration itself (for scale tests and as further
+ * tasks). Not for: time or scheduling (the simulated executor and the scheduler's loop
+ * replay these curves on a virtual clock) or reading a database (cli/ exports an
+ * experiment as a table first). */
+#ifndef TUNE_SIM_H
+#define TUNE_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#define SIM_OK 0
+#define SIM_EINVAL (-1) /* a bad table or spec: the message says where and why */
+#define SIM_EIO (-2)    /* the file could not be read */
+#define SIM_ENOMEM (-3)
+
+/* Dimensions the synthetic family reads from a configuration; parameters past this many
+ * do not change its curves. */
+#define SIM_MAX_DIMS 32
+
+struct space;
+typedef struct sim_curves sim_curves_t;
+
+/* Parses a table held in memory (CSV; `name` is used in messages, which point at
+ * "NAME:LINE: ...") and binds it to the space: every parameter of the space that is not a
+ * constant needs a `config/NAME` column, and every value of a grid_search parameter
+ * must occur in the table. On success *out is a new source freed with sim_curves_free. */
+int sim_table_parse(const char *text, size_t len, const char *name, const struct space *sp,
+                    sim_curves_t **out, char *err, size_t errlen);
+/* Reads a table file (plain or gzip-compressed CSV) and parses it. */
+int sim_table_open(const char *path, const struct space *sp, sim_curves_t **out, char *err,
+                   size_t errlen);
+
+/* The synthetic family, from a spec such as "seed=3,noise=0.02,cross=0.5,diverge=0.05,
+ * iters=81,time=1" (every key optional; docs/simulate.md gives the formula and the
+ * defaults). Curves report the space's metric (its name and mode), training_iteration and
+ * time_this_iter_s. */
+int sim_synth_open(const char *spec, const struct space *sp, sim_curves_t **out, char *err,
+                   size_t errlen);
+
+void sim_curves_free(sim_curves_t *c); /* NULL-safe */
+
+/* Number of configurations a table holds (0 for the synthetic family). */
+size_t sim_curves_count(const sim_curves_t *c);
+/* The largest number of iterations any configuration has (the synthetic family's iters). */
+int64_t sim_curves_max_iters(const sim_curves_t *c);
+
+/* One configuration's curve, as lookup found it. Plain data, copied freely. */
+typedef struct sim_curve {
+    size_t row;      /* the table's configuration (0-based, in file order); 0 for synthetic */
+    double distance; /* to the configuration asked for: 0 = the same; see docs/simulate.md */
+    int64_t iters;   /* how many iterations the curve has */
+    uint64_t key;    /* synthetic: the hash of the configuration the noise is drawn from */
+    int dims;
+    double u[SIM_MAX_DIMS]; /* synthetic: the configuration in [0, 1] per parameter */
+} sim_curve_t;
+
+/* The curve that answers config: a table's nearest configuration by the RMS of the
+ * per-parameter distances (space_param_distance; grid_search values must match
+ * exactly; ties go to the earlier row), or the synthetic curve of config itself. Fails
+ * (SIM_EINVAL, err set) when a parameter is missing from config or no row matches its
+ * grid values. */
+int sim_curves_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *out, char *err,
+                      size_t errlen);
+/* The name of a table's configuration `row` (its `trial` column, or "row N"). */
+const char *sim_curves_row_name(const sim_curves_t *c, size_t row);
+
+/* Iteration `it` (1-based) of a curve: *line gets the result line as JSON text (valid
+ * until the next call on the same source), *seconds the time the iteration took. Returns
+ * 1 when filled, 0 when the curve has no such iteration (it ended there). */
+int sim_curve_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
+                     size_t *len, double *seconds);
+
+#endif

@@ -1,0 +1,44 @@
+/* sim internals shared by table.c and synth.c: the one struct behind sim_curves_t.
+ * Not for use outside sim/ (sim.h is the API). */
+#ifndef TUNE_SIM_INT_H
+#define TUNE_SIM_INT_H
+
+#include "sim/sim.h"
+
+struct sim_tconf {
+    char *name;   /* the `trial` column, or NULL */
+    size_t first; /* its first row */
+    int64_t n;    /* rows (iterations) */
+};
+
+struct sim_synth {
+    uint64_t seed;
+    double noise, cross, diverge, time, time_spread;
+    int64_t iters;
+    double c[SIM_MAX_DIMS], w[SIM_MAX_DIMS]; /* the optimum and the weights, from the seed */
+    int mode_max;
+    char metric[128];
+};
+
+struct sim_curves {
+    int synthetic;
+    const struct space *sp; /* borrowed: lives longer than the source */
+    size_t nparams;
+    /* table */
+    size_t nconf, nrows;
+    struct sim_tconf *conf;
+    char **lines; /* per row: the result line */
+    size_t *lens;
+    double *secs;
+    int *is_cat;  /* per parameter: compared as categories (choice, grid_search) */
+    int *is_grid; /* per parameter: must match exactly */
+    int *used;    /* per parameter: part of the distance (not a constant) */
+    double *unit; /* nconf * nparams: numeric values in [0, 1] */
+    cJSON **cat;  /* nconf * nparams: categorical values */
+    int64_t max_iters;
+    /* synthetic */
+    struct sim_synth syn;
+    char buf[512];
+};
+
+#endif

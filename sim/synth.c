@@ -1,0 +1,189 @@
+/* sim/synth.c: the synthetic family of learning curves, computed from a configuration and
+ * a seed (docs/simulate.md has the formula). It scales to millions of trials with nothing
+ * recorded, and its knobs make the cases that trouble early stopping: noise, curves that
+ * cross (worse configurations converge faster), and configurations that diverge to NaN.
+ * Not for: tables of recorded curves (table.c). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/space.h"
+#include "sim/sim_int.h"
+
+/* splitmix64's output function (Steele et al. 2014): integer-only, so the family is the
+ * same on every machine. */
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double unit_of(uint64_t z)
+{
+    return (double)(z >> 11) * 0x1.0p-53;
+}
+
+static uint64_t bits_of(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
+
+/* One spec value: "key=number". */
+static int spec_number(const char *key, const char *val, double *out, char *err, size_t errlen)
+{
+    char *e;
+    double v = strtod(val, &e);
+    if (e == val || *e || !isfinite(v)) {
+        snprintf(err, errlen, "synthetic spec: %s wants a number, got \"%s\"", key, val);
+        return SIM_EINVAL;
+    }
+    *out = v;
+    return 0;
+}
+
+int sim_synth_open(const char *spec, const struct space *sp, sim_curves_t **out, char *err,
+                   size_t errlen)
+{
+    struct sim_synth s = {
+        .noise = 0.02, .cross = 0.5, .diverge = 0.05, .time = 1.0, .time_spread = 0.5};
+    const space_settings_t *set = space_settings(sp);
+    s.iters = set->sched.type != SPACE_SCHED_FIFO && set->sched.max_t > 0
+                  ? (int64_t)ceil(set->sched.max_t)
+                  : 100;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", spec ? spec : "");
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ')
+            tok++;
+        if (!*tok) continue;
+        char *eq = strchr(tok, '=');
+        if (!eq) {
+            snprintf(err, errlen, "synthetic spec: \"%s\" is not key=value", tok);
+            return SIM_EINVAL;
+        }
+        *eq = 0;
+        const char *val = eq + 1;
+        double v;
+        int rc = spec_number(tok, val, &v, err, errlen);
+        if (rc) return rc;
+        if (strcmp(tok, "seed") == 0 && v >= 0 && v == floor(v) && v < 0x1.0p64)
+            s.seed = (uint64_t)v;
+        else if (strcmp(tok, "noise") == 0 && v >= 0)
+            s.noise = v;
+        else if (strcmp(tok, "cross") == 0 && v >= 0)
+            s.cross = v;
+        else if (strcmp(tok, "diverge") == 0 && v >= 0 && v <= 1)
+            s.diverge = v;
+        else if (strcmp(tok, "iters") == 0 && v >= 1 && v == floor(v) && v <= 1e9)
+            s.iters = (int64_t)v;
+        else if (strcmp(tok, "time") == 0 && v > 0)
+            s.time = v;
+        else if (strcmp(tok, "time_spread") == 0 && v >= 0 && v < 2)
+            s.time_spread = v;
+        else {
+            snprintf(err, errlen,
+                     "synthetic spec: %s=%s is not allowed (keys: seed >= 0, noise >= 0, "
+                     "cross >= 0, diverge in [0, 1], iters >= 1, time > 0, time_spread in [0, 2))",
+                     tok, val);
+            return SIM_EINVAL;
+        }
+    }
+    uint64_t z = s.seed;
+    for (int i = 0; i < SIM_MAX_DIMS; i++) {
+        s.c[i] = 0.2 + 0.6 * unit_of(mix64(z++));
+        s.w[i] = 0.5 + 1.5 * unit_of(mix64(z++));
+    }
+    s.mode_max = set->mode == SPACE_MODE_MAX;
+    snprintf(s.metric, sizeof s.metric, "%s", set->metric ? set->metric : "loss");
+    sim_curves_t *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return SIM_ENOMEM;
+    }
+    c->synthetic = 1;
+    c->sp = sp;
+    c->nparams = space_num_params(sp);
+    c->syn = s;
+    *out = c;
+    return SIM_OK;
+}
+
+int sim__synth_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *out, char *err,
+                      size_t errlen);
+int sim__synth_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *out, char *err,
+                      size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t key = c->syn.seed;
+    for (size_t p = 0; p < c->nparams && out->dims < SIM_MAX_DIMS; p++) {
+        if (strcmp(space_param_kind(c->sp, p), "constant") == 0) continue;
+        const char *pn = space_param_name(c->sp, p);
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, pn);
+        double u;
+        if (!v || space_param_unit(c->sp, p, v, &u) != 0) {
+            snprintf(err, errlen, "the configuration's %s is missing or not a value of it", pn);
+            return SIM_EINVAL;
+        }
+        out->u[out->dims++] = u;
+        key = mix64(key ^ bits_of(u));
+    }
+    out->key = key;
+    out->iters = c->syn.iters;
+    return SIM_OK;
+}
+
+/* The loss of curve cv at iteration it (NaN once it diverged). */
+static double synth_loss(const struct sim_synth *s, const sim_curve_t *cv, int64_t it)
+{
+    double q = 0, wsum = 0;
+    for (int i = 0; i < cv->dims; i++) {
+        double d = cv->u[i] - s->c[i];
+        q += s->w[i] * d * d;
+        wsum += s->w[i];
+    }
+    if (wsum > 0) q /= wsum;
+    if (cv->dims > 0 && cv->u[0] > 1 - s->diverge) {
+        int64_t from = 1 + (int64_t)(mix64(cv->key ^ 0xd1e5ull) % 3);
+        if (it >= from) return NAN;
+    }
+    double final = 0.05 + 2 * q;
+    /* Worse configurations start closer to where they end and settle sooner, so with
+     * cross > 0 they lead early and are overtaken later: the curves cross. */
+    double gap = 2 * exp(-s->cross * 4 * q);
+    double alpha = 0.5 * (1 + s->cross * 4 * q);
+    double loss = final + gap * pow((double)it, -alpha);
+    if (s->noise > 0) {
+        uint64_t z = mix64(cv->key ^ mix64((uint64_t)it));
+        double u1 = 1.0 - unit_of(mix64(z)), u2 = unit_of(mix64(z + 1));
+        loss += s->noise * sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+    }
+    return loss;
+}
+
+int sim__synth_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
+                      size_t *len, double *seconds);
+int sim__synth_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
+                      size_t *len, double *seconds)
+{
+    const struct sim_synth *s = &c->syn;
+    if (it < 1 || it > s->iters) return 0;
+    double loss = synth_loss(s, cv, it);
+    double v = s->mode_max ? 1 - loss : loss;
+    double secs = s->time;
+    if (cv->dims > 0) secs *= 1 + s->time_spread * (cv->u[cv->dims - 1] - 0.5);
+    char vb[32], sb[32];
+    int k = snprintf(c->buf, sizeof c->buf,
+                     "{\"training_iteration\": %lld, \"%s\": %s, \"time_this_iter_s\": %s}",
+                     (long long)it, s->metric, isnan(v) ? "NaN" : space_format_number(v, vb),
+                     space_format_number(secs, sb));
+    *line = c->buf;
+    *len = k > 0 && (size_t)k < sizeof c->buf ? (size_t)k : strlen(c->buf);
+    *seconds = secs;
+    return 1;
+}

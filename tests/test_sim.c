@@ -1,0 +1,316 @@
+/* Tests for sim/: reading tables of learning curves, answering a configuration with the
+ * nearest recorded one, and the synthetic family; also search's unit scale and distance
+ * (space_param_unit / space_param_distance), which the nearest-row rule is built on.
+ * Not for: the virtual clock or the scheduler. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "search/space.h"
+#include "sim/sim.h"
+#include "tinytest.h"
+
+static space_t *parse_space(const char *text)
+{
+    space_t *s = NULL;
+    char err[512];
+    if (space_parse(text, strlen(text), "t.json", &s, err, sizeof err) != 0) {
+        fprintf(stderr, "space_parse: %s\n", err);
+        return NULL;
+    }
+    return s;
+}
+
+static const char g_space[] =
+    "{\"name\": \"s\", \"metric\": \"val_loss\", \"mode\": \"min\", \"command\": [\"x\"],"
+    " \"space\": {\"lr\": {\"loguniform\": [0.001, 0.1]}, \"opt\": {\"choice\": [\"sgd\", "
+    "\"adam\"]}, \"width\": {\"uniform\": [0, 10]}, \"note\": \"fixed\"}}";
+
+static const char table_text[] = "trial,config/lr,config/opt,config/width,training_iteration,"
+                                 "time_this_iter_s,val_loss,val_accuracy\n"
+                                 "a,0.001,sgd,0,1,2.5,0.9,0.5\n"
+                                 "a,0.001,sgd,0,2,2.5,0.8,\n"
+                                 "b,0.1,adam,10,1,1,nan,0.1\n"
+                                 "\"c,1\",0.01,adam,5,1,3,0.7,0.6\n"
+                                 "\"c,1\",0.01,adam,5,2,3,0.6,0.7\n"
+                                 "\"c,1\",0.01,adam,5,3,3,0.5,\"text, \"\"quoted\"\"\"\n";
+
+TEST(unit_scale_and_distance_follow_each_kind)
+{
+    space_t *s = parse_space(g_space);
+    REQUIRE(s);
+    cJSON *a = cJSON_CreateNumber(0.01), *b = cJSON_CreateNumber(0.1);
+    double u = -1;
+    CHECK_EQ_INT(space_param_unit(s, 0, a, &u), 0);
+    CHECK(fabs(u - 0.5) < 1e-12); /* log scale: 0.01 is half way from 0.001 to 0.1 */
+    CHECK(fabs(space_param_distance(s, 0, a, b) - 0.5) < 1e-12);
+    cJSON *sgd = cJSON_CreateString("sgd"), *adam = cJSON_CreateString("adam");
+    cJSON *other = cJSON_CreateString("rmsprop");
+    CHECK_EQ_INT(space_param_unit(s, 1, adam, &u), 0);
+    CHECK(u == 1.0);
+    CHECK(space_param_distance(s, 1, sgd, adam) == 1.0);
+    CHECK(space_param_distance(s, 1, sgd, sgd) == 0.0);
+    CHECK(space_param_unit(s, 1, other, &u) != 0);
+    cJSON *w = cJSON_CreateNumber(2.5);
+    CHECK_EQ_INT(space_param_unit(s, 2, w, &u), 0);
+    CHECK(fabs(u - 0.25) < 1e-12);
+    CHECK(space_param_unit(s, 2, sgd, &u) != 0); /* a string is no value of a uniform */
+    CHECK(isnan(space_param_distance(s, 2, sgd, w)));
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    cJSON_Delete(sgd);
+    cJSON_Delete(adam);
+    cJSON_Delete(other);
+    cJSON_Delete(w);
+    space_free(s);
+}
+
+TEST(table_groups_rows_into_configurations_and_builds_result_lines)
+{
+    space_t *s = parse_space(g_space);
+    REQUIRE(s);
+    sim_curves_t *c = NULL;
+    char err[512] = "";
+    int rc = sim_table_parse(table_text, strlen(table_text), "t.csv", s, &c, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    REQUIRE(rc == 0);
+    CHECK_EQ_INT(sim_curves_count(c), 3);
+    CHECK_EQ_INT(sim_curves_max_iters(c), 3);
+    CHECK_STR(sim_curves_row_name(c, 2), "c,1");
+
+    /* exactly row c's configuration: distance 0 */
+    cJSON *cfg =
+        cJSON_Parse("{\"lr\": 0.01, \"opt\": \"adam\", \"width\": 5, \"note\": \"fixed\"}");
+    sim_curve_t cv;
+    REQUIRE(sim_curves_lookup(c, cfg, &cv, err, sizeof err) == 0);
+    CHECK_EQ_INT(cv.row, 2);
+    CHECK(cv.distance == 0);
+    CHECK_EQ_INT(cv.iters, 3);
+    const char *line;
+    size_t len;
+    double secs;
+    REQUIRE(sim_curve_result(c, &cv, 3, &line, &len, &secs) == 1);
+    CHECK_STR(line, "{\"training_iteration\": 3, \"time_this_iter_s\": 3, \"val_loss\": 0.5, "
+                    "\"val_accuracy\": \"text, \\\"quoted\\\"\"}");
+    CHECK_EQ_INT(len, strlen(line));
+    CHECK(secs == 3);
+    CHECK_EQ_INT(sim_curve_result(c, &cv, 4, &line, &len, &secs), 0); /* the curve ended */
+    cJSON_Delete(cfg);
+
+    /* nearest by RMS of per-parameter distances: lr 0.002 (log), sgd, width 1 is row a:
+     * d(lr) = log(2)/log(100), d(opt) = 0, d(width) = 0.1 */
+    cfg = cJSON_Parse("{\"lr\": 0.002, \"opt\": \"sgd\", \"width\": 1}");
+    REQUIRE(sim_curves_lookup(c, cfg, &cv, err, sizeof err) == 0);
+    CHECK_EQ_INT(cv.row, 0);
+    double dl = log(2) / log(100);
+    CHECK(fabs(cv.distance - sqrt((dl * dl + 0.01) / 3)) < 1e-12);
+    REQUIRE(sim_curve_result(c, &cv, 2, &line, &len, &secs) == 1);
+    /* an empty cell is a metric not reported at that iteration */
+    CHECK_STR(line, "{\"training_iteration\": 2, \"time_this_iter_s\": 2.5, \"val_loss\": 0.8}");
+    cJSON_Delete(cfg);
+
+    /* a category that differs counts 1: adam near row a's numbers still goes to b or c */
+    cfg = cJSON_Parse("{\"lr\": 0.1, \"opt\": \"adam\", \"width\": 10}");
+    REQUIRE(sim_curves_lookup(c, cfg, &cv, err, sizeof err) == 0);
+    CHECK_EQ_INT(cv.row, 1);
+    REQUIRE(sim_curve_result(c, &cv, 1, &line, &len, &secs) == 1);
+    CHECK_CONTAINS(line, "\"val_loss\": NaN");
+    cJSON_Delete(cfg);
+
+    cfg = cJSON_Parse("{\"lr\": 0.1, \"width\": 10}");
+    CHECK(sim_curves_lookup(c, cfg, &cv, err, sizeof err) != 0);
+    CHECK_CONTAINS(err, "the configuration has no opt");
+    cJSON_Delete(cfg);
+    sim_curves_free(c);
+    space_free(s);
+}
+
+static void expect_table_error(const char *space, const char *table, const char *msg)
+{
+    space_t *s = parse_space(space);
+    REQUIRE(s);
+    sim_curves_t *c = NULL;
+    char err[512] = "";
+    CHECK(sim_table_parse(table, strlen(table), "t.csv", s, &c, err, sizeof err) != 0);
+    CHECK(c == NULL);
+    CHECK_CONTAINS(err, msg);
+    space_free(s);
+}
+
+TEST(table_errors_say_where_and_why)
+{
+    expect_table_error(g_space, "", "t.csv: the table is empty");
+    expect_table_error(g_space, "trial,config/lr,config/opt,config/width,time_this_iter_s\n",
+                       "t.csv:1: the table has no training_iteration column");
+    expect_table_error(g_space, "config/lr,config/opt,config/width,training_iteration\n",
+                       "no time_this_iter_s (or time_total_s) column");
+    expect_table_error(g_space, "config/lr,config/opt,training_iteration,time_this_iter_s\n",
+                       "t.csv:1: the table has no config/width column");
+    expect_table_error(g_space,
+                       "config/lr,config/opt,config/width,training_iteration,time_this_iter_s\n"
+                       "0.01,sgd,1,1,1\n0.01,sgd,1,2\n",
+                       "t.csv:3: 4 fields where the header has 5");
+    expect_table_error(g_space,
+                       "config/lr,config/opt,config/width,training_iteration,time_this_iter_s\n"
+                       "0.01,sgd,1,zero,1\n",
+                       "t.csv:2: training_iteration must be a whole number >= 1, not \"zero\"");
+    expect_table_error(g_space,
+                       "config/lr,config/opt,config/width,training_iteration,time_this_iter_s\n"
+                       "0.01,sgd,wide,1,1\n",
+                       "t.csv:2: config/width: \"wide\" is not a value of width");
+    expect_table_error(g_space,
+                       "config/lr,config/opt,config/width,training_iteration,time_this_iter_s\n"
+                       "\"0.01,sgd,1,1,1\n",
+                       "t.csv:2: unterminated quoted field");
+    expect_table_error(g_space,
+                       "config/lr,config/opt,config/width,training_iteration,time_this_iter_s\n",
+                       "has a header but no rows");
+}
+
+TEST(table_without_trial_column_groups_by_configuration_and_reads_total_time)
+{
+    space_t *s = parse_space("{\"name\": \"s\", \"metric\": \"loss\", \"command\": [\"x\"],"
+                             " \"space\": {\"x\": {\"uniform\": [0, 1]}}}");
+    REQUIRE(s);
+    const char *t = "config/x,training_iteration,time_total_s,loss\r\n"
+                    "0.1,1,2,5\r\n0.1,2,5,4\r\n\r\n0.9,1,1,3\r\n";
+    sim_curves_t *c = NULL;
+    char err[256];
+    REQUIRE(sim_table_parse(t, strlen(t), "t.csv", s, &c, err, sizeof err) == 0);
+    CHECK_EQ_INT(sim_curves_count(c), 2);
+    cJSON *cfg = cJSON_Parse("{\"x\": 0.2}");
+    sim_curve_t cv;
+    REQUIRE(sim_curves_lookup(c, cfg, &cv, err, sizeof err) == 0);
+    CHECK_EQ_INT(cv.row, 0);
+    const char *line;
+    size_t len;
+    double secs;
+    REQUIRE(sim_curve_result(c, &cv, 2, &line, &len, &secs) == 1);
+    CHECK(secs == 3); /* 5 - 2: time_total_s is cumulative */
+    CHECK_CONTAINS(line, "\"time_this_iter_s\": 3");
+    cJSON_Delete(cfg);
+    sim_curves_free(c);
+    space_free(s);
+}
+
+TEST(grid_values_must_match_exactly)
+{
+    space_t *s = parse_space("{\"name\": \"s\", \"metric\": \"loss\", \"command\": [\"x\"],"
+                             " \"space\": {\"x\": {\"uniform\": [0, 1]}, \"layers\": "
+                             "{\"grid_search\": [1, 2, 3]}}}");
+    REQUIRE(s);
+    const char *t = "config/x,config/layers,training_iteration,time_this_iter_s,loss\n"
+                    "0.5,1,1,1,1\n0.0,2,1,1,2\n";
+    sim_curves_t *c = NULL;
+    char err[256];
+    REQUIRE(sim_table_parse(t, strlen(t), "t.csv", s, &c, err, sizeof err) == 0);
+    cJSON *cfg = cJSON_Parse("{\"x\": 0.5, \"layers\": 2}");
+    sim_curve_t cv;
+    REQUIRE(sim_curves_lookup(c, cfg, &cv, err, sizeof err) == 0);
+    CHECK_EQ_INT(cv.row, 1); /* farther in x, but the only row of grid point 2 */
+    cJSON_Delete(cfg);
+    cfg = cJSON_Parse("{\"x\": 0.5, \"layers\": 3}");
+    CHECK(sim_curves_lookup(c, cfg, &cv, err, sizeof err) != 0);
+    CHECK_CONTAINS(err, "grid_search values");
+    cJSON_Delete(cfg);
+    sim_curves_free(c);
+    space_free(s);
+}
+
+TEST(gzip_tables_read_like_plain_ones)
+{
+    const char *dir = getenv("TUNE_BINARY_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sim_test_table.csv.gz", dir ? dir : "/tmp");
+    gzFile f = gzopen(path, "wb");
+    REQUIRE(f);
+    gzputs(f, table_text);
+    gzclose(f);
+    space_t *s = parse_space(g_space);
+    REQUIRE(s);
+    sim_curves_t *c = NULL;
+    char err[512];
+    REQUIRE(sim_table_open(path, s, &c, err, sizeof err) == 0);
+    CHECK_EQ_INT(sim_curves_count(c), 3);
+    sim_curves_free(c);
+    CHECK(sim_table_open("/nonexistent/t.csv.gz", s, &c, err, sizeof err) == SIM_EIO);
+    CHECK_CONTAINS(err, "cannot open /nonexistent/t.csv.gz");
+    space_free(s);
+    remove(path);
+}
+
+static double synth_value(sim_curves_t *c, const char *cfg_text, int64_t it)
+{
+    cJSON *cfg = cJSON_Parse(cfg_text);
+    sim_curve_t cv;
+    char err[256];
+    double v = -1e300;
+    if (sim_curves_lookup(c, cfg, &cv, err, sizeof err) == 0) {
+        const char *line;
+        size_t len;
+        double secs;
+        if (sim_curve_result(c, &cv, it, &line, &len, &secs) == 1) {
+            cJSON *r = cJSON_Parse(line);
+            const cJSON *m = r ? cJSON_GetObjectItem(r, "loss") : NULL;
+            v = m && cJSON_IsNumber(m) ? m->valuedouble : NAN;
+            if (strstr(line, "NaN")) v = NAN;
+            cJSON_Delete(r);
+        }
+    }
+    cJSON_Delete(cfg);
+    return v;
+}
+
+TEST(synthetic_family_is_deterministic_crosses_and_diverges)
+{
+    space_t *s = parse_space("{\"name\": \"s\", \"metric\": \"loss\", \"command\": [\"x\"],"
+                             " \"mode\": \"min\", \"scheduler\": {\"type\": \"asha\", \"max_t\": 27},"
+                             " \"space\": {\"lr\": {\"loguniform\": [0.001, 1]}, "
+                             "\"w\": {\"uniform\": [0, 1]}}}");
+    REQUIRE(s);
+    sim_curves_t *c = NULL, *c2 = NULL, *quiet = NULL;
+    char err[256];
+    REQUIRE(sim_synth_open("seed=3", s, &c, err, sizeof err) == 0);
+    REQUIRE(sim_synth_open("seed=3", s, &c2, err, sizeof err) == 0);
+    REQUIRE(sim_synth_open("seed=3,noise=0,diverge=0,cross=2", s, &quiet, err, sizeof err) == 0);
+    CHECK_EQ_INT(sim_curves_max_iters(c), 27); /* the scheduler's max_t */
+    const char *a = "{\"lr\": 0.03, \"w\": 0.5}";
+    CHECK(synth_value(c, a, 5) == synth_value(c2, a, 5));
+    CHECK(synth_value(c, a, 5) != synth_value(c, a, 6));
+    CHECK(synth_value(c, a, 28) == -1e300); /* past iters: the curve ended */
+
+    /* Without noise, find the best and worst of a small grid at the end; with cross = 2
+     * the worst must lead at iteration 1 (curves cross). */
+    double best = INFINITY, worst = -INFINITY, best1 = 0, worst1 = 0;
+    for (int i = 0; i < 9; i++)
+        for (int j = 0; j < 9; j++) {
+            char cfg[128];
+            snprintf(cfg, sizeof cfg, "{\"lr\": %.17g, \"w\": %.17g}", pow(10, -3 + 2.7 * i / 8.0),
+                     j / 8.0);
+            double end = synth_value(quiet, cfg, 27), first = synth_value(quiet, cfg, 1);
+            if (end < best) best = end, best1 = first;
+            if (end > worst) worst = end, worst1 = first;
+        }
+    CHECK(best < worst);
+    CHECK(worst1 < best1);
+
+    /* lr at the top of its range (the first parameter's last 5%) diverges within 3 steps */
+    CHECK(isnan(synth_value(c, "{\"lr\": 0.999, \"w\": 0.5}", 3)));
+    CHECK(!isnan(synth_value(quiet, "{\"lr\": 0.999, \"w\": 0.5}", 3)));
+
+    sim_curves_t *bad = NULL;
+    CHECK(sim_synth_open("noise=-1", s, &bad, err, sizeof err) == SIM_EINVAL);
+    CHECK_CONTAINS(err, "noise=-1 is not allowed");
+    CHECK(sim_synth_open("seed", s, &bad, err, sizeof err) == SIM_EINVAL);
+    CHECK_CONTAINS(err, "\"seed\" is not key=value");
+    CHECK(sim_synth_open("iters=x", s, &bad, err, sizeof err) == SIM_EINVAL);
+    CHECK_CONTAINS(err, "iters wants a number");
+    sim_curves_free(c);
+    sim_curves_free(c2);
+    sim_curves_free(quiet);
+    space_free(s);
+}
+
+TT_MAIN
