@@ -73,4 +73,13 @@ int cli_cmd_report(int argc, char **argv);
 /* Prints "tune: " + message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* An experiment's learning curves as a table (tables.c, docs/simulate.md): one CSV row
+ * per (trial, iteration). With min_time > 0 only trials whose results reached min_time
+ * (the scheduler's time_attr) are written; *kept and *left (may be NULL) get how many
+ * trials were written and left out. Returns 0, or -1 with err filled. */
+int cli_write_table(store_t *st, const char *name, double min_time, FILE *f, size_t *kept,
+                    size_t *left, char *err, size_t errlen);
+/* `tune export NAME --table` (tables.c). */
+int cli_cmd_export_table(int argc, char **argv);
+
 #endif

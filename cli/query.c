@@ -317,8 +317,12 @@ int cli_cmd_export(int argc, char **argv)
 {
     static const char usage[] =
         "usage: tune export NAME --csv|--json [--db PATH] [--all-attempts]\n"
-        "  every recorded result, one row per result (the result's metrics plus trial_id)\n";
+        "       tune export NAME --table [--db PATH] > curves.csv\n"
+        "  every recorded result, one row per result (the result's metrics plus trial_id);\n"
+        "  --table: the learning curves in the simulator's table format (docs/simulate.md)\n";
     if (help(argc, argv, usage)) return CLI_EXIT_OK;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--table") == 0) return cli_cmd_export_table(argc, argv);
     struct args a;
     if (parse_args(argc, argv, &a, 1, usage)) return CLI_EXIT_USAGE;
     if (a.fmt == FMT_TABLE) {
