@@ -442,19 +442,30 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
                             .nparams = params ? np : 0,
                             .time_attr = set->sched.time_attr,
                             .show_exec = strcmp(trial_exec_name(ex), "slurm") == 0};
+    sched_exec_t *sx = NULL;
+    if (sched_exec_proc_new(ex, sp, &sx, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        free(params);
+        close(lock);
+        sched_pool_free(pool);
+        trial_exec_free(ex);
+        return CLI_EXIT_FAIL;
+    }
     sched_run_opts_t so = {.space = sp,
                            .store = st,
                            .experiment_id = exp_id,
                            .resume = resume,
-                           .exec = ex,
+                           .exec = sx,
                            .pool = pool,
                            .results_dir = results_dir,
                            .report_every_s = view.tty ? 0.25 : 1.0,
                            .report = on_report,
                            .report_ud = &view,
-                           .handle_signals = 1};
+                           .handle_signals = 1,
+                           .wake_fd = -1};
     sched_run_result_t res;
     rc = sched_run(&so, &res, err, sizeof err);
+    sched_exec_free(sx);
     int exit_code = CLI_EXIT_OK;
     if (rc != 0) {
         cli_error("experiment %s stopped: %s", name, err);

@@ -1,5 +1,6 @@
-/* Policies behind one interface (sched_policy_*): the single dispatch to ASHA (asha.c)
- * and median stopping (median.c), FIFO inline here, and the trial-id map they share.
+/* Policies behind one interface (sched_policy_*): the table of operations that ASHA
+ * (asha.c), median stopping (median.c) and FIFO (no state) fill, and the trial-id map they
+ * share.
  * Not for: the event loop (loop.c) or resource accounting (pool.c). */
 #include "scheduler/sched.h"
 
@@ -10,10 +11,21 @@
 
 #include "scheduler/sched_int.h"
 
+/* What every policy provides. `self` is the policy's own state; NULL entries mean "nothing
+ * to do" (FIFO keeps no state at all). */
+struct policy_ops {
+    const char *name;
+    int (*create)(const sched_opts_t *o, void **self, char *err, size_t errlen);
+    void (*destroy)(void *self);
+    int (*add)(void *self, int64_t trial);
+    void (*result)(void *self, int64_t trial, double time, double value, sched_decision_t *out);
+    void (*complete)(void *self, int64_t trial);
+    size_t (*rungs)(const void *self, sched_rung_info_t *out, size_t max);
+};
+
 struct sched_policy {
-    sched_policy_type_t type;
-    sched__asha_t *asha;     /* type ASHA */
-    sched__median_t *median; /* type MEDIAN */
+    const struct policy_ops *ops;
+    void *self;
 };
 
 /* ---- id map ----------------------------------------------------------------------- */
@@ -74,11 +86,75 @@ void sched__decision_none(sched_decision_t *out, double value)
     out->cutoff = NAN;
 }
 
-/* ---- the dispatch ------------------------------------------------------------------ */
+/* ---- the table of policies -------------------------------------------------------- */
+/* Thin casts from each policy's typed functions to the table's void pointers. */
+static int asha_create(const sched_opts_t *o, void **self, char *err, size_t errlen)
+{
+    return sched__asha_new(o, (sched__asha_t **)self, err, errlen);
+}
+static void asha_destroy(void *self)
+{
+    sched__asha_free(self);
+}
+static int asha_add(void *self, int64_t trial)
+{
+    return sched__asha_add(self, trial);
+}
+static void asha_result(void *self, int64_t trial, double time, double value, sched_decision_t *out)
+{
+    sched__asha_result(self, trial, time, value, out);
+}
+static void asha_complete(void *self, int64_t trial)
+{
+    sched__asha_complete(self, trial);
+}
+static size_t asha_rungs(const void *self, sched_rung_info_t *out, size_t max)
+{
+    return sched__asha_rungs(self, out, max);
+}
+
+static int median_create(const sched_opts_t *o, void **self, char *err, size_t errlen)
+{
+    return sched__median_new(o, (sched__median_t **)self, err, errlen);
+}
+static void median_destroy(void *self)
+{
+    sched__median_free(self);
+}
+static int median_add(void *self, int64_t trial)
+{
+    return sched__median_add(self, trial);
+}
+static void median_result(void *self, int64_t trial, double time, double value,
+                          sched_decision_t *out)
+{
+    sched__median_result(self, trial, time, value, out);
+}
+static void median_complete(void *self, int64_t trial)
+{
+    sched__median_complete(self, trial);
+}
+
+/* Indexed by sched_policy_type_t. FIFO runs every trial until the trial itself ends: it
+ * never stops one, and a result at time >= max_t does not complete it either (Ray Tune's
+ * FIFOScheduler likewise returns CONTINUE for every result); it reads none of the
+ * options, so none can be wrong. Only ASHA has rungs. */
+static const struct policy_ops policies[] = {
+    [SCHED_POLICY_FIFO] = {.name = "fifo"},
+    [SCHED_POLICY_ASHA] = {"asha", asha_create, asha_destroy, asha_add, asha_result, asha_complete,
+                           asha_rungs},
+    [SCHED_POLICY_MEDIAN] = {"median", median_create, median_destroy, median_add, median_result,
+                             median_complete, NULL},
+};
+
 int sched_policy_new(const sched_opts_t *opts, sched_policy_t **out, char *err, size_t errlen)
 {
     if (!opts || !out) {
         snprintf(err, errlen, "scheduler: no options given");
+        return SCHED_EINVAL;
+    }
+    if ((unsigned)opts->type >= sizeof policies / sizeof policies[0]) {
+        snprintf(err, errlen, "scheduler: unknown policy type %d", (int)opts->type);
         return SCHED_EINVAL;
     }
     sched_policy_t *p = calloc(1, sizeof *p);
@@ -86,21 +162,8 @@ int sched_policy_new(const sched_opts_t *opts, sched_policy_t **out, char *err, 
         snprintf(err, errlen, "scheduler: out of memory");
         return SCHED_ENOMEM;
     }
-    p->type = opts->type;
-    int rc = SCHED_OK;
-    switch (opts->type) {
-    case SCHED_POLICY_FIFO:
-        break; /* FIFO reads none of the options, so none can be wrong */
-    case SCHED_POLICY_ASHA:
-        rc = sched__asha_new(opts, &p->asha, err, errlen);
-        break;
-    case SCHED_POLICY_MEDIAN:
-        rc = sched__median_new(opts, &p->median, err, errlen);
-        break;
-    default:
-        snprintf(err, errlen, "scheduler: unknown policy type %d", (int)opts->type);
-        rc = SCHED_EINVAL;
-    }
+    p->ops = &policies[opts->type];
+    int rc = p->ops->create ? p->ops->create(opts, &p->self, err, errlen) : SCHED_OK;
     if (rc != SCHED_OK) {
         free(p);
         return rc;
@@ -112,70 +175,35 @@ int sched_policy_new(const sched_opts_t *opts, sched_policy_t **out, char *err, 
 void sched_policy_free(sched_policy_t *p)
 {
     if (!p) return;
-    sched__asha_free(p->asha);
-    sched__median_free(p->median);
+    if (p->ops->destroy) p->ops->destroy(p->self);
     free(p);
 }
 
 int sched_on_trial_add(sched_policy_t *p, int64_t trial)
 {
-    switch (p->type) {
-    case SCHED_POLICY_ASHA:
-        return sched__asha_add(p->asha, trial);
-    case SCHED_POLICY_MEDIAN:
-        return sched__median_add(p->median, trial);
-    default:
-        return SCHED_OK;
-    }
+    return p->ops->add ? p->ops->add(p->self, trial) : SCHED_OK;
 }
 
-/* FIFO runs every trial until the trial itself ends: it never stops one, and a result
- * at time >= max_t does not complete it either (Ray Tune's FIFOScheduler likewise
- * returns CONTINUE for every result). */
 void sched_on_result(sched_policy_t *p, int64_t trial, double time, double value,
                      sched_decision_t *out)
 {
-    switch (p->type) {
-    case SCHED_POLICY_ASHA:
-        sched__asha_result(p->asha, trial, time, value, out);
-        return;
-    case SCHED_POLICY_MEDIAN:
-        sched__median_result(p->median, trial, time, value, out);
-        return;
-    default:
+    if (p->ops->result)
+        p->ops->result(p->self, trial, time, value, out);
+    else
         sched__decision_none(out, value);
-    }
 }
 
 void sched_on_trial_complete(sched_policy_t *p, int64_t trial)
 {
-    switch (p->type) {
-    case SCHED_POLICY_ASHA:
-        sched__asha_complete(p->asha, trial);
-        return;
-    case SCHED_POLICY_MEDIAN:
-        sched__median_complete(p->median, trial);
-        return;
-    default:
-        return;
-    }
+    if (p->ops->complete) p->ops->complete(p->self, trial);
 }
 
-/* Only ASHA has rungs; FIFO and median stopping report none. */
 size_t sched_policy_rungs(const sched_policy_t *p, sched_rung_info_t *out, size_t max)
 {
-    if (p->type == SCHED_POLICY_ASHA) return sched__asha_rungs(p->asha, out, max);
-    return 0;
+    return p->ops->rungs ? p->ops->rungs(p->self, out, max) : 0;
 }
 
 const char *sched_policy_name(const sched_policy_t *p)
 {
-    switch (p->type) {
-    case SCHED_POLICY_ASHA:
-        return "asha";
-    case SCHED_POLICY_MEDIAN:
-        return "median";
-    default:
-        return "fifo";
-    }
+    return p->ops->name;
 }

@@ -113,15 +113,108 @@ void sched_slice_devices(const sched_pool_t *p, const sched_slice_t *s, char *bu
 /* Human form for tables and the store: "gpu:0,1", "gpu:2@1/4", "cpu:2". */
 void sched_slice_format(const sched_pool_t *p, const sched_slice_t *s, char *buf, size_t n);
 
-/* ==== the event loop ============================================================== */
-/* One single-threaded loop (redis ae.c style) drives an experiment: it launches trials
- * into slices, reads their result lines, asks the policy, records everything in the
- * store once per turn, and reports snapshots for a live table through a callback. */
+/* ==== clocks and executors ======================================================== */
 struct space;
 struct store;
 struct trial_exec;
 struct cJSON;
 
+/* Where the loop gets the time. now: seconds on a clock that never goes back (timers,
+ * grace periods, budgets, elapsed time); wall: Unix seconds for what is recorded. A real
+ * run uses CLOCK_MONOTONIC and CLOCK_REALTIME (sched_clock_real); a simulation gives a
+ * virtual clock, so that the very same loop replays hours in seconds. */
+typedef struct sched_clock {
+    double (*now)(void *ud);
+    double (*wall)(void *ud);
+    void *ud;
+} sched_clock_t;
+/* The clock of a real run (ud unused). */
+extern const sched_clock_t sched_clock_real;
+
+/* What the loop asks an executor to start. Pointers are borrowed for the call. */
+typedef struct sched_start {
+    const char *experiment;
+    const char *name;           /* "trial_00007" */
+    int64_t trial_no;           /* also the token the executor reports events with */
+    int attempt;                /* 1 for the first run; each retry or resume adds one */
+    const struct cJSON *config; /* the configuration */
+    const char *dir;            /* the trial's own directory (it exists) */
+    const char *devices;        /* the slice's devices (CUDA_VISIBLE_DEVICES), "" if none */
+    double gpus;                /* GPUs in the slice (fractions for shared devices) */
+    int cpus;                   /* cores in the slice */
+    const char *resume_from;    /* checkpoint to continue from (TUNE_RESUME_FROM), or NULL */
+} sched_start_t;
+
+/* What start tells back about the started trial. Strings are the executor's, valid while
+ * the trial runs. */
+typedef struct sched_started {
+    int64_t pid;         /* the trial's process (0 if none) */
+    const char *exec_id; /* executor's own id ("12345.0" for Slurm), "" if none */
+    const char *node;    /* where it runs, "" if unknown */
+} sched_started_t;
+
+/* How a trial ended. */
+typedef struct sched_exit {
+    int code;        /* exit status, or -1 if a signal ended it */
+    int signal;      /* terminating signal, or 0 */
+    const char *why; /* the executor gave up on it (a watchdog), or NULL */
+} sched_exit_t;
+
+/* What an executor reports while the loop waits, with the trial_no it was started with. */
+typedef struct sched_events {
+    /* One complete stdout line (no newline); truncated: it was cut at its length limit. */
+    void (*line)(void *ud, int64_t trial_no, const char *line, size_t len, int truncated);
+    /* The trial's process ended and its output was read to the end. */
+    void (*ended)(void *ud, int64_t trial_no, const sched_exit_t *ex);
+    /* The executor learned late where the trial runs (Slurm's job and node). */
+    void (*placed)(void *ud, int64_t trial_no, const char *exec_id, const char *node);
+} sched_events_t;
+
+/* An executor: how trials are started, watched and stopped (the way redis puts
+ * ae_epoll.c and ae_select.c behind one ae.h). Implementations: real processes through
+ * trial/ (sched_exec_proc_new, local or Slurm), the simulator's replay on a virtual
+ * clock, and the tests' scripted executor. The executor builds the trial's environment
+ * and argv; the loop never does. */
+typedef struct sched_exec_ops {
+    const char *name; /* "local", "slurm", "simulated", ... */
+    /* Starts a trial; SCHED_EINVAL (or another negative code) with err when it cannot be
+     * started at all (the loop records it as ERROR). */
+    int (*start)(void *self, const sched_start_t *s, sched_started_t *out, char *err,
+                 size_t errlen);
+    /* SIGTERM (stop, with the grace period the loop keeps) or SIGKILL to a running trial. */
+    void (*signal)(void *self, int64_t trial_no, int sig);
+    /* Waits at most timeout seconds (the loop's clock) for lines and ends and reports
+     * them through ev; also returns early when wake_fd (>= 0) becomes readable. Returns
+     * >= 0, or a negative code with err when waiting itself failed. */
+    int (*wait)(void *self, double timeout, int wake_fd, const sched_events_t *ev, void *ud,
+                char *err, size_t errlen);
+    /* Forgets a trial after its end was reported, or kills and forgets one still running
+     * (the loop tearing down). */
+    void (*release)(void *self, int64_t trial_no);
+    void (*free)(void *self);
+} sched_exec_ops_t;
+
+typedef struct sched_exec {
+    const sched_exec_ops_t *ops;
+    void *self;
+} sched_exec_t;
+
+/* The executor of real processes: trials started through tx (trial_exec_local_new or
+ * trial_exec_slurm_new), argv rendered from the space's command template, the
+ * environment built as README.md describes (TUNE_*, CUDA_VISIBLE_DEVICES, OMP_NUM_THREADS,
+ * MASTER_ADDR/MASTER_PORT with a port no other running trial has), stdout and stderr
+ * logged in the trial's directory. tx and sp are borrowed and must outlive *out, which is
+ * freed with sched_exec_free. */
+int sched_exec_proc_new(struct trial_exec *tx, const struct space *sp, sched_exec_t **out,
+                        char *err, size_t errlen);
+void sched_exec_free(sched_exec_t *ex); /* NULL-safe: ops->free, then the handle */
+
+/* ==== the event loop ============================================================== */
+/* One single-threaded loop (redis ae.c style) drives an experiment: it launches trials
+ * into slices, reads their result lines, asks the policy, records everything in the
+ * store once per turn, and reports snapshots for a live table through a callback. It is
+ * a handle turned one step at a time (sched_loop_turn), as redis wraps aeProcessEvents in
+ * aeMain; sched_run is the wrapper for a real run (signals, turns until the end). */
 typedef enum {
     SCHED_TRIAL_PENDING = 0,
     SCHED_TRIAL_RUNNING,
@@ -175,17 +268,19 @@ typedef struct sched_snapshot {
 typedef void (*sched_report_cb)(void *ud, const sched_snapshot_t *snap, int final);
 
 typedef struct sched_run_opts {
-    const struct space *space; /* settings, sampling, command template */
-    struct store *store;       /* where everything is recorded */
-    int64_t experiment_id;     /* created by the caller */
-    int resume;                /* 1: continue this experiment from what the store holds */
-    struct trial_exec *exec;   /* how trials are started */
-    sched_pool_t *pool;        /* what slices are handed out from */
-    const char *results_dir;   /* this experiment's folder; trial dirs go under it */
-    double report_every_s;     /* call report at most this often (and when final) */
+    const struct space *space;  /* settings, sampling, command template */
+    struct store *store;        /* where everything is recorded */
+    int64_t experiment_id;      /* created by the caller */
+    int resume;                 /* 1: continue this experiment from what the store holds */
+    sched_exec_t *exec;         /* how trials are started */
+    sched_pool_t *pool;         /* what slices are handed out from */
+    const char *results_dir;    /* this experiment's folder; trial dirs go under it */
+    const sched_clock_t *clock; /* NULL: the real clocks */
+    double report_every_s;      /* call report at most this often (and when final) */
     sched_report_cb report;
     void *report_ud;
-    int handle_signals; /* take SIGINT/SIGTERM (stop) while running */
+    int handle_signals; /* sched_run: take SIGINT/SIGTERM (stop) while running */
+    int wake_fd;        /* sched_loop_turn: also wake when this fd is readable; -1 none */
 } sched_run_opts_t;
 
 typedef struct sched_run_result {
@@ -196,13 +291,36 @@ typedef struct sched_run_result {
     double best_metric;
 } sched_run_result_t;
 
-/* Runs the experiment to its end (or until interrupted). With resume, the trials, their
- * results and the policy's state (ASHA rungs, replayed in arrival order) are rebuilt from
- * the store: finished trials stay finished, trials that were running start again (from
- * their last checkpoint where one exists) as a new attempt, pending ones run as the seed
- * drew them. Returns 0 with *res filled,
- * or a negative code with err set when the experiment cannot go on (the store failed):
- * trials are then stopped and everything recorded so far stays in the store. */
+typedef struct sched_loop sched_loop_t;
+
+/* Builds the loop of one experiment: the policy, and every trial (recorded as PENDING
+ * up front, or, with resume, rebuilt from the store: finished trials stay finished,
+ * trials that were running start again from their last checkpoint as a new attempt,
+ * ASHA's rungs are replayed in arrival order). o and what it points to are borrowed
+ * and must outlive *out, freed with sched_loop_free. */
+int sched_loop_new(const sched_run_opts_t *o, sched_loop_t **out, char *err, size_t errlen);
+/* One turn: launch what fits, wait at most timeout seconds for trial output (less when a
+ * timer is due), handle it, fire timers, record it all in one transaction, report when
+ * due. Returns 1 while the experiment goes on, 0 once it has ended (the final report is
+ * made then), or a negative code with err when the store failed (trials are then being
+ * stopped: keep turning until 0 to end them, and report the error). */
+int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen);
+/* Ctrl-C: no new trials, running ones are stopped (SIGTERM, SIGKILL after the grace
+ * period) and end PAUSED; a second call (hard) kills them at once. `sig` is remembered
+ * as the reason (0: none). */
+void sched_loop_stop(sched_loop_t *L, int sig);
+/* The per-result path, for executors and benchmarks: one stdout line of trial trial_no,
+ * recorded, counted and judged exactly as a running trial's line is. */
+void sched_loop_line(sched_loop_t *L, int64_t trial_no, const char *line, size_t len,
+                     int truncated);
+/* How the experiment stands (final after sched_loop_turn returned 0). */
+void sched_loop_result(const sched_loop_t *L, sched_run_result_t *res);
+void sched_loop_free(sched_loop_t *L); /* NULL-safe; kills what still runs */
+
+/* Runs the experiment to its end (or until interrupted): sched_loop_new, turns, with
+ * SIGINT/SIGTERM taken as sched_loop_stop when o->handle_signals. Returns 0 with *res
+ * filled, or a negative code with err set when the experiment cannot go on (the store
+ * failed): trials are then stopped and everything recorded so far stays in the store. */
 int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, size_t errlen);
 
 /* Detects the GPUs this process may use: CUDA_VISIBLE_DEVICES if set, else the CUDA

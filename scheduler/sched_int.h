@@ -59,8 +59,9 @@ static inline double sched__uniform(uint64_t *state)
 }
 
 /* ---- policies --------------------------------------------------------------------- */
-/* Each policy validates its options (filling err) and owns its state; policy.c holds
- * the one dispatch. Semantics are described in asha.c and median.c. */
+/* Each policy validates its options (filling err) and owns its state; policy.c holds the
+ * table of operations every policy fills (as executors fill sched_exec_ops_t), so adding
+ * a policy is one table entry. Semantics are described in asha.c and median.c. */
 typedef struct sched__asha sched__asha_t;
 int sched__asha_new(const sched_opts_t *o, sched__asha_t **out, char *err, size_t errlen);
 void sched__asha_free(sched__asha_t *a);

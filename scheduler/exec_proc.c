@@ -1,0 +1,327 @@
+/* The executor of real processes behind the scheduler's executor interface: trials are
+ * started through trial/ (local processes or Slurm), their argv rendered from the command
+ * template and their environment built here (TUNE_*, CUDA_VISIBLE_DEVICES, OMP_NUM_THREADS,
+ * MASTER_ADDR/MASTER_PORT), and waiting is a poll() over their stdout pipes. It also runs
+ * the executor's watchdog (trial_health) and reports late placement (Slurm's job ids).
+ * Not for: deciding anything about trials (the loop and its policy). */
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scheduler/sched.h"
+#include "search/space.h"
+#include "trial/trial.h"
+
+struct pproc {
+    int64_t no;
+    trial_proc_t *p;
+    int port;
+    int eof, exited, killed, released;
+    trial_exit_t ex;
+    double health_at; /* CLOCK_MONOTONIC: last trial_health check */
+    char exec_id[96];
+    char why[512]; /* the watchdog's verdict, "" if none */
+};
+
+struct proc_exec {
+    trial_exec_t *tx;
+    const space_t *sp;
+    struct pproc *v; /* running (and released, until compacted) */
+    size_t n, cap;
+    struct pollfd *pfd;
+    size_t *pidx;
+    size_t pcap;
+};
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static struct pproc *find(struct proc_exec *x, int64_t no)
+{
+    for (size_t i = 0; i < x->n; i++)
+        if (!x->v[i].released && x->v[i].no == no) return &x->v[i];
+    return NULL;
+}
+
+static int port_in_use(const struct proc_exec *x, int port)
+{
+    for (size_t i = 0; i < x->n; i++)
+        if (!x->v[i].released && x->v[i].port == port) return 1;
+    return 0;
+}
+
+/* A MASTER_PORT that no other running trial has and that nothing listens on now, so
+ * that torchrun-style rendezvous of concurrent trials never collide. */
+static int pick_port(const struct proc_exec *x, int64_t no)
+{
+    for (int k = 0; k < 2000; k++) {
+        int port = 29500 + (int)((no + k) % 20000);
+        if (port_in_use(x, port)) continue;
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) return port;
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+        close(fd);
+        if (ok) return port;
+    }
+    return 29500 + (int)(no % 20000);
+}
+
+/* Drops released entries (never while a wait is walking the array). */
+static void compact(struct proc_exec *x)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < x->n; i++)
+        if (!x->v[i].released) x->v[k++] = x->v[i];
+    x->n = k;
+}
+
+static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, char *err,
+                      size_t errlen)
+{
+    struct proc_exec *x = self;
+    compact(x);
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 16;
+        struct pproc *v = realloc(x->v, cap * sizeof *v);
+        if (!v) {
+            snprintf(err, errlen, "out of memory");
+            return SCHED_ENOMEM;
+        }
+        x->v = v;
+        x->cap = cap;
+    }
+    if (trial_mkdirs(s->dir) != 0) {
+        snprintf(err, errlen, "cannot create trial directory %.400s: %s", s->dir, strerror(errno));
+        return SCHED_EINVAL;
+    }
+    char idbuf[32];
+    snprintf(idbuf, sizeof idbuf, "%lld", (long long)s->trial_no);
+    char **argv = NULL;
+    if (space_render_argv(x->sp, s->config, idbuf, s->dir, &argv, err, errlen) != 0)
+        return SCHED_EINVAL;
+    char cfg_env[8192 + 16], num_gpus[64], omp[32], port[32], trial_id[64], exp[160], tdir[4200];
+    char *cfg = cJSON_PrintUnformatted(s->config);
+    int pn = pick_port(x, s->trial_no);
+    char cuda[600];
+    snprintf(cuda, sizeof cuda, "CUDA_VISIBLE_DEVICES=%s", s->devices ? s->devices : "");
+    snprintf(cfg_env, sizeof cfg_env, "TUNE_CONFIG=%s", cfg ? cfg : "{}");
+    char nb[32];
+    snprintf(num_gpus, sizeof num_gpus, "TUNE_NUM_GPUS=%s", space_format_number(s->gpus, nb));
+    snprintf(omp, sizeof omp, "OMP_NUM_THREADS=%d", s->cpus > 0 ? s->cpus : 1);
+    snprintf(port, sizeof port, "MASTER_PORT=%d", pn);
+    snprintf(trial_id, sizeof trial_id, "TUNE_TRIAL_ID=%s", idbuf);
+    snprintf(exp, sizeof exp, "TUNE_EXPERIMENT=%s", s->experiment);
+    snprintf(tdir, sizeof tdir, "TUNE_TRIAL_DIR=%s", s->dir);
+    char resume[4200] = "";
+    if (s->resume_from) snprintf(resume, sizeof resume, "TUNE_RESUME_FROM=%s", s->resume_from);
+    char *env[] = {trial_id, exp,
+                   tdir,     cfg_env,
+                   cuda,     num_gpus,
+                   omp,      "MASTER_ADDR=127.0.0.1",
+                   port,     resume[0] ? resume : NULL,
+                   NULL};
+    char out_log[4200], err_log[4200];
+    snprintf(out_log, sizeof out_log, "%s/stdout.log", s->dir);
+    snprintf(err_log, sizeof err_log, "%s/stderr.log", s->dir);
+    trial_spawn_t sp = {.argv = argv,
+                        .env = env,
+                        .dir = s->dir,
+                        .stdout_log = out_log,
+                        .stderr_log = err_log,
+                        .job_name = s->name,
+                        .ranks = 1,
+                        .gpus = s->gpus,
+                        .cpus = s->cpus};
+    trial_proc_t *p = NULL;
+    int rc = trial_start(x->tx, &sp, &p, err, errlen);
+    free(cfg);
+    space_argv_free(argv);
+    if (rc != 0) return SCHED_EINVAL;
+    struct pproc *e = &x->v[x->n++];
+    memset(e, 0, sizeof *e);
+    e->no = s->trial_no;
+    e->p = p;
+    e->port = pn;
+    e->health_at = mono_now();
+    snprintf(e->exec_id, sizeof e->exec_id, "%s", trial_exec_id(p));
+    out->pid = (int64_t)trial_pid(p);
+    out->exec_id = trial_exec_id(p);
+    out->node = trial_node(p);
+    return SCHED_OK;
+}
+
+static void proc_signal(void *self, int64_t no, int sig)
+{
+    struct pproc *e = find(self, no);
+    if (!e || e->exited) return;
+    trial_signal(e->p, sig);
+    if (sig == SIGKILL) e->killed = 1;
+}
+
+struct read_ctx {
+    const sched_events_t *ev;
+    void *ud;
+    int64_t no;
+};
+
+static void on_read_line(void *ud, const char *line, size_t len, int truncated)
+{
+    struct read_ctx *c = ud;
+    c->ev->line(c->ud, c->no, line, len, truncated);
+}
+
+/* Reads what trial e has written; 1 at the end of its output. */
+static int drain(struct pproc *e, const sched_events_t *ev, void *ud)
+{
+    struct read_ctx c = {ev, ud, e->no};
+    return trial_read(e->p, on_read_line, &c, 0) != 0;
+}
+
+static int proc_wait(void *self, double timeout, int wake_fd, const sched_events_t *ev, void *ud,
+                     char *err, size_t errlen)
+{
+    struct proc_exec *x = self;
+    compact(x);
+    if (x->n + 1 > x->pcap) {
+        size_t cap = x->n + 16;
+        struct pollfd *pfd = realloc(x->pfd, cap * sizeof *pfd);
+        if (pfd) x->pfd = pfd;
+        size_t *pidx = realloc(x->pidx, cap * sizeof *pidx);
+        if (pidx) x->pidx = pidx;
+        if (!pfd || !pidx) {
+            snprintf(err, errlen, "out of memory");
+            return SCHED_ENOMEM;
+        }
+        x->pcap = cap;
+    }
+    size_t nfd = 0;
+    if (wake_fd >= 0) {
+        x->pfd[nfd].fd = wake_fd;
+        x->pfd[nfd].events = POLLIN;
+        x->pidx[nfd++] = (size_t)-1;
+    }
+    for (size_t i = 0; i < x->n; i++) {
+        int fd = trial_fd(x->v[i].p);
+        if (fd < 0) continue;
+        x->pfd[nfd].fd = fd;
+        x->pfd[nfd].events = POLLIN;
+        x->pidx[nfd++] = i;
+    }
+    int ms = timeout > 0 ? (int)fmin(timeout * 1000.0, 3600e3) : 0;
+    int k = poll(x->pfd, nfd, ms);
+    if (k < 0 && errno != EINTR) {
+        snprintf(err, errlen, "poll failed: %s", strerror(errno));
+        return SCHED_EINVAL;
+    }
+    /* A signal (SIGCHLD among them) wakes the wait: every trial's exit is checked then. */
+    int woken = k < 0;
+    for (size_t j = 0; k > 0 && j < nfd; j++) {
+        if (!(x->pfd[j].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        if (x->pidx[j] == (size_t)-1) {
+            woken = 1;
+            continue;
+        }
+        struct pproc *e = &x->v[x->pidx[j]];
+        if (!e->released && drain(e, ev, ud)) e->eof = 1;
+    }
+    double now = mono_now();
+    size_t n = x->n; /* callbacks may release, never add */
+    for (size_t i = 0; i < n; i++) {
+        struct pproc *e = &x->v[i];
+        if (e->released) continue;
+        const char *xid = trial_exec_id(e->p);
+        if (strcmp(xid, e->exec_id) != 0) {
+            snprintf(e->exec_id, sizeof e->exec_id, "%s", xid);
+            ev->placed(ud, e->no, xid, trial_node(e->p));
+        }
+        /* The executor's watchdog, about once a second (Slurm: an srun whose controller is
+         * gone hangs forever): a trial it condemns is killed and ends with the reason. */
+        if (!e->killed && !e->exited && now - e->health_at >= 1.0) {
+            e->health_at = now;
+            if (trial_health(e->p, now, e->why, sizeof e->why) == 1) {
+                trial_signal(e->p, SIGKILL);
+                e->killed = 1;
+            } else {
+                e->why[0] = 0;
+            }
+        }
+        if (!(woken || e->eof || e->killed)) continue;
+        if (!e->exited && trial_poll_exit(e->p, &e->ex) == 1) {
+            e->exited = 1;
+            /* The leader is gone; anything left in its group (a forked child holding the
+             * pipe) is killed now so that the output reaches EOF and nothing lingers. */
+            if (!e->eof) trial_signal(e->p, SIGKILL);
+        }
+        if (e->exited && !e->eof && drain(e, ev, ud)) e->eof = 1;
+        if (e->exited && e->eof) {
+            sched_exit_t ex = {e->ex.code, e->ex.signal, e->why[0] ? e->why : NULL};
+            ev->ended(ud, e->no, &ex);
+        }
+    }
+    return k > 0 ? k : 0;
+}
+
+static void proc_release(void *self, int64_t no)
+{
+    struct pproc *e = find(self, no);
+    if (!e) return;
+    trial_proc_free(e->p); /* kills and reaps what still runs */
+    e->p = NULL;
+    e->released = 1;
+}
+
+static void proc_free(void *self)
+{
+    struct proc_exec *x = self;
+    for (size_t i = 0; i < x->n; i++)
+        if (!x->v[i].released) trial_proc_free(x->v[i].p);
+    free(x->v);
+    free(x->pfd);
+    free(x->pidx);
+    free(x);
+}
+
+static const sched_exec_ops_t proc_ops_local = {"local",   proc_start,   proc_signal,
+                                                proc_wait, proc_release, proc_free};
+static const sched_exec_ops_t proc_ops_slurm = {"slurm",   proc_start,   proc_signal,
+                                                proc_wait, proc_release, proc_free};
+
+int sched_exec_proc_new(struct trial_exec *tx, const struct space *sp, sched_exec_t **out,
+                        char *err, size_t errlen)
+{
+    sched_exec_t *h = calloc(1, sizeof *h);
+    struct proc_exec *x = calloc(1, sizeof *x);
+    if (!h || !x) {
+        free(h);
+        free(x);
+        snprintf(err, errlen, "out of memory");
+        return SCHED_ENOMEM;
+    }
+    x->tx = tx;
+    x->sp = sp;
+    h->ops = strcmp(trial_exec_name(tx), "slurm") == 0 ? &proc_ops_slurm : &proc_ops_local;
+    h->self = x;
+    *out = h;
+    return SCHED_OK;
+}
+
+void sched_exec_free(sched_exec_t *ex)
+{
+    if (!ex) return;
+    if (ex->ops && ex->ops->free) ex->ops->free(ex->self);
+    free(ex);
+}

@@ -1,0 +1,440 @@
+/* A trial's life: created (configuration sampled, row recorded), launched into a slice
+ * through the executor, asked to stop, ended (recorded as finished, stopped, paused or
+ * failed), retried from its checkpoint, and rebuilt from the store on resume. Not for:
+ * the loop's turn (loop.c) or the per-result path (result.c). */
+#include <dirent.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "scheduler/loop_int.h"
+#include "trial/trial.h"
+
+static void finish_error(struct sched_loop *L, struct sched__trial *t, const char *msg)
+{
+    free(t->error);
+    t->error = strdup(msg);
+    t->status = SCHED_TRIAL_ERROR;
+    store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_ERROR | STORE_TU_ENDED,
+                              .status = "ERROR",
+                              .error = msg,
+                              .stderr_tail = "",
+                              .ended_at = sched__wall(L)};
+    sched__update_row(L, t, &u);
+    sched_on_trial_complete(L->policy, t->no);
+}
+
+int sched__launch(struct sched_loop *L, struct sched__trial *t)
+{
+    const space_settings_t *set = L->set;
+    sched_slice_t slice;
+    if (sched_pool_acquire(L->o->pool, set->gpus_per_trial, set->cpus_per_trial, &slice) != 0)
+        return 0;
+    char err[512], dir[4096], devs[512];
+    snprintf(dir, sizeof dir, "%s/%s", L->o->results_dir, t->name);
+    free(t->dir);
+    t->dir = strdup(dir);
+    sched_slice_devices(L->o->pool, &slice, devs, sizeof devs);
+    sched_start_t s = {.experiment = set->name,
+                       .name = t->name,
+                       .trial_no = t->no,
+                       .attempt = t->attempt,
+                       .config = t->config,
+                       .dir = dir,
+                       .devices = devs,
+                       .gpus = slice.ngpus * (slice.share_ppm / 1e6),
+                       .cpus = slice.cpus,
+                       .resume_from = t->resume_from};
+    sched_started_t st = {0, "", ""};
+    const sched_exec_t *x = L->o->exec;
+    if (x->ops->start(x->self, &s, &st, err, sizeof err) != 0) {
+        sched_pool_release(L->o->pool, &slice);
+        finish_error(L, t, err);
+        return 1;
+    }
+    t->started = 1;
+    t->slice = slice;
+    t->has_slice = 1;
+    t->status = SCHED_TRIAL_RUNNING;
+    t->killed = 0;
+    t->started_at = t->last_result_at = sched__now(L);
+    snprintf(t->exec_id, sizeof t->exec_id, "%s", st.exec_id ? st.exec_id : "");
+    snprintf(t->node, sizeof t->node, "%s", st.node ? st.node : "");
+    sched_slice_format(L->o->pool, &slice, t->slice_str, sizeof t->slice_str);
+    L->running++;
+    store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_SLICE | STORE_TU_STARTED |
+                                        STORE_TU_PID | STORE_TU_EXEC_ID | STORE_TU_ATTEMPT,
+                              .attempt = t->attempt,
+                              .status = "RUNNING",
+                              .slice = t->slice_str,
+                              .started_at = sched__wall(L),
+                              .pid = st.pid,
+                              .exec_id = t->exec_id,
+                              .node = t->node};
+    sched__update_row(L, t, &u);
+    return 1;
+}
+
+void sched__request_stop(struct sched_loop *L, struct sched__trial *t, enum sched__stop why)
+{
+    if (t->stop != SCHED__STOP_NONE || t->status != SCHED_TRIAL_RUNNING) return;
+    t->stop = why;
+    if (why == SCHED__STOP_EARLY) t->early_stopped = 1;
+    L->o->exec->ops->signal(L->o->exec->self, t->no, SIGTERM);
+    t->stop_deadline = sched__now(L) + (L->set->stop_grace_s > 0 ? L->set->stop_grace_s : 0);
+}
+
+static const char *signame(int sig)
+{
+    switch (sig) {
+    case SIGKILL:
+        return "SIGKILL";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGSEGV:
+        return "SIGSEGV";
+    case SIGABRT:
+        return "SIGABRT";
+    case SIGINT:
+        return "SIGINT";
+    case SIGBUS:
+        return "SIGBUS";
+    case SIGFPE:
+        return "SIGFPE";
+    case SIGILL:
+        return "SIGILL";
+    default:
+        return "signal";
+    }
+}
+
+/* The newest "checkpoint*" entry in the trial's directory, or NULL. A trial that can
+ * resume writes its checkpoints there under that name (tune-train does); the next
+ * attempt is told where with TUNE_RESUME_FROM. */
+static char *find_checkpoint(const char *dir)
+{
+    DIR *d = dir ? opendir(dir) : NULL;
+    if (!d) return NULL;
+    struct dirent *e;
+    char best[4200] = "";
+    struct timespec best_t = {0, 0};
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, "checkpoint", 10) != 0) continue;
+        if (strstr(e->d_name, ".tmp")) continue; /* half-written, never renamed */
+        char path[4200];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (stat(path, &st) != 0) continue;
+        if (!best[0] || st.st_mtim.tv_sec > best_t.tv_sec ||
+            (st.st_mtim.tv_sec == best_t.tv_sec && st.st_mtim.tv_nsec > best_t.tv_nsec)) {
+            snprintf(best, sizeof best, "%s", path);
+            best_t = st.st_mtim;
+        }
+    }
+    closedir(d);
+    return best[0] ? strdup(best) : NULL;
+}
+
+/* CUDA's out-of-memory errors, as the CUDA runtime, cuBLAS/cuDNN and PyTorch print them. */
+static int looks_like_cuda_oom(const char *tail)
+{
+    return strstr(tail, "CUDA out of memory") || strstr(tail, "CUDA_ERROR_OUT_OF_MEMORY") ||
+           strstr(tail, "cudaErrorMemoryAllocation") ||
+           strstr(tail, "CUBLAS_STATUS_ALLOC_FAILED") ||
+           strstr(tail, "CUDNN_STATUS_ALLOC_FAILED") || strstr(tail, "out of memory allocating");
+}
+
+/* The executor lets the trial go (it was reaped, its output read to the end). */
+static void release(struct sched_loop *L, struct sched__trial *t)
+{
+    if (t->has_slice) sched_pool_release(L->o->pool, &t->slice);
+    t->has_slice = 0;
+    if (t->started) L->o->exec->ops->release(L->o->exec->self, t->no);
+    t->started = 0;
+    L->running--;
+}
+
+void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit_t *ex)
+{
+    if (t->status != SCHED_TRIAL_RUNNING || !t->started) return;
+    if (ex->why && t->stop == SCHED__STOP_NONE) {
+        /* the executor's watchdog condemned it: an error with the executor's reason */
+        free(t->error);
+        t->error = strdup(ex->why);
+        t->stop = SCHED__STOP_TIMEOUT;
+    }
+    char msg[512] = "";
+    const char *status;
+    if (t->stop == SCHED__STOP_EARLY || t->stop == SCHED__STOP_COMPLETE) {
+        status = "TERMINATED";
+        t->status = SCHED_TRIAL_TERMINATED;
+    } else if (t->stop == SCHED__STOP_USER) {
+        /* Interrupted by the user: resumable, so neither finished nor failed. */
+        status = "PAUSED";
+        t->status = SCHED_TRIAL_PAUSED;
+    } else if (t->stop == SCHED__STOP_TIMEOUT) {
+        status = "ERROR";
+        t->status = SCHED_TRIAL_ERROR;
+        snprintf(msg, sizeof msg, "%s", t->error ? t->error : "timed out");
+    } else if (ex->signal == 0 && ex->code == 0) {
+        status = "TERMINATED";
+        t->status = SCHED_TRIAL_TERMINATED;
+    } else {
+        status = "ERROR";
+        t->status = SCHED_TRIAL_ERROR;
+        if (ex->signal)
+            snprintf(msg, sizeof msg, "killed by signal %d (%s)", ex->signal, signame(ex->signal));
+        else
+            snprintf(msg, sizeof msg, "exited with code %d", ex->code);
+    }
+    char tail[2048] = "";
+    if (t->status == SCHED_TRIAL_ERROR && t->dir) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/stderr.log", t->dir);
+        trial_file_tail(path, tail, sizeof tail);
+        if (looks_like_cuda_oom(tail)) {
+            char m2[sizeof msg];
+            snprintf(m2, sizeof m2,
+                     "CUDA out of memory (%s): lower the batch size, give each trial more GPU "
+                     "memory (gpus_per_trial 1 instead of a fraction), or run fewer trials per GPU",
+                     msg);
+            snprintf(msg, sizeof msg, "%s", m2);
+        }
+        free(t->error);
+        t->error = strdup(msg);
+    }
+    /* A failed attempt is retried up to max_failures times, from the trial's last
+     * checkpoint when it wrote one (Ray Tune's max_failures / FailureConfig). */
+    int retry =
+        t->status == SCHED_TRIAL_ERROR && t->failures < L->set->max_failures && !L->stopping;
+    if (retry) {
+        t->failures++;
+        char m2[sizeof msg + 64];
+        snprintf(m2, sizeof m2, "attempt %d failed: %s; retrying (%d of %d)", t->attempt, msg,
+                 t->failures, L->set->max_failures);
+        free(t->resume_from);
+        t->resume_from = find_checkpoint(t->dir);
+        t->carry = t->resume_from != NULL;
+        t->attempt++;
+        t->status = SCHED_TRIAL_PENDING;
+        t->iters = 0;
+        t->last_time = t->last_metric = t->best_metric = NAN;
+        t->stop = SCHED__STOP_NONE;
+        t->killed = 0;
+        store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_ERROR | STORE_TU_EXIT,
+                                  .status = "PENDING",
+                                  .error = m2,
+                                  .stderr_tail = tail,
+                                  .exit_code = ex->signal ? -1 : ex->code,
+                                  .exit_signal = ex->signal};
+        sched__update_row(L, t, &u);
+        release(L, t);
+        L->retry[L->nretry++] = (size_t)(t - L->t);
+        return;
+    }
+    store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_EARLY_STOPPED | STORE_TU_ENDED |
+                                        STORE_TU_EXIT,
+                              .status = status,
+                              .early_stopped = t->early_stopped,
+                              .ended_at = sched__wall(L),
+                              .exit_code = ex->signal ? -1 : ex->code,
+                              .exit_signal = ex->signal};
+    if (t->status == SCHED_TRIAL_ERROR) {
+        u.fields |= STORE_TU_ERROR;
+        u.error = msg;
+        u.stderr_tail = tail;
+    }
+    sched__update_row(L, t, &u);
+    sched_on_trial_complete(L->policy, t->no);
+    release(L, t);
+}
+
+/* ---- resume --------------------------------------------------------------------- */
+struct id_index {
+    int64_t id;
+    size_t idx;
+};
+
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = ((const struct id_index *)a)->id, y = ((const struct id_index *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+struct resume_ctx {
+    struct sched_loop *L;
+    struct id_index *by_id;
+    size_t nby;
+};
+
+static sched_trial_status_t status_from(const char *s)
+{
+    for (int k = 0; k < SCHED_TRIAL_NSTATUS; k++)
+        if (strcmp(s, sched_status_name((sched_trial_status_t)k)) == 0)
+            return (sched_trial_status_t)k;
+    return SCHED_TRIAL_PENDING;
+}
+
+static int on_stored_trial(void *ud, const store_trial_row_t *r)
+{
+    struct sched_loop *L = ud;
+    if (r->trial_no < 0 || (size_t)r->trial_no >= L->n) return 0; /* not of this space */
+    struct sched__trial *t = &L->t[r->trial_no];
+    t->id = r->id;
+    t->status = status_from(r->status);
+    t->early_stopped = r->early_stopped;
+    t->attempt = r->attempt > 0 ? r->attempt : 1;
+    if (r->error) t->error = strdup(r->error);
+    if (r->slice) snprintf(t->slice_str, sizeof t->slice_str, "%s", r->slice);
+    return 0;
+}
+
+/* Replays one stored result: the policy sees every result again in arrival order, so
+ * its rungs are what they were; the trial's own counters follow its current attempt. */
+static int on_stored_result(void *ud, const store_result_row_t *r)
+{
+    struct resume_ctx *c = ud;
+    struct id_index key = {r->trial_id, 0};
+    struct id_index *hit = bsearch(&key, c->by_id, c->nby, sizeof key, cmp_id);
+    if (!hit) return 0;
+    struct sched__trial *t = &c->L->t[hit->idx];
+    if (!isnan(r->time_value)) {
+        sched_decision_t d;
+        sched_on_result(c->L->policy, t->no, r->time_value, r->metric, &d);
+        /* The same state and order give the same decision: a trial that was told to stop
+         * before the crash, but had not ended yet, stays stopped. */
+        if (d.action == SCHED_STOP) t->stop = SCHED__STOP_EARLY;
+        if (d.action == SCHED_COMPLETE) t->stop = SCHED__STOP_COMPLETE;
+    }
+    if (r->attempt == t->attempt) {
+        t->iters++;
+        t->last_time = r->time_value;
+        t->last_metric = r->metric;
+        if (sched__better(c->L->set->mode == SPACE_MODE_MAX, r->metric, t->best_metric))
+            t->best_metric = r->metric;
+    }
+    c->L->results++;
+    return 0;
+}
+
+static int load_trials(struct sched_loop *L, char *err, size_t errlen)
+{
+    const sched_run_opts_t *o = L->o;
+    if (store_trials_load(o->store, o->experiment_id, on_stored_trial, L, err, errlen) != 0)
+        return SCHED_EINVAL;
+    struct resume_ctx c = {L, calloc(L->n ? L->n : 1, sizeof *c.by_id), 0};
+    if (!c.by_id) {
+        snprintf(err, errlen, "out of memory");
+        return SCHED_ENOMEM;
+    }
+    for (size_t i = 0; i < L->n; i++)
+        if (L->t[i].id > 0) c.by_id[c.nby++] = (struct id_index){L->t[i].id, i};
+    qsort(c.by_id, c.nby, sizeof *c.by_id, cmp_id);
+    int rc = store_results_replay(o->store, o->experiment_id, on_stored_result, &c, err, errlen);
+    free(c.by_id);
+    if (rc != 0) return SCHED_EINVAL;
+    if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
+    for (size_t i = 0; i < L->n; i++) {
+        struct sched__trial *t = &L->t[i];
+        if (t->status == SCHED_TRIAL_TERMINATED || t->status == SCHED_TRIAL_ERROR) {
+            sched_on_trial_complete(L->policy, t->no);
+        } else if ((t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) &&
+                   t->stop != SCHED__STOP_NONE) {
+            t->status = SCHED_TRIAL_TERMINATED;
+            t->early_stopped = t->stop == SCHED__STOP_EARLY;
+            store_trial_update_t u = {.fields =
+                                          STORE_TU_STATUS | STORE_TU_EARLY_STOPPED | STORE_TU_ENDED,
+                                      .status = "TERMINATED",
+                                      .early_stopped = t->early_stopped,
+                                      .ended_at = sched__wall(L)};
+            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
+            sched_on_trial_complete(L->policy, t->no);
+        } else if (t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) {
+            /* Interrupted mid-run: a new attempt, from its checkpoint where there is one. */
+            char dir[4096];
+            snprintf(dir, sizeof dir, "%s/%s", o->results_dir, t->name);
+            t->resume_from = find_checkpoint(dir);
+            t->carry = t->resume_from != NULL;
+            t->attempt++;
+            t->iters = 0;
+            t->last_time = t->last_metric = t->best_metric = NAN;
+            t->status = SCHED_TRIAL_PENDING;
+            t->stop = SCHED__STOP_NONE;
+            t->slice_str[0] = 0;
+            store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PENDING"};
+            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
+            L->retry[L->nretry++] = i;
+        }
+    }
+    return store_commit(o->store, err, errlen) == 0 ? 0 : SCHED_EINVAL;
+}
+
+/* Samples every configuration up front and records each trial as PENDING, in one
+ * transaction, so the database always lists the whole experiment. On resume the trials
+ * come from the store instead; any the store lacks are created as on a first run. */
+int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
+{
+    const sched_run_opts_t *o = L->o;
+    L->n = space_num_trials(o->space);
+    L->t = calloc(L->n ? L->n : 1, sizeof *L->t);
+    L->views = calloc(L->n ? L->n : 1, sizeof *L->views);
+    L->retry = calloc(L->n ? L->n : 1, sizeof *L->retry);
+    if (!L->t || !L->views || !L->retry) {
+        snprintf(err, errlen, "out of memory for %zu trials", L->n);
+        return SCHED_ENOMEM;
+    }
+    for (size_t i = 0; i < L->n; i++) {
+        struct sched__trial *t = &L->t[i];
+        t->no = (int64_t)i;
+        t->last_time = t->last_metric = t->best_metric = NAN;
+        t->attempt = 1;
+        snprintf(t->name, sizeof t->name, "trial_%05zu", i);
+        if (space_sample(o->space, i, &t->config, err, errlen) != 0) return SCHED_EINVAL;
+        /* Bracket assignment follows trial order, so a resumed policy assigns the same. */
+        if (sched_on_trial_add(L->policy, t->no) != 0) {
+            snprintf(err, errlen, "scheduler cannot take trial %zu", i);
+            return SCHED_EINVAL;
+        }
+    }
+    if (o->resume) {
+        int rc = load_trials(L, err, errlen);
+        if (rc != 0) return rc;
+    }
+    if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
+    for (size_t i = 0; i < L->n; i++) {
+        struct sched__trial *t = &L->t[i];
+        if (t->id > 0) continue; /* recorded already */
+        char *cfg = cJSON_PrintUnformatted(t->config);
+        if (!cfg) {
+            snprintf(err, errlen, "out of memory");
+            return SCHED_ENOMEM;
+        }
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s/%s", o->results_dir, t->name);
+        int rc = store_trial_create(o->store, o->experiment_id, t->no, t->name, cfg, dir, &t->id,
+                                    err, errlen);
+        free(cfg);
+        if (rc != 0) return SCHED_EINVAL;
+    }
+    return store_commit(o->store, err, errlen) == 0 ? 0 : SCHED_EINVAL;
+}
+
+void sched__free_trials(struct sched_loop *L)
+{
+    for (size_t i = 0; i < L->n; i++) {
+        struct sched__trial *t = &L->t[i];
+        if (t->started) L->o->exec->ops->release(L->o->exec->self, t->no);
+        if (t->has_slice) sched_pool_release(L->o->pool, &t->slice);
+        cJSON_Delete(t->config);
+        free(t->error);
+        free(t->dir);
+        free(t->resume_from);
+    }
+    free(L->retry);
+    free(L->t);
+    free(L->views);
+    sched_policy_free(L->policy);
+}
