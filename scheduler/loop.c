@@ -309,9 +309,9 @@ static double run_timers(struct sched_loop *L, double now, double wake)
             double budget = set->time_budget_s > 0 ? t->started_at + set->time_budget_s : INFINITY;
             double silent =
                 set->result_timeout_s > 0 ? t->last_result_at + set->result_timeout_s : INFINITY;
-            if (now > budget)
+            if (now >= budget)
                 snprintf(why, sizeof why, "ran past time_budget_s (%g s)", set->time_budget_s);
-            else if (now > silent)
+            else if (now >= silent)
                 snprintf(why, sizeof why, "reported nothing for result_timeout_s (%g s)",
                          set->result_timeout_s);
             if (why[0]) {

@@ -1,0 +1,494 @@
+/* Tests of the scheduler's event loop driven in-process, turn by turn, through a scripted
+ * executor on a virtual clock: no processes, no sleeping. Each scripted trial reports a
+ * result every `period` seconds and then exits, or fails, hangs, goes silent or ignores
+ * SIGTERM, as its script says; the loop's decisions are read back from the real store.
+ * Not for: the policies alone (test_scheduler.c) or real processes (test_cli.c). */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scheduler/sched.h"
+#include "search/space.h"
+#include "store/store.h"
+#include "testdb.h"
+#include "tinytest.h"
+
+/* ---- the virtual clock ------------------------------------------------------------ */
+struct vclock {
+    double t;
+};
+
+static double v_now(void *ud)
+{
+    return ((struct vclock *)ud)->t;
+}
+
+static double v_wall(void *ud)
+{
+    return 1.7e9 + ((struct vclock *)ud)->t;
+}
+
+/* ---- the scripted executor -------------------------------------------------------- */
+/* What a scripted trial does, by trial number. */
+struct script {
+    int results;      /* results it reports, one every `period` s, then exits */
+    double period;    /* seconds between results */
+    int exit_code;    /* after its last result (first attempt only if fail_once) */
+    int fail_once;    /* exit_code applies to the first attempt only; later ones exit 0 */
+    int silent_after; /* > 0: after this many results it reports nothing and never exits */
+    int ignore_term;  /* SIGTERM does nothing; only SIGKILL ends it */
+    double loss0;     /* its curve: loss = loss0 / iteration */
+};
+
+#define MAX_T 64
+
+struct strial {
+    int running, attempt;
+    double started, end_at; /* end_at: when a signal ends it (INFINITY: not yet) */
+    int sent;               /* results sent */
+    int sig;                /* the signal that ends it, 0 for its own exit */
+};
+
+struct sexec {
+    struct vclock *clock;
+    const struct script *scripts;
+    struct strial t[MAX_T];
+    int starts, released, max_running, running;
+    int64_t start_order[256];
+};
+
+static int s_start(void *self, const sched_start_t *s, sched_started_t *out, char *err,
+                   size_t errlen)
+{
+    struct sexec *x = self;
+    (void)err;
+    (void)errlen;
+    struct strial *t = &x->t[s->trial_no];
+    memset(t, 0, sizeof *t);
+    t->running = 1;
+    t->attempt = s->attempt;
+    t->started = x->clock->t;
+    t->end_at = INFINITY;
+    if (x->starts < 256) x->start_order[x->starts] = s->trial_no;
+    x->starts++;
+    if (++x->running > x->max_running) x->max_running = x->running;
+    out->pid = 1000 + s->trial_no;
+    out->exec_id = "";
+    out->node = "";
+    return 0;
+}
+
+static void s_signal(void *self, int64_t no, int sig)
+{
+    struct sexec *x = self;
+    struct strial *t = &x->t[no];
+    if (!t->running) return;
+    if (sig == SIGTERM && x->scripts[no].ignore_term) return;
+    double at = x->clock->t + (sig == SIGKILL ? 0 : 0.01);
+    if (at < t->end_at) {
+        t->end_at = at;
+        t->sig = sig;
+    }
+}
+
+/* The time of trial no's next event: a result, its own exit, or the end a signal set. */
+static double next_event(const struct sexec *x, int64_t no, int *is_result)
+{
+    const struct strial *t = &x->t[no];
+    const struct script *sc = &x->scripts[no];
+    *is_result = 0;
+    double own = INFINITY;
+    int silent = sc->silent_after > 0 && t->sent >= sc->silent_after;
+    if (!silent) {
+        own = t->started + sc->period * (t->sent + 1);
+        *is_result = t->sent < sc->results;
+    }
+    if (t->end_at <= own) {
+        *is_result = 0;
+        return t->end_at;
+    }
+    return own;
+}
+
+static int s_wait(void *self, double timeout, int wake_fd, const sched_events_t *ev, void *ud,
+                  char *err, size_t errlen)
+{
+    struct sexec *x = self;
+    (void)wake_fd;
+    (void)err;
+    (void)errlen;
+    int64_t best = -1;
+    int best_res = 0;
+    double when = x->clock->t + timeout;
+    for (int64_t i = 0; i < MAX_T; i++) {
+        if (!x->t[i].running) continue;
+        int r;
+        double e = next_event(x, i, &r);
+        if (e <= when && (best < 0 || e < when)) {
+            when = e;
+            best = i;
+            best_res = r;
+        }
+    }
+    if (when > x->clock->t) x->clock->t = when;
+    if (best < 0) return 0;
+    struct strial *t = &x->t[best];
+    const struct script *sc = &x->scripts[best];
+    if (best_res) {
+        t->sent++;
+        char line[256];
+        int n = snprintf(line, sizeof line, "{\"training_iteration\": %d, \"loss\": %.17g}",
+                         t->sent, sc->loss0 / t->sent);
+        ev->line(ud, best, line, (size_t)n, 0);
+        return 1;
+    }
+    sched_exit_t ex = {0, 0, NULL};
+    if (t->sig) {
+        ex.code = -1;
+        ex.signal = t->sig;
+    } else if (!sc->fail_once || t->attempt == 1) {
+        ex.code = sc->exit_code;
+    }
+    t->running = 0;
+    x->running--;
+    ev->ended(ud, best, &ex);
+    return 1;
+}
+
+static void s_release(void *self, int64_t no)
+{
+    struct sexec *x = self;
+    if (x->t[no].running) { /* torn down while running: killed */
+        x->t[no].running = 0;
+        x->running--;
+    }
+    x->released++;
+}
+
+static void s_free(void *self)
+{
+    (void)self;
+}
+
+static const sched_exec_ops_t scripted_ops = {"scripted", s_start,   s_signal,
+                                              s_wait,     s_release, s_free};
+
+/* ---- an experiment ------------------------------------------------------------------ */
+struct rig {
+    char db[4096];
+    space_t *sp;
+    store_t *st;
+    sched_pool_t *pool;
+    struct vclock clock;
+    struct sexec x;
+    sched_exec_t ex;
+    sched_clock_t clk;
+    sched_run_opts_t o;
+    int64_t exp_id;
+};
+
+static int rig_open(struct rig *r, const char *name, const char *space_text,
+                    const struct script *scripts, int fresh)
+{
+    char err[1024];
+    const char *b = getenv("TUNE_BINARY_DIR");
+    snprintf(r->db, sizeof r->db, "%s/loop_%s.db", b ? b : "/tmp", name);
+    if (fresh) {
+        char p[4200];
+        unlink(r->db);
+        snprintf(p, sizeof p, "%s-wal", r->db);
+        unlink(p);
+        snprintf(p, sizeof p, "%s-shm", r->db);
+        unlink(p);
+    }
+    if (space_parse(space_text, strlen(space_text), "space.json", &r->sp, err, sizeof err) != 0 ||
+        store_open(r->db, 0, &r->st, err, sizeof err) != 0 ||
+        sched_pool_new(NULL, 0, 64, &r->pool, err, sizeof err) != 0) {
+        fprintf(stderr, "rig: %s\n", err);
+        return -1;
+    }
+    const space_settings_t *set = space_settings(r->sp);
+    if (fresh) {
+        store_experiment_t e = {.name = set->name,
+                                .space_text = space_text,
+                                .settings_json = "{}",
+                                .metric = set->metric,
+                                .mode_max = 0,
+                                .scheduler = "x",
+                                .results_dir = "/nonexistent",
+                                .num_trials = (int64_t)space_num_trials(r->sp)};
+        if (store_experiment_create(r->st, &e, 0, &r->exp_id, err, sizeof err) != 0) {
+            fprintf(stderr, "rig: %s\n", err);
+            return -1;
+        }
+    } else if (store_experiment_find(r->st, set->name, &r->exp_id, err, sizeof err) != 0) {
+        fprintf(stderr, "rig: %s\n", err);
+        return -1;
+    }
+    memset(&r->x, 0, sizeof r->x);
+    r->x.clock = &r->clock;
+    r->x.scripts = scripts;
+    r->ex.ops = &scripted_ops;
+    r->ex.self = &r->x;
+    r->clk.now = v_now;
+    r->clk.wall = v_wall;
+    r->clk.ud = &r->clock;
+    sched_run_opts_t o = {.space = r->sp,
+                          .store = r->st,
+                          .experiment_id = r->exp_id,
+                          .resume = !fresh,
+                          .exec = &r->ex,
+                          .pool = r->pool,
+                          .results_dir = "/nonexistent/results",
+                          .clock = &r->clk,
+                          .wake_fd = -1};
+    r->o = o;
+    return 0;
+}
+
+static void rig_close(struct rig *r)
+{
+    sched_pool_free(r->pool);
+    store_close(r->st);
+    space_free(r->sp);
+}
+
+/* Turns the loop until it ends (or `stop_at` virtual seconds pass: then Ctrl-C once, and
+ * again at `hard_at` when > 0). Returns the last turn's code; *turns gets how many. */
+static int drive(struct rig *r, sched_loop_t *L, double stop_at, double hard_at, int *turns)
+{
+    char err[512];
+    int rc, n = 0, stopped = 0;
+    while ((rc = sched_loop_turn(L, 1.0, err, sizeof err)) > 0 && n < 100000) {
+        n++;
+        if (stop_at > 0 && !stopped && r->clock.t >= stop_at) {
+            sched_loop_stop(L, SIGINT);
+            stopped = 1;
+        }
+        if (hard_at > 0 && stopped == 1 && r->clock.t >= hard_at) {
+            sched_loop_stop(L, SIGINT);
+            stopped = 2;
+        }
+    }
+    if (rc < 0) fprintf(stderr, "turn: %s\n", err);
+    if (turns) *turns = n;
+    return rc;
+}
+
+static long long q(struct rig *r, const char *sql)
+{
+    return testdb_int(r->db, sql);
+}
+
+#define SPACE(name, extra)                                                                         \
+    "{\"name\": \"" name "\", \"metric\": \"loss\", \"mode\": \"min\", \"command\": [\"x\"], "     \
+    "\"space\": {\"lr\": {\"uniform\": [0, 1]}}, " extra "}"
+
+/* ---- the cases ------------------------------------------------------------------------ */
+TEST(fifo_runs_every_trial_to_its_end_within_max_concurrent)
+{
+    static struct script s[MAX_T];
+    for (int i = 0; i < 5; i++)
+        s[i] = (struct script){.results = 4, .period = 1 + i * 0.1, .loss0 = 1 + i};
+    struct rig r;
+    REQUIRE(rig_open(&r, "fifo", SPACE("fifo", "\"num_samples\": 5, \"max_concurrent\": 2"), s,
+                     1) == 0);
+    sched_loop_t *L = NULL;
+    char err[512];
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    int turns = 0;
+    CHECK_EQ_INT(drive(&r, L, 0, 0, &turns), 0);
+    CHECK(turns < 200); /* event-driven: a turn per event, not per tick */
+    sched_run_result_t res;
+    sched_loop_result(L, &res);
+    CHECK_EQ_INT(res.terminated, 5);
+    CHECK_EQ_INT(res.errored, 0);
+    CHECK_EQ_INT(res.best_trial, 0);                           /* lowest final loss: 1/4 */
+    CHECK_EQ_INT(sched_loop_turn(L, 1.0, err, sizeof err), 0); /* ended stays ended */
+    sched_loop_free(L);
+    CHECK_EQ_INT(r.x.max_running, 2);
+    CHECK_EQ_INT(r.x.starts, 5);
+    CHECK_EQ_INT(r.x.released, 5);
+    CHECK_EQ_INT(r.x.start_order[2], 2); /* in trial order */
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM results"), 20);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 5);
+    /* wall times come from the loop's clock: the first result of trial 0 at 1 s */
+    CHECK_EQ_INT(q(&r, "SELECT CAST(round(min(wall_time) - 1.7e9) AS INT) FROM results"), 1);
+    rig_close(&r);
+}
+
+TEST(a_failed_attempt_is_retried_up_to_max_failures)
+{
+    static struct script s[MAX_T];
+    s[0] = (struct script){.results = 3, .period = 1, .exit_code = 3, .fail_once = 1, .loss0 = 1};
+    s[1] = (struct script){.results = 2, .period = 1, .exit_code = 5, .loss0 = 1};
+    struct rig r;
+    REQUIRE(rig_open(&r, "retry", SPACE("retry", "\"num_samples\": 2, \"max_failures\": 1"), s,
+                     1) == 0);
+    sched_loop_t *L = NULL;
+    char err[512];
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
+    sched_loop_free(L);
+    CHECK_EQ_INT(r.x.starts, 4); /* each trial twice */
+    CHECK_EQ_INT(q(&r, "SELECT attempt FROM trials WHERE trial_no = 0"), 2);
+    CHECK_EQ_INT(q(&r, "SELECT status = 'TERMINATED' FROM trials WHERE trial_no = 0"), 1);
+    CHECK_EQ_INT(q(&r, "SELECT status = 'ERROR' FROM trials WHERE trial_no = 1"), 1);
+    CHECK_EQ_INT(q(&r, "SELECT exit_code FROM trials WHERE trial_no = 1"), 5);
+    CHECK_EQ_INT(q(&r, "SELECT error LIKE 'exited with code 5%' FROM trials WHERE trial_no = 1"),
+                 1);
+    rig_close(&r);
+}
+
+TEST(a_silent_trial_times_out_on_the_loops_clock)
+{
+    static struct script s[MAX_T];
+    s[0] = (struct script){.results = 10, .period = 1, .silent_after = 2, .loss0 = 1};
+    struct rig r;
+    REQUIRE(rig_open(&r, "silent", SPACE("silent", "\"result_timeout_s\": 30"), s, 1) == 0);
+    sched_loop_t *L = NULL;
+    char err[512];
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
+    sched_loop_free(L);
+    /* stopped when 30 virtual seconds passed after its last result at 2 s, not before */
+    CHECK(r.clock.t >= 32 && r.clock.t < 33);
+    CHECK_EQ_INT(q(&r, "SELECT status = 'ERROR' FROM trials"), 1);
+    CHECK_EQ_INT(q(&r, "SELECT error LIKE 'reported nothing for result_timeout_s (30 s)%' FROM "
+                       "trials"),
+                 1);
+    rig_close(&r);
+}
+
+TEST(a_trial_past_its_time_budget_is_an_error)
+{
+    static struct script s[MAX_T];
+    s[0] = (struct script){.results = 100, .period = 1, .loss0 = 1};
+    struct rig r;
+    REQUIRE(rig_open(&r, "budget", SPACE("budget", "\"time_budget_s\": 10.5"), s, 1) == 0);
+    sched_loop_t *L = NULL;
+    char err[512];
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
+    sched_loop_free(L);
+    CHECK(r.clock.t >= 10.5 && r.clock.t < 12);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM results"), 10);
+    CHECK_EQ_INT(q(&r, "SELECT error LIKE 'ran past time_budget_s (10.5 s)%' FROM trials"), 1);
+    rig_close(&r);
+}
+
+TEST(asha_stops_trials_and_one_that_ignores_sigterm_is_killed_after_the_grace)
+{
+    static struct script s[MAX_T];
+    /* trial 0 is good; trials 1-3 are worse at rung 1 and are stopped there; trial 2
+     * ignores SIGTERM and needs SIGKILL after stop_grace_s */
+    s[0] = (struct script){.results = 9, .period = 1, .loss0 = 1};
+    for (int i = 1; i < 4; i++)
+        s[i] = (struct script){.results = 9, .period = 1.5, .loss0 = 2 + i};
+    s[2].ignore_term = 1;
+    struct rig r;
+    REQUIRE(rig_open(&r, "asha",
+                     SPACE("asha", "\"num_samples\": 4, \"stop_grace_s\": 7, \"scheduler\": "
+                                   "{\"type\": \"asha\", \"max_t\": 9, \"grace_period\": 1, "
+                                   "\"reduction_factor\": 3}"),
+                     s, 1) == 0);
+    sched_loop_t *L = NULL;
+    char err[512];
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
+    sched_run_result_t res;
+    sched_loop_result(L, &res);
+    sched_loop_free(L);
+    CHECK_EQ_INT(res.early_stopped, 3);
+    CHECK_EQ_INT(res.terminated, 4);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE action = 'stop'"), 3);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE action = 'complete'"), 1);
+    /* trial 2 ended by SIGKILL, 7 s after its stop at 1.5 s */
+    CHECK_EQ_INT(q(&r, "SELECT exit_signal FROM trials WHERE trial_no = 2"), SIGKILL);
+    CHECK_EQ_INT(q(&r, "SELECT exit_signal FROM trials WHERE trial_no = 1"), SIGTERM);
+    CHECK_EQ_INT(q(&r, "SELECT CAST(round((ended_at - 1.7e9) * 10) AS INT) FROM trials WHERE "
+                       "trial_no = 2"),
+                 85);
+    rig_close(&r);
+}
+
+TEST(ctrl_c_pauses_running_trials_and_resume_finishes_the_experiment)
+{
+    static struct script s[MAX_T];
+    for (int i = 0; i < 4; i++)
+        s[i] = (struct script){.results = 5, .period = 1, .loss0 = 1 + i};
+    const char *text = SPACE("resume", "\"num_samples\": 4, \"max_concurrent\": 2");
+    struct rig r;
+    REQUIRE(rig_open(&r, "resume", text, s, 1) == 0);
+    sched_loop_t *L = NULL;
+    char err[512];
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    CHECK_EQ_INT(drive(&r, L, 2.5, 0, NULL), 0);
+    sched_run_result_t res;
+    sched_loop_result(L, &res);
+    sched_loop_free(L);
+    CHECK_EQ_INT(res.interrupted, 1);
+    CHECK_EQ_INT(res.signal, SIGINT);
+    CHECK_EQ_INT(res.paused, 2);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'PENDING'"), 2);
+    /* the turn that passed 2.5 s delivered trial 0's result at 3 s */
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM results"), 5);
+    rig_close(&r);
+
+    /* resume: the paused trials start again as attempt 2, the pending ones run, all end */
+    REQUIRE(rig_open(&r, "resume", text, s, 0) == 0);
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
+    sched_loop_result(L, &res);
+    sched_loop_free(L);
+    CHECK_EQ_INT(res.interrupted, 0);
+    CHECK_EQ_INT(res.terminated, 4);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE attempt = 2"), 2);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM results_current"), 20);
+    rig_close(&r);
+}
+
+TEST(a_second_ctrl_c_kills_at_once)
+{
+    static struct script s[MAX_T];
+    s[0] = (struct script){.results = 50, .period = 1, .ignore_term = 1, .loss0 = 1};
+    struct rig r;
+    REQUIRE(rig_open(&r, "hard", SPACE("hard", "\"stop_grace_s\": 100"), s, 1) == 0);
+    sched_loop_t *L = NULL;
+    char err[512];
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    CHECK_EQ_INT(drive(&r, L, 3, 4, NULL), 0);
+    sched_loop_free(L);
+    CHECK(r.clock.t < 5); /* not after the 100 s grace */
+    CHECK_EQ_INT(q(&r, "SELECT status = 'PAUSED' FROM trials"), 1);
+    CHECK_EQ_INT(q(&r, "SELECT exit_signal FROM trials"), SIGKILL);
+    rig_close(&r);
+}
+
+TEST(lines_fed_directly_take_the_same_path)
+{
+    static struct script s[MAX_T];
+    s[0] = (struct script){.results = 0, .period = 1000, .loss0 = 1};
+    struct rig r;
+    REQUIRE(rig_open(&r, "direct", SPACE("direct", "\"result_timeout_s\": 0"), s, 1) == 0);
+    sched_loop_t *L = NULL;
+    char err[512];
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    REQUIRE(sched_loop_turn(L, 0.5, err, sizeof err) == 1); /* launches trial 0 */
+    const char *good = "{\"training_iteration\": 1, \"loss\": 0.5}";
+    const char *bad = "{\"training_iteration\": 2, \"loss\": ";
+    sched_loop_line(L, 0, good, strlen(good), 0);
+    sched_loop_line(L, 0, bad, strlen(bad), 0);
+    sched_loop_line(L, 0, "plain log line", 14, 0);
+    sched_loop_line(L, 7, good, strlen(good), 0); /* not running: ignored */
+    sched_loop_stop(L, SIGTERM);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
+    sched_loop_free(L);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM results"), 1);
+    rig_close(&r);
+}
+
+TT_MAIN
