@@ -79,6 +79,8 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * trials were written and left out. Returns 0, or -1 with err filled. */
 int cli_write_table(store_t *st, const char *name, double min_time, FILE *f, size_t *kept,
                     size_t *left, char *err, size_t errlen);
+/* `tune simulate` (simulate.c). */
+int cli_cmd_simulate(int argc, char **argv);
 /* `tune export NAME --table` (tables.c). */
 int cli_cmd_export_table(int argc, char **argv);
 

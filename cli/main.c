@@ -23,6 +23,7 @@ static const char usage_text[] =
     "commands:\n"
     "  run SPACE.json        run an experiment (live table; results in the database)\n"
     "  resume NAME           continue an interrupted experiment\n"
+    "  simulate SPACE.json   replay it on a virtual clock over recorded curves (--table F)\n"
     "  validate SPACE.json   check the file and print the first configurations\n"
     "  ls                    list experiments\n"
     "  trials NAME           one row per trial (--json)\n"
@@ -144,7 +145,7 @@ int main(int argc, char **argv)
         {"run", cli_cmd_run},     {"resume", cli_cmd_resume}, {"validate", cli_cmd_validate},
         {"ls", cli_cmd_ls},       {"trials", cli_cmd_trials}, {"best", cli_cmd_best},
         {"query", cli_cmd_query}, {"export", cli_cmd_export}, {"show", cli_cmd_show},
-        {"plot", cli_cmd_plot},   {"report", cli_cmd_report}};
+        {"plot", cli_cmd_plot},   {"report", cli_cmd_report}, {"simulate", cli_cmd_simulate}};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
     cli_error("unknown command \"%s\" (see tune --help)", cmd);

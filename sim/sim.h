@@ -75,4 +75,34 @@ const char *sim_curves_row_name(const sim_curves_t *c, size_t row);
 int sim_curve_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
                      size_t *len, double *seconds);
 
+/* ---- the simulated executor ------------------------------------------------------- */
+struct sched_exec;
+struct sched_clock;
+
+typedef struct sim_exec_opts {
+    double
+        start_delay;   /* seconds from a trial's start to its first iteration (0.05 in Syne Tune) */
+    double stop_delay; /* seconds from a stop to the trial's end (0.05) */
+    int64_t full_iters; /* what "running every trial to the end" means for the saved-compute
+                         * figure: this many iterations (the scheduler's max_t), 0 = whole curves */
+    double wall0;       /* Unix time the virtual clock's 0 is recorded as */
+} sim_exec_opts_t;
+
+typedef struct sim_stats {
+    double elapsed_s;    /* the virtual clock */
+    double spent_s;      /* trial-seconds the simulated trials ran */
+    double full_s;       /* trial-seconds had every started trial run to full_iters */
+    double max_distance; /* the farthest any configuration was from the row that answered it */
+    size_t trials;       /* trials started */
+} sim_stats_t;
+
+/* A simulated executor over the curves c (borrowed; must outlive it): a started trial
+ * replays the curve that answers its configuration on a virtual clock starting at 0, which
+ * *clock reads (give it to the loop as its clock). The trial's executor id is the table
+ * row that answered it and its node "d=DISTANCE". Freed with sched_exec_free. */
+int sim_exec_new(sim_curves_t *c, const sim_exec_opts_t *o, struct sched_exec **out,
+                 struct sched_clock *clock, char *err, size_t errlen);
+/* What the simulation has cost so far. */
+void sim_exec_stats(const struct sched_exec *ex, sim_stats_t *out);
+
 #endif

@@ -1,7 +1,8 @@
-/* End-to-end tests of what `tune simulate` replays: an experiment exported as a table
- * (`tune export NAME --table`) reads back through sim/ with every trial answered by
- * itself at distance 0 and every recorded value intact.
- * Not for: sim/'s own parsing rules (tests/test_sim.c). */
+/* End-to-end tests of `tune simulate` and what it replays: an experiment exported as a
+ * table (`tune export NAME --table`) reads back through sim/ with every trial answered by
+ * itself at distance 0; a simulation is deterministic; a replayed FIFO experiment gives
+ * back its curves and best trial; a simulated ASHA run takes the decisions of the real run
+ * whose curves it replays. Not for: sim/'s own parsing rules (tests/test_sim.c). */
 #include "e2e.h"
 #include "tinytest.h"
 
@@ -79,6 +80,211 @@ TEST(export_table_reads_back_as_the_same_curves)
     CHECK_EQ_INT(o.code, 1);
     CHECK_CONTAINS(o.err, "no experiment named \"nope\"");
     out_free(&o);
+}
+
+/* The rows a simulation recorded, as one text: every result and every decision, trial by
+ * trial, with virtual times relative to the experiment's start. */
+static char *dump(const char *db, const char *exp)
+{
+    char sql[2048];
+    snprintf(
+        sql, sizeof sql,
+        "SELECT group_concat(x, char(10)) FROM (SELECT t.trial_no || ' ' || r.iteration || "
+        "' ' || quote(r.metric) || ' ' || r.data || ' ' || printf('%%.6f', r.wall_time - "
+        "e.created_at) AS x FROM results_current r JOIN trials t ON t.id = r.trial_id JOIN "
+        "experiments e ON e.id = t.experiment_id WHERE e.name = '%s' ORDER BY r.id) UNION ALL "
+        "SELECT group_concat(y, char(10)) FROM (SELECT t.trial_no || ' ' || d.iteration || ' ' "
+        "|| d.action || ' ' || quote(d.rung) || ' ' || quote(d.cutoff) || ' ' || d.reason AS y "
+        "FROM decisions d JOIN trials t ON t.id = d.trial_id JOIN experiments e ON e.id = "
+        "t.experiment_id WHERE e.name = '%s' ORDER BY d.id)",
+        exp, exp);
+    sqlite3 *h = testdb_open(db, 0);
+    char *out = strdup("");
+    sqlite3_stmt *st = NULL;
+    if (h && sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *t = (const char *)sqlite3_column_text(st, 0);
+            size_t n = strlen(out) + (t ? strlen(t) : 0) + 2;
+            char *o2 = malloc(n);
+            snprintf(o2, n, "%s%s\n", out, t ? t : "");
+            free(out);
+            out = o2;
+        }
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return out;
+}
+
+static const char asha_space[] =
+    "{\"name\": \"%s\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": %d,"
+    " \"max_concurrent\": %d, \"seed\": 11,"
+    " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"9\"],"
+    " \"scheduler\": {\"type\": \"%s\"%s},"
+    " \"space\": {\"lr\": {\"loguniform\": [0.00001, 1]}}}";
+
+static const char asha_opts[] = ", \"max_t\": 9, \"grace_period\": 1, \"reduction_factor\": 3";
+
+TEST(simulation_is_deterministic_and_says_what_it_cost)
+{
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "deterministic");
+    snprintf(sp, sizeof sp, asha_space, "det", 40, 4, g_synth, "asha", asha_opts);
+    space_file(dir, sp);
+    const char *a[] = {"simulate", "space.json", "--synthetic", "seed=4,noise=0.05",
+                       "--db",     "one.db",     "--quiet",     NULL};
+    struct out o = run_tune(dir, a);
+    if (o.code != 0) fprintf(stderr, "%s%s", o.out, o.err);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "Simulated det-sim: 40 trials terminated");
+    CHECK_CONTAINS(o.out, "with 4 workers; compute spent");
+    CHECK_CONTAINS(o.out, "saved against running every trial to max_t (training_iteration 9)");
+    out_free(&o);
+    a[5] = "two.db";
+    o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    char p1[4200], p2[4200];
+    snprintf(p1, sizeof p1, "%s/one.db", dir);
+    snprintf(p2, sizeof p2, "%s/two.db", dir);
+    char *d1 = dump(p1, "det-sim"), *d2 = dump(p2, "det-sim");
+    CHECK(strlen(d1) > 1000);
+    CHECK(count_of(d1, " stop ") >= 10); /* ASHA stopped trials */
+    CHECK_STR(d1, d2);
+    free(d1);
+    free(d2);
+    /* a second simulation into the same database takes the next name */
+    a[5] = "one.db";
+    o = run_tune(dir, a);
+    CHECK_CONTAINS(o.out, "Simulated det-sim-2:");
+    out_free(&o);
+    CHECK_EQ_INT(testdb_int(p1, "SELECT count(*) FROM experiments WHERE settings_json LIKE "
+                                "'%\"simulated\":{%'"),
+                 2);
+    /* the virtual clock is what the store records: 40 trials of <= 9 s on 4 workers */
+    double span = testdb_num(p1,
+                             "SELECT max(r.wall_time) - min(e.created_at) FROM results r JOIN "
+                             "trials t ON t.id = r.trial_id JOIN experiments e ON e.id = "
+                             "t.experiment_id WHERE e.name = 'det-sim'",
+                             NAN);
+    CHECK(span > 5 && span < 120);
+}
+
+TEST(a_replayed_fifo_experiment_gives_back_its_curves_and_best_trial)
+{
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "from");
+    snprintf(sp, sizeof sp, asha_space, "ff", 6, 2, g_synth, "fifo", "");
+    space_file(dir, sp);
+    const char *run[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
+    struct out o = run_tune(dir, run);
+    REQUIRE(o.code == 0);
+    out_free(&o);
+    const char *a[] = {"simulate", "space.json", "--from", "ff", "--quiet", NULL};
+    o = run_tune(dir, a);
+    if (o.code != 0) fprintf(stderr, "%s%s", o.out, o.err);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "Replaying 6 trials of ff that reached training_iteration 9; 0 that "
+                          "did not are left out.");
+    CHECK_CONTAINS(o.out, "Largest distance from a configuration to the table row that answered "
+                          "it: 0 ");
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT (SELECT best_trial FROM experiment_summary WHERE experiment "
+                             "= 'ff') = (SELECT best_trial FROM experiment_summary WHERE "
+                             "experiment = 'ff-sim')"),
+                 1);
+    /* every result of every trial, the same */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results_current r JOIN trials t ON t.id = "
+                             "r.trial_id JOIN experiments e ON e.id = t.experiment_id WHERE "
+                             "e.name = 'ff-sim'"),
+                 54);
+    CHECK_EQ_INT(db_int(dir,
+                        "SELECT count(*) FROM (SELECT t.trial_no, r.iteration, r.metric FROM "
+                        "results_current r JOIN trials t ON t.id = r.trial_id JOIN experiments e "
+                        "ON e.id = t.experiment_id WHERE e.name = 'ff' EXCEPT SELECT t.trial_no, "
+                        "r.iteration, r.metric FROM results_current r JOIN trials t ON t.id = "
+                        "r.trial_id JOIN experiments e ON e.id = t.experiment_id WHERE e.name = "
+                        "'ff-sim')"),
+                 0);
+    /* the row that answered each trial is named in its record */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials t JOIN experiments e ON e.id = "
+                             "t.experiment_id WHERE e.name = 'ff-sim' AND t.exec_id = t.name AND "
+                             "t.node = 'd=0'"),
+                 6);
+}
+
+TEST(simulated_asha_decides_as_the_real_run_it_replays)
+{
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "asha_equal");
+    snprintf(sp, sizeof sp, asha_space, "real", 12, 1, g_synth, "asha", asha_opts);
+    space_file(dir, sp);
+    const char *run[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
+    struct out o = run_tune(dir, run);
+    REQUIRE(o.code == 0);
+    out_free(&o);
+    const char *ex[] = {"export", "real", "--table", NULL};
+    o = run_tune(dir, ex);
+    REQUIRE(o.code == 0);
+    char tp[4200];
+    snprintf(tp, sizeof tp, "%s/real.csv", dir);
+    write_file(tp, o.out);
+    out_free(&o);
+    const char *a[] = {"simulate",  "space.json", "--table", "real.csv",
+                       "--workers", "1",          "--quiet", NULL};
+    o = run_tune(dir, a);
+    if (o.code != 0) fprintf(stderr, "%s%s", o.out, o.err);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    static const char q[] =
+        "SELECT count(*) FROM (SELECT t.trial_no, d.iteration, d.action, d.rung, d.value, "
+        "d.cutoff FROM decisions d JOIN trials t ON t.id = d.trial_id JOIN experiments e ON "
+        "e.id = t.experiment_id WHERE e.name = '%s' EXCEPT SELECT t.trial_no, d.iteration, "
+        "d.action, d.rung, d.value, d.cutoff FROM decisions d JOIN trials t ON t.id = "
+        "d.trial_id JOIN experiments e ON e.id = t.experiment_id WHERE e.name = '%s')";
+    char q1[2048], q2[2048];
+    snprintf(q1, sizeof q1, q, "real", "real-sim");
+    snprintf(q2, sizeof q2, q, "real-sim", "real");
+    CHECK_EQ_INT(db_int(dir, q1), 0);
+    CHECK_EQ_INT(db_int(dir, q2), 0);
+    CHECK(db_int(dir, "SELECT count(*) FROM decisions WHERE action = 'stop'") >= 8);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM decisions d JOIN trials t ON t.id = "
+                             "d.trial_id JOIN experiments e ON e.id = t.experiment_id WHERE "
+                             "e.name = 'real'"),
+                 db_int(dir, "SELECT count(*) FROM decisions d JOIN trials t ON t.id = "
+                             "d.trial_id JOIN experiments e ON e.id = t.experiment_id WHERE "
+                             "e.name = 'real-sim'"));
+}
+
+TEST(simulate_bad_arguments_are_clear_errors)
+{
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "bad");
+    snprintf(sp, sizeof sp, asha_space, "bad", 4, 1, g_synth, "asha", asha_opts);
+    space_file(dir, sp);
+    struct {
+        const char *args[8];
+        int code;
+        const char *msg;
+    } cases[] = {
+        {{"simulate", "space.json", NULL}, 2, "say where the curves come from"},
+        {{"simulate", "space.json", "--table", "a.csv", "--synthetic", "seed=1", NULL},
+         2,
+         "one of --table FILE, --synthetic SPEC or --from NAME"},
+        {{"simulate", "space.json", "--table", "missing.csv", NULL}, 2, "cannot open missing.csv"},
+        {{"simulate", "space.json", "--synthetic", "noise=x", NULL}, 2, "noise wants a number"},
+        {{"simulate", "space.json", "--from", "nope", NULL}, 2, "no experiment named \"nope\""},
+        {{"simulate", "space.json", "--synthetic", "", "--workers", "0", NULL},
+         2,
+         "--workers wants a whole number"},
+        {{"simulate", NULL}, 2, "which experiment file?"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct out o = run_tune(dir, cases[i].args);
+        CHECK_EQ_INT(o.code, cases[i].code);
+        CHECK_CONTAINS(o.err, cases[i].msg);
+        out_free(&o);
+    }
 }
 
 TT_MAIN

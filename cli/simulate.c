@@ -1,0 +1,391 @@
+/* `tune simulate`: an experiment replayed on a virtual clock over recorded learning curves
+ * (a table, the synthetic family, or a finished experiment of the database), through the
+ * same loop, policy and store as `tune run`, into the same database. Not for: reading
+ * tables (sim/) or deciding anything (scheduler/). */
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "search/space.h"
+#include "sim/sim.h"
+
+static const char sim_usage[] =
+    "usage: tune simulate SPACE.json (--table CURVES.csv[.gz] | --synthetic SPEC | --from NAME)\n"
+    "                     [options]\n"
+    "  replays the experiment on a virtual clock: each trial reports the curve of the\n"
+    "  recorded configuration nearest to its own (docs/simulate.md)\n"
+    "  --table FILE         a table of learning curves (tune export NAME --table)\n"
+    "  --synthetic SPEC     the synthetic family, e.g. seed=3,noise=0.02,cross=0.5\n"
+    "  --from NAME          the curves of experiment NAME in the database (its trials that ran\n"
+    "                       longest; the others are left out)\n"
+    "  --workers N          trials at once (default: max_concurrent, else this machine's slices)\n"
+    "  --db PATH            database (default tune.db); the simulated experiment is written\n"
+    "                       as NAME-sim (NAME-sim-2, ... when taken)\n"
+    "  --start-delay S      virtual seconds from a trial's start to its first iteration (0.05)\n"
+    "  --stop-delay S       virtual seconds from a stop to the trial's end (0.05)\n"
+    "  --quiet              only the summary\n";
+
+/* Ctrl-C during a simulation: the only global of this file, set by the handler. */
+static volatile sig_atomic_t sim_interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    sim_interrupted++;
+}
+
+struct sim_args {
+    const char *file, *table, *synthetic, *from, *db;
+    long workers;
+    double start_delay, stop_delay;
+    int quiet;
+};
+
+static int number_arg(const char *opt, const char *v, double lo, double *out)
+{
+    char *e;
+    errno = 0;
+    double x = strtod(v, &e);
+    if (*e || e == v || errno || !(x >= lo) || !isfinite(x)) {
+        cli_error("simulate: %s wants a number >= %g, got \"%s\"", opt, lo, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static int parse_sim_args(int argc, char **argv, struct sim_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->db = cli_db_path(argc, argv);
+    a->start_delay = a->stop_delay = 0.05;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        double x;
+        if (strcmp(o, "--db") == 0 && v) {
+            i++;
+        } else if (strcmp(o, "--table") == 0 && v) {
+            a->table = argv[++i];
+        } else if (strcmp(o, "--synthetic") == 0 && v) {
+            a->synthetic = argv[++i];
+        } else if (strcmp(o, "--from") == 0 && v) {
+            a->from = argv[++i];
+        } else if (strcmp(o, "--workers") == 0 && v) {
+            if (number_arg(o, argv[++i], 1, &x) || x != floor(x) || x > 1e6) {
+                cli_error("simulate: --workers wants a whole number from 1 to 1000000");
+                return -1;
+            }
+            a->workers = (long)x;
+        } else if (strcmp(o, "--start-delay") == 0 && v) {
+            if (number_arg(o, argv[++i], 0, &a->start_delay)) return -1;
+        } else if (strcmp(o, "--stop-delay") == 0 && v) {
+            if (number_arg(o, argv[++i], 0, &a->stop_delay)) return -1;
+        } else if (strcmp(o, "--quiet") == 0 || strcmp(o, "-q") == 0) {
+            a->quiet = 1;
+        } else if (o[0] == '-') {
+            cli_error("simulate: unknown option %s (see tune simulate --help)", o);
+            return -1;
+        } else if (!a->file) {
+            a->file = o;
+        } else {
+            cli_error("simulate: unexpected argument \"%s\"", o);
+            return -1;
+        }
+    }
+    if (!a->file) {
+        cli_error("simulate: which experiment file? usage: tune simulate SPACE.json --table "
+                  "CURVES.csv");
+        return -1;
+    }
+    if ((a->table != NULL) + (a->synthetic != NULL) + (a->from != NULL) != 1) {
+        cli_error("simulate: say where the curves come from: one of --table FILE, --synthetic "
+                  "SPEC or --from NAME");
+        return -1;
+    }
+    return 0;
+}
+
+/* The curves of experiment `name` as a table: its trials that ran as far as the longest
+ * one did (for ASHA, those that reached max_t). */
+static int curves_from_db(store_t *st, const char *name, const space_t *sp, sim_curves_t **out)
+{
+    char err[1024], q[] = "SELECT max(r.time_value) FROM results_current r JOIN trials t ON "
+                          "t.id = r.trial_id JOIN experiments e ON e.id = t.experiment_id "
+                          "WHERE e.name = ?1";
+    int64_t id;
+    int rc = store_experiment_find(st, name, &id, err, sizeof err);
+    if (rc == STORE_NOTFOUND) {
+        cli_error("simulate --from: no experiment named \"%s\" in the database (see tune ls)",
+                  name);
+        return -1;
+    }
+    cli_rows_t r;
+    const char *b[] = {name};
+    if (rc != 0 || cli_rows_query(st, q, b, 1, &r, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return -1;
+    }
+    double longest = r.nrows && r.vals[0] ? strtod(r.vals[0], NULL) : 0;
+    cli_rows_free(&r);
+    if (!(longest > 0)) {
+        cli_error("simulate --from: experiment \"%s\" has no results to replay", name);
+        return -1;
+    }
+    char *buf = NULL;
+    size_t len = 0, kept = 0, left = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        cli_error("out of memory");
+        return -1;
+    }
+    rc = cli_write_table(st, name, longest, f, &kept, &left, err, sizeof err);
+    fclose(f);
+    if (rc == 0) {
+        char label[300];
+        snprintf(label, sizeof label, "%s (experiment)", name);
+        printf("Replaying %zu trial%s of %s that reached %s %g; %zu that did not are left out.\n",
+               kept, kept == 1 ? "" : "s", name, space_settings(sp)->sched.time_attr, longest,
+               left);
+        rc = sim_table_parse(buf, len, label, sp, out, err, sizeof err);
+    }
+    free(buf);
+    if (rc != 0) cli_error("%s", err);
+    return rc;
+}
+
+/* How many trials run at once: --workers, else max_concurrent, else the slices of this
+ * machine (its GPUs over gpus_per_trial, or its cores over cpus_per_trial). */
+static long default_workers(const space_settings_t *set)
+{
+    if (set->max_concurrent > 0) return set->max_concurrent;
+    int ids[256];
+    int ngpus = sched_detect_gpus(ids, 256, NULL);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (set->gpus_per_trial > 0 && ngpus > 0) return (long)floor(ngpus / set->gpus_per_trial);
+    long n = cpus / (set->cpus_per_trial > 0 ? set->cpus_per_trial : 1);
+    return n > 0 ? n : 1;
+}
+
+static void fmt_hms(double s, char *out, size_t n)
+{
+    long t = (long)(s + 0.5);
+    snprintf(out, n, "%02ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+}
+
+struct sim_view {
+    int quiet;
+    const char **params;
+    size_t nparams;
+    const char *time_attr;
+};
+
+static void on_sim_report(void *ud, const sched_snapshot_t *snap, int final)
+{
+    struct sim_view *v = ud;
+    if (v->quiet || !final) return;
+    cli_table_opts_t o = {
+        .rows = 40, .params = v->params, .nparams = v->nparams, .time_attr = v->time_attr};
+    char *text = cli_render_status(snap, &o);
+    if (text) fputs(text, stdout);
+    free(text);
+}
+
+int cli_cmd_simulate(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(sim_usage, stdout);
+            return CLI_EXIT_OK;
+        }
+    struct sim_args a;
+    if (parse_sim_args(argc, argv, &a) != 0) return CLI_EXIT_USAGE;
+    char err[1024];
+    space_t *sp = NULL;
+    if (space_load(a.file, &sp, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return CLI_EXIT_USAGE;
+    }
+    const space_settings_t *set = space_settings(sp);
+    store_t *st = NULL;
+    sim_curves_t *curves = NULL;
+    sched_exec_t *ex = NULL;
+    sched_pool_t *pool = NULL;
+    sched_loop_t *L = NULL;
+    const char **params = NULL;
+    int rc = CLI_EXIT_FAIL;
+    if (store_open(a.db, 0, &st, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        goto out;
+    }
+    int crc = a.table       ? sim_table_open(a.table, sp, &curves, err, sizeof err)
+              : a.synthetic ? sim_synth_open(a.synthetic, sp, &curves, err, sizeof err)
+                            : 0;
+    if (crc != 0) {
+        cli_error("simulate: %s", err);
+        rc = CLI_EXIT_USAGE;
+        goto out;
+    }
+    if (a.from && curves_from_db(st, a.from, sp, &curves) != 0) {
+        rc = CLI_EXIT_USAGE;
+        goto out;
+    }
+
+    /* The simulated experiment: NAME-sim, or the first NAME-sim-K not taken. */
+    char name[256];
+    int64_t exp_id = 0;
+    for (int k = 1; k < 100000; k++) {
+        if (k == 1)
+            snprintf(name, sizeof name, "%.200s-sim", set->name);
+        else
+            snprintf(name, sizeof name, "%.200s-sim-%d", set->name, k);
+        int64_t id;
+        if (store_experiment_find(st, name, &id, err, sizeof err) == STORE_NOTFOUND) break;
+    }
+    if (space_rename(sp, name, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        goto out;
+    }
+    long workers = a.workers > 0 ? a.workers : default_workers(set);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    double wall0 = (double)now.tv_sec + now.tv_nsec * 1e-9;
+    cJSON *sj = space_settings_json(sp);
+    cJSON *simj = cJSON_CreateObject();
+    cJSON_AddStringToObject(simj, "curves", a.table ? a.table : a.synthetic ? a.synthetic : a.from);
+    cJSON_AddStringToObject(simj, "source", a.table ? "table" : a.synthetic ? "synthetic" : "from");
+    cJSON_AddNumberToObject(simj, "workers", (double)workers);
+    cJSON_AddNumberToObject(simj, "start_delay", a.start_delay);
+    cJSON_AddNumberToObject(simj, "stop_delay", a.stop_delay);
+    if (sj) cJSON_AddItemToObject(sj, "simulated", simj);
+    char *settings = sj ? cJSON_PrintUnformatted(sj) : NULL;
+    cJSON_Delete(sj);
+    static const char *const sched_names[] = {"fifo", "asha", "median"};
+    store_experiment_t e = {.name = name,
+                            .space_text = space_text(sp),
+                            .settings_json = settings ? settings : "{}",
+                            .metric = set->metric,
+                            .mode_max = set->mode == SPACE_MODE_MAX,
+                            .scheduler = sched_names[set->sched.type],
+                            .results_dir = "",
+                            .num_trials = (int64_t)space_num_trials(sp),
+                            .seed = set->seed};
+    int erc = store_experiment_create(st, &e, wall0, &exp_id, err, sizeof err);
+    free(settings);
+    if (erc != 0) {
+        cli_error("%s", err);
+        goto out;
+    }
+
+    /* Room for `workers` trials of the experiment's slice at once. */
+    int ngpu = set->gpus_per_trial > 0 ? (int)ceil(workers * set->gpus_per_trial - 1e-9) : 0;
+    long ncpu = workers * (set->cpus_per_trial > 0 ? set->cpus_per_trial : 1);
+    if (ngpu > 100000 || ncpu > INT_MAX) {
+        cli_error("simulate: %ld workers of this slice are too many", workers);
+        goto out;
+    }
+    int *ids = calloc((size_t)ngpu + 1, sizeof *ids);
+    for (int i = 0; ids && i < ngpu; i++)
+        ids[i] = i;
+    int prc = ids ? sched_pool_new(ids, ngpu, (int)ncpu, &pool, err, sizeof err) : SCHED_ENOMEM;
+    free(ids);
+    if (prc != 0) {
+        cli_error("simulate: %s", err);
+        goto out;
+    }
+    sched_clock_t clock;
+    sim_exec_opts_t so = {
+        .start_delay = a.start_delay,
+        .stop_delay = a.stop_delay,
+        .full_iters = set->sched.type == SPACE_SCHED_FIFO ? 0 : (int64_t)ceil(set->sched.max_t),
+        .wall0 = wall0};
+    if (sim_exec_new(curves, &so, &ex, &clock, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        goto out;
+    }
+    size_t np = space_num_params(sp);
+    params = calloc(np + 1, sizeof *params);
+    for (size_t i = 0; params && i < np; i++)
+        params[i] = space_param_name(sp, i);
+    struct sim_view view = {a.quiet, params, params ? np : 0, set->sched.time_attr};
+    char results_dir[PATH_MAX];
+    snprintf(results_dir, sizeof results_dir, "simulated/%s", name);
+    sched_run_opts_t o = {.space = sp,
+                          .store = st,
+                          .experiment_id = exp_id,
+                          .exec = ex,
+                          .pool = pool,
+                          .results_dir = results_dir,
+                          .clock = &clock,
+                          .report_every_s = 0,
+                          .report = on_sim_report,
+                          .report_ud = &view,
+                          .wake_fd = -1};
+    if (sched_loop_new(&o, &L, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        goto out;
+    }
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+    int seen = 0, trc;
+    /* No signal pipe to wake for: the virtual clock jumps straight to the next event. */
+    while ((trc = sched_loop_turn(L, 3600, err, sizeof err)) > 0)
+        if (sim_interrupted > seen) sched_loop_stop(L, SIGINT), seen = sim_interrupted;
+    sigaction(SIGINT, &old, NULL);
+    if (trc < 0) {
+        cli_error("simulation %s stopped: %s", name, err);
+        store_experiment_set_status(st, exp_id, "INTERRUPTED", wall0, err, sizeof err);
+        goto out;
+    }
+    sched_run_result_t res;
+    sched_loop_result(L, &res);
+    sim_stats_t ss;
+    sim_exec_stats(ex, &ss);
+    store_experiment_set_status(st, exp_id, res.interrupted ? "INTERRUPTED" : "FINISHED",
+                                wall0 + ss.elapsed_s, err, sizeof err);
+    char hms[32];
+    fmt_hms(ss.elapsed_s, hms, sizeof hms);
+    printf("\n%s %s: %zu trials terminated (%zu stopped early by %s), %zu failed.\n",
+           res.interrupted ? "Interrupted" : "Simulated", name, res.terminated, res.early_stopped,
+           sched_names[set->sched.type], res.errored);
+    printf("Virtual time %s with %ld worker%s; compute spent %.4g trial-hours", hms, workers,
+           workers == 1 ? "" : "s", ss.spent_s / 3600);
+    if (ss.full_s > 0) {
+        char mt[128] = "the end of its curve";
+        if (set->sched.type != SPACE_SCHED_FIFO)
+            snprintf(mt, sizeof mt, "max_t (%s %g)", set->sched.time_attr, set->sched.max_t);
+        printf(", %.1f%% saved against running every trial to %s (%.4g trial-hours)",
+               100 * (1 - ss.spent_s / ss.full_s), mt, ss.full_s / 3600);
+    }
+    printf(".\n");
+    if (!a.synthetic)
+        printf("Largest distance from a configuration to the table row that answered it: %.4g "
+               "(0 = the same, 1 = as far as can be).\n",
+               ss.max_distance);
+    if (res.best_trial >= 0) {
+        char num[32];
+        printf("Best trial: trial_%05lld with %s=%s (last result).\n", (long long)res.best_trial,
+               set->metric ? set->metric : "metric", space_format_number(res.best_metric, num));
+    }
+    printf("Results are in %s (experiment %s): tune best %s --db %s | tune report %s --db %s\n",
+           a.db, name, name, a.db, name, a.db);
+    rc = res.interrupted ? CLI_EXIT_INTERRUPTED : CLI_EXIT_OK;
+out:
+    sched_loop_free(L);
+    sched_exec_free(ex);
+    sched_pool_free(pool);
+    sim_curves_free(curves);
+    free(params);
+    store_close(st);
+    space_free(sp);
+    return rc;
+}

@@ -1,0 +1,281 @@
+/* sim/exec.c: the simulated executor. Behind the scheduler's executor interface, each
+ * started trial replays the curve that answers its configuration (a table's nearest row,
+ * or the synthetic family) on a virtual clock: a result arrives when the seconds of its
+ * iterations have passed, a stop ends the trial after a stop delay, and the loop, policy,
+ * searcher and store are the very ones of a real run. Events of equal time go in trial
+ * order. Not for: where curves come from (table.c, synth.c). */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scheduler/sched.h"
+#include "sim/sim_int.h"
+
+struct strial {
+    sim_curve_t curve;
+    int running;
+    unsigned version; /* bumped whenever its pending event changes: older heap entries are stale */
+    int64_t sent;     /* results delivered */
+    double next_at;   /* its next result, or its own exit once the curve is done */
+    double end_at;    /* a stop ends it here (INFINITY: not asked to stop) */
+    int end_sig;
+    double started;
+    char exec_id[64], node[32];
+};
+
+struct hent {
+    double at;
+    int64_t no;
+    unsigned version;
+};
+
+struct sexec {
+    sim_curves_t *curves;
+    sim_exec_opts_t o;
+    double now;
+    double wall0;
+    struct strial *t;
+    size_t nt;
+    struct hent *heap;
+    size_t nh, caph;
+    sim_stats_t stats;
+};
+
+static int hless(const struct hent *a, const struct hent *b)
+{
+    return a->at < b->at || (a->at == b->at && a->no < b->no);
+}
+
+static int heap_push(struct sexec *x, double at, int64_t no, unsigned version)
+{
+    if (x->nh == x->caph) {
+        size_t cap = x->caph ? x->caph * 2 : 256;
+        struct hent *h = realloc(x->heap, cap * sizeof *h);
+        if (!h) return -1;
+        x->heap = h;
+        x->caph = cap;
+    }
+    size_t i = x->nh++;
+    x->heap[i] = (struct hent){at, no, version};
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!hless(&x->heap[i], &x->heap[p])) break;
+        struct hent tmp = x->heap[i];
+        x->heap[i] = x->heap[p];
+        x->heap[p] = tmp;
+        i = p;
+    }
+    return 0;
+}
+
+static void heap_pop(struct sexec *x)
+{
+    x->heap[0] = x->heap[--x->nh];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < x->nh && hless(&x->heap[l], &x->heap[m])) m = l;
+        if (r < x->nh && hless(&x->heap[r], &x->heap[m])) m = r;
+        if (m == i) break;
+        struct hent tmp = x->heap[i];
+        x->heap[i] = x->heap[m];
+        x->heap[m] = tmp;
+        i = m;
+    }
+}
+
+/* The seconds iteration `it` of trial t takes (0 past the end of its curve). */
+static double iter_secs(struct sexec *x, const struct strial *t, int64_t it)
+{
+    const char *line;
+    size_t len;
+    double secs = 0;
+    if (sim_curve_result(x->curves, &t->curve, it, &line, &len, &secs) != 1) return 0;
+    return secs;
+}
+
+/* Re-files trial no's pending event: the earlier of its next result and its stop. */
+static int reschedule(struct sexec *x, int64_t no)
+{
+    struct strial *t = &x->t[no];
+    t->version++;
+    double at = t->end_at < t->next_at ? t->end_at : t->next_at;
+    return heap_push(x, at, no, t->version);
+}
+
+static int s_start(void *self, const sched_start_t *s, sched_started_t *out, char *err,
+                   size_t errlen)
+{
+    struct sexec *x = self;
+    if (s->trial_no < 0) {
+        snprintf(err, errlen, "bad trial number");
+        return SCHED_EINVAL;
+    }
+    if ((size_t)s->trial_no >= x->nt) {
+        size_t n = x->nt ? x->nt : 64;
+        while (n <= (size_t)s->trial_no)
+            n *= 2;
+        struct strial *t = realloc(x->t, n * sizeof *t);
+        if (!t) {
+            snprintf(err, errlen, "out of memory");
+            return SCHED_ENOMEM;
+        }
+        memset(t + x->nt, 0, (n - x->nt) * sizeof *t);
+        x->t = t;
+        x->nt = n;
+    }
+    struct strial *t = &x->t[s->trial_no];
+    unsigned version = t->version;
+    memset(t, 0, sizeof *t);
+    t->version = version;
+    if (sim_curves_lookup(x->curves, s->config, &t->curve, err, errlen) != 0) return SCHED_EINVAL;
+    t->running = 1;
+    t->started = x->now;
+    t->end_at = INFINITY;
+    t->next_at = x->now + x->o.start_delay + iter_secs(x, t, 1);
+    if (x->curves->synthetic) {
+        snprintf(t->exec_id, sizeof t->exec_id, "synthetic");
+    } else {
+        snprintf(t->exec_id, sizeof t->exec_id, "%.50s",
+                 sim_curves_row_name(x->curves, t->curve.row));
+        if (!t->exec_id[0]) snprintf(t->exec_id, sizeof t->exec_id, "row %zu", t->curve.row);
+    }
+    snprintf(t->node, sizeof t->node, "d=%.4g", t->curve.distance);
+    if (t->curve.distance > x->stats.max_distance) x->stats.max_distance = t->curve.distance;
+    /* what running it to the end would have cost: its whole curve, to full_iters */
+    int64_t full =
+        x->o.full_iters > 0 && x->o.full_iters < t->curve.iters ? x->o.full_iters : t->curve.iters;
+    for (int64_t it = 1; it <= full; it++)
+        x->stats.full_s += iter_secs(x, t, it);
+    x->stats.full_s += x->o.start_delay + x->o.stop_delay;
+    x->stats.trials++;
+    if (reschedule(x, s->trial_no) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return SCHED_ENOMEM;
+    }
+    out->pid = 0;
+    out->exec_id = t->exec_id;
+    out->node = t->node;
+    return SCHED_OK;
+}
+
+static void s_signal(void *self, int64_t no, int sig)
+{
+    struct sexec *x = self;
+    if (no < 0 || (size_t)no >= x->nt || !x->t[no].running) return;
+    struct strial *t = &x->t[no];
+    double at = x->now + (sig == SIGKILL ? 0 : x->o.stop_delay);
+    if (at >= t->end_at) return;
+    t->end_at = at;
+    t->end_sig = sig;
+    reschedule(x, no);
+}
+
+static int s_wait(void *self, double timeout, int wake_fd, const sched_events_t *ev, void *ud,
+                  char *err, size_t errlen)
+{
+    struct sexec *x = self;
+    (void)wake_fd;
+    (void)err;
+    (void)errlen;
+    double limit = x->now + (timeout > 0 ? timeout : 0);
+    while (x->nh > 0) {
+        struct hent e = x->heap[0];
+        struct strial *t = &x->t[e.no];
+        if (!t->running || e.version != t->version) { /* stale */
+            heap_pop(x);
+            continue;
+        }
+        if (e.at > limit) break;
+        heap_pop(x);
+        if (e.at > x->now) x->now = e.at;
+        if (t->end_at <= e.at || t->sent >= t->curve.iters) {
+            /* stopped, or the curve is done and the program exits */
+            sched_exit_t ex = {0, 0, NULL};
+            if (t->end_at <= e.at) {
+                ex.code = -1;
+                ex.signal = t->end_sig;
+            }
+            t->running = 0;
+            x->stats.spent_s += x->now - t->started;
+            ev->ended(ud, e.no, &ex);
+            return 1;
+        }
+        const char *line;
+        size_t len;
+        double secs;
+        t->sent++;
+        if (sim_curve_result(x->curves, &t->curve, t->sent, &line, &len, &secs) == 1)
+            ev->line(ud, e.no, line, len, 0);
+        /* the next result, or (same moment) the exit after the last one */
+        t->next_at = x->now + (t->sent < t->curve.iters ? iter_secs(x, t, t->sent + 1) : 0);
+        reschedule(x, e.no);
+        return 1;
+    }
+    if (isfinite(limit) && limit > x->now) x->now = limit;
+    return 0;
+}
+
+static void s_release(void *self, int64_t no)
+{
+    struct sexec *x = self;
+    if (no < 0 || (size_t)no >= x->nt) return;
+    struct strial *t = &x->t[no];
+    if (t->running) { /* torn down while running */
+        t->running = 0;
+        x->stats.spent_s += x->now - t->started;
+    }
+}
+
+static void s_free(void *self)
+{
+    struct sexec *x = self;
+    free(x->t);
+    free(x->heap);
+    free(x);
+}
+
+static const sched_exec_ops_t sim_ops = {"simulated", s_start, s_signal, s_wait, s_release, s_free};
+
+static double s_now(void *ud)
+{
+    return ((const struct sexec *)ud)->now;
+}
+
+static double s_wall(void *ud)
+{
+    const struct sexec *x = ud;
+    return x->wall0 + x->now;
+}
+
+int sim_exec_new(sim_curves_t *c, const sim_exec_opts_t *o, struct sched_exec **out,
+                 struct sched_clock *clock, char *err, size_t errlen)
+{
+    struct sched_exec *h = calloc(1, sizeof *h);
+    struct sexec *x = calloc(1, sizeof *x);
+    if (!h || !x) {
+        free(h);
+        free(x);
+        snprintf(err, errlen, "out of memory");
+        return SIM_ENOMEM;
+    }
+    x->curves = c;
+    x->o = *o;
+    x->wall0 = o->wall0;
+    h->ops = &sim_ops;
+    h->self = x;
+    clock->now = s_now;
+    clock->wall = s_wall;
+    clock->ud = x;
+    *out = h;
+    return SIM_OK;
+}
+
+void sim_exec_stats(const struct sched_exec *ex, sim_stats_t *out)
+{
+    const struct sexec *x = ex->self;
+    *out = x->stats;
+    out->elapsed_s = x->now;
+}
