@@ -326,7 +326,8 @@ int cli_cmd_simulate(int argc, char **argv)
                           .report_every_s = 0,
                           .report = on_sim_report,
                           .report_ud = &view,
-                          .wake_fd = -1};
+                          .wake_fd = -1,
+                          .commit_every_s = 0.2};
     if (sched_loop_new(&o, &L, err, sizeof err) != 0) {
         cli_error("%s", err);
         goto out;

@@ -29,11 +29,16 @@
  *    softmax(rung counts)_i, i.e. e^(size_i - max size) normalized (Ray's on_trial_add),
  *    drawn from a splitmix64 stream seeded by opts.seed so that a run is reproducible.
  *
+ *  - stop_last_trials (Ray's option, default true): with false (opts.keep_last_trials),
+ *    a result at or past max_t does not complete the trial; it is judged at the rungs
+ *    like any other, and the trial trains on until it ends by itself.
+ *
  * Where we differ from Ray, on purpose (docs/asha.md says the same):
- *  - NaN is the worst value. Ray's np.nanpercentile ignores NaN and `nan < cutoff` is
- *    false, so Ray never stops a trial that reports NaN and never counts it. Here a NaN
- *    reward is -infinity: it is compared as such and recorded as such (it is not
- *    dropped), so a diverged trial is stopped at its next milestone.
+ *  - A NaN result at a milestone stops its trial. Ray's np.nanpercentile ignores NaN and
+ *    `nan < cutoff` is false, so Ray lets a diverged trial run on. Like Ray, the NaN is
+ *    left out of the rung's values, so it never moves the cutoff other trials meet (it
+ *    once was recorded as -infinity, which dragged the cutoff down to -inf and let every
+ *    later trial pass that rung). This is the one exception to "Ray's rule, exactly".
  *  - The "already recorded: break" test applies always (in Ray only with
  *    stop_last_trials=False); with Ray's default a trial recorded at rung 9 after a
  *    jump from time 1 to 10 would later be judged again at rung 3.
@@ -52,10 +57,16 @@
 #define ASHA_MAX_BRACKETS 64
 #define ASHA_MAX_RUNGS 1024
 
+/* A rung's recorded rewards, split at the cutoff's order statistic: `low` is a max-heap of
+ * the smallest floor((n-1) q) + 1 of them and `high` a min-heap of the rest, so the two
+ * values the percentile interpolates between are the two heap tops. Recording is
+ * O(log n) and a cutoff O(1); a sorted array (memmove per value) made a rung of a million
+ * values cost hours. */
 struct rung {
     double milestone;
-    double *vals; /* rewards recorded here, ascending, so a cutoff is O(1) */
-    size_t n, cap;
+    double *low, *high;
+    size_t nlow, nhigh, caplow, caphigh;
+    size_t n;
 };
 
 struct bracket {
@@ -72,8 +83,9 @@ struct atrial {
 
 struct sched__asha {
     double max_t;
-    double sign; /* +1 mode max, -1 mode min: reward = sign * value */
-    double q;    /* the cutoff's quantile as numpy sees it: ((1 - 1/rf) * 100) / 100 */
+    int keep_last_trials; /* Ray's stop_last_trials=False */
+    double sign;          /* +1 mode max, -1 mode min: reward = sign * value */
+    double q;             /* the cutoff's quantile as numpy sees it: ((1 - 1/rf) * 100) / 100 */
     int nbrackets;
     struct bracket *brackets;
     double *cdf; /* bracket choice: cumulative softmax weights */
@@ -83,17 +95,11 @@ struct sched__asha {
     size_t ntrials, cap;
 };
 
-/* numpy.percentile(v, q * 100) for the default method "linear" on an ascending array
- * (numpy >= 1.22, lib/function_base.py: virtual index (n-1)*q, then _lerp, which
- * computes from the upper end when t >= 0.5). */
-static double percentile_sorted(const double *v, size_t n, double q)
+/* numpy.percentile(v, q * 100) for the default method "linear" (numpy >= 1.22,
+ * lib/function_base.py: virtual index (n-1)*q, then _lerp, which computes from the upper
+ * end when t >= 0.5), where a = v[floor] and b = v[floor + 1] of the sorted values. */
+static double percentile_lerp(double a, double b, double t)
 {
-    double vi = (double)(n - 1) * q;
-    if (vi >= (double)(n - 1)) return v[n - 1];
-    double lo = floor(vi);
-    size_t i = (size_t)lo;
-    double t = vi - lo;
-    double a = v[i], b = v[i + 1];
     if (t == 0 || a == b) return a;
     /* numpy gives NaN next to an infinity (inf - inf); the limit is what is meant. */
     if (a == -INFINITY) return a;
@@ -102,26 +108,91 @@ static double percentile_sorted(const double *v, size_t n, double q)
     return t >= 0.5 ? b - d * (1 - t) : a + d * t;
 }
 
-static int rung_insert(struct rung *r, double x)
+/* The index floor((n-1) q) of the lower value, computed as numpy does. */
+static size_t lower_index(size_t n, double q)
 {
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 16;
-        double *v = realloc(r->vals, cap * sizeof *v);
-        if (!v) return SCHED_ENOMEM;
-        r->vals = v;
-        r->cap = cap;
+    double vi = (double)(n - 1) * q;
+    if (vi >= (double)(n - 1)) return n - 1;
+    return (size_t)floor(vi);
+}
+
+static double rung_cutoff(const struct rung *r, double q)
+{
+    double vi = (double)(r->n - 1) * q;
+    if (vi >= (double)(r->n - 1)) return r->low[0]; /* the largest: high is empty */
+    return percentile_lerp(r->low[0], r->high[0], vi - floor(vi));
+}
+
+/* Binary heaps of doubles: sign +1 keeps the largest on top, -1 the smallest. */
+static void heap_up(double *h, size_t i, double sign)
+{
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!(sign * h[i] > sign * h[p])) break;
+        double x = h[i];
+        h[i] = h[p];
+        h[p] = x;
+        i = p;
     }
-    size_t lo = 0, hi = r->n; /* first index with vals[i] > x */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->vals[mid] <= x)
-            lo = mid + 1;
-        else
-            hi = mid;
+}
+
+static void heap_down(double *h, size_t n, double sign)
+{
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && sign * h[l] > sign * h[m]) m = l;
+        if (r < n && sign * h[r] > sign * h[m]) m = r;
+        if (m == i) return;
+        double x = h[i];
+        h[i] = h[m];
+        h[m] = x;
+        i = m;
     }
-    memmove(r->vals + lo + 1, r->vals + lo, (r->n - lo) * sizeof *r->vals);
-    r->vals[lo] = x;
+}
+
+/* Room for one more value in heap *h. */
+static int heap_reserve(double **h, size_t n, size_t *cap)
+{
+    if (n < *cap) return SCHED_OK;
+    size_t c = *cap ? *cap * 2 : 16;
+    double *v = realloc(*h, c * sizeof *v);
+    if (!v) return SCHED_ENOMEM;
+    *h = v;
+    *cap = c;
+    return SCHED_OK;
+}
+
+static void heap_push(double *h, size_t *n, double x, double sign)
+{
+    h[(*n)++] = x;
+    heap_up(h, *n - 1, sign);
+}
+
+static double heap_pop(double *h, size_t *n, double sign)
+{
+    double top = h[0];
+    h[0] = h[--*n];
+    heap_down(h, *n, sign);
+    return top;
+}
+
+static int rung_insert(struct rung *r, double x, double q)
+{
+    /* Room in both heaps first, so that no rebalancing step can fail halfway. */
+    if (heap_reserve(&r->low, r->nlow, &r->caplow) != 0 ||
+        heap_reserve(&r->high, r->nhigh, &r->caphigh) != 0)
+        return SCHED_ENOMEM;
+    if (r->nlow > 0 && x > r->low[0])
+        heap_push(r->high, &r->nhigh, x, -1);
+    else
+        heap_push(r->low, &r->nlow, x, 1);
     r->n++;
+    size_t want = lower_index(r->n, q) + 1;
+    while (r->nlow > want)
+        heap_push(r->high, &r->nhigh, heap_pop(r->low, &r->nlow, 1), -1);
+    while (r->nlow < want)
+        heap_push(r->low, &r->nlow, heap_pop(r->high, &r->nhigh, -1), 1);
     return SCHED_OK;
 }
 
@@ -168,6 +239,7 @@ int sched__asha_new(const sched_opts_t *o, sched__asha_t **out, char *err, size_
     sched__asha_t *a = calloc(1, sizeof *a);
     if (!a) goto nomem;
     a->max_t = o->max_t;
+    a->keep_last_trials = o->keep_last_trials;
     a->sign = o->mode_max ? 1.0 : -1.0;
     /* The same float steps as Ray's (1 - 1/rf) * 100 and numpy's q / 100. */
     a->q = ((1.0 - 1.0 / o->reduction_factor) * 100.0) / 100.0;
@@ -216,7 +288,7 @@ void sched__asha_free(sched__asha_t *a)
     if (!a) return;
     for (int s = 0; a->brackets && s < a->nbrackets; s++) {
         for (int i = 0; i < a->brackets[s].nrungs; i++)
-            free(a->brackets[s].rungs[i].vals);
+            free(a->brackets[s].rungs[i].low), free(a->brackets[s].rungs[i].high);
         free(a->brackets[s].rungs);
     }
     for (size_t i = 0; i < a->ntrials; i++)
@@ -270,7 +342,7 @@ void sched__asha_result(sched__asha_t *a, int64_t trial, double time, double val
     struct atrial *t = &a->trials[ix];
     out->bracket = t->bracket;
     if (t->done) return; /* it said it would send no more */
-    if (time >= a->max_t) {
+    if (time >= a->max_t && !a->keep_last_trials) {
         out->action = SCHED_COMPLETE;
         out->judged = 1;
         return;
@@ -293,16 +365,21 @@ void sched__asha_result(sched__asha_t *a, int64_t trial, double time, double val
 
     /* The trial is judged at this rung: the common case ends above. */
     struct rung *r = &b->rungs[lo];
-    double reward = isnan(value) ? -INFINITY : a->sign * value; /* NaN is the worst */
     out->judged = 1;
     out->rung = b->nrungs - 1 - lo;
     out->milestone = r->milestone;
-    if (r->n > 0) {
-        double cutoff = percentile_sorted(r->vals, r->n, a->q);
-        out->cutoff = a->sign * cutoff;
-        if (reward < cutoff) out->action = SCHED_STOP;
+    double cutoff = r->n > 0 ? rung_cutoff(r, a->q) : NAN; /* in rewards */
+    if (r->n > 0) out->cutoff = a->sign * cutoff;
+    if (isnan(value)) {
+        /* A diverged trial stops here, and its NaN stays out of the rung's values, as
+         * Ray's nanpercentile leaves it out of the cutoff. */
+        out->action = SCHED_STOP;
+        w[lo / 64] |= bit;
+        return;
     }
-    if (rung_insert(r, reward) == 0) w[lo / 64] |= bit;
+    double reward = a->sign * value;
+    if (r->n > 0 && reward < cutoff) out->action = SCHED_STOP;
+    if (rung_insert(r, reward, a->q) == 0) w[lo / 64] |= bit;
 }
 
 void sched__asha_complete(sched__asha_t *a, int64_t trial)
@@ -313,7 +390,7 @@ void sched__asha_complete(sched__asha_t *a, int64_t trial)
 
 /* Rungs whose milestone is >= max_t are left out: a result that reaches them completes
  * the trial first, so they never hold a value (Ray keeps them; they only count in the
- * bracket's softmax weight). */
+ * bracket's softmax weight). With stop_last_trials false they are judged, and shown. */
 size_t sched__asha_rungs(const sched__asha_t *a, sched_rung_info_t *out, size_t max)
 {
     size_t n = 0;
@@ -321,14 +398,14 @@ size_t sched__asha_rungs(const sched__asha_t *a, sched_rung_info_t *out, size_t 
         const struct bracket *b = &a->brackets[s];
         for (int i = b->nrungs - 1; i >= 0; i--) {
             const struct rung *r = &b->rungs[i];
-            if (r->milestone >= a->max_t) continue;
+            if (r->milestone >= a->max_t && !a->keep_last_trials) continue;
             if (n < max) {
                 sched_rung_info_t *o = &out[n];
                 o->bracket = s;
                 o->rung = b->nrungs - 1 - i;
                 o->milestone = r->milestone;
                 o->recorded = r->n;
-                o->cutoff = r->n ? a->sign * percentile_sorted(r->vals, r->n, a->q) : NAN;
+                o->cutoff = r->n ? a->sign * rung_cutoff(r, a->q) : NAN;
             }
             n++;
         }

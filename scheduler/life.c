@@ -56,6 +56,9 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
         return 1;
     }
     t->started = 1;
+    t->gen++;
+    t->run_pos = L->running;
+    L->run[L->running] = (size_t)(t - L->t);
     t->slice = slice;
     t->has_slice = 1;
     t->status = SCHED_TRIAL_RUNNING;
@@ -65,6 +68,8 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
     snprintf(t->node, sizeof t->node, "%s", st.node ? st.node : "");
     sched_slice_format(L->o->pool, &slice, t->slice_str, sizeof t->slice_str);
     L->running++;
+    if (set->time_budget_s > 0) sched__timer_add(L, t, t->started_at + set->time_budget_s);
+    if (set->result_timeout_s > 0) sched__timer_add(L, t, t->started_at + set->result_timeout_s);
     store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_SLICE | STORE_TU_STARTED |
                                         STORE_TU_PID | STORE_TU_EXEC_ID | STORE_TU_ATTEMPT,
                               .attempt = t->attempt,
@@ -85,6 +90,7 @@ void sched__request_stop(struct sched_loop *L, struct sched__trial *t, enum sche
     if (why == SCHED__STOP_EARLY) t->early_stopped = 1;
     L->o->exec->ops->signal(L->o->exec->self, t->no, SIGTERM);
     t->stop_deadline = sched__now(L) + (L->set->stop_grace_s > 0 ? L->set->stop_grace_s : 0);
+    sched__timer_add(L, t, t->stop_deadline);
 }
 
 static const char *signame(int sig)
@@ -154,7 +160,10 @@ static void release(struct sched_loop *L, struct sched__trial *t)
     t->has_slice = 0;
     if (t->started) L->o->exec->ops->release(L->o->exec->self, t->no);
     t->started = 0;
-    L->running--;
+    /* out of the running list: the last one takes its place */
+    size_t last = L->run[--L->running];
+    L->run[t->run_pos] = last;
+    L->t[last].run_pos = t->run_pos;
 }
 
 void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit_t *ex)
@@ -382,7 +391,8 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
     L->t = calloc(L->n ? L->n : 1, sizeof *L->t);
     L->views = calloc(L->n ? L->n : 1, sizeof *L->views);
     L->retry = calloc(L->n ? L->n : 1, sizeof *L->retry);
-    if (!L->t || !L->views || !L->retry) {
+    L->run = calloc(L->n ? L->n : 1, sizeof *L->run);
+    if (!L->t || !L->views || !L->retry || !L->run) {
         snprintf(err, errlen, "out of memory for %zu trials", L->n);
         return SCHED_ENOMEM;
     }
@@ -434,6 +444,8 @@ void sched__free_trials(struct sched_loop *L)
         free(t->resume_from);
     }
     free(L->retry);
+    free(L->run);
+    free(L->timers);
     free(L->t);
     free(L->views);
     sched_policy_free(L->policy);

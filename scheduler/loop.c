@@ -93,10 +93,17 @@ static void batch_begin(struct sched_loop *L)
         sched__fail(L, "cannot write to the database", err);
 }
 
-static void batch_commit(struct sched_loop *L)
+/* Closes the turn's transaction: every turn in a real run; in a simulation (commit_every_s
+ * > 0, nothing blocks) at most that often in real time, or when forced. */
+static void batch_commit(struct sched_loop *L, int force)
 {
     char err[512];
     if (!L->in_batch) return;
+    if (!force && L->o->commit_every_s > 0) {
+        double now = real_now(NULL);
+        if (now - L->last_commit < L->o->commit_every_s) return;
+        L->last_commit = now;
+    }
     L->in_batch = 0;
     if (store_commit(L->o->store, err, sizeof err) != 0)
         sched__fail(L, "cannot write to the database", err);
@@ -235,7 +242,7 @@ int sched_loop_new(const sched_run_opts_t *o, sched_loop_t **out, char *err, siz
 void sched_loop_free(sched_loop_t *L)
 {
     if (!L) return;
-    if (L->in_batch) batch_commit(L);
+    if (L->in_batch) batch_commit(L, 1);
     sched__free_trials(L);
     free(L);
 }
@@ -280,9 +287,9 @@ static int launch_ready(struct sched_loop *L)
 
 static void stop_running(struct sched_loop *L)
 {
-    for (size_t i = 0; i < L->n; i++)
-        if (L->t[i].status == SCHED_TRIAL_RUNNING)
-            sched__request_stop(L, &L->t[i], SCHED__STOP_USER);
+    /* request_stop leaves the running list as it is: walking it is safe */
+    for (size_t k = 0; k < L->running; k++)
+        sched__request_stop(L, &L->t[L->run[k]], SCHED__STOP_USER);
 }
 
 static void kill_trial(struct sched_loop *L, struct sched__trial *t)
@@ -291,45 +298,101 @@ static void kill_trial(struct sched_loop *L, struct sched__trial *t)
     t->killed = 1;
 }
 
-/* The timers of running trials: a trial past its time budget or silent for longer than
- * result_timeout_s is stopped as an error, one past its stop grace period is killed.
- * Returns the loop-clock time of the nearest one still ahead (or `wake`). */
-static double run_timers(struct sched_loop *L, double now, double wake)
+/* ---- timers ------------------------------------------------------------------------ */
+static int timer_less(const struct sched__timer *a, const struct sched__timer *b)
+{
+    return a->at < b->at || (a->at == b->at && a->idx < b->idx);
+}
+
+void sched__timer_add(struct sched_loop *L, struct sched__trial *t, double at)
+{
+    if (L->ntimers == L->captimers) {
+        size_t cap = L->captimers ? L->captimers * 2 : 64;
+        struct sched__timer *v = realloc(L->timers, cap * sizeof *v);
+        if (!v) {
+            sched__fail(L, "cannot keep a timer", "out of memory");
+            return;
+        }
+        L->timers = v;
+        L->captimers = cap;
+    }
+    size_t i = L->ntimers++;
+    L->timers[i] = (struct sched__timer){at, (size_t)(t - L->t), t->gen};
+    while (i > 0 && timer_less(&L->timers[i], &L->timers[(i - 1) / 2])) {
+        struct sched__timer x = L->timers[i];
+        L->timers[i] = L->timers[(i - 1) / 2];
+        L->timers[(i - 1) / 2] = x;
+        i = (i - 1) / 2;
+    }
+}
+
+static struct sched__timer timer_pop(struct sched_loop *L)
+{
+    struct sched__timer top = L->timers[0];
+    L->timers[0] = L->timers[--L->ntimers];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < L->ntimers && timer_less(&L->timers[l], &L->timers[m])) m = l;
+        if (r < L->ntimers && timer_less(&L->timers[r], &L->timers[m])) m = r;
+        if (m == i) break;
+        struct sched__timer x = L->timers[i];
+        L->timers[i] = L->timers[m];
+        L->timers[m] = x;
+        i = m;
+    }
+    return top;
+}
+
+/* What is due for trial t at `now`: past its time budget or silent for longer than
+ * result_timeout_s it is stopped as an error, past its stop grace it is killed. Files
+ * the next timer it needs. */
+static void trial_timers(struct sched_loop *L, struct sched__trial *t, double now)
 {
     const space_settings_t *set = L->set;
-    for (size_t i = 0; i < L->n; i++) {
-        struct sched__trial *t = &L->t[i];
-        if (t->status != SCHED_TRIAL_RUNNING || !t->started) continue;
-        if (L->hard_stop && !t->killed) {
+    if (t->stop == SCHED__STOP_NONE) {
+        char why[160] = "";
+        double budget = set->time_budget_s > 0 ? t->started_at + set->time_budget_s : INFINITY;
+        double silent =
+            set->result_timeout_s > 0 ? t->last_result_at + set->result_timeout_s : INFINITY;
+        if (now >= budget)
+            snprintf(why, sizeof why, "ran past time_budget_s (%g s)", set->time_budget_s);
+        else if (now >= silent)
+            snprintf(why, sizeof why, "reported nothing for result_timeout_s (%g s)",
+                     set->result_timeout_s);
+        if (!why[0]) {
+            double next = fmin(budget, silent);
+            if (isfinite(next)) sched__timer_add(L, t, next);
+            return;
+        }
+        free(t->error);
+        t->error = strdup(why);
+        sched__request_stop(L, t, SCHED__STOP_TIMEOUT); /* files the grace timer */
+        return;
+    }
+    if (!t->killed && now >= t->stop_deadline) kill_trial(L, t);
+}
+
+/* Fires the timers due at `now` and returns the time of the nearest one ahead (or
+ * `wake`, if sooner). The second Ctrl-C kills every running trial once. */
+static double run_timers(struct sched_loop *L, double now, double wake)
+{
+    if (L->hard_stop && !L->hard_done) {
+        L->hard_done = 1;
+        for (size_t k = 0; k < L->running; k++) {
+            struct sched__trial *t = &L->t[L->run[k]];
+            if (t->killed) continue;
             if (t->stop == SCHED__STOP_NONE) t->stop = SCHED__STOP_USER;
             kill_trial(L, t);
         }
-        if (t->stop == SCHED__STOP_NONE) {
-            char why[160] = "";
-            double budget = set->time_budget_s > 0 ? t->started_at + set->time_budget_s : INFINITY;
-            double silent =
-                set->result_timeout_s > 0 ? t->last_result_at + set->result_timeout_s : INFINITY;
-            if (now >= budget)
-                snprintf(why, sizeof why, "ran past time_budget_s (%g s)", set->time_budget_s);
-            else if (now >= silent)
-                snprintf(why, sizeof why, "reported nothing for result_timeout_s (%g s)",
-                         set->result_timeout_s);
-            if (why[0]) {
-                free(t->error);
-                t->error = strdup(why);
-                sched__request_stop(L, t, SCHED__STOP_TIMEOUT);
-            } else {
-                wake = fmin(wake, fmin(budget, silent));
-            }
-        }
-        if (t->stop != SCHED__STOP_NONE && !t->killed) {
-            if (now >= t->stop_deadline)
-                kill_trial(L, t);
-            else
-                wake = fmin(wake, t->stop_deadline);
-        }
     }
-    return wake;
+    while (L->ntimers > 0 && L->timers[0].at <= now) {
+        struct sched__timer e = timer_pop(L);
+        struct sched__trial *t = &L->t[e.idx];
+        if (t->status != SCHED_TRIAL_RUNNING || !t->started || t->gen != e.gen) continue;
+        trial_timers(L, t, now);
+    }
+    return L->ntimers > 0 ? fmin(wake, L->timers[0].at) : wake;
 }
 
 int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
@@ -339,7 +402,7 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
     int deferred = launch_ready(L);
     if (L->stopping) stop_running(L);
     if (L->running == 0 && (L->stopping || (L->next >= L->n && L->nretry == 0))) {
-        batch_commit(L);
+        batch_commit(L, 1);
         L->ended = 1;
         report(L, 1);
         if (!L->fatal) return 0;
@@ -350,7 +413,7 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
     double wake = run_timers(L, now, now + timeout);
     if (L->o->report && L->o->report_every_s > 0)
         wake = fmin(wake, L->last_report + L->o->report_every_s);
-    batch_commit(L);
+    batch_commit(L, 0);
 
     L->rx_wall = L->rx_now = 0;
     const sched_exec_t *x = L->o->exec;
@@ -362,7 +425,7 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
     now = sched__now(L);
     run_timers(L, now, now);
     if (L->fatal) stop_running(L);
-    batch_commit(L);
+    batch_commit(L, 0);
     if (L->o->report && L->o->report_every_s > 0 && now - L->last_report >= L->o->report_every_s)
         report(L, 0);
     return 1;

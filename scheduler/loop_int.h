@@ -31,6 +31,8 @@ struct sched__trial {
     double stop_deadline; /* loop clock: SIGKILL after this */
     int killed;
     int started; /* the executor holds it (from start until release) */
+    unsigned gen;         /* bumped at each launch: timers of an earlier launch are stale */
+    size_t run_pos;       /* its index in the loop's list of running trials */
     cJSON *config;
     sched_slice_t slice;
     int has_slice;
@@ -61,8 +63,20 @@ struct sched_loop {
     size_t *retry; /* trials waiting for another attempt, launched before `next` */
     size_t nretry;
     size_t running;
-    int stopping;  /* no new trials */
-    int hard_stop; /* second Ctrl-C: kill now */
+    size_t *run; /* the running trials (indices), so a turn's work follows them, not all */
+    /* Timers, a min-heap by time: a trial's time budget, its result timeout and the end
+     * of its stop grace. Entries of a trial that has ended or been launched again are
+     * stale and dropped when they come up. */
+    struct sched__timer {
+        double at;
+        size_t idx;
+        unsigned gen;
+    } * timers;
+    size_t ntimers, captimers;
+    int hard_done;      /* the second Ctrl-C's kills were sent */
+    double last_commit; /* CLOCK_MONOTONIC of the last commit */
+    int stopping;       /* no new trials */
+    int hard_stop;      /* second Ctrl-C: kill now */
     int stop_signal;
     int fatal;
     char fatal_msg[1024];
@@ -83,6 +97,8 @@ struct sched_loop {
 
 /* loop.c */
 double sched__now(const struct sched_loop *L);
+/* Files a timer for trial t at loop-clock time `at`. */
+void sched__timer_add(struct sched_loop *L, struct sched__trial *t, double at);
 double sched__wall(const struct sched_loop *L);
 /* A store write failed: remember the first failure; the loop then stops every trial and
  * reports it at the end. Everything committed before stays readable. */

@@ -31,6 +31,7 @@ typedef struct sched_opts {
     int brackets;             /* asha: >= 1 */
     int min_samples_required; /* median */
     uint64_t seed;            /* bracket assignment */
+    int keep_last_trials;     /* asha: 1 = Ray's stop_last_trials=False: no COMPLETE at max_t */
 } sched_opts_t;
 
 typedef enum {
@@ -281,6 +282,10 @@ typedef struct sched_run_opts {
     void *report_ud;
     int handle_signals; /* sched_run: take SIGINT/SIGTERM (stop) while running */
     int wake_fd;        /* sched_loop_turn: also wake when this fd is readable; -1 none */
+    /* 0: each turn is committed before the loop waits (a real run: a result is durable by
+     * the end of its turn). > 0: at most this often, in real seconds, for executors whose
+     * wait never blocks (a simulation), so that a turn per event costs no commit each. */
+    double commit_every_s;
 } sched_run_opts_t;
 
 typedef struct sched_run_result {
