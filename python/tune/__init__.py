@@ -26,6 +26,8 @@ import tune_report as _line
 
 from ._results import Experiment, ExperimentAnalysis, TuneError, experiments
 from ._run import build_space, find_binary, resume, run
+from ._tuner import (CheckpointConfig, FailureConfig, Result, ResultGrid, RunConfig, TuneConfig,
+                     Tuner, with_resources)
 from ._space import (ASHAScheduler, AsyncHyperBandScheduler, CLIReporter, FIFOScheduler,
                      HyperBandScheduler, JupyterNotebookReporter, MedianStoppingRule,
                      PopulationBasedTraining, choice, grid_search, lograndint, loguniform,
@@ -41,6 +43,8 @@ __all__ = [
     "qrandint", "lograndint", "qlograndint", "choice", "grid_search", "sample_from",
     "FIFOScheduler", "ASHAScheduler", "AsyncHyperBandScheduler", "MedianStoppingRule",
     "HyperBandScheduler", "PopulationBasedTraining", "CLIReporter", "JupyterNotebookReporter",
+    "Tuner", "TuneConfig", "RunConfig", "FailureConfig", "CheckpointConfig", "ResultGrid",
+    "Result", "with_resources",
 ]
 
 

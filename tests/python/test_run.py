@@ -137,6 +137,42 @@ class Failures(Case):
                 tune.run(trainables.quadratic, config={"x": 1}, name="x", storage="tune.db")
 
 
+class Tuners(Case):
+    def test_tuner_fit_is_tune_run(self):
+        tuner = tune.Tuner(
+            tune.with_resources(trainables.quadratic, {"cpu": 1}),
+            param_space={"x": tune.grid_search(GRID), "sleep": 0.05},
+            tune_config=tune.TuneConfig(metric="loss", mode="min", max_concurrent_trials=1,
+                                        scheduler=ASHA["scheduler"]),
+            run_config=tune.RunConfig(name="tuner", storage="tune.db", verbose=0,
+                                      failure_config=tune.FailureConfig(max_failures=1)))
+        grid = tuner.fit()
+        self.assertEqual(len(grid), 4)
+        self.assertEqual(grid.num_errors, 0)
+        self.assertEqual(grid.get_best_result().config["x"], 0.1)
+        self.assertAlmostEqual(grid.get_best_result().metrics["loss"], 0.1 / 5)
+        self.assertEqual(grid.get_best_result(metric="acc", mode="max").config["x"], 0.1)
+        self.assertEqual(grid.get_best_result(metric="loss", mode="max", scope="all").config["x"], 0.9)
+        self.assertEqual(len(grid[0]._rows()), 5)
+        self.assertIn(grid[1].path, [t["trial_dir"] for t in grid.experiment.trials()])
+        # The file Tuner.fit wrote is the one tune.run writes for the same arguments.
+        with open("tuner.space.json") as f:
+            written = json.load(f)
+        self.assertEqual(written, tune.build_space(
+            trainables.quadratic, {"x": tune.grid_search(GRID), "sleep": 0.05}, name="tuner",
+            resources_per_trial={"cpu": 1}, max_failures=1, **ASHA))
+
+    def test_tuner_refusals(self):
+        with self.assertRaisesRegex(TypeError, "'storage_path' is not supported: pass storage="):
+            tune.RunConfig(storage_path="/tmp/x")
+        with self.assertRaisesRegex(TypeError, "CheckpointConfig is not supported"):
+            tune.CheckpointConfig(num_to_keep=2)
+        with self.assertRaisesRegex(TypeError, "'reuse_actors' is not supported"):
+            tune.TuneConfig(reuse_actors=True)
+        with self.assertRaisesRegex(TypeError, "tune.resume"):
+            tune.Tuner.restore("/tmp/x", trainables.quadratic)
+
+
 DRIVER = """
 import sys, tune
 sys.path.insert(0, {here!r})
