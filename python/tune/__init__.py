@@ -18,6 +18,7 @@ installed. docs/python.md is the guide, docs/from-ray-tune.md the migration tabl
 Not for: sampling or scheduling in Python; the engine does both.
 """
 
+import inspect as _inspect
 import os as _os
 
 # The result line has one definition, python/tune_report.py (shared with scripts that copy
@@ -63,14 +64,11 @@ def report(metrics=None, /, *, checkpoint=None, **kwargs):
         kwargs = {**metrics, **kwargs}
     if checkpoint is None:
         return _line.report(**kwargs)
-    try:
-        return _line.report(**kwargs, checkpoint=checkpoint)
-    except TypeError as e:
-        if "checkpoint" not in str(e):
-            raise
-        raise TypeError("tune.report(checkpoint=...) needs the tune_report.py that knows "
-                        "checkpoints; until then save the checkpoint as "
-                        "tune.get_trial_dir() + '/checkpoint...' (tune finds it there)") from e
+    if "checkpoint" not in _inspect.signature(_line.report).parameters:
+        raise TypeError("tune.report(checkpoint=...) needs a tune_report.py that knows "
+                        "checkpoints; until then save the checkpoint in the trial's folder as "
+                        "checkpoint* (tune.get_trial_dir()), where tune finds it")
+    return _line.report(**kwargs, checkpoint=checkpoint)
 
 
 def get_checkpoint():

@@ -68,6 +68,9 @@ def function_command(fn):
     if module is None:
         raise ValueError(f"tune.run: cannot find the module of {fn!r}")
     path = getattr(module, "__file__", None)
+    spec = getattr(module, "__spec__", None)
+    if modname == "__main__" and spec is not None and spec.name not in (None, "__main__"):
+        modname = spec.name  # `python -m pkg.run`: importable by its own name
     if modname == "__main__":
         if not path:
             raise ValueError(
@@ -84,9 +87,16 @@ def function_command(fn):
             root = os.path.dirname(root)
         target = f"{modname}:{name}"
     cmd = [sys.executable, "-m", "tune.trial", _escape(target)]
-    if root:
+    if root and root not in _site_dirs():  # an installed module needs no --path
         cmd += ["--path", _escape(root)]
     return cmd
+
+
+def _site_dirs():
+    import site
+    dirs = list(getattr(site, "getsitepackages", lambda: [])())
+    user = getattr(site, "getusersitepackages", lambda: None)()
+    return set(os.path.abspath(d) for d in dirs + ([user] if user else []))
 
 
 def _default_name(trainable):
@@ -287,7 +297,7 @@ def _real_fd(stream):
         return None
 
 
-def execute(args, db, what):
+def execute(args):
     """Runs `tune ARGS`; returns its exit status and the last lines of its stderr.
 
     stdout goes straight to this process's stdout when that is a real file descriptor (a
@@ -353,11 +363,14 @@ def _actual_name(db, name, restart):
     """With restart=True tune may run NAME-2, NAME-3, ...: the newest such experiment."""
     if not restart:
         return name
-    import sqlite3
     from ._results import _connect
-    with _connect(db) as con:
-        rows = con.execute("SELECT name FROM experiments WHERE name = ?1 OR name GLOB ?1 || '-[0-9]*'"
-                           " ORDER BY id DESC LIMIT 1", (name,)).fetchall()
+    try:
+        with _connect(db) as con:
+            rows = con.execute("SELECT name FROM experiments WHERE name = ?1 OR "
+                               "name GLOB ?1 || '-[0-9]*' ORDER BY id DESC LIMIT 1",
+                               (name,)).fetchall()
+    except TuneError:
+        return name
     return rows[0][0] if rows else name
 
 
@@ -414,6 +427,8 @@ def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, nu
                         status_interval_s=status_interval_s, result_timeout_s=result_timeout_s,
                         executor=executor)
     db = os.path.abspath(storage)
+    if name is None:
+        restart = True  # a generated name that happens to exist already: run as NAME-2
     name = space["name"]
     space_path = os.path.join(os.path.dirname(db), f"{name}.space.json")
     _write_atomic(space_path, json.dumps(space, indent=2) + "\n")
@@ -422,8 +437,8 @@ def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, nu
         args.append("--resume")
     if restart:
         args.append("--restart")
-    rc, tail, interrupted = execute(args, db, "run")
-    if rc in (EXIT_OK, EXIT_TRIAL_ERRORS):
+    rc, tail, interrupted = execute(args)
+    if rc in (EXIT_OK, EXIT_TRIAL_ERRORS, EXIT_INTERRUPTED) or interrupted:
         name = _actual_name(db, name, restart)
     return _finish(rc, tail, interrupted, db, name, space_path, raise_on_failed_trial)
 
@@ -444,8 +459,7 @@ def resume(name, storage="tune.db", *, raise_on_failed_trial=True, verbose=None,
     """Continues an interrupted experiment (`tune resume NAME --db DB`) and returns its
     ExperimentAnalysis, as tune.run does."""
     db = os.path.abspath(storage)
-    rc, tail, interrupted = execute(["resume", name, "--db", db] + _cli_options(verbose, gpus, cpus),
-                                    db, "resume")
+    rc, tail, interrupted = execute(["resume", name, "--db", db] + _cli_options(verbose, gpus, cpus))
     space_path = os.path.join(os.path.dirname(db), f"{name}.space.json")
     return _finish(rc, tail, interrupted, db, name,
                    space_path if os.path.exists(space_path) else None, raise_on_failed_trial)

@@ -39,12 +39,20 @@ class Report(Case):
     def test_checkpoint_goes_to_the_helper(self):
         seen = {}
 
-        def helper(**kw):
-            seen.update(kw)
+        def helper(checkpoint=None, **kw):  # the helper with checkpoint= (issue 13)
+            seen.update(kw, checkpoint=checkpoint)
             return True
         with mock.patch.object(tune._line, "report", helper):
             self.assertTrue(tune.report(loss=1.0, checkpoint="ckpt.pt"))
         self.assertEqual(seen, {"loss": 1.0, "checkpoint": "ckpt.pt"})
+
+    def test_checkpoint_needs_a_helper_that_knows_it(self):
+        def old_helper(**metrics):
+            return True
+        with mock.patch.object(tune._line, "report", old_helper):
+            with self.assertRaisesRegex(TypeError, "needs a tune_report.py that knows checkpoints"):
+                tune.report(loss=1.0, checkpoint="ckpt.pt")
+            self.assertTrue(tune.report(loss=1.0))
 
     def test_only_rank_zero_writes(self):
         with mock.patch.dict(os.environ, {"RANK": "1"}):

@@ -71,6 +71,29 @@ class Run(Case):
         self.assertIn("BEST 1 1 True", p.stdout)
         self.assertIn(f"{script}:train", open(os.path.join(self.dir, "main.space.json")).read())
 
+    def test_package_main_function_trainable(self):
+        # `python -m pkg.run`: the function is imported by its module's own name.
+        os.makedirs("proj/pkg")
+        open("proj/pkg/__init__.py", "w").close()
+        with open("proj/pkg/run.py", "w") as f:
+            f.write("import tune\n"
+                    "from . import helper\n"
+                    "def train(config):\n"
+                    "    tune.report(loss=helper.square(config['x']))\n"
+                    "if __name__ == '__main__':\n"
+                    "    a = tune.run(train, config={'x': tune.grid_search([3, -2])}, metric='loss',"
+                    " name='pkg', storage='../tune.db', verbose=0)\n"
+                    "    print('BEST', a.best_config['x'], a.best_result['loss'])\n")
+        with open("proj/pkg/helper.py", "w") as f:
+            f.write("def square(x):\n    return x * x\n")
+        p = subprocess.run([sys.executable, "-m", "pkg.run"], capture_output=True, text=True,
+                           timeout=60, cwd=os.path.join(self.dir, "proj"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("BEST -2 4", p.stdout)
+        with open("pkg.space.json") as f:
+            cmd = json.load(f)["command"]
+        self.assertEqual(cmd[3:], ["pkg.run:train", "--path", os.path.join(self.dir, "proj")])
+
     def test_notebook_gets_plain_lines(self):
         # In a notebook sys.stdout is no file descriptor: tune's output comes through it.
         out = io.StringIO()
@@ -80,6 +103,40 @@ class Run(Case):
         self.assertIn("== Status ==", text)
         self.assertIn("Finished nb:", text)
         self.assertNotIn("\x1b[", text)  # no cursor movement: plain lines
+
+    def test_terminal_gets_the_live_table(self):
+        # On a terminal tune's stdout is that terminal: the table is redrawn in place.
+        import pty
+        code = ("import tune, trainables\n"
+                "tune.run(trainables.quadratic, config={'x': tune.grid_search([1, 2])},"
+                " name='tty', storage='tune.db', max_concurrent_trials=1)\n")
+        master, slave = pty.openpty()
+        p = subprocess.Popen([sys.executable, "-c", code], stdout=slave, stderr=slave,
+                             stdin=subprocess.DEVNULL)
+        os.close(slave)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(master)
+        self.assertEqual(p.wait(timeout=60), 0, out.decode(errors="replace"))
+        text = out.decode(errors="replace")
+        self.assertIn("\x1b[", text)  # cursor movement: the in-place table
+        self.assertIn("Finished tty:", text)
+
+    def test_generated_names_never_collide(self):
+        names = set()
+        for _ in range(2):  # within one second: the same generated name, twice
+            a = tune.run(trainables.quadratic, config={"x": 1}, storage="tune.db", verbose=0)
+            names.add(a.name)
+            self.assertEqual(a.trials()[0]["status"], "TERMINATED")
+        self.assertEqual(len(names), 2)
+        self.assertTrue(all(n.startswith("quadratic_") for n in names), names)
 
     def test_returned_dict_is_the_last_result(self):
         a = tune.run(trainables.returns_dict, config={"x": 1}, metric="loss", name="ret",
