@@ -387,9 +387,12 @@ def _finish(rc, tail, interrupted, db, name, space_path, raise_on_failed_trial):
         if failed or rc == EXIT_TRIAL_ERRORS:
             first = failed[0] if failed else {}
             why = first.get("error") or _message(tail, rc)
+            said = [ln for ln in tail if ln.startswith("tune: ")]  # e.g. why fail_fast stopped it
             raise TuneError(f"{len(failed)} trial(s) of {name} ended in ERROR; the first, "
-                            f"{first.get('trial', '?')}: {why}\n(pass raise_on_failed_trial=False "
-                            "to get the analysis anyway; `tune show` tells more)",
+                            f"{first.get('trial', '?')}: {why}\n"
+                            + "".join(ln + "\n" for ln in said[-5:])
+                            + "(pass raise_on_failed_trial=False to get the analysis anyway; "
+                            "`tune show` tells more)",
                             exit_code=rc, name=name, storage=db, analysis=analysis)
     return analysis
 

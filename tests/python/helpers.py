@@ -23,7 +23,7 @@ sys.path.insert(0, HERE)  # trainables.py: a module the trials import by name
 os.environ["TUNE_BIN"] = TUNE
 os.environ["PYTHONPATH"] = HERE + os.pathsep + PYDIR
 
-import tune  # noqa: E402
+import tune  # noqa: E402,F401  (re-exported to the tests)
 
 
 class Case(unittest.TestCase):

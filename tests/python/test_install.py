@@ -5,7 +5,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 from helpers import PYDIR, TUNE, Case

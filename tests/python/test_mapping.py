@@ -2,7 +2,6 @@
 docs/python.md describes, and the real `tune validate` accepts each generated file; the
 names tune does not support fail in Python with a message naming what is supported."""
 
-import json
 import os
 import unittest
 

@@ -25,7 +25,7 @@ def returns_dict(config):
 
 
 def resumable(config):
-    """Counts to 20 slowly, saving a checkpoint file after each step; started again it goes
+    """Counts to 20 in 5 s, saving a checkpoint file after each step; started again it goes
     on from the checkpoint and says where it resumed (resumed_from)."""
     start, resumed = 1, 0
     ckpt = tune.get_checkpoint()
@@ -34,7 +34,7 @@ def resumable(config):
             start = int(f.read()) + 1
         resumed = start - 1
     for i in range(start, 21):
-        time.sleep(0.15)
+        time.sleep(0.25)  # slow enough for the test to interrupt it mid-run
         path = os.path.join(tune.get_trial_dir(), "checkpoint")
         with open(path + ".tmp", "w") as f:
             f.write(str(i))
