@@ -577,9 +577,13 @@ static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_
     if ((v = space__json_get(n, "max_t")) &&
         (rc = get_double(c, v, 0, 1, &o->max_t, "\"max_t\" must be a number > 0")))
         return rc;
+    /* The median rule's grace period may be 0 (Ray's MedianStoppingRule takes it, and its
+     * tests use it); asha's is its first rung, which must be above 0. */
     const sj_node_t *gp = space__json_get(n, "grace_period");
-    if (gp &&
-        (rc = get_double(c, gp, 0, 1, &o->grace_period, "\"grace_period\" must be a number > 0")))
+    int median = o->type == SPACE_SCHED_MEDIAN;
+    if (gp && (rc = get_double(c, gp, 0, !median, &o->grace_period,
+                               median ? "\"grace_period\" must be a number >= 0"
+                                      : "\"grace_period\" must be a number > 0")))
         return rc;
     if ((v = space__json_get(n, "reduction_factor")) &&
         (rc = get_double(c, v, 1, 1, &o->reduction_factor,

@@ -233,6 +233,23 @@ TEST(parse_median)
     space_free(s);
 }
 
+TEST(median_grace_period_zero_accepted)
+{
+    /* Ray's MedianStoppingRule takes grace_period 0 (its tests use it throughout); asha's
+     * first rung must stay above 0. */
+    space_t *s = parse("{\"name\":\"x\",\"command\":[\"a\"],\"metric\":\"acc\",\"mode\":\"max\","
+                       "\"scheduler\":{\"type\":\"median\",\"grace_period\":0}}");
+    REQUIRE(s);
+    CHECK_NEAR(space_settings(s)->sched.grace_period, 0, 0);
+    space_free(s);
+    const char *mm = "\"metric\": \"m\", \"mode\": \"min\", ";
+    char b[512];
+    snprintf(b, sizeof b, "%s\"scheduler\": {\"type\": \"median\", \"grace_period\": -1}", mm);
+    EXPECT_AT(b, "-1", "\"grace_period\" must be a number >= 0");
+    snprintf(b, sizeof b, "%s\"scheduler\": {\"grace_period\": 0, \"type\": \"asha\"}", mm);
+    EXPECT_AT(b, "0,", "\"grace_period\" must be a number > 0");
+}
+
 TEST(parse_optional_keys)
 {
     space_t *s = parse(
