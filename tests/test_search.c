@@ -974,6 +974,44 @@ TEST(qrandint_every_multiple_equally_likely)
     space_free(s);
 }
 
+TEST(quantised_q1_still_quantises_unlike_ray)
+{
+    /* docs/space.md: Ray skips quantising when q = 1 (its qrandint(0, 5, 1) never gives 5,
+     * its quniform(0, 5, 1) and qrandn(0, 1, 1) give fractions); tune's rule holds for
+     * every q. */
+    const int n = 12000;
+    const char *vals[] = {"0", "1", "2", "3", "4", "5"};
+    const char *dists[] = {"{\"qrandint\": [0, 5, 1]}", "{\"quniform\": [0, 5, 1]}"};
+    for (int d = 0; d < 2; d++) {
+        space_t *s = one_param(dists[d], n, 11);
+        REQUIRE(s);
+        int counts[6], others;
+        histogram(s, n, vals, 6, counts, &others);
+        CHECK_EQ_INT(others, 0);
+        for (int k = 0; k < 6; k++)
+            CHECK_NEAR(counts[k] / (double)n, 1 / 6.0, 0.015);
+        space_free(s);
+    }
+    space_t *s = one_param("{\"qrandn\": [0, 1, 1]}", 500, 2);
+    REQUIRE(s);
+    for (int i = 0; i < 500; i++) {
+        cJSON *c = sample(s, (size_t)i);
+        REQUIRE(c);
+        CHECK(num(c, "p") == floor(num(c, "p")));
+        cJSON_Delete(c);
+    }
+    space_free(s);
+    /* Bounds that are not multiples of q: Ray refuses them, tune uses the multiples inside. */
+    const char *inside[] = {"0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1"};
+    s = one_param("{\"quniform\": [0.05, 1, 0.1]}", 5000, 4);
+    REQUIRE(s);
+    int counts[10], others;
+    histogram(s, 5000, inside, 10, counts, &others);
+    CHECK_EQ_INT(others, 0);
+    CHECK(counts[0] > 0 && counts[9] > 0);
+    space_free(s);
+}
+
 TEST(quniform_end_points_as_frequent)
 {
     const int n = 20000;
