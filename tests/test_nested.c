@@ -105,4 +105,26 @@ TEST(run_conditional_space)
     CHECK(sgd > 0 && adam > 0);
 }
 
+TEST(median_grace_period_zero_runs)
+{
+    /* issue 13 item 20, where the user meets it: Ray's MedianStoppingRule takes
+     * grace_period 0, and so does space.json now (it was refused before the run). */
+    char dir[4096], sp[8192];
+    e2e_paths();
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"med0\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 4,\n"
+             " \"command\": [\"%s\", \"--iters\", \"4\", \"--lr\", \"{lr}\"],\n"
+             " \"scheduler\": {\"type\": \"median\", \"grace_period\": 0, \"max_t\": 4,\n"
+             "               \"min_samples_required\": 1},\n"
+             " \"space\": {\"lr\": {\"loguniform\": [1e-4, 1]}}}",
+             g_synth);
+    struct out o = run_space(dir, sizeof dir, GROUP, "median0", sp, NULL);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 4);
+    CHECK_EQ_INT(db_int(dir, "SELECT json_extract(settings_json, '$.scheduler.grace_period') FROM "
+                             "experiments"),
+                 0);
+}
+
 TT_MAIN
