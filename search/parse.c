@@ -1441,8 +1441,9 @@ void space_free(space_t *s)
     free_strv(s->set.command);
     free_strv(s->set.exec.srun_args);
     free(s->set.exec.allocation);
-    for (size_t i = 0; i < s->nparams; i++)
+    for (size_t i = 0; i < s->nparams; i++) {
         free_node(&s->params[i]);
+    }
     free(s->params);
     free_strv(s->notes);
     free(s->text);

@@ -92,7 +92,8 @@ size_t space_num_trials(const space_t *s);
 /* Parameters, in the order space.json declares them. */
 size_t space_num_params(const space_t *s);
 const char *space_param_name(const space_t *s, size_t i);
-/* Distribution name as written ("loguniform", "choice", "grid_search", "constant", ...). */
+/* Distribution name as written ("loguniform", "choice", "grid_search", "constant", ...),
+ * or "object" for an object of distributions (a nested space). */
 const char *space_param_kind(const space_t *s, size_t i);
 int space_param_is_log(const space_t *s, size_t i); /* loguniform / qloguniform / lograndint */
 

@@ -1747,6 +1747,36 @@ TEST(nested_constants_stay_constants)
     space_free(s);
 }
 
+TEST(nested_choice_of_distributions)
+{
+    /* a value of a choice may itself be a distribution: the branch drawn is then drawn */
+    const int n = 3000;
+    space_t *s =
+        one_param("{\"choice\": [{\"uniform\": [0, 1]}, 5, {\"qrandint\": [10, 20, 5]}]}", n, 9);
+    REQUIRE(s);
+    int uni = 0, five = 0, q[3] = {0}, other = 0;
+    for (int i = 0; i < n; i++) {
+        cJSON *c = sample(s, (size_t)i);
+        REQUIRE(c);
+        double v = num(c, "p");
+        if (v >= 0 && v < 1)
+            uni++;
+        else if (v == 5)
+            five++;
+        else if (v == 10 || v == 15 || v == 20)
+            q[(int)v / 5 - 2]++;
+        else
+            other++;
+        cJSON_Delete(c);
+    }
+    CHECK_EQ_INT(other, 0);
+    CHECK_NEAR(uni / (double)n, 1 / 3.0, 0.04);
+    CHECK_NEAR(five / (double)n, 1 / 3.0, 0.04);
+    for (int k = 0; k < 3; k++)
+        CHECK_NEAR(q[k] / (double)n, 1 / 9.0, 0.03);
+    space_free(s);
+}
+
 TEST(nested_grid_search)
 {
     /* A grid inside an object is a grid of the experiment, ordered by path as Ray sorts
