@@ -144,6 +144,32 @@ static int add_value(struct sbuf *b, const cJSON *v)
     return rc;
 }
 
+/* The member of obj whose key is exactly name[0..len), or NULL. */
+static const cJSON *member(const cJSON *obj, const char *name, size_t len)
+{
+    if (!cJSON_IsObject(obj)) return NULL;
+    for (const cJSON *m = obj->child; m; m = m->next)
+        if (m->string && strlen(m->string) == len && memcmp(m->string, name, len) == 0) return m;
+    return NULL;
+}
+
+const cJSON *space__lookup(const cJSON *obj, const char *name, size_t len, int *head)
+{
+    const cJSON *v = member(obj, name, len);
+    if (v) {
+        *head = 1;
+        return v;
+    }
+    for (size_t k = 0; k < len; k++) {
+        if (name[k] != '.' || !(v = member(obj, name, k))) continue;
+        *head = 1;
+        int deeper = 0;
+        const cJSON *r = space__lookup(v, name + k + 1, len - k - 1, &deeper);
+        if (r) return r;
+    }
+    return NULL;
+}
+
 void space_argv_free(char **argv)
 {
     for (char **p = argv; p && *p; p++)
@@ -154,7 +180,7 @@ void space_argv_free(char **argv)
 int space_render_argv(const space_t *s, const cJSON *config, const char *trial_id,
                       const char *trial_dir, char ***argv_out, char *err, size_t errlen)
 {
-    int argc = s->set.command_argc;
+    int argc = s->set.command_argc, j = 0; /* j: the next argv slot (elements may be left out) */
     char **argv = calloc((size_t)argc + 1, sizeof *argv);
     if (!argv) goto nomem;
     for (int i = 0; i < argc; i++) {
@@ -162,10 +188,10 @@ int space_render_argv(const space_t *s, const cJSON *config, const char *trial_i
         const char *p = s->set.command[i], *bad = NULL;
         space_tmpl_piece_t piece;
         char msg[128];
-        int r;
+        int r = 0, absent = 0;
         if (sb_add(&b, "", 0)) goto nomem;
-        argv[i] = b.p; /* owned by argv from here on, so every exit frees it */
-        while ((r = space__tmpl_next(&p, &piece, &bad, msg, sizeof msg)) > 0) {
+        argv[j] = b.p; /* owned by argv from here on, so every exit frees it */
+        while (!absent && (r = space__tmpl_next(&p, &piece, &bad, msg, sizeof msg)) > 0) {
             int rc = 0;
             if (!piece.is_name) {
                 rc = sb_add(&b, piece.s, piece.len);
@@ -174,30 +200,39 @@ int space_render_argv(const space_t *s, const cJSON *config, const char *trial_i
             } else if (piece.len == 9 && memcmp(piece.s, "trial_dir", 9) == 0) {
                 rc = sb_add(&b, trial_dir ? trial_dir : "", trial_dir ? strlen(trial_dir) : 0);
             } else {
-                char *name = strndup(piece.s, piece.len);
-                if (!name) goto nomem;
-                const cJSON *v = config ? cJSON_GetObjectItemCaseSensitive(config, name) : NULL;
+                int head = 0;
+                const cJSON *v = config ? space__lookup(config, piece.s, piece.len, &head) : NULL;
+                if (!v && head && i > 0) {
+                    /* A nested value of a branch this trial did not draw: the element
+                     * goes, as docs/space.md ("Nested spaces") says. */
+                    absent = 1;
+                    continue;
+                }
                 if (!v) {
                     if (err && errlen)
                         snprintf(err, errlen,
-                                 "command[%d]: the configuration has no value for \"{%s}\"", i,
-                                 name);
-                    free(name);
+                                 "command[%d]: the configuration has no value for \"{%.*s}\"", i,
+                                 (int)(piece.len < 200 ? piece.len : 200), piece.s);
                     space_argv_free(argv);
                     return SPACE_EINVAL;
                 }
-                free(name);
                 rc = add_value(&b, v);
             }
-            argv[i] = b.p;
+            argv[j] = b.p;
             if (rc) goto nomem;
         }
-        argv[i] = b.p;
+        argv[j] = b.p;
+        if (absent) {
+            free(argv[j]);
+            argv[j] = NULL;
+            continue;
+        }
         if (r < 0) {
             if (err && errlen) snprintf(err, errlen, "command[%d]: %s", i, msg);
             space_argv_free(argv);
             return SPACE_EINVAL;
         }
+        j++;
     }
     *argv_out = argv;
     return SPACE_OK;

@@ -92,9 +92,16 @@ size_t space_num_trials(const space_t *s);
 /* Parameters, in the order space.json declares them. */
 size_t space_num_params(const space_t *s);
 const char *space_param_name(const space_t *s, size_t i);
-/* Distribution name as written ("loguniform", "choice", "grid_search", "constant", ...). */
+/* Distribution name as written ("loguniform", "choice", "grid_search", "constant", ...),
+ * or "object" for an object of distributions (a nested space). */
 const char *space_param_kind(const space_t *s, size_t i);
 int space_param_is_log(const space_t *s, size_t i); /* loguniform / qloguniform / lograndint */
+
+/* Remarks about a file that is valid but may not do what its author means, for
+ * `tune validate` to print: a parameter no {placeholder} uses ("the trial sees it only
+ * through TUNE_CONFIG"), a placeholder that only some branches of a choice have. The i-th
+ * note, or NULL past the last one; owned by the space. */
+const char *space_note(const space_t *s, size_t i);
 
 /* The configuration of trial `index` (0-based), a pure function of (seed, index): the
  * same on any machine and in any order of calls, which is what resume relies on.
@@ -104,7 +111,10 @@ int space_sample(const space_t *s, size_t index, cJSON **out, char *err, size_t 
 
 /* Renders the command template for one configuration: "{name}" becomes the value
  * (numbers printed so they read back exactly, strings as they are, other JSON as JSON),
- * "{trial_id}" and "{trial_dir}" the given strings, "{{" and "}}" literal braces.
+ * "{a.b}" the value at that path in a nested object, "{trial_id}" and "{trial_dir}" the
+ * given strings, "{{" and "}}" literal braces. An element whose "{a.b}" the
+ * configuration lacks (a branch of a choice that was not drawn) is left out of argv; a
+ * placeholder whose top-level parameter is missing is an error.
  * On success *argv_out is a new NULL-terminated vector freed with space_argv_free. */
 int space_render_argv(const space_t *s, const cJSON *config, const char *trial_id,
                       const char *trial_dir, char ***argv_out, char *err, size_t errlen);
