@@ -528,4 +528,43 @@ TEST(reporter_parameter_columns_must_name_parameters)
     out_free(&o);
 }
 
+/* ---- item 15: the resumable PyTorch example -------------------------------------- */
+TEST(torch_example_resumes_from_its_checkpoint)
+{
+    if (system(PY " -c 'import torch' 2>/dev/null") != 0) {
+        fprintf(stderr, "SKIP: no PyTorch under " PY " (apt-get install python3-torch)\n");
+        exit(77);
+    }
+    char dir[4096], sp[8192];
+    fresh(dir, sizeof dir, "torch_resume");
+    const char *src = getenv("TUNE_SOURCE_DIR");
+    REQUIRE(src);
+    /* Fails once at epoch 3: the retry must resume at 3 from checkpoint.pt (epoch 2). */
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"tr\", \"metric\": \"loss\", \"mode\": \"min\", \"max_failures\": 1,"
+             " \"scheduler\": {\"type\": \"asha\", \"max_t\": 5},"
+             " \"command\": [\"" PY "\", \"%s/examples/torch_resumable/train.py\", \"--epochs\","
+             " \"5\", \"--fail-once-at\", \"3\"], \"space\": {}}",
+             src);
+    space_file(dir, sp);
+    struct out o = run_in(dir);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT attempt FROM trials"), 2);
+    /* Epochs 1..5 once each in the current attempt: 1-2 carried over, 3-5 computed again. */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results WHERE attempt = 2"), 5);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(DISTINCT iteration) FROM results WHERE attempt = 2"), 5);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results WHERE json_extract(data, "
+                             "'$.checkpoint') LIKE '%/trial_00000/checkpoint.pt'"),
+                 db_int(dir, "SELECT count(*) FROM results"));
+    char p[4300];
+    snprintf(p, sizeof p, "%s/tune_results/tr/trial_00000/stderr.log", dir);
+    char *err = slurp(p);
+    CHECK_CONTAINS(err, "checkpoint.pt at epoch 3");
+    free(err);
+    /* The code after the last report ran although max_t completed the trial. */
+    snprintf(p, sizeof p, "%s/tune_results/tr/trial_00000/final_model.pt", dir);
+    CHECK(access(p, F_OK) == 0);
+}
+
 TT_MAIN
