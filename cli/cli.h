@@ -63,6 +63,10 @@ void cli_fmt_num(double v, char *out, size_t n);
 /* Commands. argv[0] is the command name. */
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_resume(int argc, char **argv);
+/* Warns on stderr about a program or script named by a relative path in the command
+ * (trials run in their own directories): tune validate and tune run call it. */
+struct space;
+void cli_warn_relative_paths(const struct space *sp, const char *file);
 /* `tune extend NAME N`: N more trials for a stored experiment, then runs them. */
 int cli_cmd_extend(int argc, char **argv);
 /* --db's value, or tune.db. */

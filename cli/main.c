@@ -91,6 +91,7 @@ int cli_cmd_validate(int argc, char **argv)
            sched_names[set->sched.type]);
     if (set->metric) printf(", metric %s (%s)", set->metric, set->mode ? "max" : "min");
     printf("\n");
+    cli_warn_relative_paths(sp, file);
     for (size_t i = 0; i < n && (long)i < show; i++) {
         cJSON *cfg = NULL;
         if (space_sample(sp, i, &cfg, err, sizeof err) != 0) {

@@ -213,6 +213,44 @@ static int lock_experiment(const char *results_dir, const char *name)
     return fd;
 }
 
+/* ---- relative paths -------------------------------------------------------------- */
+/* Trials run in their own directories (tune_results/NAME/trial_NNNNN), so a program or a
+ * script named by a relative path ("./train.sh", "python3 train.py") is not found there:
+ * every trial fails at once. Said before anything runs, with the absolute path to use. */
+void cli_warn_relative_paths(const space_t *sp, const char *file)
+{
+    static const char *const exts[] = {".py", ".sh", ".R",  ".r",  ".jl",
+                                       ".js", ".pl", ".rb", ".lua"};
+    const space_settings_t *set = space_settings(sp);
+    for (int i = 0; i < set->command_argc; i++) {
+        const char *a = set->command[i];
+        if (!*a || a[0] == '/' || a[0] == '-' || a[0] == '~' || strchr(a, '{')) continue;
+        int looks = i == 0 ? strchr(a, '/') != NULL : 0;
+        size_t n = strlen(a);
+        for (size_t k = 0; i > 0 && k < sizeof exts / sizeof exts[0]; k++) {
+            size_t e = strlen(exts[k]);
+            looks |= n > e && strcmp(a + n - e, exts[k]) == 0;
+        }
+        if (!looks) continue;
+        /* Where the user probably means it: the current directory, else the file's. */
+        char abs[PATH_MAX], guess[PATH_MAX * 2];
+        const char *slash = strrchr(file, '/');
+        if (realpath(a, abs)) {
+            snprintf(guess, sizeof guess, "%s", abs);
+        } else if (slash) {
+            snprintf(guess, sizeof guess, "%.*s/%s", (int)(slash - file), file, a);
+            if (realpath(guess, abs)) snprintf(guess, sizeof guess, "%s", abs);
+        } else {
+            snprintf(guess, sizeof guess, "/absolute/path/to/%s", a);
+        }
+        fprintf(stderr,
+                "tune: warning: %s: command[%d] \"%s\" is a relative path, but each trial runs in "
+                "its own directory (tune_results/%s/trial_NNNNN), where it will not exist: use "
+                "its absolute path (\"%s\")\n",
+                file, i, a, set->name, guess);
+    }
+}
+
 /* ---- the live view -------------------------------------------------------------- */
 struct run_view {
     int tty;
@@ -377,6 +415,7 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
                   file, *c, dym ? " (did you mean \"" : "", dym ? dym : "", dym ? "\"?)" : "");
         return CLI_EXIT_USAGE;
     }
+    cli_warn_relative_paths(sp, file);
     if (set->time_budget_s > 0)
         fprintf(stderr,
                 "tune: note: \"time_budget_s\" (%g s) now limits the whole experiment, as in Ray "
@@ -904,9 +943,9 @@ static int resume_named(int argc, char **argv, int extend)
     long more = 0;
     if (extend) {
         /* NAME N: the count is the second positional argument (option values skipped). */
-        static const char *const with_value[] = {"--db",       "--gpus",       "--cpus",
-                                                 "--executor", "--allocation", "--more",
-                                                 "--status-interval"};
+        static const char *const with_value[] = {
+            "--db",         "--gpus", "--cpus",           "--executor",
+            "--allocation", "--more", "--status-interval"};
         int at = -1, pos = 0;
         for (int i = 1; i < argc; i++) {
             int takes = 0;

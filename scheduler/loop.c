@@ -40,8 +40,8 @@ static void loop_on_signal(int sig)
 }
 
 /* STOP_COMPLETE: max_t or a "stop" criterion reached, the trial may finish by itself;
- * STOP_EXPERIMENT: the experiment ended (time budget, a target, fail_fast, a missing
- * metric): TERMINATED, neither early-stopped nor failed. */
+ * STOP_EXPERIMENT: the experiment ended as planned (its time budget, a target):
+ * TERMINATED, neither early-stopped nor failed. */
 enum stop_reason {
     STOP_NONE = 0,
     STOP_EARLY,
@@ -113,8 +113,8 @@ struct loop {
     const char *keys[LOOP_MAX_KEYS];
     size_t nkeys, col0, ncols;
     int dup[LOOP_MAX_KEYS]; /* the earlier slot holding the same key, or -1 */
-    int metric_checked; /* the first result was checked for metric and time_attr */
-    char notice[1024];  /* allow_missing_metric's warning */
+    int metric_checked;     /* the first result was checked for metric and time_attr */
+    char notice[1024];      /* allow_missing_metric's warning */
     sched_end_t ended_by;
     int64_t end_trial;
     char end_msg[1024], end_detail[2048];
@@ -996,12 +996,14 @@ static void finalize(struct loop *L, struct ltrial *t)
     L->running--;
 }
 
-/* The experiment is stopping: every running trial is stopped. After Ctrl-C they are
- * PAUSED (resumable); when the experiment itself ended (time budget, a target,
- * fail_fast, a missing metric) they are TERMINATED and the reason is recorded. */
+/* The experiment is stopping: every running trial is stopped. After Ctrl-C, or when a
+ * mistake stopped the run (fail_fast, a missing metric), they are PAUSED: resumable once
+ * the cause is fixed. When the experiment ended as planned (its time budget, a target)
+ * they are TERMINATED and the reason is recorded as a decision. */
 static void stop_running(struct loop *L)
 {
-    int by_user = L->ended_by == SCHED_END_ALL || L->stop_signal;
+    int by_user = L->ended_by == SCHED_END_ALL || L->stop_signal ||
+                  L->ended_by == SCHED_END_FAIL_FAST || L->ended_by == SCHED_END_NO_METRIC;
     for (size_t i = 0; i < L->n; i++) {
         struct ltrial *t = &L->t[i];
         if (t->status != SCHED_TRIAL_RUNNING || t->stop != STOP_NONE) continue;

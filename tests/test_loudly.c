@@ -55,6 +55,33 @@ TEST(relative_script_path_fails_fast_with_its_stderr_exit_3)
                  3);
 }
 
+TEST(validate_warns_about_a_relative_script_path)
+{
+    char dir[4096];
+    fresh(dir, sizeof dir, "relpath");
+    script(dir, "train.py", "print('{\"loss\": 1}')\n");
+    space_file(dir, "{\"name\": \"rp\", \"command\": [\"" PY "\", \"train.py\", \"--lr\","
+                    " \"{lr}\"], \"space\": {\"lr\": 0.1}}");
+    const char *a[] = {"validate", "space.json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.err, "command[1] \"train.py\" is a relative path, but each trial runs in its "
+                          "own directory");
+    char want[4300];
+    snprintf(want, sizeof want, "use its absolute path (\"%s/train.py\")", dir);
+    CHECK_CONTAINS(o.err, want);
+    out_free(&o);
+    /* An absolute path is fine. */
+    char sp[8192];
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"rp\", \"command\": [\"" PY "\", \"%s/train.py\"], \"space\": {}}", dir);
+    space_file(dir, sp);
+    o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK(strstr(o.err, "relative path") == NULL);
+    out_free(&o);
+}
+
 TEST(every_trial_failed_exits_3_without_fail_fast)
 {
     char dir[4096], sp[8192];
@@ -140,6 +167,14 @@ TEST(misspelled_metric_is_an_error_with_did_you_mean)
     CHECK(db_int(dir, "SELECT max(iteration) FROM results") < 50);
     CHECK(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'PENDING'") >= 4);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'ERROR'"), 0);
+    /* The trials that were running are PAUSED and the experiment resumable once fixed
+     * (the first one may have been stopped early already: its missing metric is a NaN,
+     * which ASHA stops at the first milestone). */
+    CHECK(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'PAUSED'") >= 1);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status IN ('PAUSED', "
+                             "'TERMINATED')"),
+                 2);
+    CHECK_EQ_INT(db_int(dir, "SELECT status = 'INTERRUPTED' FROM experiments"), 1);
 
     /* The same for the scheduler's time_attr. */
     snprintf(sp, sizeof sp,
