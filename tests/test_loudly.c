@@ -602,4 +602,67 @@ TEST(torch_example_resumes_from_its_checkpoint)
     CHECK(access(p, F_OK) == 0);
 }
 
+/* ---- the new settings: each bad value has its message ---------------------------- */
+TEST(new_settings_are_checked_and_stored)
+{
+    char dir[4096];
+    fresh(dir, sizeof dir, "settings");
+    static const struct {
+        const char *body, *msg;
+    } bad[] = {
+        {"\"stop\": 5", "\"stop\" must be an object of criteria"},
+        {"\"stop\": {\"acc\": \"high\"}", "stop criterion \"acc\" must be a number"},
+        {"\"stop_experiment_on_target\": true, \"stop\": {\"training_iteration\": 3}",
+         "needs a \"stop\" target for the experiment's metric \"loss\""},
+        {"\"stop_experiment_on_target\": 1", "\"stop_experiment_on_target\" must be true or false"},
+        {"\"allow_missing_metric\": \"yes\"", "\"allow_missing_metric\" must be true or false"},
+        {"\"fail_fast\": 1.5", "\"fail_fast\" must be a non-negative integer"},
+        {"\"trial_time_limit_s\": -1", "\"trial_time_limit_s\" must be a number >= 0"},
+        {"\"reporter\": {\"metric_colums\": []}",
+         "unknown key \"metric_colums\" in \"reporter\" (did you mean \"metric_columns\"?)"},
+        {"\"reporter\": {\"metric_columns\": \"acc\"}", "\"metric_columns\" must be an array"},
+        {"\"reporter\": {\"parameter_columns\": [1]}", "parameter_columns[0] must be a string"},
+        {"\"scheduler\": {\"type\": \"asha\", \"stop_last_trials\": 0}",
+         "\"stop_last_trials\" must be true or false"},
+        {"\"scheduler\": {\"type\": \"median\", \"stop_last_trials\": false}",
+         "\"stop_last_trials\" does not apply to the \"median\" scheduler"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char sp[2048];
+        snprintf(sp, sizeof sp,
+                 "{\"name\": \"s\", \"metric\": \"loss\", \"mode\": \"min\", %s,"
+                 " \"command\": [\"true\"], \"space\": {}}",
+                 bad[i].body);
+        space_file(dir, sp);
+        const char *a[] = {"validate", "space.json", NULL};
+        struct out o = run_tune(dir, a);
+        CHECK_EQ_INT(o.code, 2);
+        CHECK_CONTAINS(o.err, bad[i].msg);
+        out_free(&o);
+    }
+    /* The resolved settings in the database carry the new keys with their values. */
+    char sp[8192];
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"s\", \"metric\": \"loss\", \"mode\": \"min\", \"fail_fast\": true,"
+             " \"trial_time_limit_s\": 60, \"stop\": {\"loss\": 0.01},"
+             " \"reporter\": {\"metric_columns\": [\"acc\"]},"
+             " \"scheduler\": {\"type\": \"asha\", \"max_t\": 2, \"stop_last_trials\": false},"
+             " \"command\": [\"%s\", \"--iters\", \"2\"], \"space\": {}}",
+             g_synth);
+    space_file(dir, sp);
+    struct out o = run_in(dir);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT json_extract(settings_json, '$.fail_fast') = 1 AND"
+                             " json_extract(settings_json, '$.trial_time_limit_s') = 60 AND"
+                             " json_extract(settings_json, '$.time_budget_s') = 0 AND"
+                             " json_extract(settings_json, '$.stop.loss') = 0.01 AND"
+                             " json_extract(settings_json, '$.allow_missing_metric') = 0 AND"
+                             " json_extract(settings_json, '$.stop_experiment_on_target') = 0 AND"
+                             " json_extract(settings_json, '$.reporter.metric_columns[0]') = 'acc'"
+                             " AND json_extract(settings_json, '$.scheduler.stop_last_trials') = 0"
+                             " FROM experiments"),
+                 1);
+}
+
 TT_MAIN
