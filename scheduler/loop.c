@@ -1190,6 +1190,19 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
     return 0;
 }
 
+static int on_stored_stop(void *ud, int ncol, const char *const *names, const char *const *values,
+                          const int *types)
+{
+    (void)names;
+    (void)types;
+    struct resume_ctx *c = ud;
+    if (ncol < 1 || !values[0]) return 0;
+    struct id_index key = {strtoll(values[0], NULL, 10), 0};
+    struct id_index *hit = bsearch(&key, c->by_id, c->nby, sizeof key, cmp_id);
+    if (hit && c->L->t[hit->idx].stop == STOP_NONE) c->L->t[hit->idx].stop = STOP_COMPLETE;
+    return 0;
+}
+
 static int load_trials(struct loop *L, char *err, size_t errlen)
 {
     const sched_run_opts_t *o = L->o;
@@ -1204,6 +1217,19 @@ static int load_trials(struct loop *L, char *err, size_t errlen)
         if (L->t[i].id > 0) c.by_id[c.nby++] = (struct id_index){L->t[i].id, i};
     qsort(c.by_id, c.nby, sizeof *c.by_id, cmp_id);
     int rc = store_results_replay(o->store, o->experiment_id, on_stored_result, &c, err, errlen);
+    if (rc == 0) {
+        /* A trial that had reached a "stop" criterion (a recorded decision) but was still in
+         * its completion grace when tune died is done too, as the policy's replay finds for
+         * max_t. */
+        char id[32];
+        snprintf(id, sizeof id, "%lld", (long long)o->experiment_id);
+        const char *b[] = {id};
+        rc = store_query(o->store,
+                         "SELECT d.trial_id FROM decisions d JOIN trials t ON t.id = d.trial_id"
+                         " WHERE t.experiment_id = ?1 AND d.action = 'complete'"
+                         " AND d.reason LIKE 'reached stop criterion %'",
+                         b, 1, on_stored_stop, &c, err, errlen);
+    }
     free(c.by_id);
     if (rc != 0) return SCHED_EINVAL;
     if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;

@@ -665,4 +665,36 @@ TEST(new_settings_are_checked_and_stored)
                  1);
 }
 
+TEST(trial_that_reached_a_stop_criterion_stays_done_after_kill_9)
+{
+    char dir[4096], sp[8192];
+    fresh(dir, sizeof dir, "stop_resume");
+    /* The trial reaches its criterion at iteration 2, then ignores SIGTERM and keeps
+     * going: tune dies (kill -9) during its completion grace. */
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"sr\", \"metric\": \"loss\", \"stop_grace_s\": 30,"
+             " \"stop\": {\"training_iteration\": 2},"
+             " \"command\": [\"%s\", \"--iters\", \"100000\", \"--sleep-ms\", \"20\","
+             " \"--ignore-term\"], \"space\": {}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", "--gpus", "none", NULL};
+    pid_t pid = spawn_tune(dir, a, NULL);
+    double t0 = e2e_mono();
+    while (db_int(dir, "SELECT count(*) FROM decisions WHERE action = 'complete'") < 1 &&
+           e2e_mono() - t0 < 20)
+        usleep(20000);
+    kill(-pid, SIGKILL);
+    int st;
+    waitpid(pid, &st, 0);
+    REQUIRE(db_int(dir, "SELECT count(*) FROM decisions WHERE action = 'complete'") == 1);
+    const char *r[] = {"resume", "sr", "--gpus", "none", NULL};
+    struct out o = run_tune(dir, r);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    /* Done, not run again as a second attempt. */
+    CHECK_EQ_INT(db_int(dir, "SELECT status = 'TERMINATED' AND attempt = 1 FROM trials"), 1);
+    CHECK_EQ_INT(db_int(dir, "SELECT max(iteration) FROM results"), 2);
+}
+
 TT_MAIN
