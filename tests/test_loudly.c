@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli/cli.h"
+#include "include/tune_report.h"
 
 #define PY "/usr/bin/python3"
 
@@ -695,6 +696,41 @@ TEST(trial_that_reached_a_stop_criterion_stays_done_after_kill_9)
     /* Done, not run again as a second attempt. */
     CHECK_EQ_INT(db_int(dir, "SELECT status = 'TERMINATED' AND attempt = 1 FROM trials"), 1);
     CHECK_EQ_INT(db_int(dir, "SELECT max(iteration) FROM results"), 2);
+}
+
+/* The checkpoint key of both helpers: one JSON line with "checkpoint": PATH. */
+TEST(report_helpers_name_the_checkpoint)
+{
+    char dir[4096], path[4300];
+    fresh(dir, sizeof dir, "helpers");
+    snprintf(path, sizeof path, "%s/c.out", dir);
+    FILE *f = fopen(path, "w+");
+    REQUIRE(f);
+    tune_report_t r;
+    tune_report_begin(&r);
+    r.out = f;
+    tune_report_int(&r, "training_iteration", 3);
+    tune_report_checkpoint(&r, "/t/checkpoint \"3\".bin");
+    CHECK_EQ_INT(tune_report_end(&r), 0);
+    fclose(f);
+    char *text = slurp(path);
+    CHECK_STR(text,
+              "{\"training_iteration\": 3, \"checkpoint\": \"/t/checkpoint \\\"3\\\".bin\"}\n");
+    free(text);
+    const char *src = getenv("TUNE_SOURCE_DIR");
+    REQUIRE(src);
+    char code[8192];
+    snprintf(code, sizeof code,
+             "import sys; sys.path.insert(0, '%s/python'); from tune_report import report;"
+             " import pathlib; report(training_iteration=3, loss=0.5,"
+             " checkpoint=pathlib.Path('/t/checkpoint.pt'))",
+             src);
+    const char *argv[] = {PY, "-c", code, NULL};
+    struct out o = run_prog(dir, argv, NULL);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_STR(o.out,
+              "{\"training_iteration\": 3, \"loss\": 0.5, \"checkpoint\": \"/t/checkpoint.pt\"}\n");
+    out_free(&o);
 }
 
 TT_MAIN
