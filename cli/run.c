@@ -608,12 +608,13 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
         size_t total = space_num_trials(sp);
         size_t ended = res.terminated + res.errored + res.paused;
         size_t never = total > ended ? total - ended : 0;
-        if (res.ended_by == SCHED_END_BUDGET)
+        if (res.ended_by == SCHED_END_BUDGET) {
             printf("The time budget ended the run (time_budget_s %g s): running trials were "
-                   "stopped and recorded as TERMINATED%s%zu trial%s never started.\n",
-                   set->time_budget_s, never ? "; " : ".", never ? never : 0,
-                   never == 1 ? "" : "s");
-        else if (res.ended_by == SCHED_END_TARGET)
+                   "stopped and recorded as TERMINATED",
+                   set->time_budget_s);
+            if (never) printf("; %zu trial%s never started", never, never == 1 ? "" : "s");
+            printf(".\n");
+        } else if (res.ended_by == SCHED_END_TARGET)
             printf("Target reached, experiment stopped (stop_experiment_on_target): %s.\n",
                    res.end_msg);
         if (res.best_trial >= 0) {
