@@ -12,10 +12,13 @@
 #include "scheduler/sched.h"
 #include "store/store.h"
 
-/* Exit statuses: 0 done, 1 failure, 2 bad usage or bad input file, 130 interrupted. */
+/* Exit statuses: 0 done (no trial ended in ERROR), 1 tune itself failed, 2 bad usage or
+ * bad input file (a metric no trial reports included), 3 the experiment ran but trials
+ * ended in ERROR (fail_fast included), 130 interrupted. README, "Exit status". */
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1
 #define CLI_EXIT_USAGE 2
+#define CLI_EXIT_TRIALS 3
 #define CLI_EXIT_INTERRUPTED 130
 
 /* A result set held in memory (query output is small enough for that). */
@@ -46,6 +49,9 @@ typedef struct cli_table_opts {
     size_t nparams;
     const char *time_attr;
     int show_exec; /* show the executor id/node column */
+    /* The reporter's metric_columns (values in each view's columns[]); none if 0. */
+    const char *const *metric_columns;
+    size_t nmetric_columns;
 } cli_table_opts_t;
 /* Returns a malloc'd NUL-terminated block; caller frees. */
 char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o);
@@ -57,6 +63,12 @@ void cli_fmt_num(double v, char *out, size_t n);
 /* Commands. argv[0] is the command name. */
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_resume(int argc, char **argv);
+/* Warns on stderr about a program or script named by a relative path in the command
+ * (trials run in their own directories): tune validate and tune run call it. */
+struct space;
+void cli_warn_relative_paths(const struct space *sp, const char *file);
+/* `tune extend NAME N`: N more trials for a stored experiment, then runs them. */
+int cli_cmd_extend(int argc, char **argv);
 /* --db's value, or tune.db. */
 const char *cli_db_path(int argc, char **argv);
 int cli_cmd_validate(int argc, char **argv);

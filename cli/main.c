@@ -23,6 +23,7 @@ static const char usage_text[] =
     "commands:\n"
     "  run SPACE.json        run an experiment (live table; results in the database)\n"
     "  resume NAME           continue an interrupted experiment\n"
+    "  extend NAME N         add N trials to an experiment (the seed's sequence) and run them\n"
     "  validate SPACE.json   check the file and print the first configurations\n"
     "  ls                    list experiments\n"
     "  trials NAME           one row per trial (--json)\n"
@@ -92,6 +93,7 @@ int cli_cmd_validate(int argc, char **argv)
     printf("\n");
     for (size_t i = 0; space_note(sp, i); i++)
         printf("note: %s\n", space_note(sp, i));
+    cli_warn_relative_paths(sp, file);
     for (size_t i = 0; i < n && (long)i < show; i++) {
         cJSON *cfg = NULL;
         if (space_sample(sp, i, &cfg, err, sizeof err) != 0) {
@@ -147,6 +149,7 @@ int main(int argc, char **argv)
         {"ls", cli_cmd_ls},       {"trials", cli_cmd_trials}, {"best", cli_cmd_best},
         {"query", cli_cmd_query}, {"export", cli_cmd_export}, {"show", cli_cmd_show},
         {"plot", cli_cmd_plot},   {"report", cli_cmd_report}};
+    if (strcmp(cmd, "extend") == 0) return cli_cmd_extend(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
     cli_error("unknown command \"%s\" (see tune --help)", cmd);

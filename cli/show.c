@@ -710,9 +710,11 @@ static void print_why(const cli_exp_t *e, const cli_trial_t *t)
         }
     } else if (strcmp(t->status, "ERROR") == 0) {
         printf("status       ERROR: %s", t->error ? t->error : "failed");
-        if (t->exit_signal)
+        /* The error usually says it already ("exited with code 2: ..."): never twice. */
+        const char *e2 = t->error ? t->error : "";
+        if (t->exit_signal && !strstr(e2, "signal"))
             printf(" (signal %d)", t->exit_signal);
-        else if (t->has_exit_code)
+        else if (!t->exit_signal && t->has_exit_code && !strstr(e2, "with code"))
             printf(" (exit code %d)", t->exit_code);
         printf("\n");
     } else if (strcmp(t->status, "PAUSED") == 0) {

@@ -29,11 +29,16 @@
  *    softmax(rung counts)_i, i.e. e^(size_i - max size) normalized (Ray's on_trial_add),
  *    drawn from a splitmix64 stream seeded by opts.seed so that a run is reproducible.
  *
+ *  - stop_last_trials (Ray's option, default true): with false (opts.keep_last_trials),
+ *    a result at or past max_t does not complete the trial; it is judged at the rungs
+ *    like any other, and the trial trains on until it ends by itself.
+ *
  * Where we differ from Ray, on purpose (docs/asha.md says the same):
- *  - NaN is the worst value. Ray's np.nanpercentile ignores NaN and `nan < cutoff` is
- *    false, so Ray never stops a trial that reports NaN and never counts it. Here a NaN
- *    reward is -infinity: it is compared as such and recorded as such (it is not
- *    dropped), so a diverged trial is stopped at its next milestone.
+ *  - A NaN result at a milestone stops its trial. Ray's np.nanpercentile ignores NaN and
+ *    `nan < cutoff` is false, so Ray lets a diverged trial run on. Like Ray, the NaN is
+ *    left out of the rung's values, so it never moves the cutoff other trials meet (it
+ *    once was recorded as -infinity, which dragged the cutoff down to -inf and let every
+ *    later trial pass that rung). This is the one exception to "Ray's rule, exactly".
  *  - The "already recorded: break" test applies always (in Ray only with
  *    stop_last_trials=False); with Ray's default a trial recorded at rung 9 after a
  *    jump from time 1 to 10 would later be judged again at rung 3.
@@ -72,8 +77,9 @@ struct atrial {
 
 struct sched__asha {
     double max_t;
-    double sign; /* +1 mode max, -1 mode min: reward = sign * value */
-    double q;    /* the cutoff's quantile as numpy sees it: ((1 - 1/rf) * 100) / 100 */
+    int keep_last_trials; /* Ray's stop_last_trials=False */
+    double sign;          /* +1 mode max, -1 mode min: reward = sign * value */
+    double q;             /* the cutoff's quantile as numpy sees it: ((1 - 1/rf) * 100) / 100 */
     int nbrackets;
     struct bracket *brackets;
     double *cdf; /* bracket choice: cumulative softmax weights */
@@ -168,6 +174,7 @@ int sched__asha_new(const sched_opts_t *o, sched__asha_t **out, char *err, size_
     sched__asha_t *a = calloc(1, sizeof *a);
     if (!a) goto nomem;
     a->max_t = o->max_t;
+    a->keep_last_trials = o->keep_last_trials;
     a->sign = o->mode_max ? 1.0 : -1.0;
     /* The same float steps as Ray's (1 - 1/rf) * 100 and numpy's q / 100. */
     a->q = ((1.0 - 1.0 / o->reduction_factor) * 100.0) / 100.0;
@@ -270,7 +277,7 @@ void sched__asha_result(sched__asha_t *a, int64_t trial, double time, double val
     struct atrial *t = &a->trials[ix];
     out->bracket = t->bracket;
     if (t->done) return; /* it said it would send no more */
-    if (time >= a->max_t) {
+    if (time >= a->max_t && !a->keep_last_trials) {
         out->action = SCHED_COMPLETE;
         out->judged = 1;
         return;
@@ -293,15 +300,20 @@ void sched__asha_result(sched__asha_t *a, int64_t trial, double time, double val
 
     /* The trial is judged at this rung: the common case ends above. */
     struct rung *r = &b->rungs[lo];
-    double reward = isnan(value) ? -INFINITY : a->sign * value; /* NaN is the worst */
     out->judged = 1;
     out->rung = b->nrungs - 1 - lo;
     out->milestone = r->milestone;
-    if (r->n > 0) {
-        double cutoff = percentile_sorted(r->vals, r->n, a->q);
-        out->cutoff = a->sign * cutoff;
-        if (reward < cutoff) out->action = SCHED_STOP;
+    double cutoff = r->n > 0 ? percentile_sorted(r->vals, r->n, a->q) : NAN; /* in rewards */
+    if (r->n > 0) out->cutoff = a->sign * cutoff;
+    if (isnan(value)) {
+        /* A diverged trial stops here, and its NaN stays out of the rung's values, as
+         * Ray's nanpercentile leaves it out of the cutoff. */
+        out->action = SCHED_STOP;
+        w[lo / 64] |= bit;
+        return;
     }
+    double reward = a->sign * value;
+    if (r->n > 0 && reward < cutoff) out->action = SCHED_STOP;
     if (rung_insert(r, reward) == 0) w[lo / 64] |= bit;
 }
 
@@ -313,7 +325,7 @@ void sched__asha_complete(sched__asha_t *a, int64_t trial)
 
 /* Rungs whose milestone is >= max_t are left out: a result that reaches them completes
  * the trial first, so they never hold a value (Ray keeps them; they only count in the
- * bracket's softmax weight). */
+ * bracket's softmax weight). With stop_last_trials false they are judged, and shown. */
 size_t sched__asha_rungs(const sched__asha_t *a, sched_rung_info_t *out, size_t max)
 {
     size_t n = 0;
@@ -321,7 +333,7 @@ size_t sched__asha_rungs(const sched__asha_t *a, sched_rung_info_t *out, size_t 
         const struct bracket *b = &a->brackets[s];
         for (int i = b->nrungs - 1; i >= 0; i--) {
             const struct rung *r = &b->rungs[i];
-            if (r->milestone >= a->max_t) continue;
+            if (r->milestone >= a->max_t && !a->keep_last_trials) continue;
             if (n < max) {
                 sched_rung_info_t *o = &out[n];
                 o->bracket = s;

@@ -39,7 +39,22 @@ static void loop_on_signal(int sig)
     errno = saved;
 }
 
-enum stop_reason { STOP_NONE = 0, STOP_EARLY, STOP_COMPLETE, STOP_USER, STOP_TIMEOUT };
+/* STOP_COMPLETE: max_t or a "stop" criterion reached, the trial may finish by itself;
+ * STOP_EXPERIMENT: the experiment ended as planned (its time budget, a target):
+ * TERMINATED, neither early-stopped nor failed. */
+enum stop_reason {
+    STOP_NONE = 0,
+    STOP_EARLY,
+    STOP_COMPLETE,
+    STOP_USER,
+    STOP_TIMEOUT,
+    STOP_EXPERIMENT
+};
+
+/* Keys read from every result: training_iteration, time_attr, metric, then the "stop"
+ * criteria, then the reporter's metric_columns. */
+#define LOOP_KEY_STOP 3
+#define LOOP_MAX_KEYS (3 + SPACE_MAX_STOP + SPACE_MAX_COLUMNS)
 
 struct ltrial {
     int64_t no, id;
@@ -47,6 +62,8 @@ struct ltrial {
     int early_stopped;
     enum stop_reason stop;
     double stop_deadline; /* monotonic: SIGKILL after this */
+    double term_at;       /* monotonic: SIGTERM at this time (a completed trial's grace) */
+    int term_sent;
     int killed;
     cJSON *config;
     trial_proc_t *proc;
@@ -59,6 +76,10 @@ struct ltrial {
     double last_time, last_metric, best_metric;
     double started_mono;
     double last_result_mono;
+    double first_result_mono; /* this attempt's first result, 0 if none yet */
+    int reported;             /* any result recorded, in any attempt */
+    double ran_s;             /* how long the last attempt ran, once it ended */
+    double columns[SPACE_MAX_COLUMNS];
     char name[32];
     char slice_str[64];
     char *error;
@@ -88,6 +109,25 @@ struct loop {
     char fatal_msg[1024];
     uint64_t results, ignored, bad_lines;
     double t0;
+    /* Keys read from each result (see LOOP_KEY_STOP) and where the columns start. */
+    const char *keys[LOOP_MAX_KEYS];
+    size_t nkeys, col0, ncols;
+    int dup[LOOP_MAX_KEYS]; /* the earlier slot holding the same key, or -1 */
+    int metric_checked;     /* the first result was checked for metric and time_attr */
+    char notice[1024];      /* allow_missing_metric's warning */
+    sched_end_t ended_by;
+    int64_t end_trial;
+    char end_msg[1024], end_detail[2048];
+    struct {
+        char msg[512];
+        int count;
+        int64_t first; /* index of the first trial that failed so */
+    } early[8];        /* identical early failures, for fail_fast */
+    size_t nearly;
+    size_t buffered;
+    int64_t buffered_trial;
+    char bad_example[160];
+    int64_t bad_trial;
     /* When this turn's lines arrived: the clocks are read at the turn's first result and
      * reset (0) after each poll. The lines of one turn were all waiting when poll
      * returned, and two clock reads per result were a measurable share of the path. */
@@ -165,13 +205,131 @@ static int has_non_json_number(const char *s, size_t n)
 
 static void request_stop(struct loop *L, struct ltrial *t, enum stop_reason why);
 
-/* The numbers the loop reads from a result (training_iteration, the time_attr, the
- * metric) and the text to store, valid JSON. */
+/* The numbers the loop reads from a result (v[0] training_iteration, v[1] the time_attr,
+ * v[2] the metric, then the "stop" keys and the metric columns: L->keys) and the text to
+ * store, valid JSON. */
 struct result_in {
-    double it, tv, m;
+    double v[LOOP_MAX_KEYS];
     const char *json;
     size_t json_len;
 };
+
+/* Copies s into out (n bytes) with control characters and non-ASCII escaped and the
+ * text cut at `max` characters, so that a trial's output quoted in a message can never
+ * reach the terminal as an escape sequence. */
+static void escape_quote(const char *s, size_t len, char *out, size_t n, size_t max)
+{
+    size_t k = 0, shown = 0;
+    for (size_t i = 0; i < len && k + 8 < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (shown >= max) {
+            k += (size_t)snprintf(out + k, n - k, "...");
+            break;
+        }
+        if (ch < 0x20 || ch == 0x7f)
+            k += (size_t)snprintf(out + k, n - k, "\\x%02x", ch);
+        else
+            out[k++] = (char)ch;
+        shown++;
+    }
+    out[k < n ? k : n - 1] = 0;
+}
+
+/* Ends the experiment early for `why` (no new trials; running ones are stopped and
+ * recorded as TERMINATED). The first reason given is the one reported. */
+static void end_experiment(struct loop *L, sched_end_t why, int64_t trial, const char *msg)
+{
+    if (L->ended_by != SCHED_END_ALL || L->fatal) return;
+    L->ended_by = why;
+    L->end_trial = trial;
+    snprintf(L->end_msg, sizeof L->end_msg, "%.1000s", msg);
+    L->stopping = 1;
+}
+
+/* Ray Tune refuses a result without the experiment's metric ("Trial returned a result
+ * which did not include the specified metric"); here the first result of the run is
+ * checked, once, for the metric and the time_attr, and the message names the keys the
+ * trial did report with a did-you-mean. */
+static void check_first_result(struct loop *L, struct ltrial *t, const cJSON *r)
+{
+    const space_settings_t *set = L->set;
+    L->metric_checked = 1;
+    const char *missing[2];
+    const char *what[2];
+    int nm = 0;
+    if (set->metric && !cJSON_GetObjectItemCaseSensitive(r, set->metric)) {
+        missing[nm] = set->metric;
+        what[nm++] = "the experiment's \"metric\"";
+    }
+    if (!L->time_is_iter && set->sched.type != SPACE_SCHED_FIFO &&
+        !cJSON_GetObjectItemCaseSensitive(r, set->sched.time_attr)) {
+        missing[nm] = set->sched.time_attr;
+        what[nm++] = "the scheduler's \"time_attr\"";
+    }
+    if (nm == 0) return;
+    const char *cand[64];
+    size_t nc = 0;
+    char keys[400] = "";
+    size_t kl = 0;
+    for (const cJSON *c = r->child; c; c = c->next) {
+        if (!c->string) continue;
+        if (nc < 64) cand[nc++] = c->string;
+        if (kl + strlen(c->string) + 8 < sizeof keys)
+            kl += (size_t)snprintf(keys + kl, sizeof keys - kl, "%s\"%s\"", kl ? ", " : "",
+                                   c->string);
+    }
+    char msg[1024];
+    size_t ml = 0;
+    for (int i = 0; i < nm; i++) {
+        const char *dym = space_suggest(missing[i], cand, nc);
+        char d[160] = "";
+        if (dym) snprintf(d, sizeof d, " (did you mean \"%s\"?)", dym);
+        ml += (size_t)snprintf(msg + ml, ml < sizeof msg ? sizeof msg - ml : 0,
+                               "%s%s reports no \"%s\", %s%s", i ? "; " : "", t->name, missing[i],
+                               what[i], d);
+        if (ml >= sizeof msg) break;
+    }
+    if (ml < sizeof msg)
+        snprintf(msg + ml, sizeof msg - ml, ". Its first result has: %s",
+                 keys[0] ? keys : "no keys");
+    if (set->allow_missing_metric) {
+        snprintf(
+            L->notice, sizeof L->notice,
+            "warning: %.800s (allow_missing_metric is true: the run goes on, but no trial can be "
+            "ranked or stopped early by a value it never reports)",
+            msg);
+        return;
+    }
+    char full[1200];
+    snprintf(full, sizeof full,
+             "%s. Fix the name in space.json (or set \"allow_missing_metric\": true to run anyway)",
+             msg);
+    end_experiment(L, SCHED_END_NO_METRIC, t->no, full);
+}
+
+/* Records a decision row (errors go to loop_fail). */
+static void add_decision(struct loop *L, struct ltrial *t, const store_decision_t *sd)
+{
+    char err[256];
+    if (store_decision_add(L->o->store, sd, err, sizeof err) != 0)
+        loop_fail(L, "cannot record decision", err);
+    (void)t;
+}
+
+/* Ray Tune's stop={...}: the trial is done when any criterion is reached: for the
+ * experiment's metric "at least as good as the target" in the experiment's mode, for any
+ * other key result >= target. Returns the index of the criterion reached, or -1. */
+static int stop_reached(const struct loop *L, const struct result_in *in)
+{
+    const space_settings_t *set = L->set;
+    for (size_t i = 0; i < set->nstop; i++) {
+        double v = in->v[LOOP_KEY_STOP + i], target = set->stop[i].target;
+        if (isnan(v)) continue;
+        int is_metric = set->metric && strcmp(set->stop[i].key, set->metric) == 0;
+        if ((is_metric && set->mode == SPACE_MODE_MIN) ? v <= target : v >= target) return (int)i;
+    }
+    return -1;
+}
 
 /* One result of trial t: recorded, counted and judged. */
 static void on_result(struct line_ctx *c, const struct result_in *in)
@@ -179,7 +337,7 @@ static void on_result(struct line_ctx *c, const struct result_in *in)
     struct loop *L = c->L;
     struct ltrial *t = c->t;
     const space_settings_t *set = L->set;
-    double it = in->it, tv = in->tv, m = in->m;
+    double it = in->v[0], tv = in->v[1], m = in->v[2];
     if (L->rx_wall == 0) {
         L->rx_wall = wall_now();
         L->rx_mono = mono_now();
@@ -213,76 +371,137 @@ static void on_result(struct line_ctx *c, const struct result_in *in)
     }
     L->results++;
     t->iters++;
+    t->reported = 1;
     t->last_time = tv;
     t->last_metric = m;
     t->last_result_mono = L->rx_mono;
+    if (t->first_result_mono == 0) t->first_result_mono = L->rx_mono;
+    for (size_t k = 0; k < L->ncols; k++)
+        t->columns[k] = in->v[L->col0 + k];
     if (better(set->mode == SPACE_MODE_MAX, m, t->best_metric)) t->best_metric = m;
 
-    if (isnan(tv)) return; /* without its time the policy cannot place the result */
     sched_decision_t d;
-    sched_on_result(L->policy, t->no, tv, m, &d);
-    if (!d.judged) return;
-    const char *action = d.action == SCHED_STOP       ? "stop"
-                         : d.action == SCHED_COMPLETE ? "complete"
-                                                      : "continue";
-    char reason[160];
-    if (d.rung < 0 && d.action != SCHED_COMPLETE)
-        snprintf(reason, sizeof reason, "%s: best %g vs median %g of other trials",
-                 d.action == SCHED_STOP ? "worse than the median" : "not worse than the median",
-                 d.value, d.cutoff);
-    else if (d.action == SCHED_COMPLETE)
-        snprintf(reason, sizeof reason, "reached max_t (%s >= %g)", set->sched.time_attr,
-                 set->sched.max_t);
-    else if (isnan(d.cutoff))
-        snprintf(reason, sizeof reason, "first result at rung %d (milestone %g): no cutoff yet",
-                 d.rung, d.milestone);
-    else if (d.action == SCHED_STOP)
-        snprintf(reason, sizeof reason, "worse than rung %d cutoff at milestone %g", d.rung,
-                 d.milestone);
-    else
-        snprintf(reason, sizeof reason, "within rung %d cutoff at milestone %g: promoted", d.rung,
-                 d.milestone);
+    d.judged = 0;
+    d.action = SCHED_CONTINUE;
+    if (!isnan(tv)) /* without its time the policy cannot place the result */
+        sched_on_result(L->policy, t->no, tv, m, &d);
+    if (d.judged) {
+        const char *action = d.action == SCHED_STOP       ? "stop"
+                             : d.action == SCHED_COMPLETE ? "complete"
+                                                          : "continue";
+        char reason[160];
+        if (d.rung < 0 && d.action != SCHED_COMPLETE)
+            snprintf(reason, sizeof reason, "%s: best %g vs median %g of other trials",
+                     d.action == SCHED_STOP ? "worse than the median" : "not worse than the median",
+                     d.value, d.cutoff);
+        else if (d.action == SCHED_COMPLETE)
+            snprintf(reason, sizeof reason, "reached max_t (%s >= %g)", set->sched.time_attr,
+                     set->sched.max_t);
+        else if (d.action == SCHED_STOP && isnan(d.value))
+            snprintf(reason, sizeof reason,
+                     "reported NaN at rung %d (milestone %g): diverged; NaN stays out of the "
+                     "cutoff",
+                     d.rung, d.milestone);
+        else if (isnan(d.cutoff))
+            snprintf(reason, sizeof reason, "first result at rung %d (milestone %g): no cutoff yet",
+                     d.rung, d.milestone);
+        else if (d.action == SCHED_STOP)
+            snprintf(reason, sizeof reason, "worse than rung %d cutoff at milestone %g", d.rung,
+                     d.milestone);
+        else
+            snprintf(reason, sizeof reason, "within rung %d cutoff at milestone %g: promoted",
+                     d.rung, d.milestone);
+        store_decision_t sd = {.trial_id = t->id,
+                               .iteration = (int64_t)it,
+                               .time_value = tv,
+                               .action = action,
+                               .bracket = d.bracket,
+                               .rung = d.rung,
+                               .milestone = d.milestone,
+                               .value = d.value,
+                               .cutoff = d.cutoff,
+                               .reason = reason,
+                               .wall_time = now};
+        add_decision(L, t, &sd);
+        if (L->fatal) return;
+    }
+    if (d.action == SCHED_STOP) {
+        request_stop(L, t, STOP_EARLY);
+        return;
+    }
+    if (d.action == SCHED_COMPLETE) {
+        request_stop(L, t, STOP_COMPLETE);
+        return;
+    }
+    int k = stop_reached(L, in);
+    if (k < 0) return;
+    const space_stop_t *c0 = &set->stop[k];
+    int is_metric = set->metric && strcmp(c0->key, set->metric) == 0;
+    char vb[32], tb[32], reason[400];
+    space_format_number(in->v[LOOP_KEY_STOP + k], vb);
+    space_format_number(c0->target, tb);
+    snprintf(reason, sizeof reason, "reached stop criterion %.100s: %s %s %s", c0->key, vb,
+             is_metric && set->mode == SPACE_MODE_MIN ? "<=" : ">=", tb);
     store_decision_t sd = {.trial_id = t->id,
                            .iteration = (int64_t)it,
                            .time_value = tv,
-                           .action = action,
-                           .bracket = d.bracket,
-                           .rung = d.rung,
-                           .milestone = d.milestone,
-                           .value = d.value,
-                           .cutoff = d.cutoff,
+                           .action = "complete",
+                           .bracket = -1,
+                           .rung = -1,
+                           .milestone = NAN,
+                           .value = in->v[LOOP_KEY_STOP + k],
+                           .cutoff = c0->target,
                            .reason = reason,
                            .wall_time = now};
-    if (store_decision_add(L->o->store, &sd, err, sizeof err) != 0) {
-        loop_fail(L, "cannot record decision", err);
-        return;
+    add_decision(L, t, &sd);
+    request_stop(L, t, STOP_COMPLETE);
+    if (is_metric && set->stop_experiment_on_target) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "%s reached the target %s %s %s (%s)", t->name, c0->key,
+                 set->mode == SPACE_MODE_MIN ? "<=" : ">=", tb, vb);
+        end_experiment(L, SCHED_END_TARGET, t->no, msg);
     }
-    if (d.action == SCHED_STOP)
-        request_stop(L, t, STOP_EARLY);
-    else if (d.action == SCHED_COMPLETE)
-        request_stop(L, t, STOP_COMPLETE);
+}
+
+/* A result line that could not be read: counted, and the first one kept (escaped) to be
+ * quoted in the summary. */
+static void bad_line(struct loop *L, struct ltrial *t, const char *line, size_t len)
+{
+    L->bad_lines++;
+    if (L->bad_example[0]) return;
+    escape_quote(line, len, L->bad_example, sizeof L->bad_example, 100);
+    L->bad_trial = t->no;
 }
 
 static void on_line(void *ud, const char *line, size_t len, int truncated)
 {
     struct line_ctx *c = ud;
+    struct loop *L = c->L;
     if (truncated) {
-        c->L->bad_lines++;
+        bad_line(L, c->t, line, len);
         return;
     }
-    struct loop *L = c->L;
-    const space_settings_t *set = L->set;
     /* The fast path: a plain JSON object with its training_iteration is stored as it came,
      * its numbers read without building a tree. Anything else (no training_iteration,
-     * NaN/Infinity, what the scan leaves alone) goes through cJSON below. */
-    const char *keys[3] = {"training_iteration", L->time_is_iter ? NULL : set->sched.time_attr,
-                           set->metric};
-    double v[3];
-    if (trial_result_scan(line, len, keys, 3, v) == 1 && !isnan(v[0])) {
+     * NaN/Infinity, what the scan leaves alone) goes through cJSON below. The run's first
+     * result is also parsed once, to check its keys. */
+    struct result_in in;
+    if (L->nkeys <= TRIAL_SCAN_MAX_KEYS &&
+        trial_result_scan(line, len, L->keys, L->nkeys, in.v) == 1 && !isnan(in.v[0])) {
         if (c->t->stop != STOP_NONE) {
-            c->L->ignored++;
+            L->ignored++;
         } else if (!L->fatal) {
-            struct result_in in = {v[0], L->time_is_iter ? v[0] : v[1], v[2], line, len};
+            cJSON *r = NULL;
+            if (!L->metric_checked && trial_result_parse(line, len, &r) == 1)
+                check_first_result(L, c->t, r);
+            cJSON_Delete(r);
+            if (L->time_is_iter) in.v[1] = in.v[0];
+            /* The scan fills a key's first slot only: later slots of the same key (a "stop"
+             * criterion on the metric, say) take its value. */
+            for (size_t k = LOOP_KEY_STOP; k < L->nkeys; k++)
+                if (L->dup[k] >= 0) in.v[k] = in.v[L->dup[k]];
+            in.json = line;
+            in.json_len = len;
             on_result(c, &in);
         }
         return;
@@ -290,30 +509,36 @@ static void on_line(void *ud, const char *line, size_t len, int truncated)
     cJSON *r = NULL;
     if (trial_result_parse(line, len, &r) != 1) {
         /* A line that opens like a JSON object but does not parse was surely meant as a
-         * result ("-nan" from printf, a truncated write): count it so the user hears of
-         * it, where plain log lines pass silently. */
+         * result ("-nan" from printf, a Python dict printed with print()): count it so the
+         * user hears of it, where plain log lines pass silently. */
         size_t i = 0;
         while (i < len && (line[i] == ' ' || line[i] == '\t'))
             i++;
-        if (i < len && line[i] == '{') c->L->bad_lines++;
+        if (i < len && line[i] == '{') bad_line(L, c->t, line, len);
         return;
     }
     if (c->t->stop != STOP_NONE) {
         /* Results after the decision to stop are logged (the stdout log has them) but
          * not recorded, as in Ray Tune. */
-        c->L->ignored++;
-    } else if (!c->L->fatal) {
-        struct result_in in = {trial_result_number(r, "training_iteration"), NAN, NAN, line, len};
+        L->ignored++;
+    } else if (!L->fatal) {
+        if (!L->metric_checked) check_first_result(L, c->t, r);
+        in.v[0] = trial_result_number(r, "training_iteration");
+        in.json = line;
+        in.json_len = len;
         int added = 0;
-        if (isnan(in.it)) {
+        if (isnan(in.v[0])) {
             /* Counted by the scheduler when the trial does not send it (Ray Tune does the
              * same for function trainables). */
-            in.it = (double)(c->t->iters + 1);
-            cJSON_AddNumberToObject(r, "training_iteration", in.it);
+            in.v[0] = (double)(c->t->iters + 1);
+            cJSON_AddNumberToObject(r, "training_iteration", in.v[0]);
             added = 1;
         }
-        in.tv = L->time_is_iter ? in.it : trial_result_number(r, set->sched.time_attr);
-        in.m = set->metric ? trial_result_number(r, set->metric) : NAN;
+        for (size_t k = 1; k < L->nkeys; k++)
+            in.v[k] = L->keys[k] ? trial_result_number(r, L->keys[k]) : NAN;
+        if (L->time_is_iter) in.v[1] = in.v[0];
+        for (size_t k = LOOP_KEY_STOP; k < L->nkeys; k++)
+            if (L->keys[k] && strcmp(L->keys[k], "training_iteration") == 0) in.v[k] = in.v[0];
         char *printed = NULL;
         if (added || has_non_json_number(line, len)) {
             printed = cJSON_PrintUnformatted(r);
@@ -416,12 +641,15 @@ static int launch(struct loop *L, struct ltrial *t)
     snprintf(tdir, sizeof tdir, "TUNE_TRIAL_DIR=%s", dir);
     char resume[4200] = "";
     if (t->resume_from) snprintf(resume, sizeof resume, "TUNE_RESUME_FROM=%s", t->resume_from);
-    char *env[] = {trial_id, exp,
-                   tdir,     cfg_env,
-                   cuda,     num_gpus,
-                   omp,      "MASTER_ADDR=127.0.0.1",
-                   port,     resume[0] ? resume : NULL,
-                   NULL};
+    /* Python buffers stdout when it is a pipe, so a script that prints without flush
+     * delivers every result at exit (ASHA then stops nothing in time): unbuffered unless
+     * the user's environment says otherwise. */
+    char *env[12] = {trial_id, exp, tdir, cfg_env, cuda, num_gpus, omp, "MASTER_ADDR=127.0.0.1",
+                     port};
+    int ne = 9;
+    if (!getenv("PYTHONUNBUFFERED")) env[ne++] = "PYTHONUNBUFFERED=1";
+    if (resume[0]) env[ne++] = resume;
+    env[ne] = NULL;
     char out_log[4200], err_log[4200];
     snprintf(out_log, sizeof out_log, "%s/stdout.log", dir);
     snprintf(err_log, sizeof err_log, "%s/stderr.log", dir);
@@ -449,6 +677,8 @@ static int launch(struct loop *L, struct ltrial *t)
     t->status = SCHED_TRIAL_RUNNING;
     t->eof = t->exited = 0;
     t->started_mono = t->last_result_mono = mono_now();
+    t->first_result_mono = 0;
+    t->term_sent = 0;
     sched_slice_format(L->o->pool, &slice, t->slice_str, sizeof t->slice_str);
     L->running++;
     store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_SLICE | STORE_TU_STARTED |
@@ -464,13 +694,26 @@ static int launch(struct loop *L, struct ltrial *t)
     return 1;
 }
 
+/* Stops a running trial: SIGTERM now, SIGKILL after stop_grace_s. A trial that completed
+ * (max_t or a "stop" criterion) is first given stop_grace_s to exit by itself, so that the
+ * code after its last report (saving the final model) runs; only then SIGTERM, and
+ * SIGKILL another stop_grace_s later. */
 static void request_stop(struct loop *L, struct ltrial *t, enum stop_reason why)
 {
     if (t->stop != STOP_NONE || t->status != SCHED_TRIAL_RUNNING) return;
     t->stop = why;
     if (why == STOP_EARLY) t->early_stopped = 1;
+    double grace = L->set->stop_grace_s > 0 ? L->set->stop_grace_s : 0;
+    double now = mono_now();
+    if (why == STOP_COMPLETE && grace > 0) {
+        t->term_at = now + grace;
+        t->term_sent = 0;
+        t->stop_deadline = t->term_at + grace;
+        return;
+    }
     trial_signal(t->proc, SIGTERM);
-    t->stop_deadline = mono_now() + (L->set->stop_grace_s > 0 ? L->set->stop_grace_s : 0);
+    t->term_sent = 1;
+    t->stop_deadline = now + grace;
 }
 
 static const char *signame(int sig)
@@ -533,12 +776,125 @@ static int looks_like_cuda_oom(const char *tail)
            strstr(tail, "CUDNN_STATUS_ALLOC_FAILED") || strstr(tail, "out of memory allocating");
 }
 
+/* The last line of a stderr tail with something in it, escaped and cut short; 0 if none. */
+static int last_stderr_line(const char *tail, char *out, size_t n)
+{
+    size_t end = strlen(tail);
+    for (;;) {
+        while (end > 0 && (tail[end - 1] == '\n' || tail[end - 1] == '\r' || tail[end - 1] == ' ' ||
+                           tail[end - 1] == '\t'))
+            end--;
+        if (end == 0) return 0;
+        size_t start = end;
+        while (start > 0 && tail[start - 1] != '\n')
+            start--;
+        size_t s = start;
+        while (s < end && (tail[s] == ' ' || tail[s] == '\t'))
+            s++;
+        /* Python's caret lines ("    ^^^^") under a source line say nothing by themselves. */
+        size_t k = s;
+        while (k < end && (tail[k] == '^' || tail[k] == '~' || tail[k] == ' '))
+            k++;
+        if (k < end) {
+            escape_quote(tail + s, end - s, out, n, 200);
+            return 1;
+        }
+        end = start;
+    }
+}
+
+/* The first lines (at most 10) of a file, escaped, for a message; "" if unreadable. */
+static void file_head(const char *path, char *out, size_t n)
+{
+    out[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char buf[1500];
+    size_t k = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[k] = 0;
+    size_t lines = 0, o = 0;
+    for (size_t i = 0; i < k && lines < 10 && o + 8 < n; i++) {
+        unsigned char ch = (unsigned char)buf[i];
+        if (ch == '\n') {
+            lines++;
+            out[o++] = '\n';
+        } else if (ch < 0x20 && ch != '\t') {
+            o += (size_t)snprintf(out + o, n - o, "\\x%02x", ch);
+        } else {
+            out[o++] = (char)ch;
+        }
+    }
+    out[o < n ? o : n - 1] = 0;
+}
+
+/* fail_fast (Ray Tune's FailureConfig(fail_fast=...), counted): trials that fail before
+ * reporting anything, with the same message once their own directory and name are taken
+ * out of it, are the same mistake each time (a wrong path, a missing module); after
+ * fail_fast of them the experiment stops instead of failing every trial. */
+static void count_early_failure(struct loop *L, struct ltrial *t, const char *msg)
+{
+    if (L->set->fail_fast <= 0 || t->reported || L->stopping) return;
+    char norm[512];
+    size_t o = 0;
+    size_t dl = t->dir ? strlen(t->dir) : 0, nl = strlen(t->name);
+    for (const char *p = msg; *p && o + 16 < sizeof norm;) {
+        if (dl && strncmp(p, t->dir, dl) == 0) {
+            o += (size_t)snprintf(norm + o, sizeof norm - o, "{trial_dir}");
+            p += dl;
+        } else if (nl && strncmp(p, t->name, nl) == 0) {
+            o += (size_t)snprintf(norm + o, sizeof norm - o, "{trial}");
+            p += nl;
+        } else {
+            norm[o++] = *p++;
+        }
+    }
+    norm[o] = 0;
+    size_t i = 0;
+    while (i < L->nearly && strcmp(L->early[i].msg, norm) != 0)
+        i++;
+    if (i == L->nearly) {
+        if (L->nearly == sizeof L->early / sizeof L->early[0]) return;
+        snprintf(L->early[i].msg, sizeof L->early[i].msg, "%s", norm);
+        L->early[i].first = (int64_t)(t - L->t);
+        L->nearly++;
+    }
+    if (++L->early[i].count < L->set->fail_fast) return;
+    char m[800];
+    snprintf(m, sizeof m,
+             "%d trial%s failed the same way before reporting any result (fail_fast %d): %s",
+             L->early[i].count, L->early[i].count == 1 ? "" : "s", L->set->fail_fast, msg);
+    const struct ltrial *first = &L->t[L->early[i].first];
+    end_experiment(L, SCHED_END_FAIL_FAST, first->no, m);
+    if (first->dir) {
+        char path[4200], head[1600];
+        snprintf(path, sizeof path, "%s/stderr.log", first->dir);
+        file_head(path, head, sizeof head);
+        snprintf(L->end_detail, sizeof L->end_detail, "First lines of %.400s:\n%.1500s", path,
+                 head[0] ? head : "(empty)\n");
+    }
+}
+
+/* Results that all arrived within a second of the trial's exit, although it ran for
+ * several seconds: its output was buffered until exit. */
+static void check_buffered(struct loop *L, struct ltrial *t)
+{
+    if (t->iters < 2 || t->first_result_mono == 0) return;
+    if (t->stop != STOP_NONE && t->stop != STOP_COMPLETE) return;
+    double now = mono_now();
+    if (now - t->first_result_mono <= 1.0 && now - t->started_mono >= 3.0) {
+        if (L->buffered++ == 0) L->buffered_trial = t->no;
+    }
+}
+
 /* The trial's process has ended and its output is drained: record how it ended. */
 static void finalize(struct loop *L, struct ltrial *t)
 {
+    check_buffered(L, t);
+    t->ran_s = mono_now() - t->started_mono;
     char msg[512] = "";
     const char *status;
-    if (t->stop == STOP_EARLY || t->stop == STOP_COMPLETE) {
+    if (t->stop == STOP_EARLY || t->stop == STOP_COMPLETE || t->stop == STOP_EXPERIMENT) {
         status = "TERMINATED";
         t->status = SCHED_TRIAL_TERMINATED;
     } else if (t->stop == STOP_USER) {
@@ -566,7 +922,15 @@ static void finalize(struct loop *L, struct ltrial *t)
         char path[4200];
         snprintf(path, sizeof path, "%s/stderr.log", t->dir);
         trial_file_tail(path, tail, sizeof tail);
-        if (looks_like_cuda_oom(tail)) {
+        /* The cause is usually the last line the program wrote to stderr (a Python
+         * traceback ends with the exception): it goes with the exit code. */
+        char last[256];
+        int oom = looks_like_cuda_oom(tail);
+        if (!oom && t->stop != STOP_TIMEOUT && last_stderr_line(tail, last, sizeof last)) {
+            size_t k = strlen(msg);
+            snprintf(msg + k, sizeof msg - k, ": %s", last);
+        }
+        if (oom) {
             char m2[sizeof msg];
             snprintf(m2, sizeof m2,
                      "CUDA out of memory (%s): lower the batch size, give each trial more GPU "
@@ -623,12 +987,44 @@ static void finalize(struct loop *L, struct ltrial *t)
         u.stderr_tail = tail;
     }
     update_trial_row(L, t, &u);
+    if (t->status == SCHED_TRIAL_ERROR) count_early_failure(L, t, msg);
     sched_on_trial_complete(L->policy, t->no);
     if (t->has_slice) sched_pool_release(L->o->pool, &t->slice);
     t->has_slice = 0;
     trial_proc_free(t->proc);
     t->proc = NULL;
     L->running--;
+}
+
+/* The experiment is stopping: every running trial is stopped. After Ctrl-C, or when a
+ * mistake stopped the run (fail_fast, a missing metric), they are PAUSED: resumable once
+ * the cause is fixed. When the experiment ended as planned (its time budget, a target)
+ * they are TERMINATED and the reason is recorded as a decision. */
+static void stop_running(struct loop *L)
+{
+    int by_user = L->ended_by == SCHED_END_ALL || L->stop_signal ||
+                  L->ended_by == SCHED_END_FAIL_FAST || L->ended_by == SCHED_END_NO_METRIC;
+    for (size_t i = 0; i < L->n; i++) {
+        struct ltrial *t = &L->t[i];
+        if (t->status != SCHED_TRIAL_RUNNING || t->stop != STOP_NONE) continue;
+        if (!by_user && !L->fatal) {
+            char reason[1100];
+            snprintf(reason, sizeof reason, "experiment stopped: %s", L->end_msg);
+            store_decision_t sd = {.trial_id = t->id,
+                                   .iteration = t->iters,
+                                   .time_value = t->last_time,
+                                   .action = "complete",
+                                   .bracket = -1,
+                                   .rung = -1,
+                                   .milestone = NAN,
+                                   .value = t->last_metric,
+                                   .cutoff = NAN,
+                                   .reason = reason,
+                                   .wall_time = wall_now()};
+            add_decision(L, t, &sd);
+        }
+        request_stop(L, t, by_user || L->fatal ? STOP_USER : STOP_EXPERIMENT);
+    }
 }
 
 static void check_exit(struct loop *L, struct ltrial *t)
@@ -684,6 +1080,9 @@ static void report(struct loop *L, int final)
             v->node = trial_node(t->proc);
         }
         v->error = t->error;
+        v->columns = t->columns;
+        v->ncolumns = L->ncols;
+        v->run_s = t->status == SCHED_TRIAL_RUNNING ? mono_now() - t->started_mono : t->ran_s;
         s.counts[t->status]++;
         if (t->early_stopped) s.early_stopped++;
         if (better(s.mode_max, t->last_metric, s.best_metric)) {
@@ -701,6 +1100,7 @@ static void report(struct loop *L, int final)
     s.ignored = L->ignored;
     s.bad_lines = L->bad_lines;
     s.stopping = L->stopping;
+    s.notice = L->notice;
     L->o->report(L->o->report_ud, &s, final);
 }
 
@@ -717,7 +1117,8 @@ static int make_policy(struct loop *L, char *err, size_t errlen)
                        .reduction_factor = set->sched.reduction_factor,
                        .brackets = set->sched.brackets,
                        .min_samples_required = set->sched.min_samples_required,
-                       .seed = set->seed};
+                       .seed = set->seed,
+                       .keep_last_trials = !set->sched.stop_last_trials};
     return sched_policy_new(&po, &L->policy, err, errlen);
 }
 
@@ -789,6 +1190,19 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
     return 0;
 }
 
+static int on_stored_stop(void *ud, int ncol, const char *const *names, const char *const *values,
+                          const int *types)
+{
+    (void)names;
+    (void)types;
+    struct resume_ctx *c = ud;
+    if (ncol < 1 || !values[0]) return 0;
+    struct id_index key = {strtoll(values[0], NULL, 10), 0};
+    struct id_index *hit = bsearch(&key, c->by_id, c->nby, sizeof key, cmp_id);
+    if (hit && c->L->t[hit->idx].stop == STOP_NONE) c->L->t[hit->idx].stop = STOP_COMPLETE;
+    return 0;
+}
+
 static int load_trials(struct loop *L, char *err, size_t errlen)
 {
     const sched_run_opts_t *o = L->o;
@@ -803,6 +1217,19 @@ static int load_trials(struct loop *L, char *err, size_t errlen)
         if (L->t[i].id > 0) c.by_id[c.nby++] = (struct id_index){L->t[i].id, i};
     qsort(c.by_id, c.nby, sizeof *c.by_id, cmp_id);
     int rc = store_results_replay(o->store, o->experiment_id, on_stored_result, &c, err, errlen);
+    if (rc == 0) {
+        /* A trial that had reached a "stop" criterion (a recorded decision) but was still in
+         * its completion grace when tune died is done too, as the policy's replay finds for
+         * max_t. */
+        char id[32];
+        snprintf(id, sizeof id, "%lld", (long long)o->experiment_id);
+        const char *b[] = {id};
+        rc = store_query(o->store,
+                         "SELECT d.trial_id FROM decisions d JOIN trials t ON t.id = d.trial_id"
+                         " WHERE t.experiment_id = ?1 AND d.action = 'complete'"
+                         " AND d.reason LIKE 'reached stop criterion %'",
+                         b, 1, on_stored_stop, &c, err, errlen);
+    }
     free(c.by_id);
     if (rc != 0) return SCHED_EINVAL;
     if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
@@ -861,6 +1288,8 @@ static int create_trials(struct loop *L, char *err, size_t errlen)
         t->last_time = t->last_metric = t->best_metric = NAN;
         t->port = -1;
         t->attempt = 1;
+        for (size_t k = 0; k < SPACE_MAX_COLUMNS; k++)
+            t->columns[k] = NAN;
         snprintf(t->name, sizeof t->name, "trial_%05zu", i);
         if (space_sample(o->space, i, &t->config, err, errlen) != 0) return SCHED_EINVAL;
         /* Bracket assignment follows trial order, so a resumed policy assigns the same. */
@@ -918,6 +1347,27 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
     L.set = space_settings(o->space);
     L.t0 = mono_now();
     L.time_is_iter = strcmp(L.set->sched.time_attr, "training_iteration") == 0;
+    L.keys[0] = "training_iteration";
+    L.keys[1] = L.time_is_iter ? NULL : L.set->sched.time_attr;
+    L.keys[2] = L.set->metric;
+    L.nkeys = LOOP_KEY_STOP;
+    for (size_t i = 0; i < L.set->nstop; i++)
+        L.keys[L.nkeys++] = L.set->stop[i].key;
+    L.col0 = L.nkeys;
+    for (size_t i = 0; L.set->metric_columns && L.set->metric_columns[i] && i < SPACE_MAX_COLUMNS;
+         i++)
+        L.keys[L.nkeys++] = L.set->metric_columns[i];
+    L.ncols = L.nkeys - L.col0;
+    for (size_t k = 0; k < L.nkeys; k++) {
+        L.dup[k] = -1;
+        for (size_t j = 0; j < k && L.keys[k]; j++)
+            if (L.keys[j] && strcmp(L.keys[j], L.keys[k]) == 0) {
+                L.dup[k] = (int)j;
+                break;
+            }
+    }
+    /* Nothing to check the first result against: take the fast path from the start. */
+    L.metric_checked = !L.set->metric && L.time_is_iter;
     int rc = make_policy(&L, err, errlen);
     if (rc != 0) return rc;
     rc = create_trials(&L, err, errlen);
@@ -960,6 +1410,14 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
     for (;;) {
         int began = store_begin(o->store, serr, sizeof serr) == 0;
         if (!began) loop_fail(&L, "cannot write to the database", serr);
+        /* Ray Tune's experiment-level time_budget_s: no new trials after it, running ones
+         * are stopped and recorded. */
+        if (L.set->time_budget_s > 0 && !L.stopping && mono_now() - L.t0 >= L.set->time_budget_s) {
+            char m[160];
+            snprintf(m, sizeof m, "the experiment's time budget ended (time_budget_s %g s)",
+                     L.set->time_budget_s);
+            end_experiment(&L, SCHED_END_BUDGET, -1, m);
+        }
 
         /* Launch retries first, then pending trials in order, while their slices fit, for
          * at most LOOP_LAUNCH_SLICE_S of this turn: a launch waits for the trial's exec,
@@ -986,10 +1444,7 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
             L.next++;
             deferred = mono_now() >= launch_until;
         }
-        if (L.stopping) {
-            for (size_t i = 0; i < L.n; i++)
-                if (L.t[i].status == SCHED_TRIAL_RUNNING) request_stop(&L, &L.t[i], STOP_USER);
-        }
+        if (L.stopping) stop_running(&L);
 
         if (L.running == 0 && (L.stopping || (L.next >= L.n && L.nretry == 0))) {
             if (began && store_commit(o->store, serr, sizeof serr) != 0)
@@ -1002,6 +1457,8 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
         double wake = now + 1.0;
         if (o->report && o->report_every_s > 0 && last_report + o->report_every_s < wake)
             wake = last_report + o->report_every_s;
+        if (L.set->time_budget_s > 0 && !L.stopping && L.t0 + L.set->time_budget_s < wake)
+            wake = L.t0 + L.set->time_budget_s;
         size_t nfd = 1;
         pfd[0].fd = sp[0];
         pfd[0].events = POLLIN;
@@ -1010,6 +1467,7 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
             if (t->status != SCHED_TRIAL_RUNNING) continue;
             if (t->stop != STOP_NONE && !t->killed && t->stop_deadline < wake)
                 wake = t->stop_deadline;
+            if (t->stop != STOP_NONE && !t->term_sent && t->term_at < wake) wake = t->term_at;
             int fd = t->proc ? trial_fd(t->proc) : -1;
             if (fd >= 0) {
                 pfd[nfd].fd = fd;
@@ -1070,9 +1528,10 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
             }
             if (t->stop == STOP_NONE) {
                 char why[160] = "";
-                if (L.set->time_budget_s > 0 && now - t->started_mono > L.set->time_budget_s)
-                    snprintf(why, sizeof why, "ran past time_budget_s (%g s)",
-                             L.set->time_budget_s);
+                if (L.set->trial_time_limit_s > 0 &&
+                    now - t->started_mono > L.set->trial_time_limit_s)
+                    snprintf(why, sizeof why, "ran past trial_time_limit_s (%g s)",
+                             L.set->trial_time_limit_s);
                 else if (L.set->result_timeout_s > 0 &&
                          now - t->last_result_mono > L.set->result_timeout_s)
                     snprintf(why, sizeof why, "reported nothing for result_timeout_s (%g s)",
@@ -1104,16 +1563,17 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
                     t->killed = 1;
                 }
             }
+            if (t->stop != STOP_NONE && !t->term_sent && !t->killed && now >= t->term_at) {
+                trial_signal(t->proc, SIGTERM); /* a completed trial's grace is over */
+                t->term_sent = 1;
+            }
             if (t->stop != STOP_NONE && !t->killed && now >= t->stop_deadline) {
                 trial_signal(t->proc, SIGKILL);
                 t->killed = 1;
             }
             if (child_event || t->eof || t->killed) check_exit(&L, t);
         }
-        if (L.fatal) {
-            for (size_t i = 0; i < L.n; i++)
-                if (L.t[i].status == SCHED_TRIAL_RUNNING) request_stop(&L, &L.t[i], STOP_USER);
-        }
+        if (L.fatal || L.stopping) stop_running(&L);
         if (began && store_commit(o->store, serr, sizeof serr) != 0)
             loop_fail(&L, "cannot write to the database", serr);
         if (o->report && o->report_every_s > 0 && now - last_report >= o->report_every_s) {
@@ -1140,6 +1600,15 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
                 res->best_trial = t->no;
             }
         }
+        res->ended_by = L.ended_by;
+        res->end_trial = L.end_trial;
+        snprintf(res->end_msg, sizeof res->end_msg, "%s", L.end_msg);
+        snprintf(res->end_detail, sizeof res->end_detail, "%s", L.end_detail);
+        res->buffered = L.buffered;
+        res->buffered_trial = L.buffered_trial;
+        snprintf(res->bad_example, sizeof res->bad_example, "%s", L.bad_example);
+        res->bad_trial = L.bad_trial;
+        snprintf(res->notice, sizeof res->notice, "%s", L.notice);
         if (L.fatal) {
             snprintf(err, errlen, "%s", L.fatal_msg);
             rc = SCHED_EINVAL;

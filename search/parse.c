@@ -721,11 +721,22 @@ static const char *const top_keys[] = {"name",
                                        "status_interval_s",
                                        "result_timeout_s",
                                        "time_budget_s",
-                                       "max_failures"};
+                                       "trial_time_limit_s",
+                                       "max_failures",
+                                       "fail_fast",
+                                       "allow_missing_metric",
+                                       "stop",
+                                       "stop_experiment_on_target",
+                                       "reporter"};
 static const char *const sched_types[] = {"fifo", "asha", "median"};
-static const char *const sched_keys_all[] = {
-    "type",     "time_attr",           "max_t", "grace_period", "reduction_factor",
-    "brackets", "min_samples_required"};
+static const char *const sched_keys_all[] = {"type",
+                                             "time_attr",
+                                             "max_t",
+                                             "grace_period",
+                                             "reduction_factor",
+                                             "brackets",
+                                             "min_samples_required",
+                                             "stop_last_trials"};
 
 /* Which scheduler keys apply to which policy: fifo has no cut-offs, median takes no
  * reduction factor or brackets (Ray Tune's MedianStoppingRule has neither). */
@@ -735,7 +746,8 @@ static int sched_key_applies(space_sched_type_t t, const char *key)
     if (t == SPACE_SCHED_FIFO) return 0;
     if (strcmp(key, "max_t") == 0 || strcmp(key, "grace_period") == 0) return 1;
     if (t == SPACE_SCHED_ASHA)
-        return strcmp(key, "reduction_factor") == 0 || strcmp(key, "brackets") == 0;
+        return strcmp(key, "reduction_factor") == 0 || strcmp(key, "brackets") == 0 ||
+               strcmp(key, "stop_last_trials") == 0;
     return strcmp(key, "min_samples_required") == 0;
 }
 
@@ -748,9 +760,11 @@ static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_
     o->reduction_factor = 4;
     o->brackets = 1;
     o->min_samples_required = 3;
+    o->stop_last_trials = 1;
     if (!n) return 0;
     if (n->type != SJ_OBJECT) return at(c, n->off, "\"scheduler\" must be an object");
-    int rc = check_keys(c, n, sched_keys_all, 7, "scheduler");
+    int rc = check_keys(c, n, sched_keys_all, sizeof sched_keys_all / sizeof sched_keys_all[0],
+                        "scheduler");
     if (rc) return rc;
     const sj_node_t *v;
     if ((v = space__json_get(n, "type"))) {
@@ -805,6 +819,11 @@ static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_
                  get_int(c, v, 1, INT_MAX, &k, "\"min_samples_required\" must be an integer >= 1")))
             return rc;
         o->min_samples_required = (int)k;
+    }
+    if ((v = space__json_get(n, "stop_last_trials"))) {
+        if (v->type != SJ_TRUE && v->type != SJ_FALSE)
+            return at(c, v->off, "\"stop_last_trials\" must be true or false");
+        o->stop_last_trials = v->type == SJ_TRUE;
     }
     if (o->type != SPACE_SCHED_FIFO && o->grace_period > o->max_t) {
         char a[32], b[32];
@@ -1218,6 +1237,91 @@ static int layout_grid(struct pctx *c, space_t *sp, const sj_node_t *space_node,
     return 0;
 }
 
+/* A boolean key (default def). */
+static int get_bool(struct pctx *c, const sj_node_t *root, const char *key, int def, int *out)
+{
+    const sj_node_t *v = space__json_get(root, key);
+    *out = def;
+    if (!v) return 0;
+    if (v->type != SJ_TRUE && v->type != SJ_FALSE)
+        return at(c, v->off, "\"%s\" must be true or false", key);
+    *out = v->type == SJ_TRUE;
+    return 0;
+}
+
+/* "stop", "fail_fast", "allow_missing_metric", "stop_experiment_on_target", "reporter":
+ * when a run ends or speaks up (Ray Tune's stop= / fail_fast / CLIReporter). */
+static int parse_run_limits(struct pctx *c, space_settings_t *s, const sj_node_t *root)
+{
+    const sj_node_t *v;
+    int rc;
+    s->fail_fast = 3;
+    if ((v = space__json_get(root, "fail_fast"))) {
+        long long k = 0;
+        if (v->type == SJ_TRUE || v->type == SJ_FALSE)
+            k = v->type == SJ_TRUE;
+        else if ((rc = get_int(c, v, 0, INT_MAX, &k,
+                               "\"fail_fast\" must be a non-negative integer (how many identical "
+                               "early failures stop the experiment; 0 or false: never) or true")))
+            return rc;
+        s->fail_fast = (int)k;
+    }
+    if ((rc = get_bool(c, root, "allow_missing_metric", 0, &s->allow_missing_metric))) return rc;
+    if ((rc = get_bool(c, root, "stop_experiment_on_target", 0, &s->stop_experiment_on_target)))
+        return rc;
+    if ((v = space__json_get(root, "stop"))) {
+        if (v->type != SJ_OBJECT)
+            return at(c, v->off,
+                      "\"stop\" must be an object of criteria such as {\"val_accuracy\": 0.98, "
+                      "\"training_iteration\": 50}");
+        if (v->n > SPACE_MAX_STOP)
+            return at(c, v->off, "\"stop\" takes at most %d criteria", SPACE_MAX_STOP);
+        s->stop = calloc(v->n ? v->n : 1, sizeof *s->stop);
+        if (!s->stop) return nomem(c->err, c->errlen);
+        for (const sj_node_t *m = v->child; m; m = m->next) {
+            if (m->type != SJ_NUMBER)
+                return at(c, m->off, "stop criterion \"%s\" must be a number (the target), not %s",
+                          m->key, type_name(m));
+            if (!*m->key) return at(c, m->key_off, "a stop criterion needs a result key");
+            if (dup_str(&s->stop[s->nstop].key, m->key, c->err, c->errlen)) return SPACE_ENOMEM;
+            s->stop[s->nstop++].target = m->num;
+        }
+    }
+    if (s->stop_experiment_on_target) {
+        int has_metric_target = 0;
+        for (size_t i = 0; i < s->nstop; i++)
+            has_metric_target |= s->metric && strcmp(s->stop[i].key, s->metric) == 0;
+        if (!has_metric_target)
+            return at_path(c, "stop_experiment_on_target",
+                           "needs a \"stop\" target for the experiment's metric%s%s%s (e.g. "
+                           "\"stop\": {\"%s\": ...})",
+                           s->metric ? " \"" : "", s->metric ? s->metric : "",
+                           s->metric ? "\"" : "", s->metric ? s->metric : "val_accuracy");
+    }
+    if ((v = space__json_get(root, "reporter"))) {
+        static const char *const keys[] = {"metric_columns", "parameter_columns"};
+        if (v->type != SJ_OBJECT)
+            return at(c, v->off,
+                      "\"reporter\" must be an object: {\"metric_columns\": [...], "
+                      "\"parameter_columns\": [...]}");
+        if ((rc = check_keys(c, v, keys, 2, "reporter"))) return rc;
+        const sj_node_t *a;
+        if ((a = space__json_get(v, "metric_columns"))) {
+            if (a->type != SJ_ARRAY)
+                return at(c, a->off, "\"metric_columns\" must be an array of result keys");
+            if (a->n > SPACE_MAX_COLUMNS)
+                return at(c, a->off, "\"metric_columns\" takes at most %d keys", SPACE_MAX_COLUMNS);
+            if ((rc = str_array(c, a, "metric_columns", &s->metric_columns, NULL))) return rc;
+        }
+        if ((a = space__json_get(v, "parameter_columns"))) {
+            if (a->type != SJ_ARRAY)
+                return at(c, a->off, "\"parameter_columns\" must be an array of parameter names");
+            if ((rc = str_array(c, a, "parameter_columns", &s->parameter_columns, NULL))) return rc;
+        }
+    }
+    return 0;
+}
+
 static int parse_root(struct pctx *c, space_t *sp, const sj_node_t *root)
 {
     space_settings_t *s = &sp->set;
@@ -1300,7 +1404,8 @@ static int parse_root(struct pctx *c, space_t *sp, const sj_node_t *root)
     } times[] = {{"stop_grace_s", &s->stop_grace_s, 5, 0},
                  {"status_interval_s", &s->status_interval_s, 30, 1},
                  {"result_timeout_s", &s->result_timeout_s, 0, 0},
-                 {"time_budget_s", &s->time_budget_s, 0, 0}};
+                 {"time_budget_s", &s->time_budget_s, 0, 0},
+                 {"trial_time_limit_s", &s->trial_time_limit_s, 0, 0}};
     for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
         *times[i].dst = times[i].def;
         if (!(v = space__json_get(root, times[i].key))) continue;
@@ -1314,6 +1419,7 @@ static int parse_root(struct pctx *c, space_t *sp, const sj_node_t *root)
         (rc = get_int(c, v, 0, INT_MAX, &k, "\"max_failures\" must be a non-negative integer")))
         return rc;
     s->max_failures = (int)k;
+    if ((rc = parse_run_limits(c, s, root))) return rc;
 
     const sj_node_t *space_node = space__json_get(root, "space");
     if ((rc = parse_space_params(c, sp, space_node))) return rc;
@@ -1441,6 +1547,11 @@ void space_free(space_t *s)
     free_strv(s->set.command);
     free_strv(s->set.exec.srun_args);
     free(s->set.exec.allocation);
+    for (size_t i = 0; i < s->set.nstop; i++)
+        free(s->set.stop[i].key);
+    free(s->set.stop);
+    free_strv(s->set.metric_columns);
+    free_strv(s->set.parameter_columns);
     for (size_t i = 0; i < s->nparams; i++) {
         free_node(&s->params[i]);
     }
@@ -1459,6 +1570,23 @@ int space_rename(space_t *s, const char *name, char *err, size_t errlen)
     free(s->set.name);
     s->set.name = n;
     return SPACE_OK;
+}
+
+int space_set_num_trials(space_t *s, size_t n, char *err, size_t errlen)
+{
+    if (n < s->num_trials || n > SPACE_MAX_TRIALS) {
+        if (err && errlen)
+            snprintf(err, errlen, "cannot grow %s from %zu to %zu trials (at most %u)", s->set.name,
+                     s->num_trials, n, SPACE_MAX_TRIALS);
+        return SPACE_EINVAL;
+    }
+    s->num_trials = n;
+    return SPACE_OK;
+}
+
+const char *space_suggest(const char *word, const char *const *candidates, size_t n)
+{
+    return space__suggest(word, candidates, n);
 }
 
 const space_settings_t *space_settings(const space_t *s)
@@ -1557,6 +1685,7 @@ cJSON *space_settings_json(const space_t *s)
         bad |= add(sc, "reduction_factor", cJSON_CreateNumber(t->sched.reduction_factor));
         bad |= add(sc, "brackets", cJSON_CreateNumber(t->sched.brackets));
         bad |= add(sc, "min_samples_required", cJSON_CreateNumber(t->sched.min_samples_required));
+        bad |= add(sc, "stop_last_trials", cJSON_CreateBool(t->sched.stop_last_trials));
     }
     bad |= add(o, "executor", ex = cJSON_CreateObject());
     if (ex) {
@@ -1571,7 +1700,22 @@ cJSON *space_settings_json(const space_t *s)
     bad |= add(o, "status_interval_s", cJSON_CreateNumber(t->status_interval_s));
     bad |= add(o, "result_timeout_s", cJSON_CreateNumber(t->result_timeout_s));
     bad |= add(o, "time_budget_s", cJSON_CreateNumber(t->time_budget_s));
+    bad |= add(o, "trial_time_limit_s", cJSON_CreateNumber(t->trial_time_limit_s));
     bad |= add(o, "max_failures", cJSON_CreateNumber(t->max_failures));
+    bad |= add(o, "fail_fast", cJSON_CreateNumber(t->fail_fast));
+    bad |= add(o, "allow_missing_metric", cJSON_CreateBool(t->allow_missing_metric));
+    bad |= add(o, "stop_experiment_on_target", cJSON_CreateBool(t->stop_experiment_on_target));
+    cJSON *stop = NULL, *rep = NULL;
+    bad |= add(o, "stop", stop = cJSON_CreateObject());
+    for (size_t i = 0; stop && i < t->nstop; i++)
+        bad |= add(stop, t->stop[i].key, cJSON_CreateNumber(t->stop[i].target));
+    bad |= add(o, "reporter", rep = cJSON_CreateObject());
+    if (rep) {
+        bad |= add(rep, "metric_columns",
+                   t->metric_columns ? strv_json(t->metric_columns) : cJSON_CreateNull());
+        bad |= add(rep, "parameter_columns",
+                   t->parameter_columns ? strv_json(t->parameter_columns) : cJSON_CreateNull());
+    }
     bad |= add(o, "num_trials", cJSON_CreateNumber((double)s->num_trials));
     bad |= add(o, "params", ps = cJSON_CreateArray());
     for (size_t i = 0; ps && i < s->nparams; i++) {

@@ -33,7 +33,20 @@ typedef struct space_sched_opts {
     double reduction_factor;  /* default 4 */
     int brackets;             /* default 1 */
     int min_samples_required; /* median stopping: default 3 */
+    int stop_last_trials;     /* asha: 1 (default) completes a trial at max_t; 0 lets it run on */
 } space_sched_opts_t;
+
+/* One "stop" criterion: a trial stops when result[key] reaches target (for the
+ * experiment's metric: at least as good in its mode; for any other key: >= target). */
+typedef struct space_stop {
+    char *key;
+    double target;
+} space_stop_t;
+
+/* At most this many "stop" criteria (each is looked up in every result). */
+#define SPACE_MAX_STOP 16
+/* At most this many "reporter" metric_columns. */
+#define SPACE_MAX_COLUMNS 8
 
 /* "executor": {...}; local unless said otherwise. */
 typedef struct space_exec_opts {
@@ -57,11 +70,20 @@ typedef struct space_settings {
     int cpus_per_trial;    /* default 1 */
     space_sched_opts_t sched;
     space_exec_opts_t exec;
-    double stop_grace_s;      /* "stop_grace_s": SIGTERM..SIGKILL, default 5 */
-    double status_interval_s; /* "status_interval_s": plain status block period, default 30 */
-    double result_timeout_s;  /* "result_timeout_s": 0 = none */
-    double time_budget_s;     /* "time_budget_s": per trial, 0 = none */
-    int max_failures;         /* "max_failures": retries of an ERROR trial, default 0 */
+    double stop_grace_s;       /* "stop_grace_s": SIGTERM..SIGKILL, default 5 */
+    double status_interval_s;  /* "status_interval_s": plain status block period, default 30 */
+    double result_timeout_s;   /* "result_timeout_s": 0 = none */
+    double time_budget_s;      /* "time_budget_s": the whole experiment (Ray Tune's), 0 = none */
+    double trial_time_limit_s; /* "trial_time_limit_s": per trial, past it ERROR; 0 = none */
+    int max_failures;          /* "max_failures": retries of an ERROR trial, default 0 */
+    int fail_fast;             /* "fail_fast": stop after this many identical early failures
+                                  (0 = never); default 3; true = 1, false = 0 */
+    int allow_missing_metric;  /* "allow_missing_metric": a warning instead of an error */
+    int stop_experiment_on_target; /* "stop_experiment_on_target": a metric target ends all */
+    space_stop_t *stop;            /* "stop": criteria, nstop of them; NULL if none */
+    size_t nstop;
+    char **metric_columns;    /* "reporter": {"metric_columns": [...]}; NULL-terminated or NULL */
+    char **parameter_columns; /* "reporter": {"parameter_columns": [...]}; NULL: all */
 } space_settings_t;
 
 typedef struct space space_t;
@@ -82,6 +104,14 @@ const space_settings_t *space_settings(const space_t *s);
  * when `tune run --restart` must not reuse an existing one. Added for cli. */
 int space_rename(space_t *s, const char *name, char *err, size_t errlen);
 const char *space_text(const space_t *s); /* the file as read, for the store */
+/* Grows the experiment to n trials (n >= the current count): trials past the file's own
+ * count continue the seed's sequence (further repeats in Ray Tune's order), which is what
+ * `tune run --more` and `tune extend` add. 0 or SPACE_EINVAL. */
+int space_set_num_trials(space_t *s, size_t n, char *err, size_t errlen);
+
+/* The candidate closest to word (the spelling-mistake distance space.json's messages use
+ * for "did you mean"), or NULL when none is close enough. */
+const char *space_suggest(const char *word, const char *const *candidates, size_t n);
 
 /* The resolved settings (defaults filled in) as a JSON object; caller cJSON_Delete()s. */
 cJSON *space_settings_json(const space_t *s);

@@ -398,7 +398,7 @@ TEST(failing_trials_are_errors_and_the_experiment_goes_on)
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--gpus", "none", NULL};
     struct out o = run_tune(dir, a);
-    CHECK_EQ_INT(o.code, 0);
+    CHECK_EQ_INT(o.code, 3); /* trials ended in ERROR (README, "Exit status") */
     CHECK_CONTAINS(o.out, "2 failed");
     out_free(&o);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='ERROR'"), 2);
@@ -754,7 +754,7 @@ TEST(failed_trials_are_retried_up_to_max_failures)
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", NULL};
     struct out o = run_tune(dir, a);
-    CHECK_EQ_INT(o.code, 0);
+    CHECK_EQ_INT(o.code, 3); /* a trial ended in ERROR */
     CHECK_CONTAINS(o.out, "1 failed");
     out_free(&o);
     CHECK_EQ_INT(

@@ -311,7 +311,7 @@ TEST(asha_mode_min_and_max)
     CHECK_EQ_INT(cutoff_after(3, 0, v, 4, 1.5).action, SCHED_CONTINUE);
 }
 
-TEST(asha_nan_is_worst)
+TEST(asha_nan_stops_but_stays_out_of_the_cutoff)
 {
     for (int mode_max = 0; mode_max <= 1; mode_max++) {
         sched_policy_t *p = new_asha(mode_max, 81, 1, 3, 1);
@@ -321,24 +321,58 @@ TEST(asha_nan_is_worst)
         result(p, 0, 1, 1.0);
         sched_decision_t d = result(p, 1, 1, NAN);
         CHECK_EQ_INT(d.action, SCHED_STOP); /* Ray would continue: NaN < x is false */
+        CHECK_EQ_INT(d.judged, 1);
         CHECK(isnan(d.value));
         CHECK(d.cutoff == 1.0);
-        /* The NaN is recorded as the worst value: {worst, 1} -> cutoff at the limit
-         * toward the worst end, so any real value continues. */
+        /* The NaN is not among the rung's values (Ray's nanpercentile): the cutoff is
+         * still 1.0, so a worse value stops. Recorded as -inf it made the cutoff +-inf
+         * and let this one pass. */
         d = result(p, 2, 1, mode_max ? -1e300 : 1e300);
-        CHECK_EQ_INT(d.action, SCHED_CONTINUE);
-        CHECK(d.cutoff == (mode_max ? -INFINITY : INFINITY));
+        CHECK_EQ_INT(d.action, SCHED_STOP);
+        CHECK(d.cutoff == 1.0);
         sched_rung_info_t r[8];
         sched_policy_rungs(p, r, 8);
-        CHECK_EQ_INT(r[0].recorded, 3);
+        CHECK_EQ_INT(r[0].recorded, 2);
+        /* The NaN trial was judged at that rung: a later result there is not judged again. */
+        CHECK_EQ_INT(result(p, 1, 2, 0.5).judged, 0);
         sched_policy_free(p);
     }
-    /* The first result at a rung continues even if NaN; a second NaN ties it. */
+    /* Even the first result at a rung stops when it is NaN, and leaves no cutoff behind. */
     sched_policy_t *p = new_asha(1, 81, 1, 3, 1);
     REQUIRE(p);
-    CHECK_EQ_INT(result(p, 0, 1, NAN).action, SCHED_CONTINUE);
-    CHECK_EQ_INT(result(p, 1, 1, NAN).action, SCHED_CONTINUE);
-    CHECK_EQ_INT(result(p, 2, 1, -5).action, SCHED_CONTINUE);
+    CHECK_EQ_INT(result(p, 0, 1, NAN).action, SCHED_STOP);
+    sched_decision_t d = result(p, 1, 1, -5);
+    CHECK_EQ_INT(d.action, SCHED_CONTINUE);
+    CHECK(isnan(d.cutoff));
+    sched_policy_free(p);
+}
+
+TEST(asha_stop_last_trials_false_trains_past_max_t)
+{
+    sched_opts_t o = {.type = SCHED_POLICY_ASHA,
+                      .mode_max = 1,
+                      .max_t = 9,
+                      .grace_period = 1,
+                      .reduction_factor = 3,
+                      .brackets = 1,
+                      .keep_last_trials = 1};
+    sched_policy_t *p = NULL;
+    char err[256];
+    REQUIRE(sched_policy_new(&o, &p, err, sizeof err) == 0);
+    sched_on_trial_add(p, 0);
+    sched_on_trial_add(p, 1);
+    /* At max_t's rung (milestone 9) the trial is judged, not completed. */
+    sched_decision_t d = result(p, 0, 9, 5);
+    CHECK_EQ_INT(d.action, SCHED_CONTINUE);
+    CHECK(d.milestone == 9);
+    CHECK_EQ_INT(result(p, 0, 20, 6).action, SCHED_CONTINUE);
+    CHECK_EQ_INT(result(p, 1, 9, 1).action, SCHED_STOP); /* worse than the rung's cutoff */
+    sched_policy_free(p);
+    /* The default (stop_last_trials true) completes at max_t. */
+    o.keep_last_trials = 0;
+    REQUIRE(sched_policy_new(&o, &p, err, sizeof err) == 0);
+    sched_on_trial_add(p, 0);
+    CHECK_EQ_INT(result(p, 0, 9, 5).action, SCHED_COMPLETE);
     sched_policy_free(p);
 }
 

@@ -2,8 +2,9 @@
 """Reference for tune's ASHA (scheduler/asha.c): a plain transcription of Ray Tune's
 AsyncHyperBandScheduler (ray/tune/schedulers/async_hyperband.py) with numpy's default
 linear percentile written out, and the deviations tune documents in docs/asha.md
-(NaN is the worst value, an already-recorded rung ends the walk, no recording at
-max_t, splitmix64 for the bracket draw). Not for: anything at run time.
+(a NaN at a milestone stops its trial but, as in Ray's nanpercentile, stays out of the
+cutoff; an already-recorded rung ends the walk, no recording at max_t, splitmix64 for
+the bracket draw). Not for: anything at run time.
 
 It was run once to write tests/ref/asha_golden.txt, which test_scheduler.c replays
 through sched_on_result and compares decision by decision:
@@ -65,6 +66,7 @@ class Bracket:
         self.rungs = [(min_t * rf ** (k + s), {}) for k in reversed(range(max_rungs))]
         # numpy.nanpercentile(list, (1 - 1/rf) * 100) divides the percentile by 100
         self.q = ((1 - 1 / rf) * 100) / 100
+        self.nan_seen = {}  # rung index -> trials judged there on a NaN
 
     def cutoff(self, recorded):
         if not recorded:
@@ -75,15 +77,21 @@ class Bracket:
         """Returns (action, rung index from the top, cutoff or None); rung None if the
         result was not judged."""
         for i, (milestone, recorded) in enumerate(self.rungs):
-            if cur_iter >= milestone and trial in recorded:
+            judged = trial in recorded or trial in self.nan_seen.get(i, ())
+            if cur_iter >= milestone and judged:
                 break  # decided at this rung already (Ray: only if not stop_last_trials)
-            if cur_iter < milestone or trial in recorded:
+            if cur_iter < milestone or judged:
                 continue
             cutoff = self.cutoff(recorded)
+            if math.isnan(cur_rew):
+                # tune stops a diverged trial; its NaN is marked as judged here but,
+                # as Ray's nanpercentile ignores it, never enters the cutoff.
+                self.nan_seen.setdefault(i, set()).add(trial)
+                return STOP, i, cutoff
             action = CONTINUE
             if cutoff is not None and cur_rew < cutoff:
                 action = STOP
-            recorded[trial] = cur_rew  # NaN arrives here as -inf: recorded, not dropped
+            recorded[trial] = cur_rew
             return action, i, cutoff
         return CONTINUE, None, None
 
@@ -123,7 +131,7 @@ class Asha:
         if time >= self.max_t:
             return COMPLETE, 1, s, -1, nan, nan
         b = self.brackets[s]
-        reward = -math.inf if math.isnan(value) else self.sign * value
+        reward = value if math.isnan(value) else self.sign * value
         action, i, cutoff = b.on_result(trial, time, reward)
         if i is None:
             return action, 0, s, -1, nan, nan
