@@ -4,6 +4,7 @@
  * dots, as in drawille and plotext. Not for: the HTML report (report.c). */
 #include "cli/cli.h"
 #include "cli/curves.h"
+#include "search/space.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -60,8 +61,20 @@ static int parse_view(int argc, char **argv, int maxpos, const char *usage, stru
     o->db = cli_db_path(argc, argv);
     o->color = o->logx = o->logy = o->lines = -1;
     const char *cmd = argv[0];
+    int opts = 1; /* after "--" every word is positional (a name that begins with '-') */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (!opts || strcmp(a, "--") == 0) {
+            if (opts) {
+                opts = 0;
+            } else if (o->npos < maxpos) {
+                o->pos[o->npos++] = a;
+            } else {
+                cli_error("%s: unexpected argument \"%s\"\n%s", cmd, a, usage);
+                return -1;
+            }
+            continue;
+        }
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = strcmp(a, "--db") == 0 || strcmp(a, "--experiment") == 0 ||
                     strcmp(a, "--metric") == 0 || strcmp(a, "--width") == 0 ||
@@ -100,7 +113,9 @@ static int parse_view(int argc, char **argv, int maxpos, const char *usage, stru
                 return -1;
             }
         } else if (a[0] == '-' && a[1]) {
-            cli_error("%s: unknown option %s\n%s", cmd, a, usage);
+            cli_error("%s: unknown option %s (a name that begins with '-' goes after --: tune %s "
+                      "-- %s)\n%s",
+                      cmd, a, cmd, a, usage);
             return -1;
         } else if (o->npos < maxpos) {
             o->pos[o->npos++] = a;
@@ -119,7 +134,7 @@ static int parse_view(int argc, char **argv, int maxpos, const char *usage, stru
 
 static int want_help(int argc, char **argv, const char *usage)
 {
-    for (int i = 1; i < argc; i++)
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(usage, stdout);
             return 1;
@@ -665,7 +680,10 @@ static void tail_file(const char *dir, const char *file, int n)
         for (const char *p = start; *p;) {
             const char *nl = strchr(p, '\n');
             int k = nl ? (int)(nl - p) : (int)strlen(p);
-            printf("  %.*s\n", k, p);
+            /* The trial's bytes, never its terminal commands (escape sequences). */
+            char *line = cli_escape_mem(p, (size_t)k);
+            printf("  %s\n", line ? line : "");
+            free(line);
             p += k + (nl ? 1 : 0);
         }
     }
@@ -676,7 +694,9 @@ static int print_last_result(void *ud, int ncol, const char *const *names,
                              const char *const *values, const int *types)
 {
     (void)ud, (void)ncol, (void)names, (void)types;
-    printf("last result  %s\n", values[0] ? values[0] : "-");
+    char *v = cli_escape_text(values[0] ? values[0] : "-");
+    printf("last result  %s\n", v ? v : "-");
+    free(v);
     return 0;
 }
 
@@ -709,7 +729,9 @@ static void print_why(const cli_exp_t *e, const cli_trial_t *t)
             printf("status       TERMINATED: finished (the trial ended on its own)\n");
         }
     } else if (strcmp(t->status, "ERROR") == 0) {
-        printf("status       ERROR: %s", t->error ? t->error : "failed");
+        char *why = cli_escape_text(t->error ? t->error : "failed");
+        printf("status       ERROR: %s", why ? why : "failed");
+        free(why);
         if (t->exit_signal)
             printf(" (signal %d)", t->exit_signal);
         else if (t->has_exit_code)
@@ -761,15 +783,12 @@ int cli_cmd_show(int argc, char **argv)
     cJSON *it;
     cJSON_ArrayForEach(it, cfg)
     {
-        char *s = NULL;
-        if (cJSON_IsNumber(it))
-            cli_fmt_num(it->valuedouble, a, sizeof a);
-        else if (cJSON_IsString(it))
-            snprintf(a, sizeof a, "%.60s", it->valuestring);
-        else
-            s = cJSON_PrintUnformatted(it);
-        printf(" %s=%s", it->string, s ? s : a);
-        free(s);
+        /* Numbers with the digits the trial's argv received: a configuration shown is
+         * one that can be run again. */
+        char *s = cJSON_IsString(it) ? strdup(it->valuestring) : space_json_print(it);
+        char *k = cli_escape_text(it->string), *v = cli_escape_text(s);
+        printf(" %s=%s", k ? k : "?", v ? v : "?");
+        free(k), free(v), free(s);
     }
     printf("\n");
     cJSON_Delete(cfg);
@@ -798,7 +817,11 @@ int cli_cmd_show(int argc, char **argv)
                     " LIMIT 1",
                     qb, 1, print_last_result, NULL, err, sizeof err) != 0)
         cli_error("%s", err);
-    if (t->error && strcmp(t->status, "ERROR") != 0) printf("note         %s\n", t->error);
+    if (t->error && strcmp(t->status, "ERROR") != 0) {
+        char *note = cli_escape_text(t->error);
+        printf("note         %s\n", note ? note : "");
+        free(note);
+    }
 
     /* The judged decisions (ASHA's rungs, the median rule): the last 20. */
     size_t nj = 0;
