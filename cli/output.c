@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/curves.h"
 #include "search/space.h"
 
 void cli_error(const char *fmt, ...)
@@ -272,4 +273,28 @@ void cli_print_json(FILE *f, cJSON *j)
         fputc('\n', f);
     }
     free(s);
+}
+
+/* ---- --mode, shared by show, plot and report ------------------------------------ */
+int cli_mode_arg(const char *cmd, const char *v, unsigned *flags)
+{
+    if (strcmp(v, "min") == 0)
+        *flags = CLI_EXP_MODE_MIN;
+    else if (strcmp(v, "max") == 0)
+        *flags = CLI_EXP_MODE_MAX;
+    else {
+        fprintf(stderr, "tune: %s: --mode wants min or max, got \"%s\"\n", cmd, v);
+        return -1;
+    }
+    return 0;
+}
+
+void cli_mode_note(const cli_exp_t *e)
+{
+    if (!e->mode_guessed) return;
+    fprintf(stderr,
+            "tune: note: %s is not the experiment's metric (%s): guessed from its name that %s is "
+            "better; say --mode %s if not\n",
+            e->metric, e->exp_metric ? e->exp_metric : "none", e->mode_max ? "higher" : "lower",
+            e->mode_max ? "min" : "max");
 }

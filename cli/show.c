@@ -21,6 +21,7 @@ struct view_opts {
     int npos;
     const char *experiment; /* --experiment */
     const char *metric;     /* --metric */
+    unsigned mode;          /* --mode: CLI_EXP_MODE_MIN, CLI_EXP_MODE_MAX or 0 */
     int width, height;      /* --width, --height; 0 = default */
     int color;              /* -1 auto */
     int logx, logy;         /* -1 auto, 0 linear, 1 log */
@@ -79,7 +80,8 @@ static int parse_view(int argc, char **argv, int maxpos, const char *usage, stru
         int takes = strcmp(a, "--db") == 0 || strcmp(a, "--experiment") == 0 ||
                     strcmp(a, "--metric") == 0 || strcmp(a, "--width") == 0 ||
                     strcmp(a, "--height") == 0 || strcmp(a, "--x") == 0 || strcmp(a, "--y") == 0 ||
-                    strcmp(a, "--color") == 0 || strcmp(a, "--lines") == 0;
+                    strcmp(a, "--color") == 0 || strcmp(a, "--lines") == 0 ||
+                    strcmp(a, "--mode") == 0;
         if (takes && !v) {
             cli_error("%s: %s needs a value\n%s", cmd, a, usage);
             return -1;
@@ -90,6 +92,8 @@ static int parse_view(int argc, char **argv, int maxpos, const char *usage, stru
             o->experiment = argv[++i];
         } else if (strcmp(a, "--metric") == 0) {
             o->metric = argv[++i];
+        } else if (strcmp(a, "--mode") == 0) {
+            if (cli_mode_arg(cmd, argv[++i], &o->mode)) return -1;
         } else if (strcmp(a, "--width") == 0) {
             if (int_arg(cmd, a, argv[++i], 20, 1000, &o->width)) return -1;
         } else if (strcmp(a, "--height") == 0) {
@@ -167,7 +171,9 @@ static int open_exp(const struct view_opts *o, const char *name, const char *tri
     }
     char *picked = NULL;
     int rc = cli_exp_pick(*st, o->db, name, &picked, err, sizeof err);
-    if (rc == 0) rc = cli_exp_load(*st, picked, o->metric, trial, flags, e, err, sizeof err);
+    if (rc == 0)
+        rc = cli_exp_load(*st, picked, o->metric, trial, flags | o->mode, e, err, sizeof err);
+    if (rc == 0) cli_mode_note(*e);
     free(picked);
     if (rc != 0) {
         cli_error("%s", err);
@@ -601,10 +607,13 @@ out:
 int cli_cmd_plot(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: tune plot [NAME] [--metric M] [--db PATH] [--width N] [--height N]\n"
+        "usage: tune plot [NAME] [--metric M] [--mode min|max] [--db PATH] [--width N]\n"
+        "                 [--height N]\n"
         "                 [--x auto|log|linear] [--y auto|log|linear] [--color auto|always|never]\n"
         "  every trial's learning curve (the metric against the scheduler's time_attr) in one\n"
-        "  terminal chart; NAME may be left out when the database holds one experiment\n";
+        "  terminal chart; NAME may be left out when the database holds one experiment.\n"
+        "  --mode: which way the metric is better (default: the experiment's mode for its\n"
+        "  metric; for another metric a guess from its name, which is said)\n";
     if (want_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct view_opts o;
     if (parse_view(argc, argv, 1, usage, &o)) return CLI_EXIT_USAGE;
@@ -716,7 +725,7 @@ static void print_why(const cli_exp_t *e, const cli_trial_t *t)
             cli_fmt_num(stop->milestone, m, sizeof m);
             if (stop->rung >= 0) printf(" at rung %d (%s %s)", stop->rung, e->time_attr, m);
             printf(": %s %s %s the cutoff %s", e->exp_metric ? e->exp_metric : "value", v,
-                   e->mode_max ? "below" : "above", c);
+                   e->exp_mode_max ? "below" : "above", c);
             /* The rung says it all for ASHA; other rules explain themselves. */
             if (stop->rung < 0 && stop->reason && stop->reason[0]) printf(" (%s)", stop->reason);
         }
@@ -748,6 +757,7 @@ int cli_cmd_show(int argc, char **argv)
 {
     static const char usage[] =
         "usage: tune show [EXPERIMENT] TRIAL [--experiment NAME] [--db PATH] [--metric M]\n"
+        "                 [--mode min|max]\n"
         "                 [--lines N] [--width N] [--height N] [--color auto|always|never]\n"
         "  one trial: configuration, status and why (the scheduler's decisions), slice,\n"
         "  times, last and best metric, its learning curve and the tail of its logs.\n"
@@ -829,7 +839,7 @@ int cli_cmd_show(int argc, char **argv)
         nj += t->dec[k].rung >= 0 || !isnan(t->dec[k].cutoff);
     if (nj) {
         printf("\ndecisions (%s, %s %s):\n", e->scheduler ? e->scheduler : "?",
-               e->exp_metric ? e->exp_metric : "value", e->mode_max ? "max" : "min");
+               e->exp_metric ? e->exp_metric : "value", e->exp_mode_max ? "max" : "min");
         printf("  %10s  %4s  %9s  %10s  %10s  %s\n", "iteration", "rung", "milestone", "value",
                "cutoff", "action");
         size_t skip = nj > 20 ? nj - 20 : 0;

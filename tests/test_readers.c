@@ -644,4 +644,66 @@ TEST(tune_db_names_the_default_database)
     out_free(&o);
 }
 
+/* ---- item 2: another metric's mode, and cutoffs only on their own metric ---------- */
+TEST(plot_and_report_order_another_metric_by_its_own_mode)
+{
+    char dir[4096], sp[8192];
+    e2e_paths();
+    snprintf(sp, sizeof sp, asha_space, "m", g_synth);
+    run_ok(dir, sizeof dir, "mode", sp);
+    /* The trials with the highest and the lowest last accuracy. */
+    struct rows hi = db_rows(dir, "SELECT trial FROM trial_summary ORDER BY"
+                                  " json_extract(last_result, '$.acc') DESC, trial_no LIMIT 1");
+    struct rows lo = db_rows(dir, "SELECT trial FROM trial_summary ORDER BY"
+                                  " json_extract(last_result, '$.acc'), trial_no LIMIT 1");
+    REQUIRE(hi.n == 1 && lo.n == 1 && strcmp(hi.v[0], lo.v[0]) != 0);
+    char want[128];
+
+    /* acc is not the experiment's metric (loss, min): higher is better, guessed and said. */
+    const char *pa[] = {"plot", "--metric", "acc", "--color", "never", NULL};
+    struct out o = run_tune(dir, pa);
+    CHECK_EQ_INT(o.code, 0);
+    snprintf(want, sizeof want, "best %s (acc ", hi.v[0]);
+    CHECK_CONTAINS(o.out, want);
+    CHECK_CONTAINS(o.out, "acc (max)");
+    CHECK_CONTAINS(o.err, "note: acc is not the experiment's metric (loss): guessed from its name "
+                          "that higher is better; say --mode min if not");
+    out_free(&o);
+    /* --mode says otherwise: no guess, no note. */
+    const char *pm[] = {"plot", "--metric", "acc", "--mode", "min", "--color", "never", NULL};
+    o = run_tune(dir, pm);
+    CHECK_EQ_INT(o.code, 0);
+    snprintf(want, sizeof want, "best %s (acc ", lo.v[0]);
+    CHECK_CONTAINS(o.out, want);
+    CHECK(strstr(o.err, "note:") == NULL);
+    out_free(&o);
+    const char *bad[] = {"plot", "--mode", "up", NULL};
+    o = run_tune(dir, bad);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "--mode wants min or max, got \"up\"");
+    out_free(&o);
+
+    /* The report: the shown metric's mode and best trial; the rung cutoffs (loss values)
+     * are drawn on the loss chart only. */
+    const char *ra[] = {"report", "--metric", "acc", "-o", "-", NULL};
+    o = run_tune(dir, ra);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "\"mode\":\"max\",\"mode_guessed\":true,\"own_metric\":false");
+    snprintf(want, sizeof want, ",\"best\":%d,", atoi(hi.v[0] + 6));
+    CHECK_CONTAINS(o.out, want);
+    CHECK_CONTAINS(o.out, "\"cut\":null");
+    CHECK(strstr(o.out, "\"cut\":0") == NULL && strstr(o.out, "\"cut\":1") == NULL);
+    out_free(&o);
+    const char *rl[] = {"report", "-o", "-", NULL};
+    o = run_tune(dir, rl);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "\"mode\":\"min\",\"mode_guessed\":false,\"own_metric\":true");
+    long long ncut = db_int(dir, "SELECT count(*) FROM decisions WHERE cutoff IS NOT NULL");
+    REQUIRE(ncut > 0);
+    CHECK(strstr(o.out, "\"cut\":0.") != NULL || strstr(o.out, "\"cut\":1.") != NULL);
+    out_free(&o);
+    rows_free(&hi);
+    rows_free(&lo);
+}
+
 TT_MAIN
