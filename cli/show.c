@@ -1,8 +1,9 @@
 /* `tune show` (one trial: configuration, status and why, decisions, metrics, a small
  * learning curve and the tail of its logs) and `tune plot` (every trial's learning curve
- * in one terminal chart), both drawn on a braille canvas: each character cell holds 2x4
- * dots, as in drawille and plotext. Not for: the HTML report (report.c). */
+ * in one terminal chart), both drawn on the braille canvas of canvas.c.
+ * Not for: the drawing itself (canvas.c), nor the HTML report (report.c). */
 #include "cli/cli.h"
+#include "cli/canvas.h"
 #include "cli/curves.h"
 #include "search/space.h"
 
@@ -185,30 +186,6 @@ static int open_exp(const struct view_opts *o, const char *name, const char *tri
 }
 
 /* ---- small text helpers --------------------------------------------------------- */
-/* Display width of UTF-8 text: one column per code point (braille and box drawing are
- * one column wide in every terminal we know of). */
-static int text_width(const char *s)
-{
-    int w = 0;
-    for (; *s; s++)
-        if (((unsigned char)*s & 0xC0) != 0x80) w++;
-    return w;
-}
-
-static void put_utf8(FILE *f, unsigned cp)
-{
-    if (cp < 0x80) {
-        fputc((int)cp, f);
-    } else if (cp < 0x800) {
-        fputc((int)(0xC0 | (cp >> 6)), f);
-        fputc((int)(0x80 | (cp & 0x3F)), f);
-    } else {
-        fputc((int)(0xE0 | (cp >> 12)), f);
-        fputc((int)(0x80 | ((cp >> 6) & 0x3F)), f);
-        fputc((int)(0x80 | (cp & 0x3F)), f);
-    }
-}
-
 static void fmt_time(double t, char *out, size_t n)
 {
     if (isnan(t)) {
@@ -233,101 +210,12 @@ static void fmt_duration(double s, char *out, size_t n)
         snprintf(out, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
 }
 
-/* ---- the braille chart ---------------------------------------------------------- */
+/* ---- the chart ----------------------------------------------------------------- */
 /* Cell classes in drawing priority: a cell shows the colour of the highest class that
  * put a dot in it, so the few finished trials stand out of many stopped ones. */
 enum { CL_NONE, CL_STOPPED, CL_OTHER, CL_ERROR, CL_FINISHED, CL_BEST, CL_N };
 static const char *const cls_color[CL_N] = {"",         "\x1b[90m", "\x1b[36m",
                                             "\x1b[31m", "\x1b[32m", "\x1b[1;33m"};
-
-struct canvas {
-    int w, h; /* cells */
-    unsigned char *bits, *cls;
-    unsigned *mark; /* a marker character replacing the cell's dots, 0 if none */
-    unsigned char *mark_cls;
-};
-
-/* Braille dot numbering: bit of the dot at (column, row) of a 2x4 cell (Unicode U+2800). */
-static const unsigned char dot_bit[4][2] = {{0x01, 0x08}, {0x02, 0x10}, {0x04, 0x20}, {0x40, 0x80}};
-
-static void dot(struct canvas *c, int px, int py, int cls)
-{
-    if (px < 0 || py < 0 || px >= 2 * c->w || py >= 4 * c->h) return;
-    size_t k = (size_t)(py / 4) * (size_t)c->w + (size_t)(px / 2);
-    c->bits[k] |= dot_bit[py % 4][px % 2];
-    if (c->cls[k] < cls) c->cls[k] = (unsigned char)cls;
-}
-
-static void mark(struct canvas *c, int px, int py, unsigned ch, int cls)
-{
-    if (px < 0 || py < 0 || px >= 2 * c->w || py >= 4 * c->h) return;
-    size_t k = (size_t)(py / 4) * (size_t)c->w + (size_t)(px / 2);
-    if (c->mark[k] && c->mark_cls[k] > cls) return;
-    c->mark[k] = ch;
-    c->mark_cls[k] = (unsigned char)cls;
-}
-
-/* Bresenham's line; `dotted` leaves every other dot out (stopped trials). *phase carries
- * the dotting across the segments of one curve. */
-static void line(struct canvas *c, int x0, int y0, int x1, int y1, int cls, int dotted,
-                 unsigned *phase)
-{
-    int dx = abs(x1 - x0), sx = x0 < x1 ? 1 : -1;
-    int dy = -abs(y1 - y0), sy = y0 < y1 ? 1 : -1;
-    int e = dx + dy;
-    for (;;) {
-        if (!dotted || ((*phase)++ & 1) == 0) dot(c, x0, y0, cls);
-        if (x0 == x1 && y0 == y1) break;
-        int e2 = 2 * e;
-        if (e2 >= dy) {
-            e += dy;
-            x0 += sx;
-        }
-        if (e2 <= dx) {
-            e += dx;
-            y0 += sy;
-        }
-    }
-}
-
-struct axis {
-    int log;
-    double lo, hi; /* in axis space (log10 when log) */
-};
-
-static int axis_map(const struct axis *a, double v, int npix, int flip, int *out)
-{
-    if (!isfinite(v) || (a->log && v <= 0)) return -1;
-    double f = a->log ? log10(v) : v;
-    double t = (f - a->lo) / (a->hi - a->lo);
-    int p = (int)lround(t * (npix - 1));
-    *out = flip ? npix - 1 - p : p;
-    return 0;
-}
-
-static double axis_value(const struct axis *a, double t)
-{
-    double f = a->lo + t * (a->hi - a->lo);
-    return a->log ? pow(10, f) : f;
-}
-
-/* Fits an axis to [mn, mx] (mnpos: the smallest positive value); want: -1 auto. */
-static void axis_fit(struct axis *a, double mn, double mx, double mnpos, int want, double ratio)
-{
-    a->log = want == 1 ? mnpos > 0 && isfinite(mnpos) : want == 0 ? 0 : mn > 0 && mx / mn >= ratio;
-    if (a->log) {
-        a->lo = log10(mn > 0 ? mn : mnpos);
-        a->hi = log10(mx);
-    } else {
-        a->lo = mn;
-        a->hi = mx;
-    }
-    if (!(a->hi > a->lo)) {
-        double d = a->log ? 0.3 : (fabs(a->lo) > 0 ? fabs(a->lo) * 0.1 : 0.5);
-        a->lo -= d;
-        a->hi += d;
-    }
-}
 
 static int trial_class(const cli_trial_t *t)
 {
@@ -342,59 +230,15 @@ struct chart {
     const char *title;
 };
 
-struct legend {
-    FILE *f;
-    int cols, color, used;
-};
-
-/* Legend items wrap so that no line is wider than the chart. */
-static void legend_item(struct legend *L, int cls, const char *glyph, const char *text)
-{
-    /* An item wider than a line on its own is cut (on a character boundary). */
-    char cut[256];
-    snprintf(cut, sizeof cut, "%s", text);
-    int room = L->cols - 2 - text_width(glyph) - 1;
-    for (size_t i = 0, n = 0; cut[i]; i++)
-        if (((unsigned char)cut[i] & 0xC0) != 0x80 && (int)++n > (room > 1 ? room : 1)) {
-            cut[i] = 0;
-            break;
-        }
-    text = cut;
-    int w = text_width(glyph) + 1 + text_width(text);
-    if (L->used && L->used + 3 + w > L->cols) {
-        fputc('\n', L->f);
-        L->used = 0;
-    }
-    if (L->used) {
-        fputs("   ", L->f);
-        L->used += 3;
-    } else {
-        fputs("  ", L->f);
-        L->used = 2;
-    }
-    if (L->color && cls) fputs(cls_color[cls], L->f);
-    fputs(glyph, L->f);
-    if (L->color && cls) fputs("\x1b[0m", L->f);
-    fprintf(L->f, " %s", text);
-    L->used += w;
-}
-
-/* The chart's title line, cut on a character boundary to the width. */
 static void print_title(FILE *f, const struct chart *ch)
 {
-    if (!ch->title) return;
-    char title[512];
-    snprintf(title, sizeof title, "%s", ch->title);
-    int w = 0;
-    size_t i = 0;
-    for (; title[i]; i++)
-        if (((unsigned char)title[i] & 0xC0) != 0x80 && ++w > ch->cols) break;
-    title[i] = 0;
-    fprintf(f, "%s\n", title);
+    if (ch->title) cli_print_cut(f, ch->title, ch->cols);
 }
 
 /* Draws the curves of trials sel[0..nsel) of e, `best` (an index into e->trials, or -1)
- * on top. Every line is at most ch->cols columns wide. */
+ * on top, on a canvas (canvas.h): the metric against the time_attr, stopped trials dotted
+ * and crossed where they stopped, the rung milestones as ticks. Every line is at most
+ * ch->cols columns wide. */
 static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t nsel, long best,
                        const struct chart *ch)
 {
@@ -418,44 +262,16 @@ static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t ns
         return;
     }
     /* ASHA's milestones grow geometrically: a log x axis spaces its rungs evenly. */
-    struct axis ax, ay;
-    axis_fit(&ax, xmn, xmx, xpos, ch->logx < 0 ? (e->nmilestones > 1 ? -1 : 0) : ch->logx, 8);
-    axis_fit(&ay, ymn, ymx, ypos, ch->logy, 10);
-
-    /* Y labels at a few rows; their width sets the plot's width. */
-    int rows = ch->rows;
-    int nt = rows >= 10 ? 5 : rows >= 5 ? 3 : 2;
-    char ylab[5][32];
-    int yrow[5], lw = 0;
-    double yval[5];
-    for (int k = 0; k < nt; k++) {
-        yrow[k] = (int)lround((double)k * (rows - 1) / (nt - 1));
-        /* The value at the middle of the row's dots. */
-        yval[k] = axis_value(&ay, 1.0 - (yrow[k] * 4 + 1.5) / (4.0 * rows - 1));
-    }
-    /* As few digits as keep the labels apart: "1.06" reads better than "1.0608". */
-    for (int prec = 2; prec <= 6; prec++) {
-        int distinct = 1;
-        for (int k = 0; k < nt; k++) {
-            snprintf(ylab[k], sizeof ylab[k], "%.*g", prec, yval[k]);
-            for (int j = 0; j < k; j++)
-                if (strcmp(ylab[j], ylab[k]) == 0) distinct = 0;
-        }
-        if (distinct) break;
-    }
-    for (int k = 0; k < nt; k++) {
-        int w = text_width(ylab[k]);
-        if (w > lw) lw = w;
-    }
-    int W = ch->cols - lw - 2;
+    cli_axis_t ax, ay;
+    cli_axis_fit(&ax, xmn, xmx, xpos, ch->logx < 0 ? (e->nmilestones > 1 ? -1 : 0) : ch->logx, 8);
+    cli_axis_fit(&ay, ymn, ymx, ypos, ch->logy, 10);
+    /* The y labels' width sets the plot's width. */
+    cli_ylabels_t yl;
+    cli_ylabels_make(&yl, &ay, ch->rows);
+    int W = ch->cols - yl.width - 2;
     if (W < 8) W = 8;
-    struct canvas c = {.w = W, .h = rows};
-    size_t ncell = (size_t)W * (size_t)rows;
-    c.bits = calloc(ncell, 1);
-    c.cls = calloc(ncell, 1);
-    c.mark = calloc(ncell, sizeof *c.mark);
-    c.mark_cls = calloc(ncell, 1);
-    if (!c.bits || !c.cls || !c.mark || !c.mark_cls) goto out;
+    cli_canvas_t *c = cli_canvas_new(W, ch->rows);
+    if (!c) return;
 
     /* Stopped trials first, so the finished and the best are drawn over them. */
     size_t counts[CL_N] = {0};
@@ -465,142 +281,66 @@ static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t ns
             int cls = (long)sel[s] == best ? CL_BEST : trial_class(t);
             if (cls != pass) continue;
             counts[cls]++;
-            int have = 0, px0 = 0, py0 = 0, lx = 0, ly = 0;
+            int have = 0, px0 = 0, py0 = 0;
             unsigned phase = 0;
             for (size_t k = 0; k < t->n; k++) {
                 int px, py;
-                if (axis_map(&ax, t->x[k], 2 * W, 0, &px) ||
-                    axis_map(&ay, t->y[k], 4 * rows, 1, &py))
+                if (cli_axis_map(&ax, t->x[k], 2 * W, 0, &px) ||
+                    cli_axis_map(&ay, t->y[k], 4 * ch->rows, 1, &py))
                     continue;
                 if (have)
-                    line(&c, px0, py0, px, py, cls, cls == CL_STOPPED, &phase);
+                    cli_canvas_line(c, px0, py0, px, py, cls, cls == CL_STOPPED, &phase);
                 else
-                    dot(&c, px, py, cls);
+                    cli_canvas_dot(c, px, py, cls);
                 px0 = px, py0 = py, have = 1;
-                lx = px, ly = py;
             }
-            if (have && cls == CL_STOPPED) mark(&c, lx, ly, 0x00D7, CL_STOPPED); /* × */
-            if (have && cls == CL_BEST) mark(&c, lx, ly, 0x25CF, CL_BEST);       /* ● */
+            if (have && cls == CL_STOPPED) cli_canvas_mark(c, px0, py0, 0x00D7, cls); /* × */
+            if (have && cls == CL_BEST) cli_canvas_mark(c, px0, py0, 0x25CF, cls);    /* ● */
         }
     }
-
     print_title(f, ch);
-    int tick = 0;
-    for (int r = 0; r < rows; r++) {
-        int is_tick = tick < nt && yrow[tick] == r;
-        fprintf(f, "%*s%s ", lw - (is_tick ? text_width(ylab[tick]) : 0), "",
-                is_tick ? ylab[tick] : "");
-        fputs(is_tick ? "┤" : "│", f);
-        if (is_tick) tick++;
-        int cur = 0;
-        for (int x = 0; x < W; x++) {
-            size_t k = (size_t)r * (size_t)W + (size_t)x;
-            int cls = c.mark[k] ? c.mark_cls[k] : c.cls[k];
-            if (ch->color && cls != cur) {
-                fputs(cur ? "\x1b[0m" : "", f);
-                if (cls) fputs(cls_color[cls], f);
-                cur = cls;
-            }
-            if (c.mark[k])
-                put_utf8(f, c.mark[k]);
-            else if (c.bits[k])
-                put_utf8(f, 0x2800u + c.bits[k]);
-            else
-                fputc(' ', f);
-        }
-        if (ch->color && cur) fputs("\x1b[0m", f);
-        fputc('\n', f);
-    }
-
-    /* The x axis: ┬ at each rung milestone, labels below (milestones first, then the ends
-     * where they fit). */
-    char *occ = calloc((size_t)W + 1, 1);
-    char *lab = malloc((size_t)W + 1);
-    int *tickcol = calloc((size_t)W + 1, sizeof *tickcol);
-    if (!occ || !lab || !tickcol) {
-        free(occ), free(lab), free(tickcol);
-        goto out;
-    }
-    memset(lab, ' ', (size_t)W);
-    lab[W] = 0;
-    int nshown = 0;
-    for (size_t m = 0; m < e->nmilestones; m++) {
-        int px;
-        if (axis_map(&ax, e->milestones[m], 2 * W, 0, &px) || px < 0 || px >= 2 * W) continue;
-        double mx = e->milestones[m];
-        if (mx < xmn || mx > xmx) continue;
-        tickcol[px / 2] = 1;
-    }
-    for (int pass = 0; pass < 2; pass++) {
-        size_t n = pass == 0 ? e->nmilestones : 2;
-        for (size_t m = 0; m < n; m++) {
-            double v = pass == 0 ? e->milestones[m] : (m == 0 ? xmn : xmx);
-            int px;
-            if (v < xmn || v > xmx || axis_map(&ax, v, 2 * W, 0, &px)) continue;
-            char s[32];
-            snprintf(s, sizeof s, "%g", v);
-            int len = (int)strlen(s), col = px / 2;
-            int at = col - len / 2;
-            if (at < 0) at = 0;
-            if (at + len > W) at = W - len;
-            if (at < 0) continue;
-            int ok = 1;
-            for (int i = at - 1; i <= at + len && ok; i++)
-                if (i >= 0 && i < W && occ[i]) ok = 0;
-            if (!ok) continue;
-            memcpy(lab + at, s, (size_t)len);
-            memset(occ + at, 1, (size_t)len);
-            nshown++;
-        }
-    }
-    fprintf(f, "%*s └", lw, "");
-    for (int x = 0; x < W; x++)
-        fputs(tickcol[x] ? "┬" : "─", f);
-    fputc('\n', f);
-    fprintf(f, "%*s  %s\n", lw, "", lab);
-    (void)nshown;
-    free(occ), free(lab), free(tickcol);
+    const char *const *colors = ch->color ? cls_color : NULL;
+    cli_canvas_print(f, c, &yl, colors);
+    /* The x axis: ┬ at each rung milestone. */
+    cli_canvas_xaxis(f, c, &yl, &ax, e->milestones, e->nmilestones, xmn, xmx);
+    cli_canvas_free(c);
 
     /* The legend, wrapped to the width. */
-    struct legend L = {.f = f, .cols = ch->cols, .color = ch->color};
+    cli_legend_t L = {.f = f, .cols = ch->cols, .colors = colors};
     char text[256];
     snprintf(text, sizeof text, "x: %s%s, y: %s%s", e->time_attr, ax.log ? " (log)" : "",
              e->metric ? e->metric : "?", ay.log ? " (log)" : "");
-    legend_item(&L, 0, "", text);
-    size_t nfin = counts[CL_FINISHED] + (best >= 0 && trial_class(&e->trials[best]) == CL_FINISHED);
-    size_t nstop = counts[CL_STOPPED] + (best >= 0 && trial_class(&e->trials[best]) == CL_STOPPED);
+    cli_legend_item(&L, 0, "", text);
+    int bcls = best >= 0 ? trial_class(&e->trials[best]) : CL_NONE;
+    size_t nfin = counts[CL_FINISHED] + (bcls == CL_FINISHED);
+    size_t nstop = counts[CL_STOPPED] + (bcls == CL_STOPPED);
+    size_t nerr = counts[CL_ERROR] + (bcls == CL_ERROR);
+    size_t noth = counts[CL_OTHER] + (bcls == CL_OTHER);
     if (nfin || nstop == 0) {
         snprintf(text, sizeof text, "finished %zu", nfin);
-        legend_item(&L, CL_FINISHED, "⠒⠒", text);
+        cli_legend_item(&L, CL_FINISHED, "⠒⠒", text);
     }
     if (nstop) {
         snprintf(text, sizeof text, "stopped early %zu (× where)", nstop);
-        legend_item(&L, CL_STOPPED, "⠂⠂", text);
+        cli_legend_item(&L, CL_STOPPED, "⠂⠂", text);
     }
-    size_t nerr = counts[CL_ERROR] + (best >= 0 && trial_class(&e->trials[best]) == CL_ERROR);
     if (nerr) {
         snprintf(text, sizeof text, "error %zu", nerr);
-        legend_item(&L, CL_ERROR, "⠒⠒", text);
+        cli_legend_item(&L, CL_ERROR, "⠒⠒", text);
     }
-    size_t noth = counts[CL_OTHER] + (best >= 0 && trial_class(&e->trials[best]) == CL_OTHER);
     if (noth) {
         snprintf(text, sizeof text, "running or paused %zu", noth);
-        legend_item(&L, CL_OTHER, "⠒⠒", text);
+        cli_legend_item(&L, CL_OTHER, "⠒⠒", text);
     }
     if (best >= 0 && nsel > 1) {
         char v[32];
         cli_fmt_num(e->trials[best].last, v, sizeof v);
         snprintf(text, sizeof text, "best %s (%s %s)", e->trials[best].name,
                  e->metric ? e->metric : "", v);
-        legend_item(&L, CL_BEST, "●", text);
+        cli_legend_item(&L, CL_BEST, "●", text);
     }
-    if (e->nmilestones) legend_item(&L, 0, "┬", "rung milestones");
-    fputc('\n', f);
-out:
-    free(c.bits);
-    free(c.cls);
-    free(c.mark);
-    free(c.mark_cls);
+    if (e->nmilestones) cli_legend_item(&L, 0, "┬", "rung milestones");
+    cli_legend_end(&L);
 }
 
 /* ---- tune plot ------------------------------------------------------------------ */

@@ -339,6 +339,16 @@ TEST(recorded_configuration_is_the_one_argv_received)
     snprintf(want, sizeof want, "{\"lr\":%s,\"m\":%s}", r.v[bi * r.ncol + 1], r.v[bi * r.ncol + 2]);
     CHECK_CONTAINS(b.out, want);
     out_free(&b);
+    /* The report's data: each trial's configuration as recorded. */
+    const char *rep[] = {"report", "dig", "-o", "-", NULL};
+    struct out ro = run_tune(dir, rep);
+    CHECK_EQ_INT(ro.code, 0);
+    for (int i = 0; i < r.n; i += 17) {
+        snprintf(want, sizeof want, "\"cfg\":{\"lr\":%s,\"m\":%s}", r.v[i * r.ncol + 1],
+                 r.v[i * r.ncol + 2]);
+        CHECK_CONTAINS(ro.out, want);
+    }
+    out_free(&ro);
     for (int i = 0; i < 3; i++) {
         char t[16];
         snprintf(t, sizeof t, "%d", i);
