@@ -174,7 +174,7 @@ static int expand_config(cli_rows_t *r, int cfgcol, const char *prefix)
     o.vals = calloc(r->nrows * (size_t)ncol + 1, sizeof *o.vals);
     o.types = calloc(r->nrows * (size_t)ncol + 1, sizeof *o.types);
     if (!o.names || !o.vals || !o.types) {
-        cli_rows_free(&o);
+        free(o.names), free(o.vals), free(o.types);
         goto out;
     }
     for (int c = 0, oc = 0; c < r->ncol; c++) {
@@ -224,9 +224,8 @@ struct sort_key {
     const char *s;
 };
 
-static int desc_order; /* qsort has no context argument; set for the one sort in flight */
-
-static int cmp_key(const void *pa, const void *pb)
+/* qsort_r's comparison (glibc's argument order); desc points to 1 for descending. */
+static int cmp_key(const void *pa, const void *pb, void *desc)
 {
     const struct sort_key *a = pa, *b = pb;
     int c = 0;
@@ -238,7 +237,7 @@ static int cmp_key(const void *pa, const void *pb)
             c = a->num ? -1 : 1;
         else
             c = strcmp(a->s, b->s);
-        if (desc_order) c = -c;
+        if (*(const int *)desc) c = -c;
     }
     return c ? c : (a->row > b->row) - (a->row < b->row);
 }
@@ -307,8 +306,7 @@ static int sort_rows(cli_rows_t *r, const char *key, int mode_max)
                   cfgcol >= 0 ? ", and the parameter names" : "");
         goto out;
     }
-    desc_order = desc;
-    qsort(k, r->nrows, sizeof *k, cmp_key);
+    qsort_r(k, r->nrows, sizeof *k, cmp_key, &desc);
     for (size_t i = 0; i < r->nrows; i++)
         for (int c = 0; c < r->ncol; c++) {
             perm[i * (size_t)r->ncol + (size_t)c] = r->vals[k[i].row * (size_t)r->ncol + (size_t)c];

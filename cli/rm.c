@@ -117,7 +117,7 @@ int cli_cmd_rm(int argc, char **argv)
     if (have_dir) {
         char lp[4200];
         snprintf(lp, sizeof lp, "%s/.tune.lock", e.dir);
-        lock = open(lp, O_RDWR | O_CLOEXEC);
+        lock = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
         if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) != 0) {
             char pid[32] = "";
             ssize_t k = pread(lock, pid, sizeof pid - 1, 0);
