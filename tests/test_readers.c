@@ -613,6 +613,39 @@ TEST(rm_deletes_an_experiment_and_its_folder)
     out_free(&o);
 }
 
+TEST(rm_asks_on_a_terminal)
+{
+    char dir[4096], sp[8192], cmd[16384];
+    e2e_paths();
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"ask\", \"metric\": \"loss\", \"num_samples\": 2,"
+             " \"command\": [\"%s\", \"--iters\", \"2\"], \"space\": {}}",
+             g_synth);
+    run_ok(dir, sizeof dir, "rm_ask", sp);
+    if (access("/usr/bin/script", X_OK) != 0) {
+        printf("SKIP: no /usr/bin/script to give tune a terminal\n");
+        exit(77);
+    }
+    /* script(1) runs tune on a pseudo-terminal; the answer comes through it. */
+    static const char *const answers[] = {"n", "y"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "(sleep 0.3; printf '%s\\n') | script -qec '%s rm ask' /dev/null",
+                 answers[k], g_tune);
+        const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+        struct out o = run_prog(dir, argv, NULL);
+        CHECK_CONTAINS(o.out, "Delete experiment \"ask\" (2 trials, 4 results) from tune.db and "
+                              "the folder ");
+        if (k == 0) {
+            CHECK_CONTAINS(o.out, "Nothing deleted.");
+            CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments"), 1);
+        } else {
+            CHECK_CONTAINS(o.out, "Deleted experiment ask: 2 trials, 4 results");
+            CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments"), 0);
+        }
+        out_free(&o);
+    }
+}
+
 TEST(tune_db_names_the_default_database)
 {
     char dir[4096], sp[8192];
