@@ -6,18 +6,30 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/curves.h"
 #include "search/space.h"
 
 void cli_error(const char *fmt, ...)
 {
+    /* Messages can quote trial text (a result's keys, an error from its stderr): its
+     * control characters are shown escaped, the message's own line breaks kept. */
+    char buf[4096];
     va_list ap;
     va_start(ap, fmt);
-    fputs("tune: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    fputs("tune: ", stderr);
+    for (const char *p = buf; *p;) {
+        size_t n = strcspn(p, "\n\t");
+        char *e = cli_escape_mem(p, n);
+        fputs(e ? e : "?", stderr);
+        free(e);
+        p += n;
+        if (*p) fputc(*p++, stderr);
+    }
+    fputc('\n', stderr);
 }
 
 /* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if it is not one. */
@@ -120,6 +132,7 @@ int cli_rows_query(store_t *st, const char *sql, const char *const *binds, int n
 }
 
 static void print_table(FILE *f, const cli_rows_t *r);
+static void print_csv(FILE *f, const cli_rows_t *r);
 
 /* Display width of UTF-8 text: one column per code point is close enough for tables. */
 static size_t text_width(const char *s)
@@ -208,6 +221,25 @@ static void csv_cell(FILE *f, const char *v)
 }
 
 void cli_print_csv(FILE *f, const cli_rows_t *r)
+{
+    /* On a terminal the cells are shown escaped, as in the table; into a file or a pipe
+     * they go byte for byte. */
+    if (isatty(fileno(f))) {
+        cli_rows_t e = *r;
+        e.vals = calloc(r->nrows * (size_t)r->ncol + 1, sizeof *e.vals);
+        if (!e.vals) return;
+        for (size_t i = 0; i < r->nrows * (size_t)r->ncol; i++)
+            e.vals[i] = r->vals[i] ? cli_escape_text(r->vals[i]) : NULL;
+        print_csv(f, &e);
+        for (size_t i = 0; i < r->nrows * (size_t)r->ncol; i++)
+            free(e.vals[i]);
+        free(e.vals);
+        return;
+    }
+    print_csv(f, r);
+}
+
+static void print_csv(FILE *f, const cli_rows_t *r)
 {
     for (int c = 0; c < r->ncol; c++) {
         if (c) fputc(',', f);

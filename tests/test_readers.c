@@ -519,6 +519,13 @@ TEST(trial_output_reaches_the_terminal_escaped)
     CHECK_EQ_INT(o.code, 0);
     CHECK(strchr(o.out, 0x1b) == NULL);
     out_free(&o);
+    /* An error message that quotes the trial's result keys. */
+    REQUIRE(db_exec(dir, "UPDATE results SET data = '{\"loss\": 1, \"\\u001b[2Jk\": 2}'") == 0);
+    o = tune2(dir, "plot", "--metric", "nothing", NULL);
+    CHECK_EQ_INT(o.code, 1);
+    CHECK(strchr(o.err, 0x1b) == NULL);
+    CHECK_CONTAINS(o.err, "\\x1b[2Jk");
+    out_free(&o);
 }
 
 /* ---- item 13: rm, TUNE_DB, the implied experiment -------------------------------- */
