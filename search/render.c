@@ -1,5 +1,6 @@
 /* search/render.c: fills a command template with one configuration, giving an argv
- * vector (never a shell string), and prints numbers so they read back exactly.
+ * vector (never a shell string), and prints numbers, and configurations as JSON, so that
+ * they read back exactly.
  * Not for: starting processes (trial/ does that) or checking the file (parse.c). */
 #include <locale.h>
 #include <math.h>
