@@ -626,7 +626,7 @@ static int launch(struct loop *L, struct ltrial *t)
     char devs[512], cfg_env[8192 + 16], num_gpus[64], omp[32], port[32], trial_id[64], exp[160],
         tdir[4200];
     sched_slice_devices(L->o->pool, &slice, devs, sizeof devs);
-    char *cfg = cJSON_PrintUnformatted(t->config);
+    char *cfg = space_json_print(t->config);
     t->port = pick_port(L, t->no);
     char cuda[600];
     snprintf(cuda, sizeof cuda, "CUDA_VISIBLE_DEVICES=%s", devs);
@@ -1306,7 +1306,7 @@ static int create_trials(struct loop *L, char *err, size_t errlen)
     for (size_t i = 0; i < L->n; i++) {
         struct ltrial *t = &L->t[i];
         if (t->id > 0) continue; /* recorded already */
-        char *cfg = cJSON_PrintUnformatted(t->config);
+        char *cfg = space_json_print(t->config);
         if (!cfg) {
             snprintf(err, errlen, "out of memory");
             return SCHED_ENOMEM;

@@ -228,6 +228,15 @@ int space_check_name(const char *name, char *err, size_t errlen)
                      quoted(name, q, sizeof q));
         return SPACE_EINVAL;
     }
+    /* Every command takes the name as an argument: "-rf" would be read as an option. */
+    if (name[0] == '-') {
+        if (err && errlen)
+            snprintf(err, errlen,
+                     "experiment name %s begins with '-', which commands would read as an "
+                     "option: start it with a letter or digit",
+                     quoted(name, q, sizeof q));
+        return SPACE_EINVAL;
+    }
     /* The name becomes a folder under tune_results/: "." and ".." would escape it. */
     if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
         if (err && errlen) snprintf(err, errlen, "experiment name \"%s\" is not allowed", name);

@@ -1,5 +1,6 @@
 /* search/render.c: fills a command template with one configuration, giving an argv
- * vector (never a shell string), and prints numbers so they read back exactly.
+ * vector (never a shell string), and prints numbers, and configurations as JSON, so that
+ * they read back exactly.
  * Not for: starting processes (trial/ does that) or checking the file (parse.c). */
 #include <locale.h>
 #include <math.h>
@@ -137,7 +138,7 @@ static int add_value(struct sbuf *b, const cJSON *v)
     if (cJSON_IsTrue(v)) return sb_add(b, "true", 4);
     if (cJSON_IsFalse(v)) return sb_add(b, "false", 5);
     if (cJSON_IsNull(v)) return sb_add(b, "null", 4);
-    char *js = cJSON_PrintUnformatted(v);
+    char *js = space_json_print(v);
     if (!js) return -1;
     int rc = sb_add(b, js, strlen(js));
     free(js);
@@ -240,4 +241,117 @@ nomem:
     space_argv_free(argv);
     if (err && errlen) snprintf(err, errlen, "out of memory");
     return SPACE_ENOMEM;
+}
+
+/* ---- JSON with exact numbers ---------------------------------------------------- */
+/* cJSON's own printer writes numbers with %.15g and keeps that form when it reads back
+ * within a tolerance, so 8.731745949053503 became 8.7317459490535: a recorded
+ * configuration that is not the one the trial received. This printer writes every number
+ * as space_format_number does for argv, so argv, TUNE_CONFIG and the database agree. */
+static int json_string(struct sbuf *b, const char *s)
+{
+    if (sb_add(b, "\"", 1)) return -1;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        char esc[8];
+        const char *e = NULL;
+        switch (*p) {
+        case '"':
+            e = "\\\"";
+            break;
+        case '\\':
+            e = "\\\\";
+            break;
+        case '\b':
+            e = "\\b";
+            break;
+        case '\f':
+            e = "\\f";
+            break;
+        case '\n':
+            e = "\\n";
+            break;
+        case '\r':
+            e = "\\r";
+            break;
+        case '\t':
+            e = "\\t";
+            break;
+        default:
+            if (*p < 0x20) {
+                snprintf(esc, sizeof esc, "\\u%04x", *p);
+                e = esc;
+            }
+        }
+        if (e ? sb_add(b, e, strlen(e)) : sb_add(b, (const char *)p, 1)) return -1;
+    }
+    return sb_add(b, "\"", 1);
+}
+
+static int json_indent(struct sbuf *b, int depth)
+{
+    for (int i = 0; i < depth; i++)
+        if (sb_add(b, "\t", 1)) return -1;
+    return 0;
+}
+
+/* pretty: cJSON_Print's layout (objects one member a line, tab-indented; arrays on one
+ * line), so that readers of the formatted output see the same shape as before. */
+static int json_value(struct sbuf *b, const cJSON *v, int pretty, int depth)
+{
+    char num[32];
+    if (!v) return sb_add(b, "null", 4);
+    if (cJSON_IsRaw(v))
+        return v->valuestring ? sb_add(b, v->valuestring, strlen(v->valuestring)) : -1;
+    if (cJSON_IsNull(v) || cJSON_IsInvalid(v)) return sb_add(b, "null", 4);
+    if (cJSON_IsTrue(v)) return sb_add(b, "true", 4);
+    if (cJSON_IsFalse(v)) return sb_add(b, "false", 5);
+    if (cJSON_IsNumber(v)) {
+        /* JSON has no NaN or infinity: null, as cJSON prints them. */
+        if (!isfinite(v->valuedouble)) return sb_add(b, "null", 4);
+        space_format_number(v->valuedouble, num);
+        return sb_add(b, num, strlen(num));
+    }
+    if (cJSON_IsString(v)) return json_string(b, v->valuestring ? v->valuestring : "");
+    if (cJSON_IsArray(v)) {
+        if (sb_add(b, "[", 1)) return -1;
+        for (const cJSON *c = v->child; c; c = c->next) {
+            if (json_value(b, c, pretty, depth + 1)) return -1;
+            if (c->next && sb_add(b, pretty ? ", " : ",", pretty ? 2 : 1)) return -1;
+        }
+        return sb_add(b, "]", 1);
+    }
+    if (cJSON_IsObject(v)) {
+        if (sb_add(b, pretty ? "{\n" : "{", pretty ? 2 : 1)) return -1;
+        for (const cJSON *c = v->child; c; c = c->next) {
+            if (pretty && json_indent(b, depth + 1)) return -1;
+            if (json_string(b, c->string ? c->string : "")) return -1;
+            if (sb_add(b, pretty ? ":\t" : ":", pretty ? 2 : 1)) return -1;
+            if (json_value(b, c, pretty, depth + 1)) return -1;
+            if (c->next && sb_add(b, ",", 1)) return -1;
+            if (pretty && sb_add(b, "\n", 1)) return -1;
+        }
+        if (pretty && json_indent(b, depth)) return -1;
+        return sb_add(b, "}", 1);
+    }
+    return sb_add(b, "null", 4);
+}
+
+static char *json_print(const cJSON *v, int pretty)
+{
+    struct sbuf b = {0};
+    if (sb_add(&b, "", 0) || json_value(&b, v, pretty, 0)) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+char *space_json_print(const cJSON *v)
+{
+    return json_print(v, 0);
+}
+
+char *space_json_print_pretty(const cJSON *v)
+{
+    return json_print(v, 1);
 }

@@ -58,7 +58,7 @@ typedef struct space_exec_opts {
 /* Everything in space.json except "space" itself, with defaults filled in.
  * All pointers are owned by the space_t and live as long as it does. */
 typedef struct space_settings {
-    char *name;   /* [A-Za-z0-9_.-]+, not "." or "..", at most 100 chars */
+    char *name;   /* [A-Za-z0-9_.-]+, not "." or "..", no leading '-', at most 100 chars */
     char *metric; /* the metric ASHA and `tune best` use */
     space_mode_t mode;
     int num_samples;    /* default 1; each grid point is repeated this many times */
@@ -154,7 +154,16 @@ void space_argv_free(char **argv); /* NULL-safe */
  * Writes at most 32 bytes into buf and returns buf. */
 char *space_format_number(double v, char buf[32]);
 
-/* Checks an experiment name ([A-Za-z0-9_.-]+, not "."/"..", <= 100 chars) so it can
+/* A JSON value as compact text with every number printed as space_format_number prints it
+ * (cJSON_PrintUnformatted rounds to 15 digits), NaN and infinities as null. Every place
+ * that prints a configuration (the store, TUNE_CONFIG, the cli) uses it, so each shows the
+ * very double the trial's argv received. NULL when out of memory; the caller frees. */
+char *space_json_print(const cJSON *v);
+/* The same, laid out as cJSON_Print does (one object member a line, tab-indented). */
+char *space_json_print_pretty(const cJSON *v);
+
+/* Checks an experiment name ([A-Za-z0-9_.-]+, not "."/"..", not beginning with '-' (it
+ * would read as an option), <= 100 chars) so it can
  * never escape the results directory. Returns 0 or SPACE_EINVAL with a message. */
 int space_check_name(const char *name, char *err, size_t errlen);
 

@@ -123,7 +123,8 @@ TEST(fifo_run_records_everything)
     const char *c[] = {"export", "fifo1", "--csv", NULL};
     o = run_tune(dir, c);
     CHECK_EQ_INT(o.code, 0);
-    CHECK(strncmp(o.out, "trial_id,training_iteration,loss,acc\n", 37) == 0);
+    CHECK(strncmp(o.out, "trial_id,trial,config/lr,config/layers,training_iteration,loss,acc\n",
+                  67) == 0);
     int lines = 0;
     for (char *p = o.out; *p; p++)
         lines += *p == '\n';

@@ -534,7 +534,7 @@ TEST(plot_fits_the_width_and_tells_stopped_from_finished)
     const char *m[] = {"plot", "--metric", "acc", "--y", "linear", "--x", "linear", NULL};
     o = tune(dir, m);
     CHECK_EQ_INT(o.code, 0);
-    CHECK_CONTAINS(o.out, "asha1: acc (min) of 20 trials");
+    CHECK_CONTAINS(o.out, "asha1: acc (max) of 20 trials");
     CHECK_CONTAINS(o.out, "x: training_iteration, y: acc");
     out_free(&o);
     /* A metric no result has is a typo until shown otherwise: every command says so. */
