@@ -51,6 +51,7 @@ struct space_searcher {
     size_t *nrv_at;  /* how many rung slots are set */
     double *rw;      /* scratch: raw weight of each bad trial */
     double *sv, *sx; /* scratch, nd + 1 each: a suggestion's values and internal values */
+    space__parzen_t pgood, pbad; /* refitted per parameter, arrays kept between fits */
     /* per numeric dim, known trials sorted by (value, trial_no): kept up to date on
      * every registration so a fit never sorts 10,000 values */
     size_t **order;
@@ -199,6 +200,8 @@ void space_searcher_free(space_searcher_t *x)
     free(x->rv);
     free(x->nrv_at);
     free(x->rw);
+    space__parzen_free(&x->pgood);
+    space__parzen_free(&x->pbad);
     free(x->sv);
     free(x->sx);
     free(x);
@@ -470,17 +473,34 @@ static int choose_split(space_searcher_t *x, size_t self, split_t *sp, size_t *m
                 sp->n_running++;
         }
     }
-    qsort(rk, n, sizeof *rk, cmp_ranked);
     size_t ng;
     if (x->o.preset == SPACE_TPE_OPTUNA) {
         ng = space__optuna_gamma(n);
+        /* at most 25 good: keep the best ng in order in rk[0..ng) with one pass instead
+         * of sorting 10,000 results */
+        size_t have = 0;
+        for (size_t i = 0; i < n; i++) {
+            ranked_t e = rk[i];
+            if (have == ng && cmp_ranked(&e, &rk[ng - 1]) >= 0) continue;
+            size_t k = have < ng ? have++ : ng - 1;
+            while (k > 0 && cmp_ranked(&e, &rk[k - 1]) < 0) {
+                rk[k] = rk[k - 1]; /* k <= have <= i: never past the unread ones */
+                k--;
+            }
+            rk[k] = e;
+        }
+        for (size_t t = 0; t < x->cap; t++)
+            if (x->known[t] && t != self && x->nrv_at[t] > (size_t)rung) x->role[t] = ROLE_BAD;
+        for (size_t i = 0; i < ng; i++)
+            x->role[rk[i].t] = ROLE_GOOD;
     } else { /* bohb.py: max(min_points_in_model, top_n_percent * n // 100) */
+        qsort(rk, n, sizeof *rk, cmp_ranked);
         ng = BOHB_TOP_N_PERCENT * n / 100;
         if (ng < d + 1) ng = d + 1;
         if (ng > n) ng = n;
+        for (size_t i = 0; i < n; i++)
+            x->role[rk[i].t] = i < ng ? ROLE_GOOD : ROLE_BAD;
     }
-    for (size_t i = 0; i < n; i++)
-        x->role[rk[i].t] = i < ng ? ROLE_GOOD : ROLE_BAD;
     free(rk);
     sp->rung = x->nrungs ? rung : -1;
     sp->n_obs = n;
@@ -539,31 +559,34 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
                 bx[nb++] = x->x[t * nd + j];
             }
         }
-        space__parzen_t good, bad;
-        if (space__parzen_fit(&good, gx, NULL, ng, d->low, d->high, d->q, d->ncat)) goto out;
-        if (space__parzen_fit_sorted(&bad, bx, bw, nb, d->low, d->high, d->q, d->ncat)) {
-            space__parzen_free(&good);
-            goto out;
-        }
-        good.optuna31_unscaled = bad.optuna31_unscaled = 1; /* as Optuna 3.1.0 computes it */
+        space__parzen_t *good = &x->pgood, *bad = &x->pbad;
+        if (space__parzen_fit(good, gx, NULL, ng, d->low, d->high, d->q, d->ncat)) goto out;
+        if (space__parzen_fit_sorted(bad, bx, bw, nb, d->low, d->high, d->q, d->ncat)) goto out;
+        good->optuna31_unscaled = bad->optuna31_unscaled = 1; /* as Optuna 3.1.0 computes it */
         double best = -INFINITY, bestv = NAN, besti = NAN;
+        double cand[OPTUNA_N_EI_CANDIDATES], cscore[OPTUNA_N_EI_CANDIDATES];
         for (int c = 0; c < OPTUNA_N_EI_CANDIDATES; c++) {
-            double u = space__parzen_sample(&good, rng), v, ui;
+            double u = space__parzen_sample(good, rng), v, ui;
             if (d->ncat > 0) {
                 v = ui = u;
             } else {
                 v = to_value(x->s, d, u);
                 ui = is_log_dim(d) ? log(v) : v;
             }
-            double score = space__parzen_log_pdf(&good, ui) - space__parzen_log_pdf(&bad, ui);
+            /* a stepped or categorical value drawn again scores the same: reuse it */
+            double score = NAN;
+            for (int e = 0; e < c && isnan(score); e++)
+                if (cand[e] == ui) score = cscore[e];
+            if (isnan(score))
+                score = space__parzen_log_pdf(good, ui) - space__parzen_log_pdf(bad, ui);
+            cand[c] = ui;
+            cscore[c] = score;
             if (isnan(bestv) || score > best) {
                 best = score;
                 bestv = v;
                 besti = ui;
             }
         }
-        space__parzen_free(&good);
-        space__parzen_free(&bad);
         val[j] = bestv;
         xi[j] = besti;
     }

@@ -39,20 +39,23 @@ typedef struct space__parzen {
     size_t ncat;            /* > 0: categorical over 0..ncat-1 */
     double low, high, q;    /* numeric: bounds of the internal scale; q = 0 continuous */
     double *mu, *sigma, *w; /* n observations sorted by mu, normalised weights */
-    double prior_mu, prior_sigma, prior_w;
+    double prior_mu, prior_sigma, prior_w, prior_z;
     double minsigma;         /* the magic clip's lower bound */
     double *smax_l, *smax_r; /* windowing: max sigma over [0, k] and [k, n) */
     double *wsum;            /* windowing: wsum[k] = sum of w[0..k) */
-    double *logz;            /* log of the truncation mass, NaN until first needed */
+    double *z;               /* the truncation mass, NaN until first needed */
+    double *coef, *isg;      /* w / (sqrt(2 pi) sigma z) (NaN until needed), 1 / sigma */
     double *cat;             /* categorical: the mixture's probability of each category */
     double *catrow;          /* categorical: per-component rows (n + 1) x ncat, prior last */
     /* Optuna 3.1.0's vendored truncnorm.logpdf leaves out the -log(scale) term, so each
      * continuous component's density there is phi(z) / mass, not phi(z) / (sigma mass):
      * narrow components weigh less. Set to 1 after fitting to reproduce 3.1.0 exactly; 0
      * (what a fit leaves) is the normalised density. */
+    size_t cap, catcap, ncatcap; /* allocated sizes, reused by the next fit */
     int optuna31_unscaled;
 } space__parzen_t;
 
+/* pe must be zeroed ({0}) or hold an earlier fit, whose arrays are reused. */
 /* Fits the estimator to n observations x[] (internal scale, or category index) with raw
  * weights rw[] (Optuna's default_weights of their trial order; NULL = all 1). x need not be
  * sorted. Returns 0 or SPACE_ENOMEM. Free with space__parzen_free. */
