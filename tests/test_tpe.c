@@ -349,8 +349,6 @@ TEST(rung_rule_fits_highest_rung_with_enough_results)
     CHECK_STR(why, "TPE (optuna) at rung 3 from 10 observations (1 good; bad also 3 ended below, 3 "
                    "running)");
     cJSON_Delete(c);
-    /* one more result at rung 9 than needed? no: 3 < 10 stays; 10 at rung 1 with the two
-     * stopped trials makes 12 there, but the highest rung with 10 wins */
     space_searcher_free(x);
     space_free(s);
 }
