@@ -510,6 +510,62 @@ TEST(each_trial_draws_from_its_own_stream)
     space_free(s);
 }
 
+/* What resume relies on: a searcher rebuilt from the record (every trial's configuration,
+ * then every result in arrival order, then the ends) suggests what the uninterrupted one
+ * does, with ASHA rungs, trials still running and some stopped. */
+TEST(rebuilt_from_the_record_suggests_the_same)
+{
+    space_t *s = parse_space(g_lr, 200, 13);
+    REQUIRE(s);
+    for (int preset = 0; preset < 2; preset++) {
+        space_searcher_t *a = searcher(s, SPACE_SEARCH_TPE, (space_tpe_preset_t)preset, 13);
+        space_searcher_t *b = searcher(s, SPACE_SEARCH_TPE, (space_tpe_preset_t)preset, 13);
+        REQUIRE(a && b);
+        double ms[3] = {1, 3, 9};
+        REQUIRE(space_searcher_set_rungs(a, ms, 3) == 0);
+        REQUIRE(space_searcher_set_rungs(b, ms, 3) == 0);
+        cJSON *cfgs[60] = {0};
+        struct {
+            size_t t;
+            double time, value;
+        } log[400];
+        size_t nlog = 0;
+        /* four trials at a time; a trial reports at times 1, 3, 9 unless stopped at 1 or 3 */
+        for (size_t t = 0; t < 60; t++) {
+            REQUIRE(space_searcher_suggest(a, t, &cfgs[t], NULL, 0, g_err, sizeof g_err) == 0);
+            if (t < 4) continue;
+            size_t done = t - 4; /* the trial that finishes now */
+            double f = objective(cfgs[done]);
+            int stop_at = done % 3 == 0 ? 1 : done % 3 == 1 ? 3 : 9;
+            for (int tm = 1; tm <= stop_at; tm *= 3) {
+                space_searcher_observe(a, done, tm, f + 1.0 / tm);
+                log[nlog].t = done, log[nlog].time = tm, log[nlog++].value = f + 1.0 / tm;
+            }
+            space_searcher_trial_end(a, done, stop_at < 9);
+        }
+        for (size_t t = 0; t < 60; t++)
+            REQUIRE(space_searcher_add_trial(b, t, cfgs[t], g_err, sizeof g_err) == 0);
+        for (size_t i = 0; i < nlog; i++)
+            space_searcher_observe(b, log[i].t, log[i].time, log[i].value);
+        for (size_t t = 0; t + 4 < 60; t++)
+            space_searcher_trial_end(b, t, t % 3 != 2);
+        char wa[256], wb[256];
+        cJSON *ca, *cb;
+        REQUIRE(space_searcher_suggest(a, 60, &ca, wa, sizeof wa, g_err, sizeof g_err) == 0);
+        REQUIRE(space_searcher_suggest(b, 60, &cb, wb, sizeof wb, g_err, sizeof g_err) == 0);
+        CHECK(cJSON_Compare(ca, cb, 1));
+        CHECK_STR(wa, wb);
+        if (preset == 0) CHECK_CONTAINS(wa, "TPE (optuna) at rung");
+        cJSON_Delete(ca);
+        cJSON_Delete(cb);
+        for (size_t t = 0; t < 60; t++)
+            cJSON_Delete(cfgs[t]);
+        space_searcher_free(a);
+        space_searcher_free(b);
+    }
+    space_free(s);
+}
+
 TEST(pinned_suggestions_for_a_seed)
 {
     /* Seed 2026, the sequential run above: trials 10..13 are the first TPE suggestions.
