@@ -150,7 +150,10 @@ static double gauss_mass(double a, double b)
 double space__truncnorm_draw(space__rng_t *r, double a, double b)
 {
     double u = space__rng_uniform(r), x;
-    if (a >= 0) { /* right tail: invert the upper tail, which keeps its precision */
+    if (a < -8.5 && b > 8.5) {
+        /* both cut tails below 1e-17: the truncation cannot move a draw; skip two erfc */
+        x = space__ndtri(u > 0 ? u : 0x1.0p-60);
+    } else if (a >= 0) { /* right tail: invert the upper tail, which keeps its precision */
         double qa = space__ndtr(-a), qb = space__ndtr(-b);
         x = -space__ndtri(qa - u * (qa - qb));
     } else {
