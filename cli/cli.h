@@ -12,10 +12,13 @@
 #include "scheduler/sched.h"
 #include "store/store.h"
 
-/* Exit statuses: 0 done, 1 failure, 2 bad usage or bad input file, 130 interrupted. */
+/* Exit statuses: 0 done (no trial ended in ERROR), 1 tune itself failed, 2 bad usage or
+ * bad input file (a metric no trial reports included), 3 the experiment ran but trials
+ * ended in ERROR (fail_fast included), 130 interrupted. README, "Exit status". */
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_FAIL 1
 #define CLI_EXIT_USAGE 2
+#define CLI_EXIT_TRIALS 3
 #define CLI_EXIT_INTERRUPTED 130
 
 /* A result set held in memory (query output is small enough for that). */
@@ -37,6 +40,9 @@ void cli_print_csv(FILE *f, const cli_rows_t *r);
 /* Cell as JSON: numbers as numbers, text that is a JSON object/array when `parse_json`
  * names that column, else a string; NULL as null. Caller cJSON_Delete()s the array. */
 cJSON *cli_rows_json(const cli_rows_t *r, const char *const *json_cols);
+/* A column's text as a JSON number (null for NaN/Inf or text that is no number). */
+cJSON *cli_json_number(const char *text);
+/* Prints j laid out for reading, numbers exactly (space_json_print_pretty). */
 void cli_print_json(FILE *f, cJSON *j);
 
 /* Live table: renders a snapshot into buf (at most `rows` lines, `cols` wide). */
@@ -46,6 +52,9 @@ typedef struct cli_table_opts {
     size_t nparams;
     const char *time_attr;
     int show_exec; /* show the executor id/node column */
+    /* The reporter's metric_columns (values in each view's columns[]); none if 0. */
+    const char *const *metric_columns;
+    size_t nmetric_columns;
 } cli_table_opts_t;
 /* Returns a malloc'd NUL-terminated block; caller frees. */
 char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o);
@@ -57,7 +66,14 @@ void cli_fmt_num(double v, char *out, size_t n);
 /* Commands. argv[0] is the command name. */
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_resume(int argc, char **argv);
-/* --db's value, or tune.db. */
+/* Warns on stderr about a program or script named by a relative path in the command
+ * (trials run in their own directories): tune validate and tune run call it. */
+struct space;
+void cli_warn_relative_paths(const struct space *sp, const char *file);
+/* `tune extend NAME N`: N more trials for a stored experiment, then runs them. */
+int cli_cmd_extend(int argc, char **argv);
+/* --db's value (looked for before any "--"), else $TUNE_DB when set and not empty, else
+ * tune.db. */
 const char *cli_db_path(int argc, char **argv);
 int cli_cmd_validate(int argc, char **argv);
 int cli_cmd_ls(int argc, char **argv);
@@ -69,6 +85,14 @@ int cli_cmd_export(int argc, char **argv);
 int cli_cmd_show(int argc, char **argv);
 int cli_cmd_plot(int argc, char **argv);
 int cli_cmd_report(int argc, char **argv);
+/* rm.c: deletes an experiment's rows and its results folder. */
+int cli_cmd_rm(int argc, char **argv);
+
+/* Text from a trial (its output, error, stderr tail, result strings) made safe for a
+ * terminal: control characters and bytes that are not UTF-8 become \xNN (C1 controls
+ * \u00NN), the rest is kept. Returns a new string (NULL when out of memory). */
+char *cli_escape_mem(const char *s, size_t n);
+char *cli_escape_text(const char *s); /* NULL is "" */
 
 /* Prints "tune: " + message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -42,8 +42,12 @@ typedef struct cli_trial {
 typedef struct cli_exp {
     int64_t id;
     char *name, *status, *scheduler, *exp_metric, *settings_json, *space_json, *results_dir;
-    char *metric; /* the metric of the curves: exp_metric unless another one was asked for */
-    int mode_max; /* the experiment's mode; it orders every metric */
+    char *metric;     /* the metric of the curves: exp_metric unless another one was asked for */
+    int mode_max;     /* the order of `metric`: the experiment's mode for its own metric;
+                         for another one --mode, else guessed from the name */
+    int exp_mode_max; /* the experiment's mode (its metric's; decisions and cutoffs) */
+    int own_metric;   /* metric is the experiment's: the cutoffs are on its scale */
+    int mode_guessed; /* mode_max was guessed from another metric's name */
     int64_t num_trials;
     double created_at, ended_at; /* NaN when not set */
     char time_attr[64];          /* from settings_json; "training_iteration" by default */
@@ -62,6 +66,17 @@ int cli_exp_pick(store_t *st, const char *db, const char *given, char **out, cha
                  size_t errlen);
 
 #define CLI_EXP_DECISIONS 1 /* cli_exp_load flag: also read every trial's decisions */
+#define CLI_EXP_MODE_MIN 2  /* flags: order the metric low-is-better (--mode min) */
+#define CLI_EXP_MODE_MAX 4  /* flags: order the metric high-is-better (--mode max) */
+
+/* 1 when a metric's name says higher is better (a word of it is acc, accuracy, auc, f1,
+ * precision, recall, score, reward, ...), else 0: the guess for another metric's mode. */
+int cli_metric_guess_max(const char *metric);
+/* Reads --mode's value into CLI_EXP_MODE_MIN/MAX; -1 after printing an error
+ * (output.c, as cli_mode_note: this file's loader prints nothing). */
+int cli_mode_arg(const char *cmd, const char *v, unsigned *flags);
+/* Says on stderr, when the mode of the shown metric was guessed, what was guessed. */
+void cli_mode_note(const struct cli_exp *e);
 
 /* Reads experiment `name` with its curves of `metric` (NULL: the experiment's metric; any
  * other result key is read from the results' JSON). `trial` (NULL: all) keeps only the

@@ -24,18 +24,24 @@ static const char usage_text[] =
     "  run SPACE.json        run an experiment (live table; results in the database)\n"
     "  resume NAME           continue an interrupted experiment\n"
     "  simulate SPACE.json   replay it on a virtual clock over recorded curves (--table F)\n"
+    "  extend NAME N         add N trials to an experiment (the seed's sequence) and run them\n"
     "  validate SPACE.json   check the file and print the first configurations\n"
     "  ls                    list experiments\n"
-    "  trials NAME           one row per trial (--json)\n"
-    "  best NAME             the best trial by the experiment's metric (--json)\n"
+    "  trials [NAME]         one row per trial, a column per parameter (--json, --sort)\n"
+    "  best [NAME]           the best trial by the experiment's metric (--json)\n"
     "  query \"SELECT ...\"    read-only SQL against the database (--json, --csv)\n"
-    "  export NAME           every result, one row per result (--csv or --json)\n"
+    "  export [NAME]         every result, one row per result (--csv or --json)\n"
     "  show [NAME] TRIAL     one trial: config, status and why, curve, log tail\n"
     "  plot [NAME]           every trial's learning curve in the terminal\n"
     "  report [NAME] -o F    a self-contained HTML report\n"
+    "  rm NAME               delete an experiment and its results folder (--yes)\n"
+    "\n"
+    "NAME may be left out when the database holds one experiment; a name that begins\n"
+    "with '-' goes after \"--\" (tune trials -- -x).\n"
     "\n"
     "options for every command:\n"
-    "  --db PATH             database file (default: tune.db in the current directory)\n"
+    "  --db PATH             database file (default: $TUNE_DB, else tune.db in the\n"
+    "                        current directory)\n"
     "  --help                help for a command\n"
     "  --version             print the version\n";
 
@@ -91,6 +97,9 @@ int cli_cmd_validate(int argc, char **argv)
            sched_names[set->sched.type]);
     if (set->metric) printf(", metric %s (%s)", set->metric, set->mode ? "max" : "min");
     printf("\n");
+    for (size_t i = 0; space_note(sp, i); i++)
+        printf("note: %s\n", space_note(sp, i));
+    cli_warn_relative_paths(sp, file);
     for (size_t i = 0; i < n && (long)i < show; i++) {
         cJSON *cfg = NULL;
         if (space_sample(sp, i, &cfg, err, sizeof err) != 0) {
@@ -99,7 +108,7 @@ int cli_cmd_validate(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
         char **av = NULL;
-        char *js = cJSON_PrintUnformatted(cfg);
+        char *js = space_json_print(cfg);
         printf("trial_%05zu %s\n", i, js ? js : "?");
         free(js);
         if (space_render_argv(sp, cfg, "0", "TRIAL_DIR", &av, err, sizeof err) == 0) {
@@ -118,9 +127,11 @@ int cli_cmd_validate(int argc, char **argv)
 /* ---- dispatch ------------------------------------------------------------------- */
 const char *cli_db_path(int argc, char **argv)
 {
-    for (int i = 1; i + 1 < argc; i++)
+    /* After "--" every word is a name, even "--db". */
+    for (int i = 1; i + 1 < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--db") == 0) return argv[i + 1];
-    return "tune.db";
+    const char *env = getenv("TUNE_DB");
+    return env && *env ? env : "tune.db";
 }
 
 int main(int argc, char **argv)
@@ -145,7 +156,9 @@ int main(int argc, char **argv)
         {"run", cli_cmd_run},     {"resume", cli_cmd_resume}, {"validate", cli_cmd_validate},
         {"ls", cli_cmd_ls},       {"trials", cli_cmd_trials}, {"best", cli_cmd_best},
         {"query", cli_cmd_query}, {"export", cli_cmd_export}, {"show", cli_cmd_show},
-        {"plot", cli_cmd_plot},   {"report", cli_cmd_report}, {"simulate", cli_cmd_simulate}};
+        {"plot", cli_cmd_plot},   {"report", cli_cmd_report}, {"rm", cli_cmd_rm},
+        {"simulate", cli_cmd_simulate}};
+    if (strcmp(cmd, "extend") == 0) return cli_cmd_extend(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);
     cli_error("unknown command \"%s\" (see tune --help)", cmd);

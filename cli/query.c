@@ -1,12 +1,15 @@
 /* The reading commands: ls, trials, best, query, export. Each is one SQL query against
  * the documented schema (docs/schema.md) printed as a table, JSON or CSV; the database
- * is opened read-only so a run can be writing at the same time. */
+ * is opened read-only so a run can be writing at the same time. Not for: the curves and
+ * charts of show, plot and report (show.c, report.c), nor deleting (rm.c). */
 #include "cli/cli.h"
+#include "cli/curves.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char *cli_db_path(int argc, char **argv);
+#include "search/space.h"
 
 enum fmt { FMT_TABLE, FMT_JSON, FMT_CSV };
 
@@ -15,40 +18,51 @@ struct args {
     enum fmt fmt;
     int all_attempts;
     const char *scope; /* best: "last" or "all" */
+    const char *sort;  /* trials: --sort KEY */
 };
 
-/* Parses the options the reading commands share; returns -1 after printing an error. */
-static int parse_args(int argc, char **argv, struct args *a, int allow_pos, const char *usage)
+/* Parses the options the reading commands share; returns -1 after printing an error.
+ * need_pos: 1 the positional argument is required, 0 optional (an experiment name that
+ * may be left out when the database holds one), -1 none allowed. Everything after "--"
+ * is positional, so that an experiment named "-x" (from an older tune) can be named. */
+static int parse_args(int argc, char **argv, struct args *a, int need_pos, const char *usage)
 {
     memset(a, 0, sizeof *a);
     a->scope = "last";
+    int opts = 1;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
-        if (strcmp(s, "--db") == 0 && i + 1 < argc) {
+        if (opts && strcmp(s, "--") == 0) {
+            opts = 0;
+        } else if (opts && strcmp(s, "--db") == 0 && i + 1 < argc) {
             i++;
-        } else if (strcmp(s, "--json") == 0) {
+        } else if (opts && strcmp(s, "--json") == 0) {
             a->fmt = FMT_JSON;
-        } else if (strcmp(s, "--csv") == 0) {
+        } else if (opts && strcmp(s, "--csv") == 0) {
             a->fmt = FMT_CSV;
-        } else if (strcmp(s, "--all-attempts") == 0) {
+        } else if (opts && strcmp(s, "--all-attempts") == 0) {
             a->all_attempts = 1;
-        } else if (strcmp(s, "--scope") == 0 && i + 1 < argc) {
+        } else if (opts && strcmp(s, "--scope") == 0 && i + 1 < argc) {
             a->scope = argv[++i];
             if (strcmp(a->scope, "last") && strcmp(a->scope, "all")) {
                 cli_error("--scope wants \"last\" or \"all\", got \"%s\"", a->scope);
                 return -1;
             }
-        } else if (s[0] == '-' && s[1]) {
-            cli_error("%s: unknown option %s\n%s", argv[0], s, usage);
+        } else if (opts && strcmp(s, "--sort") == 0 && i + 1 < argc && strstr(usage, "--sort")) {
+            a->sort = argv[++i];
+        } else if (opts && s[0] == '-' && s[1]) {
+            cli_error("%s: unknown option %s (a name that begins with '-' goes after --: "
+                      "tune %s -- %s)\n%s",
+                      argv[0], s, argv[0], s, usage);
             return -1;
-        } else if (allow_pos && !a->pos) {
+        } else if (need_pos >= 0 && !a->pos) {
             a->pos = s;
         } else {
             cli_error("%s: unexpected argument \"%s\"\n%s", argv[0], s, usage);
             return -1;
         }
     }
-    if (allow_pos && !a->pos) {
+    if (need_pos > 0 && !a->pos) {
         cli_error("%s: missing argument\n%s", argv[0], usage);
         return -1;
     }
@@ -57,7 +71,7 @@ static int parse_args(int argc, char **argv, struct args *a, int allow_pos, cons
 
 static int help(int argc, char **argv, const char *usage)
 {
-    for (int i = 1; i < argc; i++)
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(usage, stdout);
             return 1;
@@ -76,21 +90,28 @@ static store_t *open_ro(int argc, char **argv)
     return st;
 }
 
-/* Fails with a clear message when the experiment does not exist. */
-static int need_experiment(store_t *st, const char *name, const char *db)
+/* The experiment a command means: the one named, or the only one in the database. On
+ * success *name is a new string; else the error is printed and the exit status returned. */
+static int pick_experiment(store_t *st, const char *given, const char *db, char **name)
 {
-    char err[512];
-    int64_t id;
-    int rc = store_experiment_find(st, name, &id, err, sizeof err);
-    if (rc == STORE_NOTFOUND) {
-        cli_error("no experiment named \"%s\" in %s (see tune ls --db %s)", name, db, db);
-        return -1;
+    char err[1024];
+    int rc = cli_exp_pick(st, db, given, name, err, sizeof err);
+    if (rc == 0) return CLI_EXIT_OK;
+    cli_error("%s", err);
+    return rc == CLI_EXP_AMBIGUOUS ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+}
+
+static void print_rowset(const cli_rows_t *r, enum fmt fmt, const char *const *json_cols)
+{
+    if (fmt == FMT_JSON) {
+        cJSON *j = cli_rows_json(r, json_cols);
+        cli_print_json(stdout, j);
+        cJSON_Delete(j);
+    } else if (fmt == FMT_CSV) {
+        cli_print_csv(stdout, r);
+    } else {
+        cli_print_table(stdout, r);
     }
-    if (rc != 0) {
-        cli_error("%s", err);
-        return -1;
-    }
-    return 0;
 }
 
 static int print_rows(store_t *st, const char *sql, const char *const *binds, int nb, enum fmt fmt,
@@ -104,17 +125,220 @@ static int print_rows(store_t *st, const char *sql, const char *const *binds, in
         cli_rows_free(&r);
         return rc == STORE_READONLY ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
     }
-    if (fmt == FMT_JSON) {
-        cJSON *j = cli_rows_json(&r, json_cols);
-        cli_print_json(stdout, j);
-        cJSON_Delete(j);
-    } else if (fmt == FMT_CSV) {
-        cli_print_csv(stdout, &r);
-    } else {
-        cli_print_table(stdout, &r);
-    }
+    print_rowset(&r, fmt, json_cols);
     cli_rows_free(&r);
     return CLI_EXIT_OK;
+}
+
+/* A configuration value as a cell: strings as they are, numbers with the digits the
+ * trial's argv received (space_json_print), other JSON as compact JSON. */
+static char *config_cell(const cJSON *v, int *type)
+{
+    if (cJSON_IsString(v)) {
+        *type = STORE_COL_TEXT;
+        return strdup(v->valuestring);
+    }
+    *type = cJSON_IsNumber(v) ? STORE_COL_REAL : STORE_COL_TEXT;
+    return space_json_print(v);
+}
+
+/* Replaces column `cfgcol` (a configuration as JSON text) of r by one column per
+ * parameter, in the order of first appearance (space.json's order). `prefix` goes before
+ * each parameter's name ("" or "config/"). Returns 0, or -1 when out of memory. */
+static int expand_config(cli_rows_t *r, int cfgcol, const char *prefix)
+{
+    cJSON **cfg = calloc(r->nrows + 1, sizeof *cfg);
+    char **keys = NULL;
+    int nk = 0, rc = -1;
+    if (!cfg) return -1;
+    for (size_t i = 0; i < r->nrows; i++) {
+        const char *t = r->vals[i * (size_t)r->ncol + (size_t)cfgcol];
+        cfg[i] = t ? cJSON_Parse(t) : NULL;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, cfg[i])
+        {
+            int seen = 0;
+            for (int k = 0; k < nk && !seen; k++)
+                seen = strcmp(keys[k], it->string) == 0;
+            if (seen) continue;
+            char **nkeys = realloc(keys, (size_t)(nk + 1) * sizeof *keys);
+            if (!nkeys) goto out;
+            keys = nkeys;
+            if (!(keys[nk] = strdup(it->string))) goto out;
+            nk++;
+        }
+    }
+    int ncol = r->ncol - 1 + nk;
+    cli_rows_t o = {.ncol = ncol, .nrows = r->nrows, .cap = r->nrows};
+    o.names = calloc((size_t)ncol + 1, sizeof *o.names);
+    o.vals = calloc(r->nrows * (size_t)ncol + 1, sizeof *o.vals);
+    o.types = calloc(r->nrows * (size_t)ncol + 1, sizeof *o.types);
+    if (!o.names || !o.vals || !o.types) {
+        free(o.names), free(o.vals), free(o.types);
+        goto out;
+    }
+    for (int c = 0, oc = 0; c < r->ncol; c++) {
+        if (c != cfgcol) {
+            o.names[oc] = strdup(r->names[c]);
+            for (size_t i = 0; i < r->nrows; i++) {
+                size_t from = i * (size_t)r->ncol + (size_t)c, to = i * (size_t)ncol + (size_t)oc;
+                o.vals[to] = r->vals[from];
+                o.types[to] = r->types[from];
+                r->vals[from] = NULL;
+            }
+            oc++;
+            continue;
+        }
+        for (int k = 0; k < nk; k++, oc++) {
+            size_t n = strlen(prefix) + strlen(keys[k]) + 1;
+            if ((o.names[oc] = malloc(n))) snprintf(o.names[oc], n, "%s%s", prefix, keys[k]);
+            for (size_t i = 0; i < r->nrows; i++) {
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg[i], keys[k]);
+                size_t to = i * (size_t)ncol + (size_t)oc;
+                o.types[to] = STORE_COL_NULL;
+                if (v) o.vals[to] = config_cell(v, &o.types[to]);
+            }
+        }
+    }
+    size_t nrows = r->nrows;
+    cli_rows_free(r);
+    *r = o;
+    rc = 0;
+    for (size_t i = 0; i < nrows; i++)
+        cJSON_Delete(cfg[i]), cfg[i] = NULL;
+out:
+    for (size_t i = 0; i < r->nrows; i++)
+        cJSON_Delete(cfg[i]);
+    for (int k = 0; k < nk; k++)
+        free(keys[k]);
+    free(keys);
+    free(cfg);
+    return rc;
+}
+
+/* ---- --sort --------------------------------------------------------------------- */
+struct sort_key {
+    size_t row;
+    int has, num;
+    double v;
+    const char *s;
+};
+
+/* qsort_r's comparison (glibc's argument order); desc points to 1 for descending. */
+static int cmp_key(const void *pa, const void *pb, void *desc)
+{
+    const struct sort_key *a = pa, *b = pb;
+    int c = 0;
+    if (a->has != b->has) return a->has ? -1 : 1; /* no value last, either way */
+    if (a->has) {
+        if (a->num && b->num)
+            c = (a->v > b->v) - (a->v < b->v);
+        else if (a->num != b->num)
+            c = a->num ? -1 : 1;
+        else
+            c = strcmp(a->s, b->s);
+        if (*(const int *)desc) c = -c;
+    }
+    return c ? c : (a->row > b->row) - (a->row < b->row);
+}
+
+/* Sorts r's rows by KEY: a column, or a parameter inside column "config" when r has one
+ * (JSON); "-KEY" sorts descending; "metric" is the last metric, best first by mode_max.
+ * Returns 0, or -1 after printing an error naming the keys there are. */
+static int sort_rows(cli_rows_t *r, const char *key, int mode_max)
+{
+    int desc = 0;
+    if (key[0] == '-') desc = 1, key++;
+    if (strcmp(key, "metric") == 0) {
+        key = "last_metric";
+        desc ^= mode_max;
+    }
+    int col = -1, cfgcol = -1;
+    for (int c = 0; c < r->ncol; c++) {
+        if (strcmp(r->names[c], key) == 0) col = c;
+        if (strcmp(r->names[c], "config") == 0) cfgcol = c;
+    }
+    struct sort_key *k = calloc(r->nrows + 1, sizeof *k);
+    cJSON **cfg = calloc(r->nrows + 1, sizeof *cfg);
+    char **perm = malloc((r->nrows * (size_t)r->ncol + 1) * sizeof *perm);
+    int *tperm = malloc((r->nrows * (size_t)r->ncol + 1) * sizeof *tperm);
+    int found = col >= 0, rc = -1;
+    if (!k || !cfg || !perm || !tperm) {
+        cli_error("out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < r->nrows; i++) {
+        k[i].row = i;
+        if (col >= 0) {
+            size_t at = i * (size_t)r->ncol + (size_t)col;
+            const char *v = r->vals[at];
+            k[i].has = v != NULL;
+            k[i].s = v;
+            k[i].num = r->types[at] == STORE_COL_INT || r->types[at] == STORE_COL_REAL;
+            if (v && r->types[at] == STORE_COL_TEXT) {
+                char *end;
+                double d = strtod(v, &end);
+                if (end != v && !*end) k[i].num = 1;
+                k[i].v = d;
+            } else if (v) {
+                k[i].v = strtod(v, NULL);
+            }
+        } else if (cfgcol >= 0) {
+            const char *t = r->vals[i * (size_t)r->ncol + (size_t)cfgcol];
+            cfg[i] = t ? cJSON_Parse(t) : NULL;
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg[i], key);
+            if (!v) continue;
+            found = 1;
+            k[i].has = !cJSON_IsNull(v);
+            k[i].num = cJSON_IsNumber(v);
+            k[i].v = v->valuedouble;
+            k[i].s = cJSON_IsString(v) ? v->valuestring : "";
+        }
+    }
+    if (!found && r->nrows) {
+        char list[1024] = "";
+        size_t n = 0;
+        for (int c = 0; c < r->ncol && n < sizeof list; c++)
+            if (c != cfgcol)
+                n +=
+                    (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", r->names[c]);
+        cli_error("--sort %s: no such column (there are: %s%s)", key, list,
+                  cfgcol >= 0 ? ", and the parameter names" : "");
+        goto out;
+    }
+    qsort_r(k, r->nrows, sizeof *k, cmp_key, &desc);
+    for (size_t i = 0; i < r->nrows; i++)
+        for (int c = 0; c < r->ncol; c++) {
+            perm[i * (size_t)r->ncol + (size_t)c] = r->vals[k[i].row * (size_t)r->ncol + (size_t)c];
+            tperm[i * (size_t)r->ncol + (size_t)c] =
+                r->types[k[i].row * (size_t)r->ncol + (size_t)c];
+        }
+    memcpy(r->vals, perm, r->nrows * (size_t)r->ncol * sizeof *perm);
+    memcpy(r->types, tperm, r->nrows * (size_t)r->ncol * sizeof *tperm);
+    rc = 0;
+out:
+    for (size_t i = 0; cfg && i < r->nrows; i++)
+        cJSON_Delete(cfg[i]);
+    free(cfg);
+    free(k);
+    free(perm);
+    free(tperm);
+    return rc;
+}
+
+/* The experiment's mode: 1 for max. */
+static int exp_mode_max(store_t *st, const char *name)
+{
+    char err[256];
+    cli_rows_t r;
+    const char *b[] = {name};
+    int max = 0;
+    if (cli_rows_query(st, "SELECT mode = 'max' FROM experiments WHERE name = ?1", b, 1, &r, err,
+                       sizeof err) == 0 &&
+        r.nrows == 1 && r.vals[0])
+        max = atoi(r.vals[0]) != 0;
+    cli_rows_free(&r);
+    return max;
 }
 
 /* ---- ls ------------------------------------------------------------------------- */
@@ -126,7 +350,7 @@ int cli_cmd_ls(int argc, char **argv)
         "  last result (Ray Tune's default scope)\n";
     if (help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
-    if (parse_args(argc, argv, &a, 0, usage)) return CLI_EXIT_USAGE;
+    if (parse_args(argc, argv, &a, -1, usage)) return CLI_EXIT_USAGE;
     store_t *st = open_ro(argc, argv);
     if (!st) return CLI_EXIT_FAIL;
     /* The best trial by last result, as `tune best`, the run's summary and the report
@@ -155,68 +379,87 @@ int cli_cmd_ls(int argc, char **argv)
 }
 
 /* ---- trials --------------------------------------------------------------------- */
+/* early_stopped is a boolean in the JSON contract. */
+static void bool_member(cJSON *o, const char *key)
+{
+    cJSON *es = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!es) return;
+    int v = cJSON_IsNumber(es) && es->valuedouble != 0;
+    cJSON_ReplaceItemInObjectCaseSensitive(o, key, cJSON_CreateBool(v));
+}
+
 /* Every query goes through the documented views (trial_summary, results_current,
  * results_all), so that the physical layout of the results table can change. */
 int cli_cmd_trials(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: tune trials NAME [--db PATH] [--json|--csv] [--all-attempts]\n"
-        "  one row per trial: status, config, iterations, last metrics\n";
+        "usage: tune trials [NAME] [--db PATH] [--json|--csv] [--all-attempts] [--sort KEY]\n"
+        "  one row per trial: status, one column per parameter, iterations, last metrics.\n"
+        "  NAME may be left out when the database holds one experiment.\n"
+        "  --sort KEY: by a column or parameter (ascending, -KEY descending); `metric`\n"
+        "  sorts by the last metric, best first\n";
     if (help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
-    if (parse_args(argc, argv, &a, 1, usage)) return CLI_EXIT_USAGE;
+    if (parse_args(argc, argv, &a, 0, usage)) return CLI_EXIT_USAGE;
     store_t *st = open_ro(argc, argv);
     if (!st) return CLI_EXIT_FAIL;
-    if (need_experiment(st, a.pos, cli_db_path(argc, argv))) {
+    char *name = NULL;
+    int rc = pick_experiment(st, a.pos, cli_db_path(argc, argv), &name);
+    if (rc) {
         store_close(st);
-        return CLI_EXIT_FAIL;
+        return rc;
     }
-    const char *b[] = {a.pos};
-    int rc;
+    const char *b[] = {name};
+    static const char sql_json[] =
+        "SELECT s.trial_no AS id, s.trial AS name, s.status, s.early_stopped, s.config,"
+        " s.iterations, s.last_metric, s.best_metric, s.last_result, s.error, s.slice,"
+        " s.attempt, s.exit_code, s.exit_signal, s.started_at, s.ended_at"
+        " FROM trial_summary s WHERE s.experiment = ?1 ORDER BY s.trial_no";
+    static const char sql_json_all[] =
+        "SELECT s.trial_no AS id, s.trial AS name, s.status, s.early_stopped, s.config,"
+        " (SELECT count(*) FROM results_all r WHERE r.trial_id = s.trial_id) AS iterations,"
+        " s.last_metric, s.best_metric,"
+        " (SELECT r.data FROM results_all r WHERE r.trial_id = s.trial_id"
+        "  ORDER BY r.id DESC LIMIT 1) AS last_result,"
+        " s.error, s.slice, s.attempt, s.exit_code, s.exit_signal, s.started_at, s.ended_at"
+        " FROM trial_summary s WHERE s.experiment = ?1 ORDER BY s.trial_no";
+    static const char sql_table[] =
+        "SELECT s.trial, s.status ||"
+        " CASE WHEN s.early_stopped THEN ' (stopped)' ELSE '' END AS status, s.slice,"
+        " s.config, s.iterations AS iter, s.last_metric, s.best_metric, s.error"
+        " FROM trial_summary s WHERE s.experiment = ?1 ORDER BY s.trial_no";
+    const char *sql = a.fmt != FMT_JSON ? sql_table : a.all_attempts ? sql_json_all : sql_json;
+    char err[1024];
+    cli_rows_t r;
+    rc = cli_rows_query(st, sql, b, 1, &r, err, sizeof err);
+    if (rc != 0) {
+        cli_error("%s", err);
+        rc = CLI_EXIT_FAIL;
+        goto out;
+    }
+    if (a.fmt != FMT_JSON && expand_config(&r, 3, "") != 0) {
+        cli_error("out of memory");
+        rc = CLI_EXIT_FAIL;
+        goto out;
+    }
+    if (a.sort && sort_rows(&r, a.sort, exp_mode_max(st, name)) != 0) {
+        rc = CLI_EXIT_USAGE;
+        goto out;
+    }
     if (a.fmt == FMT_JSON) {
-        static const char sql_cur[] =
-            "SELECT s.trial_no AS id, s.trial AS name, s.status, s.early_stopped, s.config,"
-            " s.iterations, s.last_result, s.error, s.slice, s.attempt, s.exit_code,"
-            " s.exit_signal, s.started_at, s.ended_at"
-            " FROM trial_summary s WHERE s.experiment = ?1 ORDER BY s.trial_no";
-        static const char sql_all[] =
-            "SELECT s.trial_no AS id, s.trial AS name, s.status, s.early_stopped, s.config,"
-            " (SELECT count(*) FROM results_all r WHERE r.trial_id = s.trial_id) AS iterations,"
-            " (SELECT r.data FROM results_all r WHERE r.trial_id = s.trial_id"
-            "  ORDER BY r.id DESC LIMIT 1) AS last_result,"
-            " s.error, s.slice, s.attempt, s.exit_code, s.exit_signal, s.started_at, s.ended_at"
-            " FROM trial_summary s WHERE s.experiment = ?1 ORDER BY s.trial_no";
-        char err[1024];
-        cli_rows_t r;
-        rc = cli_rows_query(st, a.all_attempts ? sql_all : sql_cur, b, 1, &r, err, sizeof err);
-        if (rc != 0) {
-            cli_error("%s", err);
-            cli_rows_free(&r);
-            store_close(st);
-            return CLI_EXIT_FAIL;
-        }
         static const char *const json_cols[] = {"config", "last_result", NULL};
         cJSON *arr = cli_rows_json(&r, json_cols);
-        /* early_stopped is a boolean in the JSON contract. */
         cJSON *o;
-        cJSON_ArrayForEach(o, arr)
-        {
-            cJSON *es = cJSON_GetObjectItemCaseSensitive(o, "early_stopped");
-            int v = es && cJSON_IsNumber(es) && es->valuedouble != 0;
-            cJSON_ReplaceItemInObjectCaseSensitive(o, "early_stopped", cJSON_CreateBool(v));
-        }
+        cJSON_ArrayForEach(o, arr) bool_member(o, "early_stopped");
         cli_print_json(stdout, arr);
         cJSON_Delete(arr);
-        cli_rows_free(&r);
-        rc = CLI_EXIT_OK;
     } else {
-        static const char sql[] =
-            "SELECT s.trial, s.status ||"
-            " CASE WHEN s.early_stopped THEN ' (stopped)' ELSE '' END AS status, s.slice,"
-            " s.config, s.iterations AS iter, s.last_metric, s.best_metric, s.error"
-            " FROM trial_summary s WHERE s.experiment = ?1 ORDER BY s.trial_no";
-        rc = print_rows(st, sql, b, 1, a.fmt, NULL);
+        print_rowset(&r, a.fmt, NULL);
     }
+    rc = CLI_EXIT_OK;
+out:
+    cli_rows_free(&r);
+    free(name);
     store_close(st);
     return rc;
 }
@@ -225,18 +468,20 @@ int cli_cmd_trials(int argc, char **argv)
 int cli_cmd_best(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: tune best NAME [--db PATH] [--json] [--scope last|all]\n"
+        "usage: tune best [NAME] [--db PATH] [--json] [--scope last|all]\n"
         "  the best trial by the experiment's metric and mode: by each trial's last result\n"
-        "  (scope last, as Ray Tune's default) or its best result (scope all)\n";
+        "  (scope last, as Ray Tune's default) or its best result (scope all).\n"
+        "  NAME may be left out when the database holds one experiment\n";
     if (help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
-    if (parse_args(argc, argv, &a, 1, usage)) return CLI_EXIT_USAGE;
+    if (parse_args(argc, argv, &a, 0, usage)) return CLI_EXIT_USAGE;
     store_t *st = open_ro(argc, argv);
     if (!st) return CLI_EXIT_FAIL;
-    const char *db = cli_db_path(argc, argv);
-    if (need_experiment(st, a.pos, db)) {
+    char *name = NULL;
+    int rc = pick_experiment(st, a.pos, cli_db_path(argc, argv), &name);
+    if (rc) {
         store_close(st);
-        return CLI_EXIT_FAIL;
+        return rc;
     }
     /* Ties go to the lower trial number. */
     static const char sql_last[] =
@@ -257,43 +502,44 @@ int cli_cmd_best(int argc, char **argv)
         " s.trial_no LIMIT 1";
     char err[1024];
     cli_rows_t r;
-    const char *b[] = {a.pos};
+    const char *b[] = {name};
     const char *sql = strcmp(a.scope, "all") == 0 ? sql_all : sql_last;
-    int rc = cli_rows_query(st, sql, b, 1, &r, err, sizeof err);
+    rc = cli_rows_query(st, sql, b, 1, &r, err, sizeof err);
     if (rc != 0) {
         cli_error("%s", err);
-        cli_rows_free(&r);
-        store_close(st);
-        return CLI_EXIT_FAIL;
+        rc = CLI_EXIT_FAIL;
+        goto out;
     }
     if (r.nrows == 0) {
-        cli_error("experiment \"%s\" has no trial with a value for its metric yet", a.pos);
-        cli_rows_free(&r);
-        store_close(st);
-        return CLI_EXIT_FAIL;
+        cli_error("experiment \"%s\" has no trial with a value for its metric yet", name);
+        rc = CLI_EXIT_FAIL;
+        goto out;
     }
     static const char *const json_cols[] = {"config", "last_result", NULL};
     cJSON *arr = cli_rows_json(&r, json_cols);
     cJSON *o = cJSON_DetachItemFromArray(arr, 0);
     cJSON_Delete(arr);
-    cJSON *es = cJSON_GetObjectItemCaseSensitive(o, "early_stopped");
-    cJSON_ReplaceItemInObjectCaseSensitive(o, "early_stopped",
-                                           cJSON_CreateBool(es && es->valuedouble != 0));
+    bool_member(o, "early_stopped");
     if (a.fmt == FMT_JSON) {
         cli_print_json(stdout, o);
     } else {
         cJSON *it;
         cJSON_ArrayForEach(it, o)
         {
-            char *v = cJSON_IsString(it) ? NULL : cJSON_PrintUnformatted(it);
-            printf("%-12s %s\n", it->string, v ? v : it->valuestring);
+            char *v = cJSON_IsString(it) ? NULL : space_json_print(it);
+            char *shown = cli_escape_text(v ? v : it->valuestring);
+            printf("%-12s %s\n", it->string, shown ? shown : "");
+            free(shown);
             free(v);
         }
     }
     cJSON_Delete(o);
+    rc = CLI_EXIT_OK;
+out:
     cli_rows_free(&r);
+    free(name);
     store_close(st);
-    return CLI_EXIT_OK;
+    return rc;
 }
 
 /* ---- query ---------------------------------------------------------------------- */
@@ -316,64 +562,79 @@ int cli_cmd_query(int argc, char **argv)
 int cli_cmd_export(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: tune export NAME --csv|--json [--db PATH] [--all-attempts]\n"
+        "usage: tune export [NAME] --csv|--json [--db PATH] [--all-attempts]\n"
         "       tune export NAME --table [--db PATH] > curves.csv\n"
-        "  every recorded result, one row per result (the result's metrics plus trial_id);\n"
+        "  every recorded result, one row per result: trial_id, trial (its name), the\n"
+        "  configuration (CSV: one config/NAME column per parameter; JSON: \"config\"), then\n"
+        "  the result's keys. NAME may be left out when the database holds one experiment.\n"
         "  --table: the learning curves in the simulator's table format (docs/simulate.md)\n";
     if (help(argc, argv, usage)) return CLI_EXIT_OK;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--table") == 0) return cli_cmd_export_table(argc, argv);
     struct args a;
-    if (parse_args(argc, argv, &a, 1, usage)) return CLI_EXIT_USAGE;
+    if (parse_args(argc, argv, &a, 0, usage)) return CLI_EXIT_USAGE;
     if (a.fmt == FMT_TABLE) {
         cli_error("export: say --csv or --json");
         return CLI_EXIT_USAGE;
     }
     store_t *st = open_ro(argc, argv);
     if (!st) return CLI_EXIT_FAIL;
-    if (need_experiment(st, a.pos, cli_db_path(argc, argv))) {
+    char *name = NULL;
+    int rc = pick_experiment(st, a.pos, cli_db_path(argc, argv), &name);
+    if (rc) {
         store_close(st);
-        return CLI_EXIT_FAIL;
+        return rc;
     }
     static const char sql_cur[] =
-        "SELECT t.trial_no AS trial_id, r.attempt, r.data FROM results_current r"
+        "SELECT t.trial_no AS trial_id, r.attempt, r.data, t.name, t.config FROM results_current r"
         " JOIN trials t ON t.id = r.trial_id JOIN experiments e ON e.id = t.experiment_id"
         " WHERE e.name = ?1 ORDER BY t.trial_no, r.id";
     static const char sql_all[] =
-        "SELECT t.trial_no AS trial_id, r.attempt, r.data FROM results_all r"
+        "SELECT t.trial_no AS trial_id, r.attempt, r.data, t.name, t.config FROM results_all r"
         " JOIN trials t ON t.id = r.trial_id JOIN experiments e ON e.id = t.experiment_id"
         " WHERE e.name = ?1 ORDER BY t.trial_no, r.attempt, r.id";
-    const char *b[] = {a.pos};
+    const char *b[] = {name};
     char err[1024];
     cli_rows_t r;
-    int rc = cli_rows_query(st, a.all_attempts ? sql_all : sql_cur, b, 1, &r, err, sizeof err);
+    rc = cli_rows_query(st, a.all_attempts ? sql_all : sql_cur, b, 1, &r, err, sizeof err);
     if (rc != 0) {
         cli_error("%s", err);
         cli_rows_free(&r);
+        free(name);
         store_close(st);
         return CLI_EXIT_FAIL;
     }
-    /* Each row: the result object plus trial_id (and attempt with --all-attempts). */
+    /* Each row: trial_id, trial, config, the result object's keys, then attempt (with
+     * --all-attempts). A result key of the same name as one of these is left out: these
+     * say which trial. */
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; i < r.nrows; i++) {
-        const char *data = r.vals[i * 3 + 2];
-        cJSON *o = data ? cJSON_Parse(data) : NULL;
-        if (!o || !cJSON_IsObject(o)) {
-            cJSON_Delete(o);
-            o = cJSON_CreateObject();
+        const char *const *v = (const char *const *)r.vals + i * 5;
+        cJSON *res = v[2] ? cJSON_Parse(v[2]) : NULL;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToObject(o, "trial_id", cli_json_number(v[0]));
+        cJSON_AddItemToObject(o, "trial", v[3] ? cJSON_CreateString(v[3]) : cJSON_CreateNull());
+        cJSON *cfg = v[4] ? cJSON_Parse(v[4]) : NULL;
+        cJSON_AddItemToObject(o, "config", cfg ? cfg : cJSON_CreateNull());
+        cJSON *it = cJSON_IsObject(res) ? res->child : NULL;
+        for (; it; it = it->next) {
+            if (cJSON_GetObjectItemCaseSensitive(o, it->string)) continue;
+            cJSON_AddItemToObject(o, it->string, cJSON_Duplicate(it, 1));
         }
-        cJSON_DeleteItemFromObjectCaseSensitive(o, "trial_id");
-        cJSON_AddItemToObject(o, "trial_id", cJSON_CreateRaw(r.vals[i * 3]));
-        if (a.all_attempts) cJSON_AddItemToObject(o, "attempt", cJSON_CreateRaw(r.vals[i * 3 + 1]));
+        if (a.all_attempts) {
+            cJSON_DeleteItemFromObjectCaseSensitive(o, "attempt");
+            cJSON_AddItemToObject(o, "attempt", cli_json_number(v[1]));
+        }
+        cJSON_Delete(res);
         cJSON_AddItemToArray(arr, o);
     }
     if (a.fmt == FMT_JSON) {
         cli_print_json(stdout, arr);
     } else {
-        /* CSV columns: trial_id first, then every key in order of first appearance. */
+        /* CSV columns: trial_id, trial, config/NAME per parameter, then every result key
+         * in order of first appearance. */
         cli_rows_t out = {0};
         cJSON *keys = cJSON_CreateArray();
-        cJSON_AddItemToArray(keys, cJSON_CreateString("trial_id"));
         cJSON *o;
         cJSON_ArrayForEach(o, arr)
         {
@@ -386,15 +647,17 @@ int cli_cmd_export(int argc, char **argv)
                 if (!seen) cJSON_AddItemToArray(keys, cJSON_CreateString(it->string));
             }
         }
-        int nk = cJSON_GetArraySize(keys);
+        int nk = cJSON_GetArraySize(keys), cfgcol = -1;
         out.ncol = nk;
-        out.names = calloc((size_t)nk, sizeof *out.names);
+        out.names = calloc((size_t)nk + 1, sizeof *out.names);
         out.nrows = out.cap = r.nrows;
         out.vals = calloc(r.nrows * (size_t)nk + 1, sizeof *out.vals);
         out.types = calloc(r.nrows * (size_t)nk + 1, sizeof *out.types);
         if (out.names && out.vals && out.types) {
-            for (int c = 0; c < nk; c++)
+            for (int c = 0; c < nk; c++) {
                 out.names[c] = strdup(cJSON_GetArrayItem(keys, c)->valuestring);
+                if (strcmp(out.names[c], "config") == 0) cfgcol = c;
+            }
             size_t i = 0;
             cJSON_ArrayForEach(o, arr)
             {
@@ -404,18 +667,23 @@ int cli_cmd_export(int argc, char **argv)
                     if (v && cJSON_IsString(v))
                         txt = strdup(v->valuestring);
                     else if (v && !cJSON_IsNull(v))
-                        txt = cJSON_PrintUnformatted(v);
+                        txt = space_json_print(v);
                     out.vals[i * (size_t)nk + (size_t)c] = txt;
+                    out.types[i * (size_t)nk + (size_t)c] = STORE_COL_TEXT;
                 }
                 i++;
             }
-            cli_print_csv(stdout, &out);
+            if (cfgcol < 0 || expand_config(&out, cfgcol, "config/") == 0)
+                cli_print_csv(stdout, &out);
+            else
+                cli_error("out of memory");
         }
         cli_rows_free(&out);
         cJSON_Delete(keys);
     }
     cJSON_Delete(arr);
     cli_rows_free(&r);
+    free(name);
     store_close(st);
     return CLI_EXIT_OK;
 }

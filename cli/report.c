@@ -75,6 +75,7 @@ static void jraw(FILE *f, const char *json)
 struct rung_ctx {
     FILE *f;
     int n;
+    int no_cut; /* the chart shows another metric than the one the cutoffs are on */
 };
 
 static int rung_row(void *ud, int ncol, const char *const *names, const char *const *v,
@@ -86,7 +87,7 @@ static int rung_row(void *ud, int ncol, const char *const *names, const char *co
             v[1] ? v[1] : "null");
     jnum(r->f, v[2] ? strtod(v[2], NULL) : NAN, 10);
     fputs(",\"cut\":", r->f);
-    jnum(r->f, v[3] ? strtod(v[3], NULL) : NAN, 10);
+    jnum(r->f, v[3] && !r->no_cut ? strtod(v[3], NULL) : NAN, 10);
     fprintf(r->f, ",\"judged\":%s,\"stopped\":%s}", v[4] ? v[4] : "0", v[5] ? v[5] : "0");
     return 0;
 }
@@ -98,7 +99,7 @@ static int write_rungs(FILE *f, store_t *st, const cli_exp_t *e, char *err, size
     char id[32];
     snprintf(id, sizeof id, "%lld", (long long)e->id);
     const char *b[] = {id};
-    struct rung_ctx r = {.f = f};
+    struct rung_ctx r = {.f = f, .no_cut = !e->own_metric};
     fputs("\"rungs\":[", f);
     int rc =
         store_query(st,
@@ -149,7 +150,7 @@ static void write_params(FILE *f, const cli_exp_t *e)
     fputs("]", f);
 }
 
-static void write_trial(FILE *f, const cli_trial_t *t)
+static void write_trial(FILE *f, const cli_exp_t *e, const cli_trial_t *t)
 {
     fprintf(f, "{\"no\":%lld,\"name\":", (long long)t->trial_no);
     jstr(f, t->name);
@@ -186,12 +187,18 @@ static void write_trial(FILE *f, const cli_trial_t *t)
     for (size_t k = 0; k < t->ndec; k++)
         if (strcmp(t->dec[k].action, "stop") == 0) stop = &t->dec[k];
     if (stop && t->early_stopped) {
+        /* The value and cutoff are the scheduler's metric's: on another metric's chart
+         * the cross goes on the curve's last point, and there is no cutoff to show. */
         fputs(",\"stop\":[", f);
-        jnum(f, isnan(stop->milestone) ? stop->time_value : stop->milestone, 10);
+        jnum(f,
+             !e->own_metric           ? t->last_x
+             : isnan(stop->milestone) ? stop->time_value
+                                      : stop->milestone,
+             10);
         fputc(',', f);
-        jnum(f, stop->value, 10);
+        jnum(f, e->own_metric ? stop->value : t->last, 10);
         fputc(',', f);
-        jnum(f, stop->cutoff, 10);
+        jnum(f, e->own_metric ? stop->cutoff : NAN, 10);
         fprintf(f, ",%d]", stop->rung);
     }
     fputc('}', f);
@@ -211,7 +218,7 @@ static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db, 
     jstr(f, e->scheduler);
     fputs(",\"metric\":", f);
     jstr(f, e->exp_metric);
-    fprintf(f, ",\"mode\":\"%s\",\"num_trials\":%lld,\"created\":", e->mode_max ? "max" : "min",
+    fprintf(f, ",\"mode\":\"%s\",\"num_trials\":%lld,\"created\":", e->exp_mode_max ? "max" : "min",
             (long long)e->num_trials);
     jnum(f, e->created_at, 13);
     fputs(",\"ended\":", f);
@@ -226,6 +233,10 @@ static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db, 
     jstr(f, e->space_json);
     fputs("},\"metric\":", f);
     jstr(f, e->metric);
+    /* The shown metric's order, and whether the scheduler's cutoffs are on its scale. */
+    fprintf(f, ",\"mode\":\"%s\",\"mode_guessed\":%s,\"own_metric\":%s",
+            e->mode_max ? "max" : "min", e->mode_guessed ? "true" : "false",
+            e->own_metric ? "true" : "false");
     fputc(',', f);
     write_params(f, e);
     fputs(",\"milestones\":[", f);
@@ -239,7 +250,7 @@ static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db, 
     fprintf(f, ",\"best\":%ld,\"trials\":[", cli_exp_best_trial(e));
     for (size_t i = 0; i < e->ntrials; i++) {
         if (i) fputs(",\n", f);
-        write_trial(f, &e->trials[i]);
+        write_trial(f, e, &e->trials[i]);
     }
     fputs("]}", f);
     return 0;
@@ -285,21 +296,38 @@ static int write_page(FILE *f, store_t *st, const cli_exp_t *e, const char *db, 
 int cli_cmd_report(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: tune report [NAME] [-o FILE] [--db PATH] [--metric M]\n"
+        "usage: tune report [NAME] [-o FILE] [--db PATH] [--metric M] [--mode min|max]\n"
         "  writes one self-contained HTML file (default NAME.html; -o - for stdout):\n"
         "  settings, every trial's learning curve with rung milestones and cutoffs, each\n"
         "  parameter against the final metric, the best trials in parallel coordinates and\n"
-        "  a sortable table. NAME may be left out when the database holds one experiment\n";
+        "  a sortable table. NAME may be left out when the database holds one experiment.\n"
+        "  --mode: which way --metric is better (default: the experiment's mode for its own\n"
+        "  metric; for another metric a guess from its name, which is said). Rung cutoffs\n"
+        "  are drawn only on the metric the scheduler judged\n";
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(usage, stdout);
             return CLI_EXIT_OK;
         }
     const char *db = cli_db_path(argc, argv), *name = NULL, *outp = NULL, *metric = NULL;
+    unsigned mode = 0;
+    int opts = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (opts && !strcmp(a, "--")) { /* what follows is a name, even "-x" */
+            opts = 0;
+            continue;
+        }
+        if (!opts) {
+            if (name) {
+                cli_error("report: one experiment at a time (got \"%s\" and \"%s\")", name, a);
+                return CLI_EXIT_USAGE;
+            }
+            name = a;
+            continue;
+        }
         int takes = !strcmp(a, "--db") || !strcmp(a, "-o") || !strcmp(a, "--output") ||
-                    !strcmp(a, "--metric") || !strcmp(a, "--experiment");
+                    !strcmp(a, "--metric") || !strcmp(a, "--experiment") || !strcmp(a, "--mode");
         if (takes && i + 1 >= argc) {
             cli_error("report: %s needs a value\n%s", a, usage);
             return CLI_EXIT_USAGE;
@@ -310,6 +338,8 @@ int cli_cmd_report(int argc, char **argv)
             outp = argv[++i];
         } else if (!strcmp(a, "--metric")) {
             metric = argv[++i];
+        } else if (!strcmp(a, "--mode")) {
+            if (cli_mode_arg("report", argv[++i], &mode)) return CLI_EXIT_USAGE;
         } else if (!strcmp(a, "--experiment") || (a[0] != '-' || !a[1])) {
             const char *v = a[0] == '-' && a[1] ? argv[++i] : a;
             if (name) {
@@ -332,7 +362,8 @@ int cli_cmd_report(int argc, char **argv)
     cli_exp_t *e = NULL;
     int rc = cli_exp_pick(st, db, name, &picked, err, sizeof err);
     if (rc == 0)
-        rc = cli_exp_load(st, picked, metric, NULL, CLI_EXP_DECISIONS, &e, err, sizeof err);
+        rc = cli_exp_load(st, picked, metric, NULL, CLI_EXP_DECISIONS | mode, &e, err, sizeof err);
+    if (rc == 0) cli_mode_note(e);
     free(picked);
     if (rc != 0) {
         cli_error("%s", err);

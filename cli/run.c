@@ -27,7 +27,10 @@ static const char run_usage[] =
     "  --status-interval S    seconds between status blocks when not on a terminal (default 30,\n"
     "                         or status_interval_s in the file)\n"
     "  --restart              run: start a fresh experiment under a new name if NAME exists\n"
-    "  --resume               run: resume NAME if it exists and did not finish (no question)\n"
+    "  --resume               run: resume NAME if it exists and did not finish (no question);\n"
+    "                         the stored space.json is used (differences are shown)\n"
+    "  --more N               run: add N trials to NAME (continuing the seed's sequence)\n"
+    "                         and run them; the same as tune extend NAME N\n"
     "  --quiet                no live table; only the final summary\n"
     "  --executor local|slurm run trials on this machine or through Slurm (default: the\n"
     "                         file's \"executor\", else local)\n"
@@ -41,6 +44,7 @@ struct run_opts {
     int cpus;
     double status_interval; /* 0: the file's or 30 */
     int restart, resume, quiet;
+    long more;              /* --more N: trials to add */
     const char *executor;   /* "local" | "slurm" | NULL: the file's */
     const char *allocation; /* Slurm job id, "none", or NULL */
 };
@@ -114,6 +118,14 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o, const char 
             o->restart = 1;
         } else if (strcmp(a, "--resume") == 0) {
             o->resume = 1;
+        } else if (strcmp(a, "--more") == 0 && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > 100000000) {
+                cli_error("--more wants a positive number of trials to add, got \"%s\"", argv[i]);
+                return -1;
+            }
+            o->more = v;
         } else if (strcmp(a, "--executor") == 0 && i + 1 < argc) {
             o->executor = argv[++i];
             if (strcmp(o->executor, "local") != 0 && strcmp(o->executor, "slurm") != 0) {
@@ -201,6 +213,44 @@ static int lock_experiment(const char *results_dir, const char *name)
     return fd;
 }
 
+/* ---- relative paths -------------------------------------------------------------- */
+/* Trials run in their own directories (tune_results/NAME/trial_NNNNN), so a program or a
+ * script named by a relative path ("./train.sh", "python3 train.py") is not found there:
+ * every trial fails at once. Said before anything runs, with the absolute path to use. */
+void cli_warn_relative_paths(const space_t *sp, const char *file)
+{
+    static const char *const exts[] = {".py", ".sh", ".R",  ".r",  ".jl",
+                                       ".js", ".pl", ".rb", ".lua"};
+    const space_settings_t *set = space_settings(sp);
+    for (int i = 0; i < set->command_argc; i++) {
+        const char *a = set->command[i];
+        if (!*a || a[0] == '/' || a[0] == '-' || a[0] == '~' || strchr(a, '{')) continue;
+        int looks = i == 0 ? strchr(a, '/') != NULL : 0;
+        size_t n = strlen(a);
+        for (size_t k = 0; i > 0 && k < sizeof exts / sizeof exts[0]; k++) {
+            size_t e = strlen(exts[k]);
+            looks |= n > e && strcmp(a + n - e, exts[k]) == 0;
+        }
+        if (!looks) continue;
+        /* Where the user probably means it: the current directory, else the file's. */
+        char abs[PATH_MAX], guess[PATH_MAX * 2];
+        const char *slash = strrchr(file, '/');
+        if (realpath(a, abs)) {
+            snprintf(guess, sizeof guess, "%s", abs);
+        } else if (slash) {
+            snprintf(guess, sizeof guess, "%.*s/%s", (int)(slash - file), file, a);
+            if (realpath(guess, abs)) snprintf(guess, sizeof guess, "%s", abs);
+        } else {
+            snprintf(guess, sizeof guess, "/absolute/path/to/%s", a);
+        }
+        fprintf(stderr,
+                "tune: warning: %s: command[%d] \"%s\" is a relative path, but each trial runs in "
+                "its own directory (tune_results/%s/trial_NNNNN), where it will not exist: use "
+                "its absolute path (\"%s\")\n",
+                file, i, a, set->name, guess);
+    }
+}
+
 /* ---- the live view -------------------------------------------------------------- */
 struct run_view {
     int tty;
@@ -212,16 +262,27 @@ struct run_view {
     size_t nparams;
     const char *time_attr;
     int show_exec;
+    int noticed;
+    const char *const *metric_columns;
+    size_t nmetric_columns;
 };
 
 static void on_report(void *ud, const sched_snapshot_t *snap, int final)
 {
     struct run_view *v = ud;
+    if (snap->notice && snap->notice[0] && !v->noticed) {
+        /* Once, as soon as it is known, and loudly: on stderr, whatever the table does. */
+        v->noticed = 1;
+        fprintf(stderr, "tune: %s\n", snap->notice);
+        if (v->tty) v->last_lines = 0;
+    }
     if (v->quiet) return;
     cli_table_opts_t o = {.params = v->params,
                           .nparams = v->nparams,
                           .time_attr = v->time_attr,
-                          .show_exec = v->show_exec};
+                          .show_exec = v->show_exec,
+                          .metric_columns = v->metric_columns,
+                          .nmetric_columns = v->nmetric_columns};
     if (v->tty) {
         struct winsize ws;
         if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0) {
@@ -299,6 +360,40 @@ static int make_executor(const space_settings_t *set, const struct run_opts *ro,
     return 0;
 }
 
+static int error_row_cb(void *ud, int ncol, const char *const *names, const char *const *values,
+                        const int *types)
+{
+    (void)names;
+    (void)types;
+    (void)ud;
+    if (ncol < 2) return 1;
+    char e[400];
+    /* The message can quote a trial's stderr: escaped so it cannot drive the terminal. */
+    size_t k = 0;
+    for (const char *p = values[1] ? values[1] : ""; *p && k + 5 < sizeof e; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch < 0x20 || ch == 0x7f)
+            k += (size_t)snprintf(e + k, sizeof e - k, "\\x%02x", ch);
+        else
+            e[k++] = (char)ch;
+    }
+    e[k] = 0;
+    printf("  %s: %s\n", values[0] ? values[0] : "?", e);
+    return 0;
+}
+
+/* The first failed trials with their errors (which carry the last line of stderr). */
+static void print_errors(store_t *st, int64_t exp_id)
+{
+    char id[32], err[256];
+    snprintf(id, sizeof id, "%lld", (long long)exp_id);
+    const char *b[] = {id};
+    store_query(st,
+                "SELECT name, error FROM trials WHERE experiment_id = ?1 AND status = 'ERROR' "
+                "ORDER BY trial_no LIMIT 3",
+                b, 1, error_row_cb, NULL, err, sizeof err);
+}
+
 /* Runs (exp_id == 0: creates) the experiment described by sp. */
 static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_opts *ro,
                    const char *file)
@@ -307,6 +402,26 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
     const char *db = ro->db;
     const char *name = set->name;
     char err[1024];
+    for (char **c = set->parameter_columns; c && *c; c++) {
+        size_t np = space_num_params(sp), i = 0;
+        const char *cand[256];
+        for (i = 0; i < np && i < 256; i++)
+            cand[i] = space_param_name(sp, i);
+        for (i = 0; i < np && strcmp(cand[i], *c) != 0; i++)
+            ;
+        if (i < np) continue;
+        const char *dym = space_suggest(*c, cand, np < 256 ? np : 256);
+        cli_error("%s: reporter.parameter_columns: \"%s\" is not a parameter of \"space\"%s%s%s",
+                  file, *c, dym ? " (did you mean \"" : "", dym ? dym : "", dym ? "\"?)" : "");
+        return CLI_EXIT_USAGE;
+    }
+    cli_warn_relative_paths(sp, file);
+    if (set->time_budget_s > 0)
+        fprintf(stderr,
+                "tune: note: \"time_budget_s\" (%g s) now limits the whole experiment, as in Ray "
+                "Tune: no new trials after it, running ones are stopped. For the old per-trial "
+                "limit use \"trial_time_limit_s\".\n",
+                set->time_budget_s);
 
     /* The program must exist before anything runs: otherwise every trial would fail. */
     char self[PATH_MAX], path_env[8192], found[PATH_MAX];
@@ -431,6 +546,15 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
     const char **params = calloc(np + 1, sizeof *params);
     for (size_t i = 0; params && i < np; i++)
         params[i] = space_param_name(sp, i);
+    if (params && set->parameter_columns) {
+        /* The reporter's parameter_columns, in its order (checked in cli_cmd_run). */
+        np = 0;
+        for (char **c = set->parameter_columns; *c; c++)
+            params[np++] = *c;
+    }
+    size_t nmc = 0;
+    while (set->metric_columns && set->metric_columns[nmc])
+        nmc++;
     double interval = ro->status_interval > 0      ? ro->status_interval
                       : set->status_interval_s > 0 ? set->status_interval_s
                                                    : 30;
@@ -441,7 +565,9 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
                             .params = params,
                             .nparams = params ? np : 0,
                             .time_attr = set->sched.time_attr,
-                            .show_exec = strcmp(trial_exec_name(ex), "slurm") == 0};
+                            .show_exec = strcmp(trial_exec_name(ex), "slurm") == 0,
+                            .metric_columns = (const char *const *)set->metric_columns,
+                            .nmetric_columns = nmc};
     sched_exec_t *sx = NULL;
     if (sched_exec_proc_new(ex, sp, &sx, err, sizeof err) != 0) {
         cli_error("%s", err);
@@ -477,14 +603,31 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
                 db, name, db);
         exit_code = CLI_EXIT_FAIL;
     } else {
-        const char *status = res.interrupted ? "INTERRUPTED" : "FINISHED";
+        /* A run stopped for a mistake (no metric, identical early failures) stays
+         * resumable; one that ran out of budget or reached its target is finished. */
+        int mistake = res.ended_by == SCHED_END_NO_METRIC || res.ended_by == SCHED_END_FAIL_FAST;
+        const char *status = res.interrupted || mistake ? "INTERRUPTED" : "FINISHED";
         if (store_experiment_set_status(st, exp_id, status, wall_now(), err, sizeof err) != 0)
             cli_error("cannot record the end of the experiment: %s", err);
         printf("\n%s %s: %zu trials terminated (%zu stopped early by %s), %zu failed",
-               res.interrupted ? "Interrupted" : "Finished", name, res.terminated,
-               res.early_stopped, sched_names[set->sched.type], res.errored);
+               res.interrupted ? "Interrupted"
+               : mistake       ? "Stopped"
+                               : "Finished",
+               name, res.terminated, res.early_stopped, sched_names[set->sched.type], res.errored);
         if (res.paused) printf(", %zu paused", res.paused);
         printf(".\n");
+        size_t total = space_num_trials(sp);
+        size_t ended = res.terminated + res.errored + res.paused;
+        size_t never = total > ended ? total - ended : 0;
+        if (res.ended_by == SCHED_END_BUDGET) {
+            printf("The time budget ended the run (time_budget_s %g s): running trials were "
+                   "stopped and recorded as TERMINATED",
+                   set->time_budget_s);
+            if (never) printf("; %zu trial%s never started", never, never == 1 ? "" : "s");
+            printf(".\n");
+        } else if (res.ended_by == SCHED_END_TARGET)
+            printf("Target reached, experiment stopped (stop_experiment_on_target): %s.\n",
+                   res.end_msg);
         if (res.best_trial >= 0) {
             char num[32];
             printf("Best trial: trial_%05lld with %s=%s (last result).\n",
@@ -494,10 +637,43 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
         printf("Results are in %s. More: tune best %s --db %s | tune trials %s --db %s | tune "
                "query \"SELECT * FROM trial_summary\" --db %s\n",
                db, name, db, name, db, db);
-        if (res.errored)
+        if (res.buffered)
+            printf("Warning: %zu trial%s (first trial_%05lld): results arrived only at exit: the "
+                   "program buffers its output; flush after "
+                   "each line (print(..., flush=True)) or set PYTHONUNBUFFERED=1. Until then "
+                   "the scheduler cannot stop anything in time.\n",
+                   res.buffered, res.buffered == 1 ? "" : "s", (long long)res.buffered_trial);
+        if (res.bad_example[0])
+            printf("Warning: result lines that are not JSON were not recorded, e.g. from "
+                   "trial_%05lld: %s\n  Print each result as one JSON object per line: "
+                   "print(json.dumps({...}), flush=True) (or tune_report.report(...)); a Python "
+                   "dict printed as is has single quotes and is not JSON.\n",
+                   (long long)res.bad_trial, res.bad_example);
+        if (res.notice[0] && !view.noticed) fprintf(stderr, "tune: %s\n", res.notice);
+        if (res.errored) {
             printf("%zu trial%s failed: see `tune trials %s --db %s` and the stderr.log in each "
                    "trial's directory under %s.\n",
                    res.errored, res.errored == 1 ? "" : "s", name, db, results_dir);
+            print_errors(st, exp_id);
+            exit_code = CLI_EXIT_TRIALS;
+        }
+        if (res.ended_by == SCHED_END_FAIL_FAST) {
+            cli_error("experiment %s stopped: %s", name, res.end_msg);
+            if (res.end_detail[0]) fprintf(stderr, "%s", res.end_detail);
+            fprintf(stderr,
+                    "Fix the cause (a relative path is looked up in each trial's own directory), "
+                    "then run again with --restart, or `tune resume %s --db %s` if the fix is "
+                    "outside space.json. \"fail_fast\": 0 turns this check off.\n",
+                    name, db);
+            exit_code = CLI_EXIT_TRIALS;
+        } else if (res.ended_by == SCHED_END_NO_METRIC) {
+            cli_error("experiment %s stopped: %s", name, res.end_msg);
+            fprintf(stderr,
+                    "Then run it again under a fresh name with `tune run %s --restart` (the "
+                    "stored experiment keeps its space.json).\n",
+                    file);
+            exit_code = CLI_EXIT_USAGE;
+        }
         if (res.interrupted) {
             printf("Continue with: tune resume %s --db %s\n", name, db);
             exit_code = CLI_EXIT_INTERRUPTED;
@@ -514,6 +690,7 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
 struct exp_row {
     int found;
     int64_t id;
+    int64_t num_trials;
     char status[32];
     char *space_json;
 };
@@ -529,6 +706,7 @@ static int exp_row_cb(void *ud, int ncol, const char *const *names, const char *
     r->id = values[0] ? strtoll(values[0], NULL, 10) : 0;
     snprintf(r->status, sizeof r->status, "%s", values[1] ? values[1] : "");
     r->space_json = values[2] ? strdup(values[2]) : NULL;
+    r->num_trials = ncol > 3 && values[3] ? strtoll(values[3], NULL, 10) : 0;
     return 1;
 }
 
@@ -537,12 +715,115 @@ static int find_exp(store_t *st, const char *name, struct exp_row *r)
     memset(r, 0, sizeof *r);
     char err[512];
     const char *b[] = {name};
-    if (store_query(st, "SELECT id, status, space_json FROM experiments WHERE name = ?1", b, 1,
-                    exp_row_cb, r, err, sizeof err) != 0) {
+    if (store_query(st,
+                    "SELECT id, status, space_json, num_trials FROM experiments WHERE name = ?1", b,
+                    1, exp_row_cb, r, err, sizeof err) != 0) {
         cli_error("%s", err);
         return -1;
     }
     return 0;
+}
+
+/* Prints what differs between the stored space.json and the file on disk, key by key
+ * (and parameter by parameter under "space"), to stderr. */
+static void print_space_diff(const char *stored, const char *disk)
+{
+    cJSON *a = cJSON_Parse(stored), *b = cJSON_Parse(disk);
+    if (!cJSON_IsObject(a) || !cJSON_IsObject(b)) {
+        fprintf(stderr, "  (the texts differ)\n");
+        goto out;
+    }
+    int shown = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        cJSON *x = pass ? b : a, *y = pass ? a : b;
+        for (cJSON *k = x->child; k; k = k->next) {
+            cJSON *o = cJSON_GetObjectItemCaseSensitive(y, k->string);
+            if (pass && o) continue; /* both have it: compared in the first pass */
+            if (o && cJSON_Compare(k, o, 1)) continue;
+            if (o && strcmp(k->string, "space") == 0 && cJSON_IsObject(k) && cJSON_IsObject(o)) {
+                /* One line per parameter that changed. */
+                for (int p2 = 0; p2 < 2; p2++) {
+                    cJSON *xs = p2 ? o : k, *ys = p2 ? k : o;
+                    for (cJSON *q = xs->child; q; q = q->next) {
+                        cJSON *r = cJSON_GetObjectItemCaseSensitive(ys, q->string);
+                        if ((p2 && r) || (r && cJSON_Compare(q, r, 1))) continue;
+                        cJSON *sv = p2 ? r : q, *dv = p2 ? q : r;
+                        char *s1 = sv ? cJSON_PrintUnformatted(sv) : NULL;
+                        char *s2 = dv ? cJSON_PrintUnformatted(dv) : NULL;
+                        fprintf(stderr, "  space.%.60s: stored %.120s, file %.120s\n", q->string,
+                                s1 ? s1 : "(none)", s2 ? s2 : "(none)");
+                        free(s1);
+                        free(s2);
+                        shown++;
+                    }
+                }
+                continue;
+            }
+            cJSON *sv = pass ? o : k, *dv = pass ? k : o;
+            char *s1 = sv ? cJSON_PrintUnformatted(sv) : NULL;
+            char *s2 = dv ? cJSON_PrintUnformatted(dv) : NULL;
+            fprintf(stderr, "  %.60s: stored %.120s, file %.120s\n", k->string, s1 ? s1 : "(none)",
+                    s2 ? s2 : "(none)");
+            free(s1);
+            free(s2);
+            shown++;
+        }
+    }
+    if (!shown) fprintf(stderr, "  (only spacing or order differs)\n");
+out:
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+static int set_num_trials_row(store_t *st, int64_t exp_id, size_t n)
+{
+    char id[32], num[32], err[512];
+    snprintf(id, sizeof id, "%lld", (long long)exp_id);
+    snprintf(num, sizeof num, "%zu", n);
+    const char *b[] = {num, id};
+    if (store_query(st, "UPDATE experiments SET num_trials = ?1 WHERE id = ?2", b, 2, NULL, NULL,
+                    err, sizeof err) != 0) {
+        cli_error("cannot record the new number of trials: %s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Runs a stored experiment from the space.json stored with it (never from a file on disk
+ * that may have changed since), with `more` trials added to it first. */
+static int run_stored(store_t *st, const struct exp_row *ex, const char *name,
+                      const struct run_opts *ro, long more)
+{
+    char label[300], err[1024];
+    snprintf(label, sizeof label, "%s (stored space.json)", name);
+    const char *text = ex->space_json ? ex->space_json : "";
+    space_t *sp = NULL;
+    if (space_parse(text, strlen(text), label, &sp, err, sizeof err) != 0 ||
+        space_rename(sp, name, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        space_free(sp);
+        return CLI_EXIT_FAIL;
+    }
+    /* The stored count, which earlier --more runs may have grown past the file's. */
+    size_t n = space_num_trials(sp);
+    if (ex->num_trials > 0 && (size_t)ex->num_trials > n) n = (size_t)ex->num_trials;
+    if (more > 0) n += (size_t)more;
+    if (space_set_num_trials(sp, n, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        space_free(sp);
+        return CLI_EXIT_USAGE;
+    }
+    if (more > 0) {
+        if (set_num_trials_row(st, ex->id, n) != 0) {
+            space_free(sp);
+            return CLI_EXIT_FAIL;
+        }
+        printf("Adding %ld trial%s to %s: trials %zu..%zu continue the seed's sequence.\n", more,
+               more == 1 ? "" : "s", name, n - (size_t)more, n - 1);
+    }
+    int rc = execute(sp, st, ex->id, ro, label);
+    space_free(sp);
+    return rc;
 }
 
 static int ask_yes(const char *question)
@@ -586,6 +867,25 @@ int cli_cmd_run(int argc, char **argv)
     int rc = CLI_EXIT_FAIL;
     int64_t exp_id = 0;
     if (find_exp(st, name, &ex) != 0) goto out;
+    if (ro.more > 0) {
+        /* --more grows the stored experiment (its own space.json, its seed's sequence). */
+        if (!ex.found || ro.restart) {
+            cli_error("--more adds trials to an experiment that exists%s%s%s%s",
+                      ro.restart ? " (not with --restart)" : "; \"", ro.restart ? "" : name,
+                      ro.restart ? "" : "\" is not in ", ro.restart ? "" : ro.db);
+            rc = CLI_EXIT_USAGE;
+            goto out;
+        }
+        if (strcmp(ex.space_json ? ex.space_json : "", space_text(sp)) != 0) {
+            fprintf(stderr,
+                    "tune: %s differs from the space.json stored with experiment \"%s\"; the "
+                    "added trials use the stored one. Differences:\n",
+                    file, name);
+            print_space_diff(ex.space_json ? ex.space_json : "", space_text(sp));
+        }
+        rc = run_stored(st, &ex, name, &ro, ro.more);
+        goto out;
+    }
     if (ex.found) {
         int finished = strcmp(ex.status, "FINISHED") == 0;
         char q[512];
@@ -621,6 +921,19 @@ int cli_cmd_run(int argc, char **argv)
             goto out;
         }
     }
+    if (exp_id != 0) {
+        /* Resuming: the stored experiment, as durability.md promises. */
+        if (strcmp(ex.space_json ? ex.space_json : "", space_text(sp)) != 0) {
+            fprintf(stderr,
+                    "tune: %s differs from the space.json stored with experiment \"%s\"; resuming "
+                    "with the stored one (--more N adds trials; --restart runs the file as a new "
+                    "experiment). Differences:\n",
+                    file, name);
+            print_space_diff(ex.space_json ? ex.space_json : "", space_text(sp));
+        }
+        rc = run_stored(st, &ex, name, &ro, 0);
+        goto out;
+    }
     rc = execute(sp, st, exp_id, &ro, file);
 out:
     free(ex.space_json);
@@ -629,7 +942,8 @@ out:
     return rc;
 }
 
-int cli_cmd_resume(int argc, char **argv)
+/* `tune resume NAME` and `tune extend NAME N` (more > 0). */
+static int resume_named(int argc, char **argv, int extend)
 {
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -638,11 +952,51 @@ int cli_cmd_resume(int argc, char **argv)
         }
     struct run_opts ro;
     const char *name;
-    if (parse_run_opts(argc, argv, &ro, &name) != 0) return CLI_EXIT_USAGE;
-    if (!name) {
-        cli_error("resume: which experiment? usage: tune resume NAME (see tune ls)");
+    long more = 0;
+    if (extend) {
+        /* NAME N: the count is the second positional argument (option values skipped). */
+        static const char *const with_value[] = {
+            "--db",         "--gpus", "--cpus",           "--executor",
+            "--allocation", "--more", "--status-interval"};
+        int at = -1, pos = 0;
+        for (int i = 1; i < argc; i++) {
+            int takes = 0;
+            for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+                takes |= strcmp(argv[i], with_value[k]) == 0;
+            if (takes) {
+                i++;
+                continue;
+            }
+            if (argv[i][0] == '-') continue;
+            if (++pos == 2) {
+                at = i;
+                break;
+            }
+        }
+        char *end = NULL;
+        if (at >= 1) more = strtol(argv[at], &end, 10);
+        if (at < 1 || *end || more < 1 || more > 100000000) {
+            cli_error("extend: usage: tune extend NAME N (N: how many trials to add, >= 1)");
+            return CLI_EXIT_USAGE;
+        }
+        char *saved[64];
+        int n = 0;
+        for (int i = 0; i < argc && n < 63; i++)
+            if (i != at) saved[n++] = argv[i];
+        saved[n] = NULL;
+        if (parse_run_opts(n, saved, &ro, &name) != 0) return CLI_EXIT_USAGE;
+    } else if (parse_run_opts(argc, argv, &ro, &name) != 0) {
         return CLI_EXIT_USAGE;
     }
+    if (!name) {
+        cli_error("%s: which experiment? usage: tune %s NAME%s (see tune ls)", argv[0], argv[0],
+                  extend ? " N" : "");
+        return CLI_EXIT_USAGE;
+    }
+    if (extend)
+        more += ro.more;
+    else
+        more = ro.more;
     char err[1024];
     store_t *st = NULL;
     if (store_open(ro.db, 0, &st, err, sizeof err) != 0) {
@@ -651,31 +1005,31 @@ int cli_cmd_resume(int argc, char **argv)
     }
     struct exp_row ex;
     int rc = CLI_EXIT_FAIL;
-    space_t *sp = NULL;
     if (find_exp(st, name, &ex) != 0) goto out;
     if (!ex.found) {
         cli_error("no experiment named \"%s\" in %s (see tune ls --db %s)", name, ro.db, ro.db);
         goto out;
     }
-    if (strcmp(ex.status, "FINISHED") == 0) {
-        printf("Experiment %s already finished; nothing to resume.\n", name);
+    if (more == 0 && strcmp(ex.status, "FINISHED") == 0) {
+        printf("Experiment %s already finished; nothing to resume (tune extend %s N adds "
+               "trials).\n",
+               name, name);
         rc = CLI_EXIT_OK;
         goto out;
     }
-    /* The experiment is rebuilt from the space.json stored with it, not from any file on
-     * disk that may have changed since. */
-    char label[300];
-    snprintf(label, sizeof label, "%s (stored space.json)", name);
-    const char *text = ex.space_json ? ex.space_json : "";
-    if (space_parse(text, strlen(text), label, &sp, err, sizeof err) != 0 ||
-        space_rename(sp, name, err, sizeof err) != 0) {
-        cli_error("%s", err);
-        goto out;
-    }
-    rc = execute(sp, st, ex.id, &ro, label);
+    rc = run_stored(st, &ex, name, &ro, more);
 out:
     free(ex.space_json);
-    space_free(sp);
     store_close(st);
     return rc;
+}
+
+int cli_cmd_resume(int argc, char **argv)
+{
+    return resume_named(argc, argv, 0);
+}
+
+int cli_cmd_extend(int argc, char **argv)
+{
+    return resume_named(argc, argv, 1);
 }

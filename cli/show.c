@@ -1,9 +1,11 @@
 /* `tune show` (one trial: configuration, status and why, decisions, metrics, a small
  * learning curve and the tail of its logs) and `tune plot` (every trial's learning curve
- * in one terminal chart), both drawn on a braille canvas: each character cell holds 2x4
- * dots, as in drawille and plotext. Not for: the HTML report (report.c). */
+ * in one terminal chart), both drawn on the braille canvas of canvas.c.
+ * Not for: the drawing itself (canvas.c), nor the HTML report (report.c). */
 #include "cli/cli.h"
+#include "cli/canvas.h"
 #include "cli/curves.h"
+#include "search/space.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -20,6 +22,7 @@ struct view_opts {
     int npos;
     const char *experiment; /* --experiment */
     const char *metric;     /* --metric */
+    unsigned mode;          /* --mode: CLI_EXP_MODE_MIN, CLI_EXP_MODE_MAX or 0 */
     int width, height;      /* --width, --height; 0 = default */
     int color;              /* -1 auto */
     int logx, logy;         /* -1 auto, 0 linear, 1 log */
@@ -60,13 +63,26 @@ static int parse_view(int argc, char **argv, int maxpos, const char *usage, stru
     o->db = cli_db_path(argc, argv);
     o->color = o->logx = o->logy = o->lines = -1;
     const char *cmd = argv[0];
+    int opts = 1; /* after "--" every word is positional (a name that begins with '-') */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (!opts || strcmp(a, "--") == 0) {
+            if (opts) {
+                opts = 0;
+            } else if (o->npos < maxpos) {
+                o->pos[o->npos++] = a;
+            } else {
+                cli_error("%s: unexpected argument \"%s\"\n%s", cmd, a, usage);
+                return -1;
+            }
+            continue;
+        }
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int takes = strcmp(a, "--db") == 0 || strcmp(a, "--experiment") == 0 ||
                     strcmp(a, "--metric") == 0 || strcmp(a, "--width") == 0 ||
                     strcmp(a, "--height") == 0 || strcmp(a, "--x") == 0 || strcmp(a, "--y") == 0 ||
-                    strcmp(a, "--color") == 0 || strcmp(a, "--lines") == 0;
+                    strcmp(a, "--color") == 0 || strcmp(a, "--lines") == 0 ||
+                    strcmp(a, "--mode") == 0;
         if (takes && !v) {
             cli_error("%s: %s needs a value\n%s", cmd, a, usage);
             return -1;
@@ -77,6 +93,8 @@ static int parse_view(int argc, char **argv, int maxpos, const char *usage, stru
             o->experiment = argv[++i];
         } else if (strcmp(a, "--metric") == 0) {
             o->metric = argv[++i];
+        } else if (strcmp(a, "--mode") == 0) {
+            if (cli_mode_arg(cmd, argv[++i], &o->mode)) return -1;
         } else if (strcmp(a, "--width") == 0) {
             if (int_arg(cmd, a, argv[++i], 20, 1000, &o->width)) return -1;
         } else if (strcmp(a, "--height") == 0) {
@@ -100,7 +118,9 @@ static int parse_view(int argc, char **argv, int maxpos, const char *usage, stru
                 return -1;
             }
         } else if (a[0] == '-' && a[1]) {
-            cli_error("%s: unknown option %s\n%s", cmd, a, usage);
+            cli_error("%s: unknown option %s (a name that begins with '-' goes after --: tune %s "
+                      "-- %s)\n%s",
+                      cmd, a, cmd, a, usage);
             return -1;
         } else if (o->npos < maxpos) {
             o->pos[o->npos++] = a;
@@ -119,7 +139,7 @@ static int parse_view(int argc, char **argv, int maxpos, const char *usage, stru
 
 static int want_help(int argc, char **argv, const char *usage)
 {
-    for (int i = 1; i < argc; i++)
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(usage, stdout);
             return 1;
@@ -152,7 +172,9 @@ static int open_exp(const struct view_opts *o, const char *name, const char *tri
     }
     char *picked = NULL;
     int rc = cli_exp_pick(*st, o->db, name, &picked, err, sizeof err);
-    if (rc == 0) rc = cli_exp_load(*st, picked, o->metric, trial, flags, e, err, sizeof err);
+    if (rc == 0)
+        rc = cli_exp_load(*st, picked, o->metric, trial, flags | o->mode, e, err, sizeof err);
+    if (rc == 0) cli_mode_note(*e);
     free(picked);
     if (rc != 0) {
         cli_error("%s", err);
@@ -164,30 +186,6 @@ static int open_exp(const struct view_opts *o, const char *name, const char *tri
 }
 
 /* ---- small text helpers --------------------------------------------------------- */
-/* Display width of UTF-8 text: one column per code point (braille and box drawing are
- * one column wide in every terminal we know of). */
-static int text_width(const char *s)
-{
-    int w = 0;
-    for (; *s; s++)
-        if (((unsigned char)*s & 0xC0) != 0x80) w++;
-    return w;
-}
-
-static void put_utf8(FILE *f, unsigned cp)
-{
-    if (cp < 0x80) {
-        fputc((int)cp, f);
-    } else if (cp < 0x800) {
-        fputc((int)(0xC0 | (cp >> 6)), f);
-        fputc((int)(0x80 | (cp & 0x3F)), f);
-    } else {
-        fputc((int)(0xE0 | (cp >> 12)), f);
-        fputc((int)(0x80 | ((cp >> 6) & 0x3F)), f);
-        fputc((int)(0x80 | (cp & 0x3F)), f);
-    }
-}
-
 static void fmt_time(double t, char *out, size_t n)
 {
     if (isnan(t)) {
@@ -212,101 +210,12 @@ static void fmt_duration(double s, char *out, size_t n)
         snprintf(out, n, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
 }
 
-/* ---- the braille chart ---------------------------------------------------------- */
+/* ---- the chart ----------------------------------------------------------------- */
 /* Cell classes in drawing priority: a cell shows the colour of the highest class that
  * put a dot in it, so the few finished trials stand out of many stopped ones. */
 enum { CL_NONE, CL_STOPPED, CL_OTHER, CL_ERROR, CL_FINISHED, CL_BEST, CL_N };
 static const char *const cls_color[CL_N] = {"",         "\x1b[90m", "\x1b[36m",
                                             "\x1b[31m", "\x1b[32m", "\x1b[1;33m"};
-
-struct canvas {
-    int w, h; /* cells */
-    unsigned char *bits, *cls;
-    unsigned *mark; /* a marker character replacing the cell's dots, 0 if none */
-    unsigned char *mark_cls;
-};
-
-/* Braille dot numbering: bit of the dot at (column, row) of a 2x4 cell (Unicode U+2800). */
-static const unsigned char dot_bit[4][2] = {{0x01, 0x08}, {0x02, 0x10}, {0x04, 0x20}, {0x40, 0x80}};
-
-static void dot(struct canvas *c, int px, int py, int cls)
-{
-    if (px < 0 || py < 0 || px >= 2 * c->w || py >= 4 * c->h) return;
-    size_t k = (size_t)(py / 4) * (size_t)c->w + (size_t)(px / 2);
-    c->bits[k] |= dot_bit[py % 4][px % 2];
-    if (c->cls[k] < cls) c->cls[k] = (unsigned char)cls;
-}
-
-static void mark(struct canvas *c, int px, int py, unsigned ch, int cls)
-{
-    if (px < 0 || py < 0 || px >= 2 * c->w || py >= 4 * c->h) return;
-    size_t k = (size_t)(py / 4) * (size_t)c->w + (size_t)(px / 2);
-    if (c->mark[k] && c->mark_cls[k] > cls) return;
-    c->mark[k] = ch;
-    c->mark_cls[k] = (unsigned char)cls;
-}
-
-/* Bresenham's line; `dotted` leaves every other dot out (stopped trials). *phase carries
- * the dotting across the segments of one curve. */
-static void line(struct canvas *c, int x0, int y0, int x1, int y1, int cls, int dotted,
-                 unsigned *phase)
-{
-    int dx = abs(x1 - x0), sx = x0 < x1 ? 1 : -1;
-    int dy = -abs(y1 - y0), sy = y0 < y1 ? 1 : -1;
-    int e = dx + dy;
-    for (;;) {
-        if (!dotted || ((*phase)++ & 1) == 0) dot(c, x0, y0, cls);
-        if (x0 == x1 && y0 == y1) break;
-        int e2 = 2 * e;
-        if (e2 >= dy) {
-            e += dy;
-            x0 += sx;
-        }
-        if (e2 <= dx) {
-            e += dx;
-            y0 += sy;
-        }
-    }
-}
-
-struct axis {
-    int log;
-    double lo, hi; /* in axis space (log10 when log) */
-};
-
-static int axis_map(const struct axis *a, double v, int npix, int flip, int *out)
-{
-    if (!isfinite(v) || (a->log && v <= 0)) return -1;
-    double f = a->log ? log10(v) : v;
-    double t = (f - a->lo) / (a->hi - a->lo);
-    int p = (int)lround(t * (npix - 1));
-    *out = flip ? npix - 1 - p : p;
-    return 0;
-}
-
-static double axis_value(const struct axis *a, double t)
-{
-    double f = a->lo + t * (a->hi - a->lo);
-    return a->log ? pow(10, f) : f;
-}
-
-/* Fits an axis to [mn, mx] (mnpos: the smallest positive value); want: -1 auto. */
-static void axis_fit(struct axis *a, double mn, double mx, double mnpos, int want, double ratio)
-{
-    a->log = want == 1 ? mnpos > 0 && isfinite(mnpos) : want == 0 ? 0 : mn > 0 && mx / mn >= ratio;
-    if (a->log) {
-        a->lo = log10(mn > 0 ? mn : mnpos);
-        a->hi = log10(mx);
-    } else {
-        a->lo = mn;
-        a->hi = mx;
-    }
-    if (!(a->hi > a->lo)) {
-        double d = a->log ? 0.3 : (fabs(a->lo) > 0 ? fabs(a->lo) * 0.1 : 0.5);
-        a->lo -= d;
-        a->hi += d;
-    }
-}
 
 static int trial_class(const cli_trial_t *t)
 {
@@ -321,59 +230,15 @@ struct chart {
     const char *title;
 };
 
-struct legend {
-    FILE *f;
-    int cols, color, used;
-};
-
-/* Legend items wrap so that no line is wider than the chart. */
-static void legend_item(struct legend *L, int cls, const char *glyph, const char *text)
-{
-    /* An item wider than a line on its own is cut (on a character boundary). */
-    char cut[256];
-    snprintf(cut, sizeof cut, "%s", text);
-    int room = L->cols - 2 - text_width(glyph) - 1;
-    for (size_t i = 0, n = 0; cut[i]; i++)
-        if (((unsigned char)cut[i] & 0xC0) != 0x80 && (int)++n > (room > 1 ? room : 1)) {
-            cut[i] = 0;
-            break;
-        }
-    text = cut;
-    int w = text_width(glyph) + 1 + text_width(text);
-    if (L->used && L->used + 3 + w > L->cols) {
-        fputc('\n', L->f);
-        L->used = 0;
-    }
-    if (L->used) {
-        fputs("   ", L->f);
-        L->used += 3;
-    } else {
-        fputs("  ", L->f);
-        L->used = 2;
-    }
-    if (L->color && cls) fputs(cls_color[cls], L->f);
-    fputs(glyph, L->f);
-    if (L->color && cls) fputs("\x1b[0m", L->f);
-    fprintf(L->f, " %s", text);
-    L->used += w;
-}
-
-/* The chart's title line, cut on a character boundary to the width. */
 static void print_title(FILE *f, const struct chart *ch)
 {
-    if (!ch->title) return;
-    char title[512];
-    snprintf(title, sizeof title, "%s", ch->title);
-    int w = 0;
-    size_t i = 0;
-    for (; title[i]; i++)
-        if (((unsigned char)title[i] & 0xC0) != 0x80 && ++w > ch->cols) break;
-    title[i] = 0;
-    fprintf(f, "%s\n", title);
+    if (ch->title) cli_print_cut(f, ch->title, ch->cols);
 }
 
 /* Draws the curves of trials sel[0..nsel) of e, `best` (an index into e->trials, or -1)
- * on top. Every line is at most ch->cols columns wide. */
+ * on top, on a canvas (canvas.h): the metric against the time_attr, stopped trials dotted
+ * and crossed where they stopped, the rung milestones as ticks. Every line is at most
+ * ch->cols columns wide. */
 static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t nsel, long best,
                        const struct chart *ch)
 {
@@ -397,44 +262,16 @@ static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t ns
         return;
     }
     /* ASHA's milestones grow geometrically: a log x axis spaces its rungs evenly. */
-    struct axis ax, ay;
-    axis_fit(&ax, xmn, xmx, xpos, ch->logx < 0 ? (e->nmilestones > 1 ? -1 : 0) : ch->logx, 8);
-    axis_fit(&ay, ymn, ymx, ypos, ch->logy, 10);
-
-    /* Y labels at a few rows; their width sets the plot's width. */
-    int rows = ch->rows;
-    int nt = rows >= 10 ? 5 : rows >= 5 ? 3 : 2;
-    char ylab[5][32];
-    int yrow[5], lw = 0;
-    double yval[5];
-    for (int k = 0; k < nt; k++) {
-        yrow[k] = (int)lround((double)k * (rows - 1) / (nt - 1));
-        /* The value at the middle of the row's dots. */
-        yval[k] = axis_value(&ay, 1.0 - (yrow[k] * 4 + 1.5) / (4.0 * rows - 1));
-    }
-    /* As few digits as keep the labels apart: "1.06" reads better than "1.0608". */
-    for (int prec = 2; prec <= 6; prec++) {
-        int distinct = 1;
-        for (int k = 0; k < nt; k++) {
-            snprintf(ylab[k], sizeof ylab[k], "%.*g", prec, yval[k]);
-            for (int j = 0; j < k; j++)
-                if (strcmp(ylab[j], ylab[k]) == 0) distinct = 0;
-        }
-        if (distinct) break;
-    }
-    for (int k = 0; k < nt; k++) {
-        int w = text_width(ylab[k]);
-        if (w > lw) lw = w;
-    }
-    int W = ch->cols - lw - 2;
+    cli_axis_t ax, ay;
+    cli_axis_fit(&ax, xmn, xmx, xpos, ch->logx < 0 ? (e->nmilestones > 1 ? -1 : 0) : ch->logx, 8);
+    cli_axis_fit(&ay, ymn, ymx, ypos, ch->logy, 10);
+    /* The y labels' width sets the plot's width. */
+    cli_ylabels_t yl;
+    cli_ylabels_make(&yl, &ay, ch->rows);
+    int W = ch->cols - yl.width - 2;
     if (W < 8) W = 8;
-    struct canvas c = {.w = W, .h = rows};
-    size_t ncell = (size_t)W * (size_t)rows;
-    c.bits = calloc(ncell, 1);
-    c.cls = calloc(ncell, 1);
-    c.mark = calloc(ncell, sizeof *c.mark);
-    c.mark_cls = calloc(ncell, 1);
-    if (!c.bits || !c.cls || !c.mark || !c.mark_cls) goto out;
+    cli_canvas_t *c = cli_canvas_new(W, ch->rows);
+    if (!c) return;
 
     /* Stopped trials first, so the finished and the best are drawn over them. */
     size_t counts[CL_N] = {0};
@@ -444,152 +281,79 @@ static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t ns
             int cls = (long)sel[s] == best ? CL_BEST : trial_class(t);
             if (cls != pass) continue;
             counts[cls]++;
-            int have = 0, px0 = 0, py0 = 0, lx = 0, ly = 0;
+            int have = 0, px0 = 0, py0 = 0;
             unsigned phase = 0;
             for (size_t k = 0; k < t->n; k++) {
                 int px, py;
-                if (axis_map(&ax, t->x[k], 2 * W, 0, &px) ||
-                    axis_map(&ay, t->y[k], 4 * rows, 1, &py))
+                if (cli_axis_map(&ax, t->x[k], 2 * W, 0, &px) ||
+                    cli_axis_map(&ay, t->y[k], 4 * ch->rows, 1, &py))
                     continue;
                 if (have)
-                    line(&c, px0, py0, px, py, cls, cls == CL_STOPPED, &phase);
+                    cli_canvas_line(c, px0, py0, px, py, cls, cls == CL_STOPPED, &phase);
                 else
-                    dot(&c, px, py, cls);
+                    cli_canvas_dot(c, px, py, cls);
                 px0 = px, py0 = py, have = 1;
-                lx = px, ly = py;
             }
-            if (have && cls == CL_STOPPED) mark(&c, lx, ly, 0x00D7, CL_STOPPED); /* × */
-            if (have && cls == CL_BEST) mark(&c, lx, ly, 0x25CF, CL_BEST);       /* ● */
+            if (have && cls == CL_STOPPED) cli_canvas_mark(c, px0, py0, 0x00D7, cls); /* × */
+            if (have && cls == CL_BEST) cli_canvas_mark(c, px0, py0, 0x25CF, cls);    /* ● */
         }
     }
-
     print_title(f, ch);
-    int tick = 0;
-    for (int r = 0; r < rows; r++) {
-        int is_tick = tick < nt && yrow[tick] == r;
-        fprintf(f, "%*s%s ", lw - (is_tick ? text_width(ylab[tick]) : 0), "",
-                is_tick ? ylab[tick] : "");
-        fputs(is_tick ? "┤" : "│", f);
-        if (is_tick) tick++;
-        int cur = 0;
-        for (int x = 0; x < W; x++) {
-            size_t k = (size_t)r * (size_t)W + (size_t)x;
-            int cls = c.mark[k] ? c.mark_cls[k] : c.cls[k];
-            if (ch->color && cls != cur) {
-                fputs(cur ? "\x1b[0m" : "", f);
-                if (cls) fputs(cls_color[cls], f);
-                cur = cls;
-            }
-            if (c.mark[k])
-                put_utf8(f, c.mark[k]);
-            else if (c.bits[k])
-                put_utf8(f, 0x2800u + c.bits[k]);
-            else
-                fputc(' ', f);
-        }
-        if (ch->color && cur) fputs("\x1b[0m", f);
-        fputc('\n', f);
-    }
-
-    /* The x axis: ┬ at each rung milestone, labels below (milestones first, then the ends
-     * where they fit). */
-    char *occ = calloc((size_t)W + 1, 1);
-    char *lab = malloc((size_t)W + 1);
-    int *tickcol = calloc((size_t)W + 1, sizeof *tickcol);
-    if (!occ || !lab || !tickcol) {
-        free(occ), free(lab), free(tickcol);
-        goto out;
-    }
-    memset(lab, ' ', (size_t)W);
-    lab[W] = 0;
-    int nshown = 0;
-    for (size_t m = 0; m < e->nmilestones; m++) {
-        int px;
-        if (axis_map(&ax, e->milestones[m], 2 * W, 0, &px) || px < 0 || px >= 2 * W) continue;
-        double mx = e->milestones[m];
-        if (mx < xmn || mx > xmx) continue;
-        tickcol[px / 2] = 1;
-    }
-    for (int pass = 0; pass < 2; pass++) {
-        size_t n = pass == 0 ? e->nmilestones : 2;
-        for (size_t m = 0; m < n; m++) {
-            double v = pass == 0 ? e->milestones[m] : (m == 0 ? xmn : xmx);
-            int px;
-            if (v < xmn || v > xmx || axis_map(&ax, v, 2 * W, 0, &px)) continue;
-            char s[32];
-            snprintf(s, sizeof s, "%g", v);
-            int len = (int)strlen(s), col = px / 2;
-            int at = col - len / 2;
-            if (at < 0) at = 0;
-            if (at + len > W) at = W - len;
-            if (at < 0) continue;
-            int ok = 1;
-            for (int i = at - 1; i <= at + len && ok; i++)
-                if (i >= 0 && i < W && occ[i]) ok = 0;
-            if (!ok) continue;
-            memcpy(lab + at, s, (size_t)len);
-            memset(occ + at, 1, (size_t)len);
-            nshown++;
-        }
-    }
-    fprintf(f, "%*s └", lw, "");
-    for (int x = 0; x < W; x++)
-        fputs(tickcol[x] ? "┬" : "─", f);
-    fputc('\n', f);
-    fprintf(f, "%*s  %s\n", lw, "", lab);
-    (void)nshown;
-    free(occ), free(lab), free(tickcol);
+    const char *const *colors = ch->color ? cls_color : NULL;
+    cli_canvas_print(f, c, &yl, colors);
+    /* The x axis: ┬ at each rung milestone. */
+    cli_canvas_xaxis(f, c, &yl, &ax, e->milestones, e->nmilestones, xmn, xmx);
+    cli_canvas_free(c);
 
     /* The legend, wrapped to the width. */
-    struct legend L = {.f = f, .cols = ch->cols, .color = ch->color};
+    cli_legend_t L = {.f = f, .cols = ch->cols, .colors = colors};
     char text[256];
     snprintf(text, sizeof text, "x: %s%s, y: %s%s", e->time_attr, ax.log ? " (log)" : "",
              e->metric ? e->metric : "?", ay.log ? " (log)" : "");
-    legend_item(&L, 0, "", text);
-    size_t nfin = counts[CL_FINISHED] + (best >= 0 && trial_class(&e->trials[best]) == CL_FINISHED);
-    size_t nstop = counts[CL_STOPPED] + (best >= 0 && trial_class(&e->trials[best]) == CL_STOPPED);
+    cli_legend_item(&L, 0, "", text);
+    int bcls = best >= 0 ? trial_class(&e->trials[best]) : CL_NONE;
+    size_t nfin = counts[CL_FINISHED] + (bcls == CL_FINISHED);
+    size_t nstop = counts[CL_STOPPED] + (bcls == CL_STOPPED);
+    size_t nerr = counts[CL_ERROR] + (bcls == CL_ERROR);
+    size_t noth = counts[CL_OTHER] + (bcls == CL_OTHER);
     if (nfin || nstop == 0) {
         snprintf(text, sizeof text, "finished %zu", nfin);
-        legend_item(&L, CL_FINISHED, "⠒⠒", text);
+        cli_legend_item(&L, CL_FINISHED, "⠒⠒", text);
     }
     if (nstop) {
         snprintf(text, sizeof text, "stopped early %zu (× where)", nstop);
-        legend_item(&L, CL_STOPPED, "⠂⠂", text);
+        cli_legend_item(&L, CL_STOPPED, "⠂⠂", text);
     }
-    size_t nerr = counts[CL_ERROR] + (best >= 0 && trial_class(&e->trials[best]) == CL_ERROR);
     if (nerr) {
         snprintf(text, sizeof text, "error %zu", nerr);
-        legend_item(&L, CL_ERROR, "⠒⠒", text);
+        cli_legend_item(&L, CL_ERROR, "⠒⠒", text);
     }
-    size_t noth = counts[CL_OTHER] + (best >= 0 && trial_class(&e->trials[best]) == CL_OTHER);
     if (noth) {
         snprintf(text, sizeof text, "running or paused %zu", noth);
-        legend_item(&L, CL_OTHER, "⠒⠒", text);
+        cli_legend_item(&L, CL_OTHER, "⠒⠒", text);
     }
     if (best >= 0 && nsel > 1) {
         char v[32];
         cli_fmt_num(e->trials[best].last, v, sizeof v);
         snprintf(text, sizeof text, "best %s (%s %s)", e->trials[best].name,
                  e->metric ? e->metric : "", v);
-        legend_item(&L, CL_BEST, "●", text);
+        cli_legend_item(&L, CL_BEST, "●", text);
     }
-    if (e->nmilestones) legend_item(&L, 0, "┬", "rung milestones");
-    fputc('\n', f);
-out:
-    free(c.bits);
-    free(c.cls);
-    free(c.mark);
-    free(c.mark_cls);
+    if (e->nmilestones) cli_legend_item(&L, 0, "┬", "rung milestones");
+    cli_legend_end(&L);
 }
 
 /* ---- tune plot ------------------------------------------------------------------ */
 int cli_cmd_plot(int argc, char **argv)
 {
     static const char usage[] =
-        "usage: tune plot [NAME] [--metric M] [--db PATH] [--width N] [--height N]\n"
+        "usage: tune plot [NAME] [--metric M] [--mode min|max] [--db PATH] [--width N]\n"
+        "                 [--height N]\n"
         "                 [--x auto|log|linear] [--y auto|log|linear] [--color auto|always|never]\n"
         "  every trial's learning curve (the metric against the scheduler's time_attr) in one\n"
-        "  terminal chart; NAME may be left out when the database holds one experiment\n";
+        "  terminal chart; NAME may be left out when the database holds one experiment.\n"
+        "  --mode: which way the metric is better (default: the experiment's mode for its\n"
+        "  metric; for another metric a guess from its name, which is said)\n";
     if (want_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct view_opts o;
     if (parse_view(argc, argv, 1, usage, &o)) return CLI_EXIT_USAGE;
@@ -665,7 +429,10 @@ static void tail_file(const char *dir, const char *file, int n)
         for (const char *p = start; *p;) {
             const char *nl = strchr(p, '\n');
             int k = nl ? (int)(nl - p) : (int)strlen(p);
-            printf("  %.*s\n", k, p);
+            /* The trial's bytes, never its terminal commands (escape sequences). */
+            char *line = cli_escape_mem(p, (size_t)k);
+            printf("  %s\n", line ? line : "");
+            free(line);
             p += k + (nl ? 1 : 0);
         }
     }
@@ -676,7 +443,9 @@ static int print_last_result(void *ud, int ncol, const char *const *names,
                              const char *const *values, const int *types)
 {
     (void)ud, (void)ncol, (void)names, (void)types;
-    printf("last result  %s\n", values[0] ? values[0] : "-");
+    char *v = cli_escape_text(values[0] ? values[0] : "-");
+    printf("last result  %s\n", v ? v : "-");
+    free(v);
     return 0;
 }
 
@@ -696,7 +465,7 @@ static void print_why(const cli_exp_t *e, const cli_trial_t *t)
             cli_fmt_num(stop->milestone, m, sizeof m);
             if (stop->rung >= 0) printf(" at rung %d (%s %s)", stop->rung, e->time_attr, m);
             printf(": %s %s %s the cutoff %s", e->exp_metric ? e->exp_metric : "value", v,
-                   e->mode_max ? "below" : "above", c);
+                   e->exp_mode_max ? "below" : "above", c);
             /* The rung says it all for ASHA; other rules explain themselves. */
             if (stop->rung < 0 && stop->reason && stop->reason[0]) printf(" (%s)", stop->reason);
         }
@@ -709,10 +478,14 @@ static void print_why(const cli_exp_t *e, const cli_trial_t *t)
             printf("status       TERMINATED: finished (the trial ended on its own)\n");
         }
     } else if (strcmp(t->status, "ERROR") == 0) {
-        printf("status       ERROR: %s", t->error ? t->error : "failed");
-        if (t->exit_signal)
+        char *why = cli_escape_text(t->error ? t->error : "failed");
+        printf("status       ERROR: %s", why ? why : "failed");
+        free(why);
+        /* The error usually says it already ("exited with code 2: ..."): never twice. */
+        const char *e2 = t->error ? t->error : "";
+        if (t->exit_signal && !strstr(e2, "signal"))
             printf(" (signal %d)", t->exit_signal);
-        else if (t->has_exit_code)
+        else if (!t->exit_signal && t->has_exit_code && !strstr(e2, "with code"))
             printf(" (exit code %d)", t->exit_code);
         printf("\n");
     } else if (strcmp(t->status, "PAUSED") == 0) {
@@ -726,6 +499,7 @@ int cli_cmd_show(int argc, char **argv)
 {
     static const char usage[] =
         "usage: tune show [EXPERIMENT] TRIAL [--experiment NAME] [--db PATH] [--metric M]\n"
+        "                 [--mode min|max]\n"
         "                 [--lines N] [--width N] [--height N] [--color auto|always|never]\n"
         "  one trial: configuration, status and why (the scheduler's decisions), slice,\n"
         "  times, last and best metric, its learning curve and the tail of its logs.\n"
@@ -761,15 +535,12 @@ int cli_cmd_show(int argc, char **argv)
     cJSON *it;
     cJSON_ArrayForEach(it, cfg)
     {
-        char *s = NULL;
-        if (cJSON_IsNumber(it))
-            cli_fmt_num(it->valuedouble, a, sizeof a);
-        else if (cJSON_IsString(it))
-            snprintf(a, sizeof a, "%.60s", it->valuestring);
-        else
-            s = cJSON_PrintUnformatted(it);
-        printf(" %s=%s", it->string, s ? s : a);
-        free(s);
+        /* Numbers with the digits the trial's argv received: a configuration shown is
+         * one that can be run again. */
+        char *s = cJSON_IsString(it) ? strdup(it->valuestring) : space_json_print(it);
+        char *k = cli_escape_text(it->string), *v = cli_escape_text(s);
+        printf(" %s=%s", k ? k : "?", v ? v : "?");
+        free(k), free(v), free(s);
     }
     printf("\n");
     cJSON_Delete(cfg);
@@ -798,7 +569,11 @@ int cli_cmd_show(int argc, char **argv)
                     " LIMIT 1",
                     qb, 1, print_last_result, NULL, err, sizeof err) != 0)
         cli_error("%s", err);
-    if (t->error && strcmp(t->status, "ERROR") != 0) printf("note         %s\n", t->error);
+    if (t->error && strcmp(t->status, "ERROR") != 0) {
+        char *note = cli_escape_text(t->error);
+        printf("note         %s\n", note ? note : "");
+        free(note);
+    }
 
     /* The judged decisions (ASHA's rungs, the median rule): the last 20. */
     size_t nj = 0;
@@ -806,7 +581,7 @@ int cli_cmd_show(int argc, char **argv)
         nj += t->dec[k].rung >= 0 || !isnan(t->dec[k].cutoff);
     if (nj) {
         printf("\ndecisions (%s, %s %s):\n", e->scheduler ? e->scheduler : "?",
-               e->exp_metric ? e->exp_metric : "value", e->mode_max ? "max" : "min");
+               e->exp_metric ? e->exp_metric : "value", e->exp_mode_max ? "max" : "min");
         printf("  %10s  %4s  %9s  %10s  %10s  %s\n", "iteration", "rung", "milestone", "value",
                "cutoff", "action");
         size_t skip = nj > 20 ? nj - 20 : 0;

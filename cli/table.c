@@ -200,31 +200,47 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
         size_t avail = (size_t)o->rows > header_lines + 2 ? (size_t)o->rows - header_lines - 2 : 1;
         if (room > avail) room = avail > 1 ? avail - 1 : 1;
     }
-    /* Column widths */
-    size_t np = o->nparams;
-    size_t ncols = 5 + np + 3 + (o->show_exec ? 1 : 0);
+    /* Columns: trial, status, slice, [job/node], parameters, iter, [time_attr], time,
+     * metric, best, the reporter's metric_columns. When the terminal is narrower than
+     * that, parameter columns are narrowed, then dropped from the right, then the slice
+     * and job columns: the metric and the iteration stay visible at any width. */
+    size_t np = o->nparams, nmc = o->nmetric_columns;
+    size_t ncols = 5 + np + 4 + nmc + (o->show_exec ? 1 : 0);
     char **cells = calloc((room + 1) * ncols, sizeof *cells);
     size_t *w = calloc(ncols, sizeof *w);
-    if (!cells || !w) {
+    int *kind = calloc(ncols, sizeof *kind); /* 0 kept always, 1 parameter, 2 slice/job */
+    int *keep = calloc(ncols, sizeof *keep);
+    if (!cells || !w || !kind || !keep) {
         free(order);
         free(cells);
         free(w);
+        free(kind);
+        free(keep);
         return b.p;
     }
     size_t c = 0;
     cells[c++] = strdup("trial");
     cells[c++] = strdup("status");
+    kind[c] = 2;
     cells[c++] = strdup("slice");
-    if (o->show_exec) cells[c++] = strdup("job/node");
-    for (size_t p = 0; p < np; p++)
+    if (o->show_exec) {
+        kind[c] = 2;
+        cells[c++] = strdup("job/node");
+    }
+    for (size_t p = 0; p < np; p++) {
+        kind[c] = 1;
         cells[c++] = strdup(o->params[p]);
+    }
     /* "iter" counts results; a time_attr column only adds news when it measures
      * something else (epochs, seconds). */
     int show_t = o->time_attr && strcmp(o->time_attr, "training_iteration") != 0;
     cells[c++] = strdup("iter");
     if (show_t) cells[c++] = strdup(o->time_attr);
+    cells[c++] = strdup("time");
     cells[c++] = strdup(s->metric ? s->metric : "metric");
     cells[c++] = strdup("best");
+    for (size_t k = 0; k < nmc; k++)
+        cells[c++] = strdup(o->metric_columns[k]);
     ncols = c;
     for (size_t r = 0; r < room; r++) {
         const sched_trial_view_t *v = order[r];
@@ -252,6 +268,14 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
             cli_fmt_num(v->last_time, tmp, sizeof tmp);
             cells[(r + 1) * ncols + c++] = strdup(tmp);
         }
+        long rs = (long)v->run_s;
+        if (v->run_s <= 0)
+            snprintf(tmp, sizeof tmp, "-");
+        else if (rs >= 3600)
+            snprintf(tmp, sizeof tmp, "%ld:%02ld:%02ld", rs / 3600, (rs / 60) % 60, rs % 60);
+        else
+            snprintf(tmp, sizeof tmp, "%ld:%02ld", rs / 60, rs % 60);
+        cells[(r + 1) * ncols + c++] = strdup(tmp);
         /* NaN after results is a diverged trial, not a missing value: say so. */
         if (v->iterations > 0 && isnan(v->last_metric))
             snprintf(tmp, sizeof tmp, "NaN");
@@ -260,6 +284,10 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
         cells[(r + 1) * ncols + c++] = strdup(tmp);
         cli_fmt_num(v->best_metric, tmp, sizeof tmp);
         cells[(r + 1) * ncols + c++] = strdup(tmp);
+        for (size_t k = 0; k < nmc; k++) {
+            cli_fmt_num(v->columns && k < v->ncolumns ? v->columns[k] : NAN, tmp, sizeof tmp);
+            cells[(r + 1) * ncols + c++] = strdup(tmp);
+        }
     }
     for (size_t r = 0; r <= room; r++)
         for (c = 0; c < ncols; c++) {
@@ -267,11 +295,45 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
             size_t k = strlen(x);
             if (k > w[c]) w[c] = k;
         }
+    for (c = 0; c < ncols; c++)
+        keep[c] = 1;
+    if (o->cols > 0) {
+        size_t total = 0;
+#define TABLE_TOTAL()                                                                              \
+    do {                                                                                           \
+        total = 0;                                                                                 \
+        size_t nk = 0;                                                                             \
+        for (size_t q = 0; q < ncols; q++)                                                         \
+            if (keep[q]) total += w[q], nk++;                                                      \
+        total += nk ? 3 * (nk - 1) : 0;                                                            \
+    } while (0)
+        TABLE_TOTAL();
+        for (c = 0; c < ncols && total > (size_t)o->cols; c++)
+            if (kind[c] == 1 && w[c] > 10) w[c] = 10;
+        TABLE_TOTAL();
+        for (c = ncols; c-- > 0 && total > (size_t)o->cols;)
+            if (kind[c] == 1) {
+                keep[c] = 0;
+                TABLE_TOTAL();
+            }
+        for (c = ncols; c-- > 0 && total > (size_t)o->cols;)
+            if (kind[c] == 2) {
+                keep[c] = 0;
+                TABLE_TOTAL();
+            }
+#undef TABLE_TOTAL
+    }
     for (size_t r = 0; r <= room; r++) {
         start = b.len;
+        int first = 1;
         for (c = 0; c < ncols; c++) {
+            if (!keep[c]) continue;
             const char *x = cells[r * ncols + c] ? cells[r * ncols + c] : "";
-            bput(&b, "%s%-*s", c ? " | " : "", (int)w[c], x);
+            if (strlen(x) > w[c]) /* narrowed: cut, with ~ saying so */
+                bput(&b, "%s%.*s~", first ? "" : " | ", (int)w[c] - 1, x);
+            else
+                bput(&b, "%s%-*s", first ? "" : " | ", (int)w[c], x);
+            first = 0;
         }
         while (b.len > start && b.p[b.len - 1] == ' ')
             b.len--;
@@ -279,8 +341,11 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
         clip_line(&b, start, o->cols);
         if (r == 0) {
             start = b.len;
+            first = 1;
             for (c = 0; c < ncols; c++) {
-                bput(&b, "%s", c ? "-+-" : "");
+                if (!keep[c]) continue;
+                bput(&b, "%s", first ? "" : "-+-");
+                first = 0;
                 for (size_t k = 0; k < w[c]; k++)
                     bput(&b, "-");
             }
@@ -308,6 +373,8 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
         free(cells[i]);
     free(cells);
     free(w);
+    free(kind);
+    free(keep);
     free(order);
     return b.p;
 }

@@ -103,7 +103,7 @@ static void json_cell(FILE *f, const cJSON *v, const char *null_text)
     } else if (cJSON_IsNull(v)) {
         fputs(null_text, f);
     } else {
-        char *s = cJSON_PrintUnformatted(v);
+        char *s = space_json_print(v);
         if (s) csv_cell(f, s);
         free(s);
     }

@@ -117,6 +117,14 @@ static inline void tune_report_str(tune_report_t *r, const char *key, const char
 }
 
 /* Adds true or false. */
+/* Names the checkpoint saved for this result (the "checkpoint" key). Save it completely
+ * first (write a temporary file, then rename() it over the real name), then report it; a
+ * trial started again finds its newest checkpoint in $TUNE_RESUME_FROM. */
+static inline void tune_report_checkpoint(tune_report_t *r, const char *path)
+{
+    tune_report_str(r, "checkpoint", path);
+}
+
 static inline void tune_report_bool(tune_report_t *r, const char *key, int v)
 {
     tune_report__key(r, key);

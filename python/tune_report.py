@@ -47,13 +47,21 @@ def _clean(v):
         return str(v)
 
 
-def report(**metrics):
+def report(checkpoint=None, **metrics):
     """Writes one result line, e.g. report(training_iteration=3, loss=0.41, accuracy=0.86).
+
+    checkpoint: the path of the checkpoint saved for this result (save it completely,
+    then report it: write to a temporary name and os.replace() it, so that a kill never
+    leaves half a file under the real name). It is written as the result's "checkpoint"
+    key; a trial started again after a failure or a resume finds its newest checkpoint
+    in the TUNE_RESUME_FROM environment variable (examples/torch_resumable/).
 
     Returns True when the line was written, False on a rank other than 0.
     """
     if os.environ.get("RANK", "0") != "0":
         return False
+    if checkpoint is not None:
+        metrics["checkpoint"] = os.fspath(checkpoint)
     line = json.dumps({k: _clean(v) for k, v in metrics.items()},
                       allow_nan=False, separators=(", ", ": "))
     sys.stdout.write(line + "\n")

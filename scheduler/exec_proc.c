@@ -114,7 +114,7 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
     if (space_render_argv(x->sp, s->config, idbuf, s->dir, &argv, err, errlen) != 0)
         return SCHED_EINVAL;
     char cfg_env[8192 + 16], num_gpus[64], omp[32], port[32], trial_id[64], exp[160], tdir[4200];
-    char *cfg = cJSON_PrintUnformatted(s->config);
+    char *cfg = space_json_print(s->config);
     int pn = pick_port(x, s->trial_no);
     char cuda[600];
     snprintf(cuda, sizeof cuda, "CUDA_VISIBLE_DEVICES=%s", s->devices ? s->devices : "");
@@ -128,12 +128,15 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
     snprintf(tdir, sizeof tdir, "TUNE_TRIAL_DIR=%s", s->dir);
     char resume[4200] = "";
     if (s->resume_from) snprintf(resume, sizeof resume, "TUNE_RESUME_FROM=%s", s->resume_from);
-    char *env[] = {trial_id, exp,
-                   tdir,     cfg_env,
-                   cuda,     num_gpus,
-                   omp,      "MASTER_ADDR=127.0.0.1",
-                   port,     resume[0] ? resume : NULL,
-                   NULL};
+    /* Python buffers stdout when it is a pipe, so a script that prints without flush
+     * delivers every result at exit (ASHA then stops nothing in time): unbuffered unless
+     * the user's environment says otherwise. */
+    char *env[12] = {trial_id, exp, tdir, cfg_env, cuda, num_gpus, omp, "MASTER_ADDR=127.0.0.1",
+                     port};
+    int ne = 9;
+    if (!getenv("PYTHONUNBUFFERED")) env[ne++] = "PYTHONUNBUFFERED=1";
+    if (resume[0]) env[ne++] = resume;
+    env[ne] = NULL;
     char out_log[4200], err_log[4200];
     snprintf(out_log, sizeof out_log, "%s/stdout.log", s->dir);
     snprintf(err_log, sizeof err_log, "%s/stderr.log", s->dir);

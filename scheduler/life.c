@@ -64,11 +64,14 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
     t->status = SCHED_TRIAL_RUNNING;
     t->killed = 0;
     t->started_at = t->last_result_at = sched__now(L);
+    t->first_result_at = 0;
+    t->term_sent = 0;
     snprintf(t->exec_id, sizeof t->exec_id, "%s", st.exec_id ? st.exec_id : "");
     snprintf(t->node, sizeof t->node, "%s", st.node ? st.node : "");
     sched_slice_format(L->o->pool, &slice, t->slice_str, sizeof t->slice_str);
     L->running++;
-    if (set->time_budget_s > 0) sched__timer_add(L, t, t->started_at + set->time_budget_s);
+    if (set->trial_time_limit_s > 0)
+        sched__timer_add(L, t, t->started_at + set->trial_time_limit_s);
     if (set->result_timeout_s > 0) sched__timer_add(L, t, t->started_at + set->result_timeout_s);
     store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_SLICE | STORE_TU_STARTED |
                                         STORE_TU_PID | STORE_TU_EXEC_ID | STORE_TU_ATTEMPT,
@@ -83,13 +86,27 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
     return 1;
 }
 
+/* Stops a running trial: SIGTERM now, SIGKILL after stop_grace_s. A trial that completed
+ * (max_t or a "stop" criterion) is first given stop_grace_s to exit by itself, so that the
+ * code after its last report (saving the final model) runs; only then SIGTERM, and
+ * SIGKILL another stop_grace_s later. */
 void sched__request_stop(struct sched_loop *L, struct sched__trial *t, enum sched__stop why)
 {
     if (t->stop != SCHED__STOP_NONE || t->status != SCHED_TRIAL_RUNNING) return;
     t->stop = why;
     if (why == SCHED__STOP_EARLY) t->early_stopped = 1;
+    double grace = L->set->stop_grace_s > 0 ? L->set->stop_grace_s : 0;
+    double now = sched__now(L);
+    if (why == SCHED__STOP_COMPLETE && grace > 0) {
+        t->term_at = now + grace;
+        t->term_sent = 0;
+        t->stop_deadline = t->term_at + grace;
+        sched__timer_add(L, t, t->term_at);
+        return;
+    }
     L->o->exec->ops->signal(L->o->exec->self, t->no, SIGTERM);
-    t->stop_deadline = sched__now(L) + (L->set->stop_grace_s > 0 ? L->set->stop_grace_s : 0);
+    t->term_sent = 1;
+    t->stop_deadline = now + grace;
     sched__timer_add(L, t, t->stop_deadline);
 }
 
@@ -153,6 +170,117 @@ static int looks_like_cuda_oom(const char *tail)
            strstr(tail, "CUDNN_STATUS_ALLOC_FAILED") || strstr(tail, "out of memory allocating");
 }
 
+/* The last line of a stderr tail with something in it, escaped and cut short; 0 if none. */
+static int last_stderr_line(const char *tail, char *out, size_t n)
+{
+    size_t end = strlen(tail);
+    for (;;) {
+        while (end > 0 && (tail[end - 1] == '\n' || tail[end - 1] == '\r' || tail[end - 1] == ' ' ||
+                           tail[end - 1] == '\t'))
+            end--;
+        if (end == 0) return 0;
+        size_t start = end;
+        while (start > 0 && tail[start - 1] != '\n')
+            start--;
+        size_t s = start;
+        while (s < end && (tail[s] == ' ' || tail[s] == '\t'))
+            s++;
+        /* Python's caret lines ("    ^^^^") under a source line say nothing by themselves. */
+        size_t k = s;
+        while (k < end && (tail[k] == '^' || tail[k] == '~' || tail[k] == ' '))
+            k++;
+        if (k < end) {
+            sched__escape_quote(tail + s, end - s, out, n, 200);
+            return 1;
+        }
+        end = start;
+    }
+}
+
+/* The first lines (at most 10) of a file, escaped, for a message; "" if unreadable. */
+static void file_head(const char *path, char *out, size_t n)
+{
+    out[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char buf[1500];
+    size_t k = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[k] = 0;
+    size_t lines = 0, o = 0;
+    for (size_t i = 0; i < k && lines < 10 && o + 8 < n; i++) {
+        unsigned char ch = (unsigned char)buf[i];
+        if (ch == '\n') {
+            lines++;
+            out[o++] = '\n';
+        } else if (ch < 0x20 && ch != '\t') {
+            o += (size_t)snprintf(out + o, n - o, "\\x%02x", ch);
+        } else {
+            out[o++] = (char)ch;
+        }
+    }
+    out[o < n ? o : n - 1] = 0;
+}
+
+/* fail_fast (Ray Tune's FailureConfig(fail_fast=...), counted): trials that fail before
+ * reporting anything, with the same message once their own directory and name are taken
+ * out of it, are the same mistake each time (a wrong path, a missing module); after
+ * fail_fast of them the experiment stops instead of failing every trial. */
+static void count_early_failure(struct sched_loop *L, struct sched__trial *t, const char *msg)
+{
+    if (L->set->fail_fast <= 0 || t->reported || L->stopping) return;
+    char norm[512];
+    size_t o = 0;
+    size_t dl = t->dir ? strlen(t->dir) : 0, nl = strlen(t->name);
+    for (const char *p = msg; *p && o + 16 < sizeof norm;) {
+        if (dl && strncmp(p, t->dir, dl) == 0) {
+            o += (size_t)snprintf(norm + o, sizeof norm - o, "{trial_dir}");
+            p += dl;
+        } else if (nl && strncmp(p, t->name, nl) == 0) {
+            o += (size_t)snprintf(norm + o, sizeof norm - o, "{trial}");
+            p += nl;
+        } else {
+            norm[o++] = *p++;
+        }
+    }
+    norm[o] = 0;
+    size_t i = 0;
+    while (i < L->nearly && strcmp(L->early[i].msg, norm) != 0)
+        i++;
+    if (i == L->nearly) {
+        if (L->nearly == sizeof L->early / sizeof L->early[0]) return;
+        snprintf(L->early[i].msg, sizeof L->early[i].msg, "%s", norm);
+        L->early[i].first = (int64_t)(t - L->t);
+        L->nearly++;
+    }
+    if (++L->early[i].count < L->set->fail_fast) return;
+    char m[800];
+    snprintf(m, sizeof m,
+             "%d trial%s failed the same way before reporting any result (fail_fast %d): %s",
+             L->early[i].count, L->early[i].count == 1 ? "" : "s", L->set->fail_fast, msg);
+    const struct sched__trial *first = &L->t[L->early[i].first];
+    sched__end_experiment(L, SCHED_END_FAIL_FAST, first->no, m);
+    if (first->dir) {
+        char path[4200], head[1600];
+        snprintf(path, sizeof path, "%s/stderr.log", first->dir);
+        file_head(path, head, sizeof head);
+        snprintf(L->end_detail, sizeof L->end_detail, "First lines of %.400s:\n%.1500s", path,
+                 head[0] ? head : "(empty)\n");
+    }
+}
+
+/* Results that all arrived within a second of the trial's exit, although it ran for
+ * several seconds: its output was buffered until exit. */
+static void check_buffered(struct sched_loop *L, struct sched__trial *t)
+{
+    if (t->iters < 2 || t->first_result_at == 0) return;
+    if (t->stop != SCHED__STOP_NONE && t->stop != SCHED__STOP_COMPLETE) return;
+    double now = sched__now(L);
+    if (now - t->first_result_at <= 1.0 && now - t->started_at >= 3.0) {
+        if (L->buffered++ == 0) L->buffered_trial = t->no;
+    }
+}
+
 /* The executor lets the trial go (it was reaped, its output read to the end). */
 static void release(struct sched_loop *L, struct sched__trial *t)
 {
@@ -175,9 +303,12 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
         t->error = strdup(ex->why);
         t->stop = SCHED__STOP_TIMEOUT;
     }
+    check_buffered(L, t);
+    t->ran_s = sched__now(L) - t->started_at;
     char msg[512] = "";
     const char *status;
-    if (t->stop == SCHED__STOP_EARLY || t->stop == SCHED__STOP_COMPLETE) {
+    if (t->stop == SCHED__STOP_EARLY || t->stop == SCHED__STOP_COMPLETE ||
+        t->stop == SCHED__STOP_EXPERIMENT) {
         status = "TERMINATED";
         t->status = SCHED_TRIAL_TERMINATED;
     } else if (t->stop == SCHED__STOP_USER) {
@@ -204,7 +335,15 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
         char path[4200];
         snprintf(path, sizeof path, "%s/stderr.log", t->dir);
         trial_file_tail(path, tail, sizeof tail);
-        if (looks_like_cuda_oom(tail)) {
+        /* The cause is usually the last line the program wrote to stderr (a Python
+         * traceback ends with the exception): it goes with the exit code. */
+        char last[256];
+        int oom = looks_like_cuda_oom(tail);
+        if (!oom && t->stop != SCHED__STOP_TIMEOUT && last_stderr_line(tail, last, sizeof last)) {
+            size_t k = strlen(msg);
+            snprintf(msg + k, sizeof msg - k, ": %s", last);
+        }
+        if (oom) {
             char m2[sizeof msg];
             snprintf(m2, sizeof m2,
                      "CUDA out of memory (%s): lower the batch size, give each trial more GPU "
@@ -257,6 +396,7 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
         u.stderr_tail = tail;
     }
     sched__update_row(L, t, &u);
+    if (t->status == SCHED_TRIAL_ERROR) count_early_failure(L, t, msg);
     sched_on_trial_complete(L->policy, t->no);
     release(L, t);
 }
@@ -329,6 +469,20 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
     return 0;
 }
 
+static int on_stored_stop(void *ud, int ncol, const char *const *names, const char *const *values,
+                          const int *types)
+{
+    (void)names;
+    (void)types;
+    struct resume_ctx *c = ud;
+    if (ncol < 1 || !values[0]) return 0;
+    struct id_index key = {strtoll(values[0], NULL, 10), 0};
+    struct id_index *hit = bsearch(&key, c->by_id, c->nby, sizeof key, cmp_id);
+    if (hit && c->L->t[hit->idx].stop == SCHED__STOP_NONE)
+        c->L->t[hit->idx].stop = SCHED__STOP_COMPLETE;
+    return 0;
+}
+
 static int load_trials(struct sched_loop *L, char *err, size_t errlen)
 {
     const sched_run_opts_t *o = L->o;
@@ -343,6 +497,19 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
         if (L->t[i].id > 0) c.by_id[c.nby++] = (struct id_index){L->t[i].id, i};
     qsort(c.by_id, c.nby, sizeof *c.by_id, cmp_id);
     int rc = store_results_replay(o->store, o->experiment_id, on_stored_result, &c, err, errlen);
+    if (rc == 0) {
+        /* A trial that had reached a "stop" criterion (a recorded decision) but was still in
+         * its completion grace when tune died is done too, as the policy's replay finds for
+         * max_t. */
+        char id[32];
+        snprintf(id, sizeof id, "%lld", (long long)o->experiment_id);
+        const char *b[] = {id};
+        rc = store_query(o->store,
+                         "SELECT d.trial_id FROM decisions d JOIN trials t ON t.id = d.trial_id"
+                         " WHERE t.experiment_id = ?1 AND d.action = 'complete'"
+                         " AND d.reason LIKE 'reached stop criterion %'",
+                         b, 1, on_stored_stop, &c, err, errlen);
+    }
     free(c.by_id);
     if (rc != 0) return SCHED_EINVAL;
     if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
@@ -401,6 +568,8 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
         t->no = (int64_t)i;
         t->last_time = t->last_metric = t->best_metric = NAN;
         t->attempt = 1;
+        for (size_t k = 0; k < SPACE_MAX_COLUMNS; k++)
+            t->columns[k] = NAN;
         snprintf(t->name, sizeof t->name, "trial_%05zu", i);
         if (space_sample(o->space, i, &t->config, err, errlen) != 0) return SCHED_EINVAL;
         /* Bracket assignment follows trial order, so a resumed policy assigns the same. */
@@ -417,7 +586,7 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
     for (size_t i = 0; i < L->n; i++) {
         struct sched__trial *t = &L->t[i];
         if (t->id > 0) continue; /* recorded already */
-        char *cfg = cJSON_PrintUnformatted(t->config);
+        char *cfg = space_json_print(t->config);
         if (!cfg) {
             snprintf(err, errlen, "out of memory");
             return SCHED_ENOMEM;

@@ -81,6 +81,40 @@ void sched__update_row(struct sched_loop *L, struct sched__trial *t, const store
         sched__fail(L, "cannot record trial state", err);
 }
 
+void sched__escape_quote(const char *s, size_t len, char *out, size_t n, size_t max)
+{
+    size_t k = 0, shown = 0;
+    for (size_t i = 0; i < len && k + 8 < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (shown >= max) {
+            k += (size_t)snprintf(out + k, n - k, "...");
+            break;
+        }
+        if (ch < 0x20 || ch == 0x7f)
+            k += (size_t)snprintf(out + k, n - k, "\\x%02x", ch);
+        else
+            out[k++] = (char)ch;
+        shown++;
+    }
+    out[k < n ? k : n - 1] = 0;
+}
+
+void sched__end_experiment(struct sched_loop *L, sched_end_t why, int64_t trial, const char *msg)
+{
+    if (L->ended_by != SCHED_END_ALL || L->fatal) return;
+    L->ended_by = why;
+    L->end_trial = trial;
+    snprintf(L->end_msg, sizeof L->end_msg, "%.1000s", msg);
+    L->stopping = 1;
+}
+
+void sched__add_decision(struct sched_loop *L, const store_decision_t *sd)
+{
+    char err[256];
+    if (store_decision_add(L->o->store, sd, err, sizeof err) != 0)
+        sched__fail(L, "cannot record decision", err);
+}
+
 /* A turn's writes are one transaction; it is closed before the loop waits, so that
  * readers never wait on a write lock held across a blocking wait. */
 static void batch_begin(struct sched_loop *L)
@@ -179,6 +213,9 @@ static void report(struct sched_loop *L, int final)
         v->exec_id = t->started ? t->exec_id : "";
         v->node = t->started ? t->node : "";
         v->error = t->error;
+        v->columns = t->columns;
+        v->ncolumns = L->ncols;
+        v->run_s = t->status == SCHED_TRIAL_RUNNING ? L->last_report - t->started_at : t->ran_s;
         s.counts[t->status]++;
         if (t->early_stopped) s.early_stopped++;
         if (sched__better(s.mode_max, t->last_metric, s.best_metric)) {
@@ -196,6 +233,7 @@ static void report(struct sched_loop *L, int final)
     s.ignored = L->ignored;
     s.bad_lines = L->bad_lines;
     s.stopping = L->stopping;
+    s.notice = L->notice;
     L->o->report(L->o->report_ud, &s, final);
 }
 
@@ -212,7 +250,8 @@ static int make_policy(struct sched_loop *L, char *err, size_t errlen)
                        .reduction_factor = set->sched.reduction_factor,
                        .brackets = set->sched.brackets,
                        .min_samples_required = set->sched.min_samples_required,
-                       .seed = set->seed};
+                       .seed = set->seed,
+                       .keep_last_trials = !set->sched.stop_last_trials};
     return sched_policy_new(&po, &L->policy, err, errlen);
 }
 
@@ -229,6 +268,27 @@ int sched_loop_new(const sched_run_opts_t *o, sched_loop_t **out, char *err, siz
     L->t0 = sched__now(L);
     L->last_report = -1e300;
     L->time_is_iter = strcmp(L->set->sched.time_attr, "training_iteration") == 0;
+    L->keys[0] = "training_iteration";
+    L->keys[1] = L->time_is_iter ? NULL : L->set->sched.time_attr;
+    L->keys[2] = L->set->metric;
+    L->nkeys = SCHED__KEY_STOP;
+    for (size_t i = 0; i < L->set->nstop; i++)
+        L->keys[L->nkeys++] = L->set->stop[i].key;
+    L->col0 = L->nkeys;
+    for (size_t i = 0; L->set->metric_columns && L->set->metric_columns[i] && i < SPACE_MAX_COLUMNS;
+         i++)
+        L->keys[L->nkeys++] = L->set->metric_columns[i];
+    L->ncols = L->nkeys - L->col0;
+    for (size_t k = 0; k < L->nkeys; k++) {
+        L->dup[k] = -1;
+        for (size_t j = 0; j < k && L->keys[k]; j++)
+            if (L->keys[j] && strcmp(L->keys[j], L->keys[k]) == 0) {
+                L->dup[k] = (int)j;
+                break;
+            }
+    }
+    /* Nothing to check the first result against: take the fast path from the start. */
+    L->metric_checked = !L->set->metric && L->time_is_iter;
     int rc = make_policy(L, err, errlen);
     if (rc == 0) rc = sched__create_trials(L, err, errlen);
     if (rc != 0) {
@@ -285,11 +345,36 @@ static int launch_ready(struct sched_loop *L)
     return deferred;
 }
 
+/* The experiment is stopping: every running trial is stopped. After Ctrl-C, or when a
+ * mistake stopped the run (fail_fast, a missing metric), they are PAUSED: resumable once
+ * the cause is fixed. When the experiment ended as planned (its time budget, a target)
+ * they are TERMINATED and the reason is recorded as a decision. */
 static void stop_running(struct sched_loop *L)
 {
+    int by_user = L->ended_by == SCHED_END_ALL || L->stop_signal ||
+                  L->ended_by == SCHED_END_FAIL_FAST || L->ended_by == SCHED_END_NO_METRIC;
     /* request_stop leaves the running list as it is: walking it is safe */
-    for (size_t k = 0; k < L->running; k++)
-        sched__request_stop(L, &L->t[L->run[k]], SCHED__STOP_USER);
+    for (size_t k = 0; k < L->running; k++) {
+        struct sched__trial *t = &L->t[L->run[k]];
+        if (t->stop != SCHED__STOP_NONE) continue;
+        if (!by_user && !L->fatal) {
+            char reason[1100];
+            snprintf(reason, sizeof reason, "experiment stopped: %s", L->end_msg);
+            store_decision_t sd = {.trial_id = t->id,
+                                   .iteration = t->iters,
+                                   .time_value = t->last_time,
+                                   .action = "complete",
+                                   .bracket = -1,
+                                   .rung = -1,
+                                   .milestone = NAN,
+                                   .value = t->last_metric,
+                                   .cutoff = NAN,
+                                   .reason = reason,
+                                   .wall_time = sched__wall(L)};
+            sched__add_decision(L, &sd);
+        }
+        sched__request_stop(L, t, by_user || L->fatal ? SCHED__STOP_USER : SCHED__STOP_EXPERIMENT);
+    }
 }
 
 static void kill_trial(struct sched_loop *L, struct sched__trial *t)
@@ -352,11 +437,13 @@ static void trial_timers(struct sched_loop *L, struct sched__trial *t, double no
     const space_settings_t *set = L->set;
     if (t->stop == SCHED__STOP_NONE) {
         char why[160] = "";
-        double budget = set->time_budget_s > 0 ? t->started_at + set->time_budget_s : INFINITY;
+        double budget =
+            set->trial_time_limit_s > 0 ? t->started_at + set->trial_time_limit_s : INFINITY;
         double silent =
             set->result_timeout_s > 0 ? t->last_result_at + set->result_timeout_s : INFINITY;
         if (now >= budget)
-            snprintf(why, sizeof why, "ran past time_budget_s (%g s)", set->time_budget_s);
+            snprintf(why, sizeof why, "ran past trial_time_limit_s (%g s)",
+                     set->trial_time_limit_s);
         else if (now >= silent)
             snprintf(why, sizeof why, "reported nothing for result_timeout_s (%g s)",
                      set->result_timeout_s);
@@ -369,6 +456,16 @@ static void trial_timers(struct sched_loop *L, struct sched__trial *t, double no
         t->error = strdup(why);
         sched__request_stop(L, t, SCHED__STOP_TIMEOUT); /* files the grace timer */
         return;
+    }
+    if (!t->term_sent && !t->killed) {
+        if (now < t->term_at) {
+            sched__timer_add(L, t, t->term_at);
+            return;
+        }
+        /* a completed trial's grace is over */
+        L->o->exec->ops->signal(L->o->exec->self, t->no, SIGTERM);
+        t->term_sent = 1;
+        sched__timer_add(L, t, t->stop_deadline);
     }
     if (!t->killed && now >= t->stop_deadline) kill_trial(L, t);
 }
@@ -399,6 +496,15 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
 {
     if (L->ended) return 0;
     batch_begin(L);
+    /* Ray Tune's experiment-level time_budget_s: no new trials after it, running ones are
+     * stopped and recorded. */
+    double budget_end = L->set->time_budget_s > 0 ? L->t0 + L->set->time_budget_s : INFINITY;
+    if (!L->stopping && sched__now(L) >= budget_end) {
+        char m[160];
+        snprintf(m, sizeof m, "the experiment's time budget ended (time_budget_s %g s)",
+                 L->set->time_budget_s);
+        sched__end_experiment(L, SCHED_END_BUDGET, -1, m);
+    }
     int deferred = launch_ready(L);
     if (L->stopping) stop_running(L);
     if (L->running == 0 && (L->stopping || (L->next >= L->n && L->nretry == 0))) {
@@ -413,6 +519,7 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
     double wake = run_timers(L, now, now + timeout);
     if (L->o->report && L->o->report_every_s > 0)
         wake = fmin(wake, L->last_report + L->o->report_every_s);
+    if (!L->stopping) wake = fmin(wake, budget_end);
     batch_commit(L, 0);
 
     L->rx_wall = L->rx_now = 0;
@@ -424,7 +531,7 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
     batch_begin(L);
     now = sched__now(L);
     run_timers(L, now, now);
-    if (L->fatal) stop_running(L);
+    if (L->fatal || L->stopping) stop_running(L);
     batch_commit(L, 0);
     if (L->o->report && L->o->report_every_s > 0 && now - L->last_report >= L->o->report_every_s)
         report(L, 0);
@@ -449,6 +556,15 @@ void sched_loop_result(const sched_loop_t *L, sched_run_result_t *res)
             res->best_trial = t->no;
         }
     }
+    res->ended_by = L->ended_by;
+    res->end_trial = L->end_trial;
+    snprintf(res->end_msg, sizeof res->end_msg, "%s", L->end_msg);
+    snprintf(res->end_detail, sizeof res->end_detail, "%s", L->end_detail);
+    res->buffered = L->buffered;
+    res->buffered_trial = L->buffered_trial;
+    snprintf(res->bad_example, sizeof res->bad_example, "%s", L->bad_example);
+    res->bad_trial = L->bad_trial;
+    snprintf(res->notice, sizeof res->notice, "%s", L->notice);
 }
 
 /* ---- a real run: signals and turns ------------------------------------------------------ */

@@ -17,11 +17,19 @@
 /* Why a running trial was asked to stop: that decides how its end is recorded. */
 enum sched__stop {
     SCHED__STOP_NONE = 0,
-    SCHED__STOP_EARLY,    /* the policy stopped it: TERMINATED, early_stopped */
-    SCHED__STOP_COMPLETE, /* it reached max_t: TERMINATED */
-    SCHED__STOP_USER,     /* Ctrl-C or a fatal store error: PAUSED, resumable */
-    SCHED__STOP_TIMEOUT   /* a time limit or the executor's watchdog: ERROR */
+    SCHED__STOP_EARLY,     /* the policy stopped it: TERMINATED, early_stopped */
+    SCHED__STOP_COMPLETE,  /* it reached max_t: TERMINATED */
+    SCHED__STOP_USER,      /* Ctrl-C, a fatal store error, a mistake that stopped the run:
+                            * PAUSED, resumable */
+    SCHED__STOP_TIMEOUT,   /* a time limit or the executor's watchdog: ERROR */
+    SCHED__STOP_EXPERIMENT /* the experiment ended as planned (time budget, a target):
+                            * TERMINATED, neither early-stopped nor failed */
 };
+
+/* Keys read from every result: training_iteration, time_attr, metric, then the "stop"
+ * criteria, then the reporter's metric_columns. */
+#define SCHED__KEY_STOP 3
+#define SCHED__MAX_KEYS (3 + SPACE_MAX_STOP + SPACE_MAX_COLUMNS)
 
 struct sched__trial {
     int64_t no, id; /* trial number and its row in the store */
@@ -29,17 +37,23 @@ struct sched__trial {
     int early_stopped;
     enum sched__stop stop;
     double stop_deadline; /* loop clock: SIGKILL after this */
+    double term_at;       /* loop clock: SIGTERM at this time (a completed trial's grace) */
+    int term_sent;
     int killed;
-    int started; /* the executor holds it (from start until release) */
-    unsigned gen;         /* bumped at each launch: timers of an earlier launch are stale */
-    size_t run_pos;       /* its index in the loop's list of running trials */
+    int started;    /* the executor holds it (from start until release) */
+    unsigned gen;   /* bumped at each launch: timers of an earlier launch are stale */
+    size_t run_pos; /* its index in the loop's list of running trials */
     cJSON *config;
     sched_slice_t slice;
     int has_slice;
     int64_t iters;
     double last_time, last_metric, best_metric;
-    double started_at;     /* loop clock */
-    double last_result_at; /* loop clock */
+    double started_at;      /* loop clock */
+    double last_result_at;  /* loop clock */
+    double first_result_at; /* this attempt's first result, 0 if none yet */
+    int reported;           /* any result recorded, in any attempt */
+    double ran_s;           /* how long the last attempt ran, once it ended */
+    double columns[SPACE_MAX_COLUMNS];
     char name[32];
     char slice_str[64];
     char exec_id[96]; /* the executor's id last recorded (Slurm's job/step id arrives late) */
@@ -90,6 +104,25 @@ struct sched_loop {
      * returned, and two clock reads per result were a measurable share of the path. */
     double rx_wall, rx_now;
     int time_is_iter;
+    /* Keys read from each result (see SCHED__KEY_STOP) and where the columns start. */
+    const char *keys[SCHED__MAX_KEYS];
+    size_t nkeys, col0, ncols;
+    int dup[SCHED__MAX_KEYS]; /* the earlier slot holding the same key, or -1 */
+    int metric_checked;       /* the first result was checked for metric and time_attr */
+    char notice[1024];        /* allow_missing_metric's warning */
+    sched_end_t ended_by;
+    int64_t end_trial;
+    char end_msg[1024], end_detail[2048];
+    struct {
+        char msg[512];
+        int count;
+        int64_t first; /* index of the first trial that failed so */
+    } early[8];        /* identical early failures, for fail_fast */
+    size_t nearly;
+    size_t buffered;
+    int64_t buffered_trial;
+    char bad_example[160];
+    int64_t bad_trial;
     /* report snapshot storage, reused between reports */
     sched_trial_view_t *views;
     sched_rung_info_t rungs[256];
@@ -105,6 +138,15 @@ double sched__wall(const struct sched_loop *L);
 void sched__fail(struct sched_loop *L, const char *what, const char *err);
 /* a better than b in the experiment's mode; NaN is never better */
 int sched__better(int mode_max, double a, double b);
+/* Ends the experiment early for `why` (no new trials; running ones are stopped). The
+ * first reason given is the one reported. */
+void sched__end_experiment(struct sched_loop *L, sched_end_t why, int64_t trial, const char *msg);
+/* Copies s into out (n bytes) with control characters escaped and the text cut at `max`
+ * characters, so that a trial's output quoted in a message never reaches the terminal as
+ * an escape sequence. */
+void sched__escape_quote(const char *s, size_t len, char *out, size_t n, size_t max);
+/* Records a decision row (a failure goes to sched__fail). */
+void sched__add_decision(struct sched_loop *L, const store_decision_t *sd);
 void sched__update_row(struct sched_loop *L, struct sched__trial *t, const store_trial_update_t *u);
 
 /* life.c */

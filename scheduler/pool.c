@@ -293,7 +293,7 @@ window:
 int sched_pool_acquire(sched_pool_t *p, double gpus, int cpus, sched_slice_t *out)
 {
     struct request r;
-    char err[8];
+    char err[128]; /* unread: a size that fits the messages keeps -O3 from warning */
     if (parse_request(gpus, &r, err, sizeof err) != 0 || r.ndev > p->n || cpus < 0 ||
         cpus > p->cpus_total)
         return SCHED_ENOFIT;

@@ -1,8 +1,9 @@
 /* The per-result path: one stdout line of a trial becomes a recorded result (plain JSON
- * stored as it came, anything else normalised by cJSON first), is judged by the policy,
- * and the decision is worded and recorded. Executors reach it through the loop's line
- * event, benchmarks through sched_loop_line. Not for: launching or ending trials (life.c)
- * or the loop's turn (loop.c). */
+ * stored as it came, anything else normalised first), is checked (the run's first result
+ * must carry the metric and time_attr), judged by the policy and the "stop" criteria, and
+ * the decision is worded and recorded. Executors reach it through the loop's line event,
+ * benchmarks through sched_loop_line. Not for: launching or ending trials (life.c) or the
+ * loop's turn (loop.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,19 +24,96 @@ static int has_non_json_number(const char *s, size_t n)
     return 0;
 }
 
-/* The numbers the loop reads from a result (training_iteration, the time_attr, the
- * metric) and the text to store, valid JSON. */
+/* The numbers the loop reads from a result (v[0] training_iteration, v[1] the time_attr,
+ * v[2] the metric, then the "stop" keys and the metric columns: L->keys) and the text to
+ * store, valid JSON. */
 struct result_in {
-    double it, tv, m;
+    double v[SCHED__MAX_KEYS];
     const char *json;
     size_t json_len;
 };
+
+/* Ray Tune refuses a result without the experiment's metric ("Trial returned a result
+ * which did not include the specified metric"); here the first result of the run is
+ * checked, once, for the metric and the time_attr, and the message names the keys the
+ * trial did report with a did-you-mean. */
+static void check_first_result(struct sched_loop *L, struct sched__trial *t, const cJSON *r)
+{
+    const space_settings_t *set = L->set;
+    L->metric_checked = 1;
+    const char *missing[2];
+    const char *what[2];
+    int nm = 0;
+    if (set->metric && !cJSON_GetObjectItemCaseSensitive(r, set->metric)) {
+        missing[nm] = set->metric;
+        what[nm++] = "the experiment's \"metric\"";
+    }
+    if (!L->time_is_iter && set->sched.type != SPACE_SCHED_FIFO &&
+        !cJSON_GetObjectItemCaseSensitive(r, set->sched.time_attr)) {
+        missing[nm] = set->sched.time_attr;
+        what[nm++] = "the scheduler's \"time_attr\"";
+    }
+    if (nm == 0) return;
+    const char *cand[64];
+    size_t nc = 0;
+    char keys[400] = "";
+    size_t kl = 0;
+    for (const cJSON *c = r->child; c; c = c->next) {
+        if (!c->string) continue;
+        if (nc < 64) cand[nc++] = c->string;
+        if (kl + strlen(c->string) + 8 < sizeof keys)
+            kl += (size_t)snprintf(keys + kl, sizeof keys - kl, "%s\"%s\"", kl ? ", " : "",
+                                   c->string);
+    }
+    char msg[1024];
+    size_t ml = 0;
+    for (int i = 0; i < nm; i++) {
+        const char *dym = space_suggest(missing[i], cand, nc);
+        char d[160] = "";
+        if (dym) snprintf(d, sizeof d, " (did you mean \"%s\"?)", dym);
+        ml += (size_t)snprintf(msg + ml, ml < sizeof msg ? sizeof msg - ml : 0,
+                               "%s%s reports no \"%s\", %s%s", i ? "; " : "", t->name, missing[i],
+                               what[i], d);
+        if (ml >= sizeof msg) break;
+    }
+    if (ml < sizeof msg)
+        snprintf(msg + ml, sizeof msg - ml, ". Its first result has: %s",
+                 keys[0] ? keys : "no keys");
+    if (set->allow_missing_metric) {
+        snprintf(
+            L->notice, sizeof L->notice,
+            "warning: %.800s (allow_missing_metric is true: the run goes on, but no trial can be "
+            "ranked or stopped early by a value it never reports)",
+            msg);
+        return;
+    }
+    char full[1200];
+    snprintf(full, sizeof full,
+             "%s. Fix the name in space.json (or set \"allow_missing_metric\": true to run anyway)",
+             msg);
+    sched__end_experiment(L, SCHED_END_NO_METRIC, t->no, full);
+}
+
+/* Ray Tune's stop={...}: the trial is done when any criterion is reached: for the
+ * experiment's metric "at least as good as the target" in the experiment's mode, for any
+ * other key result >= target. Returns the index of the criterion reached, or -1. */
+static int stop_reached(const struct sched_loop *L, const struct result_in *in)
+{
+    const space_settings_t *set = L->set;
+    for (size_t i = 0; i < set->nstop; i++) {
+        double v = in->v[SCHED__KEY_STOP + i], target = set->stop[i].target;
+        if (isnan(v)) continue;
+        int is_metric = set->metric && strcmp(set->stop[i].key, set->metric) == 0;
+        if ((is_metric && set->mode == SPACE_MODE_MIN) ? v <= target : v >= target) return (int)i;
+    }
+    return -1;
+}
 
 /* One result of trial t: recorded, counted and judged. */
 static void on_result(struct sched_loop *L, struct sched__trial *t, const struct result_in *in)
 {
     const space_settings_t *set = L->set;
-    double it = in->it, tv = in->tv, m = in->m;
+    double it = in->v[0], tv = in->v[1], m = in->v[2];
     if (L->rx_wall == 0) {
         L->rx_wall = sched__wall(L);
         L->rx_now = sched__now(L);
@@ -69,75 +147,136 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     }
     L->results++;
     t->iters++;
+    t->reported = 1;
     t->last_time = tv;
     t->last_metric = m;
     t->last_result_at = L->rx_now;
+    if (t->first_result_at == 0) t->first_result_at = L->rx_now;
+    for (size_t k = 0; k < L->ncols; k++)
+        t->columns[k] = in->v[L->col0 + k];
     if (sched__better(set->mode == SPACE_MODE_MAX, m, t->best_metric)) t->best_metric = m;
 
-    if (isnan(tv)) return; /* without its time the policy cannot place the result */
     sched_decision_t d;
-    sched_on_result(L->policy, t->no, tv, m, &d);
-    if (!d.judged) return;
-    const char *action = d.action == SCHED_STOP       ? "stop"
-                         : d.action == SCHED_COMPLETE ? "complete"
-                                                      : "continue";
-    char reason[160];
-    if (d.rung < 0 && d.action != SCHED_COMPLETE)
-        snprintf(reason, sizeof reason, "%s: best %g vs median %g of other trials",
-                 d.action == SCHED_STOP ? "worse than the median" : "not worse than the median",
-                 d.value, d.cutoff);
-    else if (d.action == SCHED_COMPLETE)
-        snprintf(reason, sizeof reason, "reached max_t (%s >= %g)", set->sched.time_attr,
-                 set->sched.max_t);
-    else if (isnan(d.cutoff))
-        snprintf(reason, sizeof reason, "first result at rung %d (milestone %g): no cutoff yet",
-                 d.rung, d.milestone);
-    else if (d.action == SCHED_STOP)
-        snprintf(reason, sizeof reason, "worse than rung %d cutoff at milestone %g", d.rung,
-                 d.milestone);
-    else
-        snprintf(reason, sizeof reason, "within rung %d cutoff at milestone %g: promoted", d.rung,
-                 d.milestone);
+    d.judged = 0;
+    d.action = SCHED_CONTINUE;
+    if (!isnan(tv)) /* without its time the policy cannot place the result */
+        sched_on_result(L->policy, t->no, tv, m, &d);
+    if (d.judged) {
+        const char *action = d.action == SCHED_STOP       ? "stop"
+                             : d.action == SCHED_COMPLETE ? "complete"
+                                                          : "continue";
+        char reason[160];
+        if (d.rung < 0 && d.action != SCHED_COMPLETE)
+            snprintf(reason, sizeof reason, "%s: best %g vs median %g of other trials",
+                     d.action == SCHED_STOP ? "worse than the median" : "not worse than the median",
+                     d.value, d.cutoff);
+        else if (d.action == SCHED_COMPLETE)
+            snprintf(reason, sizeof reason, "reached max_t (%s >= %g)", set->sched.time_attr,
+                     set->sched.max_t);
+        else if (d.action == SCHED_STOP && isnan(d.value))
+            snprintf(reason, sizeof reason,
+                     "reported NaN at rung %d (milestone %g): diverged; NaN stays out of the "
+                     "cutoff",
+                     d.rung, d.milestone);
+        else if (isnan(d.cutoff))
+            snprintf(reason, sizeof reason, "first result at rung %d (milestone %g): no cutoff yet",
+                     d.rung, d.milestone);
+        else if (d.action == SCHED_STOP)
+            snprintf(reason, sizeof reason, "worse than rung %d cutoff at milestone %g", d.rung,
+                     d.milestone);
+        else
+            snprintf(reason, sizeof reason, "within rung %d cutoff at milestone %g: promoted",
+                     d.rung, d.milestone);
+        store_decision_t sd = {.trial_id = t->id,
+                               .iteration = (int64_t)it,
+                               .time_value = tv,
+                               .action = action,
+                               .bracket = d.bracket,
+                               .rung = d.rung,
+                               .milestone = d.milestone,
+                               .value = d.value,
+                               .cutoff = d.cutoff,
+                               .reason = reason,
+                               .wall_time = now};
+        sched__add_decision(L, &sd);
+        if (L->fatal) return;
+    }
+    if (d.action == SCHED_STOP) {
+        sched__request_stop(L, t, SCHED__STOP_EARLY);
+        return;
+    }
+    if (d.action == SCHED_COMPLETE) {
+        sched__request_stop(L, t, SCHED__STOP_COMPLETE);
+        return;
+    }
+    int k = stop_reached(L, in);
+    if (k < 0) return;
+    const space_stop_t *c0 = &set->stop[k];
+    int is_metric = set->metric && strcmp(c0->key, set->metric) == 0;
+    char vb[32], tb[32], reason[400];
+    space_format_number(in->v[SCHED__KEY_STOP + k], vb);
+    space_format_number(c0->target, tb);
+    snprintf(reason, sizeof reason, "reached stop criterion %.100s: %s %s %s", c0->key, vb,
+             is_metric && set->mode == SPACE_MODE_MIN ? "<=" : ">=", tb);
     store_decision_t sd = {.trial_id = t->id,
                            .iteration = (int64_t)it,
                            .time_value = tv,
-                           .action = action,
-                           .bracket = d.bracket,
-                           .rung = d.rung,
-                           .milestone = d.milestone,
-                           .value = d.value,
-                           .cutoff = d.cutoff,
+                           .action = "complete",
+                           .bracket = -1,
+                           .rung = -1,
+                           .milestone = NAN,
+                           .value = in->v[SCHED__KEY_STOP + k],
+                           .cutoff = c0->target,
                            .reason = reason,
                            .wall_time = now};
-    if (store_decision_add(L->o->store, &sd, err, sizeof err) != 0) {
-        sched__fail(L, "cannot record decision", err);
-        return;
+    sched__add_decision(L, &sd);
+    sched__request_stop(L, t, SCHED__STOP_COMPLETE);
+    if (is_metric && set->stop_experiment_on_target) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "%s reached the target %s %s %s (%s)", t->name, c0->key,
+                 set->mode == SPACE_MODE_MIN ? "<=" : ">=", tb, vb);
+        sched__end_experiment(L, SCHED_END_TARGET, t->no, msg);
     }
-    if (d.action == SCHED_STOP)
-        sched__request_stop(L, t, SCHED__STOP_EARLY);
-    else if (d.action == SCHED_COMPLETE)
-        sched__request_stop(L, t, SCHED__STOP_COMPLETE);
+}
+
+/* A result line that could not be read: counted, and the first one kept (escaped) to be
+ * quoted in the summary. */
+static void bad_line(struct sched_loop *L, struct sched__trial *t, const char *line, size_t len)
+{
+    L->bad_lines++;
+    if (L->bad_example[0]) return;
+    sched__escape_quote(line, len, L->bad_example, sizeof L->bad_example, 100);
+    L->bad_trial = t->no;
 }
 
 void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *line, size_t len,
                     int truncated)
 {
     if (truncated) {
-        L->bad_lines++;
+        bad_line(L, t, line, len);
         return;
     }
-    const space_settings_t *set = L->set;
     /* The fast path: a plain JSON object with its training_iteration is stored as it came,
      * its numbers read without building a tree. Anything else (no training_iteration,
-     * NaN/Infinity, what the scan leaves alone) goes through cJSON below. */
-    const char *keys[3] = {"training_iteration", L->time_is_iter ? NULL : set->sched.time_attr,
-                           set->metric};
-    double v[3];
-    if (trial_result_scan(line, len, keys, 3, v) == 1 && !isnan(v[0])) {
+     * NaN/Infinity, what the scan leaves alone) goes through cJSON below. The run's first
+     * result is also parsed once, to check its keys. */
+    struct result_in in;
+    if (L->nkeys <= TRIAL_SCAN_MAX_KEYS &&
+        trial_result_scan(line, len, L->keys, L->nkeys, in.v) == 1 && !isnan(in.v[0])) {
         if (t->stop != SCHED__STOP_NONE) {
             L->ignored++;
         } else if (!L->fatal) {
-            struct result_in in = {v[0], L->time_is_iter ? v[0] : v[1], v[2], line, len};
+            cJSON *r = NULL;
+            if (!L->metric_checked && trial_result_parse(line, len, &r) == 1)
+                check_first_result(L, t, r);
+            cJSON_Delete(r);
+            if (L->time_is_iter) in.v[1] = in.v[0];
+            /* The scan fills a key's first slot only: later slots of the same key (a "stop"
+             * criterion on the metric, say) take its value. */
+            for (size_t k = SCHED__KEY_STOP; k < L->nkeys; k++)
+                if (L->dup[k] >= 0) in.v[k] = in.v[L->dup[k]];
+            in.json = line;
+            in.json_len = len;
             on_result(L, t, &in);
         }
         return;
@@ -145,12 +284,12 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
     cJSON *r = NULL;
     if (trial_result_parse(line, len, &r) != 1) {
         /* A line that opens like a JSON object but does not parse was surely meant as a
-         * result ("-nan" from printf, a truncated write): count it so the user hears of
-         * it, where plain log lines pass silently. */
+         * result ("-nan" from printf, a Python dict printed with print()): count it so the
+         * user hears of it, where plain log lines pass silently. */
         size_t i = 0;
         while (i < len && (line[i] == ' ' || line[i] == '\t'))
             i++;
-        if (i < len && line[i] == '{') L->bad_lines++;
+        if (i < len && line[i] == '{') bad_line(L, t, line, len);
         return;
     }
     if (t->stop != SCHED__STOP_NONE) {
@@ -158,20 +297,26 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
          * not recorded, as in Ray Tune. */
         L->ignored++;
     } else if (!L->fatal) {
-        struct result_in in = {trial_result_number(r, "training_iteration"), NAN, NAN, line, len};
+        if (!L->metric_checked) check_first_result(L, t, r);
+        in.v[0] = trial_result_number(r, "training_iteration");
+        in.json = line;
+        in.json_len = len;
         int added = 0;
-        if (isnan(in.it)) {
+        if (isnan(in.v[0])) {
             /* Counted by the scheduler when the trial does not send it (Ray Tune does the
              * same for function trainables). */
-            in.it = (double)(t->iters + 1);
-            cJSON_AddNumberToObject(r, "training_iteration", in.it);
+            in.v[0] = (double)(t->iters + 1);
+            cJSON_AddNumberToObject(r, "training_iteration", in.v[0]);
             added = 1;
         }
-        in.tv = L->time_is_iter ? in.it : trial_result_number(r, set->sched.time_attr);
-        in.m = set->metric ? trial_result_number(r, set->metric) : NAN;
+        for (size_t k = 1; k < L->nkeys; k++)
+            in.v[k] = L->keys[k] ? trial_result_number(r, L->keys[k]) : NAN;
+        if (L->time_is_iter) in.v[1] = in.v[0];
+        for (size_t k = SCHED__KEY_STOP; k < L->nkeys; k++)
+            if (L->keys[k] && strcmp(L->keys[k], "training_iteration") == 0) in.v[k] = in.v[0];
         char *printed = NULL;
         if (added || has_non_json_number(line, len)) {
-            printed = cJSON_PrintUnformatted(r);
+            printed = space_json_print(r); /* numbers exactly as the trial sent them */
             if (!printed) {
                 sched__fail(L, "cannot record result", "out of memory");
                 cJSON_Delete(r);

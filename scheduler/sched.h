@@ -241,6 +241,10 @@ typedef struct sched_trial_view {
     double last_metric, best_metric; /* NaN if none */
     const char *exec_id, *node;      /* executor's id and node, "" if none */
     const char *error;               /* NULL unless ERROR */
+    const double *columns;           /* the reporter's metric_columns in the last result
+                                        (ncolumns of them; NaN where missing) */
+    size_t ncolumns;
+    double run_s; /* seconds the trial has run (this attempt), 0 if never */
 } sched_trial_view_t;
 
 typedef struct sched_snapshot {
@@ -263,6 +267,9 @@ typedef struct sched_snapshot {
     uint64_t ignored;   /* result lines after a stop decision, logged only */
     uint64_t bad_lines; /* result lines cut off (over-long) or opening with { but not JSON */
     int stopping;       /* Ctrl-C/SIGTERM seen: no new trials */
+    /* A warning the user must see once (a metric the trials never report, with
+     * allow_missing_metric): "" if none. The same text stays until the end. */
+    const char *notice;
 } sched_snapshot_t;
 
 /* final is 1 for the last call, after every trial ended. */
@@ -288,12 +295,35 @@ typedef struct sched_run_opts {
     double commit_every_s;
 } sched_run_opts_t;
 
+/* Why the experiment ended before every trial had run (sched_run_result_t.ended_by). */
+typedef enum {
+    SCHED_END_ALL = 0,   /* every trial ran (or the user interrupted: see interrupted) */
+    SCHED_END_BUDGET,    /* time_budget_s ran out */
+    SCHED_END_TARGET,    /* a trial reached a metric target with stop_experiment_on_target */
+    SCHED_END_FAIL_FAST, /* fail_fast identical early failures */
+    SCHED_END_NO_METRIC, /* the first result lacked the metric or time_attr */
+} sched_end_t;
+
 typedef struct sched_run_result {
     int interrupted; /* stopped by SIGINT/SIGTERM before the end */
     int signal;      /* which signal stopped it, 0 if none */
     size_t terminated, errored, early_stopped, paused;
     int64_t best_trial; /* -1 if no trial reported the metric */
     double best_metric;
+    sched_end_t ended_by;
+    /* ended_by TARGET: the trial and the criterion; FAIL_FAST: the common error and the
+     * first lines of the first such trial's stderr.log; NO_METRIC: the message. */
+    int64_t end_trial;
+    char end_msg[1024];
+    char end_detail[2048];
+    /* Trials whose results all arrived within a second of their exit although they ran
+     * for longer (output buffered): how many and the first one. */
+    size_t buffered;
+    int64_t buffered_trial;
+    /* One result line that was not JSON (escaped, cut short), "" if none; its trial. */
+    char bad_example[160];
+    int64_t bad_trial;
+    char notice[1024]; /* the allow_missing_metric warning, "" if none */
 } sched_run_result_t;
 
 typedef struct sched_loop sched_loop_t;

@@ -11,6 +11,8 @@ pkgs=(cmake make gcc pkg-config libsqlite3-dev libcjson-dev zlib1g-dev sqlite3
       # the PyTorch DDP example (examples/torch_ddp) and docs/queries.md's pandas snippet
       # under /usr/bin/python3.
       chromium python3-torch python3-pandas
+      # `pip install ./python` in a virtual environment (tests/python/test_install.py).
+      python3-venv
       # Slurm's client (the slurm executor) and daemons (scripts/test.sh runs its tests
       # against a private single-host cluster; nothing is started at install time).
       slurmctld slurmd slurm-client
@@ -31,6 +33,9 @@ fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo ${TUNE_CMAKE_ARGS:-}
 cmake --build build -j "$(nproc)"
+# `import tune` under /usr/bin/python3 (docs/python.md): a tune.pth file in its site
+# directory for local installs names this checkout's python/ folder.
+python/install-pth.sh
 
 if [ "${TUNE_SKIP_EXAMPLE:-0}" != 1 ]; then
   # The GPU variant where tune sees a GPU and the trainer was built with CUDA, else CPU.

@@ -228,6 +228,15 @@ int space_check_name(const char *name, char *err, size_t errlen)
                      quoted(name, q, sizeof q));
         return SPACE_EINVAL;
     }
+    /* Every command takes the name as an argument: "-rf" would be read as an option. */
+    if (name[0] == '-') {
+        if (err && errlen)
+            snprintf(err, errlen,
+                     "experiment name %s begins with '-', which commands would read as an "
+                     "option: start it with a letter or digit",
+                     quoted(name, q, sizeof q));
+        return SPACE_EINVAL;
+    }
     /* The name becomes a folder under tune_results/: "." and ".." would escape it. */
     if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
         if (err && errlen) snprintf(err, errlen, "experiment name \"%s\" is not allowed", name);
@@ -301,6 +310,7 @@ static const struct dist dists[] = {
 static const char *kind_name(space_pkind_t k)
 {
     if (k == SPACE_P_CONSTANT) return "constant";
+    if (k == SPACE_P_OBJECT) return "object";
     for (size_t i = 0; i < NDISTS; i++)
         if (dists[i].kind == k) return dists[i].name;
     return "?";
@@ -457,7 +467,206 @@ static int parse_dist(struct pctx *c, space_param_t *P, const struct dist *d, co
     return 0;
 }
 
-static int parse_param(struct pctx *c, space_param_t *P, const sj_node_t *v)
+/* ---- nested spaces ----------------------------------------------------------------
+ * A value inside a parameter (a member of an object, a value of a choice or grid_search)
+ * is a distribution when it is an object with exactly one key and that key names one;
+ * an object with a distribution somewhere inside is a nested space, sampled member by
+ * member; anything else is a constant, copied as written (as before nested spaces). */
+
+/* Where a node sits: its top-level parameter's position, its path of keys (for its random
+ * stream and, for a grid, Ray's sort order), and whether it lies inside a choice or
+ * grid_search value, where a grid_search would make the trial count depend on a draw. */
+struct nest {
+    size_t p;
+    const char *rel;   /* path below the parameter: ".key" per member, "[]" per value */
+    const char *gpath; /* path from "space": keys separated by NUL bytes */
+    size_t glen;
+    int in_branch;
+};
+
+static const struct dist *dist_named(const char *key)
+{
+    for (size_t i = 0; i < NDISTS; i++)
+        if (strcmp(key, dists[i].name) == 0) return &dists[i];
+    return NULL;
+}
+
+/* The distribution v is, when v is an object with one key that names one. */
+static const struct dist *dist_of(const sj_node_t *v)
+{
+    return v->type == SJ_OBJECT && v->n == 1 ? dist_named(v->child->key) : NULL;
+}
+
+/* The first distribution object inside v (v itself included), or NULL. The JSON reader
+ * limits nesting, so the recursion is bounded. */
+static const sj_node_t *find_dist(const sj_node_t *v)
+{
+    if (dist_of(v)) return v;
+    if (v->type != SJ_OBJECT && v->type != SJ_ARRAY) return NULL;
+    for (const sj_node_t *m = v->child; m; m = m->next) {
+        const sj_node_t *d = find_dist(m);
+        if (d) return d;
+    }
+    return NULL;
+}
+
+/* The first single-key object inside v whose key is a misspelt distribution name and
+ * whose value is an array ({"unifrom": [0, 1]}), which is a typo far more often than a
+ * constant; NULL when there is none. Writes the did-you-mean into dym. */
+static const sj_node_t *find_misspelt(const sj_node_t *v, char *dym, size_t len)
+{
+    if (v->type == SJ_OBJECT && v->n == 1 && v->child->type == SJ_ARRAY) {
+        const char *names[NDISTS];
+        for (size_t i = 0; i < NDISTS; i++)
+            names[i] = dists[i].name;
+        if (did_you_mean(v->child->key, names, NDISTS, dym, len)[0]) return v->child;
+    }
+    if (v->type != SJ_OBJECT && v->type != SJ_ARRAY) return NULL;
+    for (const sj_node_t *m = v->child; m; m = m->next) {
+        const sj_node_t *t = find_misspelt(m, dym, len);
+        if (t) return t;
+    }
+    return NULL;
+}
+
+/* The random stream of a node below the top: FNV-1a of its path, mixed with the
+ * parameter's position (splitmix64's finaliser), never a small number like the
+ * positions the top-level parameters use. */
+static uint64_t path_key(size_t p, const char *rel)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const unsigned char *q = (const unsigned char *)rel; *q; q++)
+        h = (h ^ *q) * 0x100000001b3ULL;
+    h ^= ((uint64_t)p + 1) * 0x9e3779b97f4a7c15ULL;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+    return (h ^ (h >> 31)) | (1ULL << 63);
+}
+
+/* A child's place: rel + suffix, gpath + NUL + key (key NULL: a value, same gpath). */
+static int nest_child(struct pctx *c, const struct nest *nx, const char *key, struct nest *out,
+                      char **rel_buf, char **gpath_buf)
+{
+    const char *suffix = key ? key : "[]";
+    size_t rl = strlen(nx->rel), sl = strlen(suffix), kl = key ? strlen(key) : 0;
+    *rel_buf = malloc(rl + sl + 2);
+    *gpath_buf = malloc(nx->glen + kl + 2);
+    if (!*rel_buf || !*gpath_buf) {
+        free(*rel_buf);
+        free(*gpath_buf);
+        return nomem(c->err, c->errlen);
+    }
+    snprintf(*rel_buf, rl + sl + 2, "%s%s%s", nx->rel, key ? "." : "", suffix);
+    memcpy(*gpath_buf, nx->gpath, nx->glen);
+    size_t gl = nx->glen;
+    if (key) {
+        (*gpath_buf)[gl++] = '\0';
+        memcpy(*gpath_buf + gl, key, kl);
+        gl += kl;
+    }
+    (*gpath_buf)[gl] = '\0';
+    *out = (struct nest){.p = nx->p,
+                         .rel = *rel_buf,
+                         .gpath = *gpath_buf,
+                         .glen = gl,
+                         .in_branch = nx->in_branch || !key};
+    return 0;
+}
+
+static int parse_node(struct pctx *c, space_param_t *P, const sj_node_t *v, const struct nest *nx);
+
+static int child_node(struct pctx *c, space_param_t *P, const sj_node_t *v, const struct nest *nx,
+                      const char *key)
+{
+    struct nest cn;
+    char *rel = NULL, *gp = NULL;
+    int rc = nest_child(c, nx, key, &cn, &rel, &gp);
+    if (rc) return rc;
+    if (key && !(P->name = strdup(key)))
+        rc = nomem(c->err, c->errlen);
+    else
+        rc = parse_node(c, P, v, &cn);
+    free(rel);
+    free(gp);
+    return rc;
+}
+
+/* A distribution node: its arguments, then, for a choice or grid_search whose values hold
+ * distributions, one node per value. */
+static int parse_distribution(struct pctx *c, space_param_t *P, const struct dist *d,
+                              const sj_node_t *dn, const struct nest *nx)
+{
+    P->rkey = nx->rel[0] ? path_key(nx->p, nx->rel) : (uint64_t)nx->p;
+    if (d->kind == SPACE_P_GRID && nx->in_branch)
+        return at(c, dn->key_off,
+                  "\"grid_search\" inside a value of \"choice\" or \"grid_search\" is not "
+                  "supported (the number of trials would depend on the value drawn): use "
+                  "\"choice\" here, or list the combinations in the outer grid_search");
+    int rc = parse_dist(c, P, d, dn);
+    if (rc) return rc;
+    if (d->kind == SPACE_P_GRID) {
+        if (!(P->gpath = malloc(nx->glen + 1))) return nomem(c->err, c->errlen);
+        memcpy(P->gpath, nx->gpath, nx->glen + 1);
+        P->gpath_len = nx->glen;
+    }
+    if (d->kind != SPACE_P_CHOICE && d->kind != SPACE_P_GRID) return 0;
+    if (!find_dist(dn)) {
+        char dym[128], q[80];
+        const sj_node_t *typo = find_misspelt(dn, dym, sizeof dym);
+        if (typo)
+            return at(c, typo->key_off, "unknown distribution %s%s", quoted(typo->key, q, sizeof q),
+                      dym);
+        return 0;
+    }
+    if (!(P->alts = calloc(P->nvalues, sizeof *P->alts))) return nomem(c->err, c->errlen);
+    size_t i = 0;
+    for (const sj_node_t *e = dn->child; e; e = e->next, i++)
+        if ((rc = child_node(c, &P->alts[i], e, nx, NULL))) return rc;
+    return 0;
+}
+
+/* An object with distributions inside: one node per member. */
+static int parse_object(struct pctx *c, space_param_t *P, const sj_node_t *v, const struct nest *nx)
+{
+    P->kind = SPACE_P_OBJECT;
+    P->rkey = nx->rel[0] ? path_key(nx->p, nx->rel) : (uint64_t)nx->p;
+    if (!(P->members = calloc(v->n, sizeof *P->members))) return nomem(c->err, c->errlen);
+    for (const sj_node_t *m = v->child; m; m = m->next) {
+        int rc = child_node(c, &P->members[P->nmembers++], m, nx, m->key);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* A value with no distribution inside, copied as written, unless it holds a misspelt one. */
+static int constant_node(struct pctx *c, space_param_t *P, const sj_node_t *v,
+                         const struct nest *nx)
+{
+    char dym[128], q[80];
+    const sj_node_t *typo = find_misspelt(v, dym, sizeof dym);
+    if (typo)
+        return at(c, typo->key_off, "unknown distribution %s%s", quoted(typo->key, q, sizeof q),
+                  dym);
+    P->kind = SPACE_P_CONSTANT;
+    P->rkey = nx->rel[0] ? path_key(nx->p, nx->rel) : (uint64_t)nx->p;
+    P->values = space__json_to_cjson(v);
+    return P->values ? 0 : nomem(c->err, c->errlen);
+}
+
+static int parse_node(struct pctx *c, space_param_t *P, const sj_node_t *v, const struct nest *nx)
+{
+    const struct dist *d = dist_of(v);
+    if (d) return parse_distribution(c, P, d, v->child, nx);
+    const sj_node_t *inner = find_dist(v);
+    if (!inner) return constant_node(c, P, v, nx);
+    if (inner && v->type == SJ_ARRAY)
+        return at(c, inner->off,
+                  "a distribution inside an array is not sampled: put it in an object (a nested "
+                  "space) or make the array a value of \"choice\"");
+    return parse_object(c, P, v, nx);
+}
+
+static int parse_param(struct pctx *c, space_param_t *P, const sj_node_t *v, size_t p)
 {
     char q[80];
     if (!*v->key) return at(c, v->key_off, "parameter name is empty");
@@ -468,6 +677,11 @@ static int parse_param(struct pctx *c, space_param_t *P, const sj_node_t *v)
         return at(c, v->key_off, "parameter name \"%s\" is reserved for the {%s} placeholder",
                   v->key, v->key);
     if (dup_str(&P->name, v->key, c->err, c->errlen)) return SPACE_ENOMEM;
+    /* The top level keeps the stream of the parameter's position, as flat spaces always
+     * had, so their configurations do not change. */
+    const struct nest top = {
+        .p = p, .rel = "", .gpath = v->key, .glen = strlen(v->key), .in_branch = 0};
+    P->rkey = (uint64_t)p;
     if (v->type != SJ_OBJECT) {
         P->kind = SPACE_P_CONSTANT;
         P->values = space__json_to_cjson(v);
@@ -479,15 +693,16 @@ static int parse_param(struct pctx *c, space_param_t *P, const sj_node_t *v)
                   "as {\"uniform\": [0, 1]}",
                   quoted(v->key, q, sizeof q));
     const sj_node_t *dn = v->child;
-    const struct dist *d = NULL;
-    for (size_t i = 0; i < NDISTS; i++)
-        if (strcmp(dn->key, dists[i].name) == 0) d = &dists[i];
+    const struct dist *d = dist_named(dn->key);
     if (!d) {
         const char *names[NDISTS];
         for (size_t i = 0; i < NDISTS; i++)
             names[i] = dists[i].name;
         char dym[128], q2[80];
         did_you_mean(dn->key, names, NDISTS, dym, sizeof dym);
+        /* An object of distributions is a nested space; a lone misspelt distribution
+         * name, or an object with none inside, is still the mistake it always was. */
+        if (!(v->n == 1 && dym[0]) && find_dist(v)) return parse_object(c, P, v, &top);
         return at(c, dn->key_off, "unknown distribution %s%s", quoted(dn->key, q2, sizeof q2), dym);
     }
     if (v->n > 1) {
@@ -496,7 +711,7 @@ static int parse_param(struct pctx *c, space_param_t *P, const sj_node_t *v)
                   "parameter %s must have exactly one distribution key; %s is one too many",
                   quoted(v->key, q, sizeof q), quoted(dn->next->key, q2, sizeof q2));
     }
-    return parse_dist(c, P, d, dn);
+    return parse_distribution(c, P, d, dn, &top);
 }
 
 /* ---- sections ------------------------------------------------------------------------- */
@@ -515,11 +730,22 @@ static const char *const top_keys[] = {"name",
                                        "status_interval_s",
                                        "result_timeout_s",
                                        "time_budget_s",
-                                       "max_failures"};
+                                       "trial_time_limit_s",
+                                       "max_failures",
+                                       "fail_fast",
+                                       "allow_missing_metric",
+                                       "stop",
+                                       "stop_experiment_on_target",
+                                       "reporter"};
 static const char *const sched_types[] = {"fifo", "asha", "median"};
-static const char *const sched_keys_all[] = {
-    "type",     "time_attr",           "max_t", "grace_period", "reduction_factor",
-    "brackets", "min_samples_required"};
+static const char *const sched_keys_all[] = {"type",
+                                             "time_attr",
+                                             "max_t",
+                                             "grace_period",
+                                             "reduction_factor",
+                                             "brackets",
+                                             "min_samples_required",
+                                             "stop_last_trials"};
 
 /* Which scheduler keys apply to which policy: fifo has no cut-offs, median takes no
  * reduction factor or brackets (Ray Tune's MedianStoppingRule has neither). */
@@ -529,7 +755,8 @@ static int sched_key_applies(space_sched_type_t t, const char *key)
     if (t == SPACE_SCHED_FIFO) return 0;
     if (strcmp(key, "max_t") == 0 || strcmp(key, "grace_period") == 0) return 1;
     if (t == SPACE_SCHED_ASHA)
-        return strcmp(key, "reduction_factor") == 0 || strcmp(key, "brackets") == 0;
+        return strcmp(key, "reduction_factor") == 0 || strcmp(key, "brackets") == 0 ||
+               strcmp(key, "stop_last_trials") == 0;
     return strcmp(key, "min_samples_required") == 0;
 }
 
@@ -542,9 +769,11 @@ static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_
     o->reduction_factor = 4;
     o->brackets = 1;
     o->min_samples_required = 3;
+    o->stop_last_trials = 1;
     if (!n) return 0;
     if (n->type != SJ_OBJECT) return at(c, n->off, "\"scheduler\" must be an object");
-    int rc = check_keys(c, n, sched_keys_all, 7, "scheduler");
+    int rc = check_keys(c, n, sched_keys_all, sizeof sched_keys_all / sizeof sched_keys_all[0],
+                        "scheduler");
     if (rc) return rc;
     const sj_node_t *v;
     if ((v = space__json_get(n, "type"))) {
@@ -577,9 +806,13 @@ static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_
     if ((v = space__json_get(n, "max_t")) &&
         (rc = get_double(c, v, 0, 1, &o->max_t, "\"max_t\" must be a number > 0")))
         return rc;
+    /* The median rule's grace period may be 0 (Ray's MedianStoppingRule takes it, and its
+     * tests use it); asha's is its first rung, which must be above 0. */
     const sj_node_t *gp = space__json_get(n, "grace_period");
-    if (gp &&
-        (rc = get_double(c, gp, 0, 1, &o->grace_period, "\"grace_period\" must be a number > 0")))
+    int median = o->type == SPACE_SCHED_MEDIAN;
+    if (gp && (rc = get_double(c, gp, 0, !median, &o->grace_period,
+                               median ? "\"grace_period\" must be a number >= 0"
+                                      : "\"grace_period\" must be a number > 0")))
         return rc;
     if ((v = space__json_get(n, "reduction_factor")) &&
         (rc = get_double(c, v, 1, 1, &o->reduction_factor,
@@ -595,6 +828,11 @@ static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_
                  get_int(c, v, 1, INT_MAX, &k, "\"min_samples_required\" must be an integer >= 1")))
             return rc;
         o->min_samples_required = (int)k;
+    }
+    if ((v = space__json_get(n, "stop_last_trials"))) {
+        if (v->type != SJ_TRUE && v->type != SJ_FALSE)
+            return at(c, v->off, "\"stop_last_trials\" must be true or false");
+        o->stop_last_trials = v->type == SJ_TRUE;
     }
     if (o->type != SPACE_SCHED_FIFO && o->grace_period > o->max_t) {
         char a[32], b[32];
@@ -699,39 +937,223 @@ static int parse_resources(struct pctx *c, space_settings_t *s, const sj_node_t 
     return 0;
 }
 
-/* Every {placeholder} in the command must name a parameter or trial_id / trial_dir. */
-static int check_command(struct pctx *c, const space_t *sp, const sj_node_t *cmd)
+/* ---- placeholders ------------------------------------------------------------------- */
+/* Whether the name[0..len) path exists below node P: 0 never, 1 in some configurations (a
+ * branch of a choice or grid_search), 2 always. len 0 is P itself. */
+static int reach(const space_param_t *P, const char *name, size_t len);
+
+static int reach_json(const cJSON *v, const char *name, size_t len)
 {
-    size_t ncand = sp->nparams + 2;
-    const char **cand = calloc(ncand, sizeof *cand);
-    if (!cand) return nomem(c->err, c->errlen);
-    for (size_t i = 0; i < sp->nparams; i++)
-        cand[i] = sp->params[i].name;
-    cand[sp->nparams] = "trial_id";
-    cand[sp->nparams + 1] = "trial_dir";
+    int head = 0;
+    return len == 0 || space__lookup(v, name, len, &head) ? 2 : 0;
+}
+
+static int reach(const space_param_t *P, const char *name, size_t len)
+{
+    if (len == 0) return 2;
+    if (P->kind == SPACE_P_CONSTANT) return reach_json(P->values, name, len);
+    if (P->kind == SPACE_P_OBJECT) {
+        int best = 0;
+        for (size_t m = 0; m < P->nmembers; m++) {
+            const char *key = P->members[m].name;
+            size_t kl = strlen(key);
+            if (kl == len && memcmp(key, name, len) == 0) return 2;
+            if (kl < len && name[kl] == '.' && memcmp(key, name, kl) == 0) {
+                int r = reach(&P->members[m], name + kl + 1, len - kl - 1);
+                if (r > best) best = r;
+            }
+        }
+        return best;
+    }
+    if (P->kind != SPACE_P_CHOICE && P->kind != SPACE_P_GRID) return 0;
+    int all = 1, any = 0;
+    for (size_t i = 0; i < P->nvalues; i++) {
+        int r = P->alts ? reach(&P->alts[i], name, len)
+                        : reach_json(cJSON_GetArrayItem(P->values, (int)i), name, len);
+        all &= r == 2;
+        any |= r > 0;
+    }
+    return all ? 2 : any;
+}
+
+/* Candidate names for a did-you-mean: every dotted path a placeholder could name. */
+struct names {
+    const char **v;
+    char **own; /* the dotted ones, freed after */
+    size_t n, cap, nown;
+};
+
+static void names_add(struct names *nm, const char *s, int owned)
+{
+    if (nm->n == nm->cap) {
+        if (owned) free((char *)s);
+        return;
+    }
+    nm->v[nm->n++] = s;
+    if (owned) nm->own[nm->nown++] = (char *)s;
+}
+
+static void names_json(struct names *nm, const char *prefix, const cJSON *v, int depth);
+
+static void names_under(struct names *nm, const char *prefix, const char *key, int depth,
+                        const space_param_t *P, const cJSON *v)
+{
+    if (nm->n == nm->cap || depth > 8) return;
+    size_t n = strlen(prefix) + strlen(key) + 2;
+    char *path = malloc(n);
+    if (!path) return;
+    snprintf(path, n, "%s.%s", prefix, key);
+    names_add(nm, path, 1); /* there is room: checked above */
+    if (v) {
+        names_json(nm, path, v, depth + 1);
+        return;
+    }
+    for (size_t m = 0; m < P->nmembers; m++)
+        names_under(nm, path, P->members[m].name, depth + 1, &P->members[m], NULL);
+    for (size_t i = 0; P->alts && i < P->nvalues; i++)
+        for (size_t m = 0; m < P->alts[i].nmembers; m++)
+            names_under(nm, path, P->alts[i].members[m].name, depth + 1, &P->alts[i].members[m],
+                        NULL);
+    if (P->kind == SPACE_P_CONSTANT) names_json(nm, path, P->values, depth + 1);
+    if ((P->kind == SPACE_P_CHOICE || P->kind == SPACE_P_GRID) && !P->alts)
+        for (const cJSON *e = P->values->child; e; e = e->next)
+            names_json(nm, path, e, depth + 1);
+}
+
+static void names_json(struct names *nm, const char *prefix, const cJSON *v, int depth)
+{
+    if (!cJSON_IsObject(v)) return;
+    for (const cJSON *m = v->child; m; m = m->next)
+        if (m->string) names_under(nm, prefix, m->string, depth, NULL, m);
+}
+
+/* Adds a note for `tune validate`; out of memory only loses the note. */
+static void add_note(space_t *sp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_note(space_t *sp, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **nv = realloc(sp->notes, (sp->nnotes + 2) * sizeof *nv);
+    if (!nv) return;
+    sp->notes = nv;
+    if ((nv[sp->nnotes] = strdup(buf))) sp->nnotes++;
+    nv[sp->nnotes] = NULL;
+}
+
+/* Whether a placeholder can have a value: 2 always (a parameter, trial_id, trial_dir, or a
+ * nested value every configuration has), 1 in some configurations, 0 never. Marks the
+ * top-level parameter it reaches into in used[]. */
+static int placeholder_reach(const space_t *sp, const char *name, size_t len, char *used)
+{
+    if ((len == 8 && memcmp(name, "trial_id", 8) == 0) ||
+        (len == 9 && memcmp(name, "trial_dir", 9) == 0))
+        return 2;
+    int best = 0;
+    for (size_t j = 0; j < sp->nparams; j++) {
+        const char *pn = sp->params[j].name;
+        size_t kl = strlen(pn);
+        if (kl == len && memcmp(pn, name, len) == 0) {
+            used[j] = 1;
+            best = 2;
+        } else if (kl < len && name[kl] == '.' && memcmp(pn, name, kl) == 0) {
+            used[j] = 1;
+            int r = reach(&sp->params[j], name + kl + 1, len - kl - 1);
+            if (r > best) best = r;
+        }
+    }
+    return best;
+}
+
+/* Every {placeholder} in the command must name a parameter, a nested value (a.b), or
+ * trial_id / trial_dir. Notes what validate should mention: parameters no placeholder
+ * uses, and placeholders only some branches have. */
+static int check_command(struct pctx *c, space_t *sp, const sj_node_t *cmd)
+{
+    char *used = calloc(sp->nparams + 1, 1);
+    if (!used) return nomem(c->err, c->errlen);
     int rc = 0;
     size_t i = 0;
-    for (const sj_node_t *e = cmd->child; e && !rc; e = e->next, i++) {
+    const sj_node_t *prev = NULL;
+    for (const sj_node_t *e = cmd->child; e && !rc; prev = e, e = e->next, i++) {
         const char *p = e->str, *bad = NULL;
         space_tmpl_piece_t piece;
         char msg[128];
-        int r;
+        int r, whole = 0;
         while ((r = space__tmpl_next(&p, &piece, &bad, msg, sizeof msg)) > 0) {
             if (!piece.is_name) continue;
-            size_t j = 0;
-            while (j < ncand &&
-                   !(strlen(cand[j]) == piece.len && memcmp(cand[j], piece.s, piece.len) == 0))
-                j++;
-            if (j < ncand) continue;
-            char name[128], dym[160];
+            char name[128];
             snprintf(name, sizeof name, "%.*s", (int)(piece.len < 100 ? piece.len : 100), piece.s);
-            did_you_mean(name, cand, ncand, dym, sizeof dym);
+            whole = piece.s == e->str + 1 && piece.len + 2 == strlen(e->str);
+            int reach_kind = placeholder_reach(sp, piece.s, piece.len, used);
+            if (reach_kind == 1 && i == 0) {
+                rc = at(c, e->off,
+                        "command[0] (the program) cannot use \"{%s}\", which only some "
+                        "configurations have",
+                        name);
+                break;
+            }
+            if (reach_kind == 1) {
+                const char *opt = prev ? prev->str : NULL;
+                if (whole && opt && opt[0] == '-' && !strchr(opt, '{'))
+                    add_note(sp,
+                             "command[%zu]: \"{%s}\" has a value only in some branches of a "
+                             "choice or grid_search; a trial without it runs without "
+                             "command[%zu], but \"%s\" before it stays: write them as one "
+                             "element, \"%s={%s}\"",
+                             i, name, i, opt, opt, name);
+                else
+                    add_note(sp,
+                             "command[%zu]: \"{%s}\" has a value only in some branches of a "
+                             "choice or grid_search; a trial without it runs without "
+                             "command[%zu]",
+                             i, name, i);
+            }
+            if (reach_kind > 0) continue;
+            /* No parameter at all: suggest the closest name, dotted paths included. */
+            struct names nm = {0};
+            nm.cap = 512;
+            nm.v = calloc(nm.cap, sizeof *nm.v);
+            nm.own = calloc(nm.cap, sizeof *nm.own);
+            char dym[160] = "";
+            if (nm.v && nm.own) {
+                for (size_t j = 0; j < sp->nparams; j++)
+                    names_add(&nm, sp->params[j].name, 0);
+                names_add(&nm, "trial_id", 0);
+                names_add(&nm, "trial_dir", 0);
+                for (size_t j = 0; j < sp->nparams; j++) {
+                    const space_param_t *P = &sp->params[j];
+                    for (size_t m = 0; m < P->nmembers; m++)
+                        names_under(&nm, P->name, P->members[m].name, 0, &P->members[m], NULL);
+                    for (size_t a = 0; P->alts && a < P->nvalues; a++)
+                        for (size_t m = 0; m < P->alts[a].nmembers; m++)
+                            names_under(&nm, P->name, P->alts[a].members[m].name, 0,
+                                        &P->alts[a].members[m], NULL);
+                    if (P->kind == SPACE_P_CONSTANT) names_json(&nm, P->name, P->values, 0);
+                    if ((P->kind == SPACE_P_CHOICE || P->kind == SPACE_P_GRID) && !P->alts)
+                        for (const cJSON *v = P->values->child; v; v = v->next)
+                            names_json(&nm, P->name, v, 0);
+                }
+                did_you_mean(name, nm.v, nm.n, dym, sizeof dym);
+            }
+            for (size_t k = 0; k < nm.nown; k++)
+                free(nm.own[k]);
+            free(nm.own);
+            free(nm.v);
             rc = at(c, e->off, "command[%zu]: \"{%s}\" names no parameter%s", i, name, dym);
             break;
         }
-        if (r < 0) rc = at(c, e->off, "command[%zu]: %s", i, msg);
+        if (!rc && r < 0) rc = at(c, e->off, "command[%zu]: %s", i, msg);
     }
-    free(cand);
+    for (size_t j = 0; !rc && j < sp->nparams; j++)
+        if (!used[j])
+            add_note(sp,
+                     "parameter \"%s\" is not used in command; the trial sees it only through "
+                     "TUNE_CONFIG",
+                     sp->params[j].name);
+    free(used);
     return rc;
 }
 
@@ -758,16 +1180,37 @@ static int parse_space_params(struct pctx *c, space_t *sp, const sj_node_t *n)
     sp->params = calloc(n->n ? n->n : 1, sizeof *sp->params);
     if (!sp->params) return nomem(c->err, c->errlen);
     for (const sj_node_t *m = n->child; m; m = m->next) {
-        int rc = parse_param(c, &sp->params[sp->nparams++], m);
+        size_t p = sp->nparams++; /* counted first, so space_free frees a half-parsed one */
+        int rc = parse_param(c, &sp->params[p], m, p);
         if (rc) return rc;
     }
     return 0;
 }
 
+/* By path, as Ray sorts its path tuples: for top-level names this is strcmp's order. */
 static int cmp_grid(const void *a, const void *b)
 {
     const space_param_t *x = *(space_param_t *const *)a, *y = *(space_param_t *const *)b;
-    return strcmp(x->name, y->name);
+    size_t n = x->gpath_len < y->gpath_len ? x->gpath_len : y->gpath_len;
+    int r = memcmp(x->gpath, y->gpath, n);
+    if (r) return r;
+    return x->gpath_len < y->gpath_len ? -1 : x->gpath_len > y->gpath_len;
+}
+
+/* Collects the grid nodes of P's tree into g (grids never sit inside choice values). */
+static void collect_grids(space_param_t *P, space_param_t **g, size_t *ng)
+{
+    if (P->kind == SPACE_P_GRID) g[(*ng)++] = P;
+    for (size_t m = 0; m < P->nmembers; m++)
+        collect_grids(&P->members[m], g, ng);
+}
+
+static size_t count_grids(const space_param_t *P)
+{
+    size_t n = P->kind == SPACE_P_GRID;
+    for (size_t m = 0; m < P->nmembers; m++)
+        n += count_grids(&P->members[m]);
+    return n;
 }
 
 /* Grid strides as Ray Tune's BasicVariantGenerator lays them out: grid parameters sorted
@@ -776,11 +1219,13 @@ static int cmp_grid(const void *a, const void *b)
 static int layout_grid(struct pctx *c, space_t *sp, const sj_node_t *space_node,
                        long long num_samples)
 {
-    space_param_t **g = calloc(sp->nparams ? sp->nparams : 1, sizeof *g);
-    if (!g) return nomem(c->err, c->errlen);
-    size_t ng = 0;
+    size_t total = 0, ng = 0;
     for (size_t i = 0; i < sp->nparams; i++)
-        if (sp->params[i].kind == SPACE_P_GRID) g[ng++] = &sp->params[i];
+        total += count_grids(&sp->params[i]);
+    space_param_t **g = calloc(total ? total : 1, sizeof *g);
+    if (!g) return nomem(c->err, c->errlen);
+    for (size_t i = 0; i < sp->nparams; i++)
+        collect_grids(&sp->params[i], g, &ng);
     qsort(g, ng, sizeof *g, cmp_grid);
     size_t points = 1;
     int too_many = 0;
@@ -798,6 +1243,91 @@ static int layout_grid(struct pctx *c, space_t *sp, const sj_node_t *space_node,
                   SPACE_MAX_TRIALS);
     sp->n_grid_points = points;
     sp->num_trials = points * (size_t)num_samples;
+    return 0;
+}
+
+/* A boolean key (default def). */
+static int get_bool(struct pctx *c, const sj_node_t *root, const char *key, int def, int *out)
+{
+    const sj_node_t *v = space__json_get(root, key);
+    *out = def;
+    if (!v) return 0;
+    if (v->type != SJ_TRUE && v->type != SJ_FALSE)
+        return at(c, v->off, "\"%s\" must be true or false", key);
+    *out = v->type == SJ_TRUE;
+    return 0;
+}
+
+/* "stop", "fail_fast", "allow_missing_metric", "stop_experiment_on_target", "reporter":
+ * when a run ends or speaks up (Ray Tune's stop= / fail_fast / CLIReporter). */
+static int parse_run_limits(struct pctx *c, space_settings_t *s, const sj_node_t *root)
+{
+    const sj_node_t *v;
+    int rc;
+    s->fail_fast = 3;
+    if ((v = space__json_get(root, "fail_fast"))) {
+        long long k = 0;
+        if (v->type == SJ_TRUE || v->type == SJ_FALSE)
+            k = v->type == SJ_TRUE;
+        else if ((rc = get_int(c, v, 0, INT_MAX, &k,
+                               "\"fail_fast\" must be a non-negative integer (how many identical "
+                               "early failures stop the experiment; 0 or false: never) or true")))
+            return rc;
+        s->fail_fast = (int)k;
+    }
+    if ((rc = get_bool(c, root, "allow_missing_metric", 0, &s->allow_missing_metric))) return rc;
+    if ((rc = get_bool(c, root, "stop_experiment_on_target", 0, &s->stop_experiment_on_target)))
+        return rc;
+    if ((v = space__json_get(root, "stop"))) {
+        if (v->type != SJ_OBJECT)
+            return at(c, v->off,
+                      "\"stop\" must be an object of criteria such as {\"val_accuracy\": 0.98, "
+                      "\"training_iteration\": 50}");
+        if (v->n > SPACE_MAX_STOP)
+            return at(c, v->off, "\"stop\" takes at most %d criteria", SPACE_MAX_STOP);
+        s->stop = calloc(v->n ? v->n : 1, sizeof *s->stop);
+        if (!s->stop) return nomem(c->err, c->errlen);
+        for (const sj_node_t *m = v->child; m; m = m->next) {
+            if (m->type != SJ_NUMBER)
+                return at(c, m->off, "stop criterion \"%s\" must be a number (the target), not %s",
+                          m->key, type_name(m));
+            if (!*m->key) return at(c, m->key_off, "a stop criterion needs a result key");
+            if (dup_str(&s->stop[s->nstop].key, m->key, c->err, c->errlen)) return SPACE_ENOMEM;
+            s->stop[s->nstop++].target = m->num;
+        }
+    }
+    if (s->stop_experiment_on_target) {
+        int has_metric_target = 0;
+        for (size_t i = 0; i < s->nstop; i++)
+            has_metric_target |= s->metric && strcmp(s->stop[i].key, s->metric) == 0;
+        if (!has_metric_target)
+            return at_path(c, "stop_experiment_on_target",
+                           "needs a \"stop\" target for the experiment's metric%s%s%s (e.g. "
+                           "\"stop\": {\"%s\": ...})",
+                           s->metric ? " \"" : "", s->metric ? s->metric : "",
+                           s->metric ? "\"" : "", s->metric ? s->metric : "val_accuracy");
+    }
+    if ((v = space__json_get(root, "reporter"))) {
+        static const char *const keys[] = {"metric_columns", "parameter_columns"};
+        if (v->type != SJ_OBJECT)
+            return at(c, v->off,
+                      "\"reporter\" must be an object: {\"metric_columns\": [...], "
+                      "\"parameter_columns\": [...]}");
+        if ((rc = check_keys(c, v, keys, 2, "reporter"))) return rc;
+        const sj_node_t *a;
+        if ((a = space__json_get(v, "metric_columns"))) {
+            if (a->type != SJ_ARRAY)
+                return at(c, a->off, "\"metric_columns\" must be an array of result keys");
+            if (a->n > SPACE_MAX_COLUMNS)
+                return at(c, a->off, "\"metric_columns\" takes at most %d keys", SPACE_MAX_COLUMNS);
+            if ((rc = str_array(c, a, "metric_columns", &s->metric_columns, NULL))) return rc;
+        }
+        if ((a = space__json_get(v, "parameter_columns"))) {
+            if (a->type != SJ_ARRAY)
+                return at(c, a->off, "\"parameter_columns\" must be an array of parameter names");
+            if ((rc = str_array(c, a, "parameter_columns", &s->parameter_columns, NULL))) return rc;
+        }
+    }
     return 0;
 }
 
@@ -883,7 +1413,8 @@ static int parse_root(struct pctx *c, space_t *sp, const sj_node_t *root)
     } times[] = {{"stop_grace_s", &s->stop_grace_s, 5, 0},
                  {"status_interval_s", &s->status_interval_s, 30, 1},
                  {"result_timeout_s", &s->result_timeout_s, 0, 0},
-                 {"time_budget_s", &s->time_budget_s, 0, 0}};
+                 {"time_budget_s", &s->time_budget_s, 0, 0},
+                 {"trial_time_limit_s", &s->trial_time_limit_s, 0, 0}};
     for (size_t i = 0; i < sizeof times / sizeof times[0]; i++) {
         *times[i].dst = times[i].def;
         if (!(v = space__json_get(root, times[i].key))) continue;
@@ -897,6 +1428,7 @@ static int parse_root(struct pctx *c, space_t *sp, const sj_node_t *root)
         (rc = get_int(c, v, 0, INT_MAX, &k, "\"max_failures\" must be a non-negative integer")))
         return rc;
     s->max_failures = (int)k;
+    if ((rc = parse_run_limits(c, s, root))) return rc;
 
     const sj_node_t *space_node = space__json_get(root, "space");
     if ((rc = parse_space_params(c, sp, space_node))) return rc;
@@ -1002,6 +1534,20 @@ static void free_strv(char **v)
     free(v);
 }
 
+/* Frees what a node owns (not the node itself), its sub-spaces too. */
+static void free_node(space_param_t *P)
+{
+    free(P->name);
+    cJSON_Delete(P->values);
+    free(P->gpath);
+    for (size_t i = 0; P->alts && i < P->nvalues; i++)
+        free_node(&P->alts[i]);
+    free(P->alts);
+    for (size_t m = 0; m < P->nmembers; m++)
+        free_node(&P->members[m]);
+    free(P->members);
+}
+
 void space_free(space_t *s)
 {
     if (!s) return;
@@ -1010,11 +1556,16 @@ void space_free(space_t *s)
     free_strv(s->set.command);
     free_strv(s->set.exec.srun_args);
     free(s->set.exec.allocation);
+    for (size_t i = 0; i < s->set.nstop; i++)
+        free(s->set.stop[i].key);
+    free(s->set.stop);
+    free_strv(s->set.metric_columns);
+    free_strv(s->set.parameter_columns);
     for (size_t i = 0; i < s->nparams; i++) {
-        free(s->params[i].name);
-        cJSON_Delete(s->params[i].values);
+        free_node(&s->params[i]);
     }
     free(s->params);
+    free_strv(s->notes);
     free(s->text);
     free(s);
 }
@@ -1030,9 +1581,31 @@ int space_rename(space_t *s, const char *name, char *err, size_t errlen)
     return SPACE_OK;
 }
 
+int space_set_num_trials(space_t *s, size_t n, char *err, size_t errlen)
+{
+    if (n < s->num_trials || n > SPACE_MAX_TRIALS) {
+        if (err && errlen)
+            snprintf(err, errlen, "cannot grow %s from %zu to %zu trials (at most %u)", s->set.name,
+                     s->num_trials, n, SPACE_MAX_TRIALS);
+        return SPACE_EINVAL;
+    }
+    s->num_trials = n;
+    return SPACE_OK;
+}
+
+const char *space_suggest(const char *word, const char *const *candidates, size_t n)
+{
+    return space__suggest(word, candidates, n);
+}
+
 const space_settings_t *space_settings(const space_t *s)
 {
     return &s->set;
+}
+
+const char *space_note(const space_t *s, size_t i)
+{
+    return i < s->nnotes ? s->notes[i] : NULL;
 }
 
 const char *space_text(const space_t *s)
@@ -1121,6 +1694,7 @@ cJSON *space_settings_json(const space_t *s)
         bad |= add(sc, "reduction_factor", cJSON_CreateNumber(t->sched.reduction_factor));
         bad |= add(sc, "brackets", cJSON_CreateNumber(t->sched.brackets));
         bad |= add(sc, "min_samples_required", cJSON_CreateNumber(t->sched.min_samples_required));
+        bad |= add(sc, "stop_last_trials", cJSON_CreateBool(t->sched.stop_last_trials));
     }
     bad |= add(o, "executor", ex = cJSON_CreateObject());
     if (ex) {
@@ -1135,7 +1709,22 @@ cJSON *space_settings_json(const space_t *s)
     bad |= add(o, "status_interval_s", cJSON_CreateNumber(t->status_interval_s));
     bad |= add(o, "result_timeout_s", cJSON_CreateNumber(t->result_timeout_s));
     bad |= add(o, "time_budget_s", cJSON_CreateNumber(t->time_budget_s));
+    bad |= add(o, "trial_time_limit_s", cJSON_CreateNumber(t->trial_time_limit_s));
     bad |= add(o, "max_failures", cJSON_CreateNumber(t->max_failures));
+    bad |= add(o, "fail_fast", cJSON_CreateNumber(t->fail_fast));
+    bad |= add(o, "allow_missing_metric", cJSON_CreateBool(t->allow_missing_metric));
+    bad |= add(o, "stop_experiment_on_target", cJSON_CreateBool(t->stop_experiment_on_target));
+    cJSON *stop = NULL, *rep = NULL;
+    bad |= add(o, "stop", stop = cJSON_CreateObject());
+    for (size_t i = 0; stop && i < t->nstop; i++)
+        bad |= add(stop, t->stop[i].key, cJSON_CreateNumber(t->stop[i].target));
+    bad |= add(o, "reporter", rep = cJSON_CreateObject());
+    if (rep) {
+        bad |= add(rep, "metric_columns",
+                   t->metric_columns ? strv_json(t->metric_columns) : cJSON_CreateNull());
+        bad |= add(rep, "parameter_columns",
+                   t->parameter_columns ? strv_json(t->parameter_columns) : cJSON_CreateNull());
+    }
     bad |= add(o, "num_trials", cJSON_CreateNumber((double)s->num_trials));
     bad |= add(o, "params", ps = cJSON_CreateArray());
     for (size_t i = 0; ps && i < s->nparams; i++) {

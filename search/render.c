@@ -1,5 +1,6 @@
 /* search/render.c: fills a command template with one configuration, giving an argv
- * vector (never a shell string), and prints numbers so they read back exactly.
+ * vector (never a shell string), and prints numbers, and configurations as JSON, so that
+ * they read back exactly.
  * Not for: starting processes (trial/ does that) or checking the file (parse.c). */
 #include <locale.h>
 #include <math.h>
@@ -137,11 +138,37 @@ static int add_value(struct sbuf *b, const cJSON *v)
     if (cJSON_IsTrue(v)) return sb_add(b, "true", 4);
     if (cJSON_IsFalse(v)) return sb_add(b, "false", 5);
     if (cJSON_IsNull(v)) return sb_add(b, "null", 4);
-    char *js = cJSON_PrintUnformatted(v);
+    char *js = space_json_print(v);
     if (!js) return -1;
     int rc = sb_add(b, js, strlen(js));
     free(js);
     return rc;
+}
+
+/* The member of obj whose key is exactly name[0..len), or NULL. */
+static const cJSON *member(const cJSON *obj, const char *name, size_t len)
+{
+    if (!cJSON_IsObject(obj)) return NULL;
+    for (const cJSON *m = obj->child; m; m = m->next)
+        if (m->string && strlen(m->string) == len && memcmp(m->string, name, len) == 0) return m;
+    return NULL;
+}
+
+const cJSON *space__lookup(const cJSON *obj, const char *name, size_t len, int *head)
+{
+    const cJSON *v = member(obj, name, len);
+    if (v) {
+        *head = 1;
+        return v;
+    }
+    for (size_t k = 0; k < len; k++) {
+        if (name[k] != '.' || !(v = member(obj, name, k))) continue;
+        *head = 1;
+        int deeper = 0;
+        const cJSON *r = space__lookup(v, name + k + 1, len - k - 1, &deeper);
+        if (r) return r;
+    }
+    return NULL;
 }
 
 void space_argv_free(char **argv)
@@ -154,7 +181,7 @@ void space_argv_free(char **argv)
 int space_render_argv(const space_t *s, const cJSON *config, const char *trial_id,
                       const char *trial_dir, char ***argv_out, char *err, size_t errlen)
 {
-    int argc = s->set.command_argc;
+    int argc = s->set.command_argc, j = 0; /* j: the next argv slot (elements may be left out) */
     char **argv = calloc((size_t)argc + 1, sizeof *argv);
     if (!argv) goto nomem;
     for (int i = 0; i < argc; i++) {
@@ -162,10 +189,10 @@ int space_render_argv(const space_t *s, const cJSON *config, const char *trial_i
         const char *p = s->set.command[i], *bad = NULL;
         space_tmpl_piece_t piece;
         char msg[128];
-        int r;
+        int r = 0, absent = 0;
         if (sb_add(&b, "", 0)) goto nomem;
-        argv[i] = b.p; /* owned by argv from here on, so every exit frees it */
-        while ((r = space__tmpl_next(&p, &piece, &bad, msg, sizeof msg)) > 0) {
+        argv[j] = b.p; /* owned by argv from here on, so every exit frees it */
+        while (!absent && (r = space__tmpl_next(&p, &piece, &bad, msg, sizeof msg)) > 0) {
             int rc = 0;
             if (!piece.is_name) {
                 rc = sb_add(&b, piece.s, piece.len);
@@ -174,30 +201,39 @@ int space_render_argv(const space_t *s, const cJSON *config, const char *trial_i
             } else if (piece.len == 9 && memcmp(piece.s, "trial_dir", 9) == 0) {
                 rc = sb_add(&b, trial_dir ? trial_dir : "", trial_dir ? strlen(trial_dir) : 0);
             } else {
-                char *name = strndup(piece.s, piece.len);
-                if (!name) goto nomem;
-                const cJSON *v = config ? cJSON_GetObjectItemCaseSensitive(config, name) : NULL;
+                int head = 0;
+                const cJSON *v = config ? space__lookup(config, piece.s, piece.len, &head) : NULL;
+                if (!v && head && i > 0) {
+                    /* A nested value of a branch this trial did not draw: the element
+                     * goes, as docs/space.md ("Nested spaces") says. */
+                    absent = 1;
+                    continue;
+                }
                 if (!v) {
                     if (err && errlen)
                         snprintf(err, errlen,
-                                 "command[%d]: the configuration has no value for \"{%s}\"", i,
-                                 name);
-                    free(name);
+                                 "command[%d]: the configuration has no value for \"{%.*s}\"", i,
+                                 (int)(piece.len < 200 ? piece.len : 200), piece.s);
                     space_argv_free(argv);
                     return SPACE_EINVAL;
                 }
-                free(name);
                 rc = add_value(&b, v);
             }
-            argv[i] = b.p;
+            argv[j] = b.p;
             if (rc) goto nomem;
         }
-        argv[i] = b.p;
+        argv[j] = b.p;
+        if (absent) {
+            free(argv[j]);
+            argv[j] = NULL;
+            continue;
+        }
         if (r < 0) {
             if (err && errlen) snprintf(err, errlen, "command[%d]: %s", i, msg);
             space_argv_free(argv);
             return SPACE_EINVAL;
         }
+        j++;
     }
     *argv_out = argv;
     return SPACE_OK;
@@ -205,4 +241,117 @@ nomem:
     space_argv_free(argv);
     if (err && errlen) snprintf(err, errlen, "out of memory");
     return SPACE_ENOMEM;
+}
+
+/* ---- JSON with exact numbers ---------------------------------------------------- */
+/* cJSON's own printer writes numbers with %.15g and keeps that form when it reads back
+ * within a tolerance, so 8.731745949053503 became 8.7317459490535: a recorded
+ * configuration that is not the one the trial received. This printer writes every number
+ * as space_format_number does for argv, so argv, TUNE_CONFIG and the database agree. */
+static int json_string(struct sbuf *b, const char *s)
+{
+    if (sb_add(b, "\"", 1)) return -1;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        char esc[8];
+        const char *e = NULL;
+        switch (*p) {
+        case '"':
+            e = "\\\"";
+            break;
+        case '\\':
+            e = "\\\\";
+            break;
+        case '\b':
+            e = "\\b";
+            break;
+        case '\f':
+            e = "\\f";
+            break;
+        case '\n':
+            e = "\\n";
+            break;
+        case '\r':
+            e = "\\r";
+            break;
+        case '\t':
+            e = "\\t";
+            break;
+        default:
+            if (*p < 0x20) {
+                snprintf(esc, sizeof esc, "\\u%04x", *p);
+                e = esc;
+            }
+        }
+        if (e ? sb_add(b, e, strlen(e)) : sb_add(b, (const char *)p, 1)) return -1;
+    }
+    return sb_add(b, "\"", 1);
+}
+
+static int json_indent(struct sbuf *b, int depth)
+{
+    for (int i = 0; i < depth; i++)
+        if (sb_add(b, "\t", 1)) return -1;
+    return 0;
+}
+
+/* pretty: cJSON_Print's layout (objects one member a line, tab-indented; arrays on one
+ * line), so that readers of the formatted output see the same shape as before. */
+static int json_value(struct sbuf *b, const cJSON *v, int pretty, int depth)
+{
+    char num[32];
+    if (!v) return sb_add(b, "null", 4);
+    if (cJSON_IsRaw(v))
+        return v->valuestring ? sb_add(b, v->valuestring, strlen(v->valuestring)) : -1;
+    if (cJSON_IsNull(v) || cJSON_IsInvalid(v)) return sb_add(b, "null", 4);
+    if (cJSON_IsTrue(v)) return sb_add(b, "true", 4);
+    if (cJSON_IsFalse(v)) return sb_add(b, "false", 5);
+    if (cJSON_IsNumber(v)) {
+        /* JSON has no NaN or infinity: null, as cJSON prints them. */
+        if (!isfinite(v->valuedouble)) return sb_add(b, "null", 4);
+        space_format_number(v->valuedouble, num);
+        return sb_add(b, num, strlen(num));
+    }
+    if (cJSON_IsString(v)) return json_string(b, v->valuestring ? v->valuestring : "");
+    if (cJSON_IsArray(v)) {
+        if (sb_add(b, "[", 1)) return -1;
+        for (const cJSON *c = v->child; c; c = c->next) {
+            if (json_value(b, c, pretty, depth + 1)) return -1;
+            if (c->next && sb_add(b, pretty ? ", " : ",", pretty ? 2 : 1)) return -1;
+        }
+        return sb_add(b, "]", 1);
+    }
+    if (cJSON_IsObject(v)) {
+        if (sb_add(b, pretty ? "{\n" : "{", pretty ? 2 : 1)) return -1;
+        for (const cJSON *c = v->child; c; c = c->next) {
+            if (pretty && json_indent(b, depth + 1)) return -1;
+            if (json_string(b, c->string ? c->string : "")) return -1;
+            if (sb_add(b, pretty ? ":\t" : ":", pretty ? 2 : 1)) return -1;
+            if (json_value(b, c, pretty, depth + 1)) return -1;
+            if (c->next && sb_add(b, ",", 1)) return -1;
+            if (pretty && sb_add(b, "\n", 1)) return -1;
+        }
+        if (pretty && json_indent(b, depth)) return -1;
+        return sb_add(b, "}", 1);
+    }
+    return sb_add(b, "null", 4);
+}
+
+static char *json_print(const cJSON *v, int pretty)
+{
+    struct sbuf b = {0};
+    if (sb_add(&b, "", 0) || json_value(&b, v, pretty, 0)) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+char *space_json_print(const cJSON *v)
+{
+    return json_print(v, 0);
+}
+
+char *space_json_print_pretty(const cJSON *v)
+{
+    return json_print(v, 1);
 }

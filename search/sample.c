@@ -1,6 +1,6 @@
 /* search/sample.c: draws trial configurations, each a pure function of (seed, trial
- * index, parameter position), so any machine, in any order of calls, gets the same
- * values (resume relies on it). Not for: parsing (parse.c) or argv (render.c). */
+ * index, parameter position and path), so any machine, in any order of calls, gets the
+ * same values (resume relies on it). Not for: parsing (parse.c) or argv (render.c). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -95,21 +95,43 @@ static int64_t clamp_k(double k, int64_t kmin, int64_t kmax)
     return (int64_t)k;
 }
 
-/* One parameter's value for one trial. */
-static cJSON *sample_param(const space_t *s, const space_param_t *P, size_t p, size_t index)
+static cJSON *sample_node(const space_t *s, const space_param_t *P, size_t index);
+
+/* Value i of a choice or grid: a copy of the constant, or the drawn sub-space. */
+static cJSON *pick(const space_t *s, const space_param_t *P, size_t i, size_t index)
+{
+    if (P->alts) return sample_node(s, &P->alts[i], index);
+    return cJSON_Duplicate(cJSON_GetArrayItem(P->values, (int)i), 1);
+}
+
+/* One node's value for one trial: a parameter, a nested object, or a chosen branch.
+ * Every node draws from its own stream (seed, index, rkey), so the draws of one node do
+ * not depend on which other branches exist or were chosen. */
+static cJSON *sample_node(const space_t *s, const space_param_t *P, size_t index)
 {
     struct rng r;
-    rng_init(&r, s->set.seed, index, p);
+    rng_init(&r, s->set.seed, index, P->rkey);
     const space_quant_t *qu = &P->qu;
     switch (P->kind) {
     case SPACE_P_CONSTANT:
         return cJSON_Duplicate(P->values, 1);
+    case SPACE_P_OBJECT: {
+        cJSON *o = cJSON_CreateObject();
+        for (size_t m = 0; o && m < P->nmembers; m++) {
+            cJSON *v = sample_node(s, &P->members[m], index);
+            if (!v) {
+                cJSON_Delete(o);
+                return NULL;
+            }
+            cJSON_AddItemToObject(o, P->members[m].name, v);
+        }
+        return o;
+    }
     case SPACE_P_CHOICE:
-        return cJSON_Duplicate(cJSON_GetArrayItem(P->values, (int)rng_below(&r, P->nvalues)), 1);
+        return pick(s, P, (size_t)rng_below(&r, P->nvalues), index);
     case SPACE_P_GRID: {
         size_t point = index % s->n_grid_points;
-        size_t i = (point / P->grid_stride) % P->nvalues;
-        return cJSON_Duplicate(cJSON_GetArrayItem(P->values, (int)i), 1);
+        return pick(s, P, (point / P->grid_stride) % P->nvalues, index);
     }
     case SPACE_P_UNIFORM: {
         double x = P->a + rng_uniform(&r) * (P->b - P->a);
@@ -167,7 +189,7 @@ int space_sample(const space_t *s, size_t index, cJSON **out, char *err, size_t 
     cJSON *o = cJSON_CreateObject();
     if (!o) goto nomem;
     for (size_t p = 0; p < s->nparams; p++) {
-        cJSON *v = sample_param(s, &s->params[p], p, index);
+        cJSON *v = sample_node(s, &s->params[p], index);
         if (!v) goto nomem;
         cJSON_AddItemToObject(o, s->params[p].name, v);
     }

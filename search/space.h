@@ -33,7 +33,20 @@ typedef struct space_sched_opts {
     double reduction_factor;  /* default 4 */
     int brackets;             /* default 1 */
     int min_samples_required; /* median stopping: default 3 */
+    int stop_last_trials;     /* asha: 1 (default) completes a trial at max_t; 0 lets it run on */
 } space_sched_opts_t;
+
+/* One "stop" criterion: a trial stops when result[key] reaches target (for the
+ * experiment's metric: at least as good in its mode; for any other key: >= target). */
+typedef struct space_stop {
+    char *key;
+    double target;
+} space_stop_t;
+
+/* At most this many "stop" criteria (each is looked up in every result). */
+#define SPACE_MAX_STOP 16
+/* At most this many "reporter" metric_columns. */
+#define SPACE_MAX_COLUMNS 8
 
 /* "executor": {...}; local unless said otherwise. */
 typedef struct space_exec_opts {
@@ -45,7 +58,7 @@ typedef struct space_exec_opts {
 /* Everything in space.json except "space" itself, with defaults filled in.
  * All pointers are owned by the space_t and live as long as it does. */
 typedef struct space_settings {
-    char *name;   /* [A-Za-z0-9_.-]+, not "." or "..", at most 100 chars */
+    char *name;   /* [A-Za-z0-9_.-]+, not "." or "..", no leading '-', at most 100 chars */
     char *metric; /* the metric ASHA and `tune best` use */
     space_mode_t mode;
     int num_samples;    /* default 1; each grid point is repeated this many times */
@@ -57,11 +70,20 @@ typedef struct space_settings {
     int cpus_per_trial;    /* default 1 */
     space_sched_opts_t sched;
     space_exec_opts_t exec;
-    double stop_grace_s;      /* "stop_grace_s": SIGTERM..SIGKILL, default 5 */
-    double status_interval_s; /* "status_interval_s": plain status block period, default 30 */
-    double result_timeout_s;  /* "result_timeout_s": 0 = none */
-    double time_budget_s;     /* "time_budget_s": per trial, 0 = none */
-    int max_failures;         /* "max_failures": retries of an ERROR trial, default 0 */
+    double stop_grace_s;       /* "stop_grace_s": SIGTERM..SIGKILL, default 5 */
+    double status_interval_s;  /* "status_interval_s": plain status block period, default 30 */
+    double result_timeout_s;   /* "result_timeout_s": 0 = none */
+    double time_budget_s;      /* "time_budget_s": the whole experiment (Ray Tune's), 0 = none */
+    double trial_time_limit_s; /* "trial_time_limit_s": per trial, past it ERROR; 0 = none */
+    int max_failures;          /* "max_failures": retries of an ERROR trial, default 0 */
+    int fail_fast;             /* "fail_fast": stop after this many identical early failures
+                                  (0 = never); default 3; true = 1, false = 0 */
+    int allow_missing_metric;  /* "allow_missing_metric": a warning instead of an error */
+    int stop_experiment_on_target; /* "stop_experiment_on_target": a metric target ends all */
+    space_stop_t *stop;            /* "stop": criteria, nstop of them; NULL if none */
+    size_t nstop;
+    char **metric_columns;    /* "reporter": {"metric_columns": [...]}; NULL-terminated or NULL */
+    char **parameter_columns; /* "reporter": {"parameter_columns": [...]}; NULL: all */
 } space_settings_t;
 
 typedef struct space space_t;
@@ -82,6 +104,14 @@ const space_settings_t *space_settings(const space_t *s);
  * when `tune run --restart` must not reuse an existing one. Added for cli. */
 int space_rename(space_t *s, const char *name, char *err, size_t errlen);
 const char *space_text(const space_t *s); /* the file as read, for the store */
+/* Grows the experiment to n trials (n >= the current count): trials past the file's own
+ * count continue the seed's sequence (further repeats in Ray Tune's order), which is what
+ * `tune run --more` and `tune extend` add. 0 or SPACE_EINVAL. */
+int space_set_num_trials(space_t *s, size_t n, char *err, size_t errlen);
+
+/* The candidate closest to word (the spelling-mistake distance space.json's messages use
+ * for "did you mean"), or NULL when none is close enough. */
+const char *space_suggest(const char *word, const char *const *candidates, size_t n);
 
 /* The resolved settings (defaults filled in) as a JSON object; caller cJSON_Delete()s. */
 cJSON *space_settings_json(const space_t *s);
@@ -92,9 +122,16 @@ size_t space_num_trials(const space_t *s);
 /* Parameters, in the order space.json declares them. */
 size_t space_num_params(const space_t *s);
 const char *space_param_name(const space_t *s, size_t i);
-/* Distribution name as written ("loguniform", "choice", "grid_search", "constant", ...). */
+/* Distribution name as written ("loguniform", "choice", "grid_search", "constant", ...),
+ * or "object" for an object of distributions (a nested space). */
 const char *space_param_kind(const space_t *s, size_t i);
 int space_param_is_log(const space_t *s, size_t i); /* loguniform / qloguniform / lograndint */
+
+/* Remarks about a file that is valid but may not do what its author means, for
+ * `tune validate` to print: a parameter no {placeholder} uses ("the trial sees it only
+ * through TUNE_CONFIG"), a placeholder that only some branches of a choice have. The i-th
+ * note, or NULL past the last one; owned by the space. */
+const char *space_note(const space_t *s, size_t i);
 
 /* The configuration of trial `index` (0-based), a pure function of (seed, index): the
  * same on any machine and in any order of calls, which is what resume relies on.
@@ -104,7 +141,10 @@ int space_sample(const space_t *s, size_t index, cJSON **out, char *err, size_t 
 
 /* Renders the command template for one configuration: "{name}" becomes the value
  * (numbers printed so they read back exactly, strings as they are, other JSON as JSON),
- * "{trial_id}" and "{trial_dir}" the given strings, "{{" and "}}" literal braces.
+ * "{a.b}" the value at that path in a nested object, "{trial_id}" and "{trial_dir}" the
+ * given strings, "{{" and "}}" literal braces. An element whose "{a.b}" the
+ * configuration lacks (a branch of a choice that was not drawn) is left out of argv; a
+ * placeholder whose top-level parameter is missing is an error.
  * On success *argv_out is a new NULL-terminated vector freed with space_argv_free. */
 int space_render_argv(const space_t *s, const cJSON *config, const char *trial_id,
                       const char *trial_dir, char ***argv_out, char *err, size_t errlen);
@@ -114,7 +154,16 @@ void space_argv_free(char **argv); /* NULL-safe */
  * Writes at most 32 bytes into buf and returns buf. */
 char *space_format_number(double v, char buf[32]);
 
-/* Checks an experiment name ([A-Za-z0-9_.-]+, not "."/"..", <= 100 chars) so it can
+/* A JSON value as compact text with every number printed as space_format_number prints it
+ * (cJSON_PrintUnformatted rounds to 15 digits), NaN and infinities as null. Every place
+ * that prints a configuration (the store, TUNE_CONFIG, the cli) uses it, so each shows the
+ * very double the trial's argv received. NULL when out of memory; the caller frees. */
+char *space_json_print(const cJSON *v);
+/* The same, laid out as cJSON_Print does (one object member a line, tab-indented). */
+char *space_json_print_pretty(const cJSON *v);
+
+/* Checks an experiment name ([A-Za-z0-9_.-]+, not "."/"..", not beginning with '-' (it
+ * would read as an option), <= 100 chars) so it can
  * never escape the results directory. Returns 0 or SPACE_EINVAL with a message. */
 int space_check_name(const char *name, char *err, size_t errlen);
 
@@ -130,5 +179,54 @@ int space_param_unit(const space_t *s, size_t i, const cJSON *v, double *u);
  * numeric kinds, 0 or 1 for choice, grid_search and constants (another value is another
  * category); NaN when either is not a value of the parameter. */
 double space_param_distance(const space_t *s, size_t i, const cJSON *a, const cJSON *b);
+
+/* ---- the searcher: random or TPE (search/tpe.c) ---------------------------------------
+ * Chooses each trial's configuration. Random is space_sample itself. TPE fits Optuna-style
+ * "good" and "bad" densities on the results ASHA recorded at one rung, as asynchronous
+ * BOHB does: the highest rung holding at least max(10, 2(d+1)) results (d = parameters
+ * it models); good = the best gamma of that rung, bad = the rest of it plus the trials
+ * that ended below it plus the running ones (a constant liar). Until such a rung exists
+ * suggestions are space_sample's. Deterministic: the same seed and the same calls in the
+ * same order give the same suggestions; every trial draws from its own stream, derived
+ * from (seed, trial_no). See docs/search.md for the rules and the presets' sources. */
+typedef struct space_searcher space_searcher_t;
+typedef enum { SPACE_SEARCH_RANDOM = 0, SPACE_SEARCH_TPE = 1 } space_search_type_t;
+typedef enum { SPACE_TPE_OPTUNA = 0, SPACE_TPE_BOHB = 1 } space_tpe_preset_t;
+typedef struct space_search_opts {
+    space_search_type_t type;
+    space_tpe_preset_t preset; /* TPE only: whose defaults to follow */
+    int mode_max;              /* 1: larger results are better (space_mode_t's "max") */
+    uint64_t seed;             /* usually space_settings(s)->seed */
+} space_search_opts_t;
+
+/* A searcher over s, which must outlive it. On success *out is new (free it with
+ * space_searcher_free); on failure *out is untouched and err says why. */
+int space_searcher_new(const space_t *s, const space_search_opts_t *o, space_searcher_t **out,
+                       char *err, size_t errlen);
+void space_searcher_free(space_searcher_t *x); /* NULL-safe */
+/* The scheduler's rung milestones (ASHA), strictly ascending and positive; copied. Call
+ * before the first observation (SPACE_EINVAL otherwise, or for a bad list). Without
+ * rungs (FIFO, median stopping) the observations are each trial's latest result. */
+int space_searcher_set_rungs(space_searcher_t *x, const double *milestones, size_t n);
+/* One result of trial_no at `time` (the scheduler's time_attr), in arrival order. Its value
+ * at a rung is its first result with time >= the milestone, which is what ASHA records. A
+ * NaN value counts as the worst. Returns 0, or SPACE_ENOMEM (the result is then lost). */
+int space_searcher_observe(space_searcher_t *x, size_t trial_no, double time, double value);
+/* trial_no has ended: finished, failed, or stopped early by the scheduler. Trials that
+ * ended below the fitted rung count as bad; running ones are bad through the liar. */
+void space_searcher_trial_end(space_searcher_t *x, size_t trial_no, int stopped_early);
+/* Tells the searcher trial_no runs `config` chosen elsewhere (points_to_evaluate, or a
+ * resume that reads configurations back from the store). Returns 0, SPACE_EINVAL when a
+ * value does not belong to its parameter (err says which), or SPACE_ENOMEM. */
+int space_searcher_add_trial(space_searcher_t *x, size_t trial_no, const cJSON *config, char *err,
+                             size_t errlen);
+/* trial_no's configuration: grid_search parameters from its grid point exactly as
+ * space_sample does (index % n_grid_points), the rest from the searcher. `why` (may be
+ * NULL) gets what it was based on, e.g. "TPE (optuna) at rung 9 from 31 observations"
+ * or "random: model not ready (4 of 10 observations)". The trial then counts as running
+ * until space_searcher_trial_end. On success *config is a new object the caller
+ * cJSON_Delete()s; on failure it is untouched and err says why. */
+int space_searcher_suggest(space_searcher_t *x, size_t trial_no, cJSON **config, char *why,
+                           size_t whylen, char *err, size_t errlen);
 
 #endif

@@ -61,7 +61,8 @@ typedef enum {
     SPACE_P_LOGRANDINT,
     SPACE_P_QLOGRANDINT,
     SPACE_P_CHOICE,
-    SPACE_P_GRID
+    SPACE_P_GRID,
+    SPACE_P_OBJECT /* a plain object with distributions somewhere inside (a nested space) */
 } space_pkind_t;
 
 /* A multiple-of-q grid: the values k*q for kmin <= k <= kmax. When q has a short
@@ -76,8 +77,11 @@ typedef struct space_quant {
     int64_t qscaled;
 } space_quant_t;
 
+/* One node of the space: a top-level parameter, a member of a nested object, or one
+ * value of a choice/grid_search whose values hold distributions (docs/space.md, "Nested
+ * spaces"). A flat space has top-level nodes only, each with alts and members NULL. */
 typedef struct space_param {
-    char *name;
+    char *name; /* parameter name, or the member's key; NULL for a choice/grid value */
     space_pkind_t kind;
     double a, b;    /* low/high, or mean/sd for randn */
     double base;    /* loguniform family: as written (the distribution does not depend on it) */
@@ -86,6 +90,20 @@ typedef struct space_param {
     cJSON *values; /* choice/grid: the array of values; constant: the value */
     size_t nvalues;
     size_t grid_stride; /* grid: how many grid points pass before this one changes */
+    /* choice/grid whose values hold a distribution: one node per value (nvalues of them),
+     * sampled when drawn; NULL when every value is a constant (then values is copied). */
+    struct space_param *alts;
+    struct space_param *members; /* SPACE_P_OBJECT: one node per key, in file order */
+    size_t nmembers;
+    /* The random stream this node draws from, with (seed, trial index): a top-level
+     * parameter's position in "space" (what a flat space has always used), or below it a
+     * hash of that position and the path of keys, so that adding a branch or a key leaves
+     * the others' draws alone. */
+    uint64_t rkey;
+    /* grid: the path of keys from "space" down, separated by NUL bytes, so that sorting it
+     * bytewise sorts as Ray Tune sorts its path tuples. */
+    char *gpath;
+    size_t gpath_len;
 } space_param_t;
 
 struct space {
@@ -96,6 +114,8 @@ struct space {
     size_t nparams;
     size_t n_grid_points; /* product of the grid sizes (1 without grids) */
     size_t num_trials;
+    char **notes; /* remarks for `tune validate` (space_note), nnotes of them */
+    size_t nnotes;
 };
 
 /* q * k printed cleanly (see space_quant_t). */
@@ -112,6 +132,14 @@ typedef struct space_tmpl_piece {
 } space_tmpl_piece_t;
 int space__tmpl_next(const char **p, space_tmpl_piece_t *piece, const char **at, char *msg,
                      size_t msglen);
+
+/* The value a placeholder name (len bytes, not NUL-terminated) stands for in a
+ * configuration: the member of obj named exactly so if there is one, else a dotted path
+ * "a.b.c" walked through nested objects (a key that itself holds dots is matched whole
+ * first). Sets *head when some leading part of the name is a key of obj, i.e. the name is
+ * a nested value this configuration does not have rather than no parameter at all. Returns
+ * NULL when there is no such value (render.c). */
+const cJSON *space__lookup(const cJSON *obj, const char *name, size_t len, int *head);
 
 /* strtod in the C locale whatever LC_NUMERIC says (render.c). */
 double space__strtod(const char *s);

@@ -1,6 +1,7 @@
 /* store: reading. store_query runs one statement with text parameters and hands each row
  * to a callback as text, reals printed so that they read back exactly; read-only handles
- * refuse statements that would write. Not for writing rows (write.c). */
+ * refuse statements that would write; and store_experiment_delete, the one bulk removal
+ * (`tune rm`). Not for writing rows (write.c). */
 #include "store/store_int.h"
 
 #include <math.h>
@@ -181,5 +182,34 @@ out:
     for (int c = 0; blobs && c < ncol; c++)
         free(blobs[c]);
     free(blobs);
+    return rc;
+}
+
+/* ---- deleting an experiment ----------------------------------------------------- */
+int store_experiment_delete(store_t *st, int64_t exp_id, char *err, size_t errlen)
+{
+    int rc = store__writable(st, "cannot delete the experiment", err, errlen);
+    if (rc) return rc;
+    if (st->in_batch)
+        return store__err(err, errlen, STORE_ERR, "%s: cannot delete an experiment inside a batch",
+                          st->path);
+    /* results and decisions carry no foreign key (they are the hot tables, kept lean):
+     * they go by trial id first; trials, params and result_ranges follow the experiment
+     * by ON DELETE CASCADE. One transaction: all of it or none. */
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "BEGIN IMMEDIATE;"
+             "DELETE FROM results WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = "
+             "%lld);"
+             "DELETE FROM decisions WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id "
+             "= %lld);"
+             "DELETE FROM experiments WHERE id = %lld;"
+             "COMMIT;",
+             (long long)exp_id, (long long)exp_id, (long long)exp_id);
+    int src = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+    if (src != SQLITE_OK) {
+        rc = store__fail(st, src, "cannot delete the experiment", err, errlen);
+        if (!sqlite3_get_autocommit(st->db)) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    }
     return rc;
 }

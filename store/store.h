@@ -55,6 +55,9 @@ int store_experiment_create(store_t *st, const store_experiment_t *e, double now
                             char *err, size_t errlen);
 /* Finds an experiment by name; STORE_NOTFOUND if there is none. */
 int store_experiment_find(store_t *st, const char *name, int64_t *id_out, char *err, size_t errlen);
+/* Deletes an experiment with its trials, params, results and decisions, in one
+ * transaction (`tune rm`); not inside a batch. */
+int store_experiment_delete(store_t *st, int64_t exp_id, char *err, size_t errlen);
 /* status: "RUNNING", "FINISHED", "INTERRUPTED"; sets ended_at unless RUNNING. */
 int store_experiment_set_status(store_t *st, int64_t exp_id, const char *status, double now,
                                 char *err, size_t errlen);

@@ -123,7 +123,8 @@ TEST(fifo_run_records_everything)
     const char *c[] = {"export", "fifo1", "--csv", NULL};
     o = run_tune(dir, c);
     CHECK_EQ_INT(o.code, 0);
-    CHECK(strncmp(o.out, "trial_id,training_iteration,loss,acc\n", 37) == 0);
+    CHECK(strncmp(o.out, "trial_id,trial,config/lr,config/layers,training_iteration,loss,acc\n",
+                  67) == 0);
     int lines = 0;
     for (char *p = o.out; *p; p++)
         lines += *p == '\n';
@@ -398,7 +399,7 @@ TEST(failing_trials_are_errors_and_the_experiment_goes_on)
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--gpus", "none", NULL};
     struct out o = run_tune(dir, a);
-    CHECK_EQ_INT(o.code, 0);
+    CHECK_EQ_INT(o.code, 3); /* trials ended in ERROR (README, "Exit status") */
     CHECK_CONTAINS(o.out, "2 failed");
     out_free(&o);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='ERROR'"), 2);
@@ -754,7 +755,7 @@ TEST(failed_trials_are_retried_up_to_max_failures)
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", NULL};
     struct out o = run_tune(dir, a);
-    CHECK_EQ_INT(o.code, 0);
+    CHECK_EQ_INT(o.code, 3); /* a trial ended in ERROR */
     CHECK_CONTAINS(o.out, "1 failed");
     out_free(&o);
     CHECK_EQ_INT(

@@ -600,7 +600,7 @@ TEST(cuda_out_of_memory_is_recognised_and_advised)
                     " \"echo 'segment fault in my code' >&2; exit 3\"]}}}");
     const char *a[] = {"run", "space.json", "--gpus", "none", NULL};
     struct out o = run_tune(dir, a);
-    CHECK_EQ_INT(o.code, 0); /* the experiment finished; its trials failed */
+    CHECK_EQ_INT(o.code, 3); /* the experiment finished; its trials failed */
     CHECK_CONTAINS(o.out, "2 failed");
     out_free(&o);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE trial_no = 0 AND status = 'ERROR'"
@@ -609,7 +609,7 @@ TEST(cuda_out_of_memory_is_recognised_and_advised)
                              " AND stderr_tail LIKE '%Tried to allocate 2.00 GiB%'"),
                  1);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE trial_no = 1 AND status = 'ERROR'"
-                             " AND error = 'exited with code 3'"),
+                             " AND error = 'exited with code 3: segment fault in my code'"),
                  1);
     const char *t[] = {"trials", "oom", "--json", NULL};
     o = run_tune(dir, t);

@@ -363,12 +363,12 @@ TEST(a_silent_trial_times_out_on_the_loops_clock)
     rig_close(&r);
 }
 
-TEST(a_trial_past_its_time_budget_is_an_error)
+TEST(a_trial_past_its_time_limit_is_an_error)
 {
     static struct script s[MAX_T];
     s[0] = (struct script){.results = 100, .period = 1, .loss0 = 1};
     struct rig r;
-    REQUIRE(rig_open(&r, "budget", SPACE("budget", "\"time_budget_s\": 10.5"), s, 1) == 0);
+    REQUIRE(rig_open(&r, "limit", SPACE("limit", "\"trial_time_limit_s\": 10.5"), s, 1) == 0);
     sched_loop_t *L = NULL;
     char err[512];
     REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
@@ -376,7 +376,38 @@ TEST(a_trial_past_its_time_budget_is_an_error)
     sched_loop_free(L);
     CHECK(r.clock.t >= 10.5 && r.clock.t < 12);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM results"), 10);
-    CHECK_EQ_INT(q(&r, "SELECT error LIKE 'ran past time_budget_s (10.5 s)%' FROM trials"), 1);
+    CHECK_EQ_INT(q(&r, "SELECT error LIKE 'ran past trial_time_limit_s (10.5 s)%' FROM trials"), 1);
+    rig_close(&r);
+}
+
+TEST(the_experiments_time_budget_ends_it_on_the_loops_clock)
+{
+    static struct script s[MAX_T];
+    for (int i = 0; i < 6; i++)
+        s[i] = (struct script){.results = 10, .period = 1, .loss0 = 1 + i};
+    struct rig r;
+    REQUIRE(rig_open(&r, "xbudget",
+                     SPACE("xbudget", "\"num_samples\": 6, \"max_concurrent\": 2, "
+                                      "\"time_budget_s\": 15, \"stop_grace_s\": 1"),
+                     s, 1) == 0);
+    sched_loop_t *L = NULL;
+    char err[512];
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
+    sched_run_result_t res;
+    sched_loop_result(L, &res);
+    sched_loop_free(L);
+    /* trials 0, 1 ran 10 s; 2, 3 were cut at 15 s; 4, 5 never started */
+    CHECK_EQ_INT(res.ended_by, SCHED_END_BUDGET);
+    CHECK(r.clock.t >= 15 && r.clock.t < 16);
+    CHECK_EQ_INT(r.x.starts, 4);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'TERMINATED' AND error IS "
+                       "NULL"),
+                 4);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'PENDING'"), 2);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE reason LIKE 'experiment stopped: "
+                       "the experiment''s time budget ended%'"),
+                 2);
     rig_close(&r);
 }
 

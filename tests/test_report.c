@@ -314,13 +314,15 @@ TEST(show_error_trial_with_its_stderr)
     write_file(path, sp);
     const char *r[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
     struct out o = tune(dir, r);
-    CHECK_EQ_INT(o.code, 0);
+    CHECK_EQ_INT(o.code, 3); /* a trial ended in ERROR */
     out_free(&o);
     const char *a[] = {"show", "0", NULL};
     o = tune(dir, a);
     CHECK_EQ_INT(o.code, 0);
-    CHECK_CONTAINS(o.out, "status       ERROR: ");
-    CHECK_CONTAINS(o.out, "(exit code 3)");
+    /* The exit code with the last line of stderr, said once. */
+    CHECK_CONTAINS(o.out, "status       ERROR: exited with code 3: synth_trial: failing on purpose "
+                          "at iteration 2\n");
+    CHECK(strstr(o.out, "(exit code") == NULL);
     CHECK_CONTAINS(o.out, "stderr.log (last ");
     CHECK_CONTAINS(o.out, "synth_trial: failing on purpose at iteration 2");
     out_free(&o);
@@ -532,7 +534,7 @@ TEST(plot_fits_the_width_and_tells_stopped_from_finished)
     const char *m[] = {"plot", "--metric", "acc", "--y", "linear", "--x", "linear", NULL};
     o = tune(dir, m);
     CHECK_EQ_INT(o.code, 0);
-    CHECK_CONTAINS(o.out, "asha1: acc (min) of 20 trials");
+    CHECK_CONTAINS(o.out, "asha1: acc (max) of 20 trials");
     CHECK_CONTAINS(o.out, "x: training_iteration, y: acc");
     out_free(&o);
     /* A metric no result has is a typo until shown otherwise: every command says so. */

@@ -233,6 +233,23 @@ TEST(parse_median)
     space_free(s);
 }
 
+TEST(median_grace_period_zero_accepted)
+{
+    /* Ray's MedianStoppingRule takes grace_period 0 (its tests use it throughout); asha's
+     * first rung must stay above 0. */
+    space_t *s = parse("{\"name\":\"x\",\"command\":[\"a\"],\"metric\":\"acc\",\"mode\":\"max\","
+                       "\"scheduler\":{\"type\":\"median\",\"grace_period\":0}}");
+    REQUIRE(s);
+    CHECK_NEAR(space_settings(s)->sched.grace_period, 0, 0);
+    space_free(s);
+    const char *mm = "\"metric\": \"m\", \"mode\": \"min\", ";
+    char b[512];
+    snprintf(b, sizeof b, "%s\"scheduler\": {\"type\": \"median\", \"grace_period\": -1}", mm);
+    EXPECT_AT(b, "-1", "\"grace_period\" must be a number >= 0");
+    snprintf(b, sizeof b, "%s\"scheduler\": {\"grace_period\": 0, \"type\": \"asha\"}", mm);
+    EXPECT_AT(b, "0,", "\"grace_period\" must be a number > 0");
+}
+
 TEST(parse_optional_keys)
 {
     space_t *s = parse(
@@ -957,6 +974,44 @@ TEST(qrandint_every_multiple_equally_likely)
     space_free(s);
 }
 
+TEST(quantised_q1_still_quantises_unlike_ray)
+{
+    /* docs/space.md: Ray skips quantising when q = 1 (its qrandint(0, 5, 1) never gives 5,
+     * its quniform(0, 5, 1) and qrandn(0, 1, 1) give fractions); tune's rule holds for
+     * every q. */
+    const int n = 12000;
+    const char *vals[] = {"0", "1", "2", "3", "4", "5"};
+    const char *dists[] = {"{\"qrandint\": [0, 5, 1]}", "{\"quniform\": [0, 5, 1]}"};
+    for (int d = 0; d < 2; d++) {
+        space_t *s = one_param(dists[d], n, 11);
+        REQUIRE(s);
+        int counts[6], others;
+        histogram(s, n, vals, 6, counts, &others);
+        CHECK_EQ_INT(others, 0);
+        for (int k = 0; k < 6; k++)
+            CHECK_NEAR(counts[k] / (double)n, 1 / 6.0, 0.015);
+        space_free(s);
+    }
+    space_t *s = one_param("{\"qrandn\": [0, 1, 1]}", 500, 2);
+    REQUIRE(s);
+    for (int i = 0; i < 500; i++) {
+        cJSON *c = sample(s, (size_t)i);
+        REQUIRE(c);
+        CHECK(num(c, "p") == floor(num(c, "p")));
+        cJSON_Delete(c);
+    }
+    space_free(s);
+    /* Bounds that are not multiples of q: Ray refuses them, tune uses the multiples inside. */
+    const char *inside[] = {"0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1"};
+    s = one_param("{\"quniform\": [0.05, 1, 0.1]}", 5000, 4);
+    REQUIRE(s);
+    int counts[10], others;
+    histogram(s, 5000, inside, 10, counts, &others);
+    CHECK_EQ_INT(others, 0);
+    CHECK(counts[0] > 0 && counts[9] > 0);
+    space_free(s);
+}
+
 TEST(quniform_end_points_as_frequent)
 {
     const int n = 20000;
@@ -1530,6 +1585,370 @@ TEST(render_missing_value)
     space_free(s);
     space_argv_free(NULL);
     space_free(NULL);
+}
+
+/* ---- nested spaces (docs/space.md, "Nested spaces") ------------------------------------ */
+static const char *const nested_json =
+    "{\"name\":\"n\",\"num_samples\":400,\"seed\":5,\n"
+    "\"command\":[\"p\",\"--opt={optimizer.name}\",\"--m={optimizer.momentum}\",\n"
+    "\"--b1={optimizer.beta1}\",\"{model.width}\",\"{optimizer}\"],\n"
+    "\"space\":{\"optimizer\":{\"choice\":[{\"name\":\"sgd\",\"momentum\":{\"uniform\":[0.5,0.99]}}"
+    ",\n"
+    "{\"name\":\"adam\",\"beta1\":{\"uniform\":[0.8,0.99]}}]},\n"
+    "\"model\":{\"width\":{\"choice\":[64,128]},\"depth\":{\"randint\":[1,4]},\"act\":\"relu\"}}}";
+
+TEST(nested_choice_samples_each_branch)
+{
+    space_t *s = parse(nested_json);
+    REQUIRE(s);
+    CHECK_EQ_INT(space_num_trials(s), 400);
+    CHECK_STR(space_param_kind(s, 0), "choice");
+    CHECK_STR(space_param_kind(s, 1), "object");
+    int sgd = 0, adam = 0, widths[2] = {0}, depths[3] = {0};
+    double m_lo = 1, m_hi = 0, b_lo = 1, b_hi = 0;
+    for (size_t i = 0; i < 400; i++) {
+        cJSON *c = sample(s, i);
+        REQUIRE(c);
+        const cJSON *o = cJSON_GetObjectItem(c, "optimizer");
+        REQUIRE(cJSON_IsObject(o));
+        const char *name = cJSON_GetObjectItem(o, "name")->valuestring;
+        if (strcmp(name, "sgd") == 0) {
+            sgd++;
+            double m = num(o, "momentum");
+            CHECK(m >= 0.5 && m < 0.99);
+            m_lo = fmin(m_lo, m), m_hi = fmax(m_hi, m);
+            CHECK(!cJSON_GetObjectItem(o, "beta1"));
+        } else {
+            CHECK_STR(name, "adam");
+            adam++;
+            double b = num(o, "beta1");
+            CHECK(b >= 0.8 && b < 0.99);
+            b_lo = fmin(b_lo, b), b_hi = fmax(b_hi, b);
+            CHECK(!cJSON_GetObjectItem(o, "momentum"));
+        }
+        const cJSON *m = cJSON_GetObjectItem(c, "model");
+        REQUIRE(cJSON_IsObject(m));
+        CHECK_EQ_INT(cJSON_GetArraySize(m), 3);
+        double w = num(m, "width"), d = num(m, "depth");
+        widths[w == 128]++;
+        CHECK(w == 64 || w == 128);
+        CHECK(d >= 1 && d <= 3 && d == floor(d));
+        if (d >= 1 && d <= 3) depths[(int)d - 1]++;
+        CHECK_STR(cJSON_GetObjectItem(m, "act")->valuestring, "relu");
+        cJSON_Delete(c);
+    }
+    /* both branches drawn, and the nested distributions really drawn (not one value) */
+    CHECK_NEAR(sgd / 400.0, 0.5, 0.1);
+    CHECK_EQ_INT(sgd + adam, 400);
+    CHECK(m_lo < 0.6 && m_hi > 0.9);
+    CHECK(b_lo < 0.83 && b_hi > 0.96);
+    CHECK(widths[0] > 150 && widths[1] > 150);
+    CHECK(depths[0] > 90 && depths[1] > 90 && depths[2] > 90);
+    space_free(s);
+}
+
+/* Inserts text before the first `where` in buf (which has room); 0 when not found. */
+static int insert_before(char *buf, const char *where, const char *text)
+{
+    char *at = strstr(buf, where);
+    if (!at) return 0;
+    size_t n = strlen(text);
+    memmove(at + n, at, strlen(at) + 1);
+    memcpy(at, text, n);
+    return 1;
+}
+
+TEST(nested_sampling_reproducible_and_stable)
+{
+    space_t *a = parse(nested_json), *b = parse(nested_json);
+    REQUIRE(a && b);
+    /* a pure function of (seed, index): any order, any instance */
+    for (int i = 399; i >= 0; i -= 7) {
+        char *x = sample_text(a, (size_t)i), *y = sample_text(b, (size_t)(399 - i));
+        char *z = sample_text(b, (size_t)i);
+        CHECK(x && z && strcmp(x, z) == 0);
+        free(x), free(y), free(z);
+    }
+    /* A third branch and an extra key leave the other nested draws alone: whenever both
+     * spaces draw the same branch, its momentum is the same; the model's width and depth
+     * never change. */
+    char more[2048];
+    snprintf(more, sizeof more, "%s", nested_json);
+    REQUIRE(insert_before(more, "{\"name\":\"adam\"",
+                          "{\"name\":\"rms\",\"alpha\":{\"uniform\":[0, 1]}},"));
+    REQUIRE(insert_before(more, "\"act\":\"relu\"", "\"drop\":{\"uniform\":[0,0.5]},"));
+    space_t *c = parse(more);
+    REQUIRE(c);
+    int same_branch = 0;
+    for (size_t i = 0; i < 400; i++) {
+        cJSON *x = sample(a, i), *y = sample(c, i);
+        REQUIRE(x && y);
+        const cJSON *ox = cJSON_GetObjectItem(x, "optimizer"),
+                    *oy = cJSON_GetObjectItem(y, "optimizer");
+        const char *nx = cJSON_GetObjectItem(ox, "name")->valuestring;
+        if (strcmp(nx, cJSON_GetObjectItem(oy, "name")->valuestring) == 0) {
+            same_branch++;
+            const char *k = strcmp(nx, "sgd") == 0 ? "momentum" : "beta1";
+            CHECK(num(ox, k) == num(oy, k));
+        }
+        const cJSON *mx = cJSON_GetObjectItem(x, "model"), *my = cJSON_GetObjectItem(y, "model");
+        CHECK(num(mx, "width") == num(my, "width"));
+        CHECK(num(mx, "depth") == num(my, "depth"));
+        CHECK(cJSON_IsNumber(cJSON_GetObjectItem(my, "drop")));
+        cJSON_Delete(x);
+        cJSON_Delete(y);
+    }
+    CHECK(same_branch > 100);
+    space_free(a);
+    space_free(b);
+    space_free(c);
+}
+
+TEST(nested_flat_streams_unchanged)
+{
+    /* A flat parameter's stream is its position: adding a nested parameter after it does
+     * not change its values (the golden values pin the flat ones themselves). */
+    space_t *a = parse("{\"name\":\"f\",\"num_samples\":20,\"command\":[\"x\"],\"space\":{"
+                       "\"u\":{\"uniform\":[0,1]},\"c\":{\"choice\":[1,2,3]}}}");
+    space_t *b = parse("{\"name\":\"f\",\"num_samples\":20,\"command\":[\"x\"],\"space\":{"
+                       "\"u\":{\"uniform\":[0,1]},\"c\":{\"choice\":[1,2,3]},"
+                       "\"m\":{\"x\":{\"uniform\":[0,1]}}}}");
+    REQUIRE(a && b);
+    for (size_t i = 0; i < 20; i++) {
+        cJSON *x = sample(a, i), *y = sample(b, i);
+        REQUIRE(x && y);
+        CHECK(num(x, "u") == num(y, "u"));
+        CHECK(num(x, "c") == num(y, "c"));
+        /* a nested value has its own stream, not the one of the flat parameter before it */
+        CHECK(num(cJSON_GetObjectItem(y, "m"), "x") != num(y, "u"));
+        cJSON_Delete(x);
+        cJSON_Delete(y);
+    }
+    space_free(a);
+    space_free(b);
+}
+
+TEST(nested_constants_stay_constants)
+{
+    /* Objects with no distribution inside are values, copied as written. */
+    space_t *s = one_param("{\"choice\": [{\"name\": \"sgd\", \"momentum\": 0.9}, "
+                           "{\"name\": \"adam\", \"betas\": [0.9, 0.999]}]}",
+                           50, 1);
+    REQUIRE(s);
+    int seen = 0;
+    for (size_t i = 0; i < 50; i++) {
+        char *t = sample_text(s, i);
+        REQUIRE(t);
+        if (strcmp(t, "{\"p\":{\"name\":\"sgd\",\"momentum\":0.9}}") == 0) seen |= 1;
+        if (strcmp(t, "{\"p\":{\"name\":\"adam\",\"betas\":[0.9,0.999]}}") == 0) seen |= 2;
+        free(t);
+    }
+    CHECK_EQ_INT(seen, 3);
+    space_free(s);
+}
+
+TEST(nested_choice_of_distributions)
+{
+    /* a value of a choice may itself be a distribution: the branch drawn is then drawn */
+    const int n = 3000;
+    space_t *s =
+        one_param("{\"choice\": [{\"uniform\": [0, 1]}, 5, {\"qrandint\": [10, 20, 5]}]}", n, 9);
+    REQUIRE(s);
+    int uni = 0, five = 0, q[3] = {0}, other = 0;
+    for (int i = 0; i < n; i++) {
+        cJSON *c = sample(s, (size_t)i);
+        REQUIRE(c);
+        double v = num(c, "p");
+        if (v >= 0 && v < 1)
+            uni++;
+        else if (v == 5)
+            five++;
+        else if (v == 10 || v == 15 || v == 20)
+            q[(int)v / 5 - 2]++;
+        else
+            other++;
+        cJSON_Delete(c);
+    }
+    CHECK_EQ_INT(other, 0);
+    CHECK_NEAR(uni / (double)n, 1 / 3.0, 0.04);
+    CHECK_NEAR(five / (double)n, 1 / 3.0, 0.04);
+    for (int k = 0; k < 3; k++)
+        CHECK_NEAR(q[k] / (double)n, 1 / 9.0, 0.03);
+    space_free(s);
+}
+
+TEST(nested_grid_search)
+{
+    /* A grid inside an object is a grid of the experiment, ordered by path as Ray sorts
+     * its path tuples: ("m", "a") comes before ("m-b",), although "m.a" > "m-b". */
+    space_t *s =
+        parse("{\"name\":\"g\",\"command\":[\"x\"],\"num_samples\":2,\"space\":{"
+              "\"m-b\":{\"grid_search\":[1,2]},"
+              "\"m\":{\"a\":{\"grid_search\":[\"p\",\"q\",\"r\"]},\"u\":{\"uniform\":[0,1]}}}}");
+    REQUIRE(s);
+    CHECK_EQ_INT(space_num_trials(s), 12);
+    const char *want_a[] = {"p", "q", "r", "p", "q", "r"};
+    const int want_b[] = {1, 1, 1, 2, 2, 2};
+    for (size_t i = 0; i < 12; i++) {
+        cJSON *c = sample(s, i);
+        REQUIRE(c);
+        const cJSON *m = cJSON_GetObjectItem(c, "m");
+        CHECK_STR(cJSON_GetObjectItem(m, "a")->valuestring, want_a[i % 6]);
+        CHECK_EQ_INT((int)num(c, "m-b"), want_b[i % 6]);
+        cJSON_Delete(c);
+    }
+    space_free(s);
+    /* grid values that hold distributions: each value in turn, drawn inside */
+    s = one_param("{\"grid_search\": [{\"lr\": {\"loguniform\": [1e-4, 1e-2]}}, 5]}", 3, 0);
+    REQUIRE(s);
+    CHECK_EQ_INT(space_num_trials(s), 6);
+    for (size_t i = 0; i < 6; i++) {
+        cJSON *c = sample(s, i);
+        REQUIRE(c);
+        const cJSON *p = cJSON_GetObjectItem(c, "p");
+        if (i % 2 == 0) {
+            double lr = num(p, "lr");
+            CHECK(lr >= 1e-4 && lr <= 1e-2);
+        } else {
+            CHECK(cJSON_IsNumber(p) && p->valuedouble == 5);
+        }
+        cJSON_Delete(c);
+    }
+    space_free(s);
+}
+
+TEST(nested_errors_located)
+{
+    /* every error inside a nested spec points at its place, as at the top level */
+    EXPECT_AT("\"space\": {\"o\": {\"choice\": [{\"n\": \"sgd\", \"m\": {\"uniform\": [1, 0]}}]}}",
+              "[1, 0]", "\"uniform\" needs low < high");
+    EXPECT_AT("\"space\": {\"o\": {\"choice\": [{\"n\": \"sgd\", \"m\": {\"unifrom\": [0, 1]}}]}}",
+              "\"unifrom\"", "unknown distribution \"unifrom\" (did you mean \"uniform\"?)");
+    EXPECT_AT("\"space\": {\"m\": {\"w\": {\"choice\": []}, \"d\": {\"randint\": [1, 4]}}}", "[]}",
+              "\"choice\" needs at least one value");
+    EXPECT_AT("\"space\": {\"m\": {\"w\": {\"loguniform\": [0, 1]}, \"d\": 3}}", "0,",
+              "\"loguniform\" needs low > 0");
+    EXPECT_AT("\"space\": {\"o\": {\"choice\": [{\"g\": {\"grid_search\": [1, 2]}}]}}",
+              "\"grid_search\"",
+              "\"grid_search\" inside a value of \"choice\" or \"grid_search\" is not supported "
+              "(the number of trials would depend on the value drawn): use \"choice\" here, or "
+              "list the combinations in the outer grid_search");
+    EXPECT_AT("\"space\": {\"o\": {\"choice\": [[{\"uniform\": [0, 1]}]]}}", "{\"uniform\"",
+              "a distribution inside an array is not sampled: put it in an object (a nested "
+              "space) or make the array a value of \"choice\"");
+    /* a top-level object without any distribution is still a misspelt distribution */
+    EXPECT_AT("\"space\": {\"lr\": {\"logunifrom\": [1e-4, 1e-1]}}", "\"logunifrom\"",
+              "unknown distribution \"logunifrom\" (did you mean \"loguniform\"?)");
+    EXPECT_AT("\"space\": {\"m\": {\"width\": 64, \"depth\": 2}}", "\"width\"",
+              "unknown distribution \"width\"");
+}
+
+TEST(nested_placeholders_checked)
+{
+    const char *sp = "\"space\": {\"opt\": {\"choice\": [{\"name\": \"sgd\", \"momentum\": "
+                     "{\"uniform\": [0.5, 0.9]}}, {\"name\": \"adam\"}]}}";
+    char b[1024];
+    snprintf(b, sizeof b, "%s, \"command\": [\"p\", \"{opt.momentom}\"]", sp);
+    /* doc() puts "command" first; give the whole document here */
+    snprintf(g_doc, sizeof g_doc, "{\"name\": \"t\",\n%s}", b);
+    const char *e = parse_err(g_doc);
+    CHECK_CONTAINS(e, "command[1]: \"{opt.momentom}\" names no parameter (did you mean "
+                      "\"opt.momentum\"?)");
+    CHECK(strncmp(e, "t.json:2:", 9) == 0);
+    snprintf(g_doc, sizeof g_doc, "{\"name\": \"t\",\n%s, \"command\": [\"p\", \"{opt.name.x}\"]}",
+             sp);
+    CHECK_CONTAINS(parse_err(g_doc), "command[1]: \"{opt.name.x}\" names no parameter");
+    snprintf(g_doc, sizeof g_doc, "{\"name\": \"t\",\n%s, \"command\": [\"{opt.momentum}\"]}", sp);
+    CHECK_CONTAINS(parse_err(g_doc), "command[0] (the program) cannot use \"{opt.momentum}\", "
+                                     "which only some configurations have");
+    /* every branch has opt.name: always there, no note */
+    snprintf(g_doc, sizeof g_doc,
+             "{\"name\": \"t\",\n%s, \"command\": [\"p\", \"{opt.name}\", \"--m\", "
+             "\"{opt.momentum}\", \"--x={opt.momentum}\"]}",
+             sp);
+    space_t *s = parse(g_doc);
+    REQUIRE(s);
+    CHECK_STR(space_note(s, 0),
+              "command[3]: \"{opt.momentum}\" has a value only in some branches of a choice or "
+              "grid_search; a trial without it runs without command[3], but \"--m\" before it "
+              "stays: write them as one element, \"--m={opt.momentum}\"");
+    CHECK_STR(space_note(s, 1),
+              "command[4]: \"{opt.momentum}\" has a value only in some branches of a choice or "
+              "grid_search; a trial without it runs without command[4]");
+    CHECK(space_note(s, 2) == NULL);
+    space_free(s);
+}
+
+TEST(note_parameter_not_used_in_command)
+{
+    space_t *s = parse("{\"name\":\"u\",\"command\":[\"p\",\"--lr={lr}\",\"{m.w}\"],\"space\":{"
+                       "\"lr\":{\"uniform\":[0,1]},\"wd\":{\"uniform\":[0,1]},\"epochs\":10,"
+                       "\"m\":{\"w\":{\"choice\":[1,2]}}}}");
+    REQUIRE(s);
+    CHECK_STR(space_note(s, 0), "parameter \"wd\" is not used in command; the trial sees it only "
+                                "through TUNE_CONFIG");
+    CHECK_STR(space_note(s, 1), "parameter \"epochs\" is not used in command; the trial sees it "
+                                "only through TUNE_CONFIG");
+    CHECK(space_note(s, 2) == NULL);
+    space_free(s);
+    s = parse(example_json);
+    REQUIRE(s);
+    CHECK_STR(space_note(s, 0), "parameter \"momentum\" is not used in command; the trial sees it "
+                                "only through TUNE_CONFIG");
+    CHECK_STR(space_note(s, 1), "parameter \"layers\" is not used in command; the trial sees it "
+                                "only through TUNE_CONFIG");
+    CHECK(space_note(s, 2) == NULL);
+    space_free(s);
+}
+
+TEST(render_nested_placeholders)
+{
+    space_t *s = parse(nested_json);
+    REQUIRE(s);
+    int sgd = 0, adam = 0;
+    for (size_t i = 0; i < 40; i++) {
+        cJSON *c = sample(s, i);
+        REQUIRE(c);
+        char **argv = NULL, err[256];
+        REQUIRE(space_render_argv(s, c, "0", "d", &argv, err, sizeof err) == 0);
+        const cJSON *o = cJSON_GetObjectItem(c, "optimizer");
+        char want[64], *js = space_json_print(o); /* numbers as argv gets them */
+        const char *name = cJSON_GetObjectItem(o, "name")->valuestring;
+        snprintf(want, sizeof want, "--opt=%s", name);
+        CHECK_STR(argv[1], want);
+        /* the element of the branch not drawn is left out */
+        int is_sgd = strcmp(name, "sgd") == 0;
+        const char *k = is_sgd ? "--m=" : "--b1=";
+        CHECK(strncmp(argv[2], k, strlen(k)) == 0);
+        CHECK(strtod(argv[2] + strlen(k), NULL) == num(o, is_sgd ? "momentum" : "beta1"));
+        CHECK(atof(argv[3]) == num(cJSON_GetObjectItem(c, "model"), "width"));
+        CHECK_STR(argv[4], js); /* the whole object as JSON */
+        CHECK(argv[5] == NULL);
+        strcmp(name, "sgd") == 0 ? sgd++ : adam++;
+        free(js);
+        space_argv_free(argv);
+        cJSON_Delete(c);
+    }
+    CHECK(sgd > 0 && adam > 0);
+    /* a top-level parameter missing from the configuration is still an error; a key that
+     * itself holds a dot is found whole */
+    cJSON *c = cJSON_Parse("{\"model\": {\"width\": 3}}");
+    char **argv = NULL, err[256];
+    CHECK_EQ_INT(space_render_argv(s, c, "0", "d", &argv, err, sizeof err), SPACE_EINVAL);
+    CHECK_STR(err, "command[1]: the configuration has no value for \"{optimizer.name}\"");
+    cJSON_Delete(c);
+    space_free(s);
+    char **av =
+        render("{\"name\":\"r\",\"command\":[\"p\",\"{a.b}\",\"{a.c.d}\",\"{x.y.z}\"],"
+               "\"space\":{\"a.b\":1,\"a\":{\"c.d\":{\"choice\":[2]},\"e\":{\"uniform\":[0,1]}},"
+               "\"x\":{\"y\":{\"z\":{\"choice\":[\"deep\"]}}}}}",
+               "{\"a.b\": 1, \"a\": {\"c.d\": 2, \"e\": 0.5}, \"x\": {\"y\": {\"z\": \"deep\"}}}",
+               "0", "d");
+    REQUIRE(av);
+    CHECK_STR(av[1], "1");
+    CHECK_STR(av[2], "2");
+    CHECK_STR(av[3], "deep");
+    space_argv_free(av);
 }
 
 TT_MAIN

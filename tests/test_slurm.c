@@ -1272,10 +1272,10 @@ TEST(slurm_refusal_is_an_error_trial_with_slurms_message)
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", NULL};
     struct out o = run_tune(dir, a, NULL);
-    CHECK_EQ_INT(o.code, 0);
+    CHECK_EQ_INT(o.code, 3); /* the trial ended in ERROR */
     out_free(&o);
     char *r = db_rows(dir, "SELECT status, error, stderr_tail FROM trials");
-    CHECK_CONTAINS(r, "ERROR|exited with code 1|");
+    CHECK_CONTAINS(r, "ERROR|exited with code 1: srun: error:");
     CHECK_CONTAINS(r, "srun: error: Unable to allocate resources: Invalid feature specification");
     free(r);
 
@@ -1419,7 +1419,7 @@ TEST(controller_killed_trials_end_as_errors)
     t0 = now_s();
     struct out o = wait_tune(dir, pid);
     double took = now_s() - t0;
-    CHECK_EQ_INT(o.code, 0);
+    CHECK_EQ_INT(o.code, 3); /* trials ended in ERROR */
     CHECK_CONTAINS(o.out, "2 failed");
     out_free(&o);
     CHECK(took < 60);

@@ -1230,7 +1230,7 @@ static void e2e_done(struct e2e *e)
 /* Final parameters from a run's checkpoint (malloc'd), or NULL. */
 static float *final_params(const char *ckdir, size_t *np)
 {
-    char p[4096], err[256];
+    char p[4200], err[256];
     snprintf(p, sizeof p, "%s/checkpoint.bin", ckdir);
     train__ckpt_t c;
     if (train__ckpt_read(p, &c, err, sizeof err) != 0) {
@@ -1393,7 +1393,7 @@ static void resume_case(const char *ranks, const char *optimizer)
     strip_timing(joined);
     CHECK_STR(joined, o_full);
     CHECK_CONTAINS(o_full, "\"training_iteration\": 9, \"epoch\": 3"); /* 3 per epoch */
-    size_t na, nb;
+    size_t na = 0, nb = 0;
     float *pa = final_params(a, &na), *pb = final_params(b, &nb);
     REQUIRE(pa && pb);
     CHECK_EQ_INT(na, nb);

@@ -81,7 +81,12 @@ static int reap(pid_t pid, int flags)
 
 static int buf_add(char **b, size_t *len, size_t *cap, const char *s, size_t n)
 {
-    if (*len + n > CMD_MAX_OUT) n = CMD_MAX_OUT - *len; /* the rest is dropped */
+    /* The rest is dropped. Written so that n never wraps below zero: GCC 12 at -O3 read
+     * the old "CMD_MAX_OUT - *len" as a possible 1 MiB read of "" (stringop-overread). */
+    if (*len >= CMD_MAX_OUT)
+        n = 0;
+    else if (n > CMD_MAX_OUT - *len)
+        n = CMD_MAX_OUT - *len;
     if (*len + n + 1 > *cap) {
         size_t c = *cap ? *cap : 1024;
         while (c < *len + n + 1)

@@ -8,7 +8,10 @@
   var t0 = performance.now();
   var D = JSON.parse(document.getElementById('tune-data').textContent);
   var E = D.exp, T = D.trials, P = D.params || [];
-  var MODE_MAX = E.mode === 'max';
+  /* The shown metric's order: the experiment's mode for its own metric, --mode or a
+   * guess from the name for another one (tune report says which). */
+  var MODE = D.mode || E.mode;
+  var MODE_MAX = MODE === 'max';
   var METRIC = D.metric || 'metric';
   var COL = {
     finished: '#2563eb', stopped: '#f08c2e', error: '#dc2626', running: '#16a34a',
@@ -212,7 +215,7 @@
     });
     counts = n;
     var s = E.settings || {}, sc = s.scheduler || {};
-    var badges = [['status', E.status], ['scheduler', E.scheduler], ['metric', METRIC + ' (' + E.mode + ')'],
+    var badges = [['status', E.status], ['scheduler', E.scheduler], ['metric', METRIC + ' (' + MODE + (D.mode_guessed ? ', guessed from the name' : '') + ')'],
       ['x', E.time_attr]];
     if (E.scheduler === 'asha')
       badges.push(['rungs', (D.milestones || []).map(fmt).join(' \u00b7 ') + (fin(sc.max_t) ? ' \u2192 ' + fmt(sc.max_t) : '')]);
@@ -228,7 +231,7 @@
     if (n.other) parts.push(n.other + ' paused or pending');
     var stats = [
       ['trials', String(T.length) + (E.num_trials && E.num_trials !== T.length ? ' / ' + E.num_trials : ''), parts.join(', ')],
-      ['best ' + METRIC, bt ? fmt(bt.last) : '\u2013', bt ? bt.name + ' (' + E.mode + ', last result)' : 'no value yet'],
+      ['best ' + METRIC, bt ? fmt(bt.last) : '\u2013', bt ? bt.name + ' (' + MODE + ', last result)' : 'no value yet'],
       ['results', String(results), 'reported by all trials'],
       ['wall time', fmtDur((fin(E.ended) ? E.ended : D.generated) - E.created), fmtDate(E.created)],
       ['trial time', fmtDur(busy), 'summed over trials']
@@ -630,7 +633,7 @@
       var x = Math.round(ax(i)) + 0.5;
       c.strokeStyle = COL.axis; c.lineWidth = 1;
       c.beginPath(); c.moveTo(x, box.t); c.lineTo(x, box.b); c.stroke();
-      var pi = infos[i], name = pi ? pi.name + (pi.log ? ' (log)' : '') : METRIC + ' (' + E.mode + ')';
+      var pi = infos[i], name = pi ? pi.name + (pi.log ? ' (log)' : '') : METRIC + ' (' + MODE + ')';
       c.font = '600 ' + FONT; c.textAlign = i === 0 ? 'left' : i === axes - 1 ? 'right' : 'center';
       c.fillText(name, i === 0 ? x - 8 : i === axes - 1 ? x + 8 : x, box.t - 18);
       c.font = FONT; c.textAlign = 'left';
@@ -649,7 +652,7 @@
     counts.parallel = k;
     $('parallel-legend').innerHTML = '<span><span class="sw" style="width:90px;height:6px;background:linear-gradient(90deg,' +
       ramp(0) + ',' + ramp(0.33) + ',' + ramp(0.66) + ',' + ramp(1) + ')"></span>the best ' + k + ' of ' + ranked.length +
-      ' trials by their last ' + esc(METRIC) + ' (' + esc(E.mode) + '), best first; the best is the thick line</span>' +
+      ' trials by their last ' + esc(METRIC) + ' (' + esc(MODE) + '), best first; the best is the thick line</span>' +
       (ranked.length > k ? '<span><span class="sw" style="background:#d1d5db"></span>the other ' + (ranked.length - k) + '</span>' : '');
   }
   function parallelInit() {
@@ -774,7 +777,7 @@
   function settings() {
     var s = E.settings || {}, sc = s.scheduler || {}, res = s.resources || {}, ex = s.executor || {};
     var rows = [
-      ['experiment', E.name], ['status', E.status], ['metric', METRIC + ' (' + E.mode + ')' + (METRIC !== E.metric ? ', the experiment\u2019s is ' + E.metric : '')],
+      ['experiment', E.name], ['status', E.status], ['metric', METRIC + ' (' + MODE + ')' + (METRIC !== E.metric ? ', the experiment\u2019s is ' + E.metric + ' (' + E.mode + ')' : '')],
       ['scheduler', [sc.type || E.scheduler].concat(sc.type === 'asha' ? ['time_attr ' + sc.time_attr, 'max_t ' + sc.max_t, 'grace_period ' + sc.grace_period, 'reduction_factor ' + sc.reduction_factor, 'brackets ' + sc.brackets] :
         sc.type === 'median' ? ['time_attr ' + sc.time_attr, 'grace_period ' + sc.grace_period, 'min_samples_required ' + sc.min_samples_required] : []).join(', ')],
       ['trials', (s.num_trials !== undefined ? s.num_trials : E.num_trials) + ' (num_samples ' + s.num_samples + ')'],

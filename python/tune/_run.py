@@ -1,0 +1,468 @@
+"""tune.run: Ray Tune's arguments in, a space.json next to the database, the `tune` binary run.
+
+The C binary is the engine: this module writes the file, starts `tune run FILE --db DB`,
+shows its live table (a terminal) or its plain status lines (a notebook), passes Ctrl-C on
+as tune's, and turns a failed run into tune.TuneError with tune's own message. Not for:
+sampling, scheduling or recording anything itself, and never pickling a trainable.
+"""
+
+import datetime
+import inspect
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+
+from . import _space
+from ._results import ExperimentAnalysis, TuneError
+
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Exit statuses of tune (README): 2 bad usage or space.json, 3 trials ended in ERROR.
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_TRIAL_ERRORS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def find_binary():
+    """The `tune` executable: $TUNE_BIN, else build/bin/tune of the checkout this package
+    lives in, else `tune` on PATH. The variable comes first so that a test or a second build
+    directory can always say which binary it means."""
+    env = os.environ.get("TUNE_BIN")
+    if env:
+        if not os.access(env, os.X_OK):
+            raise TuneError(f"TUNE_BIN={env} is not an executable file")
+        return env
+    beside = os.path.join(os.path.dirname(PACKAGE_PARENT), "build", "bin", "tune")
+    if os.access(beside, os.X_OK):
+        return beside
+    found = shutil.which("tune")
+    if found:
+        return found
+    raise TuneError("cannot find the tune binary: build it (./scripts/setup.sh builds "
+                    "build/bin/tune in the checkout), put it on PATH, or set "
+                    "TUNE_BIN=/path/to/tune")
+
+
+def _escape(s):
+    # A command element's braces are placeholders (docs/space.md); a path keeps its own.
+    return s.replace("{", "{{").replace("}", "}}")
+
+
+def function_command(fn):
+    """The trial command for a function trainable: [python, -m, tune.trial, TARGET, --path DIR].
+
+    TARGET is MODULE:QUALNAME for an importable function, FILE.py:QUALNAME for one defined
+    in the script being run (__main__). DIR is the folder the module is imported from, so
+    the command alone (as stored in space.json) can run the trial again, e.g. for
+    `tune resume` typed in a shell."""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if not name or "<lambda>" in name or "<locals>" in name:
+        raise ValueError(f"tune.run: {fn!r} cannot run in a trial's own process: a lambda or a "
+                         "function defined inside another function has no importable name; "
+                         "define it at the top level of a module or script")
+    modname = getattr(fn, "__module__", None)
+    module = sys.modules.get(modname)
+    if module is None:
+        raise ValueError(f"tune.run: cannot find the module of {fn!r}")
+    path = getattr(module, "__file__", None)
+    spec = getattr(module, "__spec__", None)
+    if modname == "__main__" and spec is not None and spec.name not in (None, "__main__"):
+        modname = spec.name  # `python -m pkg.run`: importable by its own name
+    if modname == "__main__":
+        if not path:
+            raise ValueError(
+                f"tune.run: {name} is defined in a notebook or an interactive session, which "
+                "another process cannot import. Put it in a .py file next to the notebook "
+                "(from mytrain import train) and pass that function")
+        target, root = os.path.abspath(path) + ":" + name, None
+    else:
+        if not path:
+            raise ValueError(f"tune.run: module {modname} of {name} has no file to import from")
+        root = os.path.dirname(os.path.abspath(path))
+        depth = modname.count(".") + (1 if os.path.basename(path) == "__init__.py" else 0)
+        for _ in range(depth):
+            root = os.path.dirname(root)
+        target = f"{modname}:{name}"
+    cmd = [sys.executable, "-m", "tune.trial", _escape(target)]
+    if root and root not in _site_dirs():  # an installed module needs no --path
+        cmd += ["--path", _escape(root)]
+    return cmd
+
+
+def _site_dirs():
+    import site
+    dirs = list(getattr(site, "getsitepackages", lambda: [])())
+    user = getattr(site, "getusersitepackages", lambda: None)()
+    return set(os.path.abspath(d) for d in dirs + ([user] if user else []))
+
+
+def _default_name(trainable):
+    base = getattr(trainable, "__name__", None)
+    if not isinstance(base, str) and isinstance(trainable, (list, tuple)) and trainable:
+        base = os.path.basename(str(trainable[0]))
+    base = re.sub(r"[^A-Za-z0-9_.-]", "_", base or "experiment").strip(".") or "experiment"
+    return f"{base}_{datetime.datetime.now().strftime('%Y-%m-%d_%H-%M-%S')}"
+
+
+# Ray Tune arguments tune has no counterpart for, with what to do instead.
+_RAY_ONLY = {
+    "local_dir": "pass storage='PATH.db': one SQLite file holds the results, and the trial "
+                 "folders go to tune_results/ next to it",
+    "storage_path": "pass storage='PATH.db' (a database file, with tune_results/ beside it)",
+    "checkpoint_config": "a trial saves its own checkpoint (tune.report(checkpoint=...)) and "
+                         "reads it back with tune.get_checkpoint()",
+    "checkpoint_freq": "a trial saves its own checkpoint; see tune.get_checkpoint()",
+    "checkpoint_at_end": "a trial saves its own checkpoint; see tune.get_checkpoint()",
+    "keep_checkpoints_num": "a trial saves its own checkpoint; see tune.get_checkpoint()",
+    "reuse_actors": "every trial is its own process; leave it out",
+    "callbacks": "read the database while it runs (tune.Experiment) instead",
+    "loggers": "every result is in the database (tune.Experiment(...).results())",
+    "sync_config": "trial folders are next to the database; use executor={'type': 'slurm'} "
+                   "on a cluster",
+    "trial_name_creator": "trials are named trial_NNNNN",
+    "trial_dirname_creator": "trial folders are tune_results/NAME/trial_NNNNN",
+    "restore": "use tune.resume(name, storage=...) or resume=True",
+    "search_alg": None, "points_to_evaluate": None,
+}
+
+_SUPPORTED = ("config", "name", "metric", "mode", "num_samples", "max_concurrent_trials", "seed",
+              "scheduler", "search_alg", "resources_per_trial", "stop", "time_budget_s",
+              "trial_time_limit_s", "max_failures", "fail_fast", "stop_experiment_on_target",
+              "allow_missing_metric", "progress_reporter", "storage", "points_to_evaluate",
+              "stop_grace_s", "status_interval_s", "result_timeout_s", "executor", "resume",
+              "restart", "raise_on_failed_trial", "verbose", "gpus", "cpus")
+
+
+def _resources(r):
+    if r is None:
+        return None
+    if not isinstance(r, dict):
+        raise TypeError("resources_per_trial must be a dict like {'cpu': 2, 'gpu': 0.5} "
+                        f"(placement groups are not supported), not {type(r).__name__}")
+    out = {}
+    for k, v in r.items():
+        if k not in ("cpu", "gpu"):
+            raise ValueError(f"resources_per_trial: {k!r} is not supported; tune knows 'cpu' "
+                             f"and 'gpu'{_space.did_you_mean(str(k), ['cpu', 'gpu'])}")
+        _space._num("run", f"resources_per_trial[{k!r}]", v)
+    if "gpu" in r:
+        out["gpus_per_trial"] = r["gpu"]
+    if "cpu" in r:
+        out["cpus_per_trial"] = r["cpu"]
+    return out
+
+
+def _stop(stop):
+    if stop is None:
+        return None
+    if not isinstance(stop, dict):
+        raise TypeError("stop must be a dict of result key to threshold, e.g. "
+                        "{'val_accuracy': 0.95, 'training_iteration': 50}; stopper objects and "
+                        "functions are not supported")
+    for k, v in stop.items():
+        _space._num("run", f"stop[{k!r}]", v)
+    return dict(stop)
+
+
+def build_space(trainable, config=None, *, name=None, metric=None, mode=None, num_samples=None,
+                max_concurrent_trials=None, seed=None, scheduler=None, search_alg=None,
+                resources_per_trial=None, stop=None, time_budget_s=None,
+                trial_time_limit_s=None, max_failures=None, fail_fast=None,
+                stop_experiment_on_target=None, allow_missing_metric=None,
+                progress_reporter=None, points_to_evaluate=None, stop_grace_s=None,
+                status_interval_s=None, result_timeout_s=None, executor=None):
+    """The space.json object tune.run writes for these arguments (docs/python.md has the table)."""
+    if search_alg not in (None, "random", "variant_generator", "basic_variant"):
+        raise ValueError(f"search_alg={search_alg!r} is not supported yet: tune samples at random "
+                         "from the seed (search_alg='random', the default, Ray's "
+                         "BasicVariantGenerator); combine it with tune.ASHAScheduler to stop "
+                         "bad trials early")
+    if points_to_evaluate is not None:
+        raise ValueError("points_to_evaluate is not supported yet: every configuration is drawn "
+                         "from config by the seed; to try given points, run them with "
+                         "tune.grid_search over the values")
+    if mode is not None and mode not in ("min", "max"):
+        raise ValueError(f"mode must be 'min' or 'max', not {mode!r}")
+    if callable(trainable) and not isinstance(trainable, (list, tuple)):
+        if inspect.isclass(trainable):
+            raise TypeError("class trainables are not supported: write a function "
+                            "train(config) that calls tune.report(...) each iteration")
+        command = function_command(trainable)
+    elif isinstance(trainable, (list, tuple)) and trainable and all(
+            isinstance(a, str) for a in trainable):
+        command = list(trainable)
+    elif isinstance(trainable, str):
+        raise TypeError(f"tune.run({trainable!r}): give a function, or a command as a list of "
+                        "arguments (['python', 'train.py', '--lr', '{lr}']); a command is never "
+                        "run through a shell, and Ray's registered trainable names do not exist here")
+    else:
+        raise TypeError("tune.run: the trainable must be a function train(config) or a command "
+                        f"as a list of strings, not {type(trainable).__name__}")
+    sched = _space.scheduler_of(scheduler)
+    if sched is not None and sched.metric is not None:
+        if metric is not None and metric != sched.metric:
+            raise ValueError(f"metric={metric!r} but the scheduler says metric={sched.metric!r}")
+        metric = sched.metric
+    if sched is not None and sched.mode is not None:
+        if mode is not None and mode != sched.mode:
+            raise ValueError(f"mode={mode!r} but the scheduler says mode={sched.mode!r}")
+        mode = sched.mode
+    if metric is not None and not isinstance(metric, str):
+        raise TypeError(f"metric must be the name of a reported value, not {metric!r}")
+    if progress_reporter is not None and not isinstance(progress_reporter, _space.CLIReporter):
+        raise TypeError("progress_reporter must be tune.CLIReporter(metric_columns=[...], "
+                        "parameter_columns=[...])")
+    if fail_fast is not None and not isinstance(fail_fast, (bool, int)):
+        raise TypeError("fail_fast must be True, False or a number of failed trials; Ray's "
+                        "fail_fast='raise' is what tune.run does anyway (raise_on_failed_trial)")
+
+    s = {"name": name or _default_name(trainable)}
+    if metric is not None:
+        s["metric"] = metric
+        s["mode"] = mode or "min"
+    elif mode is not None:
+        s["mode"] = mode
+    for key, v in (("num_samples", num_samples), ("max_concurrent", max_concurrent_trials),
+                   ("seed", seed)):
+        if v is not None:
+            s[key] = _space._whole("run", key, v)
+    s["command"] = command
+    res = _resources(resources_per_trial)
+    if res:
+        s["resources"] = res
+    if sched is not None:
+        s["scheduler"] = sched.to_json()
+    if executor is not None:
+        s["executor"] = {"type": executor} if isinstance(executor, str) else dict(executor)
+    stops = _stop(stop)
+    if stops is not None:
+        s["stop"] = stops
+    for key, v in (("stop_experiment_on_target", stop_experiment_on_target),
+                   ("allow_missing_metric", allow_missing_metric)):
+        if v is not None:
+            if not isinstance(v, bool):
+                raise TypeError(f"{key} must be True or False, not {v!r}")
+            s[key] = v
+    for key, v in (("time_budget_s", time_budget_s), ("trial_time_limit_s", trial_time_limit_s),
+                   ("stop_grace_s", stop_grace_s), ("status_interval_s", status_interval_s),
+                   ("result_timeout_s", result_timeout_s)):
+        if v is not None:
+            s[key] = _space._num("run", key, v)
+    if max_failures is not None:
+        s["max_failures"] = _space._whole("run", "max_failures", max_failures)
+    if fail_fast is not None:
+        s["fail_fast"] = fail_fast
+    if progress_reporter is not None and progress_reporter.to_json():
+        s["reporter"] = progress_reporter.to_json()
+    if progress_reporter is not None and progress_reporter.max_report_frequency is not None \
+            and status_interval_s is None:
+        s["status_interval_s"] = _space._num("CLIReporter", "max_report_frequency",
+                                             progress_reporter.max_report_frequency)
+    s["space"] = _space.config_to_space(config)
+    return s
+
+
+def _check_kwargs(kwargs):
+    for k in kwargs:
+        hint = _RAY_ONLY.get(k)
+        if hint:
+            raise TypeError(f"tune.run: {k!r} is not supported: {hint}")
+        raise TypeError(f"tune.run got an unexpected argument {k!r}"
+                        f"{_space.did_you_mean(k, _SUPPORTED)}")
+
+
+def _write_atomic(path, text):
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _env():
+    env = dict(os.environ)
+    # The trial processes (python -m tune.trial) inherit tune's environment: this package
+    # is importable there whether or not it is installed.
+    old = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = PACKAGE_PARENT + (os.pathsep + old if old else "")
+    return env
+
+
+def _real_fd(stream):
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def execute(args):
+    """Runs `tune ARGS`; returns its exit status and the last lines of its stderr.
+
+    stdout goes straight to this process's stdout when that is a real file descriptor (a
+    terminal gets the live table), else through Python's sys.stdout line by line (a
+    notebook: tune sees a pipe and prints plain status blocks). stderr is read through a
+    pipe so that a failure can quote it, and echoed as it comes. tune runs in its own
+    process group and gets exactly one SIGINT per KeyboardInterrupt here, so a terminal's
+    Ctrl-C is not delivered twice (tune's second Ctrl-C kills the trials at once)."""
+    argv = [find_binary()] + args
+    sys.stdout.flush()
+    out_fd = _real_fd(sys.stdout)
+    popen = dict(stdin=subprocess.DEVNULL, stdout=out_fd if out_fd is not None else subprocess.PIPE,
+                 stderr=subprocess.PIPE, env=_env())
+    if sys.version_info >= (3, 11):
+        popen["process_group"] = 0
+    else:
+        popen["start_new_session"] = True
+    p = subprocess.Popen(argv, **popen)
+    tail = []
+
+    def pump_err():
+        for raw in iter(p.stderr.readline, b""):
+            line = raw.decode("utf-8", "replace")
+            tail.append(line.rstrip("\n"))
+            del tail[:-40]
+            sys.stderr.write(line)
+            sys.stderr.flush()
+
+    def pump_out():
+        for raw in iter(p.stdout.readline, b""):
+            sys.stdout.write(raw.decode("utf-8", "replace"))
+            sys.stdout.flush()
+
+    threads = [threading.Thread(target=pump_err, daemon=True)]
+    if out_fd is None:
+        threads.append(threading.Thread(target=pump_out, daemon=True))
+    for t in threads:
+        t.start()
+    interrupted = 0
+    while True:
+        try:
+            rc = p.wait()
+            break
+        except KeyboardInterrupt:
+            interrupted += 1
+            try:
+                p.send_signal(signal.SIGINT)
+            except ProcessLookupError:
+                pass
+    for t in threads:
+        t.join()
+    return rc, tail, interrupted
+
+
+def _message(tail, rc):
+    # tune's own words: its "tune: ..." lines, else whatever it last wrote on stderr.
+    mine = [ln for ln in tail if ln.startswith("tune: ")]
+    lines = mine or [ln for ln in tail if ln.strip()]
+    return "\n".join(lines[-10:]) or f"tune exited with status {rc}"
+
+
+def _actual_name(db, name, restart):
+    """With restart=True tune may run NAME-2, NAME-3, ...: the newest such experiment."""
+    if not restart:
+        return name
+    from ._results import _connect
+    try:
+        with _connect(db) as con:
+            rows = con.execute("SELECT name FROM experiments WHERE name = ?1 OR "
+                               "name GLOB ?1 || '-[0-9]*' ORDER BY id DESC LIMIT 1",
+                               (name,)).fetchall()
+    except TuneError:
+        return name
+    return rows[0][0] if rows else name
+
+
+def _finish(rc, tail, interrupted, db, name, space_path, raise_on_failed_trial):
+    if rc == EXIT_INTERRUPTED or interrupted:
+        sys.stderr.write(f"tune: interrupted; resume with tune.resume({name!r}, storage={db!r}) "
+                         f"or: tune resume {name} --db {db}\n")
+        raise KeyboardInterrupt
+    if rc not in (EXIT_OK, EXIT_TRIAL_ERRORS):
+        raise TuneError(_message(tail, rc), exit_code=rc, name=name, storage=db)
+    analysis = ExperimentAnalysis(name, storage=db, space_path=space_path, exit_code=rc)
+    if raise_on_failed_trial:
+        failed = [t for t in analysis.trials() if t["status"] == "ERROR"]
+        if failed or rc == EXIT_TRIAL_ERRORS:
+            first = failed[0] if failed else {}
+            why = first.get("error") or _message(tail, rc)
+            said = [ln for ln in tail if ln.startswith("tune: ")]  # e.g. why fail_fast stopped it
+            raise TuneError(f"{len(failed)} trial(s) of {name} ended in ERROR; the first, "
+                            f"{first.get('trial', '?')}: {why}\n"
+                            + "".join(ln + "\n" for ln in said[-5:])
+                            + "(pass raise_on_failed_trial=False to get the analysis anyway; "
+                            "`tune show` tells more)",
+                            exit_code=rc, name=name, storage=db, analysis=analysis)
+    return analysis
+
+
+def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, num_samples=None,
+        max_concurrent_trials=None, seed=None, scheduler=None, search_alg=None,
+        resources_per_trial=None, stop=None, time_budget_s=None, trial_time_limit_s=None,
+        max_failures=None, fail_fast=None, stop_experiment_on_target=None,
+        allow_missing_metric=None, progress_reporter=None, storage="tune.db",
+        points_to_evaluate=None, stop_grace_s=None, status_interval_s=None,
+        result_timeout_s=None, executor=None, resume=False, restart=False,
+        raise_on_failed_trial=True, verbose=None, gpus=None, cpus=None, **ray_only):
+    """Runs an experiment with the tune binary and returns its ExperimentAnalysis.
+
+    run_or_experiment is a function train(config) (run in each trial's own process through
+    `python -m tune.trial`) or a command, a list of strings with {placeholders}. The other
+    arguments are Ray Tune's where the meaning is the same; docs/python.md lists each with
+    the space.json key it becomes. Raises TuneError when tune fails (with tune's message),
+    KeyboardInterrupt after Ctrl-C (the experiment is resumable: tune.resume)."""
+    _check_kwargs(ray_only)
+    if os.environ.get("TUNE_PYTHON_TRIAL"):
+        raise RuntimeError("tune.run was called inside a trial: guard the script's call with "
+                           "`if __name__ == \"__main__\":` so that importing it for a trial does "
+                           "not start another experiment")
+    space = build_space(run_or_experiment, config, name=name, metric=metric, mode=mode,
+                        num_samples=num_samples, max_concurrent_trials=max_concurrent_trials,
+                        seed=seed, scheduler=scheduler, search_alg=search_alg,
+                        resources_per_trial=resources_per_trial, stop=stop,
+                        time_budget_s=time_budget_s, trial_time_limit_s=trial_time_limit_s,
+                        max_failures=max_failures, fail_fast=fail_fast,
+                        stop_experiment_on_target=stop_experiment_on_target,
+                        allow_missing_metric=allow_missing_metric,
+                        progress_reporter=progress_reporter,
+                        points_to_evaluate=points_to_evaluate, stop_grace_s=stop_grace_s,
+                        status_interval_s=status_interval_s, result_timeout_s=result_timeout_s,
+                        executor=executor)
+    db = os.path.abspath(storage)
+    if name is None:
+        restart = True  # a generated name that happens to exist already: run as NAME-2
+    name = space["name"]
+    space_path = os.path.join(os.path.dirname(db), f"{name}.space.json")
+    _write_atomic(space_path, json.dumps(space, indent=2) + "\n")
+    args = ["run", space_path, "--db", db] + _cli_options(verbose, gpus, cpus)
+    if resume:
+        args.append("--resume")
+    if restart:
+        args.append("--restart")
+    rc, tail, interrupted = execute(args)
+    if rc in (EXIT_OK, EXIT_TRIAL_ERRORS, EXIT_INTERRUPTED) or interrupted:
+        name = _actual_name(db, name, restart)
+    return _finish(rc, tail, interrupted, db, name, space_path, raise_on_failed_trial)
+
+
+def _cli_options(verbose, gpus, cpus):
+    args = []
+    if verbose == 0:
+        args.append("--quiet")
+    if gpus is not None:  # "none", "0,1" or a list of device numbers, as --gpus takes
+        args += ["--gpus", gpus if isinstance(gpus, str) else ",".join(str(g) for g in gpus)]
+    if cpus is not None:
+        args += ["--cpus", str(_space._whole("run", "cpus", cpus))]
+    return args
+
+
+def resume(name, storage="tune.db", *, raise_on_failed_trial=True, verbose=None, gpus=None,
+           cpus=None):
+    """Continues an interrupted experiment (`tune resume NAME --db DB`) and returns its
+    ExperimentAnalysis, as tune.run does."""
+    db = os.path.abspath(storage)
+    rc, tail, interrupted = execute(["resume", name, "--db", db] + _cli_options(verbose, gpus, cpus))
+    space_path = os.path.join(os.path.dirname(db), f"{name}.space.json")
+    return _finish(rc, tail, interrupted, db, name,
+                   space_path if os.path.exists(space_path) else None, raise_on_failed_trial)

@@ -1,0 +1,72 @@
+"""Runs a function trainable in a trial's own process: python -m tune.trial TARGET [--path DIR].
+
+TARGET is MODULE:FUNCTION (imported, with DIR put first on sys.path) or FILE.py:FUNCTION
+(the file is loaded as a module named __tune_main__, so its `if __name__ == "__main__":`
+block does not run). The function gets the trial's configuration from TUNE_CONFIG and
+reports with tune.report; a dict it returns is reported as its last result, as in Ray.
+Not for: anything tune itself does (scheduling, recording); an exception ends the trial
+with its traceback on stderr and exit status 1, which tune records as ERROR.
+"""
+
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import sys
+
+
+def load(target):
+    """The function TARGET names."""
+    where, sep, qualname = target.rpartition(":")
+    if not sep or not where or not qualname:
+        raise SystemExit(f"tune.trial: {target!r} is not MODULE:FUNCTION or FILE.py:FUNCTION")
+    if where.endswith(".py") or os.sep in where:
+        path = os.path.abspath(where)
+        if not os.path.exists(path):
+            raise SystemExit(f"tune.trial: {path} does not exist (the script that defined the "
+                             "function was moved or deleted)")
+        sys.path.insert(0, os.path.dirname(path))  # as when the script itself runs
+        spec = importlib.util.spec_from_file_location("__tune_main__", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["__tune_main__"] = module
+        spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(where)
+    obj = module
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            raise SystemExit(f"tune.trial: {where} has no {qualname}")
+    if not callable(obj):
+        raise SystemExit(f"tune.trial: {where}:{qualname} is not a function")
+    return obj
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m tune.trial",
+                                 description="Runs a function trainable as one tune trial.")
+    ap.add_argument("target", help="MODULE:FUNCTION or FILE.py:FUNCTION")
+    ap.add_argument("--path", action="append", default=[],
+                    help="a folder to import from (put first on sys.path)")
+    a = ap.parse_args(argv)
+    for p in reversed(a.path):
+        sys.path.insert(0, p)
+    os.environ["TUNE_PYTHON_TRIAL"] = "1"  # tune.run refuses to nest inside a trial
+    raw = os.environ.get("TUNE_CONFIG")
+    if raw is None:
+        raise SystemExit("tune.trial: TUNE_CONFIG is not set: this runs as one of tune's trials "
+                         "(tune.run or `tune run`), which sets it")
+    config = json.loads(raw)
+    fn = load(a.target)
+    result = fn(config)
+    if isinstance(result, dict):
+        import tune
+        tune.report(**result)
+    elif result is not None:
+        raise SystemExit(f"tune.trial: {a.target} returned {type(result).__name__}; a trainable "
+                         "returns None or a dict of final metrics")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,627 @@
+/* search/parzen.c: the density estimates the TPE searcher compares: Optuna 3.1's
+ * univariate Parzen estimator and HpBandSter's multivariate KDE (statsmodels'
+ * KDEMultivariate), plus the random stream and special functions they draw with. Not
+ * for: deciding which observations go into a model (tpe.c) or drawing whole
+ * configurations (sample.c). Learnt from the sources named at each function; no code
+ * copied. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/space_int.h"
+#include "search/tpe_int.h"
+
+#define SQRT_PI 1.7724538509055160273
+#define SQRT_2 1.4142135623730950488
+#define SQRT_2PI 2.5066282746310005024
+
+/* ---- random stream ------------------------------------------------------------------- */
+#define GOLDEN 0x9e3779b97f4a7c15ULL
+
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void space__rng_seed(space__rng_t *r, uint64_t seed, uint64_t trial_no)
+{
+    /* "tpe" in the key keeps these streams apart from sample.c's (seed, index, param) */
+    uint64_t key = mix64(seed + GOLDEN);
+    key = mix64(key ^ (trial_no + 5 * GOLDEN));
+    key = mix64(key ^ 0x747065ULL);
+    for (int i = 0; i < 4; i++) {
+        key += GOLDEN;
+        r->s[i] = mix64(key);
+    }
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t rng_next(space__rng_t *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+double space__rng_uniform(space__rng_t *r)
+{
+    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+uint64_t space__rng_below(space__rng_t *r, uint64_t n)
+{
+    uint64_t threshold = (0 - n) % n;
+    for (;;) {
+        uint64_t x = rng_next(r);
+        if (x >= threshold) return x % n;
+    }
+}
+
+/* ---- special functions --------------------------------------------------------------
+ * erfc from two classical expansions, so no libm erf/erfc decides a suggestion:
+ * below 2 the all-positive series erf(x) = 2/sqrt(pi) e^(-x^2) sum (2x^2)^n x /
+ * (1*3*...*(2n+1)) (no cancellation), above it Laplace's continued fraction
+ * erfc(x) = e^(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))), evaluated
+ * backwards from a fixed depth that has converged to double precision at that x. */
+double space__erfc(double x)
+{
+    if (isnan(x)) return x;
+    if (x < 0) return 2.0 - space__erfc(-x);
+    double x2 = x * x;
+    if (x < 2.0) {
+        double t = x, sum = x;
+        for (int n = 1; n < 100; n++) {
+            t *= 2.0 * x2 / (2 * n + 1);
+            sum += t;
+            if (t < sum * 1e-17) break;
+        }
+        return 1.0 - 2.0 / SQRT_PI * exp(-x2) * sum;
+    }
+    if (x > 27.3) return 0.0; /* below the smallest subnormal */
+    int depth = x < 2.5 ? 48 : x < 3.0 ? 40 : x < 4.0 ? 28 : x < 6.0 ? 20 : 12;
+    double f = x;
+    for (int n = depth; n >= 1; n--)
+        f = x + (0.5 * n) / f;
+    return exp(-x2) / SQRT_PI / f;
+}
+
+double space__ndtr(double x)
+{
+    return 0.5 * space__erfc(-x / SQRT_2);
+}
+
+/* Acklam's rational approximation (relative error 1.15e-9), then one Halley step against
+ * space__ndtr, which brings it to double precision. */
+double space__ndtri(double p)
+{
+    static const double a[6] = {-3.969683028665376e+01, 2.209460984245205e+02,
+                                -2.759285104469687e+02, 1.383577518672690e+02,
+                                -3.066479806614716e+01, 2.506628277459239e+00};
+    static const double b[5] = {-5.447609879822406e+01, 1.615858368580409e+02,
+                                -1.556989798598866e+02, 6.680131188771972e+01,
+                                -1.328068155288572e+01};
+    static const double c[6] = {-7.784894002430293e-03, -3.223964580411365e-01,
+                                -2.400758277161838e+00, -2.549732539343734e+00,
+                                4.374664141464968e+00,  2.938163982698783e+00};
+    static const double d[4] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                                3.754408661907416e+00};
+    if (!(p > 0)) return -INFINITY;
+    if (!(p < 1)) return INFINITY;
+    double x;
+    if (p < 0.02425 || p > 1 - 0.02425) {
+        double pp = p < 0.5 ? p : 1 - p;
+        double q = sqrt(-2 * log(pp));
+        x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+            ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+        if (p > 0.5) x = -x;
+    } else {
+        double q = p - 0.5, r = q * q;
+        x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+            (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+    }
+    /* Halley's step on the tail that is small, so the residual keeps its precision */
+    double e = x <= 0 ? space__ndtr(x) - p : (1 - p) - space__ndtr(-x);
+    double u = e * SQRT_2PI * exp(0.5 * x * x);
+    return x - u / (1 + 0.5 * x * u);
+}
+
+/* Mass of the standard normal in [a, b], taken on the side where it is a small
+ * difference of small numbers (as Optuna's _log_gauss_mass does). */
+static double gauss_mass(double a, double b)
+{
+    if (a >= 0) return space__ndtr(-a) - space__ndtr(-b);
+    if (b <= 0) return space__ndtr(b) - space__ndtr(a);
+    return 1.0 - space__ndtr(a) - space__ndtr(-b);
+}
+
+double space__truncnorm_draw(space__rng_t *r, double a, double b)
+{
+    double u = space__rng_uniform(r), x;
+    if (a < -8.5 && b > 8.5) {
+        /* both cut tails below 1e-17: the truncation cannot move a draw; skip two erfc */
+        x = space__ndtri(u > 0 ? u : 0x1.0p-60);
+    } else if (a >= 0) { /* right tail: invert the upper tail, which keeps its precision */
+        double qa = space__ndtr(-a), qb = space__ndtr(-b);
+        x = -space__ndtri(qa - u * (qa - qb));
+    } else {
+        double pa = space__ndtr(a), pb = space__ndtr(b);
+        x = space__ndtri(pa + u * (pb - pa));
+    }
+    if (!(x >= a)) x = a; /* also when the mass underflowed */
+    if (x > b) x = b;
+    return x;
+}
+
+/* ---- Optuna 3.1's univariate Parzen estimator ------------------------------------------ */
+static double comp_z(const space__parzen_t *pe, double mu, double sigma);
+void space__parzen_free(space__parzen_t *pe)
+{
+    if (!pe) return;
+    free(pe->mu);
+    free(pe->sigma);
+    free(pe->w);
+    free(pe->smax_l);
+    free(pe->smax_r);
+    free(pe->wsum);
+    free(pe->z);
+    free(pe->coef);
+    free(pe->isg);
+    free(pe->cat);
+    free(pe->catrow);
+    memset(pe, 0, sizeof *pe);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int space__parzen_fit(space__parzen_t *pe, const double *x, const double *rw, size_t n, double low,
+                      double high, double q, size_t ncat)
+{
+    if (ncat > 0 || n == 0) return space__parzen_fit_sorted(pe, x, rw, n, low, high, q, ncat);
+    /* sort (value, weight) pairs together */
+    double *pair = malloc(2 * n * sizeof *pair), *xs = malloc(n * sizeof *xs),
+           *ws = malloc(n * sizeof *ws);
+    int rc = SPACE_ENOMEM;
+    if (!pair || !xs || !ws) goto out;
+    for (size_t i = 0; i < n; i++) {
+        pair[2 * i] = x[i];
+        pair[2 * i + 1] = rw ? rw[i] : 1.0;
+    }
+    qsort(pair, n, 2 * sizeof *pair, cmp_double);
+    for (size_t i = 0; i < n; i++) {
+        xs[i] = pair[2 * i];
+        ws[i] = pair[2 * i + 1];
+    }
+    rc = space__parzen_fit_sorted(pe, xs, ws, n, low, high, q, ncat);
+out:
+    free(pair);
+    free(xs);
+    free(ws);
+    return rc;
+}
+
+int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double *rw, size_t n,
+                             double low, double high, double q, size_t ncat)
+{
+    /* the arrays of an earlier fit are reused when large enough: a suggestion refits 20
+     * estimators, and fresh 80 kB arrays each time cost page faults */
+    space__parzen_t old = *pe;
+    size_t m = n ? n : 1, catn = ncat ? (n + 1) * ncat : 0;
+    memset(pe, 0, sizeof *pe);
+    if (old.cap >= m && old.catcap >= catn && old.ncatcap >= ncat) {
+        pe->mu = old.mu, pe->sigma = old.sigma, pe->w = old.w, pe->wsum = old.wsum;
+        pe->smax_l = old.smax_l, pe->smax_r = old.smax_r, pe->z = old.z;
+        pe->coef = old.coef, pe->isg = old.isg, pe->cat = old.cat, pe->catrow = old.catrow;
+        pe->cap = old.cap, pe->catcap = old.catcap, pe->ncatcap = old.ncatcap;
+    } else {
+        space__parzen_free(&old);
+        pe->mu = malloc(m * sizeof *pe->mu);
+        pe->sigma = malloc(m * sizeof *pe->sigma);
+        pe->w = malloc(m * sizeof *pe->w);
+        pe->wsum = malloc((m + 1) * sizeof *pe->wsum);
+        pe->smax_l = malloc(m * sizeof *pe->smax_l);
+        pe->smax_r = malloc(m * sizeof *pe->smax_r);
+        pe->z = malloc(m * sizeof *pe->z);
+        pe->coef = malloc(m * sizeof *pe->coef);
+        pe->isg = malloc(m * sizeof *pe->isg);
+        pe->cat = malloc((ncat + 1) * sizeof *pe->cat);
+        pe->catrow = malloc((catn + 1) * sizeof *pe->catrow);
+        pe->cap = m, pe->catcap = catn, pe->ncatcap = ncat;
+        if (!pe->mu || !pe->sigma || !pe->w || !pe->wsum || !pe->smax_l || !pe->smax_r || !pe->z ||
+            !pe->coef || !pe->isg || !pe->cat || !pe->catrow)
+            goto nomem;
+    }
+    pe->n = n;
+    pe->ncat = ncat;
+    pe->low = low;
+    pe->high = high;
+    pe->q = q;
+    /* _calculate_weights: the raw weights and prior_weight 1, normalised together */
+    double total = 1.0;
+    for (size_t i = 0; i < n; i++)
+        total += rw ? rw[i] : 1.0;
+    /* times the reciprocal: a division per weight was a tenth of a suggestion's time */
+    double inv = 1.0 / total;
+    pe->wsum[0] = 0;
+    for (size_t i = 0; i < n; i++)
+        pe->w[i] = (rw ? rw[i] : 1.0) * inv;
+    if (ncat > 0)
+        for (size_t i = 0; i < n; i++)
+            pe->wsum[i + 1] = pe->wsum[i] + pe->w[i];
+    pe->prior_w = 1.0 / total;
+
+    if (ncat > 0) {
+        /* _calculate_categorical_params: each row is prior_weight / (n + 1) everywhere
+         * plus 1 at the observed category, normalised; the prior's row is flat. */
+        memset(pe->cat, 0, ncat * sizeof *pe->cat);
+        double v = 1.0 / (double)(n + 1), rowsum = 1.0 + v * (double)ncat;
+        for (size_t i = 0; i <= n; i++) {
+            double *row = pe->catrow + i * ncat;
+            for (size_t c = 0; c < ncat; c++)
+                row[c] = v;
+            if (i < n) {
+                size_t k = (size_t)x[i];
+                if (k < ncat) row[k] += 1.0;
+                for (size_t c = 0; c < ncat; c++)
+                    row[c] /= rowsum;
+            } else {
+                for (size_t c = 0; c < ncat; c++)
+                    row[c] = 1.0 / (double)ncat;
+            }
+            double wi = i < n ? pe->w[i] : pe->prior_w;
+            for (size_t c = 0; c < ncat; c++)
+                pe->cat[c] += wi * row[c];
+        }
+        return SPACE_OK;
+    }
+
+    /* _calculate_numerical_params, univariate: the prior N(mid, high - low) joins the
+     * sorted means; each sigma is the larger gap to a neighbour (low and high act as
+     * neighbours, except that without consider_endpoints the first and last take their
+     * inner gap), clipped to [range / min(100, 1 + n_components), range]. */
+    double range = high - low, mid = 0.5 * (low + high);
+    size_t ncomp = n + 1, pp = 0;   /* the prior's position among the sorted means */
+    for (size_t hi = n; pp < hi;) { /* the first x > mid */
+        size_t h = pp + (hi - pp) / 2;
+        if (x[h] <= mid)
+            pp = h + 1;
+        else
+            hi = h;
+    }
+    /* sv: low, the sorted means with the prior's among them, high */
+    double *sv = malloc((ncomp + 2) * sizeof *sv);
+    if (!sv) goto nomem;
+    sv[0] = low;
+    for (size_t j = 0; j < ncomp; j++)
+        sv[j + 1] = j < pp ? x[j] : j == pp ? mid : x[j - 1];
+    sv[ncomp + 1] = high;
+    pe->minsigma = range / (ncomp + 1.0 < 100.0 ? ncomp + 1.0 : 100.0);
+    for (size_t j = 0, k = 0; j < ncomp; j++) {
+        double left = sv[j + 1] - sv[j], right = sv[j + 2] - sv[j + 1];
+        double sg = left > right ? left : right;
+        if (ncomp >= 2 && j == 0) sg = right;
+        if (ncomp >= 2 && j == ncomp - 1) sg = left;
+        sg = sg < pe->minsigma ? pe->minsigma : sg > range ? range : sg;
+        if (j == pp) continue; /* the prior's sigma is the whole range */
+        pe->mu[k] = sv[j + 1];
+        pe->sigma[k] = sg;
+        pe->z[k++] = NAN;
+    }
+    free(sv);
+    pe->prior_mu = mid;
+    pe->prior_sigma = range;
+    pe->prior_z = comp_z(pe, mid, range);
+    /* Components with the same mean and sigma (repeated integer or stepped values: 10,000
+     * trials of a 64-value parameter) become one with their summed weight: the same
+     * mixture, summed once instead of hundreds of times. pe->n counts what is left. */
+    size_t kept = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (kept > 0 && pe->mu[kept - 1] == pe->mu[k] && pe->sigma[kept - 1] == pe->sigma[k]) {
+            pe->w[kept - 1] += pe->w[k];
+            continue;
+        }
+        pe->mu[kept] = pe->mu[k];
+        pe->sigma[kept] = pe->sigma[k];
+        pe->w[kept] = pe->w[k];
+        pe->z[kept++] = NAN;
+    }
+    n = pe->n = kept;
+    for (size_t k = 0; k < n; k++) {
+        pe->wsum[k + 1] = pe->wsum[k] + pe->w[k];
+        pe->coef[k] = NAN; /* w / (sqrt(2 pi) sigma z) and 1 / sigma: when first needed */
+        double prev = k ? pe->smax_l[k - 1] : 0;
+        pe->smax_l[k] = pe->sigma[k] > prev ? pe->sigma[k] : prev;
+    }
+    for (size_t k = n; k-- > 0;) {
+        double next = k + 1 < n ? pe->smax_r[k + 1] : 0;
+        pe->smax_r[k] = pe->sigma[k] > next ? pe->sigma[k] : next;
+    }
+    return SPACE_OK;
+nomem:
+    space__parzen_free(pe);
+    return SPACE_ENOMEM;
+}
+
+/* One numeric component's density (mass over the quantisation cell for q > 0), truncated
+ * to [low, high] as scipy's truncnorm.logpdf and Optuna's _log_gauss_mass do. */
+static double comp_pdf(const space__parzen_t *pe, double x, double mu, double sigma, double z)
+{
+    if (pe->q > 0) {
+        double ub = fmin(x + 0.5 * pe->q, pe->high), lb = fmax(x - 0.5 * pe->q, pe->low);
+        return gauss_mass((lb - mu) / sigma, (ub - mu) / sigma) / z;
+    }
+    double t = (x - mu) / sigma;
+    return exp(-0.5 * t * t) / (SQRT_2PI * (pe->optuna31_unscaled ? 1.0 : sigma) * z);
+}
+
+static double comp_z(const space__parzen_t *pe, double mu, double sigma)
+{
+    double a = (pe->low - mu) / sigma, b = (pe->high - mu) / sigma;
+    /* beyond 9 sd the missing tail is below 1.2e-19: the mass is 1 in double */
+    if (a < -9 && b > 9) return 1.0;
+    return gauss_mass(a, b);
+}
+
+static double term(space__parzen_t *pe, size_t k, double x)
+{
+    if (isnan(pe->z[k])) pe->z[k] = comp_z(pe, pe->mu[k], pe->sigma[k]);
+    return pe->w[k] * comp_pdf(pe, x, pe->mu[k], pe->sigma[k], pe->z[k]);
+}
+
+/* Components from..to-1 at x: term() for stepped parameters; for continuous ones the same
+ * sum with each component's constant factor computed once per fit (the windowed walk's
+ * inner loop, where the time goes). */
+static double block_sum(space__parzen_t *pe, size_t from, size_t to, double x)
+{
+    double s = 0;
+    if (pe->q > 0) {
+        for (size_t k = from; k < to; k++)
+            s += term(pe, k, x);
+        return s;
+    }
+    for (size_t k = from; k < to; k++) {
+        double c = pe->coef[k];
+        if (isnan(c)) {
+            pe->z[k] = comp_z(pe, pe->mu[k], pe->sigma[k]);
+            c = pe->coef[k] =
+                pe->w[k] / (SQRT_2PI * (pe->optuna31_unscaled ? 1.0 : pe->sigma[k]) * pe->z[k]);
+            pe->isg[k] = 1.0 / pe->sigma[k];
+        }
+        double t = (x - pe->mu[k]) * pe->isg[k];
+        s += c * exp(-0.5 * t * t);
+    }
+    return s;
+}
+
+static double prior_term(const space__parzen_t *pe, double x)
+{
+    return pe->prior_w * comp_pdf(pe, x, pe->prior_mu, pe->prior_sigma, pe->prior_z);
+}
+
+double space__parzen_log_pdf_naive(space__parzen_t *pe, double x)
+{
+    if (pe->ncat > 0) {
+        size_t c = (size_t)x;
+        return c < pe->ncat ? log(pe->cat[c]) : -INFINITY;
+    }
+    double s = prior_term(pe, x);
+    for (size_t k = 0; k < pe->n; k++)
+        s += term(pe, k, x);
+    return log(s);
+}
+
+/* Walks outwards from x over the means in blocks, on each side until the components not
+ * yet visited cannot add more than SPACE__PARZEN_TOL of the sum so far: each of them
+ * lies at least `dist` away, has sigma at most smax over that side, weight summing to
+ * what wsum says, and a truncation mass of at least 1/2 (its mean is inside the range). */
+double space__parzen_log_pdf(space__parzen_t *pe, double x)
+{
+    if (pe->ncat > 0) return space__parzen_log_pdf_naive(pe, x);
+    size_t n = pe->n, lo = 0, hi = n;
+    while (lo < hi) { /* first mean >= x */
+        size_t mid = lo + (hi - lo) / 2;
+        if (pe->mu[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t r = lo, l = lo; /* next to visit: r going up, l - 1 going down */
+    double s = prior_term(pe, x), half = 0.5 * pe->q;
+    double peak = pe->q > 0               ? 2.0 * pe->q / (SQRT_2PI * pe->minsigma)
+                  : pe->optuna31_unscaled ? 2.0 / SQRT_2PI
+                                          : 2.0 / (SQRT_2PI * pe->minsigma);
+    int ldone = l == 0, rdone = r == n;
+    while (!ldone || !rdone) {
+        if (!rdone) {
+            size_t to = r + 16 < n ? r + 16 : n;
+            s += block_sum(pe, r, to, x);
+            r = to;
+        }
+        if (!ldone) {
+            size_t from = l > 16 ? l - 16 : 0;
+            s += block_sum(pe, from, l, x);
+            l = from;
+        }
+        if (rdone || r == n) {
+            rdone = 1;
+        } else {
+            double d = pe->mu[r] - x - half;
+            d = (d > 0 ? d : 0) / pe->smax_r[r];
+            rdone = (pe->wsum[n] - pe->wsum[r]) * peak * exp(-0.5 * d * d) <= SPACE__PARZEN_TOL * s;
+        }
+        if (ldone || l == 0) {
+            ldone = 1;
+        } else {
+            double d = x - pe->mu[l - 1] - half;
+            d = (d > 0 ? d : 0) / pe->smax_l[l - 1];
+            ldone = pe->wsum[l] * peak * exp(-0.5 * d * d) <= SPACE__PARZEN_TOL * s;
+        }
+    }
+    return log(s);
+}
+
+double space__parzen_sample(const space__parzen_t *pe, space__rng_t *r)
+{
+    /* the active component: observations in order, the prior last (rng.choice) */
+    double u = space__rng_uniform(r);
+    size_t n = pe->n, k = n; /* k == n: the prior */
+    if (u < pe->wsum[n]) {
+        size_t lo = 0, hi = n - 1;
+        while (lo < hi) { /* first k with wsum[k + 1] > u */
+            size_t mid = lo + (hi - lo) / 2;
+            if (pe->wsum[mid + 1] > u)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        k = lo;
+    }
+    if (pe->ncat > 0) {
+        const double *row = pe->catrow + k * pe->ncat;
+        double v = space__rng_uniform(r), cum = 0;
+        size_t c = 0; /* _sample_from_categorical_dist: how many cumulative sums are < v */
+        for (size_t i = 0; i < pe->ncat; i++) {
+            cum += row[i];
+            if (cum < v) c++;
+        }
+        return (double)(c < pe->ncat ? c : pe->ncat - 1);
+    }
+    double mu = k < n ? pe->mu[k] : pe->prior_mu, sg = k < n ? pe->sigma[k] : pe->prior_sigma;
+    double x = mu + sg * space__truncnorm_draw(r, (pe->low - mu) / sg, (pe->high - mu) / sg);
+    return fmin(fmax(x, pe->low), pe->high);
+}
+
+/* ---- statsmodels' KDEMultivariate, as HpBandSter's BOHB uses it ------------------------- */
+void space__kde_free(space__kde_t *k)
+{
+    if (!k) return;
+    free(k->data);
+    free(k->bw);
+    free(k->levels);
+    memset(k, 0, sizeof *k);
+}
+
+int space__kde_fit(space__kde_t *k, const double *data, size_t n, size_t d, const size_t *ncat,
+                   double min_bandwidth)
+{
+    memset(k, 0, sizeof *k);
+    k->n = n;
+    k->d = d;
+    k->ncat = ncat;
+    k->data = malloc((n * d + 1) * sizeof *k->data);
+    k->bw = malloc((d + 1) * sizeof *k->bw);
+    k->levels = malloc((d + 1) * sizeof *k->levels);
+    if (!k->data || !k->bw || !k->levels) {
+        space__kde_free(k);
+        return SPACE_ENOMEM;
+    }
+    memcpy(k->data, data, n * d * sizeof *data);
+    /* bw='normal_reference': 1.06 * std (ddof 0) * nobs^(-1/(4 + k_vars)), every column,
+     * categorical ones included; then bohb.py clips at min_bandwidth. */
+    double shrink = pow((double)n, -1.0 / (4.0 + (double)d)), norm = 1.0 / (double)n;
+    for (size_t j = 0; j < d; j++) {
+        double mean = 0, var = 0;
+        for (size_t i = 0; i < n; i++)
+            mean += data[i * d + j];
+        mean /= (double)n;
+        for (size_t i = 0; i < n; i++)
+            var += (data[i * d + j] - mean) * (data[i * d + j] - mean);
+        var /= (double)n;
+        k->bw[j] = fmax(1.06 * sqrt(var) * shrink, min_bandwidth);
+        k->levels[j] = 0;
+        if (ncat[j] > 0) {
+            /* aitchison_aitken's num_levels: distinct values in the data, not choices */
+            for (size_t i = 0; i < n; i++) {
+                size_t seen = 0;
+                for (size_t i2 = 0; i2 < i && !seen; i2++)
+                    seen = data[i2 * d + j] == data[i * d + j];
+                if (!seen) k->levels[j] += 1;
+            }
+        } else {
+            norm /= k->bw[j];
+        }
+    }
+    k->norm = norm;
+    return SPACE_OK;
+}
+
+/* The categorical factor of one row: Aitchison-Aitken, 1 - h on a match, else
+ * h / (num_levels - 1), which statsmodels lets become inf when one level was seen. */
+static double aa(double h, double levels, double xi, double x)
+{
+    return xi == x ? 1.0 - h : h / (levels - 1.0);
+}
+
+double space__kde_pdf_naive(const space__kde_t *k, const double *x)
+{
+    double s = 0;
+    for (size_t i = 0; i < k->n; i++) {
+        const double *row = k->data + i * k->d;
+        double p = 1;
+        for (size_t j = 0; j < k->d; j++) {
+            if (k->ncat[j] > 0) {
+                p *= aa(k->bw[j], k->levels[j], row[j], x[j]);
+            } else {
+                double t = (row[j] - x[j]) / k->bw[j];
+                p *= exp(-0.5 * t * t) / SQRT_2PI;
+            }
+        }
+        s += p;
+    }
+    return s * k->norm;
+}
+
+/* Rows whose summed squared Gaussian distance passes K2 = 80 are skipped: each adds at
+ * most e^-40 times the largest kernel value; when the skipped rows together could exceed
+ * SPACE__PARZEN_TOL of the sum, the sum is redone over every row. */
+double space__kde_pdf(const space__kde_t *k, const double *x)
+{
+    const double K2 = 80.0;
+    double s = 0, catmax = 1, gauss = 1;
+    size_t skipped = 0;
+    for (size_t j = 0; j < k->d; j++) {
+        if (k->ncat[j] > 0)
+            catmax *= fmax(1.0 - k->bw[j], k->bw[j] / (k->levels[j] - 1.0));
+        else
+            gauss /= SQRT_2PI;
+    }
+    if (!isfinite(catmax)) return space__kde_pdf_naive(k, x);
+    for (size_t i = 0; i < k->n; i++) {
+        const double *row = k->data + i * k->d;
+        double acc = 0, p = 1;
+        size_t j = 0;
+        for (; j < k->d; j++) {
+            if (k->ncat[j] > 0) {
+                p *= aa(k->bw[j], k->levels[j], row[j], x[j]);
+            } else {
+                double t = (row[j] - x[j]) / k->bw[j];
+                acc += t * t;
+                if (acc > K2) break;
+            }
+        }
+        if (j < k->d) {
+            skipped++;
+            continue;
+        }
+        s += p * exp(-0.5 * acc) * gauss;
+    }
+    if ((double)skipped * catmax * gauss * exp(-0.5 * K2) > SPACE__PARZEN_TOL * s)
+        return space__kde_pdf_naive(k, x);
+    return s * k->norm;
+}

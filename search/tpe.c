@@ -1,0 +1,777 @@
+/* search/tpe.c: the searcher: which trials' results a TPE model is fitted on (ASHA's
+ * rungs, as asynchronous BOHB), the good/bad split, and the presets' acquisition (Optuna
+ * 3.1's TPESampler defaults, HpBandSter's BOHB). Not for: the densities themselves
+ * (parzen.c), drawing random configurations (sample.c), or when to ask (the scheduler). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/space_int.h"
+#include "search/tpe_int.h"
+
+/* Optuna 3.1 TPESampler defaults (optuna/samplers/_tpe/sampler.py) */
+#define OPTUNA_N_EI_CANDIDATES 24
+/* HpBandSter BOHB defaults (hpbandster/optimizers/config_generators/bohb.py) */
+#define BOHB_TOP_N_PERCENT 15
+#define BOHB_NUM_SAMPLES 64
+#define BOHB_RANDOM_FRACTION (1.0 / 3.0)
+#define BOHB_BANDWIDTH_FACTOR 3.0
+#define BOHB_MIN_BANDWIDTH 1e-3
+
+enum { ROLE_NONE = 0, ROLE_GOOD = 1, ROLE_BAD = 2 };
+
+/* One modelled parameter, in the scale Optuna models its counterpart in: log for log
+ * kinds, a step q for stepped ones (the density is then a mass per cell), categories by
+ * index. [low, high] are Optuna's "parzen bounds" (a half step or half unit beyond the
+ * extreme values for stepped and integer kinds). */
+typedef struct tdim {
+    size_t param;
+    space_pkind_t kind;
+    size_t ncat;        /* choice: number of values */
+    double low, high;   /* parzen bounds, internal scale */
+    double q;           /* > 0: stepped (mass over [x - q/2, x + q/2]) */
+    double vlow, vhigh; /* smallest and largest value (stepped kinds: internal scale) */
+} tdim_t;
+
+struct space_searcher {
+    const space_t *s;
+    space_search_opts_t o;
+    tdim_t *dims;
+    size_t nd;
+    size_t *ncat; /* per dim, for the KDE */
+    double *rungs;
+    size_t nrungs, nrv; /* nrv = max(1, nrungs): rung slots per trial */
+    int observed;
+    /* per trial, indexed by trial_no, cap slots */
+    size_t cap;
+    unsigned char *known, *ended, *stopped, *role;
+    double *x;       /* cap x nd, internal scale */
+    double *rv;      /* cap x nrv: value at each rung (slot 0 = latest without rungs) */
+    size_t *nrv_at;  /* how many rung slots are set */
+    double *rw;      /* scratch: raw weight of each bad trial */
+    double *sv, *sx; /* scratch, nd + 1 each: a suggestion's values and internal values */
+    space__parzen_t pgood, pbad; /* refitted per parameter, arrays kept between fits */
+    /* per numeric dim, known trials sorted by (value, trial_no): kept up to date on
+     * every registration so a fit never sorts 10,000 values */
+    size_t **order;
+    size_t nknown;
+};
+
+static void errf(char *err, size_t errlen, const char *fmt, const char *a)
+{
+    if (err && errlen) snprintf(err, errlen, fmt, a);
+}
+
+/* ---- parameters ------------------------------------------------------------------------ */
+/* Fills d for parameter p; returns 0 when the parameter is not modelled (constants,
+ * grid_search, randn and qrandn, which have no bounded Optuna counterpart and keep
+ * space_sample's draw, and anything with a single value). */
+static int dim_of(const space_param_t *P, size_t p, tdim_t *d)
+{
+    memset(d, 0, sizeof *d);
+    d->param = p;
+    d->kind = P->kind;
+    const space_quant_t *qu = &P->qu;
+    switch (P->kind) {
+    case SPACE_P_UNIFORM: /* FloatDistribution(low, high) */
+        d->low = d->vlow = P->a;
+        d->high = d->vhigh = P->b;
+        break;
+    case SPACE_P_LOGUNIFORM: /* FloatDistribution(low, high, log=True) */
+        d->low = d->vlow = log(P->a);
+        d->high = d->vhigh = log(P->b);
+        break;
+    case SPACE_P_QUNIFORM:
+    case SPACE_P_QRANDINT: /* Float/IntDistribution(step=q): bounds widened by q/2 */
+        if (qu->kmax <= qu->kmin) return 0;
+        d->q = qu->q;
+        d->vlow = (double)qu->kmin * qu->q;
+        d->vhigh = (double)qu->kmax * qu->q;
+        d->low = d->vlow - 0.5 * d->q;
+        d->high = d->vhigh + 0.5 * d->q;
+        break;
+    case SPACE_P_RANDINT: /* IntDistribution(low, high - 1): Ray's high is exclusive */
+        if (P->ib - P->ia < 2) return 0;
+        d->q = 1;
+        d->vlow = (double)P->ia;
+        d->vhigh = (double)(P->ib - 1);
+        d->low = d->vlow - 0.5;
+        d->high = d->vhigh + 0.5;
+        break;
+    case SPACE_P_LOGRANDINT: /* IntDistribution(log=True): log(low - 0.5) .. log(high + 0.5) */
+        if (P->ib - P->ia < 2) return 0;
+        d->vlow = (double)P->ia;
+        d->vhigh = (double)(P->ib - 1);
+        d->low = log(d->vlow - 0.5);
+        d->high = log(d->vhigh + 0.5);
+        break;
+    case SPACE_P_QLOGUNIFORM:
+    case SPACE_P_QLOGRANDINT:
+        /* no Optuna kind is both: modelled as its log-integer case in units of q */
+        if (qu->kmax <= qu->kmin) return 0;
+        d->vlow = (double)qu->kmin * qu->q;
+        d->vhigh = (double)qu->kmax * qu->q;
+        d->low = log(d->vlow - 0.5 * qu->q);
+        d->high = log(d->vhigh + 0.5 * qu->q);
+        break;
+    case SPACE_P_CHOICE:
+        if (P->nvalues < 2) return 0;
+        d->ncat = P->nvalues;
+        break;
+    default:
+        return 0;
+    }
+    return d->ncat > 0 || d->high > d->low;
+}
+
+static int is_log_dim(const tdim_t *d)
+{
+    return d->kind == SPACE_P_LOGUNIFORM || d->kind == SPACE_P_LOGRANDINT ||
+           d->kind == SPACE_P_QLOGUNIFORM || d->kind == SPACE_P_QLOGRANDINT;
+}
+
+static int64_t clamp_k(double k, int64_t kmin, int64_t kmax)
+{
+    if (!(k >= (double)kmin)) return kmin;
+    if (k > (double)kmax) return kmax;
+    return (int64_t)k;
+}
+
+/* An internal-scale draw turned into one of the parameter's values, rounded as Optuna's
+ * _transform_from_uniform does (np.round: half to even, which nearbyint is too). */
+static double to_value(const space_t *s, const tdim_t *d, double u)
+{
+    const space_param_t *P = &s->params[d->param];
+    const space_quant_t *qu = &P->qu;
+    switch (d->kind) {
+    case SPACE_P_UNIFORM: {
+        double v = fmin(fmax(u, P->a), P->b);
+        return v >= P->b ? nextafter(P->b, P->a) : v; /* [low, high), as space_sample */
+    }
+    case SPACE_P_LOGUNIFORM:
+        return fmin(fmax(exp(u), P->a), P->b);
+    case SPACE_P_QUNIFORM:
+    case SPACE_P_QRANDINT:
+        return space__quant_value(
+            qu, clamp_k((double)qu->kmin + nearbyint((u - d->vlow) / d->q), qu->kmin, qu->kmax));
+    case SPACE_P_RANDINT:
+        return (double)clamp_k(d->vlow + nearbyint(u - d->vlow), P->ia, P->ib - 1);
+    case SPACE_P_LOGRANDINT:
+        return (double)clamp_k(nearbyint(exp(u)), P->ia, P->ib - 1);
+    case SPACE_P_QLOGUNIFORM:
+    case SPACE_P_QLOGRANDINT:
+        return space__quant_value(qu, clamp_k(nearbyint(exp(u) / qu->q), qu->kmin, qu->kmax));
+    default:
+        return u;
+    }
+}
+
+/* A value's position in the internal scale (a choice's index), or NAN if it is not one. */
+static double to_internal(const space_t *s, const tdim_t *d, const cJSON *v)
+{
+    if (d->ncat > 0) {
+        double u;
+        if (space_param_unit(s, d->param, v, &u) != 0) return NAN;
+        return nearbyint(u * (double)(d->ncat - 1));
+    }
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) return NAN;
+    double x = v->valuedouble;
+    if (is_log_dim(d)) return x > 0 ? log(x) : NAN;
+    return x;
+}
+
+/* ---- construction ------------------------------------------------------------------- */
+void space_searcher_free(space_searcher_t *x)
+{
+    if (!x) return;
+    if (x->order)
+        for (size_t j = 0; j < x->nd; j++)
+            free(x->order[j]);
+    free(x->order);
+    free(x->dims);
+    free(x->ncat);
+    free(x->rungs);
+    free(x->known);
+    free(x->ended);
+    free(x->stopped);
+    free(x->role);
+    free(x->x);
+    free(x->rv);
+    free(x->nrv_at);
+    free(x->rw);
+    space__parzen_free(&x->pgood);
+    space__parzen_free(&x->pbad);
+    free(x->sv);
+    free(x->sx);
+    free(x);
+}
+
+int space_searcher_new(const space_t *s, const space_search_opts_t *o, space_searcher_t **out,
+                       char *err, size_t errlen)
+{
+    if (!s || !o || !out) {
+        errf(err, errlen, "%s", "space_searcher_new: a space, options and an output are needed");
+        return SPACE_EINVAL;
+    }
+    if (o->type != SPACE_SEARCH_RANDOM && o->type != SPACE_SEARCH_TPE) {
+        errf(err, errlen, "%s", "unknown search type: use random or tpe");
+        return SPACE_EINVAL;
+    }
+    if (o->preset != SPACE_TPE_OPTUNA && o->preset != SPACE_TPE_BOHB) {
+        errf(err, errlen, "%s", "unknown TPE preset: use optuna or bohb");
+        return SPACE_EINVAL;
+    }
+    space_searcher_t *x = calloc(1, sizeof *x);
+    if (!x) goto nomem;
+    x->s = s;
+    x->o = *o;
+    x->nrv = 1;
+    x->dims = calloc(s->nparams + 1, sizeof *x->dims);
+    x->ncat = calloc(s->nparams + 1, sizeof *x->ncat);
+    x->order = calloc(s->nparams + 1, sizeof *x->order);
+    x->sv = calloc(s->nparams + 1, sizeof *x->sv);
+    x->sx = calloc(s->nparams + 1, sizeof *x->sx);
+    if (!x->dims || !x->ncat || !x->order || !x->sv || !x->sx) goto nomem;
+    for (size_t p = 0; p < s->nparams; p++) {
+        if (dim_of(&s->params[p], p, &x->dims[x->nd])) {
+            x->ncat[x->nd] = x->dims[x->nd].ncat;
+            x->nd++;
+        }
+    }
+    *out = x;
+    return SPACE_OK;
+nomem:
+    space_searcher_free(x);
+    errf(err, errlen, "%s", "out of memory");
+    return SPACE_ENOMEM;
+}
+
+int space_searcher_set_rungs(space_searcher_t *x, const double *milestones, size_t n)
+{
+    if (!x || x->observed || (n > 0 && !milestones)) return SPACE_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (!(milestones[i] > 0) || !isfinite(milestones[i]) ||
+            (i > 0 && !(milestones[i] > milestones[i - 1])))
+            return SPACE_EINVAL;
+    double *r = n ? malloc(n * sizeof *r) : NULL;
+    if (n && !r) return SPACE_ENOMEM;
+    if (n) memcpy(r, milestones, n * sizeof *r);
+    size_t nrv = n ? n : 1;
+    if (x->cap && nrv != x->nrv) { /* no results yet: the slots can be resized empty */
+        double *rv = malloc(x->cap * nrv * sizeof *rv);
+        if (!rv) {
+            free(r);
+            return SPACE_ENOMEM;
+        }
+        free(x->rv);
+        x->rv = rv;
+    }
+    free(x->rungs);
+    x->rungs = r;
+    x->nrungs = n;
+    x->nrv = nrv;
+    return SPACE_OK;
+}
+
+/* Makes room for trial t. */
+static int grow(space_searcher_t *x, size_t t)
+{
+    if (t < x->cap) return 0;
+    size_t cap = x->cap ? x->cap : 64;
+    while (cap <= t)
+        cap *= 2;
+#define GROW(ptr, per)                                                                             \
+    do {                                                                                           \
+        void *np = realloc(x->ptr, cap * (per) * sizeof *x->ptr + 1);                              \
+        if (!np) return SPACE_ENOMEM;                                                              \
+        x->ptr = np;                                                                               \
+        memset(x->ptr + x->cap * (per), 0, (cap - x->cap) * (per) * sizeof *x->ptr);               \
+    } while (0)
+    GROW(known, 1);
+    GROW(ended, 1);
+    GROW(stopped, 1);
+    GROW(role, 1);
+    GROW(x, x->nd);
+    GROW(rv, x->nrv);
+    GROW(nrv_at, 1);
+    GROW(rw, 1);
+#undef GROW
+    for (size_t j = 0; j < x->nd; j++) {
+        if (x->dims[j].ncat > 0) continue;
+        size_t *np = realloc(x->order[j], cap * sizeof *np + 1);
+        if (!np) return SPACE_ENOMEM;
+        x->order[j] = np;
+    }
+    x->cap = cap;
+    return 0;
+}
+
+/* ---- what the scheduler reports -------------------------------------------------------- */
+int space_searcher_observe(space_searcher_t *x, size_t trial_no, double time, double value)
+{
+    if (!x) return SPACE_EINVAL;
+    if (grow(x, trial_no)) return SPACE_ENOMEM;
+    x->observed = 1;
+    double *rv = x->rv + trial_no * x->nrv;
+    if (x->nrungs == 0) {
+        rv[0] = value;
+        x->nrv_at[trial_no] = 1;
+        return SPACE_OK;
+    }
+    /* every milestone this result has reached and the trial had not: ASHA records the
+     * first result at or past each milestone */
+    while (x->nrv_at[trial_no] < x->nrungs && time >= x->rungs[x->nrv_at[trial_no]])
+        rv[x->nrv_at[trial_no]++] = value;
+    return SPACE_OK;
+}
+
+void space_searcher_trial_end(space_searcher_t *x, size_t trial_no, int stopped_early)
+{
+    if (!x || grow(x, trial_no)) return;
+    x->ended[trial_no] = 1;
+    x->stopped[trial_no] = stopped_early != 0;
+}
+
+/* Takes t out of, or puts it into, the per-dimension sorted orders. */
+static void unregister(space_searcher_t *x, size_t t)
+{
+    if (!x->known[t]) return;
+    for (size_t j = 0; j < x->nd; j++) {
+        if (x->dims[j].ncat > 0) continue;
+        size_t *o = x->order[j], k = 0;
+        while (o[k] != t)
+            k++;
+        memmove(o + k, o + k + 1, (x->nknown - k - 1) * sizeof *o);
+    }
+    x->known[t] = 0;
+    x->nknown--;
+}
+
+static void register_trial(space_searcher_t *x, size_t t, const double *xi)
+{
+    unregister(x, t);
+    memcpy(x->x + t * x->nd, xi, x->nd * sizeof *xi);
+    for (size_t j = 0; j < x->nd; j++) {
+        if (x->dims[j].ncat > 0) continue;
+        size_t *o = x->order[j], lo = 0, hi = x->nknown;
+        double v = xi[j];
+        while (lo < hi) { /* first entry after (v, t) */
+            size_t mid = lo + (hi - lo) / 2;
+            double mv = x->x[o[mid] * x->nd + j];
+            if (mv < v || (mv == v && o[mid] < t))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        memmove(o + lo + 1, o + lo, (x->nknown - lo) * sizeof *o);
+        o[lo] = t;
+    }
+    x->known[t] = 1;
+    x->nknown++;
+}
+
+int space_searcher_add_trial(space_searcher_t *x, size_t trial_no, const cJSON *config, char *err,
+                             size_t errlen)
+{
+    if (!x || !cJSON_IsObject(config)) {
+        errf(err, errlen, "%s", "a configuration must be a JSON object");
+        return SPACE_EINVAL;
+    }
+    if (grow(x, trial_no)) {
+        errf(err, errlen, "%s", "out of memory");
+        return SPACE_ENOMEM;
+    }
+    double *xi = x->sx;
+    for (size_t j = 0; j < x->nd; j++) {
+        const char *name = x->s->params[x->dims[j].param].name;
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, name);
+        xi[j] = v ? to_internal(x->s, &x->dims[j], v) : NAN;
+        if (isnan(xi[j])) {
+            errf(err, errlen, "configuration: \"%s\" is missing or not one of its values", name);
+            return SPACE_EINVAL;
+        }
+    }
+    register_trial(x, trial_no, xi);
+    return SPACE_OK;
+}
+
+/* ---- the good/bad split ------------------------------------------------------------- */
+/* Smaller is better; NaN is the worst. */
+static double key_of(const space_searcher_t *x, double v)
+{
+    if (isnan(v)) return INFINITY;
+    return x->o.mode_max ? -v : v;
+}
+
+typedef struct ranked {
+    double key;
+    size_t t;
+} ranked_t;
+
+static int cmp_ranked(const void *a, const void *b)
+{
+    const ranked_t *p = a, *q = b;
+    if (p->key != q->key) return p->key < q->key ? -1 : 1;
+    return p->t < q->t ? -1 : p->t > q->t; /* Optuna's stable argsort: trial order */
+}
+
+/* Optuna 3.1 default_gamma: min(ceil(0.1 n), 25). */
+size_t space__optuna_gamma(size_t n)
+{
+    size_t g = (n + 9) / 10;
+    return g < 25 ? g : 25;
+}
+
+/* Optuna 3.1 default_weights(n)[i]: ones below 25, else a ramp from 1/n to 1 over the
+ * n - 25 oldest and ones for the 25 newest. */
+double space__optuna_weight(size_t n, size_t i)
+{
+    if (n < 25 || i >= n - 25) return 1.0;
+    size_t m = n - 25;
+    if (m == 1) return 1.0 / (double)n;
+    return 1.0 / (double)n + (double)i * ((1.0 - 1.0 / (double)n) / (double)(m - 1));
+}
+
+/* What a fit is based on. */
+typedef struct split {
+    int rung; /* index into rungs, -1 = latest results */
+    size_t n_obs, n_good, n_bad, n_stopped, n_running;
+} split_t;
+
+/* Chooses the rung and marks each trial's role; returns 0 when no rung has enough
+ * results yet (*most = the largest count). `self` is the trial being suggested. */
+static int choose_split(space_searcher_t *x, size_t self, split_t *sp, size_t *most)
+{
+    size_t d = x->nd, need = 2 * (d + 1) > 10 ? 2 * (d + 1) : 10;
+    size_t nrv = x->nrungs ? x->nrungs : 1;
+    int rung = -1;
+    *most = 0;
+    for (size_t r = nrv; r-- > 0;) {
+        size_t cnt = 0;
+        for (size_t t = 0; t < x->cap; t++)
+            if (x->known[t] && t != self && x->nrv_at[t] > r) cnt++;
+        if (cnt > *most) *most = cnt;
+        if (cnt >= need && rung < 0) rung = (int)r;
+    }
+    if (rung < 0) return 0;
+    ranked_t *rk = malloc((x->cap + 1) * sizeof *rk);
+    if (!rk) return -1;
+    size_t n = 0;
+    for (size_t t = 0; t < x->cap; t++) {
+        x->role[t] = ROLE_NONE;
+        if (!x->known[t] || t == self) continue;
+        if (x->nrv_at[t] > (size_t)rung) {
+            rk[n].key = key_of(x, x->rv[t * x->nrv + (size_t)rung]);
+            rk[n++].t = t;
+        } else {
+            /* ended below the rung (stopped, failed) or still running: bad */
+            x->role[t] = ROLE_BAD;
+            if (x->ended[t])
+                sp->n_stopped++;
+            else
+                sp->n_running++;
+        }
+    }
+    size_t ng;
+    if (x->o.preset == SPACE_TPE_OPTUNA) {
+        ng = space__optuna_gamma(n);
+        /* at most 25 good: keep the best ng in order in rk[0..ng) with one pass instead
+         * of sorting 10,000 results */
+        size_t have = 0;
+        for (size_t i = 0; i < n; i++) {
+            ranked_t e = rk[i];
+            if (have == ng && cmp_ranked(&e, &rk[ng - 1]) >= 0) continue;
+            size_t k = have < ng ? have++ : ng - 1;
+            while (k > 0 && cmp_ranked(&e, &rk[k - 1]) < 0) {
+                rk[k] = rk[k - 1]; /* k <= have <= i: never past the unread ones */
+                k--;
+            }
+            rk[k] = e;
+        }
+        for (size_t t = 0; t < x->cap; t++)
+            if (x->known[t] && t != self && x->nrv_at[t] > (size_t)rung) x->role[t] = ROLE_BAD;
+        for (size_t i = 0; i < ng; i++)
+            x->role[rk[i].t] = ROLE_GOOD;
+    } else { /* bohb.py: max(min_points_in_model, top_n_percent * n // 100) */
+        qsort(rk, n, sizeof *rk, cmp_ranked);
+        ng = BOHB_TOP_N_PERCENT * n / 100;
+        if (ng < d + 1) ng = d + 1;
+        if (ng > n) ng = n;
+        for (size_t i = 0; i < n; i++)
+            x->role[rk[i].t] = i < ng ? ROLE_GOOD : ROLE_BAD;
+    }
+    free(rk);
+    sp->rung = x->nrungs ? rung : -1;
+    sp->n_obs = n;
+    sp->n_good = ng;
+    sp->n_bad = n - ng + sp->n_stopped + sp->n_running;
+    return 1;
+}
+
+int space__searcher_split(space_searcher_t *x, size_t self, unsigned char *roles, size_t nroles,
+                          int *rung)
+{
+    split_t sp = {0};
+    size_t most = 0;
+    if (grow(x, self)) return SPACE_ENOMEM;
+    int ready = choose_split(x, self, &sp, &most);
+    if (ready < 0) return SPACE_ENOMEM;
+    for (size_t t = 0; t < nroles; t++)
+        roles[t] = ready && t < x->cap ? x->role[t] : 0;
+    *rung = ready ? sp.rung : -2;
+    return SPACE_OK;
+}
+
+/* ---- the presets' acquisition --------------------------------------------------------- */
+/* Optuna 3.1 TPESampler.sample_independent for each modelled parameter: 24 candidates from
+ * the good estimator, the one maximising log l(x) - log g(x) (the first on ties, as
+ * np.argmax), evaluated at the rounded value as Optuna does. */
+static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, double *xi)
+{
+    size_t nd = x->nd, ng = 0, nb = 0;
+    double *gx = malloc((x->cap + 1) * sizeof *gx), *bx = malloc((x->cap + 1) * sizeof *bx);
+    double *bw = malloc((x->cap + 1) * sizeof *bw);
+    int rc = SPACE_ENOMEM;
+    if (!gx || !bx || !bw) goto out;
+    /* the bad trials' raw weights: default_weights over their trial order */
+    size_t nbad = 0;
+    for (size_t t = 0; t < x->cap; t++)
+        nbad += x->role[t] == ROLE_BAD;
+    for (size_t t = 0, i = 0; t < x->cap; t++)
+        if (x->role[t] == ROLE_BAD) x->rw[t] = space__optuna_weight(nbad, i++);
+    for (size_t j = 0; j < nd; j++) {
+        const tdim_t *d = &x->dims[j];
+        ng = nb = 0;
+        for (size_t t = 0; t < x->cap; t++)
+            if (x->role[t] == ROLE_GOOD) gx[ng++] = x->x[t * nd + j];
+        if (d->ncat > 0) {
+            for (size_t t = 0; t < x->cap; t++) {
+                if (x->role[t] != ROLE_BAD) continue;
+                bw[nb] = x->rw[t];
+                bx[nb++] = x->x[t * nd + j];
+            }
+        } else {
+            for (size_t k = 0; k < x->nknown; k++) {
+                size_t t = x->order[j][k];
+                if (x->role[t] != ROLE_BAD) continue;
+                bw[nb] = x->rw[t];
+                bx[nb++] = x->x[t * nd + j];
+            }
+        }
+        space__parzen_t *good = &x->pgood, *bad = &x->pbad;
+        if (space__parzen_fit(good, gx, NULL, ng, d->low, d->high, d->q, d->ncat)) goto out;
+        if (space__parzen_fit_sorted(bad, bx, bw, nb, d->low, d->high, d->q, d->ncat)) goto out;
+        good->optuna31_unscaled = bad->optuna31_unscaled = 1; /* as Optuna 3.1.0 computes it */
+        double best = -INFINITY, bestv = NAN, besti = NAN;
+        double cand[OPTUNA_N_EI_CANDIDATES], cscore[OPTUNA_N_EI_CANDIDATES];
+        for (int c = 0; c < OPTUNA_N_EI_CANDIDATES; c++) {
+            double u = space__parzen_sample(good, rng), v, ui;
+            if (d->ncat > 0) {
+                v = ui = u;
+            } else {
+                v = to_value(x->s, d, u);
+                ui = is_log_dim(d) ? log(v) : v;
+            }
+            /* a stepped or categorical value drawn again scores the same: reuse it */
+            double score = NAN;
+            for (int e = 0; e < c && isnan(score); e++)
+                if (cand[e] == ui) score = cscore[e];
+            if (isnan(score))
+                score = space__parzen_log_pdf(good, ui) - space__parzen_log_pdf(bad, ui);
+            cand[c] = ui;
+            cscore[c] = score;
+            if (isnan(bestv) || score > best) {
+                best = score;
+                bestv = v;
+                besti = ui;
+            }
+        }
+        val[j] = bestv;
+        xi[j] = besti;
+    }
+    rc = SPACE_OK;
+out:
+    free(gx);
+    free(bx);
+    free(bw);
+    return rc;
+}
+
+/* HpBandSter BOHB.get_config: 64 candidates, each a good point perturbed per parameter
+ * (continuous: truncated normal in [0, 1] with bandwidth x 3; categorical: kept with
+ * probability 1 - bw, else uniform), the one minimising max(1e-32, g) / max(l, 1e-32).
+ * Returns 1 when it found one, 0 when BOHB would fall back to a random configuration. */
+static int suggest_bohb(space_searcher_t *x, space__rng_t *rng, double *val, double *xi, int *rc)
+{
+    size_t nd = x->nd, ng = 0, nb = 0;
+    double *gd = malloc((x->cap * nd + 1) * sizeof *gd),
+           *bd = malloc((x->cap * nd + 1) * sizeof *bd);
+    double *vec = malloc((nd + 1) * sizeof *vec), *bestvec = malloc((nd + 1) * sizeof *bestvec);
+    space__kde_t good = {0}, bad = {0};
+    int found = 0;
+    *rc = SPACE_ENOMEM;
+    if (!gd || !bd || !vec || !bestvec) goto out;
+    for (size_t t = 0; t < x->cap; t++) {
+        if (x->role[t] == ROLE_NONE) continue;
+        double *row = x->role[t] == ROLE_GOOD ? gd + ng++ * nd : bd + nb++ * nd;
+        for (size_t j = 0; j < nd; j++) {
+            const tdim_t *d = &x->dims[j];
+            double v = x->x[t * nd + j];
+            /* ConfigSpace's vector: numeric parameters scaled to [0, 1] */
+            row[j] = d->ncat > 0 ? v : (v - d->low) / (d->high - d->low);
+        }
+    }
+    *rc = SPACE_OK;
+    if (ng <= nd || nb <= nd) goto out; /* bohb.py: a KDE needs more points than dims */
+    *rc = SPACE_ENOMEM;
+    if (space__kde_fit(&good, gd, ng, nd, x->ncat, BOHB_MIN_BANDWIDTH) ||
+        space__kde_fit(&bad, bd, nb, nd, x->ncat, BOHB_MIN_BANDWIDTH))
+        goto out;
+    *rc = SPACE_OK;
+    double best = INFINITY;
+    for (int c = 0; c < BOHB_NUM_SAMPLES; c++) {
+        const double *datum = gd + space__rng_below(rng, ng) * nd;
+        for (size_t j = 0; j < nd; j++) {
+            double m = datum[j], bw = fmax(good.bw[j], BOHB_MIN_BANDWIDTH);
+            if (x->dims[j].ncat == 0) {
+                bw *= BOHB_BANDWIDTH_FACTOR;
+                vec[j] = m + bw * space__truncnorm_draw(rng, -m / bw, (1 - m) / bw);
+                vec[j] = fmin(fmax(vec[j], 0.0), 1.0);
+            } else if (space__rng_uniform(rng) < 1 - bw) {
+                vec[j] = m;
+            } else {
+                vec[j] = (double)space__rng_below(rng, x->dims[j].ncat);
+            }
+        }
+        double l = space__kde_pdf(&good, vec), g = space__kde_pdf(&bad, vec);
+        double v = fmax(1e-32, g) / fmax(l, 1e-32);
+        if (!isfinite(v)) {
+            /* a category one KDE never saw: bohb.py takes it if l(x) is finite */
+            if (isfinite(l)) {
+                memcpy(bestvec, vec, nd * sizeof *vec);
+                found = 1;
+                break;
+            }
+        }
+        if (v < best) {
+            best = v;
+            memcpy(bestvec, vec, nd * sizeof *vec);
+            found = 1;
+        }
+    }
+    for (size_t j = 0; found && j < nd; j++) {
+        const tdim_t *d = &x->dims[j];
+        if (d->ncat > 0) {
+            val[j] = xi[j] = bestvec[j];
+        } else {
+            val[j] = to_value(x->s, d, d->low + bestvec[j] * (d->high - d->low));
+            xi[j] = is_log_dim(d) ? log(val[j]) : val[j];
+        }
+    }
+out:
+    space__kde_free(&good);
+    space__kde_free(&bad);
+    free(gd);
+    free(bd);
+    free(vec);
+    free(bestvec);
+    return found;
+}
+
+static void whyf(char *why, size_t whylen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void whyf(char *why, size_t whylen, const char *fmt, ...)
+{
+    if (!why || !whylen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, whylen, fmt, ap);
+    va_end(ap);
+}
+
+/* Registers the modelled values of a space_sample configuration for trial t. */
+static int register_config(space_searcher_t *x, size_t t, const cJSON *cfg)
+{
+    double *xi = x->sx;
+    for (size_t j = 0; j < x->nd; j++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, x->s->params[x->dims[j].param].name);
+        xi[j] = v ? to_internal(x->s, &x->dims[j], v) : NAN;
+    }
+    register_trial(x, t, xi);
+    return 0;
+}
+
+int space_searcher_suggest(space_searcher_t *x, size_t trial_no, cJSON **config, char *why,
+                           size_t whylen, char *err, size_t errlen)
+{
+    if (!x || !config) {
+        errf(err, errlen, "%s", "space_searcher_suggest: a searcher and an output are needed");
+        return SPACE_EINVAL;
+    }
+    cJSON *cfg = NULL;
+    int rc = space_sample(x->s, trial_no, &cfg, err, errlen);
+    if (rc) return rc;
+    if (x->o.type == SPACE_SEARCH_RANDOM) {
+        whyf(why, whylen, "random");
+        *config = cfg;
+        return SPACE_OK;
+    }
+    const char *preset = x->o.preset == SPACE_TPE_OPTUNA ? "optuna" : "bohb";
+    if (grow(x, trial_no)) goto nomem;
+    size_t nd = x->nd, most = 0;
+    double *val = x->sv, *xi = x->sx;
+    split_t sp = {0};
+    space__rng_t rng;
+    space__rng_seed(&rng, x->o.seed, trial_no);
+    int ready = nd > 0 ? choose_split(x, trial_no, &sp, &most) : 0;
+    if (ready < 0) goto nomem;
+    size_t need = 2 * (nd + 1) > 10 ? 2 * (nd + 1) : 10;
+    int model = 0;
+    if (nd == 0) {
+        whyf(why, whylen, "random: no parameter to model");
+    } else if (!ready) {
+        whyf(why, whylen, "random: model not ready (%zu of %zu observations)", most, need);
+    } else if (x->o.preset == SPACE_TPE_BOHB && space__rng_uniform(&rng) < BOHB_RANDOM_FRACTION) {
+        whyf(why, whylen, "random: BOHB's random fraction (1/3)");
+    } else if (x->o.preset == SPACE_TPE_BOHB) {
+        model = suggest_bohb(x, &rng, val, xi, &rc);
+        if (rc) goto nomem;
+        if (!model) whyf(why, whylen, "random: BOHB's KDE needs more points than parameters");
+    } else {
+        if (suggest_optuna(x, &rng, val, xi)) goto nomem;
+        model = 1;
+    }
+    if (model) {
+        char where[64];
+        if (sp.rung >= 0) {
+            char num[32];
+            snprintf(where, sizeof where, "at rung %s",
+                     space_format_number(x->rungs[sp.rung], num));
+        } else {
+            snprintf(where, sizeof where, "on latest results");
+        }
+        whyf(why, whylen,
+             "TPE (%s) %s from %zu observations (%zu good; bad also %zu ended below, %zu running)",
+             preset, where, sp.n_obs, sp.n_good, sp.n_stopped, sp.n_running);
+        for (size_t j = 0; j < nd; j++) {
+            const tdim_t *d = &x->dims[j];
+            const space_param_t *P = &x->s->params[d->param];
+            cJSON *v = d->ncat > 0 ? cJSON_Duplicate(cJSON_GetArrayItem(P->values, (int)val[j]), 1)
+                                   : cJSON_CreateNumber(val[j]);
+            if (!v || !cJSON_ReplaceItemInObjectCaseSensitive(cfg, P->name, v)) {
+                cJSON_Delete(v);
+                goto nomem;
+            }
+        }
+        register_trial(x, trial_no, xi);
+    } else {
+        register_config(x, trial_no, cfg);
+    }
+    *config = cfg;
+    return SPACE_OK;
+nomem:
+    cJSON_Delete(cfg);
+    errf(err, errlen, "%s", "out of memory");
+    return SPACE_ENOMEM;
+}

@@ -1,0 +1,110 @@
+/* search internals of the TPE searcher: its random stream, the special functions written
+ * here so results do not depend on the C library, Optuna's univariate Parzen estimator and
+ * HpBandSter's (statsmodels') multivariate KDE. Not for: anything outside search/ and its
+ * tests (the public contract is the space_searcher_* section of space.h). */
+#ifndef TUNE_TPE_INT_H
+#define TUNE_TPE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- one random stream per (seed, trial) (parzen.c) ---------------------------------
+ * xoshiro256** seeded through splitmix64, as sample.c does, but keyed apart from
+ * sample.c's per-parameter streams so the searcher's draws never repeat space_sample's. */
+typedef struct space__rng {
+    uint64_t s[4];
+} space__rng_t;
+void space__rng_seed(space__rng_t *r, uint64_t seed, uint64_t trial_no);
+double space__rng_uniform(space__rng_t *r);             /* [0, 1), 53 bits */
+uint64_t space__rng_below(space__rng_t *r, uint64_t n); /* [0, n), n >= 1, unbiased */
+
+/* ---- special functions (parzen.c) ----------------------------------------------------
+ * Accurate to a few units in the last place over the whole range (tests compare them
+ * with the C library's erfc); only +, -, *, / and exp are used. */
+double space__erfc(double x);
+double space__ndtr(double x);  /* the standard normal CDF */
+double space__ndtri(double p); /* its inverse, 0 < p < 1 */
+/* A standard normal draw truncated to [a, b] (a < b), by inversion, as scipy's truncnorm
+ * (which Optuna 3.1 vendors) is: one uniform per draw. */
+double space__truncnorm_draw(space__rng_t *r, double a, double b);
+
+/* ---- Optuna 3.1's univariate Parzen estimator (parzen.c) -----------------------------
+ * optuna/samplers/_tpe/parzen_estimator.py with consider_prior, prior_weight 1,
+ * consider_magic_clip, not consider_endpoints, univariate. Numeric components are
+ * Gaussians truncated to [low, high] (the "parzen bounds" in the parameter's internal
+ * scale); q > 0 makes the density a mass over [x - q/2, x + q/2] as Optuna does for
+ * stepped parameters. Categorical (ncat > 0): Optuna's smoothed one-hot weights. */
+typedef struct space__parzen {
+    size_t n;               /* observations, the prior excluded */
+    size_t ncat;            /* > 0: categorical over 0..ncat-1 */
+    double low, high, q;    /* numeric: bounds of the internal scale; q = 0 continuous */
+    double *mu, *sigma, *w; /* n observations sorted by mu, normalised weights */
+    double prior_mu, prior_sigma, prior_w, prior_z;
+    double minsigma;         /* the magic clip's lower bound */
+    double *smax_l, *smax_r; /* windowing: max sigma over [0, k] and [k, n) */
+    double *wsum;            /* windowing: wsum[k] = sum of w[0..k) */
+    double *z;               /* the truncation mass, NaN until first needed */
+    double *coef, *isg;      /* w / (sqrt(2 pi) sigma z) (NaN until needed), 1 / sigma */
+    double *cat;             /* categorical: the mixture's probability of each category */
+    double *catrow;          /* categorical: per-component rows (n + 1) x ncat, prior last */
+    /* Optuna 3.1.0's vendored truncnorm.logpdf leaves out the -log(scale) term, so each
+     * continuous component's density there is phi(z) / mass, not phi(z) / (sigma mass):
+     * narrow components weigh less. Set to 1 after fitting to reproduce 3.1.0 exactly; 0
+     * (what a fit leaves) is the normalised density. */
+    size_t cap, catcap, ncatcap; /* allocated sizes, reused by the next fit */
+    int optuna31_unscaled;
+} space__parzen_t;
+
+/* pe must be zeroed ({0}) or hold an earlier fit, whose arrays are reused. */
+/* Fits the estimator to n observations x[] (internal scale, or category index) with raw
+ * weights rw[] (Optuna's default_weights of their trial order; NULL = all 1). x need not be
+ * sorted. Returns 0 or SPACE_ENOMEM. Free with space__parzen_free. */
+int space__parzen_fit(space__parzen_t *pe, const double *x, const double *rw, size_t n, double low,
+                      double high, double q, size_t ncat);
+/* The same for x[] already sorted ascending (ties in any order): skips the sort, which
+ * is what keeps 10,000 observations within the time budget. */
+int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double *rw, size_t n,
+                             double low, double high, double q, size_t ncat);
+void space__parzen_free(space__parzen_t *pe); /* NULL-safe, leaves pe zeroed */
+/* log density (mass for q > 0, probability for categories) at x, summing only the
+ * components whose contribution can exceed SPACE__PARZEN_TOL of the total (a bound on
+ * the rest is kept while walking outwards from x over the sorted means). */
+#define SPACE__PARZEN_TOL 1e-12
+double space__parzen_log_pdf(space__parzen_t *pe, double x);
+/* The same over every component, as Optuna does: the oracle for the windowed one. */
+double space__parzen_log_pdf_naive(space__parzen_t *pe, double x);
+/* One draw: a component by weight, then its truncated normal (or its category row).
+ * Numeric draws are in [low, high] and not yet rounded to the parameter's values. */
+double space__parzen_sample(const space__parzen_t *pe, space__rng_t *r);
+
+/* ---- HpBandSter's BOHB KDE: statsmodels' KDEMultivariate (parzen.c) ---------------------
+ * Product kernels: Gaussian (not truncated) for continuous columns in [0, 1], Aitchison-
+ * Aitken for categorical ones, with normal-reference bandwidths 1.06 sd n^(-1/(4+d))
+ * clipped below at min_bandwidth (bohb.py new_result). */
+typedef struct space__kde {
+    size_t n, d;
+    double *data;       /* n x d, row-major */
+    double *bw;         /* d bandwidths */
+    const size_t *ncat; /* d: 0 continuous, else the number of choices (borrowed) */
+    double *levels;     /* d: distinct values seen per categorical column (statsmodels) */
+    double norm;        /* 1 / (n * prod of continuous bandwidths) */
+} space__kde_t;
+int space__kde_fit(space__kde_t *k, const double *data, size_t n, size_t d, const size_t *ncat,
+                   double min_bandwidth);
+void space__kde_free(space__kde_t *k); /* NULL-safe */
+/* statsmodels' pdf at x[d]; the pruned one skips rows whose Gaussian factor is already
+ * below exp(-K^2/2) and falls back to every row when the skipped rows could matter. */
+double space__kde_pdf(const space__kde_t *k, const double *x);
+double space__kde_pdf_naive(const space__kde_t *k, const double *x);
+
+/* ---- the searcher's rules, for tests (tpe.c) ------------------------------------------ */
+size_t space__optuna_gamma(size_t n);            /* default_gamma: min(ceil(0.1 n), 25) */
+double space__optuna_weight(size_t n, size_t i); /* default_weights(n)[i], i in trial order */
+/* The split a suggestion for trial `self` would be fitted on: roles[t] = 1 good, 2 bad,
+ * 0 unused, for t < nroles; *rung = the rung index, -1 for latest results, -2 when no
+ * model is ready. Returns 0 or SPACE_ENOMEM. */
+struct space_searcher;
+int space__searcher_split(struct space_searcher *x, size_t self, unsigned char *roles,
+                          size_t nroles, int *rung);
+
+#endif

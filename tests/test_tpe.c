@@ -1,0 +1,779 @@
+/* tests for the TPE searcher (search/tpe.c, search/parzen.c): the density estimates
+ * against Optuna 3.1 and statsmodels numbers pinned here with where they came from, the
+ * windowed sums against the naive ones, the rung rule, determinism, and what suggestions
+ * look like. Not for: the scheduler calling the searcher, or benchmarks (bench/search). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search/space.h"
+#include "search/space_int.h"
+#include "search/tpe_int.h"
+#include "tinytest.h"
+
+static char g_err[1024];
+
+static space_t *parse_space(const char *space_body, int num_samples, uint64_t seed)
+{
+    char text[4096];
+    snprintf(text, sizeof text,
+             "{\"name\": \"t\", \"metric\": \"loss\", \"num_samples\": %d, \"seed\": %llu,"
+             " \"command\": [\"x\"], \"space\": {%s}}",
+             num_samples, (unsigned long long)seed, space_body);
+    space_t *s = NULL;
+    if (space_parse(text, strlen(text), "t.json", &s, g_err, sizeof g_err) != 0) {
+        fprintf(stderr, "parse: %s\n", g_err);
+        return NULL;
+    }
+    return s;
+}
+
+static space_searcher_t *searcher(const space_t *s, space_search_type_t type,
+                                  space_tpe_preset_t preset, uint64_t seed)
+{
+    space_search_opts_t o = {type, preset, 0, seed};
+    space_searcher_t *x = NULL;
+    if (space_searcher_new(s, &o, &x, g_err, sizeof g_err) != 0) return NULL;
+    return x;
+}
+
+static double num(const cJSON *cfg, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, name);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* ---- special functions ----------------------------------------------------------------- */
+TEST(erfc_matches_the_c_library)
+{
+    double worst = 0;
+    for (double x = -6; x <= 26; x += 0.01) {
+        double a = space__erfc(x), b = erfc(x);
+        if (b < 1e-300) continue;
+        double rel = fabs(a - b) / b;
+        if (rel > worst) worst = rel;
+    }
+    CHECK(worst < 1e-13);
+    CHECK_NEAR(space__ndtr(0), 0.5, 1e-16);
+    CHECK_NEAR(space__ndtr(1.959963984540054), 0.975, 1e-15);
+}
+
+TEST(ndtri_inverts_ndtr)
+{
+    for (double x = -30; x <= 5; x += 0.05) { /* above 5, p = Phi(x) itself keeps too few digits */
+        double p = space__ndtr(x);
+        CHECK_NEAR(space__ndtri(p), x, 1e-9 * fmax(1, fabs(x)));
+    }
+    for (double p = 1e-12; p < 1; p = p < 0.5 ? p * 3 : 1 - (1 - p) / 3) {
+        double x = space__ndtri(p), back = space__ndtr(x);
+        CHECK(fabs(back - p) <= 1e-13 * fmax(p, 1e-3));
+        if (p > 1 - 1e-12) break;
+    }
+}
+
+TEST(truncnorm_draws_stay_inside_and_have_the_right_mean)
+{
+    space__rng_t r;
+    space__rng_seed(&r, 7, 3);
+    /* N(0,1) truncated to [0.5, 2]: mean = (phi(0.5) - phi(2)) / (Phi(2) - Phi(0.5)) */
+    double phi05 = exp(-0.125) / sqrt(2 * M_PI), phi2 = exp(-2.0) / sqrt(2 * M_PI);
+    double want = (phi05 - phi2) / (space__ndtr(2) - space__ndtr(0.5)), sum = 0;
+    int n = 200000, inside = 1;
+    for (int i = 0; i < n; i++) {
+        double x = space__truncnorm_draw(&r, 0.5, 2);
+        inside &= x >= 0.5 && x <= 2;
+        sum += x;
+    }
+    CHECK(inside);
+    CHECK_NEAR(sum / n, want, 0.005); /* sd of the mean ~ 0.0008 */
+    /* far tails keep their precision: [8, 9] */
+    int tail = 1;
+    for (int i = 0; i < 1000; i++) {
+        double x = space__truncnorm_draw(&r, 8, 9);
+        tail &= x >= 8 && x <= 9;
+    }
+    CHECK(tail);
+}
+
+/* ---- Optuna's Parzen estimator ----------------------------------------------------------
+ * Every pinned number below was printed by Debian's python3-optuna 3.1.0 with
+ * _ParzenEstimator(obs, {name: dist}, _ParzenEstimatorParameters(True, 1.0, True, False,
+ * default_weights, False)).log_pdf(xs) (the univariate TPESampler defaults). */
+static void check_log_pdf(const double *obs, const double *rw, size_t n, double low, double high,
+                          double q, size_t ncat, const double *xs, const double *want, size_t nx,
+                          int unscaled)
+{
+    space__parzen_t pe = {0};
+    REQUIRE(space__parzen_fit(&pe, obs, rw, n, low, high, q, ncat) == 0);
+    pe.optuna31_unscaled = unscaled;
+    for (size_t i = 0; i < nx; i++) {
+        CHECK_NEAR(space__parzen_log_pdf(&pe, xs[i]), want[i], 1e-12);
+        CHECK_NEAR(space__parzen_log_pdf_naive(&pe, xs[i]), want[i], 1e-12);
+    }
+    space__parzen_free(&pe);
+}
+
+TEST(parzen_bandwidths_by_hand)
+{
+    /* obs 0.1, 0.35, 0.8 on [0, 1]; the prior's mean 0.5 joins them: sorted with the ends
+     * 0 | 0.1 0.35 0.5 0.8 | 1. The first and last take their inner gap (no endpoints):
+     * 0.35-0.1 = 0.25 and 0.8-0.5 = 0.3; 0.35 takes max(0.25, 0.15) = 0.25. The magic clip
+     * is 1/min(100, 1+4) = 0.2, below all three; the prior's sigma is the range, 1.
+     * Weights: 1 each and prior_weight 1, normalised: 1/4. */
+    double obs[3] = {0.8, 0.1, 0.35};
+    space__parzen_t pe = {0};
+    REQUIRE(space__parzen_fit(&pe, obs, NULL, 3, 0, 1, 0, 0) == 0);
+    REQUIRE(pe.n == 3);
+    CHECK_NEAR(pe.mu[0], 0.1, 0);
+    CHECK_NEAR(pe.mu[2], 0.8, 0);
+    CHECK_NEAR(pe.sigma[0], 0.25, 1e-15);
+    CHECK_NEAR(pe.sigma[1], 0.25, 1e-15);
+    CHECK_NEAR(pe.sigma[2], 0.3, 1e-15);
+    CHECK_NEAR(pe.prior_mu, 0.5, 0);
+    CHECK_NEAR(pe.prior_sigma, 1, 0);
+    CHECK_NEAR(pe.minsigma, 0.2, 1e-15);
+    CHECK_NEAR(pe.w[0], 0.25, 0);
+    CHECK_NEAR(pe.prior_w, 0.25, 0);
+    /* the clip: with 10 points packed in [0.5, 0.51] the gaps are 0.001 but sigma is at
+     * least 1 / min(100, 12) */
+    double packed[10];
+    for (int i = 0; i < 10; i++)
+        packed[i] = 0.5 + 0.001 * i;
+    space__parzen_free(&pe);
+    REQUIRE(space__parzen_fit(&pe, packed, NULL, 10, 0, 1, 0, 0) == 0);
+    for (int i = 1; i < 9; i++)
+        CHECK_NEAR(pe.sigma[i], 1.0 / 12, 1e-15);
+    space__parzen_free(&pe);
+}
+
+TEST(parzen_log_pdf_matches_optuna_3_1)
+{
+    { /* FloatDistribution(0, 1) */
+        double obs[] = {0.1, 0.35, 0.8}, xs[] = {0.3, 0.7, 0.0, 1.0};
+        double want[] = {-0.6809086278137358, -0.8401732711526799, -0.8791965837884357,
+                         -1.0753243693850791};
+        check_log_pdf(obs, NULL, 3, 0, 1, 0, 0, xs, want, 4, 1);
+    }
+    { /* the same estimator as a normalised density (the -log sigma Optuna 3.1.0 leaves
+       * out put back): sum w phi((x-mu)/sigma) / (sigma (Phi(b) - Phi(a))) over Optuna's
+       * mus, sigmas and weights, summed by hand in Python with math.erfc */
+        double obs[] = {0.1, 0.35, 0.8}, xs[] = {0.3, 0.7};
+        double want[] = {0.21223141641847898, -0.13231223920898336};
+        check_log_pdf(obs, NULL, 3, 0, 1, 0, 0, xs, want, 2, 0);
+    }
+    { /* FloatDistribution(1e-3, 1, log=True), observations e^-5, e^-3, 0.5 */
+        double obs[] = {-5, -3, log(0.5)}, xs[] = {log(0.01), log(0.2)};
+        double want[] = {-0.7031930450019516, -0.6766070233849202};
+        check_log_pdf(obs, NULL, 3, log(1e-3), log(1.0), 0, 0, xs, want, 2, 1);
+    }
+    { /* FloatDistribution(0, 1, step=0.25): bounds -0.125 .. 1.125, masses per cell */
+        double obs[] = {0.25, 0.75, 1.0}, xs[] = {0.0, 0.5, 1.0};
+        double want[] = {-2.16736530100657, -1.5922649586402315, -1.374982141473241};
+        check_log_pdf(obs, NULL, 3, -0.125, 1.125, 0.25, 0, xs, want, 3, 1);
+    }
+    { /* IntDistribution(1, 10): bounds 0.5 .. 10.5, step 1; a tie at 7 */
+        double obs[] = {3, 7, 7, 9}, xs[] = {1, 5, 7};
+        double want[] = {-3.058522216528772, -2.257397473976978, -1.8856265136908252};
+        check_log_pdf(obs, NULL, 4, 0.5, 10.5, 1, 0, xs, want, 3, 1);
+    }
+    { /* IntDistribution(1, 100, log=True): log(0.5) .. log(100.5), continuous */
+        double obs[] = {log(2), log(16), log(64)}, xs[] = {log(4), log(50)};
+        double want[] = {-0.8049373291355899, -0.7270504187822223};
+        check_log_pdf(obs, NULL, 3, log(0.5), log(100.5), 0, 0, xs, want, 2, 1);
+    }
+    { /* CategoricalDistribution(["a", "b", "c"]), observations a, c, c */
+        double obs[] = {0, 2, 2}, xs[] = {0, 1, 2};
+        double want[] = {-1.0986122886681098, -1.6582280766035324, -0.7419373447293772};
+        check_log_pdf(obs, NULL, 3, 0, 0, 0, 3, xs, want, 3, 1);
+    }
+}
+
+TEST(optuna_weights_and_gamma)
+{
+    /* default_weights(30) from Optuna 3.1: a ramp 1/30 .. 1 over the 5 oldest, then 1 */
+    double w30[5] = {0.03333333333333333, 0.275, 0.5166666666666667, 0.7583333333333333, 1.0};
+    for (size_t i = 0; i < 5; i++)
+        CHECK_NEAR(space__optuna_weight(30, i), w30[i], 1e-15);
+    for (size_t i = 5; i < 30; i++)
+        CHECK_NEAR(space__optuna_weight(30, i), 1.0, 0);
+    for (size_t i = 0; i < 24; i++)
+        CHECK_NEAR(space__optuna_weight(24, i), 1.0, 0);
+    CHECK_EQ_INT(space__optuna_gamma(1), 1);
+    CHECK_EQ_INT(space__optuna_gamma(10), 1);
+    CHECK_EQ_INT(space__optuna_gamma(11), 2);
+    CHECK_EQ_INT(space__optuna_gamma(31), 4);
+    CHECK_EQ_INT(space__optuna_gamma(250), 25);
+    CHECK_EQ_INT(space__optuna_gamma(10000), 25);
+    /* 30 observations (i*37 mod 101)/101 in trial order with those weights: Optuna 3.1's
+     * log_pdf at 0.25 and 0.5 */
+    double obs[30], rw[30];
+    for (int i = 0; i < 30; i++) {
+        obs[i] = (double)((i * 37) % 101) / 101.0;
+        rw[i] = space__optuna_weight(30, (size_t)i);
+    }
+    double xs[] = {0.25, 0.5}, want[] = {-2.5792947542440325, -2.554992922497361};
+    check_log_pdf(obs, rw, 30, 0, 1, 0, 0, xs, want, 2, 1);
+}
+
+/* 10,000 clustered observations with ramp weights: the windowed sum equals the naive one
+ * to the stated tolerance, continuous and stepped, over the whole range. */
+TEST(windowed_log_pdf_equals_naive)
+{
+    size_t n = 10000;
+    double *obs = malloc(n * sizeof *obs), *rw = malloc(n * sizeof *rw);
+    REQUIRE(obs && rw);
+    space__rng_t r;
+    space__rng_seed(&r, 1, 2);
+    for (size_t i = 0; i < n; i++) {
+        double u = space__rng_uniform(&r);
+        /* three clusters and a sparse background */
+        obs[i] =
+            i % 4 == 0 ? u : (double)(i % 3) * 0.3 + 0.2 + 0.01 * space__ndtri(0.001 + 0.998 * u);
+        obs[i] = fmin(fmax(obs[i], 0), 1);
+        rw[i] = space__optuna_weight(n, i);
+    }
+    for (int stepped = 0; stepped < 2; stepped++) {
+        space__parzen_t pe = {0};
+        double q = stepped ? 0.01 : 0, lo = stepped ? -0.005 : 0, hi = stepped ? 1.005 : 1;
+        if (stepped)
+            for (size_t i = 0; i < n; i++)
+                obs[i] = nearbyint(obs[i] * 100) / 100;
+        for (int unscaled = 0; unscaled < 2; unscaled++) {
+            REQUIRE(space__parzen_fit(&pe, obs, rw, n, lo, hi, q, 0) == 0);
+            pe.optuna31_unscaled = unscaled;
+            double worst = 0;
+            for (int k = 0; k <= 400; k++) {
+                double x = stepped ? (k % 101) / 100.0 : k / 400.0;
+                double a = space__parzen_log_pdf(&pe, x), b = space__parzen_log_pdf_naive(&pe, x);
+                if (fabs(a - b) > worst) worst = fabs(a - b);
+            }
+            CHECK(worst < 1e-10);
+            space__parzen_free(&pe);
+        }
+    }
+    free(obs);
+    free(rw);
+}
+
+/* ---- HpBandSter's KDE (statsmodels) ------------------------------------------------------ */
+TEST(kde_matches_statsmodels)
+{
+    /* 6 rows, a continuous column and a 3-way categorical one. Pinned from Debian's
+     * python3-statsmodels 0.13.5: KDEMultivariate(data, var_type="cu",
+     * bw="normal_reference") gives bw = 1.06 * std * 6^(-1/6); pdf at the points below. */
+    double data[12] = {0.1, 0, 0.2, 0, 0.35, 1, 0.5, 1, 0.55, 2, 0.9, 0};
+    size_t ncat[2] = {0, 3};
+    space__kde_t k;
+    REQUIRE(space__kde_fit(&k, data, 6, 2, ncat, 1e-3) == 0);
+    double mean = (0.1 + 0.2 + 0.35 + 0.5 + 0.55 + 0.9) / 6, var = 0;
+    for (int i = 0; i < 6; i++)
+        var += (data[2 * i] - mean) * (data[2 * i] - mean) / 6;
+    CHECK_NEAR(k.bw[0], 1.06 * sqrt(var) * pow(6, -1.0 / 6), 1e-15);
+    CHECK_NEAR(k.levels[1], 3, 0);
+    double x1[2] = {0.3, 0}, x2[2] = {0.6, 2};
+    CHECK_NEAR(space__kde_pdf(&k, x1), 0.40085321077599478, 1e-12);
+    CHECK_NEAR(space__kde_pdf(&k, x2), 0.31143783647655099, 1e-12);
+    CHECK_NEAR(k.bw[1], 0.58610811928077922, 1e-15); /* the categorical column's */
+    CHECK_NEAR(space__kde_pdf(&k, x1), space__kde_pdf_naive(&k, x1), 1e-15);
+    space__kde_free(&k);
+}
+
+TEST(kde_pruned_equals_naive)
+{
+    size_t n = 3000, d = 6;
+    double *data = malloc(n * d * sizeof *data);
+    size_t ncat[6] = {0, 0, 0, 0, 0, 4};
+    REQUIRE(data);
+    space__rng_t r;
+    space__rng_seed(&r, 3, 4);
+    for (size_t i = 0; i < n * d; i++)
+        data[i] = i % d == 5 ? (double)space__rng_below(&r, 4) : space__rng_uniform(&r);
+    space__kde_t k;
+    REQUIRE(space__kde_fit(&k, data, n, d, ncat, 1e-3) == 0);
+    double worst = 0;
+    for (int t = 0; t < 100; t++) {
+        double x[6];
+        for (size_t j = 0; j < d; j++)
+            x[j] = j == 5 ? (double)space__rng_below(&r, 4) : space__rng_uniform(&r);
+        double a = space__kde_pdf(&k, x), b = space__kde_pdf_naive(&k, x);
+        if (fabs(a - b) / b > worst) worst = fabs(a - b) / b;
+    }
+    CHECK(worst < 1e-11);
+    space__kde_free(&k);
+    free(data);
+}
+
+/* ---- the rung rule ------------------------------------------------------------------ */
+static const char *g_one = "\"x\": {\"uniform\": [0, 1]}";
+
+TEST(rung_rule_fits_highest_rung_with_enough_results)
+{
+    space_t *s = parse_space(g_one, 100, 1);
+    REQUIRE(s);
+    space_searcher_t *x = searcher(s, SPACE_SEARCH_TPE, SPACE_TPE_OPTUNA, 1);
+    REQUIRE(x);
+    double ms[3] = {1, 3, 9};
+    REQUIRE(space_searcher_set_rungs(x, ms, 3) == 0);
+    char why[256];
+    cJSON *c;
+    for (size_t t = 0; t < 16; t++) {
+        REQUIRE(space_searcher_suggest(x, t, &c, why, sizeof why, g_err, sizeof g_err) == 0);
+        cJSON_Delete(c);
+    }
+    /* d = 1: a rung needs max(10, 2(d+1)) = 10 results. Trials 0..9 reach time 3 (value
+     * t at rung 1, 10 - t at rung 3: trial 9 is the best at rung 3), 0..2 also 9; 10 and
+     * 11 stop after time 1 (value -5: the best of rung 1), 12 fails without a result;
+     * 13..15 are running. */
+    for (size_t t = 0; t < 10; t++) {
+        space_searcher_observe(x, t, 1, (double)t);
+        space_searcher_observe(x, t, 3, 10.0 - (double)t);
+        if (t < 3) space_searcher_observe(x, t, 9, 0);
+    }
+    space_searcher_observe(x, 10, 1, -5);
+    space_searcher_observe(x, 11, 2, -5);
+    space_searcher_trial_end(x, 10, 1);
+    space_searcher_trial_end(x, 11, 1);
+    space_searcher_trial_end(x, 12, 0);
+    unsigned char roles[20];
+    int rung = 0;
+    REQUIRE(space__searcher_split(x, 16, roles, 20, &rung) == 0);
+    CHECK_EQ_INT(rung, 1); /* milestone 3: 10 results; milestone 9 has 3 */
+    /* gamma(10) = 1: trial 9 (value 1) is the good set */
+    for (size_t t = 0; t < 20; t++) {
+        int want = t == 9 ? 1 : t < 16 ? 2 : 0;
+        if (roles[t] != want) fprintf(stderr, "trial %zu: role %d, want %d\n", t, roles[t], want);
+        CHECK_EQ_INT(roles[t], want);
+    }
+    REQUIRE(space_searcher_suggest(x, 16, &c, why, sizeof why, g_err, sizeof g_err) == 0);
+    CHECK_STR(why, "TPE (optuna) at rung 3 from 10 observations (1 good; bad also 3 ended below, 3 "
+                   "running)");
+    cJSON_Delete(c);
+    space_searcher_free(x);
+    space_free(s);
+}
+
+TEST(rung_rule_mode_max_nan_worst_and_latest_results)
+{
+    space_t *s = parse_space(g_one, 100, 1);
+    REQUIRE(s);
+    space_search_opts_t o = {SPACE_SEARCH_TPE, SPACE_TPE_OPTUNA, 1, 5};
+    space_searcher_t *x = NULL;
+    REQUIRE(space_searcher_new(s, &o, &x, g_err, sizeof g_err) == 0);
+    cJSON *c;
+    for (size_t t = 0; t < 21; t++) {
+        REQUIRE(space_searcher_suggest(x, t, &c, NULL, 0, g_err, sizeof g_err) == 0);
+        cJSON_Delete(c);
+    }
+    /* no rungs: each trial's latest result. Trial 4 first reports 100 then 1, so it is not
+     * good; trial 7 reports NaN (the worst even in max mode); the best two (gamma(20) = 2)
+     * in max mode are trials 19 and 18. */
+    for (size_t t = 0; t < 20; t++)
+        space_searcher_observe(x, t, 1, t == 7 ? NAN : (double)t);
+    space_searcher_observe(x, 4, 2, 100);
+    space_searcher_observe(x, 4, 3, 1);
+    unsigned char roles[22];
+    int rung = 0;
+    REQUIRE(space__searcher_split(x, 21, roles, 22, &rung) == 0);
+    CHECK_EQ_INT(rung, -1);
+    for (size_t t = 0; t < 22; t++)
+        CHECK_EQ_INT(roles[t], t == 18 || t == 19 ? 1 : t < 21 ? 2 : 0);
+    /* in min mode the NaN still counts as worst: trials 0 and 1 are good */
+    space_searcher_free(x);
+    o.mode_max = 0;
+    REQUIRE(space_searcher_new(s, &o, &x, g_err, sizeof g_err) == 0);
+    for (size_t t = 0; t < 20; t++) {
+        REQUIRE(space_searcher_suggest(x, t, &c, NULL, 0, g_err, sizeof g_err) == 0);
+        cJSON_Delete(c);
+        space_searcher_observe(x, t, 1, t == 0 ? NAN : (double)t);
+    }
+    REQUIRE(space__searcher_split(x, 20, roles, 22, &rung) == 0);
+    for (size_t t = 0; t < 20; t++)
+        CHECK_EQ_INT(roles[t], t == 1 || t == 2 ? 1 : 2);
+    space_searcher_free(x);
+    space_free(s);
+}
+
+TEST(model_not_ready_until_enough_results)
+{
+    /* d = 5: 2(d+1) = 12 results are needed */
+    space_t *s = parse_space("\"a\": {\"uniform\": [0, 1]}, \"b\": {\"uniform\": [0, 1]},"
+                             "\"c\": {\"uniform\": [0, 1]}, \"d\": {\"loguniform\": [1e-3, 1]},"
+                             "\"e\": {\"choice\": [1, 2, 3]}",
+                             100, 3);
+    REQUIRE(s);
+    space_searcher_t *x = searcher(s, SPACE_SEARCH_TPE, SPACE_TPE_OPTUNA, 3);
+    REQUIRE(x);
+    char why[256];
+    cJSON *c, *ref;
+    for (size_t t = 0; t < 13; t++) {
+        REQUIRE(space_searcher_suggest(x, t, &c, why, sizeof why, g_err, sizeof g_err) == 0);
+        if (t < 12) {
+            char want[128];
+            snprintf(want, sizeof want, "random: model not ready (%zu of 12 observations)", t);
+            CHECK_STR(why, want);
+            /* before the model exists suggestions are space_sample's */
+            REQUIRE(space_sample(s, t, &ref, g_err, sizeof g_err) == 0);
+            CHECK(cJSON_Compare(c, ref, 1));
+            cJSON_Delete(ref);
+        } else {
+            CHECK_CONTAINS(why, "TPE (optuna) on latest results from 12 observations");
+        }
+        cJSON_Delete(c);
+        space_searcher_observe(x, t, 1, (double)t);
+    }
+    space_searcher_free(x);
+    space_free(s);
+}
+
+/* ---- determinism -------------------------------------------------------------------------- */
+/* Runs a sequential experiment on f(x) = (log10 lr + 3)^2 and prints the suggestions. */
+static double objective(const cJSON *c)
+{
+    double l = log10(num(c, "lr")) + 3;
+    return l * l;
+}
+
+static int run_sequence(space_searcher_t *x, size_t n, char *out, size_t outlen, double *lrs)
+{
+    size_t used = 0;
+    for (size_t t = 0; t < n; t++) {
+        cJSON *c;
+        if (space_searcher_suggest(x, t, &c, NULL, 0, g_err, sizeof g_err) != 0) return -1;
+        char *p = cJSON_PrintUnformatted(c);
+        if (out) used += (size_t)snprintf(out + used, used < outlen ? outlen - used : 0, "%s\n", p);
+        free(p);
+        if (lrs) lrs[t] = num(c, "lr");
+        space_searcher_observe(x, t, 1, objective(c));
+        space_searcher_trial_end(x, t, 0);
+        cJSON_Delete(c);
+    }
+    return 0;
+}
+
+static const char *g_lr = "\"lr\": {\"loguniform\": [1e-5, 1]}, \"opt\": {\"choice\": [\"sgd\", "
+                          "\"adam\"]}, \"layers\": {\"randint\": [1, 9]}";
+
+TEST(same_seed_same_order_same_suggestions)
+{
+    space_t *s = parse_space(g_lr, 100, 11);
+    REQUIRE(s);
+    for (int preset = 0; preset < 2; preset++) {
+        static char a[65536], b[65536], cc[65536];
+        space_searcher_t *x = searcher(s, SPACE_SEARCH_TPE, (space_tpe_preset_t)preset, 11);
+        space_searcher_t *y = searcher(s, SPACE_SEARCH_TPE, (space_tpe_preset_t)preset, 11);
+        space_searcher_t *z = searcher(s, SPACE_SEARCH_TPE, (space_tpe_preset_t)preset, 12);
+        REQUIRE(x && y && z);
+        REQUIRE(run_sequence(x, 40, a, sizeof a, NULL) == 0);
+        REQUIRE(run_sequence(y, 40, b, sizeof b, NULL) == 0);
+        REQUIRE(run_sequence(z, 40, cc, sizeof cc, NULL) == 0);
+        CHECK_STR(a, b);
+        CHECK(strcmp(a, cc) != 0);
+        space_searcher_free(x);
+        space_searcher_free(y);
+        space_searcher_free(z);
+    }
+    space_free(s);
+}
+
+TEST(each_trial_draws_from_its_own_stream)
+{
+    /* Two searchers in the same state; one suggests trial 20 then 21, the other is told
+     * trial 20's configuration and suggests only 21: the same configuration, because
+     * nothing a suggestion draws is shared with another trial. */
+    space_t *s = parse_space(g_lr, 100, 4);
+    REQUIRE(s);
+    space_searcher_t *x = searcher(s, SPACE_SEARCH_TPE, SPACE_TPE_OPTUNA, 4);
+    space_searcher_t *y = searcher(s, SPACE_SEARCH_TPE, SPACE_TPE_OPTUNA, 4);
+    REQUIRE(x && y);
+    REQUIRE(run_sequence(x, 20, NULL, 0, NULL) == 0);
+    REQUIRE(run_sequence(y, 20, NULL, 0, NULL) == 0);
+    cJSON *c20, *a21, *b21;
+    REQUIRE(space_searcher_suggest(x, 20, &c20, NULL, 0, g_err, sizeof g_err) == 0);
+    REQUIRE(space_searcher_suggest(x, 21, &a21, NULL, 0, g_err, sizeof g_err) == 0);
+    REQUIRE(space_searcher_add_trial(y, 20, c20, g_err, sizeof g_err) == 0);
+    REQUIRE(space_searcher_suggest(y, 21, &b21, NULL, 0, g_err, sizeof g_err) == 0);
+    CHECK(cJSON_Compare(a21, b21, 1));
+    /* and trial 20 is part of the model (running, so bad): without it 21 differs */
+    space_searcher_t *z = searcher(s, SPACE_SEARCH_TPE, SPACE_TPE_OPTUNA, 4);
+    REQUIRE(run_sequence(z, 20, NULL, 0, NULL) == 0);
+    cJSON *z21;
+    REQUIRE(space_searcher_suggest(z, 21, &z21, NULL, 0, g_err, sizeof g_err) == 0);
+    CHECK(!cJSON_Compare(a21, z21, 1));
+    cJSON_Delete(c20);
+    cJSON_Delete(a21);
+    cJSON_Delete(b21);
+    cJSON_Delete(z21);
+    space_searcher_free(x);
+    space_searcher_free(y);
+    space_searcher_free(z);
+    space_free(s);
+}
+
+/* What resume relies on: a searcher rebuilt from the record (every trial's configuration,
+ * then every result in arrival order, then the ends) suggests what the uninterrupted one
+ * does, with ASHA rungs, trials still running and some stopped. */
+TEST(rebuilt_from_the_record_suggests_the_same)
+{
+    space_t *s = parse_space(g_lr, 200, 13);
+    REQUIRE(s);
+    for (int preset = 0; preset < 2; preset++) {
+        space_searcher_t *a = searcher(s, SPACE_SEARCH_TPE, (space_tpe_preset_t)preset, 13);
+        space_searcher_t *b = searcher(s, SPACE_SEARCH_TPE, (space_tpe_preset_t)preset, 13);
+        REQUIRE(a && b);
+        double ms[3] = {1, 3, 9};
+        REQUIRE(space_searcher_set_rungs(a, ms, 3) == 0);
+        REQUIRE(space_searcher_set_rungs(b, ms, 3) == 0);
+        cJSON *cfgs[60] = {0};
+        struct {
+            size_t t;
+            double time, value;
+        } log[400];
+        size_t nlog = 0;
+        /* four trials at a time; a trial reports at times 1, 3, 9 unless stopped at 1 or 3 */
+        for (size_t t = 0; t < 60; t++) {
+            REQUIRE(space_searcher_suggest(a, t, &cfgs[t], NULL, 0, g_err, sizeof g_err) == 0);
+            if (t < 4) continue;
+            size_t done = t - 4; /* the trial that finishes now */
+            double f = objective(cfgs[done]);
+            int stop_at = done % 3 == 0 ? 1 : done % 3 == 1 ? 3 : 9;
+            for (int tm = 1; tm <= stop_at; tm *= 3) {
+                space_searcher_observe(a, done, tm, f + 1.0 / tm);
+                log[nlog].t = done, log[nlog].time = tm, log[nlog++].value = f + 1.0 / tm;
+            }
+            space_searcher_trial_end(a, done, stop_at < 9);
+        }
+        for (size_t t = 0; t < 60; t++)
+            REQUIRE(space_searcher_add_trial(b, t, cfgs[t], g_err, sizeof g_err) == 0);
+        for (size_t i = 0; i < nlog; i++)
+            space_searcher_observe(b, log[i].t, log[i].time, log[i].value);
+        for (size_t t = 0; t + 4 < 60; t++)
+            space_searcher_trial_end(b, t, t % 3 != 2);
+        char wa[256], wb[256];
+        cJSON *ca, *cb;
+        REQUIRE(space_searcher_suggest(a, 60, &ca, wa, sizeof wa, g_err, sizeof g_err) == 0);
+        REQUIRE(space_searcher_suggest(b, 60, &cb, wb, sizeof wb, g_err, sizeof g_err) == 0);
+        CHECK(cJSON_Compare(ca, cb, 1));
+        CHECK_STR(wa, wb);
+        if (preset == 0) CHECK_CONTAINS(wa, "TPE (optuna) at rung");
+        cJSON_Delete(ca);
+        cJSON_Delete(cb);
+        for (size_t t = 0; t < 60; t++)
+            cJSON_Delete(cfgs[t]);
+        space_searcher_free(a);
+        space_searcher_free(b);
+    }
+    space_free(s);
+}
+
+TEST(pinned_suggestions_for_a_seed)
+{
+    /* Seed 2026, the sequential run above: trials 10..13 are the first TPE suggestions.
+     * Pinned from this implementation (a change to the rules or the streams shows here). */
+    space_t *s = parse_space(g_lr, 100, 2026);
+    REQUIRE(s);
+    space_searcher_t *x = searcher(s, SPACE_SEARCH_TPE, SPACE_TPE_OPTUNA, 2026);
+    REQUIRE(x);
+    double lrs[14];
+    static char out[16384];
+    REQUIRE(run_sequence(x, 14, out, sizeof out, lrs) == 0);
+    const char *lines = out;
+    for (int i = 0; i < 10; i++)
+        lines = strchr(lines, '\n') + 1;
+    CHECK_STR(lines, "{\"lr\":1.2306198546498739e-05,\"opt\":\"adam\",\"layers\":1}\n"
+                     "{\"lr\":0.00042920212529783336,\"opt\":\"sgd\",\"layers\":4}\n"
+                     "{\"lr\":0.00019404822059203568,\"opt\":\"sgd\",\"layers\":5}\n"
+                     "{\"lr\":0.0025784146637126081,\"opt\":\"sgd\",\"layers\":1}\n");
+    space_searcher_free(x);
+    space_free(s);
+}
+
+/* ---- what suggestions look like -------------------------------------------------------------- */
+TEST(random_type_is_space_sample)
+{
+    space_t *s = parse_space(g_lr, 50, 9);
+    REQUIRE(s);
+    space_searcher_t *x = searcher(s, SPACE_SEARCH_RANDOM, SPACE_TPE_OPTUNA, 9);
+    REQUIRE(x);
+    char why[64];
+    for (size_t t = 0; t < 50; t++) {
+        cJSON *a, *b;
+        REQUIRE(space_searcher_suggest(x, t, &a, why, sizeof why, g_err, sizeof g_err) == 0);
+        REQUIRE(space_sample(s, t, &b, g_err, sizeof g_err) == 0);
+        CHECK(cJSON_Compare(a, b, 1));
+        CHECK_STR(why, "random");
+        space_searcher_observe(x, t, 1, objective(a));
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+    }
+    space_searcher_free(x);
+    space_free(s);
+}
+
+TEST(grid_parameters_stay_the_cartesian_product)
+{
+    space_t *s = parse_space("\"g\": {\"grid_search\": [1, 2, 3]}, \"h\": {\"grid_search\": "
+                             "[\"a\", \"b\"]}, \"lr\": {\"loguniform\": [1e-5, 1]}",
+                             10, 5);
+    REQUIRE(s);
+    for (int preset = 0; preset < 2; preset++) {
+        space_searcher_t *x = searcher(s, SPACE_SEARCH_TPE, (space_tpe_preset_t)preset, 5);
+        REQUIRE(x);
+        char why[256];
+        int modelled = 0;
+        for (size_t t = 0; t < 60; t++) {
+            cJSON *a, *b;
+            REQUIRE(space_searcher_suggest(x, t, &a, why, sizeof why, g_err, sizeof g_err) == 0);
+            REQUIRE(space_sample(s, t, &b, g_err, sizeof g_err) == 0);
+            modelled += strncmp(why, "TPE", 3) == 0;
+            CHECK(cJSON_Compare(cJSON_GetObjectItem(a, "g"), cJSON_GetObjectItem(b, "g"), 1));
+            CHECK(cJSON_Compare(cJSON_GetObjectItem(a, "h"), cJSON_GetObjectItem(b, "h"), 1));
+            space_searcher_observe(x, t, 1, objective(a));
+            space_searcher_trial_end(x, t, 0);
+            cJSON_Delete(a);
+            cJSON_Delete(b);
+        }
+        CHECK(modelled > 20);
+        space_searcher_free(x);
+    }
+    space_free(s);
+}
+
+TEST(every_kind_stays_within_its_values)
+{
+    space_t *s = parse_space(
+        "\"u\": {\"uniform\": [-1, 2]}, \"q\": {\"quniform\": [0, 1, 0.1]},"
+        "\"l\": {\"loguniform\": [1e-4, 1]}, \"ql\": {\"qloguniform\": [1, 100, 5]},"
+        "\"ri\": {\"randint\": [2, 6]}, \"qri\": {\"qrandint\": [0, 30, 4]},"
+        "\"lri\": {\"lograndint\": [1, 1000]}, \"qlri\": {\"qlograndint\": [2, 512, 2]},"
+        "\"c\": {\"choice\": [\"x\", 3, true]}, \"n\": {\"randn\": [0, 1]}, \"k\": 7",
+        300, 8);
+    REQUIRE(s);
+    for (int preset = 0; preset < 2; preset++) {
+        space_searcher_t *x = searcher(s, SPACE_SEARCH_TPE, (space_tpe_preset_t)preset, 8);
+        REQUIRE(x);
+        int bad = 0, modelled = 0;
+        char why[256];
+        for (size_t t = 0; t < 150; t++) {
+            cJSON *c;
+            REQUIRE(space_searcher_suggest(x, t, &c, why, sizeof why, g_err, sizeof g_err) == 0);
+            modelled += strncmp(why, "TPE", 3) == 0;
+            double u = num(c, "u"), q = num(c, "q"), l = num(c, "l"), ql = num(c, "ql");
+            double ri = num(c, "ri"), qri = num(c, "qri"), lri = num(c, "lri"),
+                   qlri = num(c, "qlri");
+            bad += !(u >= -1 && u < 2);
+            bad += !(q >= 0 && q <= 1 && fabs(q * 10 - nearbyint(q * 10)) < 1e-9);
+            bad += !(l >= 1e-4 && l <= 1);
+            bad += !(ql >= 5 && ql <= 100 && fmod(ql, 5) == 0);
+            bad += !(ri >= 2 && ri <= 5 && ri == floor(ri));
+            bad += !(qri >= 0 && qri <= 28 && fmod(qri, 4) == 0);
+            bad += !(lri >= 1 && lri <= 999 && lri == floor(lri));
+            bad += !(qlri >= 2 && qlri <= 512 && fmod(qlri, 2) == 0);
+            const cJSON *cv = cJSON_GetObjectItem(c, "c");
+            bad += !(cJSON_IsTrue(cv) || (cJSON_IsNumber(cv) && cv->valuedouble == 3) ||
+                     (cJSON_IsString(cv) && strcmp(cv->valuestring, "x") == 0));
+            bad += !isfinite(num(c, "n"));
+            bad += num(c, "k") != 7;
+            for (size_t p = 0; p < space_num_params(s); p++) {
+                double unit;
+                bad += space_param_unit(s, p, cJSON_GetObjectItem(c, space_param_name(s, p)),
+                                        &unit) != 0;
+            }
+            if (bad) {
+                char *p = cJSON_PrintUnformatted(c);
+                fprintf(stderr, "out of range: %s (%s)\n", p, why);
+                free(p);
+                cJSON_Delete(c);
+                break;
+            }
+            /* a rugged objective so that models form over all kinds */
+            space_searcher_observe(x, t, 1,
+                                   fabs(u - 0.3) + q + fabs(log(l) + 3) + ri + lri / 100.0);
+            space_searcher_trial_end(x, t, 0);
+            cJSON_Delete(c);
+        }
+        CHECK_EQ_INT(bad, 0);
+        CHECK(modelled > 50);
+        space_searcher_free(x);
+    }
+    space_free(s);
+}
+
+/* With f = (log10 lr + 3)^2 on [1e-5, 1], random search puts 1/5 of its draws within 0.5
+ * decades of the optimum; TPE must put far more there in its last 60 of 100 trials. */
+TEST(tpe_concentrates_near_the_optimum)
+{
+    space_t *s = parse_space("\"lr\": {\"loguniform\": [1e-5, 1]}", 100, 21);
+    REQUIRE(s);
+    double lrs[100];
+    int near[3] = {0, 0, 0};
+    for (int m = 0; m < 3; m++) {
+        space_searcher_t *x = searcher(s, m == 0 ? SPACE_SEARCH_RANDOM : SPACE_SEARCH_TPE,
+                                       m == 2 ? SPACE_TPE_BOHB : SPACE_TPE_OPTUNA, 21);
+        REQUIRE(x);
+        REQUIRE(run_sequence(x, 100, NULL, 0, lrs) == 0);
+        for (int t = 40; t < 100; t++)
+            near[m] += fabs(log10(lrs[t]) + 3) < 0.5;
+        space_searcher_free(x);
+    }
+    fprintf(stderr, "near the optimum in the last 60: random %d, optuna %d, bohb %d\n", near[0],
+            near[1], near[2]);
+    CHECK(near[0] < 25);
+    CHECK(near[1] >= 2 * near[0] && near[1] >= 30);
+    CHECK(near[2] >= 2 * near[0] && near[2] >= 30);
+    space_free(s);
+}
+
+TEST(bohb_takes_a_third_at_random)
+{
+    space_t *s = parse_space("\"lr\": {\"loguniform\": [1e-5, 1]}", 400, 6);
+    REQUIRE(s);
+    space_searcher_t *x = searcher(s, SPACE_SEARCH_TPE, SPACE_TPE_BOHB, 6);
+    REQUIRE(x);
+    char why[256];
+    int rnd = 0, model = 0;
+    for (size_t t = 0; t < 400; t++) {
+        cJSON *c;
+        REQUIRE(space_searcher_suggest(x, t, &c, why, sizeof why, g_err, sizeof g_err) == 0);
+        if (t >= 10) {
+            rnd += strcmp(why, "random: BOHB's random fraction (1/3)") == 0;
+            model += strncmp(why, "TPE (bohb)", 10) == 0;
+        }
+        space_searcher_observe(x, t, 1, objective(c));
+        space_searcher_trial_end(x, t, 0);
+        cJSON_Delete(c);
+    }
+    CHECK_EQ_INT(rnd + model, 390);
+    CHECK(rnd > 390 / 3 - 40 && rnd < 390 / 3 + 40); /* binomial sd ~ 9.3 */
+    space_searcher_free(x);
+    space_free(s);
+}
+
+TEST(bad_calls_are_refused_with_a_reason)
+{
+    space_t *s = parse_space(g_lr, 10, 1);
+    REQUIRE(s);
+    space_searcher_t *x = searcher(s, SPACE_SEARCH_TPE, SPACE_TPE_OPTUNA, 1);
+    REQUIRE(x);
+    double down[2] = {3, 1}, zero[1] = {0};
+    CHECK_EQ_INT(space_searcher_set_rungs(x, down, 2), SPACE_EINVAL);
+    CHECK_EQ_INT(space_searcher_set_rungs(x, zero, 1), SPACE_EINVAL);
+    CHECK_EQ_INT(space_searcher_set_rungs(x, down + 1, 1), 0);
+    space_searcher_observe(x, 0, 1, 1);
+    CHECK_EQ_INT(space_searcher_set_rungs(x, down, 1), SPACE_EINVAL); /* after results */
+    cJSON *c = NULL;
+    CHECK_EQ_INT(space_searcher_suggest(x, 10, &c, NULL, 0, g_err, sizeof g_err), SPACE_EINVAL);
+    CHECK_STR(g_err, "trial index 10 is out of range: the experiment has 10 trials");
+    cJSON *cfg = cJSON_Parse("{\"lr\": 0.1, \"opt\": \"rmsprop\", \"layers\": 3}");
+    CHECK_EQ_INT(space_searcher_add_trial(x, 3, cfg, g_err, sizeof g_err), SPACE_EINVAL);
+    CHECK_STR(g_err, "configuration: \"opt\" is missing or not one of its values");
+    cJSON_Delete(cfg);
+    space_search_opts_t o = {(space_search_type_t)7, SPACE_TPE_OPTUNA, 0, 0};
+    space_searcher_t *y = NULL;
+    CHECK_EQ_INT(space_searcher_new(s, &o, &y, g_err, sizeof g_err), SPACE_EINVAL);
+    CHECK_STR(g_err, "unknown search type: use random or tpe");
+    space_searcher_free(x);
+    space_free(s);
+}
+
+TT_MAIN
