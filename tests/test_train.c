@@ -1,4 +1,4 @@
-/* test_train.c: tests of tune-train (trial/train): the GEMM against a double-precision
+/* test_train.c: tests of tune-train (train/): the GEMM against a double-precision
  * reference, every layer's gradient against finite differences, the shared-memory world,
  * checkpoints, data loading and option errors, and end-to-end runs of the real binary
  * (N ranks equal one rank, resume equals no interruption, a killed rank stops the run).
@@ -25,10 +25,10 @@
 
 #include "tinytest.h"
 #include "trial/trial.h"
-#include "trial/train/backend.h"
-#include "trial/train/gemm.h"
-#include "trial/train/train.h"
-#include "trial/train/train_int.h"
+#include "train/backend.h"
+#include "train/gemm.h"
+#include "train/train.h"
+#include "train/train_int.h"
 
 /* ---- helpers ------------------------------------------------------------------------- */
 

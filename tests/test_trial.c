@@ -1,6 +1,6 @@
 /* test_trial: the trial executor library against real processes (tests/progs/
  * trial_helper.c is the fake trial) and the result-line parser against hostile input.
- * Not for: the trainer (trial/train/ has its own tests) or scheduling decisions. */
+ * Not for: the trainer (train/ has its own tests) or scheduling decisions. */
 #include "tinytest.h"
 #include "trial/trial.h"
 #include "trial/trial_int.h" /* the keeper's internals, tested directly at the end */

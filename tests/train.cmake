@@ -1,4 +1,4 @@
-# Tests of trial/train (tune-train). Fast cases use small synthetic data sets; the two
+# Tests of train/ (tune-train). Fast cases use small synthetic data sets; the two
 # accuracy cases train on the real Fashion-MNIST for 2 epochs (label `slow`, still run in
 # CI) and skip when Debian's dataset-fashion-mnist is not installed.
 if(TARGET tune_train)

@@ -1,4 +1,4 @@
-/* gemm.h: tune-train's single-precision matrix product (internal to trial/train).
+/* gemm.h: tune-train's single-precision matrix product (internal to train/).
  * A blocked, packed SGEMM in the BLIS/GotoBLAS shape (pack panels of A and B, an
  * MR x NR register micro-kernel) with AVX-512 and AVX2 kernels picked at run time and a
  * portable C fallback, threaded over a train__pool. Row-major like cblas_sgemm.
