@@ -23,6 +23,7 @@
 
 #include <zlib.h>
 
+#include "e2e.h"
 #include "tinytest.h"
 #include "trial/trial.h"
 #include "train/backend.h"
@@ -31,13 +32,6 @@
 #include "train/train_int.h"
 
 /* ---- helpers ------------------------------------------------------------------------- */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static float frand(uint64_t *s) /* U(-1, 1) */
 {
@@ -62,19 +56,6 @@ static char *tmpdir(void)
     return mkdtemp(d) ? d : NULL;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = calloc(1, (size_t)n + 1);
-    if (fread(b, 1, (size_t)n, f) != (size_t)n) b[0] = 0;
-    fclose(f);
-    return b;
-}
-
 static const char *train_bin(void)
 {
     static char path[8192];
@@ -94,43 +75,32 @@ static const char *train_bin(void)
 }
 
 /* Starts tune-train with argv (NULL-terminated, without argv[0]) in its own process
- * group, stdout/stderr to files; returns the pid. */
+ * group, stdout/stderr to files, env (NAME, VALUE pairs) set; returns the pid. */
 static pid_t spawn_train(const char *const *args, const char *out, const char *errf,
                          const char *const *env)
 {
     /* truncate here, not in the child: callers poll these files right after */
     close(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644));
     close(open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0644));
-    pid_t pid = fork();
-    if (pid == 0) {
-        setpgid(0, 0);
-        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        for (int i = 0; env && env[i]; i += 2)
-            setenv(env[i], env[i + 1], 1);
-        const char *argv[64];
-        int n = 0;
-        argv[n++] = train_bin();
-        for (int i = 0; args[i] && n < 63; i++)
-            argv[n++] = args[i];
-        argv[n] = NULL;
-        execv(argv[0], (char **)argv);
-        _exit(127);
-    }
-    return pid;
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = train_bin();
+    for (int i = 0; args[i] && n < 63; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    struct how h = {.env_pairs = env};
+    return e2e_spawn_to(NULL, argv, out, errf, &h);
 }
 
 /* Waits up to timeout seconds; returns the wait status, or -1 on timeout (then kills). */
 static int wait_for(pid_t pid, double timeout)
 {
-    double t0 = now_s();
+    double t0 = e2e_mono();
     int st;
     for (;;) {
         pid_t p = waitpid(pid, &st, WNOHANG);
         if (p == pid) return st;
-        if (now_s() - t0 > timeout) {
+        if (e2e_mono() - t0 > timeout) {
             kill(-pid, SIGKILL);
             waitpid(pid, &st, 0);
             return -1;
@@ -1021,11 +991,11 @@ TEST(data_real_fashion_mnist)
     CHECK_EQ_INT(a->n_test, 10000);
     CHECK_EQ_INT(a->rows, 28);
     train_data_free(a);
-    double t0 = now_s();
+    double t0 = e2e_mono();
     REQUIRE(train_data_open(&a, TRAIN_DEFAULT_DATA_DIR, d, warn, sizeof warn, err, sizeof err) ==
             0);
     CHECK_EQ_INT(a->from_cache, 1);
-    CHECK(now_s() - t0 < 0.2);
+    CHECK(e2e_mono() - t0 < 0.2);
     train_data_free(a);
     rm_rf(d);
     free(d);
@@ -1179,9 +1149,9 @@ TEST(world_dead_peer)
     pid_t p = fork();
     if (p == 0) {
         train__world_join(w, 0);
-        double t0 = now_s();
+        double t0 = e2e_mono();
         int rc = train__world_barrier(w, err, sizeof err);
-        double dt = now_s() - t0;
+        double dt = e2e_mono() - t0;
         _exit(rc == TRAIN_EPEER && strstr(err, "timed out") && dt < 3 ? 0 : 1);
     }
     int st;
@@ -1193,9 +1163,10 @@ TEST(world_dead_peer)
     p = fork();
     if (p == 0) {
         train__world_join(w, 1);
-        double t0 = now_s();
+        double t0 = e2e_mono();
         int rc = train__world_barrier(w, err, sizeof err);
-        _exit(rc == TRAIN_EPEER && strstr(err, "another rank failed") && now_s() - t0 < 5 ? 0 : 1);
+        _exit(rc == TRAIN_EPEER && strstr(err, "another rank failed") && e2e_mono() - t0 < 5 ? 0
+                                                                                             : 1);
     }
     usleep(100000);
     train__world_abort(w);
@@ -1531,7 +1502,7 @@ TEST(killed_rank_stops_everything)
                           "--report-every", "5",   NULL};
     for (int variant = 0; variant < 2; variant++) {
         pid_t launcher = spawn_train(args, e.out, e.err, NULL);
-        double t0 = now_s();
+        double t0 = e2e_mono();
         pid_t ranks[8];
         int n = 0;
         for (;;) { /* wait for training to be under way */
@@ -1539,17 +1510,17 @@ TEST(killed_rank_stops_everything)
             int started = strchr(o, '\n') != NULL;
             free(o);
             if (started) n = children_of(launcher, ranks, 8);
-            if ((started && n == 3) || now_s() - t0 > 30) break;
+            if ((started && n == 3) || e2e_mono() - t0 > 30) break;
             usleep(20000);
         }
         CHECK_EQ_INT(n, 3);
-        double t1 = now_s();
+        double t1 = e2e_mono();
         if (variant == 0)
             kill(ranks[n > 1 ? 1 : 0], SIGKILL);
         else
             kill(launcher, SIGTERM);
         int st = wait_for(launcher, 10);
-        double dt = now_s() - t1;
+        double dt = e2e_mono() - t1;
         REQUIRE(st != -1);
         CHECK(dt < 5);
         char *er = slurp(e.err);
@@ -1630,8 +1601,8 @@ TEST(net_collectives)
             /* rank 0 sees the others leave: what lets NCCL give up on a dead peer */
             int gone_late = 1;
             if (r == 0) {
-                double t0 = now_s();
-                while (!(gone_late = train__net_peer_gone(n)) && now_s() - t0 < 10)
+                double t0 = e2e_mono();
+                while (!(gone_late = train__net_peer_gone(n)) && e2e_mono() - t0 < 10)
                     usleep(10000);
             }
             free(g);
@@ -1771,20 +1742,20 @@ TEST(net_world_rank_dies)
             snprintf(errf[r], sizeof errf[r], "%s/err%d", e.dir, r);
             p[r] = spawn_train(args, out[r], errf[r], env);
         }
-        double t0 = now_s();
+        double t0 = e2e_mono();
         for (;;) { /* wait for training to be under way */
             char *o = slurp(out[0]);
             int started = strchr(o, '\n') != NULL;
             free(o);
-            if (started || now_s() - t0 > 30) break;
+            if (started || e2e_mono() - t0 > 30) break;
             usleep(20000);
         }
         kill(p[victim], SIGKILL);
-        double t1 = now_s();
+        double t1 = e2e_mono();
         int st = wait_for(p[1 - victim], 10);
         wait_for(p[victim], 10);
         REQUIRE(st != -1);
-        CHECK(now_s() - t1 < 5);
+        CHECK(e2e_mono() - t1 < 5);
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
         char *er = slurp(errf[1 - victim]);
         char want[64];
