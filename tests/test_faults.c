@@ -1,4 +1,4 @@
-/* End-to-end fault tests (issue 3): the real `tune` binary against a full disk, a database
+/* test_faults: end-to-end fault tests: the real `tune` binary against a full disk, a database
  * that is not one (or is too new), a read-only directory, hostile experiment names, hostile
  * trial output, and its own death by SIGKILL, checking what is left afterwards: the exit
  * status and message, the processes still alive, and the SQLite file itself.

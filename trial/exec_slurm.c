@@ -5,7 +5,8 @@
  * watchdog for sruns that hang when the controller is gone, checks of a request against
  * what Slurm has, and cancelling an earlier run's leftovers.
  * Not for: the task side (slurm_task.c) or running Slurm's commands (slurm_cmd.c).
- * Measured facts this follows: /work/shared/notes/slurm-on-one-machine.md, docs/slurm.md. */
+ * The measured facts this follows (launch cost, allocation mode, faults) are in
+ * docs/slurm.md. */
 #include "trial/slurm_int.h"
 #include "trial/trial_int.h"
 
