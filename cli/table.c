@@ -1,7 +1,8 @@
-/* The live status table (after Ray Tune's CLIReporter): a header with the time, the
- * experiment, each rung's cutoff, resources in use and trial counts, then one row per
- * trial, cut to the terminal. Renders a snapshot into text; it never reads the store
- * and never touches the terminal itself (main.c decides where and how often). */
+/* table.c: the live status table (after Ray Tune's CLIReporter): a header with the time,
+ * the experiment, each rung's cutoff, resources in use and trial counts, then one row per
+ * trial, cut to the terminal; and cli_fmt_num, the number format show.c shares. Renders a
+ * snapshot into text; it never reads the store and never touches the terminal itself
+ * (run.c decides where and how often). */
 #include "cli/cli.h"
 
 #include <math.h>

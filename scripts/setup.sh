@@ -16,8 +16,9 @@ pkgs=(cmake make gcc pkg-config libsqlite3-dev libcjson-dev zlib1g-dev sqlite3
       # Slurm's client (the slurm executor) and daemons (scripts/test.sh runs its tests
       # against a private single-host cluster; nothing is started at install time).
       slurmctld slurmd slurm-client
-      # scripts/test_robust.sh: clang with its runtimes (libFuzzer, ASan) and valgrind.
-      clang libclang-rt-dev valgrind)
+      # scripts/test_robust.sh: clang with its runtimes (libFuzzer, ASan) and valgrind;
+      # scripts/check_format.sh (run by scripts/test.sh): clang-format.
+      clang libclang-rt-dev valgrind clang-format)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,6 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The formatter first: a tracked .c/.h/.cu file that .clang-format would change fails the
+# run, naming the files (skipped, with a message, where clang-format is missing).
+scripts/check_format.sh
+
 # Slurm executor tests: as root, with Slurm installed, bring up a private cluster (two
 # fake nodes on this host, scripts/slurm/up.sh) for this run and always take it down
 # again, leaving no daemon behind. Otherwise those tests skip. TUNE_SLURM_TESTS=0: skip.

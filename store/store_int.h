@@ -1,6 +1,6 @@
-/* store internals shared by store.c (open, close, batches, errors), write.c (the rows the
- * scheduler records), query.c (reading) and resume.c (reading a run back). Not for other
- * modules: they use store.h. */
+/* store internals shared by store.c (open, close, batches, errors), write.c (experiments,
+ * trials, params), pending.c (the write-behind buffer of results and decisions), query.c
+ * (reading) and resume.c (reading a run back). Not for other modules: they use store.h. */
 #ifndef TUNE_STORE_INT_H
 #define TUNE_STORE_INT_H
 
@@ -101,6 +101,8 @@ struct store {
     int64_t *known;
     int nknown, known_slots;
 };
+
+/* ---- the write-behind buffer (pending.c) ---- */
 
 /* Writes the pending results and decisions (a no-op when there are none). Inside a
  * batch; a failure spoils it. */

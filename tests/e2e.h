@@ -22,9 +22,11 @@
 
 #include "testdb.h"
 
-/* Paths of the binaries under test, filled by e2e_paths() (fresh_dir calls it). */
+/* Paths of the binaries under test and of the source tree, filled by e2e_paths()
+ * (fresh_dir calls it). */
 static char g_tune[4096] __attribute__((unused)), g_synth[4096] __attribute__((unused)),
-    g_hostile[4096] __attribute__((unused)), g_helper[4096] __attribute__((unused));
+    g_hostile[4096] __attribute__((unused)), g_helper[4096] __attribute__((unused)),
+    g_src[4096] __attribute__((unused));
 
 static inline void e2e_paths(void)
 {
@@ -34,6 +36,8 @@ static inline void e2e_paths(void)
     snprintf(g_synth, sizeof g_synth, "%s/tests/progs/synth_trial", b);
     snprintf(g_hostile, sizeof g_hostile, "%s/tests/progs/hostile_trial", b);
     snprintf(g_helper, sizeof g_helper, "%s/tests/progs/trial_helper", b);
+    const char *s = getenv("TUNE_SOURCE_DIR");
+    snprintf(g_src, sizeof g_src, "%s", s ? s : "..");
 }
 
 static inline double e2e_mono(void)
@@ -41,6 +45,12 @@ static inline double e2e_mono(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline void e2e_nap_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
 }
 
 /* A fresh working directory per case, under the build tree and named after the test
@@ -79,6 +89,13 @@ static inline void write_file(const char *path, const char *text)
     fclose(f);
 }
 
+/* write_file, then made executable (fake commands, trial scripts). */
+static inline void write_exec(const char *path, const char *text)
+{
+    write_file(path, text);
+    chmod(path, 0755);
+}
+
 /* dir/space.json with the given text. */
 static inline void space_file(const char *dir, const char *body)
 {
@@ -89,12 +106,14 @@ static inline void space_file(const char *dir, const char *body)
 
 /* How to start tune beyond its arguments; a zeroed struct (or NULL) is a plain run. */
 struct how {
-    long fsize;             /* > 0: RLIMIT_FSIZE in bytes, SIGXFSZ ignored (a full disk) */
-    int as_nobody;          /* run as uid/gid 65534 (only when the tests run as root) */
-    const char *const *env; /* "NAME=VALUE" sets, "NAME" unsets; NULL-terminated */
-    int sig_after_ms;       /* > 0: SIGINT this many ms after the start ... */
-    int second_sig_ms;      /* ... and again this many ms later (> 0) */
-    int timeout_s;          /* > 0: SIGKILL to the whole group after this long (code 124) */
+    long fsize;                   /* > 0: RLIMIT_FSIZE in bytes, SIGXFSZ ignored (a full disk) */
+    int as_nobody;                /* run as uid/gid 65534 (only when the tests run as root) */
+    const char *const *env;       /* "NAME=VALUE" sets, "NAME" unsets; NULL-terminated */
+    const char *const *env_pairs; /* NAME, VALUE, NAME, VALUE, ..., NULL: sets (values
+                                   * built at run time need no "NAME=VALUE" buffer) */
+    int sig_after_ms;             /* > 0: SIGINT this many ms after the start ... */
+    int second_sig_ms;            /* ... and again this many ms later (> 0) */
+    int timeout_s;                /* > 0: SIGKILL to the whole group after this long (code 124) */
 };
 
 struct out {
@@ -111,21 +130,19 @@ static inline void out_free(struct out *o)
     o->out = o->err = NULL;
 }
 
-/* Starts argv[0] (a path) in dir, in its own process group, with stdout/stderr into
- * dir/.stdout and dir/.stderr and stdin from /dev/null. */
-static inline pid_t e2e_spawn(const char *dir, const char *const *argv, const struct how *h)
+/* Starts argv[0] (a path) in its own process group, in directory cwd (NULL: this one),
+ * with stdout/stderr into the files outp and errp and stdin from /dev/null. */
+static inline pid_t e2e_spawn_to(const char *cwd, const char *const *argv, const char *outp,
+                                 const char *errp, const struct how *h)
 {
     fflush(NULL);
     pid_t pid = fork();
     if (pid != 0) return pid;
     setpgid(0, 0);
-    char op[4200], ep[4200];
-    snprintf(op, sizeof op, "%s/.stdout", dir);
-    snprintf(ep, sizeof ep, "%s/.stderr", dir);
-    int fo = open(op, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    int fe = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    int fo = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     int fi = open("/dev/null", O_RDONLY);
-    if (fo < 0 || fe < 0 || fi < 0 || chdir(dir) != 0) _exit(126);
+    if (fo < 0 || fe < 0 || fi < 0 || (cwd && chdir(cwd) != 0)) _exit(126);
     dup2(fo, 1);
     dup2(fe, 2);
     dup2(fi, 0);
@@ -139,6 +156,8 @@ static inline pid_t e2e_spawn(const char *dir, const char *const *argv, const st
             unsetenv(h->env[i]);
         }
     }
+    for (int i = 0; h && h->env_pairs && h->env_pairs[i] && h->env_pairs[i + 1]; i += 2)
+        setenv(h->env_pairs[i], h->env_pairs[i + 1], 1);
     if (h && h->as_nobody && (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0))
         _exit(125);
     if (h && h->fsize > 0) {
@@ -151,6 +170,15 @@ static inline pid_t e2e_spawn(const char *dir, const char *const *argv, const st
     }
     execv(argv[0], (char *const *)argv);
     _exit(127);
+}
+
+/* e2e_spawn_to in dir, with stdout/stderr into dir/.stdout and dir/.stderr. */
+static inline pid_t e2e_spawn(const char *dir, const char *const *argv, const struct how *h)
+{
+    char op[4200], ep[4200];
+    snprintf(op, sizeof op, "%s/.stdout", dir);
+    snprintf(ep, sizeof ep, "%s/.stderr", dir);
+    return e2e_spawn_to(dir, argv, op, ep, h);
 }
 
 /* Waits for pid (sending the signals and applying the timeout h asks for) and collects
@@ -283,6 +311,21 @@ static inline struct out run_space(char *dir, size_t n, const char *group, const
         args[k++] = extra[i];
     args[k] = NULL;
     return run_tune(dir, args);
+}
+
+/* The common checked step, for cases that look at the database afterwards rather than at
+ * tune's words: dir/space.json written, tune run with args (NULL: `run space.json --gpus
+ * none --quiet`), its output shown on stderr when it failed. Returns tune's exit status;
+ * a case checks CHECK_EQ_INT(run_ok(...), 0). */
+static inline int run_ok(const char *dir, const char *space, const char *const *args)
+{
+    static const char *const plain[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
+    space_file(dir, space);
+    struct out o = run_tune(dir, args ? args : plain);
+    int code = o.code;
+    if (code != 0) fprintf(stderr, "tune exited %d:\n%s\n%s\n", code, o.out, o.err);
+    out_free(&o);
+    return code;
 }
 
 #endif

@@ -4,8 +4,6 @@
 add_executable(hostile_trial ${CMAKE_SOURCE_DIR}/tests/progs/hostile_trial.c)
 set_target_properties(hostile_trial PROPERTIES RUNTIME_OUTPUT_DIRECTORY
                                                ${CMAKE_BINARY_DIR}/tests/progs)
-if(TARGET tune AND TARGET synth_trial)
-  tune_add_test_exe(test_faults SOURCES ${CMAKE_SOURCE_DIR}/tests/test_faults.c
-                    LIBS SQLite::SQLite3 LABELS e2e TIMEOUT 300)
-  add_dependencies(test_faults tune synth_trial hostile_trial)
-endif()
+tune_add_test_exe(test_faults SOURCES ${CMAKE_SOURCE_DIR}/tests/test_faults.c
+                  LIBS SQLite::SQLite3 LABELS e2e TIMEOUT 300)
+add_dependencies(test_faults tune synth_trial hostile_trial)

@@ -7,10 +7,8 @@ target_include_directories(report_helper_trial PRIVATE ${CMAKE_SOURCE_DIR}/inclu
 target_link_libraries(report_helper_trial PRIVATE ${MATH_LIB})
 set_target_properties(report_helper_trial PROPERTIES
                       RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/progs)
-if(TARGET tune AND TARGET tune_store)
-  # The torch example takes about a minute on two cores; Chromium a few seconds a page.
-  tune_add_test_exe(test_report SOURCES ${CMAKE_SOURCE_DIR}/tests/test_report.c
-                    LIBS tune_store SQLite::SQLite3 PkgConfig::CJSON ${MATH_LIB}
-                    LABELS e2e TIMEOUT 600)
-  add_dependencies(test_report tune synth_trial report_helper_trial)
-endif()
+# The torch example takes about a minute on two cores; Chromium a few seconds a page.
+tune_add_test_exe(test_report SOURCES ${CMAKE_SOURCE_DIR}/tests/test_report.c
+                  LIBS tune_store SQLite::SQLite3 PkgConfig::CJSON ${MATH_LIB}
+                  LABELS e2e TIMEOUT 600)
+add_dependencies(test_report tune synth_trial report_helper_trial)

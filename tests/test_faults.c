@@ -1,176 +1,17 @@
-/* End-to-end fault tests (issue 3): the real `tune` binary against a full disk, a database
+/* test_faults: end-to-end fault tests: the real `tune` binary against a full disk, a database
  * that is not one (or is too new), a read-only directory, hostile experiment names, hostile
  * trial output, and its own death by SIGKILL, checking what is left afterwards: the exit
  * status and message, the processes still alive, and the SQLite file itself.
  * Not for: unit behaviour of one module (tests/test_<module>.c) or the resume logic as
  * such (tests/test_cli.c). */
-#include "testdb.h"
+#include "e2e.h"
 #include "tinytest.h"
 
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
-#include <signal.h>
-#include <sqlite3.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-static char g_tune[4096], g_synth[4096], g_hostile[4096];
-
-static void paths(void)
-{
-    const char *b = getenv("TUNE_BINARY_DIR");
-    snprintf(g_tune, sizeof g_tune, "%s/bin/tune", b ? b : ".");
-    snprintf(g_synth, sizeof g_synth, "%s/tests/progs/synth_trial", b ? b : ".");
-    snprintf(g_hostile, sizeof g_hostile, "%s/tests/progs/hostile_trial", b ? b : ".");
-}
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* A fresh working directory per case under the build tree, so databases never mix. */
 static void fresh_dir(char *dir, size_t n, const char *name)
 {
-    paths();
-    const char *b = getenv("TUNE_BINARY_DIR");
-    snprintf(dir, n, "%s/e2e-faults/%s", b ? b : "/tmp", name);
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "chmod -R u+w '%s' 2>/dev/null; rm -rf '%s' && mkdir -p '%s'", dir,
-             dir, dir);
-    if (system(cmd) != 0) abort();
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t k = fread(s, 1, (size_t)n, f);
-    s[k] = 0;
-    fclose(f);
-    return s;
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) abort();
-    fputs(text, f);
-    fclose(f);
-}
-
-static void space_file(const char *dir, const char *body)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/space.json", dir);
-    write_file(path, body);
-}
-
-/* How to start tune beyond its arguments. */
-struct how {
-    long fsize;    /* > 0: RLIMIT_FSIZE in bytes, SIGXFSZ ignored (a full disk) */
-    int as_nobody; /* run as uid/gid 65534 (only when the tests run as root) */
-};
-
-struct out {
-    int code;       /* exit status, or 128+signal */
-    long maxrss_kb; /* peak RSS of tune and the children it reaped (wait4) */
-    char *out, *err;
-};
-
-static void out_free(struct out *o)
-{
-    free(o->out);
-    free(o->err);
-}
-
-/* Starts tune in dir with stdout/stderr into dir/.stdout and dir/.stderr. */
-static pid_t spawn_tune(const char *dir, const char *const *args, const struct how *h)
-{
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid != 0) return pid;
-    char op[4200], ep[4200];
-    snprintf(op, sizeof op, "%s/.stdout", dir);
-    snprintf(ep, sizeof ep, "%s/.stderr", dir);
-    int fo = open(op, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    int fe = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    if (fo < 0 || fe < 0 || chdir(dir) != 0) _exit(126);
-    dup2(fo, 1);
-    dup2(fe, 2);
-    if (h && h->as_nobody && (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0))
-        _exit(125);
-    if (h && h->fsize > 0) {
-        /* The kernel's "file too large" is the full disk we can make without root:
-         * write() fails with EFBIG once a file would grow past the limit. Ignored
-         * SIGXFSZ stays ignored across exec. */
-        signal(SIGXFSZ, SIG_IGN);
-        struct rlimit rl = {(rlim_t)h->fsize, (rlim_t)h->fsize};
-        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(124);
-    }
-    char *av[64];
-    int n = 0;
-    av[n++] = g_tune;
-    for (; args[n - 1] && n < 63; n++)
-        av[n] = (char *)args[n - 1];
-    av[n] = NULL;
-    execv(g_tune, av);
-    _exit(127);
-}
-
-static struct out finish_tune(const char *dir, pid_t pid)
-{
-    struct out o = {0};
-    int st = 0;
-    struct rusage ru;
-    memset(&ru, 0, sizeof ru);
-    while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
-        ;
-    o.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    o.maxrss_kb = ru.ru_maxrss;
-    char op[4200], ep[4200];
-    snprintf(op, sizeof op, "%s/.stdout", dir);
-    snprintf(ep, sizeof ep, "%s/.stderr", dir);
-    o.out = slurp(op);
-    o.err = slurp(ep);
-    return o;
-}
-
-static struct out run_tune_how(const char *dir, const char *const *args, const struct how *h)
-{
-    return finish_tune(dir, spawn_tune(dir, args, h));
-}
-
-static struct out run_tune(const char *dir, const char *const *args)
-{
-    return run_tune_how(dir, args, NULL);
-}
-
-/* One integer from the database, opened read-only as any reader would; -1 on failure. */
-static long long db_int(const char *dir, const char *sql)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/tune.db", dir);
-    return testdb_int(path, sql);
-}
-
-static int db_exec(const char *dir, const char *sql)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/tune.db", dir);
-    return testdb_exec(path, sql);
+    e2e_fresh_dir(dir, n, "faults", name);
 }
 
 /* Live processes whose command line contains token (zombies have none, so they do not
@@ -202,9 +43,9 @@ static int count_procs(const char *token)
 /* Waits until count_procs(token) == want, up to timeout_s; returns the last count. */
 static int wait_procs(const char *token, int want, double timeout_s)
 {
-    double end = mono() + timeout_s;
+    double end = e2e_mono() + timeout_s;
     int n;
-    while ((n = count_procs(token)) != want && mono() < end)
+    while ((n = count_procs(token)) != want && e2e_mono() < end)
         usleep(20000);
     return n;
 }
@@ -479,7 +320,7 @@ static void no_orphans_after(const char *name, int sig)
     CHECK_EQ_INT(n, 8);
     /* tune and its 4 keepers carry the database path in their command line. */
     CHECK_EQ_INT(count_procs(db), 5);
-    double t0 = mono();
+    double t0 = e2e_mono();
     kill(pid, sig);
     struct out o = finish_tune(dir, pid);
     if (sig == SIGKILL)
@@ -489,7 +330,8 @@ static void no_orphans_after(const char *name, int sig)
     out_free(&o);
     CHECK_EQ_INT(wait_procs(tag, 0, 10), 0);
     CHECK_EQ_INT(wait_procs(db, 0, 10), 0);
-    fprintf(stderr, "%s: every trial process gone %.2f s after the signal\n", name, mono() - t0);
+    fprintf(stderr, "%s: every trial process gone %.2f s after the signal\n", name,
+            e2e_mono() - t0);
 }
 
 TEST(kill_9_of_tune_leaves_no_trial_process)
@@ -527,9 +369,9 @@ TEST(hostile_trial_output_is_bounded_and_counted)
              g_hostile);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--cpus", "8", "--gpus", "none", NULL};
-    double t0 = mono();
+    double t0 = e2e_mono();
     struct out o = run_tune(dir, a);
-    double took = mono() - t0;
+    double took = e2e_mono() - t0;
     CHECK_EQ_INT(o.code, 0);
     CHECK_CONTAINS(o.out, "8 trials terminated");
     CHECK_CONTAINS(o.out, "0 failed");

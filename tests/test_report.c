@@ -4,7 +4,7 @@
  * `tune run` (when /usr/bin/python3 has torch). They run the real binary on real
  * experiments and compare what it prints with the real SQLite file.
  * Not for: the run itself (tests/test_cli.c) or the store's own contract (test_store.c). */
-#include "testdb.h"
+#include "e2e.h"
 #include "tinytest.h"
 
 #include <cjson/cJSON.h>
@@ -21,162 +21,42 @@
 #include "include/tune_report.h"
 #include "store/store.h"
 
-static char g_tune[4096], g_synth[4096], g_src[4096], g_ctrial[4096];
+static char g_ctrial[4096];
 
 static void paths(void)
 {
+    e2e_paths();
     const char *b = getenv("TUNE_BINARY_DIR");
-    const char *s = getenv("TUNE_SOURCE_DIR");
-    snprintf(g_tune, sizeof g_tune, "%s/bin/tune", b ? b : ".");
-    snprintf(g_synth, sizeof g_synth, "%s/tests/progs/synth_trial", b ? b : ".");
     snprintf(g_ctrial, sizeof g_ctrial, "%s/tests/progs/report_helper_trial", b ? b : ".");
-    snprintf(g_src, sizeof g_src, "%s", s ? s : "..");
 }
 
 /* A fresh working directory per case, so databases and results never mix. */
 static void fresh_dir(char *dir, size_t n, const char *name)
 {
     paths();
-    const char *b = getenv("TUNE_BINARY_DIR");
-    snprintf(dir, n, "%s/e2e/report_%s", b ? b : "/tmp", name);
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
-    if (system(cmd) != 0) abort();
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t k = fread(s, 1, (size_t)n, f);
-    s[k] = 0;
-    fclose(f);
-    return s;
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) abort();
-    fputs(text, f);
-    fclose(f);
-}
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-struct out {
-    int code; /* exit status, 128+signal, or 124 on timeout */
-    char *out, *err;
-    double secs;
-};
-
-static void out_free(struct out *o)
-{
-    free(o->out);
-    free(o->err);
+    e2e_fresh_dir(dir, n, "report", name);
 }
 
 /* Runs argv[0] (a path) in dir with extra environment ("NAME=VALUE" sets, "NAME" unsets),
  * in its own process group, killed as a group after timeout_s. */
-static struct out run_prog(const char *dir, const char *const *argv, const char *const *env,
-                           int timeout_s)
+static struct out run_env(const char *dir, const char *const *argv, const char *const *env,
+                          int timeout_s)
 {
-    struct out o = {0};
-    char op[4200], ep[4200];
-    snprintf(op, sizeof op, "%s/.stdout", dir);
-    snprintf(ep, sizeof ep, "%s/.stderr", dir);
-    double t0 = mono();
-    pid_t pid = fork();
-    if (pid == 0) {
-        setpgid(0, 0);
-        if (chdir(dir) != 0) _exit(126);
-        int fo = open(op, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fe = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fi = open("/dev/null", O_RDONLY);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        dup2(fi, 0);
-        for (int i = 0; env && env[i]; i++) {
-            const char *eq = strchr(env[i], '=');
-            if (eq) {
-                char name[256];
-                snprintf(name, sizeof name, "%.*s", (int)(eq - env[i]), env[i]);
-                setenv(name, eq + 1, 1);
-            } else {
-                unsetenv(env[i]);
-            }
-        }
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    int st = 0, done = 0;
-    while (!done) {
-        pid_t w = waitpid(pid, &st, WNOHANG);
-        if (w == pid) {
-            done = 1;
-        } else if (mono() - t0 > timeout_s) {
-            kill(-pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            o.code = 124;
-            o.secs = mono() - t0;
-            o.out = slurp(op);
-            o.err = slurp(ep);
-            return o;
-        } else {
-            usleep(20000);
-        }
-    }
-    o.secs = mono() - t0;
-    o.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    o.out = slurp(op);
-    o.err = slurp(ep);
-    return o;
+    struct how h = {.env = env, .timeout_s = timeout_s};
+    return run_prog(dir, argv, &h);
 }
 
 /* Runs tune with args (NULL-terminated) and extra environment. */
 static struct out tune_env(const char *dir, const char *const *args, const char *const *env)
 {
-    const char *av[64];
-    int n = 0;
-    av[n++] = g_tune;
-    for (int i = 0; args[i] && n < 63; i++)
-        av[n++] = args[i];
-    av[n] = NULL;
-    return run_prog(dir, av, env, 600);
+    struct how h = {.env = env, .timeout_s = 600};
+    return run_tune_how(dir, args, &h);
 }
 
 static struct out tune(const char *dir, const char *const *args)
 {
     static const char *const no_columns[] = {"COLUMNS", NULL};
     return tune_env(dir, args, no_columns);
-}
-
-static long long db_int_at(const char *db, const char *sql)
-{
-    return testdb_int(db, sql);
-}
-
-static long long db_int(const char *dir, const char *sql)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/tune.db", dir);
-    return db_int_at(path, sql);
-}
-
-static double db_real(const char *dir, const char *sql)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/tune.db", dir);
-    return testdb_num(path, sql, NAN);
 }
 
 /* Display width of UTF-8 text. */
@@ -303,21 +183,16 @@ TEST(show_says_why_a_trial_stopped_or_finished)
 
 TEST(show_error_trial_with_its_stderr)
 {
-    char dir[4096], sp[8192], path[4200];
+    char dir[4096], sp[8192];
     fresh_dir(dir, sizeof dir, "show_error");
     snprintf(sp, sizeof sp,
              "{\"name\": \"f\", \"metric\": \"loss\", \"num_samples\": 1,"
              " \"command\": [\"%s\", \"--iters\", \"5\", \"--fail-at\", \"{at}\"],"
              " \"space\": {\"at\": {\"grid_search\": [2, -1]}}}",
              g_synth);
-    snprintf(path, sizeof path, "%s/space.json", dir);
-    write_file(path, sp);
-    const char *r[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
-    struct out o = tune(dir, r);
-    CHECK_EQ_INT(o.code, 3); /* a trial ended in ERROR */
-    out_free(&o);
+    CHECK_EQ_INT(run_ok(dir, sp, NULL), 3); /* a trial ended in ERROR */
     const char *a[] = {"show", "0", NULL};
-    o = tune(dir, a);
+    struct out o = tune(dir, a);
     CHECK_EQ_INT(o.code, 0);
     /* The exit code with the last line of stderr, said once. */
     CHECK_CONTAINS(o.out, "status       ERROR: exited with code 3: synth_trial: failing on purpose "
@@ -555,24 +430,19 @@ TEST(plot_fits_the_width_and_tells_stopped_from_finished)
 
 TEST(plot_and_show_before_any_result)
 {
-    char dir[4096], sp[8192], path[4200];
+    char dir[4096], sp[8192];
     fresh_dir(dir, sizeof dir, "plot_empty");
     /* Trials that report nothing: a chart with nothing in it is not an error. */
     snprintf(sp, sizeof sp,
              "{\"name\": \"quiet\", \"metric\": \"loss\", \"num_samples\": 2,"
              " \"command\": [\"%s\", \"--iters\", \"0\"], \"space\": {}}",
              g_synth);
-    snprintf(path, sizeof path, "%s/space.json", dir);
-    write_file(path, sp);
-    const char *r[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
-    struct out o = tune(dir, r);
-    CHECK_EQ_INT(o.code, 0);
-    out_free(&o);
+    CHECK_EQ_INT(run_ok(dir, sp, NULL), 0);
     REQUIRE(db_int(dir, "SELECT count(*) FROM results") == 0);
     const char *a[] = {"plot", NULL};
     const char *b[] = {"plot", "--metric", "acc", NULL};
     const char *c[] = {"show", "1", NULL};
-    o = tune(dir, a);
+    struct out o = tune(dir, a);
     CHECK_EQ_INT(o.code, 0);
     CHECK_CONTAINS(o.out, "quiet: loss (min) of 2 trials");
     CHECK_CONTAINS(o.out, "(no results with a value for loss yet)");
@@ -719,14 +589,9 @@ TEST(report_escapes_what_could_break_the_page)
              " \"space\": {\"tag\": {\"grid_search\": [\"</script><script>alert(1)</script>\","
              "   \"<!-- & \\\"q\\\"\"]}}}",
              g_synth);
-    snprintf(path, sizeof path, "%s/space.json", dir);
-    write_file(path, sp);
-    const char *r[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
-    struct out o = tune(dir, r);
-    CHECK_EQ_INT(o.code, 0);
-    out_free(&o);
+    CHECK_EQ_INT(run_ok(dir, sp, NULL), 0);
     const char *a[] = {"report", "-o", "esc.html", NULL};
-    o = tune(dir, a);
+    struct out o = tune(dir, a);
     CHECK_EQ_INT(o.code, 0);
     out_free(&o);
     snprintf(path, sizeof path, "%s/esc.html", dir);
@@ -807,7 +672,7 @@ static struct out browse(const char *dir, const char *html, const char *what, in
                         url,
                         NULL};
     static const char *const env[] = {"COLUMNS", NULL};
-    struct out o = run_prog(dir, av, env, 240);
+    struct out o = run_env(dir, av, env, 240);
     char cmd[8600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", prof);
     if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", prof);
@@ -1019,10 +884,10 @@ TEST(report_of_5000_trials_renders_fast)
     char dir[4096], db[4300], html[4300];
     fresh_dir(dir, sizeof dir, "big");
     snprintf(db, sizeof db, "%s/tune.db", dir);
-    double t0 = mono();
+    double t0 = e2e_mono();
     make_big_db(db, 5000);
     long long nres = db_int(dir, "SELECT count(*) FROM results");
-    fprintf(stderr, "5000 trials, %lld results written in %.2f s\n", nres, mono() - t0);
+    fprintf(stderr, "5000 trials, %lld results written in %.2f s\n", nres, e2e_mono() - t0);
     const char *a[] = {"report", "big", "-o", "big.html", NULL};
     struct out o = tune(dir, a);
     CHECK_EQ_INT(o.code, 0);
@@ -1180,13 +1045,13 @@ TEST(python_helper_trial_runs_under_tune)
              g_src);
     const char *av[] = {"/usr/bin/python3", "-c", code, NULL};
     const char *env0[] = {"RANK", NULL}, *env1[] = {"RANK=1", NULL};
-    struct out o = run_prog(dir, av, env0, 60);
+    struct out o = run_env(dir, av, env0, 60);
     CHECK_EQ_INT(o.code, 0);
     CHECK_STR(o.out, "{\"training_iteration\": 1, \"loss\": null, \"lr\": 0.1, \"inf\": null,"
                      " \"s\": \"a\\\"b\", \"ok\": true, \"l\": [1.5, null]}\n");
     CHECK_CONTAINS(o.err, "written");
     out_free(&o);
-    o = run_prog(dir, av, env1, 60);
+    o = run_env(dir, av, env1, 60);
     CHECK_EQ_INT(o.code, 0);
     CHECK_STR(o.out, "");
     CHECK_CONTAINS(o.err, "skipped");
@@ -1342,7 +1207,7 @@ TEST(docs_pandas_snippet_runs)
     fresh_dir(dir, sizeof dir, "docs_pandas");
     if (access("/usr/bin/python3", X_OK) != 0) SKIP("no /usr/bin/python3");
     const char *probe[] = {"/usr/bin/python3", "-c", "import pandas", NULL};
-    struct out o = run_prog(dir, probe, NULL, 120);
+    struct out o = run_env(dir, probe, NULL, 120);
     int have = o.code == 0;
     out_free(&o);
     if (!have) SKIP("/usr/bin/python3 cannot import pandas (apt-get install python3-pandas)");
@@ -1353,7 +1218,7 @@ TEST(docs_pandas_snippet_runs)
     snprintf(path, sizeof path, "%s/snippet.py", dir);
     write_file(path, blocks[0]);
     const char *av[] = {"/usr/bin/python3", "snippet.py", NULL};
-    o = run_prog(dir, av, NULL, 120);
+    o = run_env(dir, av, NULL, 120);
     if (o.code) fprintf(stderr, "%s\n", o.err);
     CHECK_EQ_INT(o.code, 0);
     /* The best trial comes first, as tune best says. */
@@ -1397,7 +1262,7 @@ TEST(readme_helper_examples_work)
         write_file(path, code);
         const char *av[] = {"/usr/bin/python3", "readme.py", NULL};
         const char *env[] = {"RANK", NULL};
-        struct out o = run_prog(dir, av, env, 60);
+        struct out o = run_env(dir, av, env, 60);
         CHECK_EQ_INT(o.code, 0);
         CHECK_STR(o.out, "{\"training_iteration\": 1, \"loss\": 0.25, \"accuracy\": 0.5}\n"
                          "{\"training_iteration\": 2, \"loss\": 0.25, \"accuracy\": 0.5}\n"
@@ -1418,14 +1283,14 @@ TEST(readme_helper_examples_work)
     snprintf(inc, sizeof inc, "-I%s/include", g_src);
     const char *cc[] = {"/usr/bin/cc", "-std=c11", "-Wall",  "-Wextra", "-Werror", inc,
                         "readme.c",    "-o",       "readme", "-lm",     NULL};
-    struct out o = run_prog(dir, cc, NULL, 120);
+    struct out o = run_env(dir, cc, NULL, 120);
     if (o.code) fprintf(stderr, "%s\n", o.err);
     CHECK_EQ_INT(o.code, 0);
     out_free(&o);
     snprintf(path, sizeof path, "%s/readme", dir);
     const char *run[] = {path, NULL};
     const char *env[] = {"RANK", NULL};
-    o = run_prog(dir, run, env, 60);
+    o = run_env(dir, run, env, 60);
     CHECK_EQ_INT(o.code, 0);
     CHECK_STR(o.out, "{\"training_iteration\": 1, \"loss\": 1}\n"
                      "{\"training_iteration\": 2, \"loss\": 0.5}\n");
@@ -1442,7 +1307,7 @@ TEST(torch_ddp_example_runs_under_tune)
     fresh_dir(dir, sizeof dir, "torch_ddp");
     const char *probe[] = {"/usr/bin/python3", "-c", "import torch, numpy", NULL};
     if (access("/usr/bin/python3", X_OK) != 0) SKIP("no /usr/bin/python3");
-    struct out o = run_prog(dir, probe, NULL, 120);
+    struct out o = run_env(dir, probe, NULL, 120);
     int have = o.code == 0;
     out_free(&o);
     if (!have) SKIP("/usr/bin/python3 cannot import torch (apt-get install python3-torch)");

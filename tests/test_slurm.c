@@ -4,6 +4,12 @@
  * End-to-end cases run the real `tune` against a real Slurm (scripts/slurm/up.sh, which
  * scripts/test.sh starts when it runs as root) and skip when there is none.
  * Not for: the local executor (test_trial.c) or scheduling decisions (test_scheduler.c). */
+/* Paths here are built from a temporary directory a few dozen bytes long into buffers
+ * sized for PATH_MAX; GCC cannot see that bound through the helpers (e2e.h's too,
+ * hence before it). */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+#include "e2e.h"
 #include "tinytest.h"
 #include "trial/slurm_int.h"
 #include "trial/trial.h"
@@ -19,67 +25,22 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Paths here are built from a temporary directory a few dozen bytes long into buffers
- * sized for PATH_MAX; GCC cannot see that bound through the helpers. */
-#pragma GCC diagnostic ignored "-Wformat-truncation"
-
-static char g_bin[4096], g_src[4096], g_tune[4200], g_synth[4200], g_rank[4200], g_task[4200];
+static char g_rank[4200], g_task[4200];
 
 static void paths(void)
 {
-    const char *b = getenv("TUNE_BINARY_DIR"), *s = getenv("TUNE_SOURCE_DIR");
-    snprintf(g_bin, sizeof g_bin, "%s", b ? b : ".");
-    snprintf(g_src, sizeof g_src, "%s", s ? s : "..");
-    snprintf(g_tune, sizeof g_tune, "%s/bin/tune", g_bin);
-    snprintf(g_task, sizeof g_task, "%s/bin/tune-slurm-task", g_bin);
-    snprintf(g_synth, sizeof g_synth, "%s/tests/progs/synth_trial", g_bin);
-    snprintf(g_rank, sizeof g_rank, "%s/tests/progs/slurm_rank", g_bin);
+    e2e_paths();
+    const char *b = getenv("TUNE_BINARY_DIR");
+    snprintf(g_task, sizeof g_task, "%s/bin/tune-slurm-task", b ? b : ".");
+    snprintf(g_rank, sizeof g_rank, "%s/tests/progs/slurm_rank", b ? b : ".");
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void nap_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
-/* A fresh directory per case (on the filesystem the test cluster's node shares). */
+/* A fresh directory per case (under the build tree, on the filesystem the test cluster's
+ * node shares). */
 static void fresh_dir(char *dir, size_t n, const char *name)
 {
     paths();
-    snprintf(dir, n, "%s/slurm-e2e/%s", g_bin, name);
-    char cmd[8400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", dir, dir);
-    if (system(cmd) != 0) abort();
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return strdup("");
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t k = fread(s, 1, (size_t)n, f);
-    s[k] = 0;
-    fclose(f);
-    return s;
-}
-
-static void write_file(const char *path, const char *text, int exec)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) abort();
-    fputs(text, f);
-    fclose(f);
-    if (exec) chmod(path, 0755);
+    e2e_fresh_dir(dir, n, "slurm", name);
 }
 
 /* Runs a shell command line (the tests' own, never a trial's) and returns its stdout. */
@@ -101,69 +62,18 @@ static char *sh(const char *cmd)
 
 /* ---- running tune ------------------------------------------------------------------- */
 
-struct out {
-    int code; /* exit status, or 128+signal */
-    char *out, *err;
-};
-
-static void out_free(struct out *o)
-{
-    free(o->out);
-    free(o->err);
-}
-
-/* Starts tune in dir with args; env entries ("K=V") are set on top of ours. */
-static pid_t spawn_tune(const char *dir, const char *const *args, const char *const *env)
-{
-    char op[4200], ep[4200];
-    snprintf(op, sizeof op, "%s/.stdout", dir);
-    snprintf(ep, sizeof ep, "%s/.stderr", dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (chdir(dir) != 0) _exit(126);
-        int fo = open(op, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fe = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        for (const char *const *e = env; e && *e; e++)
-            putenv((char *)*e);
-        char *av[64];
-        int n = 0;
-        av[n++] = g_tune;
-        for (; args[n - 1] && n < 63; n++)
-            av[n] = (char *)args[n - 1];
-        av[n] = NULL;
-        execv(g_tune, av);
-        _exit(127);
-    }
-    return pid;
-}
-
+/* finish_tune, showing tune's output when it failed: a Slurm case is hard to debug
+ * without it. */
 static struct out wait_tune(const char *dir, pid_t pid)
 {
-    struct out o = {0};
-    int st;
-    waitpid(pid, &st, 0);
-    o.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    char p[4200];
-    snprintf(p, sizeof p, "%s/.stdout", dir);
-    o.out = slurp(p);
-    snprintf(p, sizeof p, "%s/.stderr", dir);
-    o.err = slurp(p);
+    struct out o = finish_tune(dir, pid);
     if (o.code != 0) fprintf(stderr, "tune exited %d:\n%s\n%s\n", o.code, o.out, o.err);
     return o;
 }
 
-static struct out run_tune(const char *dir, const char *const *args, const char *const *env)
+static struct out run_tune_shown(const char *dir, const char *const *args)
 {
-    return wait_tune(dir, spawn_tune(dir, args, env));
-}
-
-static void space_file(const char *dir, const char *body)
-{
-    char path[4200];
-    snprintf(path, sizeof path, "%s/space.json", dir);
-    write_file(path, body, 0);
+    return wait_tune(dir, spawn_tune(dir, args, NULL));
 }
 
 /* The rows of a query, one line each, columns separated by '|'. */
@@ -171,13 +81,10 @@ static char *db_rows(const char *dir, const char *sql)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/tune.db", dir);
-    sqlite3 *db;
     size_t cap = 4096, n = 0;
     char *s = calloc(1, cap);
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        sqlite3_close(db); /* a failed open still allocates the handle */
-        return s;
-    }
+    sqlite3 *db = testdb_open(path, 0);
+    if (!db) return s;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
         fprintf(stderr, "db_rows: %s: %s\n", sql, sqlite3_errmsg(db));
@@ -196,14 +103,6 @@ static char *db_rows(const char *dir, const char *sql)
     sqlite3_finalize(st);
     sqlite3_close(db);
     return s;
-}
-
-static long long db_int(const char *dir, const char *sql)
-{
-    char *s = db_rows(dir, sql);
-    long long v = *s ? atoll(s) : -1;
-    free(s);
-    return v;
 }
 
 /* ---- the test cluster ------------------------------------------------------------------ */
@@ -244,10 +143,10 @@ static int slurm_left(const char *exp)
 
 static int wait_slurm_clear(const char *exp, double timeout_s)
 {
-    double t0 = now_s();
+    double t0 = e2e_mono();
     int n;
-    while ((n = slurm_left(exp)) > 0 && now_s() - t0 < timeout_s)
-        nap_ms(200);
+    while ((n = slurm_left(exp)) > 0 && e2e_mono() - t0 < timeout_s)
+        e2e_nap_ms(200);
     return n;
 }
 
@@ -278,7 +177,7 @@ TEST(first_host_of_hostlists)
 
 /* ---- unit: tune-slurm-task -------------------------------------------------------------- */
 
-static int run_prog(char *const *argv, char *const *env, const char *cwd, char **out, char **err)
+static int run_exact(char *const *argv, char *const *env, const char *cwd, char **out, char **err)
 {
     char op[] = "/tmp/tune-slurm-test-out.XXXXXX", ep[] = "/tmp/tune-slurm-test-err.XXXXXX";
     int fo = mkstemp(op), fe = mkstemp(ep);
@@ -311,7 +210,7 @@ TEST(task_program_reports_rank0_and_sets_rank_variables)
      * "ci1" resolves here. */
     char path[4400], sc[4400];
     snprintf(sc, sizeof sc, "%s/scontrol", dir);
-    write_file(sc, "#!/bin/sh\necho 'Node ci1 not found' >&2\nexit 1\n", 1);
+    write_exec(sc, "#!/bin/sh\necho 'Node ci1 not found' >&2\nexit 1\n");
     snprintf(path, sizeof path, "PATH=%s:/usr/bin:/bin", dir);
     char *env0[] = {"SLURM_PROCID=0",
                     "SLURM_NTASKS=2",
@@ -326,7 +225,7 @@ TEST(task_program_reports_rank0_and_sets_rank_variables)
                     path,
                     NULL};
     char *out, *err;
-    CHECK_EQ_INT(run_prog(argv, env0, dir, &out, &err), 0);
+    CHECK_EQ_INT(run_exact(argv, env0, dir, &out, &err), 0);
     CHECK_CONTAINS(out, "TUNE_SLURM {\"job\": \"42\", \"step\": \"3\", \"node\": \"ci1\", "
                         "\"nodes\": \"ci[1-2]\", \"gpus\": \"1\"}\n{");
     CHECK_CONTAINS(out, "\"master\": \"ci1\"");
@@ -344,7 +243,7 @@ TEST(task_program_reports_rank0_and_sets_rank_variables)
                     "SLURM_JOB_NODELIST=ci[1-2]",
                     path,
                     NULL};
-    CHECK_EQ_INT(run_prog(argv, env1, dir, &out, &err), 0);
+    CHECK_EQ_INT(run_exact(argv, env1, dir, &out, &err), 0);
     CHECK_STR(out, "");
     free(out);
     free(err);
@@ -357,21 +256,21 @@ TEST(task_program_reports_rank0_and_sets_rank_variables)
     /* A program that cannot run: a clear message and 127; and never /bin/sh for a file
      * without #! (execvp would hand it to a shell). */
     char *bad[] = {g_task, "/nonexistent/prog", NULL};
-    CHECK_EQ_INT(run_prog(bad, env0, dir, &out, &err), 127);
+    CHECK_EQ_INT(run_exact(bad, env0, dir, &out, &err), 127);
     CHECK_CONTAINS(err, "tune-slurm-task: cannot run \"/nonexistent/prog\": No such file");
     free(out);
     free(err);
     snprintf(p, sizeof p, "%s/noshebang", dir);
-    write_file(p, "echo ran by a shell\n", 1);
+    write_exec(p, "echo ran by a shell\n");
     char *ns[] = {g_task, "noshebang", NULL};
     char *envp[] = {"SLURM_PROCID=0", "PATH=.", NULL};
-    CHECK_EQ_INT(run_prog(ns, envp, dir, &out, &err), 127);
+    CHECK_EQ_INT(run_exact(ns, envp, dir, &out, &err), 127);
     CHECK(strstr(out, "ran by a shell") == NULL);
     CHECK_CONTAINS(err, "Exec format error");
     free(out);
     free(err);
     char *none[] = {g_task, NULL};
-    CHECK_EQ_INT(run_prog(none, envp, dir, &out, &err), 2);
+    CHECK_EQ_INT(run_exact(none, envp, dir, &out, &err), 2);
     CHECK_CONTAINS(err, "usage: tune-slurm-task");
     free(out);
     free(err);
@@ -393,13 +292,13 @@ TEST(task_program_master_addr_is_an_address)
              "[ \"$*\" = '-o show node n1.invalid' ] || exit 1\n"
              "echo 'NodeName=n1.invalid Arch=x86_64 NodeAddr=10.9.8.7 NodeHostName=h1 Port=0'\n",
              called);
-    write_file(sc, body, 1);
+    write_exec(sc, body);
     snprintf(path, sizeof path, "PATH=%s:/usr/bin:/bin", dir);
     char *argv[] = {g_task, g_rank, "--iters", "1", NULL};
     char *env[] = {"SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURM_STEP_NODELIST=n[1-2].invalid", path,
                    NULL};
     char *out, *err;
-    CHECK_EQ_INT(run_prog(argv, env, dir, &out, &err), 0);
+    CHECK_EQ_INT(run_exact(argv, env, dir, &out, &err), 0);
     CHECK_CONTAINS(out, "\"master\": \"10.9.8.7\"");
     free(out);
     free(err);
@@ -409,7 +308,7 @@ TEST(task_program_master_addr_is_an_address)
     /* Slurm does not know the node either: the name is all there is. */
     char *env2[] = {"SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURM_STEP_NODELIST=m7.invalid", path,
                     NULL};
-    CHECK_EQ_INT(run_prog(argv, env2, dir, &out, &err), 0);
+    CHECK_EQ_INT(run_exact(argv, env2, dir, &out, &err), 0);
     CHECK_CONTAINS(out, "\"master\": \"m7.invalid\"");
     free(out);
     free(err);
@@ -417,7 +316,7 @@ TEST(task_program_master_addr_is_an_address)
     unlink(called);
     char *env3[] = {"SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURM_STEP_NODELIST=localhost", path,
                     NULL};
-    CHECK_EQ_INT(run_prog(argv, env3, dir, &out, &err), 0);
+    CHECK_EQ_INT(run_exact(argv, env3, dir, &out, &err), 0);
     CHECK_CONTAINS(out, "\"master\": \"localhost\"");
     CHECK_EQ_INT(access(called, F_OK), -1);
     free(out);
@@ -434,24 +333,22 @@ static void fake_slurm(char *dir, size_t n, const char *name, const char *sinfo,
     fresh_dir(dir, n, name);
     char p[4400], body[8192];
     snprintf(p, sizeof p, "%s/srun", dir);
-    write_file(p,
-               "#!/bin/sh\n"
-               "[ -n \"$FAKE_SRUN_PRE\" ] && printf '%s\\n' \"$FAKE_SRUN_PRE\"\n"
-               "for a in \"$@\"; do echo \"ARG $a\"; done\n"
-               "echo \"CVD ${CUDA_VISIBLE_DEVICES-unset}\"\n"
-               "echo \"SG ${SLURM_GPUS-unset}\"\n"
-               "[ -n \"$FAKE_SRUN_SLEEP\" ] && exec sleep \"$FAKE_SRUN_SLEEP\"\n"
-               "exit 0\n",
-               1);
+    write_exec(p, "#!/bin/sh\n"
+                  "[ -n \"$FAKE_SRUN_PRE\" ] && printf '%s\\n' \"$FAKE_SRUN_PRE\"\n"
+                  "for a in \"$@\"; do echo \"ARG $a\"; done\n"
+                  "echo \"CVD ${CUDA_VISIBLE_DEVICES-unset}\"\n"
+                  "echo \"SG ${SLURM_GPUS-unset}\"\n"
+                  "[ -n \"$FAKE_SRUN_SLEEP\" ] && exec sleep \"$FAKE_SRUN_SLEEP\"\n"
+                  "exit 0\n");
     snprintf(p, sizeof p, "%s/scancel", dir);
     snprintf(body, sizeof body, "#!/bin/sh\necho \"scancel $*\" >> %s/scancel.log\n", dir);
-    write_file(p, body, 1);
+    write_exec(p, body);
     snprintf(p, sizeof p, "%s/squeue", dir);
-    write_file(p, squeue ? squeue : "#!/bin/sh\nexit 0\n", 1);
+    write_exec(p, squeue ? squeue : "#!/bin/sh\nexit 0\n");
     snprintf(p, sizeof p, "%s/sinfo", dir);
-    write_file(p, sinfo ? sinfo : "#!/bin/sh\nexit 0\n", 1);
+    write_exec(p, sinfo ? sinfo : "#!/bin/sh\nexit 0\n");
     snprintf(p, sizeof p, "%s/scontrol", dir);
-    write_file(p, scontrol ? scontrol : "#!/bin/sh\nexit 0\n", 1);
+    write_exec(p, scontrol ? scontrol : "#!/bin/sh\nexit 0\n");
 }
 
 static int new_fake_exec(const char *dir, const char *alloc, char *const *args, double wd,
@@ -511,16 +408,16 @@ static int run_fake(trial_exec_t *ex, const char *dir, int ranks, double gpus, i
         return rc;
     }
     memset(L, 0, sizeof *L);
-    double t0 = now_s();
-    while (now_s() - t0 < 20) {
+    double t0 = e2e_mono();
+    while (e2e_mono() - t0 < 20) {
         struct pollfd pf = {.fd = trial_fd(p), .events = POLLIN};
         if (pf.fd < 0) break;
         poll(&pf, 1, 100);
         if (trial_read(p, on_line, L, 0) == 1) break;
     }
     trial_exit_t x;
-    while (trial_poll_exit(p, &x) == 0 && now_s() - t0 < 20)
-        nap_ms(5);
+    while (trial_poll_exit(p, &x) == 0 && e2e_mono() - t0 < 20)
+        e2e_nap_ms(5);
     if (keep)
         *keep = p;
     else
@@ -599,8 +496,8 @@ TEST(tune_slurm_line_is_consumed_and_signals_become_scancel)
     unsetenv("FAKE_SRUN_PRE");
     unsetenv("FAKE_SRUN_SLEEP");
     CHECK_STR(trial_exec_id(p), "");
-    double t0 = now_s();
-    while (!strstr(L.buf, "SG ") && now_s() - t0 < 10) {
+    double t0 = e2e_mono();
+    while (!strstr(L.buf, "SG ") && e2e_mono() - t0 < 10) {
         struct pollfd pf = {.fd = trial_fd(p), .events = POLLIN};
         poll(&pf, 1, 100);
         trial_read(p, on_line, &L, 0);
@@ -615,7 +512,7 @@ TEST(tune_slurm_line_is_consumed_and_signals_become_scancel)
     char log[4400];
     snprintf(log, sizeof log, "%s/scancel.log", dir);
     char *s = NULL;
-    for (t0 = now_s(); now_s() - t0 < 5; nap_ms(20)) {
+    for (t0 = e2e_mono(); e2e_mono() - t0 < 5; e2e_nap_ms(20)) {
         free(s);
         s = slurp(log);
         if (*s) break;
@@ -626,11 +523,11 @@ TEST(tune_slurm_line_is_consumed_and_signals_become_scancel)
     CHECK_EQ_INT(trial_poll_exit(p, &x), 0);
     /* SIGKILL: the job is cancelled and srun killed at once. */
     CHECK_EQ_INT(trial_signal(p, SIGKILL), 0);
-    t0 = now_s();
-    while (trial_poll_exit(p, &x) == 0 && now_s() - t0 < 5)
-        nap_ms(5);
+    t0 = e2e_mono();
+    while (trial_poll_exit(p, &x) == 0 && e2e_mono() - t0 < 5)
+        e2e_nap_ms(5);
     CHECK_EQ_INT(x.signal, SIGKILL);
-    for (t0 = now_s(); now_s() - t0 < 5; nap_ms(20)) {
+    for (t0 = e2e_mono(); e2e_mono() - t0 < 5; e2e_nap_ms(20)) {
         s = slurp(log);
         if (strstr(s, "scancel 123\n")) break;
         free(s);
@@ -666,7 +563,7 @@ TEST(steps_are_cancelled_as_steps_and_pending_jobs_by_name)
     trial_proc_t *p = NULL;
     REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
     unsetenv("FAKE_SRUN_PRE");
-    for (double t0 = now_s(); !*trial_exec_id(p) && now_s() - t0 < 10;) {
+    for (double t0 = e2e_mono(); !*trial_exec_id(p) && e2e_mono() - t0 < 10;) {
         struct pollfd pf = {.fd = trial_fd(p), .events = POLLIN};
         poll(&pf, 1, 100);
         trial_read(p, on_line, &L, 0);
@@ -689,7 +586,7 @@ TEST(steps_are_cancelled_as_steps_and_pending_jobs_by_name)
     char log[4400];
     snprintf(log, sizeof log, "%s/scancel.log", dir);
     char *s = NULL;
-    for (double t0 = now_s(); now_s() - t0 < 5; nap_ms(20)) {
+    for (double t0 = e2e_mono(); e2e_mono() - t0 < 5; e2e_nap_ms(20)) {
         free(s);
         s = slurp(log);
         if (strstr(s, "--name")) break;
@@ -737,7 +634,7 @@ TEST(executor_creation_errors)
     trial_proc_t *pr = NULL;
     REQUIRE(trial_start(ex, &sp, &pr, err, sizeof err) == 0);
     char why[128] = "x";
-    CHECK_EQ_INT(trial_health(pr, now_s() + 1e6, why, sizeof why), 0);
+    CHECK_EQ_INT(trial_health(pr, e2e_mono() + 1e6, why, sizeof why), 0);
     CHECK_STR(why, "");
     trial_proc_free(pr);
     trial_exec_free(ex);
@@ -831,8 +728,8 @@ TEST(impossible_requests_are_refused_before_running)
 /* Calls trial_health every 100 ms until it condemns the trial (1) or `for_s` passes (0). */
 static int health_within(trial_proc_t *p, double for_s, char *why, size_t n)
 {
-    for (double t0 = now_s(); now_s() - t0 < for_s; nap_ms(100))
-        if (trial_health(p, now_s(), why, n) == 1) return 1;
+    for (double t0 = e2e_mono(); e2e_mono() - t0 < for_s; e2e_nap_ms(100))
+        if (trial_health(p, e2e_mono(), why, n) == 1) return 1;
     return 0;
 }
 
@@ -860,9 +757,9 @@ TEST(watchdog_condemns_a_silent_srun_slurm_does_not_know)
     fake_slurm(dir, sizeof dir, "fake_wd_unknown", NULL, "#!/bin/sh\necho '12|other'\n", NULL);
     REQUIRE(new_fake_exec(dir, NULL, NULL, 1.0, &ex, err, sizeof err) == 0);
     REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
-    double t0 = now_s();
+    double t0 = e2e_mono();
     CHECK_EQ_INT(health_within(p, 8.0, why, sizeof why), 1);
-    CHECK(now_s() - t0 >= 1.0);
+    CHECK(e2e_mono() - t0 >= 1.0);
     CHECK_CONTAINS(why, "srun made no progress for ");
     CHECK_CONTAINS(why, " s and Slurm has no job named tune:exp:trial_00005");
     trial_proc_free(p);
@@ -892,15 +789,15 @@ TEST(watchdog_condemns_a_silent_srun_slurm_does_not_know)
     fake_slurm(dir, sizeof dir, "fake_wd_chatty", NULL, "#!/bin/sh\nexit 0\n", NULL);
     char srun[4400];
     snprintf(srun, sizeof srun, "%s/srun", dir);
-    write_file(srun, "#!/bin/sh\nwhile :; do echo tick; sleep 0.2; done\n", 1);
+    write_exec(srun, "#!/bin/sh\nwhile :; do echo tick; sleep 0.2; done\n");
     REQUIRE(new_fake_exec(dir, NULL, NULL, 1.0, &ex, err, sizeof err) == 0);
     REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
     struct lines L;
     memset(&L, 0, sizeof L);
     int condemned = 0;
-    for (t0 = now_s(); now_s() - t0 < 4 && !condemned; nap_ms(50)) {
+    for (t0 = e2e_mono(); e2e_mono() - t0 < 4 && !condemned; e2e_nap_ms(50)) {
         trial_read(p, on_line, &L, 0);
-        condemned = trial_health(p, now_s(), why, sizeof why);
+        condemned = trial_health(p, e2e_mono(), why, sizeof why);
     }
     CHECK_EQ_INT(condemned, 0);
     CHECK(L.count >= 10);
@@ -923,18 +820,16 @@ TEST(cleanup_cancels_the_experiments_leftovers_only)
     fake_slurm(dir, sizeof dir, "fake_cleanup", NULL, sq, NULL);
     char p[4400], body[4400];
     snprintf(p, sizeof p, "%s/jobs", dir);
-    write_file(p,
-               "10|tune:exp:trial_00000\n11|tune:exp2:trial_00000\n12|other\n"
-               "13|tune:exp:trial_00007\n",
-               0);
+    write_file(p, "10|tune:exp:trial_00000\n11|tune:exp2:trial_00000\n12|other\n"
+                  "13|tune:exp:trial_00007\n");
     snprintf(p, sizeof p, "%s/steps", dir);
-    write_file(p, "10.0|tune:exp:trial_00000\n20.3|tune:exp:trial_00001\n21.0|tune:exp2:x\n", 0);
+    write_file(p, "10.0|tune:exp:trial_00000\n20.3|tune:exp:trial_00001\n21.0|tune:exp2:x\n");
     snprintf(p, sizeof p, "%s/scancel", dir);
     snprintf(body, sizeof body,
              "#!/bin/sh\necho \"scancel $*\" >> %s/scancel.log\n: > %s/jobs\n"
              ": > %s/steps\n",
              dir, dir, dir);
-    write_file(p, body, 1);
+    write_exec(p, body);
     trial_exec_t *ex = NULL;
     REQUIRE(new_fake_exec(dir, NULL, NULL, 0, &ex, err, sizeof err) == 0);
     CHECK_EQ_INT(trial_exec_cleanup(ex, "exp", err, sizeof err), 3);
@@ -945,8 +840,8 @@ TEST(cleanup_cancels_the_experiments_leftovers_only)
     CHECK_EQ_INT(trial_exec_cleanup(ex, "exp", err, sizeof err), 0);
     trial_exec_free(ex);
     snprintf(p, sizeof p, "%s/squeue", dir);
-    write_file(
-        p, "#!/bin/sh\necho 'squeue: error: Unable to contact slurm controller' >&2\nexit 1\n", 1);
+    write_exec(p,
+               "#!/bin/sh\necho 'squeue: error: Unable to contact slurm controller' >&2\nexit 1\n");
     REQUIRE(new_fake_exec(dir, NULL, NULL, 0, &ex, err, sizeof err) == 0);
     CHECK(trial_exec_cleanup(ex, "exp", err, sizeof err) < 0);
     CHECK_CONTAINS(err, "squeue: squeue: error: Unable to contact slurm controller");
@@ -975,10 +870,10 @@ TEST(asha_through_slurm_decides_as_locally)
     snprintf(sp, sizeof sp, asha_space, "ashaS", g_synth, "slurm");
     space_file(sl, sp);
     const char *a[] = {"run", "space.json", "--quiet", "--gpus", "none", NULL};
-    struct out o = run_tune(loc, a, NULL);
+    struct out o = run_tune_shown(loc, a);
     CHECK_EQ_INT(o.code, 0);
     out_free(&o);
-    o = run_tune(sl, a, NULL);
+    o = run_tune_shown(sl, a);
     CHECK_EQ_INT(o.code, 0);
     CHECK_CONTAINS(o.out, "Finished ashaS: 20 trials terminated");
     out_free(&o);
@@ -1074,11 +969,8 @@ TEST(gpu_slices_from_slurm_are_disjoint)
         " \"executor\": {\"type\": \"slurm\", \"srun_args\": [\"--partition=debug\"]},"
         " \"space\": {\"lr\": {\"uniform\": [0.001, 0.1]}}}",
         g_synth);
-    space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", NULL};
-    struct out o = run_tune(dir, a, NULL);
-    CHECK_EQ_INT(o.code, 0);
-    out_free(&o);
+    CHECK_EQ_INT(run_ok(dir, sp, a), 0);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='TERMINATED'"), 12);
     int peak = check_disjoint(dir, "gpuS", 12, 4);
     CHECK(peak >= 2); /* Slurm really ran trials side by side on the node's 4 GPUs */
@@ -1103,11 +995,8 @@ TEST(two_ranks_on_two_nodes_only_rank0_reports)
              "   \"--nodes=2\", \"--ntasks-per-node=1\"]},"
              " \"space\": {\"x\": {\"choice\": [1]}}}",
              g_rank);
-    space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", NULL};
-    struct out o = run_tune(dir, a, NULL);
-    CHECK_EQ_INT(o.code, 0);
-    out_free(&o);
+    CHECK_EQ_INT(run_ok(dir, sp, a), 0);
     /* MASTER_ADDR: rank 0's node, by name when "ci1" resolves, else by the address Slurm
      * has for it (the test cluster's fake nodes are all 127.0.0.1). */
     char *m = sh("getent hosts ci1 >/dev/null && echo ci1 ||"
@@ -1161,11 +1050,11 @@ TEST(early_stop_goes_through_scancel_sigterm)
              g_synth);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", NULL};
-    double t0 = now_s();
-    struct out o = run_tune(dir, a, NULL);
+    double t0 = e2e_mono();
+    struct out o = run_tune_shown(dir, a);
     CHECK_EQ_INT(o.code, 0);
     out_free(&o);
-    CHECK(now_s() - t0 < 60);
+    CHECK(e2e_mono() - t0 < 60);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE early_stopped = 1 AND"
                              " status = 'TERMINATED'"),
                  2);
@@ -1203,11 +1092,11 @@ TEST(task_ignoring_sigterm_is_killed_after_the_grace)
              g_synth);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", NULL};
-    double t0 = now_s();
-    struct out o = run_tune(dir, a, NULL);
+    double t0 = e2e_mono();
+    struct out o = run_tune_shown(dir, a);
     CHECK_EQ_INT(o.code, 0);
     out_free(&o);
-    CHECK(now_s() - t0 < 60);
+    CHECK(e2e_mono() - t0 < 60);
     /* srun may well exit 0 here (Slurm's "Timed out waiting for job step to complete"):
      * the stop decision, recorded before the signal, is what counts. */
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 2);
@@ -1242,9 +1131,9 @@ TEST(failing_rank_ends_the_trial_quickly)
              g_rank);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", NULL};
-    double t0 = now_s();
-    struct out o = run_tune(dir, a, NULL);
-    double took = now_s() - t0;
+    double t0 = e2e_mono();
+    struct out o = run_tune_shown(dir, a);
+    double took = e2e_mono() - t0;
     CHECK_EQ_INT(o.code, 0);
     CHECK_CONTAINS(o.out, "1 failed");
     out_free(&o);
@@ -1269,11 +1158,8 @@ TEST(slurm_refusal_is_an_error_trial_with_slurms_message)
         " \"executor\": {\"type\": \"slurm\", \"srun_args\": [\"--constraint=nosuchfeature\"]},"
         " \"space\": {\"x\": {\"choice\": [1]}}}",
         g_synth);
-    space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", NULL};
-    struct out o = run_tune(dir, a, NULL);
-    CHECK_EQ_INT(o.code, 3); /* the trial ended in ERROR */
-    out_free(&o);
+    CHECK_EQ_INT(run_ok(dir, sp, a), 3); /* the trial ended in ERROR */
     char *r = db_rows(dir, "SELECT status, error, stderr_tail FROM trials");
     CHECK_CONTAINS(r, "ERROR|exited with code 1: srun: error:");
     CHECK_CONTAINS(r, "srun: error: Unable to allocate resources: Invalid feature specification");
@@ -1288,14 +1174,14 @@ TEST(slurm_refusal_is_an_error_trial_with_slurms_message)
              " \"space\": {\"x\": {\"choice\": [1]}}}",
              g_synth);
     space_file(dir, sp);
-    o = run_tune(dir, a, NULL);
+    struct out o = run_tune_shown(dir, a);
     CHECK_EQ_INT(o.code, 2);
     CHECK_CONTAINS(o.err, "space.json: executor slurm: a trial asks for 5 GPU(s) but the largest "
                           "node of partition debug has 4");
     out_free(&o);
     const char *b[] = {"run",   "space.json",   "--quiet", "--executor",
                        "slurm", "--allocation", "999999",  NULL};
-    o = run_tune(dir, b, NULL);
+    o = run_tune_shown(dir, b);
     CHECK_EQ_INT(o.code, 2);
     CHECK_CONTAINS(o.err, "executor slurm: allocation 999999: scontrol: ");
     out_free(&o);
@@ -1321,11 +1207,8 @@ TEST(allocation_mode_runs_steps_without_blocking)
         " \"executor\": {\"type\": \"slurm\"},"
         " \"space\": {\"lr\": {\"uniform\": [0.001, 0.1]}}}",
         g_synth);
-    space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", "--allocation", jid, NULL};
-    struct out o = run_tune(dir, a, NULL);
-    CHECK_EQ_INT(o.code, 0);
-    out_free(&o);
+    CHECK_EQ_INT(run_ok(dir, sp, a), 0);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='TERMINATED'"), 8);
     char like[128];
     snprintf(like, sizeof like, "SELECT count(*) FROM trials WHERE exec_id GLOB '%d.[0-9]*'", job);
@@ -1362,17 +1245,17 @@ TEST(killed_tune_leaves_no_orphans_after_resume)
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", NULL};
     pid_t pid = spawn_tune(dir, a, NULL);
-    double t0 = now_s();
-    while (slurm_left("orphS") < 3 && now_s() - t0 < 30)
-        nap_ms(100);
-    nap_ms(800);
+    double t0 = e2e_mono();
+    while (slurm_left("orphS") < 3 && e2e_mono() - t0 < 30)
+        e2e_nap_ms(100);
+    e2e_nap_ms(800);
     CHECK(slurm_left("orphS") >= 3);
     kill(pid, SIGKILL);
     struct out o = wait_tune(dir, pid);
     out_free(&o);
     /* The running step dies with its srun; queued jobs may stay until the resume. */
     const char *r[] = {"resume", "orphS", "--quiet", NULL};
-    o = run_tune(dir, r, NULL);
+    o = run_tune_shown(dir, r);
     CHECK_EQ_INT(o.code, 0);
     CHECK_CONTAINS(o.out, "Finished orphS: 4 trials terminated");
     out_free(&o);
@@ -1407,18 +1290,20 @@ TEST(controller_killed_trials_end_as_errors)
         g_rank);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", NULL};
-    pid_t pid = spawn_tune(dir, a, env);
-    double t0 = now_s();
-    while (db_int(dir, "SELECT count(*) FROM trials WHERE exec_id != ''") < 2 && now_s() - t0 < 30)
-        nap_ms(100);
+    struct how h = {.env = env};
+    pid_t pid = spawn_tune(dir, a, &h);
+    double t0 = e2e_mono();
+    while (db_int(dir, "SELECT count(*) FROM trials WHERE exec_id != ''") < 2 &&
+           e2e_mono() - t0 < 30)
+        e2e_nap_ms(100);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE exec_id != ''"), 2);
     /* The whole cluster dies (SIGKILL, as in a crash): the tasks still finish, but their
      * sruns wait for a controller that never answers again. */
     snprintf(cmd, sizeof cmd, "kill -9 $(cat %s/slurmctld.pid %s/slurmd.ci1.pid)", cdir, cdir);
     CHECK_EQ_INT(system(cmd), 0);
-    t0 = now_s();
+    t0 = e2e_mono();
     struct out o = wait_tune(dir, pid);
-    double took = now_s() - t0;
+    double took = e2e_mono() - t0;
     CHECK_EQ_INT(o.code, 3); /* trials ended in ERROR */
     CHECK_CONTAINS(o.out, "2 failed");
     out_free(&o);

@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "trial/train/backend.h"
-#include "trial/train/train_int.h"
+#include "train/backend.h"
+#include "train/train_int.h"
 
 /* ---- helpers ------------------------------------------------------------------------ */
 

@@ -1,6 +1,7 @@
 /* test_trial: the trial executor library against real processes (tests/progs/
  * trial_helper.c is the fake trial) and the result-line parser against hostile input.
- * Not for: the trainer (trial/train/ has its own tests) or scheduling decisions. */
+ * Not for: the trainer (train/ has its own tests) or scheduling decisions. */
+#include "e2e.h" /* the clock and the nap only: these cases start no tune */
 #include "tinytest.h"
 #include "trial/trial.h"
 #include "trial/trial_int.h" /* the keeper's internals, tested directly at the end */
@@ -25,19 +26,6 @@
 #define HELPER TRIAL_HELPER_PATH
 
 /* ---- helpers ------------------------------------------------------------------- */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void nap_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 struct lines {
     char **v;
@@ -84,8 +72,8 @@ static int lines_has(const struct lines *L, const char *s)
 static int drain_until(trial_proc_t *p, struct lines *L, const char *until, double timeout_s,
                        size_t max_bytes)
 {
-    double t0 = now_s();
-    while (now_s() - t0 < timeout_s) {
+    double t0 = e2e_mono();
+    while (e2e_mono() - t0 < timeout_s) {
         if (until && lines_has(L, until)) return 2;
         int fd = trial_fd(p);
         if (fd < 0) return 1;
@@ -106,12 +94,12 @@ static int drain(trial_proc_t *p, struct lines *L)
 /* Polls for the end: 1 and *x filled, or 0 at the timeout. */
 static int wait_exit(trial_proc_t *p, trial_exit_t *x, double timeout_s)
 {
-    double t0 = now_s();
+    double t0 = e2e_mono();
     do {
         int rc = trial_poll_exit(p, x);
         if (rc != 0) return rc;
-        nap_ms(5);
-    } while (now_s() - t0 < timeout_s);
+        e2e_nap_ms(5);
+    } while (e2e_mono() - t0 < timeout_s);
     return 0;
 }
 
@@ -151,7 +139,8 @@ static void rm_rf(const char *dir)
     if (dir[0]) nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static char *slurp(const char *path, size_t *len)
+/* The bytes and their length (a log may hold NULs); NULL when the file is missing. */
+static char *slurp_len(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -179,7 +168,7 @@ static void spit(const char *path, const char *text, mode_t mode)
 /* Dead, or a zombie nobody reaped yet: either way it runs no more. */
 static int pid_gone(pid_t pid, double timeout_s)
 {
-    double t0 = now_s();
+    double t0 = e2e_mono();
     do {
         int st;
         waitpid(pid, &st, WNOHANG); /* ours if it was orphaned onto us (subreaper) */
@@ -194,8 +183,8 @@ static int pid_gone(pid_t pid, double timeout_s)
             char *rp = strrchr(buf, ')');
             if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X')) return 1;
         }
-        nap_ms(10);
-    } while (now_s() - t0 < timeout_s);
+        e2e_nap_ms(10);
+    } while (e2e_mono() - t0 < timeout_s);
     return 0;
 }
 
@@ -272,11 +261,11 @@ static void make_marker(char *buf, size_t n, const char *what)
 /* Polls until no process carries the marker; returns the seconds it took, or -1. */
 static double wait_unmarked(const char *marker, double timeout_s)
 {
-    double t0 = now_s();
+    double t0 = e2e_mono();
     do {
-        if (count_marked(marker) == 0) return now_s() - t0;
-        nap_ms(5);
-    } while (now_s() - t0 < timeout_s);
+        if (count_marked(marker) == 0) return e2e_mono() - t0;
+        e2e_nap_ms(5);
+    } while (e2e_mono() - t0 < timeout_s);
     return -1;
 }
 
@@ -414,13 +403,13 @@ TEST(stdout_logged_byte_for_byte_and_stderr_to_its_log)
     char err[512] = "";
     REQUIRE(run(&sp, &L, &x, err, sizeof err) == 0);
     size_t n = 0;
-    char *got = slurp(out, &n);
+    char *got = slurp_len(out, &n);
     const char want[] = "old\n\x00\xff\nline two\n\r\nno newline";
     REQUIRE(got);
     CHECK_EQ_INT(n, sizeof want - 1);
     CHECK(n == sizeof want - 1 && memcmp(got, want, n) == 0);
     free(got);
-    got = slurp(errlog, &n);
+    got = slurp_len(errlog, &n);
     CHECK_STR(got, "before\noops on stderr\n");
     free(got);
     REQUIRE(L.n == 4);
@@ -897,9 +886,9 @@ TEST(free_kills_and_reaps_a_running_trial)
     for (size_t i = 0; i < L.n; i++)
         sscanf(L.v[i], "grandchild %d", &gc);
     pid_t pid = trial_pid(p);
-    double t0 = now_s();
+    double t0 = e2e_mono();
     trial_proc_free(p);
-    CHECK(now_s() - t0 < 2.0);
+    CHECK(e2e_mono() - t0 < 2.0);
     /* Reaped by free: not even a zombie is left. */
     CHECK(kill(pid, 0) != 0 && errno == ESRCH);
     CHECK(gc > 0 && pid_gone(gc, 5));
@@ -970,7 +959,7 @@ static void tune_dies(int how)
              proc_stat(pids[0], NULL, &keeper, NULL, NULL, 0);
     CHECK(ok);
     CHECK_EQ_INT(count_marked(marker), 4);
-    double t0 = now_s();
+    double t0 = e2e_mono();
     if (how == 0 && write(go[1], "g", 1) != 1) kill(tune, SIGKILL);
     if (how == 1) kill(tune, SIGKILL);
     if (how == 2) kill(-tune, SIGKILL);
@@ -978,7 +967,7 @@ static void tune_dies(int how)
     int st;
     waitpid(tune, &st, 0);
     double gone = wait_unmarked(marker, 5);
-    if (gone >= 0) gone = now_s() - t0;
+    if (gone >= 0) gone = e2e_mono() - t0;
     fprintf(stderr, "tune %s: all 4 trial processes gone %.1f ms after\n",
             how == 0   ? "exited"
             : how == 1 ? "SIGKILLed"
@@ -1079,9 +1068,9 @@ TEST(trial_exit_kills_its_whole_tree_before_it_is_reported)
     CHECK(pid_reaped(c1));
     CHECK(pid_reaped(c2));
     CHECK_EQ_INT(count_marked(marker), 0);
-    double t0 = now_s();
+    double t0 = e2e_mono();
     CHECK_EQ_INT(drain(p, &L), 1);
-    CHECK(now_s() - t0 < 1.0);
+    CHECK(e2e_mono() - t0 < 1.0);
     trial_proc_free(p);
     trial_exec_free(ex);
     lines_free(&L);
@@ -1107,11 +1096,11 @@ TEST(sigterm_ignored_by_a_setsid_tree_then_sigkill)
     trial_exit_t x = {0, 0};
     CHECK_EQ_INT(wait_exit(p, &x, 0.3), 0); /* still running, all three */
     CHECK_EQ_INT(count_marked(marker), 3);
-    double t0 = now_s();
+    double t0 = e2e_mono();
     CHECK_EQ_INT(trial_signal(p, SIGKILL), 0);
     CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
     fprintf(stderr, "SIGKILL to reported end, with a setsid() tree: %.1f ms\n",
-            (now_s() - t0) * 1e3);
+            (e2e_mono() - t0) * 1e3);
     CHECK_EQ_INT(x.code, -1);
     CHECK_EQ_INT(x.signal, SIGKILL);
     CHECK(pid_reaped(c1) && pid_reaped(c2));
@@ -1204,9 +1193,9 @@ TEST(orphans_reaped_while_the_trial_runs)
     CHECK(proc_stat(trial_pid(p), NULL, &keeper, NULL, NULL, 0));
     CHECK(proc_stat(o, NULL, &oppid, NULL, NULL, 0));
     CHECK_EQ_INT(oppid, keeper); /* re-parented to the keeper, not to init */
-    double t0 = now_s();
-    while (!pid_reaped(o) && now_s() - t0 < 5)
-        nap_ms(5);
+    double t0 = e2e_mono();
+    while (!pid_reaped(o) && e2e_mono() - t0 < 5)
+        e2e_nap_ms(5);
     CHECK(pid_reaped(o));
     trial_exit_t x;
     CHECK_EQ_INT(trial_poll_exit(p, &x), 0); /* the trial itself still runs */
@@ -1229,7 +1218,7 @@ TEST(keeper_finds_its_children_both_ways)
                 pause();
         }
     }
-    nap_ms(50); /* let the rename happen */
+    e2e_nap_ms(50); /* let the rename happen */
     pid_t viafile[64], viascan[64];
     int nf = trial__keeper_children(getpid(), viafile, 64, 0);
     int ns = trial__keeper_children(getpid(), viascan, 64, 1);
@@ -1290,9 +1279,9 @@ TEST(keeper_costs)
     char *argv[] = {HELPER, "print:ready", "sleep:30000", NULL};
     trial_spawn_t sp = {.argv = argv};
     trial_proc_t *p = NULL;
-    double t0 = now_s();
+    double t0 = e2e_mono();
     REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
-    double start_ms = (now_s() - t0) * 1e3;
+    double start_ms = (e2e_mono() - t0) * 1e3;
     struct lines L = {0};
     CHECK_EQ_INT(drain_until(p, &L, "ready", 10, 0), 2);
     int keeper = 0;
@@ -1306,9 +1295,9 @@ TEST(keeper_costs)
         sscanf(line, "Private_Dirty: %ld kB", &priv);
     }
     if (f) fclose(f);
-    t0 = now_s();
+    t0 = e2e_mono();
     trial_proc_free(p);
-    double free_ms = (now_s() - t0) * 1e3;
+    double free_ms = (e2e_mono() - t0) * 1e3;
     fprintf(stderr,
             "keeper: start %.2f ms, SIGKILL+reap %.2f ms, RSS %ld KiB of which private "
             "dirty %ld KiB\n",
@@ -1617,10 +1606,10 @@ TEST(result_one_mib_line)
     while (n < cap - 40)
         n += (size_t)sprintf(s + n, "\"k%d\": %d.5, ", k, k), k++;
     n += (size_t)sprintf(s + n, "\"last\": NaN}");
-    double t0 = now_s();
+    double t0 = e2e_mono();
     cJSON *r = NULL;
     CHECK_EQ_INT(trial_result_parse(s, n, &r), 1);
-    double dt = now_s() - t0;
+    double dt = e2e_mono() - t0;
     fprintf(stderr, "1 MiB result line (%d keys) parsed in %.1f ms\n", k, dt * 1e3);
     CHECK_NEAR(trial_result_number(r, "k0"), 0.5, 0);
     CHECK(isnan(trial_result_number(r, "last")));
@@ -1629,9 +1618,9 @@ TEST(result_one_mib_line)
     memset(s, 'y', cap);
     memcpy(s, "{\"s\": \"", 7);
     memcpy(s + cap - 2, "\"}", 2);
-    t0 = now_s();
+    t0 = e2e_mono();
     CHECK_EQ_INT(trial_result_parse(s, cap, &r), 1);
-    fprintf(stderr, "1 MiB string value parsed in %.1f ms\n", (now_s() - t0) * 1e3);
+    fprintf(stderr, "1 MiB string value parsed in %.1f ms\n", (e2e_mono() - t0) * 1e3);
     cJSON_Delete(r);
     free(s);
 }
@@ -1755,7 +1744,7 @@ TEST(throughput_million_result_lines)
     char *argv[] = {HELPER, "jsonlines:1000000", NULL};
     trial_spawn_t sp = {.argv = argv, .stdout_log = log};
     struct count c = {0, 0};
-    double t0 = now_s();
+    double t0 = e2e_mono();
     trial_proc_t *p = NULL;
     REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
     int rc = 0;
@@ -1764,7 +1753,7 @@ TEST(throughput_million_result_lines)
         poll(&pfd, 1, 1000);
         rc = trial_read(p, count_results, &c, 0);
     }
-    double dt = now_s() - t0;
+    double dt = e2e_mono() - t0;
     CHECK_EQ_INT(rc, 1);
     CHECK_EQ_INT(c.lines, 1000000);
     CHECK_EQ_INT(c.results, 1000000);

@@ -2,7 +2,7 @@
 # Registered only in builds with CUDA; cases that need a device skip (exit 77) without one.
 # Labels: "gpu" for cases that need a device, "cuda" for the two that check the CUDA build
 # without one (the no-device message and the backend registry).
-if(NOT TUNE_HAVE_CUDA OR NOT TARGET tune_train)
+if(NOT TUNE_HAVE_CUDA)
   return()
 endif()
 

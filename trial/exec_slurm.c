@@ -2,10 +2,12 @@
  * own, or a step of an allocation), started with trial__spawn and read with
  * trial__read_pipe like a local trial; what differs is here: the srun command line, the
  * TUNE_SLURM line that says which job/step/node a trial got, stopping through scancel, a
- * watchdog for sruns that hang when the controller is gone, checks of a request against
- * what Slurm has, and cancelling an earlier run's leftovers.
- * Not for: the task side (slurm_task.c) or running Slurm's commands (slurm_cmd.c).
- * Measured facts this follows: /work/shared/notes/slurm-on-one-machine.md, docs/slurm.md. */
+ * watchdog for sruns that hang when the controller is gone, and cancelling an earlier
+ * run's leftovers.
+ * Not for: the task side (slurm_task.c), running Slurm's commands (slurm_cmd.c) or the
+ * checks of a request against what Slurm has (slurm_check.c).
+ * The measured facts this follows (launch cost, allocation mode, faults) are in
+ * docs/slurm.md. */
 #include "trial/slurm_int.h"
 #include "trial/trial_int.h"
 
@@ -23,21 +25,8 @@
 
 #include <cjson/cJSON.h>
 
-#define SLURM_CMD_TIMEOUT_S 30.0  /* sinfo/scontrol/squeue/scancel before and after a run */
 #define SLURM_CLEANUP_WAIT_S 30.0 /* how long cleanup waits for cancelled jobs to go */
 #define SLURM_WATCHDOG_DEFAULT_S 60.0
-
-/* What the user's srun_args already say, so that tune neither contradicts nor repeats
- * them (a user's -n, -c or GPU option replaces tune's own). */
-struct user_opts {
-    const char *partition; /* -p/--partition value, or NULL */
-    int ntasks;            /* -n value, 0 if not given */
-    int nodes;             /* -N value (the minimum of a range), 0 if not given */
-    int layout;            /* -n, -N or --ntasks-per-node given */
-    int cpus;              /* -c given */
-    int gpus;              /* a GPU request given (--gpus*, -G, --gres, --tres-per-task) */
-    int mem;               /* --mem* given */
-};
 
 struct sexec {
     char *experiment;
@@ -46,7 +35,7 @@ struct sexec {
     char *task;
     char *srun, *scancel, *squeue, *sinfo, *scontrol, *env;
     double watchdog_s;
-    struct user_opts u;
+    struct trial__slurm_user_opts u;
     /* The watchdog's probe: one squeue at a time for all trials, started by trial_health
      * when some trial has been quiet for a while; its last answer is kept with the time
      * it was asked, so a trial only trusts answers asked after its last sign of life. */
@@ -148,7 +137,7 @@ static const char *opt_value(char *const *args, size_t *i, const char *s, const 
     return NULL;
 }
 
-static void scan_user_opts(char *const *args, struct user_opts *u)
+static void scan_user_opts(char *const *args, struct trial__slurm_user_opts *u)
 {
     memset(u, 0, sizeof *u);
     for (size_t i = 0; args && args[i]; i++) {
@@ -203,17 +192,6 @@ static char *beside(const char *path, const char *name)
     char *s = malloc(n);
     if (s) snprintf(s, n, "%.*s/%s", (int)d, path, name);
     return s;
-}
-
-/* The first line of s, trimmed, for messages ("" when none). */
-static void first_line(const char *s, char *out, size_t n)
-{
-    while (s && (*s == ' ' || *s == '\n' || *s == '\t'))
-        s++;
-    size_t k = s ? strcspn(s, "\n") : 0;
-    while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\r'))
-        k--;
-    snprintf(out, n, "%.*s", (int)k, s ? s : "");
 }
 
 /* ---- starting a trial --------------------------------------------------------------- */
@@ -499,7 +477,7 @@ static void probe_collect(struct sexec *x, double now)
     x->res_ok = x->probe.status == 0;
     if (!x->res_ok) {
         char line[160];
-        first_line(b, line, sizeof line);
+        trial__first_line(b, line, sizeof line);
         snprintf(x->res_msg, sizeof x->res_msg, "squeue: %s", line[0] ? line : "failed");
     }
     /* Kept as "\nID|NAME\n..." so that a lookup is one strstr for "\nID|" or "|NAME\n". */
@@ -579,245 +557,15 @@ static int slurm_health(trial_proc_t *p, double now, char *why, size_t n)
     return 0;
 }
 
-/* ---- checks before a run ------------------------------------------------------------ */
-
-/* GPUs in a gres string: "gpu:4", "gpu:a100:4(S:0-1)", "gpu:a100:2,gpu:v100:1" (3),
- * "(null)" (0). */
-static int gres_gpus(const char *g)
-{
-    int total = 0;
-    const char *s = g;
-    while (s && *s) {
-        size_t len = 0;
-        int depth = 0;
-        while (s[len] && (depth > 0 || s[len] != ',')) {
-            if (s[len] == '(') depth++;
-            if (s[len] == ')' && depth > 0) depth--;
-            len++;
-        }
-        if (strncmp(s, "gpu", 3) == 0 && (len == 3 || s[3] == ':' || s[3] == '(')) {
-            size_t end = strcspn(s, "(");
-            if (end > len) end = len;
-            const char *c = s + end;
-            while (c > s && c[-1] >= '0' && c[-1] <= '9')
-                c--;
-            int count = (c < s + end && c > s && c[-1] == ':') ? atoi(c) : 1;
-            total += count;
-        }
-        s += len;
-        if (*s == ',') s++;
-    }
-    return total;
-}
-
-static int run_slurm_cmd(char *const *argv, char **out, char *err, size_t errlen)
-{
-    int status;
-    char *eb = NULL;
-    int rc = trial__cmd_run(argv, SLURM_CMD_TIMEOUT_S, &status, out, &eb, err, errlen);
-    if (rc != 0) return rc;
-    const char *name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
-    if (status != 0) {
-        char line[300];
-        first_line(eb && *eb ? eb : *out, line, sizeof line);
-        if (status < 0)
-            trial__errf(err, errlen, "%s did not answer within %.0f s", name, SLURM_CMD_TIMEOUT_S);
-        else
-            trial__errf(err, errlen, "%s: %s", name, line[0] ? line : "failed");
-        free(*out);
-        *out = NULL;
-        free(eb);
-        return TRIAL_ERR;
-    }
-    free(eb);
-    return TRIAL_OK;
-}
-
-/* The value after "Key=" in scontrol's one-line output, up to the next space. */
-static int field(const char *s, const char *key, char *out, size_t n)
-{
-    size_t kl = strlen(key);
-    for (const char *p = s; (p = strstr(p, key)); p += kl) {
-        if ((p == s || p[-1] == ' ' || p[-1] == '\n') && p[kl] == '=') {
-            size_t len = strcspn(p + kl + 1, " \n");
-            snprintf(out, n, "%.*s", (int)len, p + kl + 1);
-            return 0;
-        }
-    }
-    out[0] = '\0';
-    return -1;
-}
-
-static int check_allocation(struct sexec *x, int ranks, int G, int cpus, trial_capacity_t *cap,
-                            char *err, size_t errlen)
-{
-    char *argv[] = {x->scontrol, "-d", "-o", "show", "job", x->allocation, NULL};
-    char *out = NULL, e2[400];
-    if (run_slurm_cmd(argv, &out, e2, sizeof e2) != 0) {
-        trial__errf(err, errlen, "allocation %s: %s", x->allocation, e2);
-        return TRIAL_EINVAL;
-    }
-    char state[64], ncpus[32], gres[256];
-    field(out, "JobState", state, sizeof state);
-    field(out, "NumCPUs", ncpus, sizeof ncpus);
-    field(out, "JOB_GRES", gres, sizeof gres);
-    free(out);
-    if (strcmp(state, "RUNNING") != 0) {
-        trial__errf(err, errlen,
-                    "allocation %s is %s, not RUNNING: tune starts its trials as steps of a "
-                    "running allocation only (see squeue -j %s)",
-                    x->allocation, state[0] ? state : "in an unknown state", x->allocation);
-        return TRIAL_EINVAL;
-    }
-    cap->known = 1;
-    cap->cpus = atoi(ncpus);
-    cap->gpus = gres_gpus(gres);
-    if (!x->u.cpus && cpus * ranks > cap->cpus) {
-        trial__errf(err, errlen, "a trial asks for %d CPU(s) but allocation %s has %d",
-                    cpus * ranks, x->allocation, cap->cpus);
-        return TRIAL_EINVAL;
-    }
-    if (!x->u.gpus && G > cap->gpus) {
-        trial__errf(err, errlen, "a trial asks for %d GPU(s) but allocation %s has %d", G,
-                    x->allocation, cap->gpus);
-        return TRIAL_EINVAL;
-    }
-    return TRIAL_OK;
-}
-
-/* Is name one of list's entries? Lists are srun's "a,b" or the "a, b" kept for messages:
- * an entry starts after a comma and optional spaces (partition names have no spaces). */
-static int in_list(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    if (n == 0) return 0;
-    for (const char *p = list; (p = strstr(p, name)); p += n) {
-        const char *b = p;
-        while (b > list && b[-1] == ' ')
-            b--;
-        if ((b == list || b[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
-    }
-    return 0;
-}
-
-static int check_partitions(struct sexec *x, int ranks, int G, int cpus, char *err, size_t errlen)
-{
-    char *argv[] = {x->sinfo, "-h", "-o", "%P|%a|%c|%G|%D", NULL};
-    char *out = NULL, e2[400];
-    if (run_slurm_cmd(argv, &out, e2, sizeof e2) != 0) {
-        trial__errf(err, errlen, "cannot ask Slurm about its partitions: %s", e2);
-        return TRIAL_EINVAL;
-    }
-    char want[256] = "", names[512] = "";
-    if (x->u.partition) snprintf(want, sizeof want, "%s", x->u.partition);
-    int maxg = 0, maxc = 0, nodes = 0, found = 0;
-    char state[32] = "";
-    /* Two passes: the default partition is known only once every line has been seen. */
-    for (int pass = 0; pass < 2; pass++) {
-        for (char *line = out; line && *line;) {
-            char *nl = strchr(line, '\n');
-            if (nl) *nl = '\0';
-            char part[128], avail[32], cpu[32], gres[256];
-            int cnt = 0;
-            if (sscanf(line, "%127[^|]|%31[^|]|%31[^|]|%255[^|]|%d", part, avail, cpu, gres,
-                       &cnt) == 5) {
-                size_t pl = strlen(part);
-                int dflt = pl > 0 && part[pl - 1] == '*';
-                if (dflt) part[pl - 1] = '\0';
-                if (pass == 0) {
-                    if (!in_list(names, part) && strlen(names) + pl + 3 < sizeof names)
-                        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
-                                 names[0] ? ", " : "", part);
-                    if (dflt && !want[0]) snprintf(want, sizeof want, "%s", part);
-                } else if (in_list(want, part)) {
-                    found++;
-                    int g = gres_gpus(gres), c = atoi(cpu);
-                    if (g > maxg) maxg = g;
-                    if (c > maxc) maxc = c;
-                    nodes += cnt;
-                    if (strcmp(avail, "up") != 0) snprintf(state, sizeof state, "%s", avail);
-                }
-            }
-            if (!nl) break;
-            *nl = '\n';
-            line = nl + 1;
-        }
-    }
-    free(out);
-    if (!want[0]) {
-        trial__errf(err, errlen,
-                    "Slurm has no default partition: name one in executor.srun_args, e.g. "
-                    "[\"--partition=NAME\"] (partitions: %s)",
-                    names);
-        return TRIAL_EINVAL;
-    }
-    /* Every partition asked for must exist (srun takes a comma-separated list). */
-    for (char *tok = want; *tok;) {
-        size_t len = strcspn(tok, ",");
-        char one[128];
-        snprintf(one, sizeof one, "%.*s", (int)len, tok);
-        if (!in_list(names, one)) {
-            trial__errf(err, errlen, "Slurm has no partition \"%s\" (partitions: %s)", one, names);
-            return TRIAL_EINVAL;
-        }
-        tok += len;
-        if (*tok == ',') tok++;
-    }
-    if (!found) {
-        trial__errf(err, errlen, "Slurm lists no nodes in partition %s", want);
-        return TRIAL_EINVAL;
-    }
-    if (state[0]) {
-        trial__errf(err, errlen, "Slurm partition %s is %s: its jobs would never start", want,
-                    state);
-        return TRIAL_EINVAL;
-    }
-    if (!x->u.cpus && cpus > maxc) {
-        trial__errf(err, errlen,
-                    "a trial asks for %d CPUs per process but the largest node of partition "
-                    "%s has %d",
-                    cpus, want, maxc);
-        return TRIAL_EINVAL;
-    }
-    if (x->u.gpus || G == 0) return TRIAL_OK;
-    if (maxg == 0) {
-        trial__errf(err, errlen,
-                    "a trial asks for %d GPU(s) but partition %s has no GPUs (no gres gpu in "
-                    "sinfo)",
-                    G, want);
-        return TRIAL_EINVAL;
-    }
-    /* Per rank when the GPUs split evenly over ranks (--gpus-per-task), else all on the
-     * nodes the job may span (one node for a single process). */
-    int per = ranks > 1 && G % ranks == 0 ? G / ranks : G;
-    int span = ranks > 1 && G % ranks != 0 ? (x->u.nodes > 0 ? x->u.nodes : nodes) : 1;
-    if (per > maxg * span) {
-        trial__errf(err, errlen,
-                    "a trial asks for %d GPU(s)%s but the largest node of partition %s has %d", per,
-                    ranks > 1 && G % ranks == 0 ? " per rank" : "", want, maxg);
-        return TRIAL_EINVAL;
-    }
-    return TRIAL_OK;
-}
+/* ---- checks before a run: slurm_check.c ------------------------------------------------ */
 
 static int slurm_check(trial_exec_t *ex, int ranks, double gpus, int cpus, trial_capacity_t *cap,
                        char *err, size_t errlen)
 {
     struct sexec *x = ex->priv;
-    if (!(gpus >= 0) || gpus != floor(gpus) || gpus > 1e6) {
-        trial__errf(err, errlen,
-                    "Slurm hands out whole GPUs: gpus_per_trial %g cannot be asked for (use 0 "
-                    "or a whole number with the slurm executor)",
-                    gpus);
-        return TRIAL_EINVAL;
-    }
-    if (x->u.ntasks > 0) ranks = x->u.ntasks;
-    if (ranks < 1) ranks = 1;
-    if (cpus < 1) cpus = 1;
-    cap->known = 1;
-    cap->gpus = cap->cpus = -1; /* per-trial jobs: Slurm queues what does not fit */
-    if (x->allocation) return check_allocation(x, ranks, (int)gpus, cpus, cap, err, errlen);
-    return check_partitions(x, ranks, (int)gpus, cpus, err, errlen);
+    trial__slurm_site_t site = {
+        .sinfo = x->sinfo, .scontrol = x->scontrol, .allocation = x->allocation, .u = &x->u};
+    return trial__slurm_check(&site, ranks, gpus, cpus, cap, err, errlen);
 }
 
 /* ---- leftovers of an earlier run ----------------------------------------------------- */
@@ -828,7 +576,7 @@ static int list_ours(struct sexec *x, const char *prefix, int steps, const struc
 {
     char *argv[] = {x->squeue, "--me", "-h", "-o", "%i|%j", steps ? "-s" : NULL, NULL};
     char *out = NULL;
-    int rc = run_slurm_cmd(argv, &out, err, errlen);
+    int rc = trial__slurm_cmd(argv, &out, err, errlen);
     if (rc != 0) return rc;
     size_t pl = strlen(prefix);
     for (char *line = out; *line;) {
@@ -866,7 +614,7 @@ static int slurm_cleanup(trial_exec_t *ex, const char *experiment, char *err, si
         for (size_t i = 0; i < steps.n; i++)
             vadd(&argv, steps.v[i]);
         char *out = NULL;
-        rc = argv.oom ? TRIAL_ERR : run_slurm_cmd(argv.v, &out, err, errlen);
+        rc = argv.oom ? TRIAL_ERR : trial__slurm_cmd(argv.v, &out, err, errlen);
         free(out);
         /* Cancelled jobs hold their resources until Slurm has cleaned up after them. */
         for (double t0 = mono(); rc == 0 && mono() - t0 < SLURM_CLEANUP_WAIT_S;) {

@@ -47,32 +47,6 @@ static int is_delim(const unsigned char *s, size_t i, size_t n)
     return i >= n || is_ws(s[i]) || s[i] == ',' || s[i] == ']' || s[i] == '}';
 }
 
-/* Length of the well-formed UTF-8 sequence at s (lead byte >= 0x80), or 0 if it is not
- * one (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF). */
-static size_t utf8_seq(const unsigned char *s, size_t avail)
-{
-    unsigned char c = s[0];
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xBF; /* the allowed range of the second byte */
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;
-    } else {
-        return 0;
-    }
-    if (avail < len || s[1] < lo || s[1] > hi) return 0;
-    for (size_t k = 2; k < len; k++)
-        if (s[k] < 0x80 || s[k] > 0xBF) return 0;
-    return len;
-}
-
 static int is_hex(unsigned char c)
 {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
@@ -99,7 +73,7 @@ static size_t skip_string(const unsigned char *s, size_t i, size_t n)
         } else if (c < 0x20) {
             return 0; /* raw control bytes (and NUL) are not allowed in JSON strings */
         } else if (c >= 0x80) {
-            size_t len = utf8_seq(s + i, n - i);
+            size_t len = trial__utf8_len(s + i, n - i);
             if (!len) return 0;
             i += len - 1;
         }

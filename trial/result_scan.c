@@ -6,9 +6,9 @@
  *
  * The rule that keeps the two in step: a yes from here is a yes from trial_result_parse
  * with the same numbers. So the grammar here is strict RFC 8259 JSON, narrower than what
- * result.c's pre-scan plus cJSON accept, with the same byte rules (UTF-8 as result.c's
- * utf8_seq checks it, no control bytes, nesting bounded), and numbers are read by strtod
- * from the same text cJSON hands strtod. fuzz/fuzz_result.c checks the rule on every
+ * result.c's pre-scan plus cJSON accept, with the same byte rules (UTF-8 as both check
+ * it with trial__utf8_len, no control bytes, nesting bounded), and numbers are read by
+ * strtod from the same text cJSON hands strtod. fuzz/fuzz_result.c checks the rule on every
  * input it sees. */
 #include "trial/trial_int.h"
 
@@ -32,31 +32,6 @@ static inline ptr skip_ws(ptr p, ptr e)
     while (p < e && *p <= ' ' && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
         p++;
     return p;
-}
-
-/* The well-formed UTF-8 sequence at p (lead byte >= 0x80): its length, or 0 (the same
- * RFC 3629 rules as result.c: no overlong forms, no surrogates, nothing above U+10FFFF). */
-static size_t utf8_len(ptr p, ptr e)
-{
-    unsigned char c = p[0], lo = 0x80, hi = 0xBF;
-    size_t len;
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;
-    } else {
-        return 0;
-    }
-    if ((size_t)(e - p) < len || p[1] < lo || p[1] > hi) return 0;
-    for (size_t k = 2; k < len; k++)
-        if (p[k] < 0x80 || p[k] > 0xBF) return 0;
-    return len;
 }
 
 /* Bytes a string may hold as they are: printable ASCII less '"' and '\\'. A table
@@ -93,7 +68,7 @@ static ptr scan_string(ptr p, ptr e, int *escaped)
         } else if (c < 0x20) {
             return NULL;
         } else if (c >= 0x80) {
-            size_t len = utf8_len(p, e);
+            size_t len = trial__utf8_len(p, (size_t)(e - p));
             if (!len) return NULL;
             p += len - 1;
         }

@@ -1,6 +1,7 @@
 /* slurm_cmd.c: runs Slurm's own commands (sinfo, scontrol, squeue, scancel) for the Slurm
- * executor: to completion with a timeout (checks before a run, cleanup), detached
- * (scancel from inside the event loop), or collected without blocking (the watchdog).
+ * executor: to completion with a timeout (checks before a run, cleanup; trial__slurm_cmd
+ * turns a failure into a message), detached (scancel from inside the event loop), or
+ * collected without blocking (the watchdog).
  * Not for: starting trials (trial__spawn does that, with the trial's logs and group). */
 #include "trial/slurm_int.h"
 #include "trial/trial_int.h"
@@ -10,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #define CMD_MAX_OUT (1u << 20)
+#define SLURM_CMD_TIMEOUT_S 30.0 /* sinfo/scontrol/squeue/scancel before and after a run */
 
 static double mono(void)
 {
@@ -277,4 +280,38 @@ void trial__cmd_release(trial__cmd_async_t *c)
     free(c->buf);
     c->buf = NULL;
     c->len = c->cap = 0;
+}
+
+/* The first line of s, trimmed, for messages ("" when none). */
+void trial__first_line(const char *s, char *out, size_t n)
+{
+    while (s && (*s == ' ' || *s == '\n' || *s == '\t'))
+        s++;
+    size_t k = s ? strcspn(s, "\n") : 0;
+    while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\r'))
+        k--;
+    snprintf(out, n, "%.*s", (int)k, s ? s : "");
+}
+
+int trial__slurm_cmd(char *const *argv, char **out, char *err, size_t errlen)
+{
+    int status;
+    char *eb = NULL;
+    int rc = trial__cmd_run(argv, SLURM_CMD_TIMEOUT_S, &status, out, &eb, err, errlen);
+    if (rc != 0) return rc;
+    const char *name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    if (status != 0) {
+        char line[300];
+        trial__first_line(eb && *eb ? eb : *out, line, sizeof line);
+        if (status < 0)
+            trial__errf(err, errlen, "%s did not answer within %.0f s", name, SLURM_CMD_TIMEOUT_S);
+        else
+            trial__errf(err, errlen, "%s: %s", name, line[0] ? line : "failed");
+        free(*out);
+        *out = NULL;
+        free(eb);
+        return TRIAL_ERR;
+    }
+    free(eb);
+    return TRIAL_OK;
 }

@@ -1,8 +1,11 @@
-/* slurm_int.h: what the Slurm executor (exec_slurm.c), its command runner (slurm_cmd.c)
- * and the task program tune-slurm-task (slurm_task.c) share inside trial/.
+/* slurm_int.h: what the Slurm executor (exec_slurm.c), its command runner (slurm_cmd.c),
+ * its checks before a run (slurm_check.c) and the task program tune-slurm-task
+ * (slurm_task.c) share inside trial/.
  * Not for: anything outside trial/ (the public contract is trial.h). */
 #ifndef TUNE_TRIAL_SLURM_INT_H
 #define TUNE_TRIAL_SLURM_INT_H
+
+#include "trial/trial.h"
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -48,5 +51,42 @@ int trial__cmd_start(trial__cmd_async_t *c, char *const *argv);
 int trial__cmd_poll(trial__cmd_async_t *c);
 /* Kills (SIGKILL) and reaps a running command, and frees its buffer. */
 void trial__cmd_release(trial__cmd_async_t *c);
+
+/* The first line of s, trimmed, for messages ("" when none). */
+void trial__first_line(const char *s, char *out, size_t n);
+
+/* Runs one of Slurm's commands to its end (trial__cmd_run, 30 s at most): 0 with its
+ * stdout in *out (the caller frees), or TRIAL_ERR with "NAME: its first line of stderr"
+ * or "NAME did not answer within 30 s" in err and *out NULL. */
+int trial__slurm_cmd(char *const *argv, char **out, char *err, size_t errlen);
+
+/* ---- checks before a run (slurm_check.c): partitions, an allocation, GRES --------- */
+
+/* What the user's srun_args already say, so that tune neither contradicts nor repeats
+ * them (a user's -n, -c or GPU option replaces tune's own). */
+struct trial__slurm_user_opts {
+    const char *partition; /* -p/--partition value, or NULL */
+    int ntasks;            /* -n value, 0 if not given */
+    int nodes;             /* -N value (the minimum of a range), 0 if not given */
+    int layout;            /* -n, -N or --ntasks-per-node given */
+    int cpus;              /* -c given */
+    int gpus;              /* a GPU request given (--gpus*, -G, --gres, --tres-per-task) */
+    int mem;               /* --mem* given */
+};
+
+/* What the checks need of the executor: the paths of sinfo and scontrol, the allocation
+ * (NULL: a job per trial) and what the user's srun_args already say. */
+typedef struct trial__slurm_site {
+    char *sinfo, *scontrol; /* as argv[0] */
+    char *allocation;
+    const struct trial__slurm_user_opts *u;
+} trial__slurm_site_t;
+
+/* trial_exec_check for the Slurm executor: GPUs must be whole; with an allocation, the
+ * request against the allocation's CPUs and GPUs (cap filled with them); else against the
+ * partitions (cap->gpus = cap->cpus = -1: Slurm queues what does not fit now). Returns
+ * TRIAL_OK, or TRIAL_EINVAL with a message naming the fix in err. */
+int trial__slurm_check(const trial__slurm_site_t *x, int ranks, double gpus, int cpus,
+                       trial_capacity_t *cap, char *err, size_t errlen);
 
 #endif

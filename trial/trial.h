@@ -1,7 +1,7 @@
 /* trial: starts trial processes, reads their result lines, stops them and learns how
  * they ended, behind one executor interface (local processes now; Slurm beside it).
- * Not for: deciding what to run (scheduler) or recording it (store). The built-in
- * trainer, tune-train, also lives under trial/ (trial/train/) but is its own program. */
+ * Not for: deciding what to run (scheduler), recording it (store) or the built-in
+ * trainer, tune-train (train/, its own program). */
 #ifndef TUNE_TRIAL_H
 #define TUNE_TRIAL_H
 

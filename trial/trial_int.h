@@ -152,4 +152,32 @@ int trial__launch_error(const trial_spawn_t *sp, int stage, int e, char *err, si
 void trial__errf(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Length of the well-formed UTF-8 sequence at s (lead byte >= 0x80), or 0 if it is not
+ * one (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF). The one rule
+ * for both readers of result lines, result.c's pre-scan and result_scan.c's fast path,
+ * which must agree byte for byte; inline because the fast path calls it per byte. */
+static inline size_t trial__utf8_len(const unsigned char *s, size_t avail)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xBF; /* the allowed range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else {
+        return 0;
+    }
+    if (avail < len || s[1] < lo || s[1] > hi) return 0;
+    for (size_t k = 2; k < len; k++)
+        if (s[k] < 0x80 || s[k] > 0xBF) return 0;
+    return len;
+}
+
 #endif

@@ -1,7 +1,7 @@
-/* gemm_bench.c: GFLOP/s of tune-train's SGEMM (trial/train/gemm.c) at the shapes the
+/* gemm_bench.c: GFLOP/s of tune-train's SGEMM (train/gemm.c) at the shapes the
  * trainer runs, side by side with OpenBLAS's cblas_sgemm when libopenblas can be loaded
  * (dlopen, so the trainer itself never depends on it). Built and run by run.sh:
- *   cc -O2 -I trial/train bench/train/gemm_bench.c trial/train/gemm.c trial/train/pool.c
+ *   cc -O2 -I train bench/train/gemm_bench.c train/gemm.c train/pool.c
  * Not a test: it prints numbers and judges nothing. */
 #include <dlfcn.h>
 #include <stdio.h>

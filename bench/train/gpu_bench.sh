@@ -147,7 +147,7 @@ run_tune() { # ranks -> result lines in $work/tune_<ranks>.jsonl
     }
 }
 
-# ---- PyTorch: the same nets as trial/train/model.c -----------------------------------------
+# ---- PyTorch: the same nets as train/model.c -----------------------------------------
 cat >"$work/torch_bench.py" <<'PYEOF'
 # PyTorch side of gpu_bench.sh: trains the tune-train model with SGD on GPU-resident
 # Fashion-MNIST, plain or under DDP (NCCL), and prints one JSON line per epoch.
@@ -159,7 +159,7 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
 
-MEAN, STD = 0.2860, 0.3530  # trial/train/train.c
+MEAN, STD = 0.2860, 0.3530  # train/train.c
 
 
 def load_idx(path):

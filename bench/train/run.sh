@@ -45,8 +45,8 @@ echo "== load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 if [ "${SKIP_GEMM:-0}" != 1 ]; then
   echo "== GEMM at the trainer's shapes"
-  cc -O3 -fno-tree-loop-distribute-patterns -D_GNU_SOURCE -I"$ROOT/trial/train" \
-    "$ROOT/bench/train/gemm_bench.c" "$ROOT/trial/train/gemm.c" "$ROOT/trial/train/pool.c" \
+  cc -O3 -fno-tree-loop-distribute-patterns -D_GNU_SOURCE -I"$ROOT/train" \
+    "$ROOT/bench/train/gemm_bench.c" "$ROOT/train/gemm.c" "$ROOT/train/pool.c" \
     -o "$WORK/gemm_bench" -lpthread -ldl -lm
   LD_LIBRARY_PATH=$OBLAS nice "$WORK/gemm_bench"
 fi

@@ -1,4 +1,4 @@
-/* gemm.h: tune-train's single-precision matrix product (internal to trial/train).
+/* gemm.h: tune-train's single-precision matrix product (internal to train/).
  * A blocked, packed SGEMM in the BLIS/GotoBLAS shape (pack panels of A and B, an
  * MR x NR register micro-kernel) with AVX-512 and AVX2 kernels picked at run time and a
  * portable C fallback, threaded over a train__pool. Row-major like cblas_sgemm.
@@ -10,11 +10,22 @@
 
 #include "pool.h"
 
+/* The x86 paths (the AVX-512 and AVX2 kernels here, the AVX copies and AVX-512 pooling of
+ * backend_cpu.c) are built on x86 with GCC-compatible compilers unless TUNE_PORTABLE is
+ * defined (cmake -DTUNE_PORTABLE=ON); without them only the plain C path is built, the
+ * one every architecture has and the reference the tuned paths are tested against. */
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(TUNE_PORTABLE)
+#define TRAIN_HAVE_X86 1
+#else
+#define TRAIN_HAVE_X86 0
+#endif
+
 typedef struct train__gemm train__gemm_t;
 
 /* Makes a GEMM context running on `pool` (borrowed; must outlive it). isa is NULL or ""
- * for the best the CPU supports, or one of "avx512", "avx2", "generic" (tests and
- * benchmarks compare them); asking for one the CPU lacks is an error. Freed with
+ * for the best the CPU supports, or one of "avx512", "avx2", "generic" (the plain C
+ * kernel: tests and benchmarks compare them); asking for one the CPU lacks, or one this
+ * build left out (TRAIN_HAVE_X86 0), is an error. Freed with
  * train__gemm_free (NULL-safe). */
 int train__gemm_new(train__gemm_t **out, train__pool_t *pool, const char *isa, char *err,
                     size_t errlen);

@@ -5,7 +5,7 @@
  * peer_dead word and a dead launcher all end in ncclCommAbort and an error the trainer
  * reports (PyTorch's NCCL watchdog, simplified).
  * Not for: spawning ranks or sharing the unique id (the launcher does, through bcast). */
-#include "trial/train/cuda_int.h"
+#include "train/cuda_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -58,6 +58,10 @@ typedef struct train_be_opts {
     int local_rank;   /* rank on this machine: a GPU backend uses device local_rank % count */
     int allow_tf32;   /* 1: matrix products may use TF32 (--tf32); 0: strict FP32 */
     double timeout_s; /* longest wait for a peer in a collective (--timeout); 0: default */
+    /* CPU backend: 1 = the plain C reference path only (the generic GEMM kernel, no AVX
+     * copies or AVX-512 pooling), what builds where there are no x86 intrinsics; the
+     * tuned paths are tested against it. A GPU backend ignores it. */
+    int portable;
     /* Returns non-zero once the run is being torn down (a peer died, the launcher is
      * gone), so a backend blocked in a device collective can abort at once. May be NULL
      * (single rank). Safe to call from any thread, cheap (reads shared memory). */

@@ -1,7 +1,7 @@
 /* train_main.c: tune-train the program: options, data, and the launcher that forks
  * --ranks processes and supervises them as torchrun's elastic agent does: if any rank
  * dies or fails, the whole rank process group is killed and tune-train exits non-zero;
- * SIGTERM/SIGINT are forwarded to the ranks. This is the one place in trial/train that
+ * SIGTERM/SIGINT are forwarded to the ranks. This is the one place in train/ that
  * prints and decides exit codes.
  * Not for: the training loop (train.c) or the shared-memory collectives (ddp.c). */
 #include <errno.h>

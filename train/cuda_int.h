@@ -1,6 +1,6 @@
 /* cuda_int.h: private state of the CUDA backend of tune-train, shared by its translation
  * units (backend_cuda.cu: lifetime, memory, cuBLAS, cuDNN; kernels_cuda.cu: our own
- * kernels; nccl_cuda.cu: the NCCL communicator). Not for: anything outside trial/train's
+ * kernels; nccl_cuda.cu: the NCCL communicator). Not for: anything outside train/'s
  * *_cuda.cu files; the rest of the trainer sees only train_be_cuda in backend.h. */
 #ifndef TUNE_TRAIN_CUDA_INT_H
 #define TUNE_TRAIN_CUDA_INT_H
@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trial/train/backend.h"
-#include "trial/train/train.h"
+#include "train/backend.h"
+#include "train/train.h"
 
 /* Pinned staging slots for host->device copies: upload() and load_batch() return as soon
  * as the host bytes are in a slot, so the caller may reuse its buffer while the copy is

@@ -3,7 +3,7 @@
  * (kernels_cuda.cu) for everything small, NCCL (nccl_cuda.cu) for gradients. Built only
  * when TUNE_HAVE_CUDA; the CPU backend is the oracle it is tested against.
  * Not for: model or optimiser logic (written once over backend.h), data loading. */
-#include "trial/train/cuda_int.h"
+#include "train/cuda_int.h"
 
 #include <assert.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* pool.h: tune-train's persistent worker-thread pool (internal to trial/train). The CPU
+/* pool.h: tune-train's persistent worker-thread pool (internal to train/). The CPU
  * backend runs each parallel op as one job on all threads; workers spin briefly, then sleep
  * on a futex, so short ops do not pay a thread wake-up and idle ranks do not burn a core.
  * Not for: anything across processes (ddp.c has its own shared-memory primitives). */

@@ -1,5 +1,5 @@
 # cuda.cmake: adds tune-train's CUDA backend (backend_cuda.cu, kernels_cuda.cu,
-# nccl_cuda.cu) to the trainer library; included by trial/train/CMakeLists.txt only when
+# nccl_cuda.cu) to the trainer library; included by train/CMakeLists.txt only when
 # TUNE_HAVE_CUDA is ON. Not for: finding CUDA, cuDNN or NCCL (the top-level CMakeLists
 # does, honouring CUDNN_HOME, NCCL_HOME, TUNE_CUDA_EXTRA_INCLUDES/_LIBS).
 if(NOT TUNE_TRAIN_CUDA_TARGET)

@@ -3,7 +3,7 @@
  * and their launchers. Every reduction here runs in a fixed order with no atomics, so a
  * run is bit-reproducible on one GPU model (backend.h asks that resume be bit-identical).
  * Not for: matrix products or convolutions (cuBLAS/cuDNN in backend_cuda.cu), NCCL. */
-#include "trial/train/cuda_int.h"
+#include "train/cuda_int.h"
 
 #include <limits.h>
 #include <math.h>

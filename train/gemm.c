@@ -3,15 +3,19 @@
  * Instantiating BLAS Functionality", 2015): K is cut into blocks of at most KC_MAX, rows
  * into blocks of MC; panels of op(A) (MR rows, k-major) and op(B) (NR columns) are packed
  * contiguously and an MR x NR register micro-kernel sweeps them, B panel in L1, A block in
- * L2. Kernels: AVX-512 8x32, AVX2+FMA 6x16 (BLIS's haswell shape), portable C 4x16.
+ * L2. Kernels: AVX-512 8x32, AVX2+FMA 6x16 (BLIS's haswell shape), portable C 4x16 (the
+ * only one where TRAIN_HAVE_X86 is 0: other architectures, TUNE_PORTABLE builds).
  * Not for: choosing algorithms per layer (backend_cpu.c does that). */
-#include <immintrin.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gemm.h"
+
+#if TRAIN_HAVE_X86
+#include <immintrin.h>
+#endif
 
 #define KC_MAX 384 /* a 32-wide B panel of KC_MAX rows is 48 KiB: about L1 */
 #define MC 192     /* rows per A block: a multiple of every MR (8, 6, 4) */
@@ -62,6 +66,7 @@ static void kern_generic_4x16(int kc, const float *a, long as, const float *b, l
                 beta == 0.0f ? alpha * acc[i][j] : alpha * acc[i][j] + beta * c[i * ldc + j];
 }
 
+#if TRAIN_HAVE_X86
 __attribute__((target("avx2,fma"))) static void kern_avx2_6x16(int kc, const float *a, long as,
                                                                const float *b, long bs, float *c,
                                                                long ldc, float alpha, float beta)
@@ -135,8 +140,11 @@ __attribute__((target("avx512f"))) static void kern_avx512_8x32(int kc, const fl
 #undef S8
 }
 
+#endif /* TRAIN_HAVE_X86 */
+
 /* ---- packing --------------------------------------------------------------------- */
 
+#if TRAIN_HAVE_X86
 /* d[q*ldd + r] = s[r*ld + q] for an 8 x 8 block (the classic unpack/shuffle/permute). */
 __attribute__((target("avx"))) static void tr8x8(const float *s, long ld, float *d, long ldd)
 {
@@ -161,6 +169,8 @@ __attribute__((target("avx"))) static void tr8x8(const float *s, long ld, float 
     _mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
     _mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
+
+#endif
 
 /* One panel: dst[p*R + i] = X(i, p) for i < rows, p < kc, zero for rows <= i < R.
  * contig_i: X(i,p) = src[p*ld + i]; otherwise X(i,p) = src[i*ld + p] (a transpose). */
@@ -197,11 +207,15 @@ static void pack_panel(const train__gemm_t *g, int R, int rows, int kc, const fl
         return;
     }
     int p = 0;
+#if TRAIN_HAVE_X86
     if (g->avx && rows == R && (R % 8) == 0) {
         for (; p + 8 <= kc; p += 8)
             for (int i = 0; i < R; i += 8)
                 tr8x8(src + (long)i * ld + p, ld, dst + (long)p * R + i, R);
     }
+#else
+    (void)g;
+#endif
     for (int i = 0; i < R; i++) {
         const float *s = src + (long)i * ld;
         if (i < rows)
@@ -464,22 +478,30 @@ void train__gemm(train__gemm_t *g, int trans_a, int trans_b, int m, int n, int k
 int train__gemm_new(train__gemm_t **out, train__pool_t *pool, const char *isa, char *err,
                     size_t errlen)
 {
+#if TRAIN_HAVE_X86
     __builtin_cpu_init();
     int has512 = __builtin_cpu_supports("avx512f");
     int has2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    int has512 = 0, has2 = 0;
+#endif
     if (!isa || !*isa) isa = has512 ? "avx512" : has2 ? "avx2" : "generic";
     train__gemm_t *g = calloc(1, sizeof *g);
     if (!g) goto oom;
     g->pool = pool;
     g->nt = train__pool_threads(pool);
-    if (strcmp(isa, "avx512") == 0 && has512) {
+    if (strcmp(isa, "generic") == 0) {
+        g->isa = "generic", g->mr = 4, g->nr = 16, g->kern = kern_generic_4x16, g->avx = 0;
+#if TRAIN_HAVE_X86
+    } else if (strcmp(isa, "avx512") == 0 && has512) {
         g->isa = "avx512", g->mr = 8, g->nr = 32, g->kern = kern_avx512_8x32, g->avx = 1;
     } else if (strcmp(isa, "avx2") == 0 && has2) {
         g->isa = "avx2", g->mr = 6, g->nr = 16, g->kern = kern_avx2_6x16, g->avx = 1;
-    } else if (strcmp(isa, "generic") == 0) {
-        g->isa = "generic", g->mr = 4, g->nr = 16, g->kern = kern_generic_4x16, g->avx = 0;
+#endif
     } else {
-        snprintf(err, errlen, "GEMM kernel \"%s\" is not available on this CPU", isa);
+        snprintf(err, errlen, "GEMM kernel \"%s\" is not available on this CPU%s", isa,
+                 TRAIN_HAVE_X86 ? ""
+                                : " (this build has only \"generic\": TUNE_PORTABLE or not x86)");
         free(g);
         return -1;
     }

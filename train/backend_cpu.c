@@ -2,10 +2,12 @@
  * CUDA backend is tested against. Matrix products go through gemm.c; convolutions are
  * im2col + GEMM per sample (as THNN/PyTorch's CPU path), samples split over the thread
  * pool, each thread with its own workspaces and weight-gradient partial (summed in thread
- * order, so results are deterministic for a given thread count).
+ * order, so results are deterministic for a given thread count). The x86 paths (AVX copies,
+ * AVX-512 pooling, the GEMM kernels) sit beside a plain C path, which is what other
+ * architectures build and what train_be_opts_t.portable picks: the reference they are
+ * tested against (tests/test_train.c, cpu_tuned_matches_portable).
  * Not for: anything that talks to other ranks (ddp.c) or files. */
 #include <assert.h>
-#include <immintrin.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,10 +19,14 @@
 #include "gemm.h"
 #include "pool.h"
 
+#if TRAIN_HAVE_X86
+#include <immintrin.h>
+#endif
+
 /* Hot elementwise loops are compiled for AVX-512, AVX2 and the baseline and picked at
  * load time (GCC function multi-versioning); ISO C mode keeps a*b+c unfused, so every
  * clone computes bit-identical results. */
-#if defined(__x86_64__) && !defined(__clang__) && defined(__GNUC__)
+#if TRAIN_HAVE_X86 && defined(__x86_64__) && !defined(__clang__)
 #define VEC __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define VEC
@@ -40,7 +46,8 @@ struct train_be_ctx {
     train__pool_t *pool;
     train__gemm_t *gemm;
     int nt;
-    int avx512; /* the CPU has AVX-512F: use the hand-vectorised pooling */
+    int avx;    /* the AVX im2col/col2im copies may be used (the CPU has AVX, not portable) */
+    int avx512; /* the hand-vectorised AVX-512 pooling may be used (likewise) */
     int rc;     /* sticky error (0 = none) and its message */
     char msg[256];
     struct train_be_conv *plans;
@@ -87,11 +94,16 @@ static int cpu_open(const train_be_opts_t *o, train_be_ctx_t **out, char *err, s
         return -1;
     }
     ctx->nt = o->threads > 0 ? o->threads : 1;
+#if TRAIN_HAVE_X86
     __builtin_cpu_init();
-    ctx->avx512 = __builtin_cpu_supports("avx512f");
+    ctx->avx = !o->portable && __builtin_cpu_supports("avx");
+    ctx->avx512 = !o->portable && __builtin_cpu_supports("avx512f");
+#endif
     if (train__pool_new(&ctx->pool, ctx->nt, err, errlen) != 0) goto fail;
-    /* the best kernel the CPU has (tests compare kernels through gemm.h directly) */
-    if (train__gemm_new(&ctx->gemm, ctx->pool, NULL, err, errlen) != 0) goto fail;
+    /* the best kernel the CPU has, or the plain C one (tests compare kernels through
+     * gemm.h directly, and whole models against o->portable) */
+    if (train__gemm_new(&ctx->gemm, ctx->pool, o->portable ? "generic" : NULL, err, errlen) != 0)
+        goto fail;
     *out = ctx;
     return 0;
 fail:
@@ -300,6 +312,7 @@ static inline void add_row(float *restrict d, const float *restrict s, int n)
         d[q] += s[q];
 }
 
+#if TRAIN_HAVE_X86
 /* im2col for stride 1, no padding and OW a multiple of 8 with AVX: every output row is a
  * run of 8-float vector copies (the cnn's 24- and 8-wide rows). A flat loop nest keeps
  * the counters in registers. */
@@ -318,17 +331,23 @@ __attribute__((target("avx"))) static void im2col_s1_avx(const float *x, float *
         }
 }
 
+#endif
+
 /* col[(c*kh + i)*kw + j][oh*OW + ow] = x[c][oh*s - pad + i][ow*s - pad + j] (0 outside). */
 VEC static void im2col(const train_be_conv_shape_t *sh, const float *restrict x,
-                       float *restrict col)
+                       float *restrict col, int avx)
 {
     const int C = sh->c, H = sh->h, W = sh->w, KH = sh->kh, KW = sh->kw, OH = sh->oh, OW = sh->ow,
               S = sh->stride, P = sh->pad;
     const size_t ohw = (size_t)OH * OW;
-    if (S == 1 && P == 0 && OW % 8 == 0 && __builtin_cpu_supports("avx")) {
+#if TRAIN_HAVE_X86
+    if (S == 1 && P == 0 && OW % 8 == 0 && avx) {
         im2col_s1_avx(x, col, C, H, W, KH, KW, OH, OW);
         return;
     }
+#else
+    (void)avx;
+#endif
     for (int c = 0; c < C; c++)
         for (int i = 0; i < KH; i++)
             for (int j = 0; j < KW; j++) {
@@ -352,6 +371,7 @@ VEC static void im2col(const train_be_conv_shape_t *sh, const float *restrict x,
             }
 }
 
+#if TRAIN_HAVE_X86
 /* col2im's counterpart of im2col_s1_avx. */
 __attribute__((target("avx"))) static void col2im_s1_avx(const float *col, float *dx, int C, int H,
                                                          int W, int KH, int KW, int OH, int OW)
@@ -369,17 +389,23 @@ __attribute__((target("avx"))) static void col2im_s1_avx(const float *col, float
         }
 }
 
+#endif
+
 /* The adjoint of im2col: dx[c][ih][iw] += col[...] (dx zeroed by the caller). */
 VEC static void col2im(const train_be_conv_shape_t *sh, const float *restrict col,
-                       float *restrict dx)
+                       float *restrict dx, int avx)
 {
     const int C = sh->c, H = sh->h, W = sh->w, KH = sh->kh, KW = sh->kw, OH = sh->oh, OW = sh->ow,
               S = sh->stride, P = sh->pad;
     const size_t ohw = (size_t)OH * OW;
-    if (S == 1 && P == 0 && OW % 8 == 0 && __builtin_cpu_supports("avx")) {
+#if TRAIN_HAVE_X86
+    if (S == 1 && P == 0 && OW % 8 == 0 && avx) {
         col2im_s1_avx(col, dx, C, H, W, KH, KW, OH, OW);
         return;
     }
+#else
+    (void)avx;
+#endif
     for (int c = 0; c < C; c++)
         for (int i = 0; i < KH; i++)
             for (int j = 0; j < KW; j++) {
@@ -477,7 +503,7 @@ static void conv_fwd_body(void *ud, int tid, int nt)
     size_t in_sz = (size_t)s->c * s->h * s->w, out_sz = (size_t)s->k * pl->ohw;
     for (int n = n0; n < n1; n++) {
         float *y = j->y + (size_t)n * out_sz;
-        im2col(s, j->x + (size_t)n * in_sz, pl->col[tid]);
+        im2col(s, j->x + (size_t)n * in_sz, pl->col[tid], j->ctx->avx);
         if (train__gemm_serial(j->ctx->gemm, tid, s->k, pl->ohw, pl->kdim, 1.0f, &a, &b, 0.0f, y,
                                pl->ohw) != 0)
             j->failed = 1;
@@ -534,7 +560,7 @@ static void conv_bwd_body(void *ud, int tid, int nt)
         for (int k = 0; k < s->k; k++)
             db[k] += sum16(dy + (size_t)k * pl->ohw, pl->ohw);
         /* dW [k x K] += dY_n [k x OHW] col_n^T */
-        im2col(s, j->x + (size_t)n * in_sz, col);
+        im2col(s, j->x + (size_t)n * in_sz, col, j->ctx->avx);
         train__gemm_opnd_t a = {.p = dy, .ld = pl->ohw, .trans = 0};
         train__gemm_opnd_t b = {.p = col, .ld = pl->ohw, .trans = 1};
         if (train__gemm_serial(j->ctx->gemm, tid, s->k, pl->kdim, pl->ohw, 1.0f, &a, &b, 1.0f, dw,
@@ -548,7 +574,7 @@ static void conv_bwd_body(void *ud, int tid, int nt)
                 j->failed = 1;
             float *dx = j->dx + (size_t)n * in_sz;
             memset(dx, 0, sizeof(float) * in_sz);
-            col2im(s, col, dx);
+            col2im(s, col, dx, j->ctx->avx);
         }
     }
 }
@@ -582,6 +608,7 @@ struct pool_job {
     int32_t *am;
 };
 
+#if TRAIN_HAVE_X86
 /* 2x2 windows with AVX-512: one output row (up to 16 windows) per vector; the four window
  * elements are de-interleaved with permutes and compared branch-free in scan order, so
  * the first maximum wins exactly as in the scalar code. Needs even h and w. */
@@ -661,6 +688,8 @@ maxpool2_plane_bw_avx512(const float *dy, const int32_t *am, int h, int w, float
     }
 }
 
+#endif
+
 /* 2x2 windows, the case the cnn uses: one pass, no inner window loops. */
 VEC static void maxpool2_plane(const float *restrict x, int h, int w, float *restrict y,
                                int32_t *restrict am)
@@ -710,12 +739,14 @@ static void maxpool_fwd_range(void *ud, size_t lo, size_t hi)
 {
     struct pool_job *j = ud;
     int oh = j->h / j->k, ow = j->w / j->k;
+#if TRAIN_HAVE_X86
     if (j->k == 2 && j->avx512 && j->h % 2 == 0 && j->w % 2 == 0) {
         for (size_t pl = lo; pl < hi; pl++)
             maxpool2_plane_avx512(j->x + pl * (size_t)j->h * j->w, j->h, j->w,
                                   j->y + pl * (size_t)oh * ow, j->am + pl * (size_t)oh * ow);
         return;
     }
+#endif
     if (j->k == 2) {
         for (size_t pl = lo; pl < hi; pl++)
             maxpool2_plane(j->x + pl * (size_t)j->h * j->w, j->h, j->w, j->y + pl * (size_t)oh * ow,
@@ -756,12 +787,14 @@ static void maxpool_bwd_range(void *ud, size_t lo, size_t hi)
 {
     struct pool_job *j = ud;
     int oh = j->h / j->k, ow = j->w / j->k;
+#if TRAIN_HAVE_X86
     if (j->k == 2 && j->avx512 && j->h % 2 == 0 && j->w % 2 == 0) {
         for (size_t pl = lo; pl < hi; pl++)
             maxpool2_plane_bw_avx512(j->dy + pl * (size_t)oh * ow, j->am_in + pl * (size_t)oh * ow,
                                      j->h, j->w, j->dx + pl * (size_t)j->h * j->w);
         return;
     }
+#endif
     if (j->k == 2) {
         for (size_t pl = lo; pl < hi; pl++)
             maxpool2_plane_bw(j->dy + pl * (size_t)oh * ow, j->am_in + pl * (size_t)oh * ow, j->h,
