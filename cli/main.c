@@ -152,12 +152,13 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*fn)(int, char **);
-    } cmds[] = {
-        {"run", cli_cmd_run},     {"resume", cli_cmd_resume}, {"validate", cli_cmd_validate},
-        {"ls", cli_cmd_ls},       {"trials", cli_cmd_trials}, {"best", cli_cmd_best},
-        {"query", cli_cmd_query}, {"export", cli_cmd_export}, {"show", cli_cmd_show},
-        {"plot", cli_cmd_plot},   {"report", cli_cmd_report}, {"rm", cli_cmd_rm},
-        {"simulate", cli_cmd_simulate}};
+    } cmds[] = {{"run", cli_cmd_run},           {"resume", cli_cmd_resume},
+                {"validate", cli_cmd_validate}, {"ls", cli_cmd_ls},
+                {"trials", cli_cmd_trials},     {"best", cli_cmd_best},
+                {"query", cli_cmd_query},       {"export", cli_cmd_export},
+                {"show", cli_cmd_show},         {"plot", cli_cmd_plot},
+                {"report", cli_cmd_report},     {"rm", cli_cmd_rm},
+                {"simulate", cli_cmd_simulate}};
     if (strcmp(cmd, "extend") == 0) return cli_cmd_extend(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (strcmp(cmd, cmds[i].name) == 0) return cmds[i].fn(argc - 1, argv + 1);

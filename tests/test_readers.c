@@ -12,7 +12,7 @@
 #define GROUP "readers"
 
 /* A run of the synthetic trial in a fresh dir; the space's "space" and extras given. */
-static void run_ok(char *dir, size_t n, const char *name, const char *space)
+static void run_fresh(char *dir, size_t n, const char *name, const char *space)
 {
     const char *extra[] = {"--quiet", NULL};
     struct out o = run_space(dir, n, GROUP, name, space, extra);
@@ -110,7 +110,7 @@ TEST(json_of_every_command_matches_the_database)
     char dir[4096], sp[8192];
     e2e_paths();
     snprintf(sp, sizeof sp, asha_space, "j", g_synth);
-    run_ok(dir, sizeof dir, "json", sp);
+    run_fresh(dir, sizeof dir, "json", sp);
     long long stopped = db_int(dir, "SELECT count(*) FROM trials WHERE early_stopped = 1");
     REQUIRE(stopped > 0); /* ASHA stopped some: early_stopped has both values to show */
 
@@ -274,7 +274,7 @@ TEST(recorded_configuration_is_the_one_argv_received)
              " \"{m}\"],"
              " \"space\": {\"lr\": {\"loguniform\": [1e-6, 10]}, \"m\": {\"uniform\": [0, 1]}}}",
              g_synth);
-    run_ok(dir, sizeof dir, "digits", sp);
+    run_fresh(dir, sizeof dir, "digits", sp);
     /* What argv received, from the trial's own echo of it (a result line). */
     struct rows r = db_rows(
         dir, "SELECT t.trial_no, json_extract(r.data, '$.arg2'), json_extract(r.data, '$.arg7'),"
@@ -377,7 +377,7 @@ TEST(trials_give_parameters_as_columns_and_sort)
              " \"space\": {\"lr\": {\"loguniform\": [1e-4, 1]},"
              "             \"opt\": {\"choice\": [\"sgd\", \"adam\"]}}}",
              g_synth);
-    run_ok(dir, sizeof dir, "cols", sp);
+    run_fresh(dir, sizeof dir, "cols", sp);
     struct out o = tune2(dir, "trials", "cols", NULL, NULL);
     CHECK_EQ_INT(o.code, 0);
     /* The header names each parameter; no JSON config column. */
@@ -458,7 +458,7 @@ TEST(dash_names_are_refused_and_reachable_after_double_dash)
              "{\"name\": \"ok\", \"metric\": \"loss\", \"num_samples\": 2,"
              " \"command\": [\"%s\", \"--iters\", \"2\"], \"space\": {}}",
              g_synth);
-    run_ok(dir, sizeof dir, "dash", sp);
+    run_fresh(dir, sizeof dir, "dash", sp);
     REQUIRE(db_exec(dir, "UPDATE experiments SET name = '-rf'") == 0);
     o = tune2(dir, "trials", "-rf", NULL, NULL);
     CHECK_EQ_INT(o.code, 2);
@@ -494,7 +494,7 @@ TEST(trial_output_reaches_the_terminal_escaped)
         " \"command\": [\"/bin/sh\", \"-c\", \"printf '\\\\033]0;pwned\\\\007\\\\033[2Jhello\\\\n"
         "{{\\\"loss\\\": 1}}\\\\n'; printf '\\\\033[31mred\\\\302\\\\233x\\\\n' >&2\"],"
         " \"space\": {}}";
-    run_ok(dir, sizeof dir, "escape", sp);
+    run_fresh(dir, sizeof dir, "escape", sp);
     char log[4200];
     snprintf(log, sizeof log, "%s/tune_results/esc/trial_00000/stdout.log", dir);
     char *raw = slurp(log);
@@ -534,7 +534,7 @@ TEST(rm_deletes_an_experiment_and_its_folder)
     char dir[4096], sp[8192], path[4200];
     e2e_paths();
     snprintf(sp, sizeof sp, asha_space, "a", g_synth);
-    run_ok(dir, sizeof dir, "rm", sp);
+    run_fresh(dir, sizeof dir, "rm", sp);
     snprintf(sp, sizeof sp, asha_space, "b", g_synth);
     space_file(dir, sp);
     const char *run[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
@@ -628,7 +628,7 @@ TEST(rm_asks_on_a_terminal)
              "{\"name\": \"ask\", \"metric\": \"loss\", \"num_samples\": 2,"
              " \"command\": [\"%s\", \"--iters\", \"2\"], \"space\": {}}",
              g_synth);
-    run_ok(dir, sizeof dir, "rm_ask", sp);
+    run_fresh(dir, sizeof dir, "rm_ask", sp);
     if (access("/usr/bin/script", X_OK) != 0) {
         printf("SKIP: no /usr/bin/script to give tune a terminal\n");
         exit(77);
@@ -700,7 +700,7 @@ TEST(plot_and_report_order_another_metric_by_its_own_mode)
     char dir[4096], sp[8192];
     e2e_paths();
     snprintf(sp, sizeof sp, asha_space, "m", g_synth);
-    run_ok(dir, sizeof dir, "mode", sp);
+    run_fresh(dir, sizeof dir, "mode", sp);
     /* The trials with the highest and the lowest last accuracy. */
     struct rows hi = db_rows(dir, "SELECT trial FROM trial_summary ORDER BY"
                                   " json_extract(last_result, '$.acc') DESC, trial_no LIMIT 1");

@@ -265,10 +265,11 @@ static double synth_value(sim_curves_t *c, const char *cfg_text, int64_t it)
 
 TEST(synthetic_family_is_deterministic_crosses_and_diverges)
 {
-    space_t *s = parse_space("{\"name\": \"s\", \"metric\": \"loss\", \"command\": [\"x\"],"
-                             " \"mode\": \"min\", \"scheduler\": {\"type\": \"asha\", \"max_t\": 27},"
-                             " \"space\": {\"lr\": {\"loguniform\": [0.001, 1]}, "
-                             "\"w\": {\"uniform\": [0, 1]}}}");
+    space_t *s =
+        parse_space("{\"name\": \"s\", \"metric\": \"loss\", \"command\": [\"x\"],"
+                    " \"mode\": \"min\", \"scheduler\": {\"type\": \"asha\", \"max_t\": 27},"
+                    " \"space\": {\"lr\": {\"loguniform\": [0.001, 1]}, "
+                    "\"w\": {\"uniform\": [0, 1]}}}");
     REQUIRE(s);
     sim_curves_t *c = NULL, *c2 = NULL, *quiet = NULL;
     char err[256];
