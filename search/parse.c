@@ -537,10 +537,8 @@ static uint64_t path_key(size_t p, const char *rel)
     uint64_t h = 0xcbf29ce484222325ULL;
     for (const unsigned char *q = (const unsigned char *)rel; *q; q++)
         h = (h ^ *q) * 0x100000001b3ULL;
-    h ^= ((uint64_t)p + 1) * 0x9e3779b97f4a7c15ULL;
-    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-    return (h ^ (h >> 31)) | (1ULL << 63);
+    h ^= ((uint64_t)p + 1) * SPACE__GOLDEN;
+    return space__mix64(h) | (1ULL << 63);
 }
 
 /* A child's place: rel + suffix, gpath + NUL + key (key NULL: a value, same gpath). */

@@ -16,58 +16,13 @@
 #define SQRT_2PI 2.5066282746310005024
 
 /* ---- random stream ------------------------------------------------------------------- */
-#define GOLDEN 0x9e3779b97f4a7c15ULL
-
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 void space__rng_seed(space__rng_t *r, uint64_t seed, uint64_t trial_no)
 {
     /* "tpe" in the key keeps these streams apart from sample.c's (seed, index, param) */
-    uint64_t key = mix64(seed + GOLDEN);
-    key = mix64(key ^ (trial_no + 5 * GOLDEN));
-    key = mix64(key ^ 0x747065ULL);
-    for (int i = 0; i < 4; i++) {
-        key += GOLDEN;
-        r->s[i] = mix64(key);
-    }
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(space__rng_t *r)
-{
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
-double space__rng_uniform(space__rng_t *r)
-{
-    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
-}
-
-uint64_t space__rng_below(space__rng_t *r, uint64_t n)
-{
-    uint64_t threshold = (0 - n) % n;
-    for (;;) {
-        uint64_t x = rng_next(r);
-        if (x >= threshold) return x % n;
-    }
+    uint64_t key = space__mix64(seed + SPACE__GOLDEN);
+    key = space__mix64(key ^ (trial_no + 5 * SPACE__GOLDEN));
+    key = space__mix64(key ^ 0x747065ULL);
+    space__rng_key(r, key);
 }
 
 /* ---- special functions --------------------------------------------------------------

@@ -8,83 +8,32 @@
 #include "search/space_int.h"
 
 /* ---- random numbers -----------------------------------------------------------------
- * splitmix64 (Steele, Lea, Flood 2014) derives one independent 256-bit state per
- * (seed, trial, parameter); xoshiro256** (Blackman & Vigna 2018) draws from it. Only
- * integer arithmetic decides which values come out; doubles are built from the top 53
- * bits, so results do not depend on the compiler or CPU. */
-#define GOLDEN 0x9e3779b97f4a7c15ULL
+ * One independent stream (space_int.h: splitmix64 into xoshiro256**) per (seed, trial,
+ * parameter). */
 #define TWO_PI 6.283185307179586
 
-static uint64_t mix64(uint64_t z)
+/* The stream of one (seed, trial, parameter). */
+static void rng_init(space__rng_t *r, uint64_t seed, uint64_t index, uint64_t param)
 {
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-struct rng {
-    uint64_t s[4];
-};
-
-static void rng_init(struct rng *r, uint64_t seed, uint64_t index, uint64_t param)
-{
-    uint64_t key = mix64(seed + GOLDEN);
-    key = mix64(key ^ (index + 2 * GOLDEN));
-    key = mix64(key ^ (param + 3 * GOLDEN));
-    for (int i = 0; i < 4; i++) {
-        key += GOLDEN; /* splitmix64's state step */
-        r->s[i] = mix64(key);
-    }
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(struct rng *r)
-{
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
-/* Uniform in [0, 1) with 53 random bits. */
-static double rng_uniform(struct rng *r)
-{
-    return (double)(rng_next(r) >> 11) * 0x1.0p-53;
-}
-
-/* Uniform integer in [0, n), n >= 1, without modulo bias (rejects the short last block). */
-static uint64_t rng_below(struct rng *r, uint64_t n)
-{
-    uint64_t threshold = (0 - n) % n;
-    for (;;) {
-        uint64_t x = rng_next(r);
-        if (x >= threshold) return x % n;
-    }
+    uint64_t key = space__mix64(seed + SPACE__GOLDEN);
+    key = space__mix64(key ^ (index + 2 * SPACE__GOLDEN));
+    key = space__mix64(key ^ (param + 3 * SPACE__GOLDEN));
+    space__rng_key(r, key);
 }
 
 /* Standard normal by Box-Muller; 1 - u keeps the logarithm's argument in (0, 1]. */
-static double rng_normal(struct rng *r)
+static double rng_normal(space__rng_t *r)
 {
-    double u1 = 1.0 - rng_uniform(r), u2 = rng_uniform(r);
+    double u1 = 1.0 - space__rng_uniform(r), u2 = space__rng_uniform(r);
     return sqrt(-2.0 * log(u1)) * cos(TWO_PI * u2);
 }
 
 /* Log-uniform in [lo, hi]. The base of the logarithm does not change the distribution,
  * so Ray Tune's `base` argument is accepted and has no effect here. */
-static double rng_loguniform(struct rng *r, double lo, double hi)
+static double rng_loguniform(space__rng_t *r, double lo, double hi)
 {
     double llo = log(lo), lhi = log(hi);
-    double x = exp(llo + rng_uniform(r) * (lhi - llo));
+    double x = exp(llo + space__rng_uniform(r) * (lhi - llo));
     return x < lo ? lo : x > hi ? hi : x;
 }
 
@@ -109,7 +58,7 @@ static cJSON *pick(const space_t *s, const space_param_t *P, size_t i, size_t in
  * not depend on which other branches exist or were chosen. */
 static cJSON *sample_node(const space_t *s, const space_param_t *P, size_t index)
 {
-    struct rng r;
+    space__rng_t r;
     rng_init(&r, s->set.seed, index, P->rkey);
     const space_quant_t *qu = &P->qu;
     switch (P->kind) {
@@ -128,13 +77,13 @@ static cJSON *sample_node(const space_t *s, const space_param_t *P, size_t index
         return o;
     }
     case SPACE_P_CHOICE:
-        return pick(s, P, (size_t)rng_below(&r, P->nvalues), index);
+        return pick(s, P, (size_t)space__rng_below(&r, P->nvalues), index);
     case SPACE_P_GRID: {
         size_t point = index % s->n_grid_points;
         return pick(s, P, (point / P->grid_stride) % P->nvalues, index);
     }
     case SPACE_P_UNIFORM: {
-        double x = P->a + rng_uniform(&r) * (P->b - P->a);
+        double x = P->a + space__rng_uniform(&r) * (P->b - P->a);
         if (x >= P->b) x = nextafter(P->b, P->a); /* rounding must not reach high */
         return cJSON_CreateNumber(x);
     }
@@ -143,7 +92,7 @@ static cJSON *sample_node(const space_t *s, const space_param_t *P, size_t index
     case SPACE_P_QUNIFORM:
     case SPACE_P_QRANDINT: {
         /* Every multiple of q in [low, high] equally likely, end points included. */
-        int64_t k = qu->kmin + (int64_t)rng_below(&r, (uint64_t)(qu->kmax - qu->kmin) + 1);
+        int64_t k = qu->kmin + (int64_t)space__rng_below(&r, (uint64_t)(qu->kmax - qu->kmin) + 1);
         return cJSON_CreateNumber(space__quant_value(qu, k));
     }
     case SPACE_P_QLOGUNIFORM:
@@ -165,7 +114,7 @@ static cJSON *sample_node(const space_t *s, const space_param_t *P, size_t index
     case SPACE_P_RANDINT: {
         /* [low, high), as Ray Tune's randint. */
         uint64_t n = (uint64_t)(P->ib - P->ia);
-        return cJSON_CreateNumber((double)(P->ia + (int64_t)rng_below(&r, n)));
+        return cJSON_CreateNumber((double)(P->ia + (int64_t)space__rng_below(&r, n)));
     }
     case SPACE_P_LOGRANDINT: {
         /* Ray Tune's lograndint: floor of a log-uniform draw in [low, high), so high is

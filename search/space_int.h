@@ -149,4 +149,63 @@ double space__strtod(const char *s);
  * as one edit), or NULL when none is close enough to be a plausible typo. */
 const char *space__suggest(const char *word, const char *const *candidates, size_t n);
 
+/* ---- random streams (shared by sample.c and the TPE searcher) ------------------------
+ * splitmix64 (Steele, Lea, Flood 2014) turns a key into an independent 256-bit state and
+ * xoshiro256** (Blackman & Vigna 2018) draws from it. Only integer arithmetic decides
+ * which values come out; doubles are built from the top 53 bits, so draws do not depend
+ * on the compiler or CPU. Each user derives its keys apart (sample.c per (seed, trial,
+ * parameter), the searcher per (seed, trial) with its own tag). */
+#define SPACE__GOLDEN 0x9e3779b97f4a7c15ULL
+
+static inline uint64_t space__mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+typedef struct space__rng {
+    uint64_t s[4];
+} space__rng_t;
+
+/* The state for a key: four steps of splitmix64. */
+static inline void space__rng_key(space__rng_t *r, uint64_t key)
+{
+    for (int i = 0; i < 4; i++) {
+        key += SPACE__GOLDEN;
+        r->s[i] = space__mix64(key);
+    }
+}
+
+static inline uint64_t space__rng_next(space__rng_t *r)
+{
+    uint64_t *s = r->s;
+    uint64_t x = s[1] * 5;
+    uint64_t result = ((x << 7) | (x >> 57)) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = (s[3] << 45) | (s[3] >> 19);
+    return result;
+}
+
+/* Uniform in [0, 1) with 53 random bits. */
+static inline double space__rng_uniform(space__rng_t *r)
+{
+    return (double)(space__rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+/* Uniform integer in [0, n), n >= 1, without modulo bias (rejects the short last block). */
+static inline uint64_t space__rng_below(space__rng_t *r, uint64_t n)
+{
+    uint64_t threshold = (0 - n) % n;
+    for (;;) {
+        uint64_t x = space__rng_next(r);
+        if (x >= threshold) return x % n;
+    }
+}
+
 #endif

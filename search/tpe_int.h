@@ -8,15 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "search/space_int.h"
+
 /* ---- one random stream per (seed, trial) (parzen.c) ---------------------------------
- * xoshiro256** seeded through splitmix64, as sample.c does, but keyed apart from
- * sample.c's per-parameter streams so the searcher's draws never repeat space_sample's. */
-typedef struct space__rng {
-    uint64_t s[4];
-} space__rng_t;
+ * The shared xoshiro256** of space_int.h, keyed apart from sample.c's per-parameter
+ * streams so the searcher's draws never repeat space_sample's. */
 void space__rng_seed(space__rng_t *r, uint64_t seed, uint64_t trial_no);
-double space__rng_uniform(space__rng_t *r);             /* [0, 1), 53 bits */
-uint64_t space__rng_below(space__rng_t *r, uint64_t n); /* [0, n), n >= 1, unbiased */
 
 /* ---- special functions (parzen.c) ----------------------------------------------------
  * Accurate to a few units in the last place over the whole range (tests compare them
