@@ -109,6 +109,15 @@ static int stop_reached(const struct sched_loop *L, const struct result_in *in)
     return -1;
 }
 
+/* Results after a decision to stop a trial (the policy's, max_t, a stop criterion, the end
+ * of the experiment, a time limit) are logged but not recorded, as in Ray Tune. After
+ * Ctrl-C the trial is paused, not judged: what it reports on its way out (it may be the
+ * iteration its checkpoint holds) is recorded, so a resume misses nothing. */
+static int ignores_results(const struct sched__trial *t)
+{
+    return t->stop != SCHED__STOP_NONE && t->stop != SCHED__STOP_USER;
+}
+
 /* One result of trial t: recorded, counted and judged. */
 static void on_result(struct sched_loop *L, struct sched__trial *t, const struct result_in *in)
 {
@@ -263,7 +272,7 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
     struct result_in in;
     if (L->nkeys <= TRIAL_SCAN_MAX_KEYS &&
         trial_result_scan(line, len, L->keys, L->nkeys, in.v) == 1 && !isnan(in.v[0])) {
-        if (t->stop != SCHED__STOP_NONE) {
+        if (ignores_results(t)) {
             L->ignored++;
         } else if (!L->fatal) {
             cJSON *r = NULL;
@@ -292,7 +301,7 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
         if (i < len && line[i] == '{') bad_line(L, t, line, len);
         return;
     }
-    if (t->stop != SCHED__STOP_NONE) {
+    if (ignores_results(t)) {
         /* Results after the decision to stop are logged (the stdout log has them) but
          * not recorded, as in Ray Tune. */
         L->ignored++;
