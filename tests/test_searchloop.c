@@ -253,6 +253,28 @@ TEST(points_to_evaluate_run_first_and_say_so)
     out_free(&o);
 }
 
+TEST(live_table_names_the_searcher_and_counts_trials_not_chosen_yet)
+{
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "searchloop", "table");
+    /* rows of a TPE run appear as trials launch: the table counts the rest as PENDING */
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"tb\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 6,"
+             " \"max_concurrent\": 1, \"status_interval_s\": 0.05, \"search\": {\"type\": \"tpe\"},"
+             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"4\", \"--sleep-ms\", "
+             "\"40\"], \"space\": {\"lr\": {\"loguniform\": [0.0001, 1]}}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", "--gpus", "none", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "Experiment tb, scheduler fifo, search TPE (optuna), metric loss (min)");
+    CHECK_CONTAINS(o.out, "Trials: 6 total: 1 RUNNING, 5 PENDING, 0 TERMINATED");
+    CHECK_CONTAINS(o.out, "Trials: 6 total: 0 RUNNING, 0 PENDING, 6 TERMINATED");
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT num_trials FROM experiments"), 6);
+}
+
 TEST(bad_point_is_a_located_error)
 {
     char dir[4096], sp[8192];
