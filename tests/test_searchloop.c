@@ -251,6 +251,19 @@ TEST(points_to_evaluate_run_first_and_say_so)
     CHECK_EQ_INT(o.code, 0);
     CHECK_CONTAINS(o.out, "\nchosen by    points_to_evaluate[2]\n");
     out_free(&o);
+    /* the report carries it per trial, in a "chosen by" column */
+    const char *rep[] = {"report", "pt", "-o", "r.html", NULL};
+    o = run_tune(dir, rep);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/r.html", dir);
+    char *html = slurp(path);
+    CHECK_CONTAINS(html, "\"name\":\"trial_00002\"");
+    CHECK_CONTAINS(html, "\"by\":\"points_to_evaluate[2]\"");
+    CHECK_CONTAINS(html, "\"by\":\"random\"");
+    CHECK_CONTAINS(html, "h: 'chosen by'");
+    free(html);
 }
 
 TEST(live_table_names_the_searcher_and_counts_trials_not_chosen_yet)
