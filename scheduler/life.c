@@ -508,13 +508,18 @@ static int on_stored_trial(void *ud, const store_trial_row_t *r)
     if (r->slice) snprintf(t->slice_str, sizeof t->slice_str, "%s", r->slice);
     if (L->searcher) {
         /* Configurations were chosen as the run went: the stored ones are the record, and
-         * the searcher learns each again (docs/search.md, "Resume"). */
-        char err[512];
+         * the searcher learns each again (docs/search.md, "The loop's rules"). A failure
+         * is worded into fatal_msg, unused before the loop runs. */
+        char err[512] = "not JSON";
         cJSON_Delete(t->config);
         t->config = cJSON_Parse(r->config_json);
         if (!t->config ||
-            space_searcher_add_trial(L->searcher, (size_t)t->no, t->config, err, sizeof err) != 0)
+            space_searcher_add_trial(L->searcher, (size_t)t->no, t->config, err, sizeof err) != 0) {
+            snprintf(L->fatal_msg, sizeof L->fatal_msg,
+                     "cannot resume: %s's stored configuration does not fit the space: %s", r->name,
+                     err);
             return -1;
+        }
     }
     return 0;
 }
@@ -537,8 +542,11 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
         if (d.action == SCHED_COMPLETE) t->stop = SCHED__STOP_COMPLETE;
         /* the searcher too sees every result again in arrival order */
         if (c->L->searcher &&
-            space_searcher_observe(c->L->searcher, (size_t)t->no, r->time_value, r->metric) != 0)
+            space_searcher_observe(c->L->searcher, (size_t)t->no, r->time_value, r->metric) != 0) {
+            snprintf(c->L->fatal_msg, sizeof c->L->fatal_msg,
+                     "cannot resume: out of memory in the searcher");
             return -1;
+        }
     }
     if (r->attempt == t->attempt) {
         t->iters++;
@@ -568,9 +576,10 @@ static int on_stored_stop(void *ud, int ncol, const char *const *names, const ch
 static int load_trials(struct sched_loop *L, char *err, size_t errlen)
 {
     const sched_run_opts_t *o = L->o;
-    if (store_trials_load(o->store, o->experiment_id, on_stored_trial, L, err, errlen) != 0) {
-        if (L->searcher && !err[0])
-            snprintf(err, errlen, "a stored trial's configuration does not fit the space");
+    if (store_trials_load(o->store, o->experiment_id, on_stored_trial, L, err, errlen) != 0)
+        return SCHED_EINVAL;
+    if (L->fatal_msg[0]) { /* a callback stopped the load */
+        snprintf(err, errlen, "%s", L->fatal_msg);
         return SCHED_EINVAL;
     }
     struct resume_ctx c = {L, calloc(L->n ? L->n : 1, sizeof *c.by_id), 0};
@@ -596,6 +605,10 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
                          b, 1, on_stored_stop, &c, err, errlen);
     }
     free(c.by_id);
+    if (rc == 0 && L->fatal_msg[0]) {
+        snprintf(err, errlen, "%s", L->fatal_msg);
+        rc = -1;
+    }
     if (rc != 0) return SCHED_EINVAL;
     if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
     for (size_t i = 0; i < L->n; i++) {

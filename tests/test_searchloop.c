@@ -353,6 +353,35 @@ TEST(resume_after_kill_9_makes_the_uninterrupted_runs_suggestions)
     free(c2);
 }
 
+TEST(resume_refuses_a_stored_configuration_that_does_not_fit)
+{
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "searchloop", "resume_misfit");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"mf\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 20,"
+             " \"max_concurrent\": 1, \"search\": {\"type\": \"tpe\"},"
+             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"3\", \"--sleep-ms\", "
+             "\"30\"], \"space\": {\"lr\": {\"loguniform\": [0.0001, 1]}}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
+    pid_t pid = spawn_tune(dir, a, NULL);
+    double t0 = e2e_mono();
+    while (db_int(dir, "SELECT count(*) FROM trials") < 3 && e2e_mono() - t0 < 30)
+        usleep(10000);
+    kill(-pid, SIGKILL);
+    int st;
+    waitpid(pid, &st, 0);
+    REQUIRE(db_exec(dir, "UPDATE trials SET config = json_set(config, '$.lr', 'fast') WHERE "
+                         "trial_no = 1") == 0);
+    const char *r[] = {"resume", "mf", "--gpus", "none", "--quiet", NULL};
+    struct out o = run_tune(dir, r);
+    CHECK(o.code != 0);
+    CHECK_CONTAINS(o.err, "cannot resume: trial_00001's stored configuration does not fit the "
+                          "space: configuration: \"lr\" is missing or not one of its values");
+    out_free(&o);
+}
+
 TEST(tpe_runs_under_tune_simulate)
 {
     char dir[4096], sp[8192];
