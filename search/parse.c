@@ -1588,6 +1588,16 @@ static int parse_root(struct pctx *c, space_t *sp, const sj_node_t *root)
     if ((rc = parse_command(c, s, space__json_get(root, "command")))) return rc;
     if ((rc = check_command(c, sp, space__json_get(root, "command")))) return rc;
     if ((rc = parse_search(c, s, space__json_get(root, "search")))) return rc;
+    if (s->search == SPACE_SEARCH_TPE) {
+        add_note(sp, "\"search\" is tpe: each configuration is chosen when its trial launches, "
+                     "from the results so far; those `tune validate --show` lists are the random "
+                     "draws TPE starts from");
+        if (s->sched.type == SPACE_SCHED_ASHA && s->sched.brackets > 1)
+            add_note(sp,
+                     "TPE models the rungs of ASHA's first bracket only (\"brackets\" is %d): "
+                     "trials of the other brackets count by their results at those milestones",
+                     s->sched.brackets);
+    }
     if ((rc = layout_grid(c, sp, space_node, s->num_samples))) return rc;
     return parse_points(c, sp, space__json_get(root, "points_to_evaluate"));
 }

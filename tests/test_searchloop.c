@@ -9,6 +9,8 @@
 #include "store/store.h"
 #include "tinytest.h"
 
+static double mean_decades_off(const char *dir, int from, int to);
+
 /* ---- space.json ---------------------------------------------------------------------- */
 static int parse(const char *text, space_t **sp, char *err, size_t errlen)
 {
@@ -44,6 +46,52 @@ TEST(search_settings_parse_with_defaults)
             0);
     CHECK_STR(space_search_name(space_settings(sp)), "TPE (optuna)");
     space_free(sp);
+}
+
+/* Every note of sp, one a line. */
+static void all_notes(const space_t *sp, char *out, size_t n)
+{
+    size_t k = 0;
+    out[0] = 0;
+    for (size_t i = 0; space_note(sp, i) && k < n; i++)
+        k += (size_t)snprintf(out + k, n - k, "%s\n", space_note(sp, i));
+}
+
+TEST(tpe_notes_for_tune_validate)
+{
+    space_t *sp = NULL;
+    char err[512] = "", notes[4096];
+    REQUIRE(parse(HEAD "\"search\": {\"type\": \"tpe\"}, \"metric\": \"l\", \"mode\": \"min\","
+                       " \"scheduler\": {\"type\": \"asha\", \"brackets\": 3}, " SPACE_LR "}",
+                  &sp, err, sizeof err) == 0);
+    all_notes(sp, notes, sizeof notes);
+    CHECK_CONTAINS(notes,
+                   "\"search\" is tpe: each configuration is chosen when its trial launches");
+    CHECK_CONTAINS(notes, "TPE models the rungs of ASHA's first bracket only (\"brackets\" is 3)");
+    space_free(sp);
+    /* random search says neither */
+    REQUIRE(parse(HEAD "\"metric\": \"l\", \"mode\": \"min\", \"scheduler\": {\"type\": "
+                       "\"asha\", \"brackets\": 3}, " SPACE_LR "}",
+                  &sp, err, sizeof err) == 0);
+    all_notes(sp, notes, sizeof notes);
+    CHECK(!strstr(notes, "tpe") && !strstr(notes, "TPE"));
+    space_free(sp);
+}
+
+TEST(tpe_under_fifo_learns_from_latest_results)
+{
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "searchloop", "fifo");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"ff\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 40,"
+             " \"max_concurrent\": 2, \"seed\": 3, \"search\": {\"type\": \"tpe\"},"
+             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"3\"],"
+             " \"space\": {\"lr\": {\"loguniform\": [0.0001, 1]}}}",
+             g_synth);
+    REQUIRE(run_ok(dir, sp, NULL) == 0);
+    CHECK(db_int(dir, "SELECT count(*) FROM trials WHERE suggested_by LIKE 'TPE (optuna) on "
+                      "latest results from % observations%'") >= 25);
+    CHECK(mean_decades_off(dir, 20, 40) < 0.6 * mean_decades_off(dir, 0, 10));
 }
 
 TEST(search_settings_errors_are_located)
