@@ -150,7 +150,66 @@ static void write_params(FILE *f, const cli_exp_t *e)
     fputs("]", f);
 }
 
-static void write_trial(FILE *f, const cli_exp_t *e, const cli_trial_t *t)
+/* Why each trial's configuration was chosen (trials.suggested_by), by trial_no; empty for
+ * random search sampled up front and for a version-1 database, which has no such column. */
+struct chosen {
+    int64_t no;
+    char *by;
+};
+struct chosen_ctx {
+    struct chosen *v;
+    size_t n, cap;
+};
+
+static int chosen_row(void *ud, int ncol, const char *const *names, const char *const *v,
+                      const int *types)
+{
+    (void)names, (void)types;
+    struct chosen_ctx *c = ud;
+    if (ncol < 2 || !v[0] || !v[1]) return 0;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        struct chosen *nv = realloc(c->v, cap * sizeof *nv);
+        if (!nv) return 1;
+        c->v = nv;
+        c->cap = cap;
+    }
+    char *by = strdup(v[1]);
+    if (!by) return 1;
+    c->v[c->n++] = (struct chosen){strtoll(v[0], NULL, 10), by};
+    return 0;
+}
+
+static int cmp_chosen(const void *a, const void *b)
+{
+    int64_t x = ((const struct chosen *)a)->no, y = ((const struct chosen *)b)->no;
+    return x < y ? -1 : x > y;
+}
+
+static void load_chosen(store_t *st, const cli_exp_t *e, struct chosen_ctx *c)
+{
+    char id[32], err[256];
+    snprintf(id, sizeof id, "%lld", (long long)e->id);
+    const char *b[] = {id};
+    if (store_query(st,
+                    "SELECT trial_no, suggested_by FROM trials WHERE experiment_id = ?1"
+                    " AND suggested_by IS NOT NULL ORDER BY trial_no",
+                    b, 1, chosen_row, c, err, sizeof err) != 0) {
+        /* no column (a version-1 file) or out of memory: the report goes without */
+        for (size_t i = 0; i < c->n; i++)
+            free(c->v[i].by);
+        c->n = 0;
+    }
+}
+
+static const char *chosen_by(const struct chosen_ctx *c, int64_t no)
+{
+    struct chosen key = {no, NULL};
+    const struct chosen *hit = c->n ? bsearch(&key, c->v, c->n, sizeof key, cmp_chosen) : NULL;
+    return hit ? hit->by : NULL;
+}
+
+static void write_trial(FILE *f, const cli_exp_t *e, const cli_trial_t *t, const char *by)
 {
     fprintf(f, "{\"no\":%lld,\"name\":", (long long)t->trial_no);
     jstr(f, t->name);
@@ -170,6 +229,10 @@ static void write_trial(FILE *f, const cli_exp_t *e, const cli_trial_t *t)
     jstr(f, t->slice);
     fputs(",\"err\":", f);
     jstr(f, t->error);
+    if (by) {
+        fputs(",\"by\":", f);
+        jstr(f, by);
+    }
     /* Seven digits are plenty for a chart and keep 5,000 trials' curves small. */
     fputs(",\"x\":[", f);
     for (size_t k = 0; k < t->n; k++) {
@@ -247,12 +310,17 @@ static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db, 
     fputs("],", f);
     int rc = write_rungs(f, st, e, err, errlen);
     if (rc != 0) return rc;
+    struct chosen_ctx ch = {0};
+    load_chosen(st, e, &ch);
     fprintf(f, ",\"best\":%ld,\"trials\":[", cli_exp_best_trial(e));
     for (size_t i = 0; i < e->ntrials; i++) {
         if (i) fputs(",\n", f);
-        write_trial(f, e, &e->trials[i]);
+        write_trial(f, e, &e->trials[i], chosen_by(&ch, e->trials[i].trial_no));
     }
     fputs("]}", f);
+    for (size_t i = 0; i < ch.n; i++)
+        free(ch.v[i].by);
+    free(ch.v);
     return 0;
 }
 

@@ -439,6 +439,32 @@ static void tail_file(const char *dir, const char *file, int n)
     free(buf);
 }
 
+/* Copies the first column of the first row (SQL NULL: "") into ud, a char[512]. */
+static int first_text(void *ud, int ncol, const char *const *names, const char *const *values,
+                      const int *types)
+{
+    (void)names;
+    (void)types;
+    if (!*(char *)ud) snprintf(ud, 512, "%s", ncol > 0 && values[0] ? values[0] : "");
+    return 0;
+}
+
+/* Why the configuration was chosen (trials.suggested_by, docs/search.md): the searcher's
+ * reason, "points_to_evaluate[2]", or random search's draw from the seed. A version-1
+ * database (no such column, opened read-only) shows nothing. */
+static void print_chosen_by(store_t *st, const cli_trial_t *t)
+{
+    char tid[32], why[512] = "", err[512];
+    snprintf(tid, sizeof tid, "%lld", (long long)t->id);
+    const char *qb[] = {tid};
+    if (store_query(st, "SELECT suggested_by FROM trials WHERE id = ?1", qb, 1, first_text, why,
+                    err, sizeof err) != 0)
+        return;
+    char *w = cli_escape_text(why[0] ? why : "random (drawn from the seed up front)");
+    printf("chosen by    %s\n", w ? w : "");
+    free(w);
+}
+
 static int print_last_result(void *ud, int ncol, const char *const *names,
                              const char *const *values, const int *types)
 {
@@ -544,6 +570,7 @@ int cli_cmd_show(int argc, char **argv)
     }
     printf("\n");
     cJSON_Delete(cfg);
+    print_chosen_by(st, t);
     printf("slice        %s   attempt %d\n", t->slice ? t->slice : "-", t->attempt);
     fmt_time(t->started_at, a, sizeof a);
     fmt_time(t->ended_at, b, sizeof b);

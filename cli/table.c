@@ -137,6 +137,7 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
     clip_line(&b, start, o->cols);
     start = b.len;
     bput(&b, "Experiment %s, scheduler %s", s->experiment, s->policy);
+    if (s->searcher) bput(&b, ", search %s", s->searcher);
     if (s->metric) bput(&b, ", metric %s (%s)", s->metric, s->mode_max ? "max" : "min");
     bput(&b, "\n");
     clip_line(&b, start, o->cols);

@@ -25,6 +25,68 @@ static void finish_error(struct sched_loop *L, struct sched__trial *t, const cha
                               .ended_at = sched__wall(L)};
     sched__update_row(L, t, &u);
     sched_on_trial_complete(L->policy, t->no);
+    sched__searcher_end(L, t);
+}
+
+void sched__searcher_end(struct sched_loop *L, const struct sched__trial *t)
+{
+    if (L->searcher) space_searcher_trial_end(L->searcher, (size_t)t->no, t->early_stopped);
+}
+
+/* Records trial t's row (PENDING, as sched__create_trials does for every trial up front)
+ * with its configuration and why it was chosen; suggested_by may be NULL. */
+static int create_row(struct sched_loop *L, struct sched__trial *t, const char *suggested_by,
+                      char *err, size_t errlen)
+{
+    const sched_run_opts_t *o = L->o;
+    char *cfg = space_json_print(t->config);
+    if (!cfg) {
+        snprintf(err, errlen, "out of memory");
+        return SCHED_ENOMEM;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/%s", o->results_dir, t->name);
+    int rc = store_trial_create(o->store, o->experiment_id, t->no, t->name, cfg, dir, &t->id, err,
+                                errlen);
+    free(cfg);
+    if (rc == 0 && suggested_by) {
+        store_trial_update_t u = {.fields = STORE_TU_SUGGESTED, .suggested_by = suggested_by};
+        rc = store_trial_update(o->store, t->id, &u, err, errlen);
+    }
+    return rc == 0 ? 0 : SCHED_EINVAL;
+}
+
+/* Chooses trial t's configuration now, at its launch, from what the searcher has observed
+ * so far: points_to_evaluate first (Ray Tune's; parameters a point leaves out are the
+ * searcher's), then the searcher's suggestions. The loop launches in trial order and
+ * feeds results in arrival order, so the same seed and the same order of results give
+ * the same configurations. */
+static int choose_config(struct sched_loop *L, struct sched__trial *t, char *err, size_t errlen)
+{
+    const space_settings_t *set = L->set;
+    char why[256];
+    cJSON *cfg = NULL;
+    if (space_searcher_suggest(L->searcher, (size_t)t->no, &cfg, why, sizeof why, err, errlen) != 0)
+        return SCHED_EINVAL;
+    if ((size_t)t->no < set->npoints) {
+        const cJSON *pt = cJSON_GetArrayItem(set->points_to_evaluate, (int)t->no);
+        for (const cJSON *m = pt ? pt->child : NULL; m; m = m->next) {
+            cJSON *v = cJSON_Duplicate(m, 1);
+            if (!v || !cJSON_ReplaceItemInObjectCaseSensitive(cfg, m->string, v)) {
+                cJSON_Delete(v);
+                cJSON_Delete(cfg);
+                snprintf(err, errlen, "out of memory");
+                return SCHED_ENOMEM;
+            }
+        }
+        snprintf(why, sizeof why, "points_to_evaluate[%lld]", (long long)t->no);
+        if (space_searcher_add_trial(L->searcher, (size_t)t->no, cfg, err, errlen) != 0) {
+            cJSON_Delete(cfg);
+            return SCHED_EINVAL;
+        }
+    }
+    t->config = cfg;
+    return create_row(L, t, why, err, errlen);
 }
 
 int sched__launch(struct sched_loop *L, struct sched__trial *t)
@@ -34,6 +96,11 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
     if (sched_pool_acquire(L->o->pool, set->gpus_per_trial, set->cpus_per_trial, &slice) != 0)
         return 0;
     char err[512], dir[4096], devs[512];
+    if (!t->config && choose_config(L, t, err, sizeof err) != 0) {
+        sched_pool_release(L->o->pool, &slice);
+        sched__fail(L, "cannot choose a trial's configuration", err);
+        return 0;
+    }
     snprintf(dir, sizeof dir, "%s/%s", L->o->results_dir, t->name);
     free(t->dir);
     t->dir = strdup(dir);
@@ -398,6 +465,7 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
     sched__update_row(L, t, &u);
     if (t->status == SCHED_TRIAL_ERROR) count_early_failure(L, t, msg);
     sched_on_trial_complete(L->policy, t->no);
+    sched__searcher_end(L, t);
     release(L, t);
 }
 
@@ -438,6 +506,21 @@ static int on_stored_trial(void *ud, const store_trial_row_t *r)
     t->attempt = r->attempt > 0 ? r->attempt : 1;
     if (r->error) t->error = strdup(r->error);
     if (r->slice) snprintf(t->slice_str, sizeof t->slice_str, "%s", r->slice);
+    if (L->searcher) {
+        /* Configurations were chosen as the run went: the stored ones are the record, and
+         * the searcher learns each again (docs/search.md, "The loop's rules"). A failure
+         * is worded into fatal_msg, unused before the loop runs. */
+        char err[512] = "not JSON";
+        cJSON_Delete(t->config);
+        t->config = cJSON_Parse(r->config_json);
+        if (!t->config ||
+            space_searcher_add_trial(L->searcher, (size_t)t->no, t->config, err, sizeof err) != 0) {
+            snprintf(L->fatal_msg, sizeof L->fatal_msg,
+                     "cannot resume: %s's stored configuration does not fit the space: %s", r->name,
+                     err);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -457,6 +540,13 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
          * before the crash, but had not ended yet, stays stopped. */
         if (d.action == SCHED_STOP) t->stop = SCHED__STOP_EARLY;
         if (d.action == SCHED_COMPLETE) t->stop = SCHED__STOP_COMPLETE;
+        /* the searcher too sees every result again in arrival order */
+        if (c->L->searcher &&
+            space_searcher_observe(c->L->searcher, (size_t)t->no, r->time_value, r->metric) != 0) {
+            snprintf(c->L->fatal_msg, sizeof c->L->fatal_msg,
+                     "cannot resume: out of memory in the searcher");
+            return -1;
+        }
     }
     if (r->attempt == t->attempt) {
         t->iters++;
@@ -488,6 +578,10 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
     const sched_run_opts_t *o = L->o;
     if (store_trials_load(o->store, o->experiment_id, on_stored_trial, L, err, errlen) != 0)
         return SCHED_EINVAL;
+    if (L->fatal_msg[0]) { /* a callback stopped the load */
+        snprintf(err, errlen, "%s", L->fatal_msg);
+        return SCHED_EINVAL;
+    }
     struct resume_ctx c = {L, calloc(L->n ? L->n : 1, sizeof *c.by_id), 0};
     if (!c.by_id) {
         snprintf(err, errlen, "out of memory");
@@ -511,12 +605,17 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
                          b, 1, on_stored_stop, &c, err, errlen);
     }
     free(c.by_id);
+    if (rc == 0 && L->fatal_msg[0]) {
+        snprintf(err, errlen, "%s", L->fatal_msg);
+        rc = -1;
+    }
     if (rc != 0) return SCHED_EINVAL;
     if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
     for (size_t i = 0; i < L->n; i++) {
         struct sched__trial *t = &L->t[i];
         if (t->status == SCHED_TRIAL_TERMINATED || t->status == SCHED_TRIAL_ERROR) {
             sched_on_trial_complete(L->policy, t->no);
+            sched__searcher_end(L, t);
         } else if ((t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) &&
                    t->stop != SCHED__STOP_NONE) {
             t->status = SCHED_TRIAL_TERMINATED;
@@ -528,6 +627,7 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
                                       .ended_at = sched__wall(L)};
             if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
             sched_on_trial_complete(L->policy, t->no);
+            sched__searcher_end(L, t);
         } else if (t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) {
             /* Interrupted mid-run: a new attempt, from its checkpoint where there is one. */
             char dir[4096];
@@ -548,9 +648,37 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
     return store_commit(o->store, err, errlen) == 0 ? 0 : SCHED_EINVAL;
 }
 
-/* Samples every configuration up front and records each trial as PENDING, in one
- * transaction, so the database always lists the whole experiment. On resume the trials
- * come from the store instead; any the store lacks are created as on a first run. */
+/* The searcher, for TPE or points_to_evaluate, told ASHA's milestones. With more than one
+ * bracket it models the first bracket's rungs (docs/search.md). */
+static int make_searcher(struct sched_loop *L, char *err, size_t errlen)
+{
+    const space_settings_t *set = L->set;
+    if (set->search != SPACE_SEARCH_TPE && set->npoints == 0) return 0;
+    space_search_opts_t so = {set->search, set->search_preset, set->mode == SPACE_MODE_MAX,
+                              set->seed};
+    if (space_searcher_new(L->o->space, &so, &L->searcher, err, errlen) != 0) return SCHED_EINVAL;
+    if (set->sched.type != SPACE_SCHED_ASHA) return 0;
+    size_t n = sched_policy_rungs(L->policy, L->rungs, sizeof L->rungs / sizeof L->rungs[0]);
+    double ms[256];
+    size_t k = 0;
+    for (size_t i = 0; i < n && i < 256; i++) {
+        const sched_rung_info_t *r = &L->rungs[i];
+        if (r->bracket != 0 || !(r->milestone > 0)) continue;
+        if (k > 0 && !(r->milestone > ms[k - 1])) continue;
+        ms[k++] = r->milestone;
+    }
+    if (k > 0 && space_searcher_set_rungs(L->searcher, ms, k) != 0) {
+        snprintf(err, errlen, "the searcher cannot take ASHA's milestones");
+        return SCHED_EINVAL;
+    }
+    return 0;
+}
+
+/* Random search samples every configuration up front and records each trial as PENDING,
+ * in one transaction, so the database always lists the whole experiment. With a searcher
+ * a trial's configuration is chosen, and its row created, at its launch (choose_config):
+ * experiments.num_trials says how many there will be. On resume the trials come from the
+ * store instead; any the store lacks are created as on a first run. */
 int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
 {
     const sched_run_opts_t *o = L->o;
@@ -563,6 +691,8 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory for %zu trials", L->n);
         return SCHED_ENOMEM;
     }
+    int rc = make_searcher(L, err, errlen);
+    if (rc != 0) return rc;
     for (size_t i = 0; i < L->n; i++) {
         struct sched__trial *t = &L->t[i];
         t->no = (int64_t)i;
@@ -571,32 +701,20 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
         for (size_t k = 0; k < SPACE_MAX_COLUMNS; k++)
             t->columns[k] = NAN;
         snprintf(t->name, sizeof t->name, "trial_%05zu", i);
-        if (space_sample(o->space, i, &t->config, err, errlen) != 0) return SCHED_EINVAL;
+        if (!L->searcher && space_sample(o->space, i, &t->config, err, errlen) != 0)
+            return SCHED_EINVAL;
         /* Bracket assignment follows trial order, so a resumed policy assigns the same. */
         if (sched_on_trial_add(L->policy, t->no) != 0) {
             snprintf(err, errlen, "scheduler cannot take trial %zu", i);
             return SCHED_EINVAL;
         }
     }
-    if (o->resume) {
-        int rc = load_trials(L, err, errlen);
-        if (rc != 0) return rc;
-    }
+    if (o->resume && (rc = load_trials(L, err, errlen)) != 0) return rc;
     if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
     for (size_t i = 0; i < L->n; i++) {
         struct sched__trial *t = &L->t[i];
-        if (t->id > 0) continue; /* recorded already */
-        char *cfg = space_json_print(t->config);
-        if (!cfg) {
-            snprintf(err, errlen, "out of memory");
-            return SCHED_ENOMEM;
-        }
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s/%s", o->results_dir, t->name);
-        int rc = store_trial_create(o->store, o->experiment_id, t->no, t->name, cfg, dir, &t->id,
-                                    err, errlen);
-        free(cfg);
-        if (rc != 0) return SCHED_EINVAL;
+        if (t->id > 0 || !t->config) continue; /* recorded already, or chosen at launch */
+        if ((rc = create_row(L, t, NULL, err, errlen)) != 0) return rc;
     }
     return store_commit(o->store, err, errlen) == 0 ? 0 : SCHED_EINVAL;
 }
@@ -618,4 +736,5 @@ void sched__free_trials(struct sched_loop *L)
     free(L->t);
     free(L->views);
     sched_policy_free(L->policy);
+    space_searcher_free(L->searcher);
 }

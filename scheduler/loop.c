@@ -192,6 +192,7 @@ static void report(struct sched_loop *L, int final)
     memset(&s, 0, sizeof s);
     s.experiment = L->set->name;
     s.policy = sched_policy_name(L->policy);
+    s.searcher = space_search_name(L->set);
     s.metric = L->set->metric;
     s.mode_max = L->set->mode == SPACE_MODE_MAX;
     s.elapsed_s = L->last_report - L->t0;

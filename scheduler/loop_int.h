@@ -71,6 +71,10 @@ struct sched_loop {
     const space_settings_t *set;
     const sched_clock_t *clock;
     sched_policy_t *policy;
+    /* The searcher (tpe, or points_to_evaluate): each trial's configuration is chosen
+     * when it is launched, from what was observed by then, and its row is created then.
+     * NULL for random search, whose configurations are all sampled up front. */
+    space_searcher_t *searcher;
     struct sched__trial *t;
     size_t n;
     size_t next;   /* next trial to launch */
@@ -158,6 +162,8 @@ void sched__request_stop(struct sched_loop *L, struct sched__trial *t, enum sche
 /* The executor reported the trial's end: record it, retry it, or let it go. */
 void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit_t *ex);
 void sched__free_trials(struct sched_loop *L);
+/* Tells the searcher (if any) that trial t has ended for good. */
+void sched__searcher_end(struct sched_loop *L, const struct sched__trial *t);
 
 /* result.c */
 void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *line, size_t len,

@@ -168,8 +168,15 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     sched_decision_t d;
     d.judged = 0;
     d.action = SCHED_CONTINUE;
-    if (!isnan(tv)) /* without its time the policy cannot place the result */
+    if (!isnan(tv)) { /* without its time the policy cannot place the result */
         sched_on_result(L->policy, t->no, tv, m, &d);
+        /* The searcher learns from every recorded result, in arrival order, as a resume
+         * replays them (life.c, on_stored_result). */
+        if (L->searcher && space_searcher_observe(L->searcher, (size_t)t->no, tv, m) != 0) {
+            sched__fail(L, "cannot record result", "out of memory in the searcher");
+            return;
+        }
+    }
     if (d.judged) {
         const char *action = d.action == SCHED_STOP       ? "stop"
                              : d.action == SCHED_COMPLETE ? "complete"

@@ -250,6 +250,7 @@ typedef struct sched_trial_view {
 typedef struct sched_snapshot {
     const char *experiment;
     const char *policy;
+    const char *searcher; /* "random", "TPE (optuna)", ... (space_search_name); may be NULL */
     const char *metric;
     int mode_max;
     double elapsed_s;

@@ -734,7 +734,9 @@ static const char *const top_keys[] = {"name",
                                        "allow_missing_metric",
                                        "stop",
                                        "stop_experiment_on_target",
-                                       "reporter"};
+                                       "reporter",
+                                       "search",
+                                       "points_to_evaluate"};
 static const char *const sched_types[] = {"fifo", "asha", "median"};
 static const char *const sched_keys_all[] = {"type",
                                              "time_attr",
@@ -1329,6 +1331,157 @@ static int parse_run_limits(struct pctx *c, space_settings_t *s, const sj_node_t
     return 0;
 }
 
+/* ---- the searcher: "search" and "points_to_evaluate" ------------------------------------ */
+static const char *const search_types[] = {"random", "tpe"};
+static const char *const search_presets[] = {"optuna", "bohb"};
+
+/* "search": {"type": "random" | "tpe", "preset": "optuna" | "bohb"} (docs/search.md). */
+static int parse_search(struct pctx *c, space_settings_t *s, const sj_node_t *n)
+{
+    static const char *const keys[] = {"type", "preset"};
+    s->search = SPACE_SEARCH_RANDOM;
+    s->search_preset = SPACE_TPE_OPTUNA;
+    if (!n) return 0;
+    if (n->type != SJ_OBJECT)
+        return at(c, n->off, "\"search\" must be an object, e.g. {\"type\": \"tpe\"}");
+    int rc = check_keys(c, n, keys, 2, "search");
+    if (rc) return rc;
+    const sj_node_t *v;
+    char q[80], dym[128];
+    if ((v = space__json_get(n, "type"))) {
+        if (v->type != SJ_STRING)
+            return at(c, v->off, "search \"type\" must be \"random\" or \"tpe\"");
+        if (strcmp(v->str, "tpe") == 0) {
+            s->search = SPACE_SEARCH_TPE;
+        } else if (strcmp(v->str, "random") != 0) {
+            did_you_mean(v->str, search_types, 2, dym, sizeof dym);
+            return at(c, v->off, "unknown search type %s%s; use \"random\" or \"tpe\"",
+                      quoted(v->str, q, sizeof q), dym);
+        }
+    }
+    if ((v = space__json_get(n, "preset"))) {
+        if (s->search != SPACE_SEARCH_TPE)
+            return at(c, v->key_off,
+                      "\"preset\" applies only to \"type\": \"tpe\" (random search has none)");
+        if (v->type != SJ_STRING)
+            return at(c, v->off, "search \"preset\" must be \"optuna\" or \"bohb\"");
+        if (strcmp(v->str, "bohb") == 0) {
+            s->search_preset = SPACE_TPE_BOHB;
+        } else if (strcmp(v->str, "optuna") != 0) {
+            did_you_mean(v->str, search_presets, 2, dym, sizeof dym);
+            return at(c, v->off, "unknown TPE preset %s%s; use \"optuna\" or \"bohb\"",
+                      quoted(v->str, q, sizeof q), dym);
+        }
+    }
+    return 0;
+}
+
+/* Whether value v (at node n of the file) belongs to top-level parameter P: a value a
+ * choice or grid_search lists, the constant itself, a number within a range (a whole
+ * number for the integer kinds). Returns 0 or a located error naming the point and the
+ * parameter. */
+static int check_point_value(struct pctx *c, const space_t *sp, size_t i, size_t k,
+                             const sj_node_t *n, const cJSON *v)
+{
+    const space_param_t *P = &sp->params[i];
+    const char *kind = kind_name(P->kind);
+    if (P->kind == SPACE_P_OBJECT)
+        return at(c, n->off,
+                  "points_to_evaluate[%zu].%s: a nested parameter cannot be given in a point "
+                  "yet; leave it out (the searcher chooses it)",
+                  k, P->name);
+    if (P->kind == SPACE_P_CHOICE || P->kind == SPACE_P_GRID || P->kind == SPACE_P_CONSTANT) {
+        double u;
+        if (space_param_unit(sp, i, v, &u) == 0) return 0;
+        char *lst = space_json_print(P->values);
+        int rc =
+            at(c, n->off, "points_to_evaluate[%zu].%s: %s is not a value of the %s %s", k, P->name,
+               n->type == SJ_STRING ? "this string" : "this value", kind, lst ? lst : "");
+        free(lst);
+        return rc;
+    }
+    if (n->type != SJ_NUMBER || !isfinite(n->num))
+        return at(c, n->off, "points_to_evaluate[%zu].%s must be a number (%s), not %s", k, P->name,
+                  kind, type_name(n));
+    double x = n->num;
+    if (P->kind == SPACE_P_RANDN || P->kind == SPACE_P_QRANDN) return 0;
+    if (is_int_kind(P->kind) && x != floor(x))
+        return at(c, n->off, "points_to_evaluate[%zu].%s must be a whole number (%s)", k, P->name,
+                  kind);
+    double lo = P->a, hi = P->b;
+    int hi_open = P->kind == SPACE_P_RANDINT || P->kind == SPACE_P_LOGRANDINT;
+    if (x < lo || x > hi || (hi_open && x >= hi)) {
+        char bl[32], bh[32], bx[32];
+        return at(c, n->off, "points_to_evaluate[%zu].%s: %s is outside %s [%s, %s%s", k, P->name,
+                  space_format_number(x, bx), kind, space_format_number(lo, bl),
+                  space_format_number(hi, bh), hi_open ? ")" : "]");
+    }
+    return 0;
+}
+
+/* "points_to_evaluate": [{...}, ...], Ray Tune's configurations to try first. Each point
+ * is an object of top-level parameters, every value checked against its parameter; there
+ * cannot be more points than trials. Runs after the space and the grid are laid out. */
+static int parse_points(struct pctx *c, space_t *sp, const sj_node_t *n)
+{
+    space_settings_t *s = &sp->set;
+    if (!n) return 0;
+    if (n->type != SJ_ARRAY)
+        return at(c, n->off,
+                  "\"points_to_evaluate\" must be an array of objects, e.g. [{\"lr\": 0.01}]");
+    if (n->n > sp->num_trials)
+        return at(c, n->off,
+                  "\"points_to_evaluate\" has %zu points but the experiment runs %zu trials; "
+                  "raise \"num_samples\" or drop points",
+                  n->n, sp->num_trials);
+    const char **names = calloc(sp->nparams ? sp->nparams : 1, sizeof *names);
+    if (!names) return nomem(c->err, c->errlen);
+    for (size_t i = 0; i < sp->nparams; i++)
+        names[i] = sp->params[i].name;
+    int rc = 0;
+    size_t k = 0;
+    for (const sj_node_t *pt = n->child; pt && !rc; pt = pt->next, k++) {
+        if (pt->type != SJ_OBJECT) {
+            rc = at(c, pt->off,
+                    "points_to_evaluate[%zu] must be an object of parameter values, not %s", k,
+                    type_name(pt));
+            break;
+        }
+        for (const sj_node_t *m = pt->child; m && !rc; m = m->next) {
+            size_t i = 0;
+            while (i < sp->nparams && strcmp(names[i], m->key) != 0)
+                i++;
+            if (i == sp->nparams) {
+                char q[80], dym[128];
+                did_you_mean(m->key, names, sp->nparams, dym, sizeof dym);
+                rc = at(c, m->key_off,
+                        "points_to_evaluate[%zu]: %s is not a parameter of \"space\"%s", k,
+                        quoted(m->key, q, sizeof q), dym);
+                break;
+            }
+            cJSON *v = space__json_to_cjson(m);
+            if (!v) {
+                rc = nomem(c->err, c->errlen);
+                break;
+            }
+            rc = check_point_value(c, sp, i, k, m, v);
+            cJSON_Delete(v);
+        }
+    }
+    free(names);
+    if (rc) return rc;
+    s->points_to_evaluate = space__json_to_cjson(n);
+    if (!s->points_to_evaluate) return nomem(c->err, c->errlen);
+    s->npoints = n->n;
+    return 0;
+}
+
+const char *space_search_name(const space_settings_t *set)
+{
+    if (set->search != SPACE_SEARCH_TPE) return "random";
+    return set->search_preset == SPACE_TPE_BOHB ? "TPE (bohb)" : "TPE (optuna)";
+}
+
 static int parse_root(struct pctx *c, space_t *sp, const sj_node_t *root)
 {
     space_settings_t *s = &sp->set;
@@ -1432,7 +1585,19 @@ static int parse_root(struct pctx *c, space_t *sp, const sj_node_t *root)
     if ((rc = parse_space_params(c, sp, space_node))) return rc;
     if ((rc = parse_command(c, s, space__json_get(root, "command")))) return rc;
     if ((rc = check_command(c, sp, space__json_get(root, "command")))) return rc;
-    return layout_grid(c, sp, space_node, s->num_samples);
+    if ((rc = parse_search(c, s, space__json_get(root, "search")))) return rc;
+    if (s->search == SPACE_SEARCH_TPE) {
+        add_note(sp, "\"search\" is tpe: each configuration is chosen when its trial launches, "
+                     "from the results so far; those `tune validate --show` lists are the random "
+                     "draws TPE starts from");
+        if (s->sched.type == SPACE_SCHED_ASHA && s->sched.brackets > 1)
+            add_note(sp,
+                     "TPE models the rungs of ASHA's first bracket only (\"brackets\" is %d): "
+                     "trials of the other brackets count by their results at those milestones",
+                     s->sched.brackets);
+    }
+    if ((rc = layout_grid(c, sp, space_node, s->num_samples))) return rc;
+    return parse_points(c, sp, space__json_get(root, "points_to_evaluate"));
 }
 
 /* ---- public ---------------------------------------------------------------------------- */
@@ -1559,6 +1724,7 @@ void space_free(space_t *s)
     free(s->set.stop);
     free_strv(s->set.metric_columns);
     free_strv(s->set.parameter_columns);
+    cJSON_Delete(s->set.points_to_evaluate);
     for (size_t i = 0; i < s->nparams; i++) {
         free_node(&s->params[i]);
     }
@@ -1723,6 +1889,18 @@ cJSON *space_settings_json(const space_t *s)
         bad |= add(rep, "parameter_columns",
                    t->parameter_columns ? strv_json(t->parameter_columns) : cJSON_CreateNull());
     }
+    cJSON *se = NULL;
+    bad |= add(o, "search", se = cJSON_CreateObject());
+    if (se) {
+        bad |=
+            add(se, "type", cJSON_CreateString(t->search == SPACE_SEARCH_TPE ? "tpe" : "random"));
+        if (t->search == SPACE_SEARCH_TPE)
+            bad |= add(se, "preset",
+                       cJSON_CreateString(t->search_preset == SPACE_TPE_BOHB ? "bohb" : "optuna"));
+    }
+    bad |= add(o, "points_to_evaluate",
+               t->points_to_evaluate ? cJSON_Duplicate(t->points_to_evaluate, 1)
+                                     : cJSON_CreateArray());
     bad |= add(o, "num_trials", cJSON_CreateNumber((double)s->num_trials));
     bad |= add(o, "params", ps = cJSON_CreateArray());
     for (size_t i = 0; ps && i < s->nparams; i++) {

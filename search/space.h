@@ -48,6 +48,10 @@ typedef struct space_stop {
 /* At most this many "reporter" metric_columns. */
 #define SPACE_MAX_COLUMNS 8
 
+/* "search": {"type": ..., "preset": ...}: who chooses each trial's configuration. */
+typedef enum { SPACE_SEARCH_RANDOM = 0, SPACE_SEARCH_TPE = 1 } space_search_type_t;
+typedef enum { SPACE_TPE_OPTUNA = 0, SPACE_TPE_BOHB = 1 } space_tpe_preset_t;
+
 /* "executor": {...}; local unless said otherwise. */
 typedef struct space_exec_opts {
     space_exec_type_t type; /* "local" | "slurm" */
@@ -82,8 +86,15 @@ typedef struct space_settings {
     int stop_experiment_on_target; /* "stop_experiment_on_target": a metric target ends all */
     space_stop_t *stop;            /* "stop": criteria, nstop of them; NULL if none */
     size_t nstop;
-    char **metric_columns;    /* "reporter": {"metric_columns": [...]}; NULL-terminated or NULL */
-    char **parameter_columns; /* "reporter": {"parameter_columns": [...]}; NULL: all */
+    char **metric_columns;      /* "reporter": {"metric_columns": [...]}; NULL-terminated or NULL */
+    char **parameter_columns;   /* "reporter": {"parameter_columns": [...]}; NULL: all */
+    space_search_type_t search; /* "search": {"type"}: random (default) or tpe */
+    space_tpe_preset_t search_preset; /* "search": {"preset"}: optuna (default) or bohb */
+    /* "points_to_evaluate" (Ray Tune's name): configurations trials 0, 1, ... run first,
+     * each a JSON object of top-level parameters checked against the space (a point may
+     * leave parameters out: the searcher fills them). NULL when there are none. */
+    cJSON *points_to_evaluate;
+    size_t npoints;
 } space_settings_t;
 
 typedef struct space space_t;
@@ -115,6 +126,10 @@ const char *space_suggest(const char *word, const char *const *candidates, size_
 
 /* The resolved settings (defaults filled in) as a JSON object; caller cJSON_Delete()s. */
 cJSON *space_settings_json(const space_t *s);
+
+/* The name of the searcher the settings ask for, as the live table and `tune show` print
+ * it: "random", "TPE (optuna)", "TPE (bohb)". */
+const char *space_search_name(const space_settings_t *set);
 
 /* Number of trials the experiment has: num_samples x (product of grid sizes). */
 size_t space_num_trials(const space_t *s);
@@ -190,8 +205,6 @@ double space_param_distance(const space_t *s, size_t i, const cJSON *a, const cJ
  * same order give the same suggestions; every trial draws from its own stream, derived
  * from (seed, trial_no). See docs/search.md for the rules and the presets' sources. */
 typedef struct space_searcher space_searcher_t;
-typedef enum { SPACE_SEARCH_RANDOM = 0, SPACE_SEARCH_TPE = 1 } space_search_type_t;
-typedef enum { SPACE_TPE_OPTUNA = 0, SPACE_TPE_BOHB = 1 } space_tpe_preset_t;
 typedef struct space_search_opts {
     space_search_type_t type;
     space_tpe_preset_t preset; /* TPE only: whose defaults to follow */

@@ -1,4 +1,4 @@
--- tune's database schema, version 1: every experiment, trial, result and scheduler
+-- tune's database schema, version 2: every experiment, trial, result and scheduler
 -- decision, plus views for the common questions. This file is compiled into the store
 -- library (store/CMakeLists.txt) and run once when a database is created; it is
 -- documented, with example queries, in docs/schema.md. It is not a migration script:
@@ -13,7 +13,7 @@ CREATE TABLE meta (
     key   TEXT PRIMARY KEY NOT NULL,
     value                           -- no declared type: stored as given
 );
-INSERT INTO meta (key, value) VALUES ('schema_version', 1);
+INSERT INTO meta (key, value) VALUES ('schema_version', 2);
 
 -- One row per `tune run`.
 CREATE TABLE experiments (
@@ -59,6 +59,10 @@ CREATE TABLE trials (
     exit_signal   INTEGER,          -- NULL unless a signal ended the process
     error         TEXT,             -- why the trial failed or was stopped, for people
     stderr_tail   TEXT,             -- the last lines the trial wrote to stderr
+    -- why the searcher chose this configuration ('points_to_evaluate[2]', 'TPE (optuna) at
+    -- rung 3 from 31 observations', 'random: model not ready ...'); NULL for random search,
+    -- sampled up front. Added in schema version 2 (a version-1 file gains it, last, on open).
+    suggested_by  TEXT,
     UNIQUE (experiment_id, trial_no)
 );
 

@@ -82,7 +82,8 @@ static const char *const stmt_sql[STORE__NSTMT] = {
         " " TU_SET("pid",           STORE_TU_PID,           "?12") ","
         " " TU_SET("exec_id",       STORE_TU_EXEC_ID,       "?13") ","
         " " TU_SET("node",          STORE_TU_EXEC_ID,       "?14") ","
-        " " TU_SET("attempt",       STORE_TU_ATTEMPT,       "?15")
+        " " TU_SET("attempt",       STORE_TU_ATTEMPT,       "?15") ","
+        " " TU_SET("suggested_by",  STORE_TU_SUGGESTED,     "?16")
         " WHERE id = ?1",
     /* clang-format on */
     [STORE__TRIAL_EXISTS] = "SELECT 1 FROM trials WHERE id = ?1",
@@ -308,8 +309,28 @@ static int create_schema(store_t *st, char *err, size_t errlen)
     return rc;
 }
 
-/* Checks (creating it first when writable and missing) that the file holds a schema this
- * tune can use. */
+/* Version 1 -> 2: trials.suggested_by (why the searcher chose a trial's configuration),
+ * added in one transaction; a second tune migrating the same file at the same moment
+ * waits on the write lock and then finds it done. */
+static int migrate_v1(store_t *st, char *err, size_t errlen)
+{
+    const char *what = "cannot upgrade the database to schema version 2";
+    int rc = exec(st, "BEGIN IMMEDIATE", what, err, errlen);
+    if (rc) return rc;
+    int64_t v = 0;
+    rc = read_schema_version(st, &v, err, errlen);
+    if (!rc && v == 1)
+        rc = exec(st,
+                  "ALTER TABLE trials ADD COLUMN suggested_by TEXT;"
+                  "UPDATE meta SET value = 2 WHERE key = 'schema_version'",
+                  what, err, errlen);
+    if (!rc) rc = exec(st, "COMMIT", what, err, errlen);
+    if (rc && !sqlite3_get_autocommit(st->db)) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* Checks (creating it first when writable and missing, upgrading an older version) that
+ * the file holds a schema this tune can use. */
 static int check_schema(store_t *st, char *err, size_t errlen)
 {
     int64_t v = 0;
@@ -335,6 +356,15 @@ static int check_schema(store_t *st, char *err, size_t errlen)
                           "%s was written by a newer tune (schema version %lld, this tune knows "
                           "%d): use that tune or a newer one",
                           st->path, (long long)v, STORE_SCHEMA_VERSION);
+    if (v == 1 && !st->readonly) {
+        rc = migrate_v1(st, err, errlen);
+        if (rc) return rc;
+        rc = read_schema_version(st, &v, err, errlen);
+        if (rc) return rc;
+    }
+    /* A read-only reader of a version-1 file reads it as it is: suggested_by is the
+     * only difference, and readers that ask for it get an error naming the column. */
+    if (v == 1 && st->readonly) return 0;
     if (v < STORE_SCHEMA_VERSION)
         return store__err(err, errlen, STORE_VERSION,
                           "%s has schema version %lld, which this tune cannot read (it knows %d)",

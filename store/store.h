@@ -22,12 +22,14 @@
 /* store_open flags */
 #define STORE_OPEN_READONLY 1 /* for `tune query` and readers: writes are refused */
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 typedef struct store store_t;
 
 /* Opens (creating when writable and missing) the database at `path`, in WAL mode, and
- * creates or checks the schema. On success *out is a new handle closed with store_close. */
+ * creates or checks the schema; a writable handle upgrades a version-1 file to version 2
+ * (trials.suggested_by), a newer version than this tune knows is refused. On success *out is a new
+ * handle closed with store_close. */
 int store_open(const char *path, int flags, store_t **out, char *err, size_t errlen);
 void store_close(store_t *st); /* NULL-safe; commits nothing that was not committed */
 
@@ -80,6 +82,7 @@ int store_trial_create(store_t *st, int64_t exp_id, int64_t trial_no, const char
 #define STORE_TU_PID 0x080
 #define STORE_TU_EXEC_ID 0x100 /* executor's id (Slurm job/step) and node */
 #define STORE_TU_ATTEMPT 0x200
+#define STORE_TU_SUGGESTED 0x400 /* suggested_by */
 
 typedef struct store_trial_update {
     unsigned fields;
@@ -95,6 +98,9 @@ typedef struct store_trial_update {
     const char *exec_id; /* "12345" or "12345.3" */
     const char *node;
     int attempt;
+    /* what the configuration was chosen by, e.g. "TPE (optuna) at rung 3 from 31
+     * observations", "points_to_evaluate[2]" (NULL for random search sampled up front) */
+    const char *suggested_by;
 } store_trial_update_t;
 
 int store_trial_update(store_t *st, int64_t trial_id, const store_trial_update_t *u, char *err,

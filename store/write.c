@@ -372,6 +372,7 @@ int store_trial_update(store_t *st, int64_t trial_id, const store_trial_update_t
     bind_text(s, 13, u->exec_id);
     bind_text(s, 14, u->node);
     sqlite3_bind_int(s, 15, u->attempt);
+    bind_text(s, 16, u->suggested_by);
     int src = sqlite3_step(s);
     if (src != SQLITE_DONE)
         rc = store__fail(st, src, what, err, errlen);

@@ -210,8 +210,8 @@ TEST(open_create_close)
     store_t *st = open_rw(t.db);
     REQUIRE(st);
     CHECK(access(t.db, F_OK) == 0);
-    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "1");
-    CHECK_EQ_INT(STORE_SCHEMA_VERSION, 1);
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "2");
+    CHECK_EQ_INT(STORE_SCHEMA_VERSION, 2);
     CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'created_by'"), "tune " TUNE_VERSION);
     CHECK_STR(q(st, "PRAGMA journal_mode"), "wal");
     CHECK_STR(q(st, "PRAGMA foreign_keys"), "1");
@@ -269,13 +269,13 @@ TEST(schema_version_newer)
     store_t *st = open_rw(t.db);
     REQUIRE(st);
     store_close(st);
-    REQUIRE(set_version_by_hand(t.db, "2") == SQLITE_OK);
+    REQUIRE(set_version_by_hand(t.db, "3") == SQLITE_OK);
     char err[512] = "", want[700];
     st = (store_t *)0x1; /* out-parameters stay untouched on error */
     CHECK_EQ_INT(store_open(t.db, 0, &st, err, sizeof err), STORE_VERSION);
     CHECK(st == (store_t *)0x1);
     snprintf(want, sizeof want,
-             "%s was written by a newer tune (schema version 2, this tune knows 1)", t.db);
+             "%s was written by a newer tune (schema version 3, this tune knows 2)", t.db);
     CHECK_CONTAINS(err, want);
     err[0] = 0;
     CHECK_EQ_INT(store_open(t.db, STORE_OPEN_READONLY, &st, err, sizeof err), STORE_VERSION);
@@ -293,7 +293,7 @@ TEST(schema_version_older)
     REQUIRE(set_version_by_hand(t.db, "0") == SQLITE_OK);
     char err[512] = "";
     CHECK_EQ_INT(store_open(t.db, 0, &st, err, sizeof err), STORE_VERSION);
-    CHECK_CONTAINS(err, "has schema version 0, which this tune cannot read (it knows 1)");
+    CHECK_CONTAINS(err, "has schema version 0, which this tune cannot read (it knows 2)");
     tmp_clean(&t);
 }
 
@@ -475,7 +475,7 @@ TEST(readonly_query_refuses_writes)
     }
     CHECK_STR(q(st, "SELECT count(*) FROM results"), "1");
     CHECK_STR(q(st, "PRAGMA user_version"), "0");
-    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "1");
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "2");
 
     /* The writing API is refused too, with its own message. */
     char err[512] = "";

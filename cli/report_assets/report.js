@@ -685,6 +685,10 @@
     cols.push({ k: 'dur', h: 'time', num: 1, v: function (t) { return fin(t.t0) ? (fin(t.t1) ? t.t1 : D.generated) - t.t0 : NaN; }, f: fmtDur });
     cols.push({ k: 'slice', h: 'slice', v: function (t) { return t.slice || ''; } });
     cols.push({ k: 'err', h: 'error', v: function (t) { return t.err || ''; } });
+    /* why the searcher chose each configuration (trials.suggested_by); random search's
+     * reports, which have none, keep their columns */
+    if (T.some(function (t) { return t.by; }))
+      cols.push({ k: 'by', h: 'chosen by', v: function (t) { return t.by || ''; } });
     sortDir = MODE_MAX ? -1 : 1;
     rowText = T.map(function (t) {
       return (t.name + ' ' + t.st + ' ' + LABEL[klass(t)] + ' ' + cfgText(t) + ' ' + fmt(t.last) + ' ' + (t.err || '')).toLowerCase();

@@ -125,7 +125,6 @@ _RAY_ONLY = {
     "trial_name_creator": "trials are named trial_NNNNN",
     "trial_dirname_creator": "trial folders are tune_results/NAME/trial_NNNNN",
     "restore": "use tune.resume(name, storage=...) or resume=True",
-    "search_alg": None, "points_to_evaluate": None,
 }
 
 _SUPPORTED = ("config", "name", "metric", "mode", "num_samples", "max_concurrent_trials", "seed",
@@ -155,6 +154,36 @@ def _resources(r):
     return out
 
 
+# search_alg names to space.json's "search" (docs/search.md): random sampling from the
+# seed (Ray's BasicVariantGenerator) or TPE with the Optuna or BOHB preset.
+_SEARCH = {"random": None, "variant_generator": None, "basic_variant": None,
+           "tpe": {"type": "tpe"}, "optuna": {"type": "tpe"},
+           "bohb": {"type": "tpe", "preset": "bohb"}}
+
+
+def _search(search_alg):
+    if search_alg is None:
+        return None
+    if isinstance(search_alg, str) and search_alg in _SEARCH:
+        return _SEARCH[search_alg]
+    if isinstance(search_alg, dict):
+        return dict(search_alg)  # {"type": "tpe", "preset": "bohb"}: tune checks the keys
+    name = search_alg if isinstance(search_alg, str) else type(search_alg).__name__
+    raise ValueError(f"search_alg={name!r} is not supported: use 'random' (the default), "
+                     "'tpe' (Optuna's TPE, on ASHA's rungs with tune.ASHAScheduler), 'bohb' "
+                     "(TPE with BOHB's preset), or {'type': 'tpe', 'preset': 'optuna'|'bohb'}"
+                     + _space.did_you_mean(name, list(_SEARCH)))
+
+
+def _points(points):
+    if points is None:
+        return None
+    if not isinstance(points, (list, tuple)) or not all(isinstance(p, dict) for p in points):
+        raise TypeError("points_to_evaluate must be a list of dicts of parameter values, "
+                        "e.g. [{'lr': 0.01}, {'lr': 0.001, 'batch': 64}]")
+    return [dict(p) for p in points]
+
+
 def _stop(stop):
     if stop is None:
         return None
@@ -175,15 +204,8 @@ def build_space(trainable, config=None, *, name=None, metric=None, mode=None, nu
                 progress_reporter=None, points_to_evaluate=None, stop_grace_s=None,
                 status_interval_s=None, result_timeout_s=None, executor=None):
     """The space.json object tune.run writes for these arguments (docs/python.md has the table)."""
-    if search_alg not in (None, "random", "variant_generator", "basic_variant"):
-        raise ValueError(f"search_alg={search_alg!r} is not supported yet: tune samples at random "
-                         "from the seed (search_alg='random', the default, Ray's "
-                         "BasicVariantGenerator); combine it with tune.ASHAScheduler to stop "
-                         "bad trials early")
-    if points_to_evaluate is not None:
-        raise ValueError("points_to_evaluate is not supported yet: every configuration is drawn "
-                         "from config by the seed; to try given points, run them with "
-                         "tune.grid_search over the values")
+    search = _search(search_alg)
+    points = _points(points_to_evaluate)
     if mode is not None and mode not in ("min", "max"):
         raise ValueError(f"mode must be 'min' or 'max', not {mode!r}")
     if callable(trainable) and not isinstance(trainable, (list, tuple)):
@@ -237,6 +259,10 @@ def build_space(trainable, config=None, *, name=None, metric=None, mode=None, nu
         s["scheduler"] = sched.to_json()
     if executor is not None:
         s["executor"] = {"type": executor} if isinstance(executor, str) else dict(executor)
+    if search is not None:
+        s["search"] = search
+    if points is not None:
+        s["points_to_evaluate"] = points
     stops = _stop(stop)
     if stops is not None:
         s["stop"] = stops

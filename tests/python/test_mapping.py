@@ -141,6 +141,31 @@ class RunArguments(Case):
     def test_search_alg_random_is_the_default(self):
         self.assertEqual(space_of({}, search_alg="random"), space_of({}))
 
+    def test_search_alg_tpe_and_points_to_evaluate(self):
+        cfg = {"x": tune.loguniform(1e-4, 1)}
+        s = space_of(cfg, metric="l", scheduler="asha", search_alg="tpe",
+                     points_to_evaluate=[{"x": 0.01}, {"x": 0.5}])
+        self.assertEqual(s["search"], {"type": "tpe"})
+        self.assertEqual(s["points_to_evaluate"], [{"x": 0.01}, {"x": 0.5}])
+        s["num_samples"] = 4
+        self.assertValid(s)
+        self.assertEqual(space_of(cfg, search_alg="bohb")["search"],
+                         {"type": "tpe", "preset": "bohb"})
+        self.assertEqual(space_of(cfg, search_alg={"type": "tpe", "preset": "optuna"})["search"],
+                         {"type": "tpe", "preset": "optuna"})
+        # TuneConfig spells the same
+        t = tune.Tuner(CMD + ["--x", "{x}"], param_space=cfg,
+                       tune_config=tune.TuneConfig(search_alg="tpe",
+                                                   points_to_evaluate=[{"x": 0.1}]))
+        self.assertEqual(t.kwargs["search_alg"], "tpe")
+        self.assertEqual(t.kwargs["points_to_evaluate"], [{"x": 0.1}])
+
+    def test_bad_point_is_tunes_located_error(self):
+        s = space_of({"x": tune.uniform(0, 1)}, points_to_evaluate=[{"x": 2}])
+        rc, out = self.validate(s)
+        self.assertNotEqual(rc, 0)
+        self.assertIn("points_to_evaluate[0].x: 2 is outside uniform [0, 1]", out)
+
     def test_function_trainable_command(self):
         s = tune.build_space(trainables.quadratic, {"x": 1}, name="f")
         here = os.path.dirname(os.path.abspath(trainables.__file__))
@@ -232,10 +257,13 @@ class Refusals(Case):
             tune.choice("abc")
 
     def test_unsupported_search_and_schedulers(self):
-        with self.assertRaisesRegex(ValueError, r"search_alg='tpe' is not supported yet.*random"):
-            space_of({}, search_alg="tpe")
-        with self.assertRaisesRegex(ValueError, "points_to_evaluate is not supported yet"):
-            space_of({}, points_to_evaluate=[{"x": 1}])
+        with self.assertRaisesRegex(ValueError, r"search_alg='hyperopt' is not supported: use "
+                                                "'random'.*'tpe'"):
+            space_of({}, search_alg="hyperopt")
+        with self.assertRaisesRegex(ValueError, r"search_alg='OptunaSearch' is not supported"):
+            space_of({}, search_alg=type("OptunaSearch", (), {})())
+        with self.assertRaisesRegex(TypeError, "points_to_evaluate must be a list of dicts"):
+            space_of({}, points_to_evaluate={"x": 1})
         with self.assertRaisesRegex(ValueError, "PopulationBasedTraining is not supported yet"):
             tune.PopulationBasedTraining(time_attr="training_iteration")
         with self.assertRaisesRegex(ValueError, "use tune.ASHAScheduler"):

@@ -221,6 +221,22 @@ class Tuners(Case):
             trainables.quadratic, {"x": tune.grid_search(GRID), "sleep": 0.05}, name="tuner",
             resources_per_trial={"cpu": 1}, max_failures=1, **ASHA))
 
+    def test_tuner_tpe_with_points_to_evaluate(self):
+        cmd = [sys.executable, os.path.join(HERE, "cmd_trial.py"), "--x", "{x}"]
+        tuner = tune.Tuner(
+            cmd, param_space={"x": tune.uniform(0, 1)},
+            tune_config=tune.TuneConfig(metric="loss", mode="min", num_samples=4,
+                                        max_concurrent_trials=1, search_alg="tpe",
+                                        points_to_evaluate=[{"x": 0.25}, {"x": 0.75}]),
+            run_config=tune.RunConfig(name="tpe", storage="tune.db", verbose=0))
+        grid = tuner.fit()
+        self.assertEqual(len(grid), 4)
+        self.assertEqual([r.config["x"] for r in grid][:2], [0.25, 0.75])
+        self.assertEqual(self.sql("SELECT suggested_by FROM trials ORDER BY trial_no"),
+                         [("points_to_evaluate[0]",), ("points_to_evaluate[1]",),
+                          ("random: model not ready (2 of 10 observations)",),
+                          ("random: model not ready (3 of 10 observations)",)])
+
     def test_tuner_refusals(self):
         with self.assertRaisesRegex(TypeError, "'storage_path' is not supported: pass storage="):
             tune.RunConfig(storage_path="/tmp/x")
