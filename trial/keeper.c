@@ -375,7 +375,7 @@ void trial__keeper_run(const struct trial__launch *l)
     int keep[4] = {l->in, l->out, l->err, st};
     close_all_but(keep, 4, l->maxfd); /* tune's database, sockets, other trials' pipes */
     struct keeper k = {.self = getpid(), .parent = l->parent, .relay = l->relay};
-    pid_t t = fork();
+    pid_t t = vfork();
     if (t == 0) trial_run(l, k.self, st);
     if (t < 0) fail(st, TRIAL__FAIL_FORK, errno);
     /* Both sides call setpgid, so the group exists before anything signals it. */
