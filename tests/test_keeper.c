@@ -1,10 +1,10 @@
-/* test_keeper: how a trial's keeper is started. With tune-keeper found (beside the program,
- * or in the build's bin/ for test programs like this one) the keeper is that program,
- * started with posix_spawn instead of a fork of the caller, and looks like the caller in
- * ps (its command line); TUNE_KEEPER= (empty) or a keeper that cannot run falls back to the
- * fork. What the keeper then does (orphans, signals, exit status) is test_trial's, which
- * runs through the keeper program, and, through keeper.trial_suite_forked, through the
- * fork. Not for: the scheduler (test_faults covers kill -9 of a whole tune run). */
+/* test_keeper: how a trial's keeper is started. By default it is a fork of the caller; with
+ * TUNE_KEEPER naming tune-keeper it is that program, started with posix_spawn, and it
+ * looks like the caller in ps (its command line), as a fork does; a keeper program that
+ * cannot run falls back to the fork. What the keeper then does (orphans, signals, exit
+ * status) is test_trial's, which runs through the fork, and, through
+ * keeper.trial_suite_with_the_program, through the program. Not for: the scheduler
+ * (test_faults covers kill -9 of a whole tune run). */
 #include "tinytest.h"
 #include "trial/trial.h"
 
@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef KEEPER_TRIAL
-#error "tests/keeper.cmake defines KEEPER_TRIAL (a program for the trial to be)"
+#if !defined(KEEPER_TRIAL) || !defined(KEEPER_PROGRAM)
+#error "tests/keeper.cmake defines KEEPER_TRIAL (a program for the trial) and KEEPER_PROGRAM"
 #endif
 
 static void on_line(void *ud, const char *line, size_t len, int truncated)
@@ -88,9 +88,9 @@ static const char *base(const char *path)
     return s ? s + 1 : path;
 }
 
-TEST(keeper_is_the_keeper_program_and_shows_the_callers_command_line)
+TEST(tune_keeper_names_the_keeper_program_which_shows_the_callers_command_line)
 {
-    unsetenv("TUNE_KEEPER");
+    setenv("TUNE_KEEPER", KEEPER_PROGRAM, 1);
     char exe[PATH_MAX], cmd[8192], self[8192];
     REQUIRE(keeper_of_a_trial(exe, sizeof exe, cmd, sizeof cmd) == 0);
     CHECK_STR(base(exe), "tune-keeper");
@@ -98,9 +98,9 @@ TEST(keeper_is_the_keeper_program_and_shows_the_callers_command_line)
     CHECK_STR(cmd, self); /* not the trial's command: pgrep -f finds tune's, not the trial's */
 }
 
-TEST(empty_tune_keeper_forks_the_caller)
+TEST(by_default_the_keeper_is_a_fork_of_the_caller)
 {
-    setenv("TUNE_KEEPER", "", 1);
+    unsetenv("TUNE_KEEPER");
     char exe[PATH_MAX], cmd[8192], self[PATH_MAX];
     REQUIRE(keeper_of_a_trial(exe, sizeof exe, cmd, sizeof cmd) == 0);
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);

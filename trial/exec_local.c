@@ -109,31 +109,16 @@ static char **build_paths(const char *prog, char *const *envp)
 
 /* ---- the keeper program ----------------------------------------------------------- */
 
-/* Where tune-keeper is, or NULL to fork tune instead. TUNE_KEEPER names it (empty: fork,
- * which tests and bench/tuner use to compare the two); otherwise it is looked for beside the
- * running program (an installed or built tune), then in the build's bin/ (test programs). */
+/* The keeper program to start instead of forking tune, or NULL (the default): TUNE_KEEPER
+ * names it (bin/tune-keeper). A fork costs less than an exec on the machines measured
+ * (bench/tuner/README.md: glibc's start-up in the new program, its CPU feature probing
+ * above all, outweighs the page-table copy and copy-on-write faults that a fork of a
+ * 5 MB tune costs), so the program is there for machines where that is the other way
+ * round, and for comparing the two. A program that cannot be started falls back to fork. */
 static const char *keeper_program(void)
 {
     const char *env = getenv("TUNE_KEEPER");
-    if (env) return *env ? env : NULL;
-    static int looked;
-    static char path[4096];
-    if (looked) return path[0] ? path : NULL;
-    looked = 1;
-    char self[4000];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    char *slash = n > 0 ? (self[n] = '\0', strrchr(self, '/')) : NULL;
-    if (slash) {
-        *slash = '\0';
-        snprintf(path, sizeof path, "%s/tune-keeper", self);
-        if (access(path, X_OK) == 0) return path;
-    }
-#ifdef TUNE_KEEPER_BUILD_PATH
-    snprintf(path, sizeof path, "%s", TUNE_KEEPER_BUILD_PATH);
-    if (access(path, X_OK) == 0) return path;
-#endif
-    path[0] = '\0';
-    return NULL;
+    return env && *env ? env : NULL;
 }
 
 /* tune's own command line as words, read once: the keeper program shows it as its own, as

@@ -29,11 +29,14 @@
  *
  * Why a fork of tune rather than a re-exec'd keeper binary: tune stays one file that needs
  * no helper found or installed beside it (and every program linking tune_trial, the Slurm
- * executor's srun included, gets the keeper for free), and a trial costs no extra exec. The
- * price is the rule for a fork: no malloc, no stdio, no locks, only system calls, since tune
- * may hold a lock at fork (it is single-threaded, but so stays the habit); everything needed
- * is built before fork. The keeper touches almost none of tune's memory, so copy-on-write
- * shares it. */
+ * executor's srun included, gets the keeper for free), and a trial costs no extra exec,
+ * which measured dearer than the fork (bench/tuner/README.md; the program exists, as
+ * tune-keeper, keeper_main.c, for TUNE_KEEPER to choose). The price is the rule for a fork:
+ * no malloc, no stdio, no locks, only system calls, since tune may hold a lock at fork (it
+ * is single-threaded, but so stays the habit); everything needed is built before fork. The
+ * keeper touches almost none of tune's memory, so copy-on-write shares it. The keeper
+ * starts the trial with vfork: the trial's few system calls before exec run in the
+ * keeper's memory, so tune's page tables are not copied a second time per trial. */
 #include "trial/trial_int.h"
 
 #include <errno.h>
@@ -375,6 +378,8 @@ void trial__keeper_run(const struct trial__launch *l)
     int keep[4] = {l->in, l->out, l->err, st};
     close_all_but(keep, 4, l->maxfd); /* tune's database, sockets, other trials' pipes */
     struct keeper k = {.self = getpid(), .parent = l->parent, .relay = l->relay};
+    /* vfork: trial_run only makes system calls and writes its own stack frame before exec
+     * or _exit, and the keeper waits until then (so the pid is sent after the exec). */
     pid_t t = vfork();
     if (t == 0) trial_run(l, k.self, st);
     if (t < 0) fail(st, TRIAL__FAIL_FORK, errno);
