@@ -21,11 +21,12 @@ repeat=3
 keep=0
 inprocess=1
 optuna=1
+keeper_program=0
 
 usage() {
     cat <<EOF
 usage: bench/tuner/run.sh [--build DIR] [--trials N] [--max-t T] [--seed S]
-                          [--concurrent "N..."] [--repeat R] [--fork-keeper]
+                          [--concurrent "N..."] [--repeat R] [--keeper-program]
                           [--keep] [--no-inprocess] [--no-optuna]
   --build DIR      build folder with bin/tune, bin/launch_floor, tests/progs/synth_trial
                    (default: build-bench in the repository)
@@ -37,7 +38,8 @@ usage: bench/tuner/run.sh [--build DIR] [--trials N] [--max-t T] [--seed S]
   --repeat R       tune and the floor R times each per concurrency, alternating (default
                    $repeat): the table shows tune wall / floor wall of each pair, the median
                    and the best (the least disturbed by other work on the machine)
-  --fork-keeper    TUNE_KEEPER= for tune: keepers are forks of tune, not tune-keeper
+  --keeper-program TUNE_KEEPER=DIR/bin/tune-keeper for tune: each keeper is that program,
+                   started with posix_spawn, instead of a fork of tune (the default)
   --keep           keep the work folder (space.json, both databases, trial logs)
   --no-inprocess   skip bench_decide_store at the end
   --no-optuna      skip Optuna (and the table against it): only tune against the floor
@@ -60,7 +62,7 @@ while [ $# -gt 0 ]; do
     --seed) seed=$2; shift 2 ;;
     --concurrent) concurrent=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
-    --fork-keeper) export TUNE_KEEPER=; shift ;;
+    --keeper-program) keeper_program=1; shift ;;
     --no-optuna) optuna=0; shift ;;
     --keep) keep=1; shift ;;
     --no-inprocess) inprocess=0; shift ;;
@@ -109,7 +111,13 @@ now() { date +%s.%N; }
 
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) before the run" \
     "(other work on the machine slows both sides, tune's side more: it has more processes)"
-echo "keepers: ${TUNE_KEEPER-tune-keeper (posix_spawn)}${TUNE_KEEPER+forks of tune (TUNE_KEEPER=)}"
+if [ "$keeper_program" = 1 ]; then
+    export TUNE_KEEPER="$build/bin/tune-keeper"
+    echo "keepers: $TUNE_KEEPER, started with posix_spawn (TUNE_KEEPER)"
+else
+    unset TUNE_KEEPER
+    echo "keepers: forks of tune (the default)"
+fi
 # ---- Optuna ------------------------------------------------------------------------------
 if [ "$optuna" = 1 ]; then
     echo "Optuna: $trials trials, max_t $max_t, RandomSampler(seed=$seed), SuccessiveHalvingPruner" \
@@ -168,18 +176,19 @@ import statistics, sys
 rows = [line.rstrip("\n").split(" ", 7) for line in open(sys.argv[1])]
 print()
 print("tune wall / launch-floor wall, the same trials in the same run (target <= 1.25x)")
-print(f"  {'concurrent':>10}  {'tune s':>8}  {'floor s':>8}  {'best':>7}  {'median':>7}   each pair")
+print(f"  {'concurrent':>10}  {'tune s':>8}  {'floor s':>8}  {'ratio':>7}  {'median':>7}   each pair")
 by_c = {}
 for c, i, t0, t1, f0, f1, db, fj in rows:
     by_c.setdefault(int(c), []).append((float(t1) - float(t0), float(f1) - float(f0)))
 for c, pairs in by_c.items():
+    tb = min(t for t, f in pairs)
+    fb = min(f for t, f in pairs)
     ratios = [t / f for t, f in pairs]
-    k = ratios.index(min(ratios))
     each = " ".join(f"{r:.2f}" for r in ratios)
-    print(f"  {c:>10}  {pairs[k][0]:>8.2f}  {pairs[k][1]:>8.2f}  {ratios[k]:>6.2f}x"
+    print(f"  {c:>10}  {tb:>8.2f}  {fb:>8.2f}  {tb / fb:>6.2f}x"
           f"  {statistics.median(ratios):>6.2f}x   {each}")
-print("  best: the pair least disturbed by other work on the machine (its times are shown);")
-print("  each pair's ratio follows, in the order run")
+print("  tune s, floor s: each side's best of its runs (the least disturbed by other work on")
+print("  the machine), ratio: the one over the other; median and each: the ratio of each pair")
 EOF
 [ "$optuna" = 1 ] || exit 0
 read -r _ _ t0 t1 f0 f1 tune_db floor_json < <(grep "^$first_c 1 " "$pairs")
