@@ -118,7 +118,9 @@ static char **build_paths(const char *prog, char *const *envp)
 static const char *keeper_program(void)
 {
     const char *env = getenv("TUNE_KEEPER");
-    return env && *env ? env : NULL;
+    /* Checked here and not only by posix_spawn's result: where the spawn cannot report a
+     * failed exec (valgrind runs it as a fork), the keeper would just be missing. */
+    return env && *env && access(env, X_OK) == 0 ? env : NULL;
 }
 
 /* tune's own command line as words, read once: the keeper program shows it as its own, as
