@@ -29,6 +29,11 @@ static void on_line(void *ud, const char *line, size_t len, int truncated)
     (*(int *)ud)++;
 }
 
+static void on_signal(int sig)
+{
+    (void)sig;
+}
+
 /* /proc/<pid>/<what> as one string with NULs made spaces, or "" when unreadable. */
 static void proc_text(pid_t pid, const char *what, char *buf, size_t n)
 {
@@ -129,6 +134,35 @@ TEST(a_keeper_program_that_cannot_run_falls_back_to_the_fork)
     }
     CHECK_EQ_INT(lines, 1);
     CHECK_EQ_INT(st.code, 0);
+    trial_proc_free(p);
+    trial_exec_free(ex);
+}
+
+/* The keeper resets only the signals /proc says the caller ignores or catches: with some
+ * ignored and some caught, the keeper and the trial still end up with none of either. */
+TEST(keeper_and_trial_take_no_ignored_or_caught_signal_from_the_caller)
+{
+    unsetenv("TUNE_KEEPER");
+    struct sigaction ign = {.sa_handler = SIG_IGN}, on = {.sa_handler = on_signal};
+    sigaction(SIGCHLD, &ign, NULL);
+    sigaction(SIGPIPE, &ign, NULL);
+    sigaction(SIGRTMIN + 7, &ign, NULL);
+    sigaction(SIGUSR1, &on, NULL);
+    sigaction(SIGRTMAX, &on, NULL);
+    char err[512];
+    trial_exec_t *ex = NULL;
+    trial_proc_t *p = NULL;
+    char *argv[] = {KEEPER_TRIAL, "5", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    pid_t pids[2] = {parent_of(trial_pid(p)), trial_pid(p)};
+    for (int i = 0; i < 2; i++) {
+        char st[8192];
+        proc_text(pids[i], "status", st, sizeof st);
+        CHECK_CONTAINS(st, "SigIgn:\t0000000000000000");
+        CHECK_CONTAINS(st, "SigCgt:\t0000000000000000");
+    }
     trial_proc_free(p);
     trial_exec_free(ex);
 }
