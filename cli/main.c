@@ -92,10 +92,9 @@ int cli_cmd_validate(int argc, char **argv)
     }
     const space_settings_t *set = space_settings(sp);
     size_t n = space_num_trials(sp);
-    static const char *const sched_names[] = {"fifo", "asha", "median"};
     printf("%s: ok: experiment \"%s\", %zu trials, scheduler %s", file, set->name, n,
-           sched_names[set->sched.type]);
-    if (set->metric) printf(", metric %s (%s)", set->metric, set->mode ? "max" : "min");
+           space_sched_name(set->sched.type));
+    if (set->metric) printf(", metric %s (%s)", set->metric, space_mode_name(set->mode));
     printf("\n");
     for (size_t i = 0; space_note(sp, i); i++)
         printf("note: %s\n", space_note(sp, i));

@@ -504,7 +504,6 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
         return CLI_EXIT_FAIL;
     }
 
-    static const char *const sched_names[] = {"fifo", "asha", "median"};
     int resume = exp_id != 0;
     int rc;
     if (!resume) {
@@ -516,7 +515,7 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
                                 .settings_json = settings ? settings : "{}",
                                 .metric = set->metric,
                                 .mode_max = set->mode == SPACE_MODE_MAX,
-                                .scheduler = sched_names[set->sched.type],
+                                .scheduler = space_sched_name(set->sched.type),
                                 .results_dir = results_dir,
                                 .num_trials = (int64_t)space_num_trials(sp),
                                 .seed = set->seed};
@@ -613,7 +612,8 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
                res.interrupted ? "Interrupted"
                : mistake       ? "Stopped"
                                : "Finished",
-               name, res.terminated, res.early_stopped, sched_names[set->sched.type], res.errored);
+               name, res.terminated, res.early_stopped, space_sched_name(set->sched.type),
+               res.errored);
         if (res.paused) printf(", %zu paused", res.paused);
         printf(".\n");
         size_t total = space_num_trials(sp);

@@ -266,13 +266,12 @@ int cli_cmd_simulate(int argc, char **argv)
     if (sj) cJSON_AddItemToObject(sj, "simulated", simj);
     char *settings = sj ? cJSON_PrintUnformatted(sj) : NULL;
     cJSON_Delete(sj);
-    static const char *const sched_names[] = {"fifo", "asha", "median"};
     store_experiment_t e = {.name = name,
                             .space_text = space_text(sp),
                             .settings_json = settings ? settings : "{}",
                             .metric = set->metric,
                             .mode_max = set->mode == SPACE_MODE_MAX,
-                            .scheduler = sched_names[set->sched.type],
+                            .scheduler = space_sched_name(set->sched.type),
                             .results_dir = "",
                             .num_trials = (int64_t)space_num_trials(sp),
                             .seed = set->seed};
@@ -357,7 +356,7 @@ int cli_cmd_simulate(int argc, char **argv)
     fmt_hms(ss.elapsed_s, hms, sizeof hms);
     printf("\n%s %s: %zu trials terminated (%zu stopped early by %s), %zu failed.\n",
            res.interrupted ? "Interrupted" : "Simulated", name, res.terminated, res.early_stopped,
-           sched_names[set->sched.type], res.errored);
+           space_sched_name(set->sched.type), res.errored);
     printf("Virtual time %s with %ld worker%s; compute spent %.4g trial-hours", hms, workers,
            workers == 1 ? "" : "s", ss.spent_s / 3600);
     if (ss.full_s > 0) {

@@ -55,7 +55,7 @@ double sched__wall(const struct sched_loop *L)
 /* ---- small shared pieces ------------------------------------------------------------ */
 const char *sched_status_name(sched_trial_status_t s)
 {
-    static const char *const names[] = {"PENDING", "RUNNING", "PAUSED", "TERMINATED", "ERROR"};
+    static const char *const names[SCHED_TRIAL_NSTATUS] = SCHED_TRIAL_STATUS_NAMES;
     return (unsigned)s < SCHED_TRIAL_NSTATUS ? names[s] : "?";
 }
 

@@ -225,7 +225,17 @@ typedef enum {
     SCHED_TRIAL_NSTATUS
 } sched_trial_status_t;
 
-/* "PENDING", "RUNNING", ... as the store and the table spell them. */
+/* The one spelling of each status, indexed by the enum: the store's allow-list and the
+ * schema's CHECK are tested against it (tests/test_vocab.c), and everything else that
+ * prints or records a status goes through sched_status_name. */
+#define SCHED_TRIAL_STATUS_NAMES                                                                   \
+    {                                                                                              \
+        [SCHED_TRIAL_PENDING] = "PENDING", [SCHED_TRIAL_RUNNING] = "RUNNING",                      \
+        [SCHED_TRIAL_PAUSED] = "PAUSED", [SCHED_TRIAL_TERMINATED] = "TERMINATED",                  \
+        [SCHED_TRIAL_ERROR] = "ERROR"                                                              \
+    }
+
+/* "PENDING", "RUNNING", ... as the store and the table spell them; "?" out of range. */
 const char *sched_status_name(sched_trial_status_t s);
 
 /* One trial as the live table shows it; pointers valid during the report callback. */

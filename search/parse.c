@@ -737,7 +737,7 @@ static const char *const top_keys[] = {"name",
                                        "reporter",
                                        "search",
                                        "points_to_evaluate"};
-static const char *const sched_types[] = {"fifo", "asha", "median"};
+static const char *const sched_types[SPACE_NSCHED] = SPACE_SCHED_NAMES;
 static const char *const sched_keys_all[] = {"type",
                                              "time_attr",
                                              "max_t",
@@ -780,11 +780,11 @@ static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_
         if (v->type != SJ_STRING)
             return at(c, v->off, "scheduler \"type\" must be \"fifo\", \"asha\" or \"median\"");
         size_t i = 0;
-        while (i < 3 && strcmp(v->str, sched_types[i]) != 0)
+        while (i < SPACE_NSCHED && strcmp(v->str, sched_types[i]) != 0)
             i++;
-        if (i == 3) {
+        if (i == SPACE_NSCHED) {
             char q[80], dym[128];
-            did_you_mean(v->str, sched_types, 3, dym, sizeof dym);
+            did_you_mean(v->str, sched_types, SPACE_NSCHED, dym, sizeof dym);
             return at(c, v->off,
                       "unknown scheduler type %s%s; use \"fifo\", \"asha\" or \"median\"",
                       quoted(v->str, q, sizeof q), dym);
@@ -1508,10 +1508,13 @@ static int parse_root(struct pctx *c, space_t *sp, const sj_node_t *root)
     const sj_node_t *mode = space__json_get(root, "mode");
     s->mode = SPACE_MODE_MIN;
     if (mode) {
-        if (mode->type != SJ_STRING ||
-            (strcmp(mode->str, "min") != 0 && strcmp(mode->str, "max") != 0))
+        int m = 0;
+        while (mode->type == SJ_STRING && m < SPACE_NMODES &&
+               strcmp(mode->str, space_mode_name((space_mode_t)m)) != 0)
+            m++;
+        if (mode->type != SJ_STRING || m == SPACE_NMODES)
             return at(c, mode->off, "\"mode\" must be \"min\" or \"max\"");
-        s->mode = strcmp(mode->str, "max") == 0 ? SPACE_MODE_MAX : SPACE_MODE_MIN;
+        s->mode = (space_mode_t)m;
     }
 
     k = 1;
@@ -1826,13 +1829,12 @@ static int add(cJSON *o, const char *name, cJSON *item)
 
 cJSON *space_settings_json(const space_t *s)
 {
-    static const char *const sched_names[] = {"fifo", "asha", "median"};
     const space_settings_t *t = &s->set;
     cJSON *o = cJSON_CreateObject(), *res = NULL, *sc = NULL, *ex = NULL, *ps = NULL;
     if (!o) return NULL;
     int bad = add(o, "name", cJSON_CreateString(t->name));
     bad |= add(o, "metric", t->metric ? cJSON_CreateString(t->metric) : cJSON_CreateNull());
-    bad |= add(o, "mode", cJSON_CreateString(t->mode == SPACE_MODE_MAX ? "max" : "min"));
+    bad |= add(o, "mode", cJSON_CreateString(space_mode_name(t->mode)));
     bad |= add(o, "num_samples", cJSON_CreateNumber(t->num_samples));
     bad |= add(o, "max_concurrent", cJSON_CreateNumber(t->max_concurrent));
     if (t->seed <= (uint64_t)SPACE_MAX_EXACT) {
@@ -1851,7 +1853,7 @@ cJSON *space_settings_json(const space_t *s)
     }
     bad |= add(o, "scheduler", sc = cJSON_CreateObject());
     if (sc) {
-        bad |= add(sc, "type", cJSON_CreateString(sched_names[t->sched.type]));
+        bad |= add(sc, "type", cJSON_CreateString(space_sched_name(t->sched.type)));
         bad |= add(sc, "time_attr", cJSON_CreateString(t->sched.time_attr));
         bad |= add(sc, "max_t", cJSON_CreateNumber(t->sched.max_t));
         bad |= add(sc, "grace_period", cJSON_CreateNumber(t->sched.grace_period));

@@ -22,6 +22,34 @@ typedef enum {
     SPACE_SCHED_ASHA = 1,
     SPACE_SCHED_MEDIAN = 2
 } space_sched_type_t;
+#define SPACE_NMODES 2
+#define SPACE_NSCHED 3
+
+/* The one spelling of each mode and scheduler, indexed by its enum: what space.json says
+ * (parse.c matches against these tables), what the store records, what the CLI prints.
+ * Anything that needs a name calls space_mode_name / space_sched_name. */
+#define SPACE_MODE_NAMES                                                                           \
+    {                                                                                              \
+        [SPACE_MODE_MIN] = "min", [SPACE_MODE_MAX] = "max"                                         \
+    }
+#define SPACE_SCHED_NAMES                                                                          \
+    {                                                                                              \
+        [SPACE_SCHED_FIFO] = "fifo", [SPACE_SCHED_ASHA] = "asha", [SPACE_SCHED_MEDIAN] = "median"  \
+    }
+
+/* "min" or "max"; "?" for a value outside the enum. */
+static inline const char *space_mode_name(space_mode_t m)
+{
+    static const char *const names[SPACE_NMODES] = SPACE_MODE_NAMES;
+    return (unsigned)m < SPACE_NMODES ? names[m] : "?";
+}
+
+/* "fifo", "asha" or "median"; "?" for a value outside the enum. */
+static inline const char *space_sched_name(space_sched_type_t t)
+{
+    static const char *const names[SPACE_NSCHED] = SPACE_SCHED_NAMES;
+    return (unsigned)t < SPACE_NSCHED ? names[t] : "?";
+}
 typedef enum { SPACE_EXEC_LOCAL = 0, SPACE_EXEC_SLURM = 1 } space_exec_type_t;
 
 /* "scheduler": {...}. Defaults follow Ray Tune's ASHAScheduler. */

@@ -28,6 +28,20 @@ static int is_one_of(const char *s, const char *const *list)
     return 0;
 }
 
+/* "A, B or C" from a NULL-terminated list: the error names exactly what the list allows. */
+static const char *one_of_text(const char *const *list, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; list[i] && k < n; i++) {
+        const char *sep = i == 0 ? "" : list[i + 1] ? ", " : " or ";
+        int w = snprintf(buf + k, n - k, "%s%s", sep, list[i]);
+        if (w < 0) break;
+        k += (size_t)w;
+    }
+    return buf;
+}
+
 /* Steps a cached statement whose outcome does not matter (a rollback on the way out). */
 static void step_cached(store_t *st, enum store__stmt_id id)
 {
@@ -336,16 +350,19 @@ int store_trial_create(store_t *st, int64_t exp_id, int64_t trial_no, const char
 int store_trial_update(store_t *st, int64_t trial_id, const store_trial_update_t *u, char *err,
                        size_t errlen)
 {
+    /* The scheduler's sched_trial_status_t names (scheduler/sched.h), which the store does
+     * not include; tests/test_vocab.c checks this list and schema.sql's CHECK against them. */
     static const char *const ok[] = {"PENDING", "RUNNING", "PAUSED", "TERMINATED", "ERROR", NULL};
     char what[96];
     snprintf(what, sizeof what, "cannot update trial id %lld", (long long)trial_id);
     int rc = store__writable(st, what, err, errlen);
     if (rc) return rc;
-    if ((u->fields & STORE_TU_STATUS) && !is_one_of(u->status, ok))
-        return store__err(err, errlen, STORE_ERR,
-                          "%s: %s: unknown status \"%s\" (PENDING, RUNNING, PAUSED, TERMINATED "
-                          "or ERROR)",
-                          st->path, what, u->status ? u->status : "(null)");
+    if ((u->fields & STORE_TU_STATUS) && !is_one_of(u->status, ok)) {
+        char list[128];
+        return store__err(err, errlen, STORE_ERR, "%s: %s: unknown status \"%s\" (%s)", st->path,
+                          what, u->status ? u->status : "(null)",
+                          one_of_text(ok, list, sizeof list));
+    }
     sqlite3_stmt *s = store__stmt(st, STORE__TRIAL_UPDATE, err, errlen);
     if (!s) return STORE_ERR;
     sqlite3_bind_int64(s, 1, trial_id);

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -103,6 +105,121 @@ static char **build_paths(const char *prog, char *const *envp)
     }
     v[k] = NULL;
     return v;
+}
+
+/* ---- the keeper program ----------------------------------------------------------- */
+
+/* The keeper program to start instead of forking tune, or NULL (the default): TUNE_KEEPER
+ * names it (bin/tune-keeper). A fork costs less than an exec on the machines measured
+ * (bench/tuner/README.md: glibc's start-up in the new program, its CPU feature probing
+ * above all, outweighs the page-table copy and copy-on-write faults that a fork of a
+ * 5 MB tune costs), so the program is there for machines where that is the other way
+ * round, and for comparing the two. A program that cannot be started falls back to fork. */
+static const char *keeper_program(void)
+{
+    const char *env = getenv("TUNE_KEEPER");
+    /* Checked here and not only by posix_spawn's result: where the spawn cannot report a
+     * failed exec (valgrind runs it as a fork), the keeper would just be missing. */
+    return env && *env && access(env, X_OK) == 0 ? env : NULL;
+}
+
+/* tune's own command line as words, read once: the keeper program shows it as its own, as
+ * a forked keeper does (ps, pgrep -f and the tests find tune's processes by it). */
+static char *const *self_words(size_t *n)
+{
+    static char buf[8192], *words[256];
+    static size_t nwords;
+    if (nwords == 0) {
+        int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+        ssize_t r = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0) close(fd);
+        if (r > 0) buf[r] = '\0';
+        for (ssize_t i = 0; r > 0 && i < r && nwords < 255; i += (ssize_t)strlen(buf + i) + 1)
+            words[nwords++] = buf + i;
+        if (nwords == 0) words[nwords++] = "tune-keeper";
+    }
+    *n = nwords;
+    return words;
+}
+
+/* Starts the keeper program with posix_spawn: the same keeper as a fork of tune, but the
+ * child shares tune's memory until its exec (vfork), so tune's page tables are not copied
+ * and tune takes no copy-on-write faults while the trial runs. It starts in a process group
+ * of its own with every signal blocked and at its default action, which is the state
+ * trial__keeper_run expects. Returns the keeper's pid, or -1 with errno set. */
+static pid_t spawn_keeper(const char *prog, const struct trial__launch *l)
+{
+    int src[4] = {l->in, l->out, l->err, l->status}, moved[4] = {-1, -1, -1, -1};
+    pid_t pid = -1;
+    int e = 0;
+    /* dup2 onto 0..3 in order must never overwrite a source still to be moved. */
+    for (int i = 0; i < 4 && !e; i++)
+        if (src[i] < 4) {
+            if ((moved[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 4)) < 0)
+                e = errno;
+            else
+                src[i] = moved[i];
+        }
+    size_t np = 0, na = 0, ns = 0;
+    while (l->paths[np])
+        np++;
+    while (l->argv[na])
+        na++;
+    char *const *self = self_words(&ns);
+    char **av = e ? NULL : malloc((ns + np + na + 8) * sizeof *av);
+    if (!e && !av) e = ENOMEM;
+    if (!e) {
+        char parent[24], relay[24], maxfd[24], cs[24], cp[24], ca[24];
+        snprintf(parent, sizeof parent, "%ld", (long)l->parent);
+        snprintf(relay, sizeof relay, "%d", l->relay);
+        snprintf(maxfd, sizeof maxfd, "%d", l->maxfd);
+        snprintf(cs, sizeof cs, "%zu", ns);
+        snprintf(cp, sizeof cp, "%zu", np);
+        snprintf(ca, sizeof ca, "%zu", na);
+        size_t k = 0;
+        for (size_t i = 0; i < ns; i++)
+            av[k++] = self[i];
+        for (size_t i = 0; i < np; i++)
+            av[k++] = l->paths[i];
+        for (size_t i = 0; i < na; i++)
+            av[k++] = l->argv[i];
+        av[k++] = (char *)(l->dir ? l->dir : "");
+        av[k++] = parent;
+        av[k++] = relay;
+        av[k++] = maxfd;
+        av[k++] = cs;
+        av[k++] = cp;
+        av[k++] = ca;
+        av[k] = NULL;
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t at;
+        sigset_t all;
+        sigfillset(&all);
+        e = posix_spawn_file_actions_init(&fa);
+        if (!e) {
+            for (int i = 0; i < 4 && !e; i++)
+                e = posix_spawn_file_actions_adddup2(&fa, src[i], i);
+            if (!e) e = posix_spawnattr_init(&at);
+            if (!e) {
+                e = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                                      POSIX_SPAWN_SETSIGDEF);
+                if (!e) e = posix_spawnattr_setpgroup(&at, 0);
+                if (!e) e = posix_spawnattr_setsigmask(&at, &all);
+                if (!e) e = posix_spawnattr_setsigdefault(&at, &all);
+                if (!e) e = posix_spawn(&pid, prog, &fa, &at, av, l->envp);
+                posix_spawnattr_destroy(&at);
+            }
+            posix_spawn_file_actions_destroy(&fa);
+        }
+        free(av);
+    }
+    for (int i = 0; i < 4; i++)
+        if (moved[i] >= 0) close(moved[i]);
+    if (e) {
+        errno = e;
+        return -1;
+    }
+    return pid;
 }
 
 /* ---- the parent ------------------------------------------------------------------ */
@@ -224,15 +341,21 @@ static int spawn(const trial_spawn_t *sp, pid_t *pid_out, pid_t *trial_out, int 
                               .relay = TRIAL__RELAY_SIG,
                               .maxfd = maxfd};
 
-    /* All signals blocked across fork, so no handler of tune's runs in the keeper, which
-     * keeps them blocked and takes them with sigtimedwait (libuv uv_spawn, tmux job_run). */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pid_t pid = fork();
-    if (pid == 0) trial__keeper_run(&l);
-    int fork_errno = errno;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* The keeper program if there is one; if it cannot be started, the fork below. */
+    const char *kp = keeper_program();
+    pid_t pid = kp ? spawn_keeper(kp, &l) : -1;
+    int fork_errno = 0;
+    if (pid < 0) {
+        /* All signals blocked across fork, so no handler of tune's runs in the keeper, which
+         * keeps them blocked and takes them with sigtimedwait (libuv uv_spawn, tmux job_run). */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pid = fork();
+        if (pid == 0) trial__keeper_run(&l);
+        fork_errno = errno;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
     if (pid < 0) {
         trial__errf(err, errlen, "cannot start \"%s\": fork: %s", prog, strerror(fork_errno));
         goto fail;

@@ -29,16 +29,20 @@
  *
  * Why a fork of tune rather than a re-exec'd keeper binary: tune stays one file that needs
  * no helper found or installed beside it (and every program linking tune_trial, the Slurm
- * executor's srun included, gets the keeper for free), and a trial costs no extra exec. The
- * price is the rule for a fork: no malloc, no stdio, no locks, only system calls, since tune
- * may hold a lock at fork (it is single-threaded, but so stays the habit); everything needed
- * is built before fork. The keeper touches almost none of tune's memory, so copy-on-write
- * shares it. */
+ * executor's srun included, gets the keeper for free), and a trial costs no extra exec,
+ * which measured dearer than the fork (bench/tuner/README.md; the program exists, as
+ * tune-keeper, keeper_main.c, for TUNE_KEEPER to choose). The price is the rule for a fork:
+ * no malloc, no stdio, no locks, only system calls, since tune may hold a lock at fork (it
+ * is single-threaded, but so stays the habit); everything needed is built before fork. The
+ * keeper touches almost none of tune's memory, so copy-on-write shares it. The keeper
+ * starts the trial with vfork: the trial's few system calls before exec run in the
+ * keeper's memory, so tune's page tables are not copied a second time per trial. */
 #include "trial/trial_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -107,6 +111,48 @@ static char *put_uint(char *s, unsigned long v)
         *s++ = tmp[--n];
     *s = '\0';
     return s;
+}
+
+/* The hex mask after `key` in a /proc/<pid>/status text, or all ones if it is not there. */
+static uint64_t status_mask(const char *b, size_t n, const char *key)
+{
+    size_t kl = strlen(key);
+    for (size_t i = 0; i + kl < n; i++) {
+        if ((i > 0 && b[i - 1] != '\n') || memcmp(b + i, key, kl) != 0) continue;
+        uint64_t v = 0;
+        size_t j = i + kl, digits = 0;
+        while (j < n && (b[j] == ' ' || b[j] == '\t'))
+            j++;
+        for (; j < n && digits < 16; j++, digits++) {
+            char c = b[j];
+            int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+            if (d < 0) break;
+            v = v << 4 | (uint64_t)d;
+        }
+        return digits == 16 ? v : ~(uint64_t)0;
+    }
+    return ~(uint64_t)0;
+}
+
+/* Signals 1..64 (bit s-1) whose action is not the default: ignored or caught, from
+ * /proc/self/status (SigIgn, SigCgt); all ones when that cannot be read. */
+static uint64_t signals_not_default(void)
+{
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ~(uint64_t)0;
+    char buf[4096];
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof buf && (r = read(fd, buf + n, sizeof buf - n)) != 0) {
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            close(fd);
+            return ~(uint64_t)0;
+        }
+        n += (size_t)r;
+    }
+    close(fd);
+    return status_mask(buf, n, "SigIgn:") | status_mask(buf, n, "SigCgt:");
 }
 
 /* ---- finding the keeper's children ---------------------------------------------- */
@@ -360,8 +406,12 @@ void trial__keeper_run(const struct trial__launch *l)
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
-    for (int s = 1; s < NSIG; s++)
-        if (s != SIGKILL && s != SIGSTOP) sigaction(s, &dfl, NULL); /* 32, 33 fail: fine */
+    /* Only the signals tune handles or ignores, as /proc says: a handful of system calls
+     * instead of one per signal, on the path tune waits on (every signal, if unreadable). */
+    uint64_t changed = signals_not_default();
+    for (int s = 1; s < NSIG && s <= 64; s++)
+        if (s != SIGKILL && s != SIGSTOP && (changed >> (s - 1) & 1))
+            sigaction(s, &dfl, NULL); /* 32, 33 fail: fine */
     int st = move_up(l->status);
     if (st < 0) _exit(127);
     if (setpgid(0, 0) < 0) fail(st, TRIAL__FAIL_SETPGID, errno);
@@ -375,7 +425,9 @@ void trial__keeper_run(const struct trial__launch *l)
     int keep[4] = {l->in, l->out, l->err, st};
     close_all_but(keep, 4, l->maxfd); /* tune's database, sockets, other trials' pipes */
     struct keeper k = {.self = getpid(), .parent = l->parent, .relay = l->relay};
-    pid_t t = fork();
+    /* vfork: trial_run only makes system calls and writes its own stack frame before exec
+     * or _exit, and the keeper waits until then (so the pid is sent after the exec). */
+    pid_t t = vfork();
     if (t == 0) trial_run(l, k.self, st);
     if (t < 0) fail(st, TRIAL__FAIL_FORK, errno);
     /* Both sides call setpgid, so the group exists before anything signals it. */

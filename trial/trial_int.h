@@ -67,7 +67,7 @@ struct trial_proc {
 /* Fork/exec of one trial as the house does it (libuv uv_spawn, tmux job_run), behind a
  * keeper (keeper.c): argv, the environment (tune's, with sp->env on top) and the PATH lookup
  * are built before fork; tune forks the keeper, which leads a process group of its own, is a
- * child subreaper, learns of tune's death (even by SIGKILL), and forks the trial. The trial
+ * child subreaper, learns of tune's death (even by SIGKILL), and vforks the trial. The trial
  * leads a group of its own, dies with the keeper (PR_SET_PDEATHSIG), enters sp->dir, takes
  * stdin from /dev/null, stdout into a pipe and stderr to sp->stderr_log, has its signals
  * reset and unblocked, every other fd closed, and execs. No shell ever. When the trial ends,

@@ -16,22 +16,33 @@ build="$root/build-bench"
 trials=200
 max_t=81
 seed=0
-concurrent=2
+concurrent="2 16"
+repeat=3
 keep=0
 inprocess=1
+optuna=1
+keeper_program=0
 
 usage() {
     cat <<EOF
 usage: bench/tuner/run.sh [--build DIR] [--trials N] [--max-t T] [--seed S]
-                          [--concurrent N] [--keep] [--no-inprocess]
+                          [--concurrent "N..."] [--repeat R] [--keeper-program]
+                          [--keep] [--no-inprocess] [--no-optuna]
   --build DIR      build folder with bin/tune, bin/launch_floor, tests/progs/synth_trial
                    (default: build-bench in the repository)
   --trials N       trials on each side (default $trials)
   --max-t T        iterations a trial may run, ASHA max_t (default $max_t)
   --seed S         sampler seed on both sides (default $seed)
-  --concurrent N   tune's max_concurrent, and the floor's (default $concurrent: this machine's cores)
+  --concurrent "N..."  tune's max_concurrent, and the floor's: each value in turn (default
+                   "$concurrent"); the Optuna table uses the first
+  --repeat R       tune and the floor R times each per concurrency, alternating (default
+                   $repeat): the table shows tune wall / floor wall of each pair, the median
+                   and the best (the least disturbed by other work on the machine)
+  --keeper-program TUNE_KEEPER=DIR/bin/tune-keeper for tune: each keeper is that program,
+                   started with posix_spawn, instead of a fork of tune (the default)
   --keep           keep the work folder (space.json, both databases, trial logs)
   --no-inprocess   skip bench_decide_store at the end
+  --no-optuna      skip Optuna (and the table against it): only tune against the floor
 After tune, bin/launch_floor runs the same synth_trial commands (same trials, same
 concurrency) with no tuner: spawn, read stdout to EOF, reap; no early stopping, no
 storage. Its wall time is the machine's floor for these processes; the table shows
@@ -50,13 +61,23 @@ while [ $# -gt 0 ]; do
     --max-t) max_t=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --concurrent) concurrent=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    --keeper-program) keeper_program=1; shift ;;
+    --no-optuna) optuna=0; shift ;;
     --keep) keep=1; shift ;;
     --no-inprocess) inprocess=0; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
 done
-for v in trials max_t seed concurrent; do
+for c in $concurrent; do
+    if ! [[ $c =~ ^[0-9]+$ ]] || [ "$c" -lt 1 ]; then
+        echo "run.sh: --concurrent wants positive whole numbers, not '$c'" >&2
+        exit 2
+    fi
+done
+first_c=${concurrent%% *}
+for v in trials max_t seed repeat; do
     if ! [[ ${!v} =~ ^[0-9]+$ ]] || { [ "$v" != seed ] && [ "${!v}" -lt 1 ]; }; then
         echo "run.sh: --${v//_/-} wants a positive whole number, not '${!v}'" >&2
         exit 2
@@ -64,7 +85,7 @@ for v in trials max_t seed concurrent; do
 done
 
 py=/usr/bin/python3
-if ! "$py" -c 'import optuna' 2>/dev/null; then
+if [ "$optuna" = 1 ] && ! "$py" -c 'import optuna' 2>/dev/null; then
     echo "run.sh: $py cannot import optuna. Install Debian's package and run again:" >&2
     echo "    sudo apt-get install python3-optuna" >&2
     exit 2
@@ -89,19 +110,34 @@ fi
 now() { date +%s.%N; }
 
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) before the run" \
-    "(other work on the machine slows both sides, tune's 2 concurrent trials more)"
+    "(other work on the machine slows both sides, tune's side more: it has more processes)"
+if [ "$keeper_program" = 1 ]; then
+    export TUNE_KEEPER="$build/bin/tune-keeper"
+    echo "keepers: $TUNE_KEEPER, started with posix_spawn (TUNE_KEEPER)"
+else
+    unset TUNE_KEEPER
+    echo "keepers: forks of tune (the default)"
+fi
 # ---- Optuna ------------------------------------------------------------------------------
-echo "Optuna: $trials trials, max_t $max_t, RandomSampler(seed=$seed), SuccessiveHalvingPruner" \
-    "(min_resource=1, reduction_factor=3, min_early_stopping_rate=0), sqlite:///$work/optuna.db ..."
-optuna_json=$("$py" "$here/optuna_sh.py" --trials "$trials" --max-t "$max_t" --seed "$seed" \
-    --db "$work/optuna.db")
+if [ "$optuna" = 1 ]; then
+    echo "Optuna: $trials trials, max_t $max_t, RandomSampler(seed=$seed), SuccessiveHalvingPruner" \
+        "(min_resource=1, reduction_factor=3, min_early_stopping_rate=0), sqlite:///$work/optuna.db ..."
+    optuna_json=$("$py" "$here/optuna_sh.py" --trials "$trials" --max-t "$max_t" --seed "$seed" \
+        --db "$work/optuna.db")
+fi
 
-# ---- tune --------------------------------------------------------------------------------
-cat >"$work/space.json" <<EOF
+# ---- tune and the launch floor, alternating ------------------------------------------------
+# The floor runs the same command, trials and concurrency as tune's side, timed the same
+# way (around the whole command), with nothing a tuner adds: every trial runs to max_t,
+# nothing is stored. Each pair runs back to back, so both see the same machine.
+pairs="$work/pairs.txt"
+: >"$pairs"
+for c in $concurrent; do
+    cat >"$work/space_$c.json" <<EOF
 {
-  "name": "bench-sh",
+  "name": "bench-sh-$c",
   "metric": "loss", "mode": "min",
-  "num_samples": $trials, "max_concurrent": $concurrent, "seed": $seed,
+  "num_samples": $trials, "max_concurrent": $c, "seed": $seed,
   "command": ["$synth", "--lr", "{lr}", "--iters", "$max_t"],
   "resources": {"gpus_per_trial": 0, "cpus_per_trial": 1},
   "scheduler": {"type": "asha", "time_attr": "training_iteration", "max_t": $max_t,
@@ -109,32 +145,57 @@ cat >"$work/space.json" <<EOF
   "space": {"lr": {"loguniform": [1e-5, 1.0]}}
 }
 EOF
-echo "tune:   $trials trials, max_t $max_t, ASHA (grace 1, rf 3), max_concurrent $concurrent," \
-    "trials are synth_trial processes, $work/tune.db ..."
-t0=$(now)
-(cd "$work" && "$tune" run space.json --db "$work/tune.db" --gpus none --quiet >"$work/tune.out" 2>&1) || {
-    echo "run.sh: tune run failed:" >&2
-    cat "$work/tune.out" >&2
-    exit 1
-}
-t1=$(now)
+    echo "tune:   $trials trials, max_t $max_t, ASHA (grace 1, rf 3), max_concurrent $c," \
+        "trials are synth_trial processes; floor: the same, spawned and read to EOF, no tuner;" \
+        "$repeat pairs ..."
+    for i in $(seq 1 "$repeat"); do
+        db="$work/tune_${c}_$i.db"
+        t0=$(now)
+        (cd "$work" && "$tune" run "space_$c.json" --db "$db" --gpus none --cpus "$c" \
+            --quiet >"$work/tune.out" 2>&1) || {
+            echo "run.sh: tune run failed:" >&2
+            cat "$work/tune.out" >&2
+            exit 1
+        }
+        t1=$(now)
+        f0=$(now)
+        floor_json=$(cd "$work" && "$floor" --trials "$trials" --concurrent "$c" --seed "$seed" \
+            -- "$synth" --lr '{lr}' --iters "$max_t") || {
+            echo "run.sh: launch_floor failed" >&2
+            exit 1
+        }
+        f1=$(now)
+        echo "$c $i $t0 $t1 $f0 $f1 $db $floor_json" >>"$pairs"
+    done
+done
 
-# ---- the launch floor --------------------------------------------------------------------
-# The same command, trials and concurrency as tune's side, timed the same way (around the
-# whole command), with nothing a tuner adds: every trial runs to max_t, nothing is stored.
-echo "floor:  $trials trials, max_t $max_t, $concurrent at a time, synth_trial processes" \
-    "spawned and read to EOF, no tuner (launch_floor) ..."
-f0=$(now)
-floor_json=$(cd "$work" && "$floor" --trials "$trials" --concurrent "$concurrent" --seed "$seed" \
-    -- "$synth" --lr '{lr}' --iters "$max_t") || {
-    echo "run.sh: launch_floor failed" >&2
-    exit 1
-}
-f1=$(now)
+# ---- tune against the floor --------------------------------------------------------------
+"$py" - "$pairs" <<'EOF'
+import statistics, sys
+
+rows = [line.rstrip("\n").split(" ", 7) for line in open(sys.argv[1])]
+print()
+print("tune wall / launch-floor wall, the same trials in the same run (target <= 1.25x)")
+print(f"  {'concurrent':>10}  {'tune s':>8}  {'floor s':>8}  {'ratio':>7}  {'median':>7}   each pair")
+by_c = {}
+for c, i, t0, t1, f0, f1, db, fj in rows:
+    by_c.setdefault(int(c), []).append((float(t1) - float(t0), float(f1) - float(f0)))
+for c, pairs in by_c.items():
+    tb = min(t for t, f in pairs)
+    fb = min(f for t, f in pairs)
+    ratios = [t / f for t, f in pairs]
+    each = " ".join(f"{r:.2f}" for r in ratios)
+    print(f"  {c:>10}  {tb:>8.2f}  {fb:>8.2f}  {tb / fb:>6.2f}x"
+          f"  {statistics.median(ratios):>6.2f}x   {each}")
+print("  tune s, floor s: each side's best of its runs (the least disturbed by other work on")
+print("  the machine), ratio: the one over the other; median and each: the ratio of each pair")
+EOF
+[ "$optuna" = 1 ] || exit 0
+read -r _ _ t0 t1 f0 f1 tune_db floor_json < <(grep "^$first_c 1 " "$pairs")
 
 # ---- the table ---------------------------------------------------------------------------
-"$py" - "$work/tune.db" "$t0" "$t1" "$optuna_json" "$trials" "$max_t" \
-    "$f0" "$f1" "$floor_json" "$concurrent" <<'EOF'
+"$py" - "$tune_db" "$t0" "$t1" "$optuna_json" "$trials" "$max_t" \
+    "$f0" "$f1" "$floor_json" "$first_c" <<'EOF'
 import json, sqlite3, sys
 
 db, t0, t1, oj, trials, max_t, f0, f1, fj, concurrent = sys.argv[1:]
