@@ -89,11 +89,7 @@ static void heap_pop(struct sexec *x)
 /* The seconds iteration `it` of trial t takes (0 past the end of its curve). */
 static double iter_secs(struct sexec *x, const struct strial *t, int64_t it)
 {
-    const char *line;
-    size_t len;
-    double secs = 0;
-    if (sim_curve_result(x->curves, &t->curve, it, &line, &len, &secs) != 1) return 0;
-    return secs;
+    return sim_curve_seconds(x->curves, &t->curve, it);
 }
 
 /* Re-files trial no's pending event: the earlier of its next result and its stop. */

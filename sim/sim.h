@@ -75,6 +75,11 @@ const char *sim_curves_row_name(const sim_curves_t *c, size_t row);
 int sim_curve_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
                      size_t *len, double *seconds);
 
+/* The seconds iteration `it` (1-based) of a curve takes, 0 past its end: what
+ * sim_curve_result gives in *seconds, without printing the line (the simulated executor
+ * asks for the time of every iteration ahead of its result). */
+double sim_curve_seconds(const sim_curves_t *c, const sim_curve_t *cv, int64_t it);
+
 /* ---- the simulated executor ------------------------------------------------------- */
 struct sched_exec;
 struct sched_clock;
