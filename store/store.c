@@ -465,6 +465,13 @@ int store_open(const char *path, int flags, store_t **out, char *err, size_t err
         if (!rc)
             rc = exec(st, "PRAGMA synchronous = NORMAL", "cannot open the database", err, errlen);
         if (!rc) rc = exec(st, "PRAGMA foreign_keys = ON", "cannot open the database", err, errlen);
+        /* A page cache of up to 64 MiB instead of SQLite's 2 MiB: a large experiment's
+         * tables and indexes (a simulated million trials) no longer fit in 2 MiB, and a
+         * transaction that outgrows the cache spills pages into the WAL before its
+         * commit and reads them back (a quarter of such a run's time). Pages are taken
+         * only as they are used, so small experiments cost no more memory. */
+        if (!rc)
+            rc = exec(st, "PRAGMA cache_size = -65536", "cannot open the database", err, errlen);
         /* Checkpoints (copying the WAL into the database, with two fsyncs) every
          * STORE_CHECKPOINT_PAGES pages instead of SQLite's 1000, and at least every
          * STORE_CHECKPOINT_S seconds (store_commit): fewer stalls at high result rates, a
