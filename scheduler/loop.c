@@ -187,6 +187,13 @@ static void ev_placed(void *ud, int64_t no, const char *exec_id, const char *nod
 
 static const sched_events_t loop_events = {ev_line, ev_ended, ev_placed};
 
+static void report(struct sched_loop *L, int final);
+
+void sched_loop_report(sched_loop_t *L)
+{
+    if (!L->ended) report(L, 0);
+}
+
 void sched_loop_line(sched_loop_t *L, int64_t trial_no, const char *line, size_t len, int truncated)
 {
     ev_line(L, trial_no, line, len, truncated);
