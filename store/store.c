@@ -465,13 +465,6 @@ int store_open(const char *path, int flags, store_t **out, char *err, size_t err
         if (!rc)
             rc = exec(st, "PRAGMA synchronous = NORMAL", "cannot open the database", err, errlen);
         if (!rc) rc = exec(st, "PRAGMA foreign_keys = ON", "cannot open the database", err, errlen);
-        /* A page cache of up to 64 MiB instead of SQLite's 2 MiB: a large experiment's
-         * tables and indexes (a simulated million trials) no longer fit in 2 MiB, and a
-         * transaction that outgrows the cache spills pages into the WAL before its
-         * commit and reads them back (a quarter of such a run's time). Pages are taken
-         * only as they are used, so small experiments cost no more memory. */
-        if (!rc)
-            rc = exec(st, "PRAGMA cache_size = -65536", "cannot open the database", err, errlen);
         /* Checkpoints (copying the WAL into the database, with two fsyncs) every
          * STORE_CHECKPOINT_PAGES pages instead of SQLite's 1000, and at least every
          * STORE_CHECKPOINT_S seconds (store_commit): fewer stalls at high result rates, a
@@ -500,6 +493,16 @@ int store_open(const char *path, int flags, store_t **out, char *err, size_t err
 fail:
     store_close(st);
     return rc ? rc : STORE_ERR;
+}
+
+int store_set_cache(store_t *st, int mib, char *err, size_t errlen)
+{
+    if (mib < 1 || mib > 65536)
+        return store__err(err, errlen, STORE_ERR, "%s: a page cache of %d MiB: give 1 to 65536",
+                          st->path, mib);
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA cache_size = %d", -1024 * mib);
+    return exec(st, sql, "cannot set the page cache", err, errlen);
 }
 
 void store_close(store_t *st)

@@ -549,4 +549,33 @@ TEST(a_turns_results_are_committed_together_at_its_end)
     rig_close(&r);
 }
 
+static int first_value(void *ud, int ncol, const char *const *names, const char *const *values,
+                       const int *types)
+{
+    (void)names;
+    (void)types;
+    if (ncol > 0 && values[0]) snprintf(ud, 64, "%s", values[0]);
+    return 1;
+}
+
+/* The store a simulation writes to gets a bigger page cache (store_set_cache); a real run
+ * keeps SQLite's default, so its memory stays bounded. */
+TEST(a_simulations_store_can_raise_its_page_cache)
+{
+    const char *b = getenv("TUNE_BINARY_DIR");
+    char db[4200], err[512], v[64] = "";
+    snprintf(db, sizeof db, "%s/loop_cache.db", b ? b : "/tmp");
+    unlink(db);
+    store_t *st = NULL;
+    REQUIRE(store_open(db, 0, &st, err, sizeof err) == 0);
+    REQUIRE(store_query(st, "PRAGMA cache_size", NULL, 0, first_value, v, err, sizeof err) == 0);
+    CHECK_STR(v, "-2000"); /* SQLite's default: 2 MiB */
+    CHECK_EQ_INT(store_set_cache(st, 64, err, sizeof err), 0);
+    REQUIRE(store_query(st, "PRAGMA cache_size", NULL, 0, first_value, v, err, sizeof err) == 0);
+    CHECK_STR(v, "-65536");
+    CHECK(store_set_cache(st, 0, err, sizeof err) != 0);
+    CHECK_CONTAINS(err, "a page cache of 0 MiB: give 1 to 65536");
+    store_close(st);
+}
+
 TT_MAIN
