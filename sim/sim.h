@@ -57,6 +57,7 @@ typedef struct sim_curve {
     uint64_t key;    /* synthetic: the hash of the configuration the noise is drawn from */
     int dims;
     double u[SIM_MAX_DIMS]; /* synthetic: the configuration in [0, 1] per parameter */
+    char secs_text[32];     /* synthetic: its seconds per iteration, printed once */
 } sim_curve_t;
 
 /* The curve that answers config: a table's nearest configuration by the RMS of the

@@ -135,6 +135,9 @@ int sim__synth_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *o
     }
     out->key = key;
     out->iters = c->syn.iters;
+    /* Every iteration of the curve takes the same time: printed here once, not in each of
+     * its result lines (the shortest exact form costs a few snprintf and strtod calls). */
+    space_format_number(sim__synth_seconds(c, out), out->secs_text);
     return SIM_OK;
 }
 
@@ -185,10 +188,10 @@ int sim__synth_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const 
     double v = s->mode_max ? 1 - loss : loss;
     double secs = sim__synth_seconds(c, cv);
     char vb[32], sb[32];
+    const char *st = cv->secs_text[0] ? cv->secs_text : space_format_number(secs, sb);
     int k = snprintf(c->buf, sizeof c->buf,
                      "{\"training_iteration\": %lld, \"%s\": %s, \"time_this_iter_s\": %s}",
-                     (long long)it, s->metric, isnan(v) ? "NaN" : space_format_number(v, vb),
-                     space_format_number(secs, sb));
+                     (long long)it, s->metric, isnan(v) ? "NaN" : space_format_number(v, vb), st);
     *line = c->buf;
     *len = k > 0 && (size_t)k < sizeof c->buf ? (size_t)k : strlen(c->buf);
     *seconds = secs;
