@@ -151,18 +151,26 @@ static struct sched__trial *trial_of(struct sched_loop *L, int64_t no)
     return t->started ? t : NULL;
 }
 
+/* The events come during the executor's wait, after the turn committed what it had: the
+ * first one opens the turn's transaction, which the turn commits once the wait is over.
+ * Without it every result of a real run was a transaction of its own (a commit and its
+ * lock calls per result); a result is still durable by the end of its turn. */
 static void ev_line(void *ud, int64_t no, const char *line, size_t len, int truncated)
 {
     struct sched_loop *L = ud;
     struct sched__trial *t = trial_of(L, no);
-    if (t) sched__on_line(L, t, line, len, truncated);
+    if (!t) return;
+    batch_begin(L);
+    sched__on_line(L, t, line, len, truncated);
 }
 
 static void ev_ended(void *ud, int64_t no, const sched_exit_t *ex)
 {
     struct sched_loop *L = ud;
     struct sched__trial *t = trial_of(L, no);
-    if (t) sched__ended(L, t, ex);
+    if (!t) return;
+    batch_begin(L);
+    sched__ended(L, t, ex);
 }
 
 static void ev_placed(void *ud, int64_t no, const char *exec_id, const char *node)
@@ -170,6 +178,7 @@ static void ev_placed(void *ud, int64_t no, const char *exec_id, const char *nod
     struct sched_loop *L = ud;
     struct sched__trial *t = trial_of(L, no);
     if (!t || strcmp(exec_id, t->exec_id) == 0) return;
+    batch_begin(L);
     snprintf(t->exec_id, sizeof t->exec_id, "%s", exec_id);
     snprintf(t->node, sizeof t->node, "%s", node ? node : "");
     store_trial_update_t u = {.fields = STORE_TU_EXEC_ID, .exec_id = t->exec_id, .node = t->node};
@@ -177,6 +186,13 @@ static void ev_placed(void *ud, int64_t no, const char *exec_id, const char *nod
 }
 
 static const sched_events_t loop_events = {ev_line, ev_ended, ev_placed};
+
+static void report(struct sched_loop *L, int final);
+
+void sched_loop_report(sched_loop_t *L)
+{
+    if (!L->ended) report(L, 0);
+}
 
 void sched_loop_line(sched_loop_t *L, int64_t trial_no, const char *line, size_t len, int truncated)
 {

@@ -355,6 +355,10 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen);
  * period) and end PAUSED; a second call (hard) kills them at once. `sig` is remembered
  * as the reason (0: none). */
 void sched_loop_stop(sched_loop_t *L, int sig);
+/* Hands the report callback a snapshot now (not final), whatever report_every_s says:
+ * for a caller that paces the live table on a clock of its own (a simulation, whose loop
+ * clock is virtual, paces it in real time). */
+void sched_loop_report(sched_loop_t *L);
 /* The per-result path, for executors and benchmarks: one stdout line of trial trial_no,
  * recorded, counted and judged exactly as a running trial's line is. */
 void sched_loop_line(sched_loop_t *L, int64_t trial_no, const char *line, size_t len,

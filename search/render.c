@@ -2,6 +2,7 @@
  * vector (never a shell string), and prints numbers, and configurations as JSON, so that
  * they read back exactly.
  * Not for: starting processes (trial/ does that) or checking the file (parse.c). */
+#include <float.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
@@ -51,10 +52,18 @@ char *space_format_number(double v, char buf[32])
         /* Integral values print as integers ("128", not "1.28e+02"). */
         snprintf(buf, 32, "%.0f", v);
     } else {
-        /* The shortest %g form that reads back as the same double. */
-        for (int prec = 1; prec <= 17; prec++) {
+        /* The shortest %g form that reads back as the same double. %.15g is that form
+         * whenever any form of 15 digits or fewer reads back: a shorter decimal D that
+         * reads back lies within half an ulp of v, far inside the 15-digit rounding
+         * interval, so %.15g rounds to D and %g drops the zeros after it; and a
+         * non-integral v below 2^53 needs more digits than its exponent, so %.15g picks
+         * the same fixed or exponent form as the shorter precision would. Three tries at
+         * most instead of seventeen: this runs for every number of every result line.
+         * Subnormals have an absolute ulp, so the argument does not hold for them: they
+         * try every precision. */
+        for (int prec = fabs(v) >= DBL_MIN ? 15 : 1; prec <= 17; prec++) {
             snprintf(buf, 32, "%.*g", prec, v);
-            if (strtod(buf, NULL) == v) break;
+            if (prec == 17 || strtod(buf, NULL) == v) break;
         }
     }
     c_numeric_end(c, old);

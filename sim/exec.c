@@ -6,6 +6,7 @@
  * order. Not for: where curves come from (table.c, synth.c). */
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "sim/sim_int.h"
 
 struct strial {
+    int64_t no; /* the trial this slot holds, -1 when free */
     sim_curve_t curve;
     int running;
     unsigned version; /* bumped whenever its pending event changes: older heap entries are stale */
@@ -28,7 +30,8 @@ struct strial {
 struct hent {
     double at;
     int64_t no;
-    unsigned version;
+    unsigned version; /* the slot's version when filed */
+    uint32_t slot;
 };
 
 struct sexec {
@@ -36,8 +39,15 @@ struct sexec {
     sim_exec_opts_t o;
     double now;
     double wall0;
+    /* A slot per running trial (as many as there are workers), not one per trial: a
+     * curve is some 300 bytes and a simulation may start millions of trials. slot[no]
+     * is the slot of trial no plus one, 0 when it holds none. */
     struct strial *t;
     size_t nt;
+    uint32_t *free_slots;
+    size_t nfree;
+    uint32_t *slot;
+    size_t nslot;
     struct hent *heap;
     size_t nh, caph;
     sim_stats_t stats;
@@ -48,7 +58,7 @@ static int hless(const struct hent *a, const struct hent *b)
     return a->at < b->at || (a->at == b->at && a->no < b->no);
 }
 
-static int heap_push(struct sexec *x, double at, int64_t no, unsigned version)
+static int heap_push(struct sexec *x, double at, int64_t no, unsigned version, uint32_t slot)
 {
     if (x->nh == x->caph) {
         size_t cap = x->caph ? x->caph * 2 : 256;
@@ -58,7 +68,7 @@ static int heap_push(struct sexec *x, double at, int64_t no, unsigned version)
         x->caph = cap;
     }
     size_t i = x->nh++;
-    x->heap[i] = (struct hent){at, no, version};
+    x->heap[i] = (struct hent){at, no, version, slot};
     while (i > 0) {
         size_t p = (i - 1) / 2;
         if (!hless(&x->heap[i], &x->heap[p])) break;
@@ -89,20 +99,67 @@ static void heap_pop(struct sexec *x)
 /* The seconds iteration `it` of trial t takes (0 past the end of its curve). */
 static double iter_secs(struct sexec *x, const struct strial *t, int64_t it)
 {
-    const char *line;
-    size_t len;
-    double secs = 0;
-    if (sim_curve_result(x->curves, &t->curve, it, &line, &len, &secs) != 1) return 0;
-    return secs;
+    return sim_curve_seconds(x->curves, &t->curve, it);
 }
 
-/* Re-files trial no's pending event: the earlier of its next result and its stop. */
-static int reschedule(struct sexec *x, int64_t no)
+/* Re-files the pending event of the trial in slot k: the earlier of its next result and
+ * its stop. */
+static int reschedule(struct sexec *x, uint32_t k)
 {
-    struct strial *t = &x->t[no];
+    struct strial *t = &x->t[k];
     t->version++;
     double at = t->end_at < t->next_at ? t->end_at : t->next_at;
-    return heap_push(x, at, no, t->version);
+    return heap_push(x, at, t->no, t->version, k);
+}
+
+/* The slot of running trial no, or NULL. */
+static struct strial *slot_of(struct sexec *x, int64_t no)
+{
+    if (no < 0 || (size_t)no >= x->nslot || x->slot[no] == 0) return NULL;
+    return &x->t[x->slot[no] - 1];
+}
+
+/* Gives trial t's slot back: its heap entries go stale (the version moves on). */
+static void slot_free(struct sexec *x, struct strial *t)
+{
+    uint32_t k = (uint32_t)(t - x->t);
+    x->slot[t->no] = 0;
+    t->no = -1;
+    t->running = 0;
+    t->version++;
+    x->free_slots[x->nfree++] = k;
+}
+
+/* A free slot for trial no (growing the tables as needed), or -1 without memory. */
+static long slot_take(struct sexec *x, int64_t no)
+{
+    if ((size_t)no >= x->nslot) {
+        size_t n = x->nslot ? x->nslot : 1024;
+        while (n <= (size_t)no)
+            n *= 2;
+        uint32_t *sl = realloc(x->slot, n * sizeof *sl);
+        if (!sl) return -1;
+        memset(sl + x->nslot, 0, (n - x->nslot) * sizeof *sl);
+        x->slot = sl;
+        x->nslot = n;
+    }
+    if (x->slot[no]) return (long)x->slot[no] - 1; /* started again */
+    if (x->nfree == 0) {
+        size_t n = x->nt ? x->nt * 2 : 64;
+        if (n > UINT32_MAX - 1) return -1;
+        struct strial *t = realloc(x->t, n * sizeof *t);
+        uint32_t *f = t ? realloc(x->free_slots, n * sizeof *f) : NULL;
+        if (t) x->t = t;
+        if (!f) return -1;
+        x->free_slots = f;
+        memset(t + x->nt, 0, (n - x->nt) * sizeof *t);
+        for (size_t k = n; k > x->nt; k--)
+            x->free_slots[x->nfree++] = (uint32_t)(k - 1);
+        x->nt = n;
+    }
+    uint32_t k = x->free_slots[--x->nfree];
+    x->slot[no] = k + 1;
+    return (long)k;
 }
 
 static int s_start(void *self, const sched_start_t *s, sched_started_t *out, char *err,
@@ -113,24 +170,20 @@ static int s_start(void *self, const sched_start_t *s, sched_started_t *out, cha
         snprintf(err, errlen, "bad trial number");
         return SCHED_EINVAL;
     }
-    if ((size_t)s->trial_no >= x->nt) {
-        size_t n = x->nt ? x->nt : 64;
-        while (n <= (size_t)s->trial_no)
-            n *= 2;
-        struct strial *t = realloc(x->t, n * sizeof *t);
-        if (!t) {
-            snprintf(err, errlen, "out of memory");
-            return SCHED_ENOMEM;
-        }
-        memset(t + x->nt, 0, (n - x->nt) * sizeof *t);
-        x->t = t;
-        x->nt = n;
+    long k = slot_take(x, s->trial_no);
+    if (k < 0) {
+        snprintf(err, errlen, "out of memory");
+        return SCHED_ENOMEM;
     }
-    struct strial *t = &x->t[s->trial_no];
+    struct strial *t = &x->t[k];
     unsigned version = t->version;
     memset(t, 0, sizeof *t);
     t->version = version;
-    if (sim_curves_lookup(x->curves, s->config, &t->curve, err, errlen) != 0) return SCHED_EINVAL;
+    t->no = s->trial_no;
+    if (sim_curves_lookup(x->curves, s->config, &t->curve, err, errlen) != 0) {
+        slot_free(x, t);
+        return SCHED_EINVAL;
+    }
     t->running = 1;
     t->started = x->now;
     t->end_at = INFINITY;
@@ -151,7 +204,7 @@ static int s_start(void *self, const sched_start_t *s, sched_started_t *out, cha
         x->stats.full_s += iter_secs(x, t, it);
     x->stats.full_s += x->o.start_delay + x->o.stop_delay;
     x->stats.trials++;
-    if (reschedule(x, s->trial_no) != 0) {
+    if (reschedule(x, (uint32_t)k) != 0) {
         snprintf(err, errlen, "out of memory");
         return SCHED_ENOMEM;
     }
@@ -164,13 +217,13 @@ static int s_start(void *self, const sched_start_t *s, sched_started_t *out, cha
 static void s_signal(void *self, int64_t no, int sig)
 {
     struct sexec *x = self;
-    if (no < 0 || (size_t)no >= x->nt || !x->t[no].running) return;
-    struct strial *t = &x->t[no];
+    struct strial *t = slot_of(x, no);
+    if (!t || !t->running) return;
     double at = x->now + (sig == SIGKILL ? 0 : x->o.stop_delay);
     if (at >= t->end_at) return;
     t->end_at = at;
     t->end_sig = sig;
-    reschedule(x, no);
+    reschedule(x, (uint32_t)(t - x->t));
 }
 
 static int s_wait(void *self, double timeout, int wake_fd, const sched_events_t *ev, void *ud,
@@ -183,7 +236,7 @@ static int s_wait(void *self, double timeout, int wake_fd, const sched_events_t 
     double limit = x->now + (timeout > 0 ? timeout : 0);
     while (x->nh > 0) {
         struct hent e = x->heap[0];
-        struct strial *t = &x->t[e.no];
+        struct strial *t = &x->t[e.slot];
         if (!t->running || e.version != t->version) { /* stale */
             heap_pop(x);
             continue;
@@ -198,8 +251,8 @@ static int s_wait(void *self, double timeout, int wake_fd, const sched_events_t 
                 ex.code = -1;
                 ex.signal = t->end_sig;
             }
-            t->running = 0;
             x->stats.spent_s += x->now - t->started;
+            slot_free(x, t);
             ev->ended(ud, e.no, &ex);
             return 1;
         }
@@ -211,7 +264,7 @@ static int s_wait(void *self, double timeout, int wake_fd, const sched_events_t 
             ev->line(ud, e.no, line, len, 0);
         /* the next result, or (same moment) the exit after the last one */
         t->next_at = x->now + (t->sent < t->curve.iters ? iter_secs(x, t, t->sent + 1) : 0);
-        reschedule(x, e.no);
+        reschedule(x, e.slot);
         return 1;
     }
     if (isfinite(limit) && limit > x->now) x->now = limit;
@@ -221,11 +274,10 @@ static int s_wait(void *self, double timeout, int wake_fd, const sched_events_t 
 static void s_release(void *self, int64_t no)
 {
     struct sexec *x = self;
-    if (no < 0 || (size_t)no >= x->nt) return;
-    struct strial *t = &x->t[no];
-    if (t->running) { /* torn down while running */
-        t->running = 0;
+    struct strial *t = slot_of(x, no);
+    if (t && t->running) { /* torn down while running */
         x->stats.spent_s += x->now - t->started;
+        slot_free(x, t);
     }
 }
 
@@ -233,6 +285,8 @@ static void s_free(void *self)
 {
     struct sexec *x = self;
     free(x->t);
+    free(x->free_slots);
+    free(x->slot);
     free(x->heap);
     free(x);
 }

@@ -57,6 +57,7 @@ typedef struct sim_curve {
     uint64_t key;    /* synthetic: the hash of the configuration the noise is drawn from */
     int dims;
     double u[SIM_MAX_DIMS]; /* synthetic: the configuration in [0, 1] per parameter */
+    char secs_text[32];     /* synthetic: its seconds per iteration, printed once */
 } sim_curve_t;
 
 /* The curve that answers config: a table's nearest configuration by the RMS of the
@@ -74,6 +75,11 @@ const char *sim_curves_row_name(const sim_curves_t *c, size_t row);
  * 1 when filled, 0 when the curve has no such iteration (it ended there). */
 int sim_curve_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
                      size_t *len, double *seconds);
+
+/* The seconds iteration `it` (1-based) of a curve takes, 0 past its end: what
+ * sim_curve_result gives in *seconds, without printing the line (the simulated executor
+ * asks for the time of every iteration ahead of its result). */
+double sim_curve_seconds(const sim_curves_t *c, const sim_curve_t *cv, int64_t it);
 
 /* ---- the simulated executor ------------------------------------------------------- */
 struct sched_exec;

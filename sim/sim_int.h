@@ -41,4 +41,7 @@ struct sim_curves {
     char buf[512];
 };
 
+/* synth.c: the seconds every iteration of a synthetic curve takes. */
+double sim__synth_seconds(const sim_curves_t *c, const sim_curve_t *cv);
+
 #endif

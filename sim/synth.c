@@ -135,6 +135,9 @@ int sim__synth_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *o
     }
     out->key = key;
     out->iters = c->syn.iters;
+    /* Every iteration of the curve takes the same time: printed here once, not in each of
+     * its result lines (the shortest exact form costs a few snprintf and strtod calls). */
+    space_format_number(sim__synth_seconds(c, out), out->secs_text);
     return SIM_OK;
 }
 
@@ -166,6 +169,14 @@ static double synth_loss(const struct sim_synth *s, const sim_curve_t *cv, int64
     return loss;
 }
 
+/* The seconds each iteration of curve cv takes (the same for all of its iterations). */
+double sim__synth_seconds(const sim_curves_t *c, const sim_curve_t *cv)
+{
+    double secs = c->syn.time;
+    if (cv->dims > 0) secs *= 1 + c->syn.time_spread * (cv->u[cv->dims - 1] - 0.5);
+    return secs;
+}
+
 int sim__synth_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
                       size_t *len, double *seconds);
 int sim__synth_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
@@ -175,13 +186,12 @@ int sim__synth_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const 
     if (it < 1 || it > s->iters) return 0;
     double loss = synth_loss(s, cv, it);
     double v = s->mode_max ? 1 - loss : loss;
-    double secs = s->time;
-    if (cv->dims > 0) secs *= 1 + s->time_spread * (cv->u[cv->dims - 1] - 0.5);
+    double secs = sim__synth_seconds(c, cv);
     char vb[32], sb[32];
+    const char *st = cv->secs_text[0] ? cv->secs_text : space_format_number(secs, sb);
     int k = snprintf(c->buf, sizeof c->buf,
                      "{\"training_iteration\": %lld, \"%s\": %s, \"time_this_iter_s\": %s}",
-                     (long long)it, s->metric, isnan(v) ? "NaN" : space_format_number(v, vb),
-                     space_format_number(secs, sb));
+                     (long long)it, s->metric, isnan(v) ? "NaN" : space_format_number(v, vb), st);
     *line = c->buf;
     *len = k > 0 && (size_t)k < sizeof c->buf ? (size_t)k : strlen(c->buf);
     *seconds = secs;

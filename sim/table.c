@@ -677,3 +677,10 @@ int sim_curve_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const c
     *seconds = c->secs[r];
     return 1;
 }
+
+double sim_curve_seconds(const sim_curves_t *c, const sim_curve_t *cv, int64_t it)
+{
+    if (c->synthetic) return it >= 1 && it <= c->syn.iters ? sim__synth_seconds(c, cv) : 0;
+    if (cv->row >= c->nconf || it < 1 || it > c->conf[cv->row].n) return 0;
+    return c->secs[c->conf[cv->row].first + (size_t)(it - 1)];
+}

@@ -525,6 +525,16 @@ fail:
     return rc ? rc : STORE_ERR;
 }
 
+int store_set_cache(store_t *st, int mib, char *err, size_t errlen)
+{
+    if (mib < 1 || mib > 65536)
+        return store__err(err, errlen, STORE_ERR, "%s: a page cache of %d MiB: give 1 to 65536",
+                          st->path, mib);
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA cache_size = %d", -1024 * mib);
+    return exec(st, sql, "cannot set the page cache", err, errlen);
+}
+
 void store_close(store_t *st)
 {
     if (!st) return;

@@ -32,6 +32,11 @@ typedef struct store store_t;
  * handle closed with store_close. */
 int store_open(const char *path, int flags, store_t **out, char *err, size_t errlen);
 void store_close(store_t *st); /* NULL-safe; commits nothing that was not committed */
+/* Lets SQLite's page cache grow to `mib` MiB (SQLite's default is 2 MiB). For a large
+ * experiment written fast (a simulation of a million trials): a transaction that outgrows
+ * the cache spills pages into the WAL before its commit and reads them back. A real run
+ * keeps the default, its memory bounded. */
+int store_set_cache(store_t *st, int mib, char *err, size_t errlen);
 
 /* Writes are batched: everything between begin and commit is one transaction (the
  * scheduler commits once per turn of its event loop). Writes outside a batch commit

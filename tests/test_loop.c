@@ -58,6 +58,8 @@ struct sexec {
     struct strial t[MAX_T];
     int starts, released, max_running, running;
     int64_t start_order[256];
+    const char *peek_db;  /* set: after each line, count the results another reader sees */
+    long long seen_extra; /* the most results it saw beyond those of earlier turns */
 };
 
 static int s_start(void *self, const sched_start_t *s, sched_started_t *out, char *err,
@@ -143,6 +145,10 @@ static int s_wait(void *self, double timeout, int wake_fd, const sched_events_t 
         int n = snprintf(line, sizeof line, "{\"training_iteration\": %d, \"loss\": %.17g}",
                          t->sent, sc->loss0 / t->sent);
         ev->line(ud, best, line, (size_t)n, 0);
+        if (x->peek_db) {
+            long long seen = testdb_int(x->peek_db, "SELECT count(*) FROM results");
+            if (seen - (t->sent - 1) > x->seen_extra) x->seen_extra = seen - (t->sent - 1);
+        }
         return 1;
     }
     sched_exit_t ex = {0, 0, NULL};
@@ -521,6 +527,56 @@ TEST(lines_fed_directly_take_the_same_path)
     sched_loop_free(L);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM results"), 1);
     rig_close(&r);
+}
+
+/* A turn's lines go into the turn's one transaction (committed when the turn ends), not a
+ * transaction each: another reader sees none of them while the executor is still waiting,
+ * and every one of them once the turn is over. */
+TEST(a_turns_results_are_committed_together_at_its_end)
+{
+    static struct script s[MAX_T];
+    s[0] = (struct script){.results = 3, .period = 1, .loss0 = 1};
+    struct rig r;
+    REQUIRE(rig_open(&r, "turn_txn", SPACE("turn_txn", "\"num_samples\": 1"), s, 1) == 0);
+    r.x.peek_db = r.db;
+    r.x.seen_extra = -1;
+    sched_loop_t *L = NULL;
+    char err[512];
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
+    sched_loop_free(L);
+    CHECK_EQ_INT(r.x.seen_extra, 0); /* never the line just delivered */
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM results"), 3);
+    rig_close(&r);
+}
+
+static int first_value(void *ud, int ncol, const char *const *names, const char *const *values,
+                       const int *types)
+{
+    (void)names;
+    (void)types;
+    if (ncol > 0 && values[0]) snprintf(ud, 64, "%s", values[0]);
+    return 1;
+}
+
+/* The store a simulation writes to gets a bigger page cache (store_set_cache); a real run
+ * keeps SQLite's default, so its memory stays bounded. */
+TEST(a_simulations_store_can_raise_its_page_cache)
+{
+    const char *b = getenv("TUNE_BINARY_DIR");
+    char db[4200], err[512], v[64] = "";
+    snprintf(db, sizeof db, "%s/loop_cache.db", b ? b : "/tmp");
+    unlink(db);
+    store_t *st = NULL;
+    REQUIRE(store_open(db, 0, &st, err, sizeof err) == 0);
+    REQUIRE(store_query(st, "PRAGMA cache_size", NULL, 0, first_value, v, err, sizeof err) == 0);
+    CHECK_STR(v, "-2000"); /* SQLite's default: 2 MiB */
+    CHECK_EQ_INT(store_set_cache(st, 64, err, sizeof err), 0);
+    REQUIRE(store_query(st, "PRAGMA cache_size", NULL, 0, first_value, v, err, sizeof err) == 0);
+    CHECK_STR(v, "-65536");
+    CHECK(store_set_cache(st, 0, err, sizeof err) != 0);
+    CHECK_CONTAINS(err, "a page cache of 0 MiB: give 1 to 65536");
+    store_close(st);
 }
 
 TT_MAIN

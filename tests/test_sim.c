@@ -3,6 +3,7 @@
  * (space_param_unit / space_param_distance), which the nearest-row rule is built on.
  * Not for: the virtual clock or the scheduler. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,6 +313,57 @@ TEST(synthetic_family_is_deterministic_crosses_and_diverges)
     sim_curves_free(c2);
     sim_curves_free(quiet);
     space_free(s);
+}
+
+/* The reference rule for numbers: the first of %.1g ... %.17g that reads back. */
+static void shortest_ref(double v, char *buf)
+{
+    if (v == floor(v) && fabs(v) < 0x1.0p53) {
+        snprintf(buf, 32, "%.0f", v);
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, 32, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}
+
+/* space_format_number starts at %.15g (it prints every number of every simulated result);
+ * it must still print the same shortest form as trying every precision from 1. */
+TEST(number_format_is_the_shortest_of_every_precision)
+{
+    char a[32], b[32];
+    uint64_t x = 777;
+    size_t n = 0, differ = 0;
+    for (int i = 0; i < 300000; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        double d;
+        int kind = (int)(x >> 61);
+        if (kind < 3) { /* any bit pattern */
+            uint64_t bits = x ^ (x >> 29);
+            memcpy(&d, &bits, sizeof d);
+        } else if (kind < 6) { /* short decimals at every scale: 0.3, 1.25e-7, 4.5e+22 */
+            int digits = 1 + (int)((x >> 20) % 15), e = (int)((x >> 8) % 80) - 40;
+            char t[64];
+            snprintf(t, sizeof t, "%.*e", digits - 1, (double)((x >> 12) % 100000) / 7.0 + 1);
+            snprintf(t + strlen(t) - 4, 8, "e%+d", e);
+            d = strtod(t, NULL);
+        } else { /* what curves hold: values near 1 and small fractions */
+            d = (double)(x >> 11) / 9007199254740992.0 * pow(10, (int)((x >> 3) % 12) - 6);
+        }
+        if (!isfinite(d)) continue;
+        space_format_number(d, a);
+        shortest_ref(d, b);
+        n++;
+        if (strcmp(a, b) != 0 && differ++ < 5)
+            fprintf(stderr, "%.17g: %s, reference %s\n", d, a, b);
+    }
+    CHECK(n > 250000);
+    CHECK(differ == 0);
+    space_format_number(5e-324, a); /* subnormal: every precision is tried */
+    CHECK_STR(a, "5e-324");
+    space_format_number(2.2250738585072014e-308, a);
+    CHECK_STR(a, "2.2250738585072014e-308");
 }
 
 TT_MAIN

@@ -170,6 +170,38 @@ TEST(simulation_is_deterministic_and_says_what_it_cost)
     CHECK(span > 5 && span < 120);
 }
 
+/* While it runs, the live table comes in blocks paced in real time (not on the virtual
+ * clock, which would print one per turn), each headed by the virtual time and the compute
+ * spent and saved so far. */
+TEST(simulation_shows_its_cost_while_it_runs)
+{
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "live");
+    snprintf(sp, sizeof sp, asha_space, "live", 20000, 200, g_synth, "asha", asha_opts);
+    space_file(dir, sp);
+    const char *a[] = {"simulate", "space.json",        "--synthetic", "seed=2", "--db",
+                       ":memory:", "--status-interval", "0.02",        NULL};
+    struct out o = run_tune(dir, a);
+    if (o.code != 0) fprintf(stderr, "%s%s", o.out, o.err);
+    CHECK_EQ_INT(o.code, 0);
+    int blocks = count_of(o.out, "== Status ==");
+    CHECK(blocks >= 3);     /* some while running, and the final one */
+    CHECK(blocks < 100000); /* not one per turn */
+    CHECK_CONTAINS(o.out, " RUNNING, ");
+    const char *first = strstr(o.out, "Virtual time ");
+    REQUIRE(first);
+    CHECK(strncmp(first, "Virtual time 00:00:00;", 22) != 0); /* it had advanced */
+    CHECK_CONTAINS(first, "trial-hours, ");
+    CHECK_CONTAINS(first, "% saved against running every trial to max_t (training_iteration 9)");
+    out_free(&o);
+    const char *bad[] = {"simulate",          "space.json", "--synthetic", "seed=2",
+                         "--status-interval", "0",          NULL};
+    o = run_tune(dir, bad);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "--status-interval wants a positive number of seconds");
+    out_free(&o);
+}
+
 TEST(a_replayed_fifo_experiment_gives_back_its_curves_and_best_trial)
 {
     char dir[4096], sp[8192];

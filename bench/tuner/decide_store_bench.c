@@ -1,13 +1,14 @@
 /* bench_decide_store: results per second through the scheduler's per-result path, in one
- * process: scan the trial's JSON line for its metric and time (trial_result_scan, the loop's
- * fast path), ask the ASHA policy, record the result (and the decision when one was taken)
- * in SQLite in batches, exactly the steps scheduler/loop.c's on_line and on_result take.
+ * process: the scheduler's own loop (sched_loop_turn) over a bench executor that hands it
+ * result lines, so the loop's scan, ASHA, store and decision wording (scheduler/result.c)
+ * are what is timed, beside each part alone (the scan, the policy, the store).
  * It prints each part alone and the whole path against the 1,000,000 results/s target and
  * against its peer, bare SQLite writing the same result rows (the floor any store with this
  * schema and durability reaches).
  * Not a test (nothing here is registered with ctest) and not the process benchmark:
  * bench/tuner/run.sh measures tune with real trial processes. */
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 
 #include "bench/bench_common.h"
 #include "scheduler/sched.h"
+#include "search/space.h"
 #include "store/store.h"
 #include "trial/trial.h"
 
@@ -241,7 +243,6 @@ static int64_t trial_id_of(const bench_t *b, uint32_t round, int slot)
 }
 
 /* ---- the runs ------------------------------------------------------------------- */
-enum { RUN_POLICY = 1, RUN_WHOLE = 2 };
 /* Which measurements --only keeps; the policy always runs, since it fixes the stream. */
 enum { ONLY_PARSE = 1, ONLY_STORE = 2, ONLY_WHOLE = 4, ONLY_FLOOR = 8 };
 
@@ -260,39 +261,24 @@ static void parse_slow(const char *line, size_t len, double *it, double *m)
     cJSON_Delete(r);
 }
 
-/* The simulation that drives the policy: RUN_POLICY calls only sched_on_result (values
- * from the table) and records the trace; RUN_WHOLE does everything loop.c's on_result does
- * per result, into `st`. */
-static void run_sim(const bench_t *b, int mode, store_t *st, int64_t exp_id, trace_ent_t *trace,
-                    counts_t *c)
+/* The stream that drives the policy alone: sched_on_result with values from the table, the
+ * trace recorded for the other parts to replay. */
+static void run_policy(const bench_t *b, trace_ent_t *trace, counts_t *c)
 {
     int n = b->ntrials;
     uint16_t *perm = malloc((size_t)n * sizeof *perm);
     int *active = malloc((size_t)n * sizeof *active);
     int *iters = malloc((size_t)n * sizeof *iters);
-    double *best = malloc((size_t)n * sizeof *best);
-    int64_t *ids = malloc((size_t)n * sizeof *ids);
-    if (!perm || !active || !iters || !best || !ids) die("setup", "out of memory");
+    if (!perm || !active || !iters) die("setup", "out of memory");
     memset(c, 0, sizeof *c);
-    char err[512];
-    long in_batch = 0;
-    double now = 0;
     span_t t0 = span_now();
     for (uint32_t round = 0; c->results < b->nresults; round++) {
         round_perm(b, round, perm);
-        if (mode == RUN_WHOLE) {
-            if (in_batch > 0 && store_commit(st, err, sizeof err) != 0) die("store_commit", err);
-            in_batch = 0;
-            span_t a = span_now();
-            create_trials(b, st, exp_id, round, perm, ids);
-            span_add(&c->trials_time, span_now(), a);
-        }
         sched_policy_t *p = new_policy(b, round);
         int nactive = n;
         for (int i = 0; i < n; i++) {
             active[i] = i;
             iters[i] = 0;
-            best[i] = NAN;
         }
         c->rounds++;
         c->trials += n;
@@ -302,84 +288,14 @@ static void run_sim(const bench_t *b, int mode, store_t *st, int64_t exp_id, tra
                 int t = iters[slot] + 1;
                 size_t li = (size_t)perm[slot] * (size_t)b->max_t + (size_t)(t - 1);
                 sched_decision_t d;
-                if (mode == RUN_POLICY) {
-                    sched_on_result(p, slot, t, b->loss[li], &d);
-                } else {
-                    if (in_batch == 0) {
-                        if (store_begin(st, err, sizeof err) != 0) die("store_begin", err);
-                        /* loop.c reads the clocks once per turn, at its first result */
-                        now = wall_now();
-                        (void)bench_clock_s(CLOCK_MONOTONIC);
-                    }
-                    const char *line = b->line[li];
-                    size_t len = b->len[li];
-                    double v[3], it, m;
-                    if (trial_result_scan(line, len, scan_keys, 3, v) == 1 && !isnan(v[0])) {
-                        it = v[0];
-                        m = v[2];
-                    } else {
-                        parse_slow(line, len, &it, &m);
-                    }
-                    store_result_t sr = {.trial_id = ids[slot],
-                                         .attempt = 1,
-                                         .iteration = (int64_t)it,
-                                         .time_value = it,
-                                         .metric = m,
-                                         .wall_time = now,
-                                         .json = line,
-                                         .json_len = len};
-                    if (store_result_add(st, &sr, err, sizeof err) != 0)
-                        die("store_result_add", err);
-                    if (isnan(best[slot]) || m < best[slot]) best[slot] = m;
-                    sched_on_result(p, slot, it, m, &d);
-                    if (d.judged) {
-                        const char *action = d.action == SCHED_STOP       ? "stop"
-                                             : d.action == SCHED_COMPLETE ? "complete"
-                                                                          : "continue";
-                        char reason[128];
-                        if (d.action == SCHED_COMPLETE)
-                            snprintf(reason, sizeof reason, "reached max_t (%s >= %g)",
-                                     "training_iteration", (double)b->max_t);
-                        else if (isnan(d.cutoff))
-                            snprintf(reason, sizeof reason,
-                                     "first result at rung %d (milestone %g): no cutoff yet",
-                                     d.rung, d.milestone);
-                        else if (d.action == SCHED_STOP)
-                            snprintf(reason, sizeof reason,
-                                     "worse than rung %d cutoff at milestone %g", d.rung,
-                                     d.milestone);
-                        else
-                            snprintf(reason, sizeof reason,
-                                     "within rung %d cutoff at milestone %g: promoted", d.rung,
-                                     d.milestone);
-                        store_decision_t sd = {.trial_id = ids[slot],
-                                               .iteration = (int64_t)it,
-                                               .time_value = it,
-                                               .action = action,
-                                               .bracket = d.bracket,
-                                               .rung = d.rung,
-                                               .milestone = d.milestone,
-                                               .value = d.value,
-                                               .cutoff = d.cutoff,
-                                               .reason = reason,
-                                               .wall_time = now};
-                        if (store_decision_add(st, &sd, err, sizeof err) != 0)
-                            die("store_decision_add", err);
-                    }
-                    if (++in_batch >= b->batch) {
-                        if (store_commit(st, err, sizeof err) != 0) die("store_commit", err);
-                        in_batch = 0;
-                    }
-                }
-                if (trace) {
-                    trace_ent_t *e = &trace[c->results];
-                    e->round = round;
-                    e->slot = (uint16_t)slot;
-                    e->config = perm[slot];
-                    e->t = (uint16_t)t;
-                    e->judged = (uint8_t)d.judged;
-                    e->action = (uint8_t)d.action;
-                }
+                sched_on_result(p, slot, t, b->loss[li], &d);
+                trace_ent_t *e = &trace[c->results];
+                e->round = round;
+                e->slot = (uint16_t)slot;
+                e->config = perm[slot];
+                e->t = (uint16_t)t;
+                e->judged = (uint8_t)d.judged;
+                e->action = (uint8_t)d.action;
                 c->results++;
                 iters[slot] = t;
                 if (d.judged) c->judged++;
@@ -398,16 +314,212 @@ static void run_sim(const bench_t *b, int mode, store_t *st, int64_t exp_id, tra
         }
         sched_policy_free(p);
     }
-    if (mode == RUN_WHOLE && in_batch > 0 && store_commit(st, err, sizeof err) != 0)
-        die("store_commit", err);
     span_add(&c->work, span_now(), t0);
-    c->work.wall -= c->trials_time.wall;
-    c->work.cpu -= c->trials_time.cpu;
     free(perm);
     free(active);
     free(iters);
-    free(best);
-    free(ids);
+}
+
+/* ---- the whole path: the scheduler's own loop over a bench executor ---------------- */
+/* An executor that runs no process: its wait hands the loop the round's result lines, up
+ * to `batch` a turn (one turn, one transaction, as a real run commits each turn), in the
+ * very order run_policy fed the policy: round-robin over the running trials, a trial
+ * leaving the pass when the loop stops it or it reaches max_t. Its end is reported at once,
+ * as run_policy completes it at once. So the loop's per-result path (scan, ASHA, record,
+ * decision wording: result.c) is what is timed, not a copy of it. */
+typedef struct bexec {
+    const bench_t *b;
+    const uint16_t *perm;
+    int *active, nactive, k;
+    int *iters;
+    unsigned char *stopping; /* the loop signalled it */
+    long results, limit;
+    int launched_turn; /* the first turn only launches */
+    span_t ends;       /* time in the loop's end handling, timed apart */
+} bexec_t;
+
+static int bx_start(void *self, const sched_start_t *s, sched_started_t *out, char *err,
+                    size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    bexec_t *x = self;
+    x->stopping[s->trial_no] = 0;
+    out->pid = 0;
+    out->exec_id = "bench";
+    out->node = "";
+    return 0;
+}
+
+static void bx_signal(void *self, int64_t no, int sig)
+{
+    (void)sig;
+    ((bexec_t *)self)->stopping[no] = 1;
+}
+
+/* Reports trial slot's end (removing it from the pass at position k), timed apart. */
+static void bx_end(bexec_t *x, int k, const sched_events_t *ev, void *ud)
+{
+    int slot = x->active[k];
+    x->active[k] = x->active[--x->nactive];
+    sched_exit_t ex = {0, 0, NULL};
+    if (x->stopping[slot]) ex = (sched_exit_t){-1, SIGTERM, NULL};
+    span_t a = span_now();
+    ev->ended(ud, slot, &ex);
+    span_add(&x->ends, span_now(), a);
+}
+
+static int bx_wait(void *self, double timeout, int wake_fd, const sched_events_t *ev, void *ud,
+                   char *err, size_t errlen)
+{
+    (void)timeout;
+    (void)wake_fd;
+    (void)err;
+    (void)errlen;
+    bexec_t *x = self;
+    const bench_t *b = x->b;
+    if (!x->launched_turn) {
+        x->launched_turn = 1;
+        return 0;
+    }
+    if (x->results >= x->limit) { /* the stream is over: end what the loop stopped */
+        for (int k = 0; k < x->nactive;)
+            if (x->stopping[x->active[k]])
+                bx_end(x, k, ev, ud);
+            else
+                k++;
+        return 0;
+    }
+    for (int sent = 0; sent < b->batch && x->nactive > 0 && x->results < x->limit; sent++) {
+        if (x->k >= x->nactive) x->k = 0; /* the next pass */
+        int slot = x->active[x->k];
+        int t = ++x->iters[slot];
+        size_t li = (size_t)x->perm[slot] * (size_t)b->max_t + (size_t)(t - 1);
+        ev->line(ud, slot, b->line[li], b->len[li], 0);
+        x->results++;
+        if (x->stopping[slot] || t >= b->max_t)
+            bx_end(x, x->k, ev, ud);
+        else
+            x->k++;
+    }
+    return 1;
+}
+
+static void bx_release(void *self, int64_t no)
+{
+    (void)self;
+    (void)no;
+}
+
+static void bx_free(void *self)
+{
+    (void)self;
+}
+
+static const sched_exec_ops_t bench_exec_ops = {"bench", bx_start,   bx_signal,
+                                                bx_wait, bx_release, bx_free};
+
+/* The whole path: each round an experiment of its own (a fresh ASHA policy, as in
+ * run_policy) run by sched_loop_turn over the bench executor, into st. Creating the trial
+ * rows (sched_loop_new), launching them (the first turn) and recording their ends are
+ * timed apart: they cost per trial, not per result. */
+static void run_whole(const bench_t *b, store_t *st, counts_t *c)
+{
+    int n = b->ntrials;
+    uint16_t *perm = malloc((size_t)n * sizeof *perm);
+    bexec_t x = {.b = b, .perm = perm, .limit = b->nresults};
+    x.active = malloc((size_t)n * sizeof *x.active);
+    x.iters = malloc((size_t)n * sizeof *x.iters);
+    x.stopping = malloc((size_t)n);
+    if (!perm || !x.active || !x.iters || !x.stopping) die("setup", "out of memory");
+    memset(c, 0, sizeof *c);
+    sched_exec_t ex = {&bench_exec_ops, &x};
+    char err[1024];
+    span_t t0 = span_now();
+    for (uint32_t round = 0; x.results < b->nresults; round++) {
+        span_t a = span_now();
+        round_perm(b, round, perm);
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"name\": \"bench-%u\", \"metric\": \"loss\", \"mode\": \"min\", "
+                 "\"num_samples\": %d, \"max_concurrent\": %d, \"seed\": %llu, "
+                 "\"command\": [\"bench\"], \"stop_grace_s\": 0, \"result_timeout_s\": 0, "
+                 "\"scheduler\": {\"type\": \"asha\", \"max_t\": %d, \"grace_period\": 1, "
+                 "\"reduction_factor\": 3, \"brackets\": 1}, "
+                 "\"space\": {\"lr\": {\"loguniform\": [1e-5, 1]}}}",
+                 round, n, n, (unsigned long long)(b->seed + round), b->max_t);
+        space_t *sp = NULL;
+        sched_pool_t *pool = NULL;
+        if (space_parse(text, strlen(text), "bench.json", &sp, err, sizeof err) != 0)
+            die("space_parse", err);
+        if (sched_pool_new(NULL, 0, n, &pool, err, sizeof err) != 0) die("sched_pool_new", err);
+        store_experiment_t e = {.name = space_settings(sp)->name,
+                                .space_text = text,
+                                .settings_json = "{}",
+                                .metric = "loss",
+                                .mode_max = 0,
+                                .scheduler = "asha",
+                                .results_dir = b->dir,
+                                .num_trials = n,
+                                .seed = b->seed + round};
+        int64_t exp_id;
+        if (store_experiment_create(st, &e, wall_now(), &exp_id, err, sizeof err) != 0)
+            die("store_experiment_create", err);
+        for (int i = 0; i < n; i++) {
+            x.active[i] = i;
+            x.iters[i] = 0;
+        }
+        x.nactive = n;
+        x.k = 0;
+        x.launched_turn = 0;
+        sched_run_opts_t o = {.space = sp,
+                              .store = st,
+                              .experiment_id = exp_id,
+                              .exec = &ex,
+                              .pool = pool,
+                              .results_dir = b->dir,
+                              .clock = &sched_clock_real,
+                              .wake_fd = -1};
+        sched_loop_t *L = NULL;
+        if (sched_loop_new(&o, &L, err, sizeof err) != 0) die("sched_loop_new", err);
+        int rc = sched_loop_turn(L, 0, err, sizeof err); /* launches every trial */
+        span_add(&c->trials_time, span_now(), a);
+        int stopped = 0;
+        while (rc > 0) {
+            if (x.results >= x.limit && !stopped) sched_loop_stop(L, SIGTERM), stopped = 1;
+            rc = sched_loop_turn(L, 0, err, sizeof err);
+        }
+        if (rc < 0) die("sched_loop_turn", err);
+        sched_loop_free(L);
+        sched_pool_free(pool);
+        space_free(sp);
+        c->rounds++;
+        c->trials += n;
+    }
+    span_add(&c->work, span_now(), t0);
+    c->results = x.results;
+    c->trials_time.wall += x.ends.wall;
+    c->trials_time.cpu += x.ends.cpu;
+    c->work.wall -= c->trials_time.wall;
+    c->work.cpu -= c->trials_time.cpu;
+    free(perm);
+    free(x.active);
+    free(x.iters);
+    free(x.stopping);
+}
+
+/* One number from the database at path, for the checks. */
+static long db_count(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *s = NULL;
+    long v = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+        v = (long)sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return v;
 }
 
 /* Parsing alone: the same lines in the same order, the numbers read: by loop.c's fast
@@ -717,7 +829,7 @@ int main(int argc, char **argv)
 
     /* 1. The policy alone; it also fixes the stream the other parts replay. */
     counts_t cp;
-    run_sim(&b, RUN_POLICY, NULL, 0, trace, &cp);
+    run_policy(&b, trace, &cp);
     /* 2. Parsing alone. */
     span_t none = {0, 0};
     span_t parse_s = only & ONLY_PARSE ? run_parse(&b, trace, cp.results, 0) : none;
@@ -731,9 +843,15 @@ int main(int argc, char **argv)
     if (only & ONLY_WHOLE) {
         int64_t exp_id;
         store_t *st = open_db(&b, "whole", &exp_id);
-        run_sim(&b, RUN_WHOLE, st, exp_id, NULL, &cw);
+        run_whole(&b, st, &cw);
         store_close(st);
-        if (cw.results != cp.results || cw.judged != cp.judged || cw.stopped != cp.stopped)
+        char path[4200];
+        snprintf(path, sizeof path, "%s/whole.db", b.dir);
+        cw.judged = db_count(path, "SELECT count(*) FROM decisions");
+        cw.stopped = db_count(path, "SELECT count(*) FROM decisions WHERE action = 'stop'");
+        long rows = db_count(path, "SELECT count(*) FROM results");
+        if (cw.results != cp.results || rows != cp.results || cw.judged != cp.judged ||
+            cw.stopped != cp.stopped)
             die("whole path", "the policy decided differently than when run alone");
     }
 
@@ -767,16 +885,16 @@ int main(int argc, char **argv)
     row("policy (sched_on_result, ASHA)", cp.results, cp.work);
     if (only & ONLY_STORE) row("store (result_add + decision_add, batched)", cp.results, store_s);
     if (only & ONLY_WHOLE) {
-        row("whole path (parse+policy+store, as on_result)", cw.results, cw.work);
+        row("whole path (sched_loop_turn: scan+ASHA+store)", cw.results, cw.work);
         span_t all = {cw.work.wall + cw.trials_time.wall, cw.work.cpu + cw.trials_time.cpu};
-        row("whole path incl. creating the trial rows", cw.results, all);
+        row("whole path incl. creating/launching/ending trials", cw.results, all);
     }
     if (only & ONLY_FLOOR) row("floor: bare SQLite, results INSERTs only", cp.results, floor_s);
     if (only & (ONLY_WHOLE | ONLY_FLOOR)) printf("\n");
     if (only & ONLY_WHOLE) {
         double whole = rate(cw.results, cw.work.wall);
-        printf("  trial rows: %ld created in %.3f s (%.0f trials/s), timed apart from the "
-               "results\n",
+        printf("  trials: %ld created, launched and ended in %.3f s (%.0f trials/s), timed apart "
+               "from the results\n",
                cw.trials, cw.trials_time.wall, rate(cw.trials, cw.trials_time.wall));
         printf("  target: whole path >= %.0f results/s (wall clock): %s (%.2fx the target; "
                "%.2fx per CPU second)\n",
