@@ -187,71 +187,14 @@ static void ev_placed(void *ud, int64_t no, const char *exec_id, const char *nod
 
 static const sched_events_t loop_events = {ev_line, ev_ended, ev_placed};
 
-static void report(struct sched_loop *L, int final);
-
 void sched_loop_report(sched_loop_t *L)
 {
-    if (!L->ended) report(L, 0);
+    if (!L->ended) sched__report(L, 0);
 }
 
 void sched_loop_line(sched_loop_t *L, int64_t trial_no, const char *line, size_t len, int truncated)
 {
     ev_line(L, trial_no, line, len, truncated);
-}
-
-/* ---- reporting ------------------------------------------------------------------------ */
-static void report(struct sched_loop *L, int final)
-{
-    L->last_report = sched__now(L);
-    if (!L->o->report) return;
-    sched_snapshot_t s;
-    memset(&s, 0, sizeof s);
-    s.experiment = L->set->name;
-    s.policy = sched_policy_name(L->policy);
-    s.searcher = space_search_name(L->set);
-    s.metric = L->set->metric;
-    s.mode_max = L->set->mode == SPACE_MODE_MAX;
-    s.elapsed_s = L->last_report - L->t0;
-    s.best_trial = -1;
-    s.best_metric = NAN;
-    for (size_t i = 0; i < L->n; i++) {
-        struct sched__trial *t = &L->t[i];
-        sched_trial_view_t *v = &L->views[i];
-        v->trial_no = t->no;
-        v->name = t->name;
-        v->status = t->status;
-        v->early_stopped = t->early_stopped;
-        v->slice = t->slice_str;
-        v->config = t->config;
-        v->iterations = t->iters;
-        v->last_time = t->last_time;
-        v->last_metric = t->last_metric;
-        v->best_metric = t->best_metric;
-        v->exec_id = t->started ? t->exec_id : "";
-        v->node = t->started ? t->node : "";
-        v->error = t->error;
-        v->columns = t->columns;
-        v->ncolumns = L->ncols;
-        v->run_s = t->status == SCHED_TRIAL_RUNNING ? L->last_report - t->started_at : t->ran_s;
-        s.counts[t->status]++;
-        if (t->early_stopped) s.early_stopped++;
-        if (sched__better(s.mode_max, t->last_metric, s.best_metric)) {
-            s.best_metric = t->last_metric;
-            s.best_trial = t->no;
-        }
-    }
-    sched_pool_usage(L->o->pool, &s.gpus_used, &s.gpus_total, &s.cpus_used, &s.cpus_total);
-    size_t nr = sched_policy_rungs(L->policy, L->rungs, sizeof L->rungs / sizeof L->rungs[0]);
-    s.rungs = L->rungs;
-    s.nrungs = nr < 256 ? nr : 256;
-    s.trials = L->views;
-    s.ntrials = L->n;
-    s.results = L->results;
-    s.ignored = L->ignored;
-    s.bad_lines = L->bad_lines;
-    s.stopping = L->stopping;
-    s.notice = L->notice;
-    L->o->report(L->o->report_ud, &s, final);
 }
 
 /* ---- the handle ------------------------------------------------------------------------- */
@@ -394,121 +337,6 @@ static void stop_running(struct sched_loop *L)
     }
 }
 
-static void kill_trial(struct sched_loop *L, struct sched__trial *t)
-{
-    L->o->exec->ops->signal(L->o->exec->self, t->no, SIGKILL);
-    t->killed = 1;
-}
-
-/* ---- timers ------------------------------------------------------------------------ */
-static int timer_less(const struct sched__timer *a, const struct sched__timer *b)
-{
-    return a->at < b->at || (a->at == b->at && a->idx < b->idx);
-}
-
-void sched__timer_add(struct sched_loop *L, struct sched__trial *t, double at)
-{
-    if (L->ntimers == L->captimers) {
-        size_t cap = L->captimers ? L->captimers * 2 : 64;
-        struct sched__timer *v = realloc(L->timers, cap * sizeof *v);
-        if (!v) {
-            sched__fail(L, "cannot keep a timer", "out of memory");
-            return;
-        }
-        L->timers = v;
-        L->captimers = cap;
-    }
-    size_t i = L->ntimers++;
-    L->timers[i] = (struct sched__timer){at, (size_t)(t - L->t), t->gen};
-    while (i > 0 && timer_less(&L->timers[i], &L->timers[(i - 1) / 2])) {
-        struct sched__timer x = L->timers[i];
-        L->timers[i] = L->timers[(i - 1) / 2];
-        L->timers[(i - 1) / 2] = x;
-        i = (i - 1) / 2;
-    }
-}
-
-static struct sched__timer timer_pop(struct sched_loop *L)
-{
-    struct sched__timer top = L->timers[0];
-    L->timers[0] = L->timers[--L->ntimers];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < L->ntimers && timer_less(&L->timers[l], &L->timers[m])) m = l;
-        if (r < L->ntimers && timer_less(&L->timers[r], &L->timers[m])) m = r;
-        if (m == i) break;
-        struct sched__timer x = L->timers[i];
-        L->timers[i] = L->timers[m];
-        L->timers[m] = x;
-        i = m;
-    }
-    return top;
-}
-
-/* What is due for trial t at `now`: past its time budget or silent for longer than
- * result_timeout_s it is stopped as an error, past its stop grace it is killed. Files
- * the next timer it needs. */
-static void trial_timers(struct sched_loop *L, struct sched__trial *t, double now)
-{
-    const space_settings_t *set = L->set;
-    if (t->stop == SCHED__STOP_NONE) {
-        char why[160] = "";
-        double budget =
-            set->trial_time_limit_s > 0 ? t->started_at + set->trial_time_limit_s : INFINITY;
-        double silent =
-            set->result_timeout_s > 0 ? t->last_result_at + set->result_timeout_s : INFINITY;
-        if (now >= budget)
-            snprintf(why, sizeof why, "ran past trial_time_limit_s (%g s)",
-                     set->trial_time_limit_s);
-        else if (now >= silent)
-            snprintf(why, sizeof why, "reported nothing for result_timeout_s (%g s)",
-                     set->result_timeout_s);
-        if (!why[0]) {
-            double next = fmin(budget, silent);
-            if (isfinite(next)) sched__timer_add(L, t, next);
-            return;
-        }
-        free(t->error);
-        t->error = strdup(why);
-        sched__request_stop(L, t, SCHED__STOP_TIMEOUT); /* files the grace timer */
-        return;
-    }
-    if (!t->term_sent && !t->killed) {
-        if (now < t->term_at) {
-            sched__timer_add(L, t, t->term_at);
-            return;
-        }
-        /* a completed trial's grace is over */
-        L->o->exec->ops->signal(L->o->exec->self, t->no, SIGTERM);
-        t->term_sent = 1;
-        sched__timer_add(L, t, t->stop_deadline);
-    }
-    if (!t->killed && now >= t->stop_deadline) kill_trial(L, t);
-}
-
-/* Fires the timers due at `now` and returns the time of the nearest one ahead (or
- * `wake`, if sooner). The second Ctrl-C kills every running trial once. */
-static double run_timers(struct sched_loop *L, double now, double wake)
-{
-    if (L->hard_stop && !L->hard_done) {
-        L->hard_done = 1;
-        for (size_t k = 0; k < L->running; k++) {
-            struct sched__trial *t = &L->t[L->run[k]];
-            if (t->killed) continue;
-            if (t->stop == SCHED__STOP_NONE) t->stop = SCHED__STOP_USER;
-            kill_trial(L, t);
-        }
-    }
-    while (L->ntimers > 0 && L->timers[0].at <= now) {
-        struct sched__timer e = timer_pop(L);
-        struct sched__trial *t = &L->t[e.idx];
-        if (t->status != SCHED_TRIAL_RUNNING || !t->started || t->gen != e.gen) continue;
-        trial_timers(L, t, now);
-    }
-    return L->ntimers > 0 ? fmin(wake, L->timers[0].at) : wake;
-}
-
 int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
 {
     if (L->ended) return 0;
@@ -527,13 +355,13 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
     if (L->running == 0 && (L->stopping || (L->next >= L->n && L->nretry == 0))) {
         batch_commit(L, 1);
         L->ended = 1;
-        report(L, 1);
+        sched__report(L, 1);
         if (!L->fatal) return 0;
         snprintf(err, errlen, "%s", L->fatal_msg);
         return SCHED_EINVAL;
     }
     double now = sched__now(L);
-    double wake = run_timers(L, now, now + timeout);
+    double wake = sched__run_timers(L, now, now + timeout);
     if (L->o->report && L->o->report_every_s > 0)
         wake = fmin(wake, L->last_report + L->o->report_every_s);
     if (!L->stopping) wake = fmin(wake, budget_end);
@@ -547,41 +375,12 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
 
     batch_begin(L);
     now = sched__now(L);
-    run_timers(L, now, now);
+    sched__run_timers(L, now, now);
     if (L->fatal || L->stopping) stop_running(L);
     batch_commit(L, 0);
     if (L->o->report && L->o->report_every_s > 0 && now - L->last_report >= L->o->report_every_s)
-        report(L, 0);
+        sched__report(L, 0);
     return 1;
-}
-
-void sched_loop_result(const sched_loop_t *L, sched_run_result_t *res)
-{
-    memset(res, 0, sizeof *res);
-    res->interrupted = L->stopping && !L->fatal && L->stop_signal != 0;
-    res->signal = L->stop_signal;
-    res->best_trial = -1;
-    res->best_metric = NAN;
-    for (size_t i = 0; i < L->n; i++) {
-        const struct sched__trial *t = &L->t[i];
-        if (t->status == SCHED_TRIAL_TERMINATED) res->terminated++;
-        if (t->status == SCHED_TRIAL_ERROR) res->errored++;
-        if (t->status == SCHED_TRIAL_PAUSED) res->paused++;
-        if (t->early_stopped) res->early_stopped++;
-        if (sched__better(L->set->mode == SPACE_MODE_MAX, t->last_metric, res->best_metric)) {
-            res->best_metric = t->last_metric;
-            res->best_trial = t->no;
-        }
-    }
-    res->ended_by = L->ended_by;
-    res->end_trial = L->end_trial;
-    snprintf(res->end_msg, sizeof res->end_msg, "%s", L->end_msg);
-    snprintf(res->end_detail, sizeof res->end_detail, "%s", L->end_detail);
-    res->buffered = L->buffered;
-    res->buffered_trial = L->buffered_trial;
-    snprintf(res->bad_example, sizeof res->bad_example, "%s", L->bad_example);
-    res->bad_trial = L->bad_trial;
-    snprintf(res->notice, sizeof res->notice, "%s", L->notice);
 }
 
 /* ---- a real run: signals and turns ------------------------------------------------------ */

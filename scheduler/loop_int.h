@@ -1,7 +1,8 @@
-/* loop_int.h: the event loop's state, shared by its three files: loop.c (the handle and
- * its turn), life.c (a trial's life: created, launched, stopped, ended, retried, resumed)
- * and result.c (the per-result path: record, decide, word the reason). Not for anything
- * outside scheduler/ (sched.h is the API). */
+/* loop_int.h: the event loop's state, shared by its files: loop.c (the handle and its
+ * turn), life.c (a trial's life: created, launched, stopped, ended, retried, resumed),
+ * result.c (the per-result path: record, decide, word the reason), timers.c (the timer
+ * heap) and report.c (snapshots and the outcome). Not for anything outside scheduler/
+ * (sched.h is the API). */
 #ifndef TUNE_LOOP_INT_H
 #define TUNE_LOOP_INT_H
 
@@ -152,6 +153,12 @@ void sched__escape_quote(const char *s, size_t len, char *out, size_t n, size_t 
 /* Records a decision row (a failure goes to sched__fail). */
 void sched__add_decision(struct sched_loop *L, const store_decision_t *sd);
 void sched__update_row(struct sched_loop *L, struct sched__trial *t, const store_trial_update_t *u);
+
+/* timers.c: fires the timers due at `now` and returns the time of the nearest one ahead
+ * (or `wake`, if sooner); the second Ctrl-C kills every running trial once. */
+double sched__run_timers(struct sched_loop *L, double now, double wake);
+/* report.c: calls the report callback with a snapshot (final: the last one). */
+void sched__report(struct sched_loop *L, int final);
 
 /* life.c */
 int sched__create_trials(struct sched_loop *L, char *err, size_t errlen);
