@@ -94,6 +94,10 @@ int cli_cmd_rm(int argc, char **argv);
 char *cli_escape_mem(const char *s, size_t n);
 char *cli_escape_text(const char *s); /* NULL is "" */
 
+/* --help or -h among the arguments (before any "--"): prints usage on stdout and returns
+ * 1 (the command then exits 0), else 0. */
+int cli_help(int argc, char **argv, const char *usage);
+
 /* Prints "tune: " + message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

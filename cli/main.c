@@ -48,21 +48,13 @@ static const char usage_text[] =
 /* Finds the value of --db in argv (shared by every command). */
 const char *cli_db_path(int argc, char **argv);
 
-static int want_help(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
-    return 0;
-}
-
 /* ---- validate ------------------------------------------------------------------- */
 int cli_cmd_validate(int argc, char **argv)
 {
-    if (want_help(argc, argv)) {
-        printf("usage: tune validate SPACE.json [-n N]\n"
-               "  checks the file and prints the first N configurations (default 5)\n");
+    if (cli_help(argc, argv,
+                 "usage: tune validate SPACE.json [-n N]\n"
+                 "  checks the file and prints the first N configurations (default 5)\n"))
         return CLI_EXIT_OK;
-    }
     const char *file = NULL;
     long show = 5;
     for (int i = 1; i < argc; i++) {

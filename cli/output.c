@@ -330,3 +330,13 @@ void cli_mode_note(const cli_exp_t *e)
             e->metric, e->exp_metric ? e->exp_metric : "none", e->mode_max ? "higher" : "lower",
             e->mode_max ? "min" : "max");
 }
+
+int cli_help(int argc, char **argv, const char *usage)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            return 1;
+        }
+    return 0;
+}

@@ -69,16 +69,6 @@ static int parse_args(int argc, char **argv, struct args *a, int need_pos, const
     return 0;
 }
 
-static int help(int argc, char **argv, const char *usage)
-{
-    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage, stdout);
-            return 1;
-        }
-    return 0;
-}
-
 static store_t *open_ro(int argc, char **argv)
 {
     char err[1024];
@@ -348,7 +338,7 @@ int cli_cmd_ls(int argc, char **argv)
         "usage: tune ls [--db PATH] [--json|--csv]\n"
         "  every experiment; its best trial as `tune best` picks it, by each trial's\n"
         "  last result (Ray Tune's default scope)\n";
-    if (help(argc, argv, usage)) return CLI_EXIT_OK;
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
     if (parse_args(argc, argv, &a, -1, usage)) return CLI_EXIT_USAGE;
     store_t *st = open_ro(argc, argv);
@@ -398,7 +388,7 @@ int cli_cmd_trials(int argc, char **argv)
         "  NAME may be left out when the database holds one experiment.\n"
         "  --sort KEY: by a column or parameter (ascending, -KEY descending); `metric`\n"
         "  sorts by the last metric, best first\n";
-    if (help(argc, argv, usage)) return CLI_EXIT_OK;
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
     if (parse_args(argc, argv, &a, 0, usage)) return CLI_EXIT_USAGE;
     store_t *st = open_ro(argc, argv);
@@ -472,7 +462,7 @@ int cli_cmd_best(int argc, char **argv)
         "  the best trial by the experiment's metric and mode: by each trial's last result\n"
         "  (scope last, as Ray Tune's default) or its best result (scope all).\n"
         "  NAME may be left out when the database holds one experiment\n";
-    if (help(argc, argv, usage)) return CLI_EXIT_OK;
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
     if (parse_args(argc, argv, &a, 0, usage)) return CLI_EXIT_USAGE;
     store_t *st = open_ro(argc, argv);
@@ -548,7 +538,7 @@ int cli_cmd_query(int argc, char **argv)
     static const char usage[] =
         "usage: tune query \"SELECT ...\" [--db PATH] [--json|--csv]\n"
         "  any read-only SQL; the schema and example queries are in docs/schema.md\n";
-    if (help(argc, argv, usage)) return CLI_EXIT_OK;
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
     if (parse_args(argc, argv, &a, 1, usage)) return CLI_EXIT_USAGE;
     store_t *st = open_ro(argc, argv);
@@ -568,7 +558,7 @@ int cli_cmd_export(int argc, char **argv)
         "  configuration (CSV: one config/NAME column per parameter; JSON: \"config\"), then\n"
         "  the result's keys. NAME may be left out when the database holds one experiment.\n"
         "  --table: the learning curves in the simulator's table format (docs/simulate.md)\n";
-    if (help(argc, argv, usage)) return CLI_EXIT_OK;
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--table") == 0) return cli_cmd_export_table(argc, argv);
     struct args a;

@@ -372,11 +372,7 @@ int cli_cmd_report(int argc, char **argv)
         "  --mode: which way --metric is better (default: the experiment's mode for its own\n"
         "  metric; for another metric a guess from its name, which is said). Rung cutoffs\n"
         "  are drawn only on the metric the scheduler judged\n";
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage, stdout);
-            return CLI_EXIT_OK;
-        }
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     const char *db = cli_db_path(argc, argv), *name = NULL, *outp = NULL, *metric = NULL;
     unsigned mode = 0;
     int opts = 1;

@@ -838,11 +838,7 @@ static int ask_yes(const char *question)
 
 int cli_cmd_run(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(run_usage, stdout);
-            return CLI_EXIT_OK;
-        }
+    if (cli_help(argc, argv, run_usage)) return CLI_EXIT_OK;
     struct run_opts ro;
     const char *file;
     if (parse_run_opts(argc, argv, &ro, &file) != 0) return CLI_EXIT_USAGE;
@@ -945,11 +941,7 @@ out:
 /* `tune resume NAME` and `tune extend NAME N` (more > 0). */
 static int resume_named(int argc, char **argv, int extend)
 {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(run_usage, stdout);
-            return CLI_EXIT_OK;
-        }
+    if (cli_help(argc, argv, run_usage)) return CLI_EXIT_OK;
     struct run_opts ro;
     const char *name;
     long more = 0;

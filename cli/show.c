@@ -137,16 +137,6 @@ static int parse_view(int argc, char **argv, int maxpos, const char *usage, stru
     return 0;
 }
 
-static int want_help(int argc, char **argv, const char *usage)
-{
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage, stdout);
-            return 1;
-        }
-    return 0;
-}
-
 /* The terminal's width: the tty's size, else $COLUMNS, else 80. */
 static int term_width(void)
 {
@@ -354,7 +344,7 @@ int cli_cmd_plot(int argc, char **argv)
         "  terminal chart; NAME may be left out when the database holds one experiment.\n"
         "  --mode: which way the metric is better (default: the experiment's mode for its\n"
         "  metric; for another metric a guess from its name, which is said)\n";
-    if (want_help(argc, argv, usage)) return CLI_EXIT_OK;
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct view_opts o;
     if (parse_view(argc, argv, 1, usage, &o)) return CLI_EXIT_USAGE;
     const char *name = o.npos ? o.pos[0] : o.experiment;
@@ -531,7 +521,7 @@ int cli_cmd_show(int argc, char **argv)
         "  times, last and best metric, its learning curve and the tail of its logs.\n"
         "  TRIAL is a number (3) or a name (trial_00003); EXPERIMENT may be left out when\n"
         "  the database holds one experiment\n";
-    if (want_help(argc, argv, usage)) return CLI_EXIT_OK;
+    if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct view_opts o;
     if (parse_view(argc, argv, 2, usage, &o)) return CLI_EXIT_USAGE;
     if (o.npos == 0) {

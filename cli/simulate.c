@@ -254,11 +254,7 @@ static double real_s(void)
 
 int cli_cmd_simulate(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(sim_usage, stdout);
-            return CLI_EXIT_OK;
-        }
+    if (cli_help(argc, argv, sim_usage)) return CLI_EXIT_OK;
     struct sim_args a;
     if (parse_sim_args(argc, argv, &a) != 0) return CLI_EXIT_USAGE;
     char err[1024];
