@@ -98,6 +98,10 @@ char *cli_escape_text(const char *s); /* NULL is "" */
  * 1 (the command then exits 0), else 0. */
 int cli_help(int argc, char **argv, const char *usage);
 
+/* Opens the database read-only, as every reading command does; prints the error and
+ * returns NULL when it cannot. Closed with store_close. */
+store_t *cli_open_ro(const char *db);
+
 /* Prints "tune: " + message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -340,3 +340,14 @@ int cli_help(int argc, char **argv, const char *usage)
         }
     return 0;
 }
+
+store_t *cli_open_ro(const char *db)
+{
+    char err[1024];
+    store_t *st = NULL;
+    if (store_open(db, STORE_OPEN_READONLY, &st, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return NULL;
+    }
+    return st;
+}

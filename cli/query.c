@@ -69,17 +69,6 @@ static int parse_args(int argc, char **argv, struct args *a, int need_pos, const
     return 0;
 }
 
-static store_t *open_ro(int argc, char **argv)
-{
-    char err[1024];
-    store_t *st = NULL;
-    if (store_open(cli_db_path(argc, argv), STORE_OPEN_READONLY, &st, err, sizeof err) != 0) {
-        cli_error("%s", err);
-        return NULL;
-    }
-    return st;
-}
-
 /* The experiment a command means: the one named, or the only one in the database. On
  * success *name is a new string; else the error is printed and the exit status returned. */
 static int pick_experiment(store_t *st, const char *given, const char *db, char **name)
@@ -341,7 +330,7 @@ int cli_cmd_ls(int argc, char **argv)
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
     if (parse_args(argc, argv, &a, -1, usage)) return CLI_EXIT_USAGE;
-    store_t *st = open_ro(argc, argv);
+    store_t *st = cli_open_ro(cli_db_path(argc, argv));
     if (!st) return CLI_EXIT_FAIL;
     /* The best trial by last result, as `tune best`, the run's summary and the report
      * name it (experiment_summary's best_metric is the best of any result, scope all):
@@ -391,7 +380,7 @@ int cli_cmd_trials(int argc, char **argv)
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
     if (parse_args(argc, argv, &a, 0, usage)) return CLI_EXIT_USAGE;
-    store_t *st = open_ro(argc, argv);
+    store_t *st = cli_open_ro(cli_db_path(argc, argv));
     if (!st) return CLI_EXIT_FAIL;
     char *name = NULL;
     int rc = pick_experiment(st, a.pos, cli_db_path(argc, argv), &name);
@@ -465,7 +454,7 @@ int cli_cmd_best(int argc, char **argv)
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
     if (parse_args(argc, argv, &a, 0, usage)) return CLI_EXIT_USAGE;
-    store_t *st = open_ro(argc, argv);
+    store_t *st = cli_open_ro(cli_db_path(argc, argv));
     if (!st) return CLI_EXIT_FAIL;
     char *name = NULL;
     int rc = pick_experiment(st, a.pos, cli_db_path(argc, argv), &name);
@@ -541,7 +530,7 @@ int cli_cmd_query(int argc, char **argv)
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
     if (parse_args(argc, argv, &a, 1, usage)) return CLI_EXIT_USAGE;
-    store_t *st = open_ro(argc, argv);
+    store_t *st = cli_open_ro(cli_db_path(argc, argv));
     if (!st) return CLI_EXIT_FAIL;
     int rc = print_rows(st, a.pos, NULL, 0, a.fmt, NULL);
     store_close(st);
@@ -567,7 +556,7 @@ int cli_cmd_export(int argc, char **argv)
         cli_error("export: say --csv or --json");
         return CLI_EXIT_USAGE;
     }
-    store_t *st = open_ro(argc, argv);
+    store_t *st = cli_open_ro(cli_db_path(argc, argv));
     if (!st) return CLI_EXIT_FAIL;
     char *name = NULL;
     int rc = pick_experiment(st, a.pos, cli_db_path(argc, argv), &name);

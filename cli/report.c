@@ -417,11 +417,8 @@ int cli_cmd_report(int argc, char **argv)
         }
     }
     char err[1024];
-    store_t *st = NULL;
-    if (store_open(db, STORE_OPEN_READONLY, &st, err, sizeof err) != 0) {
-        cli_error("%s", err);
-        return CLI_EXIT_FAIL;
-    }
+    store_t *st = cli_open_ro(db);
+    if (!st) return CLI_EXIT_FAIL;
     char *picked = NULL;
     cli_exp_t *e = NULL;
     int rc = cli_exp_pick(st, db, name, &picked, err, sizeof err);

@@ -154,12 +154,8 @@ static int open_exp(const struct view_opts *o, const char *name, const char *tri
                     store_t **st, cli_exp_t **e)
 {
     char err[1024];
-    *st = NULL;
     *e = NULL;
-    if (store_open(o->db, STORE_OPEN_READONLY, st, err, sizeof err) != 0) {
-        cli_error("%s", err);
-        return CLI_EXIT_FAIL;
-    }
+    if (!(*st = cli_open_ro(o->db))) return CLI_EXIT_FAIL;
     char *picked = NULL;
     int rc = cli_exp_pick(*st, o->db, name, &picked, err, sizeof err);
     if (rc == 0)

@@ -262,11 +262,8 @@ int cli_cmd_export_table(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     char err[1024];
-    store_t *st = NULL;
-    if (store_open(db, STORE_OPEN_READONLY, &st, err, sizeof err) != 0) {
-        cli_error("%s", err);
-        return CLI_EXIT_FAIL;
-    }
+    store_t *st = cli_open_ro(db);
+    if (!st) return CLI_EXIT_FAIL;
     int64_t id;
     int rc = store_experiment_find(st, name, &id, err, sizeof err);
     if (rc == STORE_NOTFOUND) {
