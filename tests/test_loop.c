@@ -284,6 +284,23 @@ static int drive(struct rig *r, sched_loop_t *L, double stop_at, double hard_at,
     return rc;
 }
 
+/* The common case: a loop over the rig, turned to its end (Ctrl-C at stop_at and again at
+ * hard_at when > 0), its outcome in *res (may be NULL). Returns the last turn's code, or
+ * -100 when the loop cannot be built. */
+static int run_to_end(struct rig *r, double stop_at, double hard_at, sched_run_result_t *res)
+{
+    sched_loop_t *L = NULL;
+    char err[512];
+    if (sched_loop_new(&r->o, &L, err, sizeof err) != 0) {
+        fprintf(stderr, "sched_loop_new: %s\n", err);
+        return -100;
+    }
+    int rc = drive(r, L, stop_at, hard_at, NULL);
+    if (res) sched_loop_result(L, res);
+    sched_loop_free(L);
+    return rc;
+}
+
 static long long q(struct rig *r, const char *sql)
 {
     return testdb_int(r->db, sql);
@@ -334,11 +351,7 @@ TEST(a_failed_attempt_is_retried_up_to_max_failures)
     struct rig r;
     REQUIRE(rig_open(&r, "retry", SPACE("retry", "\"num_samples\": 2, \"max_failures\": 1"), s,
                      1) == 0);
-    sched_loop_t *L = NULL;
-    char err[512];
-    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
-    sched_loop_free(L);
+    CHECK_EQ_INT(run_to_end(&r, 0, 0, NULL), 0);
     CHECK_EQ_INT(r.x.starts, 4); /* each trial twice */
     CHECK_EQ_INT(q(&r, "SELECT attempt FROM trials WHERE trial_no = 0"), 2);
     CHECK_EQ_INT(q(&r, "SELECT status = 'TERMINATED' FROM trials WHERE trial_no = 0"), 1);
@@ -355,11 +368,7 @@ TEST(a_silent_trial_times_out_on_the_loops_clock)
     s[0] = (struct script){.results = 10, .period = 1, .silent_after = 2, .loss0 = 1};
     struct rig r;
     REQUIRE(rig_open(&r, "silent", SPACE("silent", "\"result_timeout_s\": 30"), s, 1) == 0);
-    sched_loop_t *L = NULL;
-    char err[512];
-    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
-    sched_loop_free(L);
+    CHECK_EQ_INT(run_to_end(&r, 0, 0, NULL), 0);
     /* stopped when 30 virtual seconds passed after its last result at 2 s, not before */
     CHECK(r.clock.t >= 32 && r.clock.t < 33);
     CHECK_EQ_INT(q(&r, "SELECT status = 'ERROR' FROM trials"), 1);
@@ -375,11 +384,7 @@ TEST(a_trial_past_its_time_limit_is_an_error)
     s[0] = (struct script){.results = 100, .period = 1, .loss0 = 1};
     struct rig r;
     REQUIRE(rig_open(&r, "limit", SPACE("limit", "\"trial_time_limit_s\": 10.5"), s, 1) == 0);
-    sched_loop_t *L = NULL;
-    char err[512];
-    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
-    sched_loop_free(L);
+    CHECK_EQ_INT(run_to_end(&r, 0, 0, NULL), 0);
     CHECK(r.clock.t >= 10.5 && r.clock.t < 12);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM results"), 10);
     CHECK_EQ_INT(q(&r, "SELECT error LIKE 'ran past trial_time_limit_s (10.5 s)%' FROM trials"), 1);
@@ -396,13 +401,8 @@ TEST(the_experiments_time_budget_ends_it_on_the_loops_clock)
                      SPACE("xbudget", "\"num_samples\": 6, \"max_concurrent\": 2, "
                                       "\"time_budget_s\": 15, \"stop_grace_s\": 1"),
                      s, 1) == 0);
-    sched_loop_t *L = NULL;
-    char err[512];
-    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
     sched_run_result_t res;
-    sched_loop_result(L, &res);
-    sched_loop_free(L);
+    CHECK_EQ_INT(run_to_end(&r, 0, 0, &res), 0);
     /* trials 0, 1 ran 10 s; 2, 3 were cut at 15 s; 4, 5 never started */
     CHECK_EQ_INT(res.ended_by, SCHED_END_BUDGET);
     CHECK(r.clock.t >= 15 && r.clock.t < 16);
@@ -432,13 +432,8 @@ TEST(asha_stops_trials_and_one_that_ignores_sigterm_is_killed_after_the_grace)
                                    "{\"type\": \"asha\", \"max_t\": 9, \"grace_period\": 1, "
                                    "\"reduction_factor\": 3}"),
                      s, 1) == 0);
-    sched_loop_t *L = NULL;
-    char err[512];
-    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
     sched_run_result_t res;
-    sched_loop_result(L, &res);
-    sched_loop_free(L);
+    CHECK_EQ_INT(run_to_end(&r, 0, 0, &res), 0);
     CHECK_EQ_INT(res.early_stopped, 3);
     CHECK_EQ_INT(res.terminated, 4);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE action = 'stop'"), 3);
@@ -460,13 +455,8 @@ TEST(ctrl_c_pauses_running_trials_and_resume_finishes_the_experiment)
     const char *text = SPACE("resume", "\"num_samples\": 4, \"max_concurrent\": 2");
     struct rig r;
     REQUIRE(rig_open(&r, "resume", text, s, 1) == 0);
-    sched_loop_t *L = NULL;
-    char err[512];
-    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive(&r, L, 2.5, 0, NULL), 0);
     sched_run_result_t res;
-    sched_loop_result(L, &res);
-    sched_loop_free(L);
+    CHECK_EQ_INT(run_to_end(&r, 2.5, 0, &res), 0);
     CHECK_EQ_INT(res.interrupted, 1);
     CHECK_EQ_INT(res.signal, SIGINT);
     CHECK_EQ_INT(res.paused, 2);
@@ -478,10 +468,7 @@ TEST(ctrl_c_pauses_running_trials_and_resume_finishes_the_experiment)
 
     /* resume: the paused trials start again as attempt 2, the pending ones run, all end */
     REQUIRE(rig_open(&r, "resume", text, s, 0) == 0);
-    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
-    sched_loop_result(L, &res);
-    sched_loop_free(L);
+    CHECK_EQ_INT(run_to_end(&r, 0, 0, &res), 0);
     CHECK_EQ_INT(res.interrupted, 0);
     CHECK_EQ_INT(res.terminated, 4);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE attempt = 2"), 2);
@@ -495,11 +482,7 @@ TEST(a_second_ctrl_c_kills_at_once)
     s[0] = (struct script){.results = 50, .period = 1, .ignore_term = 1, .loss0 = 1};
     struct rig r;
     REQUIRE(rig_open(&r, "hard", SPACE("hard", "\"stop_grace_s\": 100"), s, 1) == 0);
-    sched_loop_t *L = NULL;
-    char err[512];
-    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive(&r, L, 3, 4, NULL), 0);
-    sched_loop_free(L);
+    CHECK_EQ_INT(run_to_end(&r, 3, 4, NULL), 0);
     CHECK(r.clock.t < 5); /* not after the 100 s grace */
     CHECK_EQ_INT(q(&r, "SELECT status = 'PAUSED' FROM trials"), 1);
     CHECK_EQ_INT(q(&r, "SELECT exit_signal FROM trials"), SIGKILL);
@@ -540,11 +523,7 @@ TEST(a_turns_results_are_committed_together_at_its_end)
     REQUIRE(rig_open(&r, "turn_txn", SPACE("turn_txn", "\"num_samples\": 1"), s, 1) == 0);
     r.x.peek_db = r.db;
     r.x.seen_extra = -1;
-    sched_loop_t *L = NULL;
-    char err[512];
-    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
-    sched_loop_free(L);
+    CHECK_EQ_INT(run_to_end(&r, 0, 0, NULL), 0);
     CHECK_EQ_INT(r.x.seen_extra, 0); /* never the line just delivered */
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM results"), 3);
     rig_close(&r);
