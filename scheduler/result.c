@@ -180,9 +180,19 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     if (d.judged) {
         const char *action = d.action == SCHED_STOP       ? "stop"
                              : d.action == SCHED_COMPLETE ? "complete"
+                             : d.action == SCHED_PAUSE    ? "pause"
                                                           : "continue";
         char reason[160];
-        if (d.rung < 0 && d.action != SCHED_COMPLETE)
+        if (d.action == SCHED_PAUSE && d.rung >= 0)
+            snprintf(reason, sizeof reason,
+                     "reached rung %d (milestone %g): paused until it is in the rung's top 1/rf",
+                     d.rung, d.milestone);
+        else if (d.action == SCHED_PAUSE)
+            snprintf(reason, sizeof reason,
+                     "worse than the median: best %g vs median %g of other trials; paused "
+                     "(hard_stop false)",
+                     d.value, d.cutoff);
+        else if (d.rung < 0 && d.action != SCHED_COMPLETE)
             snprintf(reason, sizeof reason, "%s: best %g vs median %g of other trials",
                      d.action == SCHED_STOP ? "worse than the median" : "not worse than the median",
                      d.value, d.cutoff);
@@ -223,6 +233,10 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     }
     if (d.action == SCHED_COMPLETE) {
         sched__request_stop(L, t, SCHED__STOP_COMPLETE);
+        return;
+    }
+    if (d.action == SCHED_PAUSE) {
+        sched__request_stop(L, t, SCHED__STOP_PAUSE);
         return;
     }
     int k = stop_reached(L, in);
