@@ -133,6 +133,8 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
     t->started_at = t->last_result_at = sched__now(L);
     t->first_result_at = 0;
     t->term_sent = 0;
+    free(t->named_ckpt);
+    t->named_ckpt = NULL;
     snprintf(t->exec_id, sizeof t->exec_id, "%s", st.exec_id ? st.exec_id : "");
     snprintf(t->node, sizeof t->node, "%s", st.node ? st.node : "");
     sched_slice_format(L->o->pool, &slice, t->slice_str, sizeof t->slice_str);
@@ -370,7 +372,10 @@ static void pause_ended(struct sched_loop *L, struct sched__trial *t, const sche
     char buf[4200];
     free(t->resume_from);
     t->resume_from = NULL;
-    if (x->ops->checkpoint) {
+    if (t->named_ckpt) {
+        t->resume_from = t->named_ckpt; /* the trial's own word comes first */
+        t->named_ckpt = NULL;
+    } else if (x->ops->checkpoint) {
         if (x->ops->checkpoint(x->self, t->no, buf, sizeof buf) == 0) t->resume_from = strdup(buf);
     } else {
         t->resume_from = find_checkpoint(t->dir);
@@ -640,6 +645,8 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
          * before the crash, but had not ended yet, stays stopped. */
         if (d.action == SCHED_STOP) t->stop = SCHED__STOP_EARLY;
         if (d.action == SCHED_COMPLETE) t->stop = SCHED__STOP_COMPLETE;
+        /* paused by the policy at its last result: it waits for choose_next again */
+        t->policy_paused = d.action == SCHED_PAUSE;
         /* the searcher too sees every result again in arrival order */
         if (c->L->searcher &&
             space_searcher_observe(c->L->searcher, (size_t)t->no, r->time_value, r->metric) != 0) {
@@ -728,6 +735,17 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
             if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
             sched_on_trial_complete(L->policy, t->no);
             sched__searcher_end(L, t);
+        } else if ((t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) &&
+                   t->policy_paused) {
+            /* The policy had paused it: paused again, resumed when the policy chooses it. */
+            char dir[4096];
+            snprintf(dir, sizeof dir, "%s/%s", o->results_dir, t->name);
+            t->resume_from = find_checkpoint(dir);
+            t->status = SCHED_TRIAL_PAUSED;
+            t->slice_str[0] = 0;
+            store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PAUSED"};
+            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
+            L->paused[L->npaused++] = i;
         } else if (t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) {
             /* Interrupted mid-run: a new attempt, from its checkpoint where there is one. */
             char dir[4096];
@@ -831,6 +849,7 @@ void sched__free_trials(struct sched_loop *L)
         free(t->error);
         free(t->dir);
         free(t->resume_from);
+        free(t->named_ckpt);
     }
     free(L->retry);
     free(L->run);

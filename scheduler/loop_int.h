@@ -67,6 +67,8 @@ struct sched__trial {
     int failures;      /* failed attempts so far */
     char *resume_from; /* checkpoint handed to the next attempt (TUNE_RESUME_FROM) */
     int carry;         /* results of the attempt before, up to the checkpoint, to carry over */
+    char *named_ckpt;  /* the last "checkpoint" a result of this attempt named, or NULL */
+    int policy_paused; /* resume: the policy's replayed decision on its last result was PAUSE */
 };
 
 struct sched_loop {

@@ -118,6 +118,27 @@ static int ignores_results(const struct sched__trial *t)
     return t->stop != SCHED__STOP_NONE && t->stop != SCHED__STOP_USER;
 }
 
+/* A result may name the checkpoint it wrote ("checkpoint": "path", relative to the trial's
+ * directory unless absolute): a pause resumes from it (docs/pbt.md). Only lines that
+ * mention the key are parsed again, so the common path pays one memmem. */
+static void note_checkpoint(struct sched__trial *t, const char *json, size_t len)
+{
+    if (!memmem(json, len, "\"checkpoint\"", 12)) return;
+    cJSON *r = NULL;
+    if (trial_result_parse(json, len, &r) != 1) return;
+    const char *p = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "checkpoint"));
+    if (p && *p) {
+        char buf[8400];
+        if (p[0] == '/' || !t->dir)
+            snprintf(buf, sizeof buf, "%s", p);
+        else
+            snprintf(buf, sizeof buf, "%s/%s", t->dir, p);
+        free(t->named_ckpt);
+        t->named_ckpt = strdup(buf);
+    }
+    cJSON_Delete(r);
+}
+
 /* One result of trial t: recorded, counted and judged. */
 static void on_result(struct sched_loop *L, struct sched__trial *t, const struct result_in *in)
 {
@@ -157,6 +178,7 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     L->results++;
     t->iters++;
     t->reported = 1;
+    note_checkpoint(t, in->json, in->json_len);
     t->last_time = tv;
     t->last_metric = m;
     t->last_result_at = L->rx_now;

@@ -63,6 +63,7 @@ struct sexec {
     const struct script *scripts;
     struct strial t[MAX_T];
     int running, max_running, nstarts;
+    int name_ckpt; /* results name their checkpoint: "checkpoint": "ck_<iteration>" */
     struct start_rec starts[256];
 };
 
@@ -79,7 +80,13 @@ static int s_start(void *self, const sched_start_t *s, sched_started_t *out, cha
     t->running = 1;
     t->started = x->clock->t;
     t->end_at = INFINITY;
-    if (s->resume_from) sscanf(s->resume_from, "iteration:%d", &t->from);
+    if (s->resume_from) {
+        const char *k = strstr(s->resume_from, "ck_");
+        if (k)
+            sscanf(k, "ck_%d", &t->from);
+        else
+            sscanf(s->resume_from, "iteration:%d", &t->from);
+    }
     t->sent = t->from;
     if (x->nstarts < 256) {
         struct start_rec *r = &x->starts[x->nstarts];
@@ -146,8 +153,13 @@ static int s_wait(void *self, double timeout, int wake_fd, const sched_events_t 
     if (best_res) {
         t->sent++;
         char line[256];
-        int n = snprintf(line, sizeof line, "{\"training_iteration\": %d, \"loss\": %.17g}",
-                         t->sent, x->scripts[best].loss0 / t->sent);
+        int n = x->name_ckpt
+                    ? snprintf(line, sizeof line,
+                               "{\"training_iteration\": %d, \"loss\": %.17g, "
+                               "\"checkpoint\": \"ck_%d\"}",
+                               t->sent, x->scripts[best].loss0 / t->sent, t->sent)
+                    : snprintf(line, sizeof line, "{\"training_iteration\": %d, \"loss\": %.17g}",
+                               t->sent, x->scripts[best].loss0 / t->sent);
         ev->line(ud, best, line, (size_t)n, 0);
         return 1;
     }
@@ -198,19 +210,22 @@ struct rig {
     int64_t exp_id;
 };
 
-static int rig_open(struct rig *r, const char *name, const char *space_text,
-                    const struct script *scripts)
+/* fresh 0: the same database again, for a resume (the executor starts afresh too). */
+static int rig_reopen(struct rig *r, const char *name, const char *space_text,
+                      const struct script *scripts, int fresh)
 {
     char err[1024];
     memset(r, 0, sizeof *r);
     const char *b = getenv("TUNE_BINARY_DIR");
     snprintf(r->db, sizeof r->db, "%s/pause_%s.db", b ? b : "/tmp", name);
     char p[4200];
-    unlink(r->db);
-    snprintf(p, sizeof p, "%s-wal", r->db);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", r->db);
-    unlink(p);
+    if (fresh) {
+        unlink(r->db);
+        snprintf(p, sizeof p, "%s-wal", r->db);
+        unlink(p);
+        snprintf(p, sizeof p, "%s-shm", r->db);
+        unlink(p);
+    }
     if (space_parse(space_text, strlen(space_text), "space.json", &r->sp, err, sizeof err) != 0 ||
         store_open(r->db, 0, &r->st, err, sizeof err) != 0 ||
         sched_pool_new(NULL, 0, 64, &r->pool, err, sizeof err) != 0) {
@@ -226,7 +241,8 @@ static int rig_open(struct rig *r, const char *name, const char *space_text,
                             .scheduler = "x",
                             .results_dir = "/nonexistent",
                             .num_trials = (int64_t)space_num_trials(r->sp)};
-    if (store_experiment_create(r->st, &e, 0, &r->exp_id, err, sizeof err) != 0) {
+    if (fresh ? store_experiment_create(r->st, &e, 0, &r->exp_id, err, sizeof err)
+              : store_experiment_find(r->st, set->name, &r->exp_id, err, sizeof err)) {
         fprintf(stderr, "rig: %s\n", err);
         return -1;
     }
@@ -240,6 +256,7 @@ static int rig_open(struct rig *r, const char *name, const char *space_text,
     sched_run_opts_t o = {.space = r->sp,
                           .store = r->st,
                           .experiment_id = r->exp_id,
+                          .resume = !fresh,
                           .exec = &r->ex,
                           .pool = r->pool,
                           .results_dir = "/nonexistent/results",
@@ -247,6 +264,12 @@ static int rig_open(struct rig *r, const char *name, const char *space_text,
                           .wake_fd = -1};
     r->o = o;
     return 0;
+}
+
+static int rig_open(struct rig *r, const char *name, const char *space_text,
+                    const struct script *scripts)
+{
+    return rig_reopen(r, name, space_text, scripts, 1);
 }
 
 static void rig_close(struct rig *r)
@@ -264,6 +287,19 @@ static int drive(sched_loop_t *L)
     while ((rc = sched_loop_turn(L, 1.0, err, sizeof err)) > 0 && n < 100000)
         n++;
     if (rc < 0) fprintf(stderr, "turn: %s\n", err);
+    return rc;
+}
+
+/* Turns the loop until `at` virtual seconds, then Ctrl-C, then until it ends. */
+static int drive_stop_at(struct rig *r, sched_loop_t *L, double at)
+{
+    char err[512];
+    int rc, n = 0, stopped = 0;
+    while ((rc = sched_loop_turn(L, 1.0, err, sizeof err)) > 0 && n++ < 100000)
+        if (!stopped && r->clock.t >= at) {
+            sched_loop_stop(L, SIGINT);
+            stopped = 1;
+        }
     return rc;
 }
 
@@ -329,6 +365,75 @@ TEST(promotion_pauses_at_each_rung_and_promotes_the_best_of_the_top_1_over_rf)
                        "t.trial_no = 1 AND r.attempt = 2"),
                  3);
     CHECK_EQ_INT(q(&r, "SELECT attempt FROM trials WHERE trial_no = 1"), 2);
+    rig_close(&r);
+}
+
+/* A result that names its checkpoint ("checkpoint": "ck_1", relative to the trial's
+ * directory) is where the pause resumes from, before anything the executor knows. */
+TEST(a_checkpoint_named_by_a_result_is_where_the_trial_resumes)
+{
+    static struct script s[MAX_T];
+    static const double loss0[6] = {5, 1, 3, 4, 2, 6};
+    for (int i = 0; i < 6; i++)
+        s[i] = (struct script){.results = 3, .period = 1, .loss0 = loss0[i]};
+    struct rig r;
+    REQUIRE(rig_open(&r, "named",
+                     SPACE("named", "\"num_samples\": 6, \"max_concurrent\": 1, \"scheduler\": "
+                                    "{\"type\": \"asha\", \"variant\": \"promotion\", \"max_t\": "
+                                    "3, \"grace_period\": 1, \"reduction_factor\": 3}"),
+                     s) == 0);
+    r.x.name_ckpt = 1;
+    sched_loop_t *L = NULL;
+    char err[512];
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    CHECK_EQ_INT(drive(L), 0);
+    sched_loop_free(L);
+    REQUIRE(r.x.nstarts == 8);
+    CHECK_EQ_INT(r.x.starts[3].no, 1);
+    CHECK_STR(r.x.starts[3].resume_from, "/nonexistent/results/trial_00001/ck_1");
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 6);
+    rig_close(&r);
+}
+
+/* Ctrl-C during a promotion run: paused trials stay PAUSED; tune resume puts the ones the
+ * policy had paused back among the paused (not relaunched at once) and the run ends as an
+ * uninterrupted one does: the best of rung 0 promoted, everything TERMINATED. */
+TEST(ctrl_c_keeps_paused_trials_and_resume_promotes_as_before)
+{
+    static struct script s[MAX_T];
+    static const double loss0[6] = {5, 1, 3, 4, 2, 6};
+    for (int i = 0; i < 6; i++)
+        s[i] = (struct script){.results = 3, .period = 1, .loss0 = loss0[i]};
+    const char *space =
+        SPACE("promo_resume", "\"num_samples\": 6, \"max_concurrent\": 1, \"scheduler\": "
+                              "{\"type\": \"asha\", \"variant\": \"promotion\", \"max_t\": 3, "
+                              "\"grace_period\": 1, \"reduction_factor\": 3}");
+    struct rig r;
+    REQUIRE(rig_open(&r, "promo_resume", space, s) == 0);
+    sched_loop_t *L = NULL;
+    char err[512];
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    CHECK_EQ_INT(drive_stop_at(&r, L, 2.5), 0); /* trials 0, 1 and 2 paused */
+    sched_loop_free(L);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'PAUSED'"), 3);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE action = 'promote'"), 0);
+    rig_close(&r);
+
+    REQUIRE(rig_reopen(&r, "promo_resume", space, s, 0) == 0);
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    CHECK_EQ_INT(drive(L), 0);
+    sched_loop_free(L);
+    /* the three trials paused at rung 0 wait as paused (none is relaunched at once): the
+     * run goes on exactly as the uninterrupted one, trial 1 promoted first */
+    static const int64_t order[] = {1, 3, 4, 5, 4};
+    CHECK_EQ_INT(r.x.nstarts, 5);
+    for (int i = 0; i < 5 && i < r.x.nstarts; i++)
+        CHECK_EQ_INT(r.x.starts[i].no, order[i]);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 6);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions d JOIN trials t ON t.id = d.trial_id WHERE "
+                       "d.action = 'promote' AND t.trial_no IN (1, 4)"),
+                 2);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE action = 'promote'"), 2);
     rig_close(&r);
 }
 
