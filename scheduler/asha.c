@@ -406,7 +406,20 @@ void sched__asha_result(sched__asha_t *a, int64_t trial, double time, double val
             r->capvals = cap;
         }
         if (rung_insert(r, reward, a->q) != 0) return;
-        r->vals[r->nvals++] = reward;
+        /* kept in descending order: the bar of the top k is vals[k - 1]. An insert moves
+         * the smaller values (memmove): fine for the rungs a promotion run fills (a rung of
+         * 1e5 values moves under a millisecond); not for millions. */
+        size_t lo2 = 0, hi2 = r->nvals;
+        while (lo2 < hi2) {
+            size_t mid = lo2 + (hi2 - lo2) / 2;
+            if (r->vals[mid] >= reward)
+                lo2 = mid + 1;
+            else
+                hi2 = mid;
+        }
+        memmove(r->vals + lo2 + 1, r->vals + lo2, (r->nvals - lo2) * sizeof *r->vals);
+        r->vals[lo2] = reward;
+        r->nvals++;
         w[lo / 64] |= bit;
         t->paused_at = lo;
         t->paused_reward = reward;
@@ -419,7 +432,7 @@ void sched__asha_result(sched__asha_t *a, int64_t trial, double time, double val
 
 /* The promotion variant's rule (see the top of the file). Pure: the trial leaves its
  * rung's paused set by resuming (the loop drops it from its list), so a slice that could
- * not be had changes nothing. O(paused x recorded) per call. */
+ * not be had changes nothing. O(paused trials) per call. */
 long sched__asha_choose_next(sched__asha_t *a, const int64_t *paused, size_t n, size_t pending,
                              sched_decision_t *why)
 {
@@ -434,11 +447,9 @@ long sched__asha_choose_next(sched__asha_t *a, const int64_t *paused, size_t n, 
         const struct atrial *t = &a->trials[ix];
         if (t->done || t->paused_at < 0) continue;
         const struct rung *r = &a->brackets[t->bracket].rungs[t->paused_at];
-        size_t k = (size_t)floor((double)r->nvals / a->rf), above = 0;
-        if (k == 0) continue;
-        for (size_t j = 0; j < r->nvals; j++)
-            above += r->vals[j] > t->paused_reward;
-        if (above >= k) continue;
+        size_t k = (size_t)floor((double)r->nvals / a->rf);
+        /* fewer than k values above it <=> at least the k-th best */
+        if (k == 0 || t->paused_reward < r->vals[k - 1]) continue;
         if (r->milestone > best_ms || (r->milestone == best_ms && t->paused_reward > best_reward)) {
             best = (long)i;
             best_ms = r->milestone;
@@ -452,14 +463,7 @@ long sched__asha_choose_next(sched__asha_t *a, const int64_t *paused, size_t n, 
         }
     }
     if (best >= 0) {
-        /* the bar it cleared: the smallest of the rung's top k values */
-        double kth = -INFINITY;
-        for (size_t j = 0; j < best_r->nvals; j++) {
-            size_t over = 0;
-            for (size_t m = 0; m < best_r->nvals; m++)
-                over += best_r->vals[m] > best_r->vals[j];
-            if (over < best_k && (kth == -INFINITY || best_r->vals[j] < kth)) kth = best_r->vals[j];
-        }
+        double kth = best_r->vals[best_k - 1]; /* the bar it cleared */
         why->action = SCHED_CONTINUE;
         why->value = a->sign * best_reward;
         why->cutoff = a->sign * kth;

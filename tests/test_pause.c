@@ -577,6 +577,56 @@ TEST(settings_are_checked_with_a_clear_message)
     space_free(sp);
 }
 
+/* The policy alone: promotion takes the highest rung first, then the best value, and only
+ * from the top floor(n / rf) of a rung; a tie with the bar is in. */
+TEST(asha_promotion_chooses_the_highest_rung_first_then_the_best)
+{
+    sched_opts_t o = {.type = SCHED_POLICY_ASHA,
+                      .max_t = 8,
+                      .grace_period = 1,
+                      .reduction_factor = 2,
+                      .brackets = 1,
+                      .promotion = 1};
+    sched_policy_t *p = NULL;
+    char err[256];
+    REQUIRE(sched_policy_new(&o, &p, err, sizeof err) == 0);
+    for (int64_t i = 0; i < 4; i++)
+        CHECK_EQ_INT(sched_on_trial_add(p, i), 0);
+    sched_decision_t d;
+    static const double v[4] = {1, 2, 2, 4};
+    for (int64_t i = 0; i < 4; i++) {
+        sched_on_result(p, i, 1, v[i], &d);
+        CHECK_EQ_INT(d.action, SCHED_PAUSE);
+        CHECK_EQ_INT(d.rung, 0);
+    }
+    int64_t paused[4] = {3, 2, 1, 0};
+    /* rung 0 holds 4 values, k = 2: trial 0 (1) is the best */
+    CHECK_EQ_INT(sched_policy_choose_next(p, paused, 4, 5, &d), 3);
+    CHECK_EQ_INT(d.rung, 0);
+    CHECK(d.value == 1 && d.cutoff == 2);
+    sched_on_result(p, 0, 2, 0.5, &d); /* promoted, pauses at rung 1 (1 value: k = 0) */
+    CHECK_EQ_INT(d.action, SCHED_PAUSE);
+    CHECK_EQ_INT(d.rung, 1);
+    int64_t p2[4] = {3, 2, 1, 0};
+    /* trial 0 at rung 1 is not promotable yet; at rung 0 trials 1 and 2 tie with the bar
+     * (2): the first in the list that is best wins, trial 2; trial 3 (4) never */
+    long k = sched_policy_choose_next(p, p2, 3, 0, &d);
+    CHECK(k == 1 || k == 2);
+    sched_on_result(p, p2[k], 2, 0.7, &d); /* rung 1 now holds 2 values, k = 1 */
+    int64_t p3[3] = {3, p2[k] == 2 ? 1 : 2, 0};
+    /* the highest rung first: trial 0 at rung 1 (0.5, the best there) */
+    CHECK_EQ_INT(sched_policy_choose_next(p, p3, 3, 0, &d), 2);
+    CHECK_EQ_INT(d.rung, 1);
+    /* without it, rung 0's remaining tie at the bar */
+    CHECK_EQ_INT(sched_policy_choose_next(p, p3, 2, 0, &d), 1);
+    /* trial 3 alone is below the bar: a new trial (or nothing) instead */
+    CHECK_EQ_INT(sched_policy_choose_next(p, p3, 1, 0, &d), -1);
+    /* a result at max_t completes */
+    sched_on_result(p, 0, 8, 0.1, &d);
+    CHECK_EQ_INT(d.action, SCHED_COMPLETE);
+    sched_policy_free(p);
+}
+
 /* ---- the real binary ------------------------------------------------------------------ */
 /* Real processes: synth_trial checkpoints each iteration; under the promotion variant a
  * paused trial is stopped, and its next attempt gets TUNE_RESUME_FROM naming that file and
