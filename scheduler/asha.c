@@ -45,7 +45,15 @@
  *  - Ray also feeds the final result to the bracket in on_trial_complete; our
  *    on_trial_complete carries no result, so a trial's last result is judged once.
  *  - The linear percentile is numpy's (>= 1.22) _lerp; where it would give NaN because
- *    of an infinite neighbour we take the limit (-inf below, +inf above). */
+ *    of an infinite neighbour we take the limit (-inf below, +inf above).
+ *
+ * The promotion variant (opts.promotion; Li et al., MLSys 2020, algorithm 2; Syne Tune's
+ * type="promotion"): a result that reaches a rung (not yet recorded there, below max_t)
+ * is recorded and the trial PAUSEs there. When a slice frees, choose_next promotes the
+ * paused trial at the highest rung (then the best reward) that is among the top
+ * floor(n / rf) of the n values recorded at its rung; none: a new trial. A trial is
+ * promoted from a rung once: it leaves the rung's paused set when it resumes and pauses
+ * next at a higher rung. NaN at a rung stops it, as in the stopping variant. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +75,8 @@ struct rung {
     double *low, *high;
     size_t nlow, nhigh, caplow, caphigh;
     size_t n;
+    double *vals; /* promotion variant: every reward recorded here, for ranks */
+    size_t nvals, capvals;
 };
 
 struct bracket {
@@ -79,13 +89,17 @@ struct atrial {
     int done;
     uint64_t rec;       /* bit i set: recorded at rungs[i] (brackets of <= 64 rungs) */
     uint64_t *rec_more; /* the same for brackets of more rungs */
+    int paused_at;      /* promotion: index of the rung it paused at, -1 if none */
+    double paused_reward;
 };
 
 struct sched__asha {
     double max_t;
     int keep_last_trials; /* Ray's stop_last_trials=False */
-    double sign;          /* +1 mode max, -1 mode min: reward = sign * value */
-    double q;             /* the cutoff's quantile as numpy sees it: ((1 - 1/rf) * 100) / 100 */
+    int promotion;        /* the promotion variant: pause at each rung */
+    double rf;
+    double sign; /* +1 mode max, -1 mode min: reward = sign * value */
+    double q;    /* the cutoff's quantile as numpy sees it: ((1 - 1/rf) * 100) / 100 */
     int nbrackets;
     struct bracket *brackets;
     double *cdf; /* bracket choice: cumulative softmax weights */
@@ -240,6 +254,8 @@ int sched__asha_new(const sched_opts_t *o, sched__asha_t **out, char *err, size_
     if (!a) goto nomem;
     a->max_t = o->max_t;
     a->keep_last_trials = o->keep_last_trials;
+    a->promotion = o->promotion;
+    a->rf = o->reduction_factor;
     a->sign = o->mode_max ? 1.0 : -1.0;
     /* The same float steps as Ray's (1 - 1/rf) * 100 and numpy's q / 100. */
     a->q = ((1.0 - 1.0 / o->reduction_factor) * 100.0) / 100.0;
@@ -288,7 +304,8 @@ void sched__asha_free(sched__asha_t *a)
     if (!a) return;
     for (int s = 0; a->brackets && s < a->nbrackets; s++) {
         for (int i = 0; i < a->brackets[s].nrungs; i++)
-            free(a->brackets[s].rungs[i].low), free(a->brackets[s].rungs[i].high);
+            free(a->brackets[s].rungs[i].low), free(a->brackets[s].rungs[i].high),
+                free(a->brackets[s].rungs[i].vals);
         free(a->brackets[s].rungs);
     }
     for (size_t i = 0; i < a->ntrials; i++)
@@ -319,6 +336,7 @@ int sched__asha_add(sched__asha_t *a, int64_t trial)
     struct atrial *t = &a->trials[a->ntrials];
     memset(t, 0, sizeof *t);
     t->bracket = s;
+    t->paused_at = -1;
     int nr = a->brackets[s].nrungs;
     if (nr > 64 && !(t->rec_more = calloc(((size_t)nr + 63) / 64, sizeof *t->rec_more)))
         return SCHED_ENOMEM;
@@ -378,8 +396,79 @@ void sched__asha_result(sched__asha_t *a, int64_t trial, double time, double val
         return;
     }
     double reward = a->sign * value;
+    if (a->promotion) {
+        /* Recorded, then paused until choose_next finds it in its rung's top 1/rf. */
+        if (r->nvals == r->capvals) {
+            size_t cap = r->capvals ? r->capvals * 2 : 16;
+            double *v = realloc(r->vals, cap * sizeof *v);
+            if (!v) return; /* without memory it runs on rather than wait unranked */
+            r->vals = v;
+            r->capvals = cap;
+        }
+        if (rung_insert(r, reward, a->q) != 0) return;
+        /* kept in descending order: the bar of the top k is vals[k - 1]. An insert moves
+         * the smaller values (memmove): fine for the rungs a promotion run fills (a rung of
+         * 1e5 values moves under a millisecond); not for millions. */
+        size_t lo2 = 0, hi2 = r->nvals;
+        while (lo2 < hi2) {
+            size_t mid = lo2 + (hi2 - lo2) / 2;
+            if (r->vals[mid] >= reward)
+                lo2 = mid + 1;
+            else
+                hi2 = mid;
+        }
+        memmove(r->vals + lo2 + 1, r->vals + lo2, (r->nvals - lo2) * sizeof *r->vals);
+        r->vals[lo2] = reward;
+        r->nvals++;
+        w[lo / 64] |= bit;
+        t->paused_at = lo;
+        t->paused_reward = reward;
+        out->action = SCHED_PAUSE;
+        return;
+    }
     if (r->n > 0 && reward < cutoff) out->action = SCHED_STOP;
     if (rung_insert(r, reward, a->q) == 0) w[lo / 64] |= bit;
+}
+
+/* The promotion variant's rule (see the top of the file). Pure: the trial leaves its
+ * rung's paused set by resuming (the loop drops it from its list), so a slice that could
+ * not be had changes nothing. O(paused trials) per call. */
+long sched__asha_choose_next(sched__asha_t *a, const int64_t *paused, size_t n, size_t pending,
+                             sched_decision_t *why)
+{
+    if (!a->promotion) return n > 0 && pending == 0 ? 0 : -1;
+    long best = -1;
+    double best_ms = -INFINITY, best_reward = -INFINITY;
+    const struct rung *best_r = NULL;
+    size_t best_k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t ix = sched__idmap_get(&a->ids, paused[i]);
+        if (ix == SCHED__NOIDX) continue;
+        const struct atrial *t = &a->trials[ix];
+        if (t->done || t->paused_at < 0) continue;
+        const struct rung *r = &a->brackets[t->bracket].rungs[t->paused_at];
+        size_t k = (size_t)floor((double)r->nvals / a->rf);
+        /* fewer than k values above it <=> at least the k-th best */
+        if (k == 0 || t->paused_reward < r->vals[k - 1]) continue;
+        if (r->milestone > best_ms || (r->milestone == best_ms && t->paused_reward > best_reward)) {
+            best = (long)i;
+            best_ms = r->milestone;
+            best_reward = t->paused_reward;
+            best_r = r;
+            best_k = k;
+            why->judged = 1;
+            why->bracket = t->bracket;
+            why->rung = a->brackets[t->bracket].nrungs - 1 - t->paused_at;
+            why->milestone = r->milestone;
+        }
+    }
+    if (best >= 0) {
+        double kth = best_r->vals[best_k - 1]; /* the bar it cleared */
+        why->action = SCHED_CONTINUE;
+        why->value = a->sign * best_reward;
+        why->cutoff = a->sign * kth;
+    }
+    return best;
 }
 
 void sched__asha_complete(sched__asha_t *a, int64_t trial)

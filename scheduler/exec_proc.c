@@ -128,14 +128,21 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
     snprintf(tdir, sizeof tdir, "TUNE_TRIAL_DIR=%s", s->dir);
     char resume[4200] = "";
     if (s->resume_from) snprintf(resume, sizeof resume, "TUNE_RESUME_FROM=%s", s->resume_from);
+    /* How far the scheduler lets it run (max_t in time_attr units), so that a trial that
+     * is paused and promoted (asha's promotion variant) can also stop by itself. */
+    char maxt[64] = "";
+    const space_settings_t *set = space_settings(x->sp);
+    if (set->sched.type != SPACE_SCHED_FIFO)
+        snprintf(maxt, sizeof maxt, "TUNE_MAX_T=%s", space_format_number(set->sched.max_t, nb));
     /* Python buffers stdout when it is a pipe, so a script that prints without flush
      * delivers every result at exit (ASHA then stops nothing in time): unbuffered unless
      * the user's environment says otherwise. */
-    char *env[12] = {trial_id, exp, tdir, cfg_env, cuda, num_gpus, omp, "MASTER_ADDR=127.0.0.1",
+    char *env[14] = {trial_id, exp, tdir, cfg_env, cuda, num_gpus, omp, "MASTER_ADDR=127.0.0.1",
                      port};
     int ne = 9;
     if (!getenv("PYTHONUNBUFFERED")) env[ne++] = "PYTHONUNBUFFERED=1";
     if (resume[0]) env[ne++] = resume;
+    if (maxt[0]) env[ne++] = maxt;
     env[ne] = NULL;
     char out_log[4200], err_log[4200];
     snprintf(out_log, sizeof out_log, "%s/stdout.log", s->dir);
@@ -298,10 +305,10 @@ static void proc_free(void *self)
     free(x);
 }
 
-static const sched_exec_ops_t proc_ops_local = {"local",   proc_start,   proc_signal,
-                                                proc_wait, proc_release, proc_free};
-static const sched_exec_ops_t proc_ops_slurm = {"slurm",   proc_start,   proc_signal,
-                                                proc_wait, proc_release, proc_free};
+static const sched_exec_ops_t proc_ops_local = {"local",      proc_start, proc_signal, proc_wait,
+                                                proc_release, proc_free,  NULL};
+static const sched_exec_ops_t proc_ops_slurm = {"slurm",      proc_start, proc_signal, proc_wait,
+                                                proc_release, proc_free,  NULL};
 
 int sched_exec_proc_new(struct trial_exec *tx, const struct space *sp, sched_exec_t **out,
                         char *err, size_t errlen)

@@ -133,6 +133,8 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
     t->started_at = t->last_result_at = sched__now(L);
     t->first_result_at = 0;
     t->term_sent = 0;
+    free(t->named_ckpt);
+    t->named_ckpt = NULL;
     snprintf(t->exec_id, sizeof t->exec_id, "%s", st.exec_id ? st.exec_id : "");
     snprintf(t->node, sizeof t->node, "%s", st.node ? st.node : "");
     sched_slice_format(L->o->pool, &slice, t->slice_str, sizeof t->slice_str);
@@ -361,6 +363,106 @@ static void release(struct sched_loop *L, struct sched__trial *t)
     L->t[last].run_pos = t->run_pos;
 }
 
+/* A trial the policy paused has ended: PAUSED, its slice back in the pool, and where it
+ * will resume from noted (the executor's word, else its newest checkpoint file). The
+ * policy is not told it completed: it may be resumed. */
+static void pause_ended(struct sched_loop *L, struct sched__trial *t, const sched_exit_t *ex)
+{
+    const sched_exec_t *x = L->o->exec;
+    char buf[4200];
+    free(t->resume_from);
+    t->resume_from = NULL;
+    if (t->named_ckpt) {
+        t->resume_from = t->named_ckpt; /* the trial's own word comes first */
+        t->named_ckpt = NULL;
+    } else if (x->ops->checkpoint) {
+        if (x->ops->checkpoint(x->self, t->no, buf, sizeof buf) == 0) t->resume_from = strdup(buf);
+    } else {
+        t->resume_from = find_checkpoint(t->dir);
+    }
+    t->status = SCHED_TRIAL_PAUSED;
+    t->stop = SCHED__STOP_NONE;
+    store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_EXIT,
+                              .status = "PAUSED",
+                              .exit_code = ex->signal ? -1 : ex->code,
+                              .exit_signal = ex->signal};
+    sched__update_row(L, t, &u);
+    release(L, t);
+    L->paused[L->npaused++] = (size_t)(t - L->t);
+}
+
+int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
+{
+    struct sched__trial *t = &L->t[L->paused[k]];
+    struct sched__trial saved = *t; /* restored if no slice is free */
+    t->attempt++;
+    t->carry = t->resume_from != NULL;
+    t->iters = 0;
+    t->last_time = t->last_metric = t->best_metric = NAN;
+    t->killed = 0;
+    if (!sched__launch(L, t)) {
+        *t = saved;
+        return 0;
+    }
+    memmove(L->paused + k, L->paused + k + 1, (--L->npaused - k) * sizeof *L->paused);
+    char reason[300];
+    int promote = why && why->rung >= 0;
+    if (promote)
+        snprintf(reason, sizeof reason,
+                 "promoted from rung %d (milestone %g): %g is in the rung's top 1/rf (bar %g); "
+                 "attempt %d resumes from %s",
+                 why->rung, why->milestone, why->value, why->cutoff, t->attempt,
+                 t->resume_from ? t->resume_from : "scratch (no checkpoint)");
+    else
+        snprintf(reason, sizeof reason, "resumed (nothing new pending): attempt %d from %s",
+                 t->attempt, t->resume_from ? t->resume_from : "scratch (no checkpoint)");
+    store_decision_t sd = {.trial_id = t->id,
+                           .iteration = saved.iters,
+                           .time_value = saved.last_time,
+                           .action = promote ? "promote" : "resume",
+                           .bracket = why ? why->bracket : -1,
+                           .rung = promote ? why->rung : -1,
+                           .milestone = promote ? why->milestone : NAN,
+                           .value = saved.last_metric,
+                           .cutoff = promote ? why->cutoff : NAN,
+                           .reason = reason,
+                           .wall_time = sched__wall(L)};
+    sched__add_decision(L, &sd);
+    return 1;
+}
+
+void sched__end_paused(struct sched_loop *L)
+{
+    for (size_t k = 0; k < L->npaused; k++) {
+        struct sched__trial *t = &L->t[L->paused[k]];
+        if (t->status != SCHED_TRIAL_PAUSED) continue;
+        t->status = SCHED_TRIAL_TERMINATED;
+        t->early_stopped = 1;
+        store_decision_t sd = {.trial_id = t->id,
+                               .iteration = t->iters,
+                               .time_value = t->last_time,
+                               .action = "stop",
+                               .bracket = -1,
+                               .rung = -1,
+                               .milestone = NAN,
+                               .value = t->last_metric,
+                               .cutoff = NAN,
+                               .reason = "still paused when nothing else was left to run: the "
+                                         "policy never chose to resume it",
+                               .wall_time = sched__wall(L)};
+        sched__add_decision(L, &sd);
+        store_trial_update_t u = {.fields =
+                                      STORE_TU_STATUS | STORE_TU_EARLY_STOPPED | STORE_TU_ENDED,
+                                  .status = "TERMINATED",
+                                  .early_stopped = 1,
+                                  .ended_at = sched__wall(L)};
+        sched__update_row(L, t, &u);
+        sched_on_trial_complete(L->policy, t->no);
+        sched__searcher_end(L, t);
+    }
+    L->npaused = 0;
+}
+
 void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit_t *ex)
 {
     if (t->status != SCHED_TRIAL_RUNNING || !t->started) return;
@@ -378,6 +480,9 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
         t->stop == SCHED__STOP_EXPERIMENT) {
         status = "TERMINATED";
         t->status = SCHED_TRIAL_TERMINATED;
+    } else if (t->stop == SCHED__STOP_PAUSE) {
+        pause_ended(L, t, ex);
+        return;
     } else if (t->stop == SCHED__STOP_USER) {
         /* Interrupted by the user: resumable, so neither finished nor failed. */
         status = "PAUSED";
@@ -540,6 +645,8 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
          * before the crash, but had not ended yet, stays stopped. */
         if (d.action == SCHED_STOP) t->stop = SCHED__STOP_EARLY;
         if (d.action == SCHED_COMPLETE) t->stop = SCHED__STOP_COMPLETE;
+        /* paused by the policy at its last result: it waits for choose_next again */
+        t->policy_paused = d.action == SCHED_PAUSE;
         /* the searcher too sees every result again in arrival order */
         if (c->L->searcher &&
             space_searcher_observe(c->L->searcher, (size_t)t->no, r->time_value, r->metric) != 0) {
@@ -628,6 +735,17 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
             if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
             sched_on_trial_complete(L->policy, t->no);
             sched__searcher_end(L, t);
+        } else if ((t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) &&
+                   t->policy_paused) {
+            /* The policy had paused it: paused again, resumed when the policy chooses it. */
+            char dir[4096];
+            snprintf(dir, sizeof dir, "%s/%s", o->results_dir, t->name);
+            t->resume_from = find_checkpoint(dir);
+            t->status = SCHED_TRIAL_PAUSED;
+            t->slice_str[0] = 0;
+            store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PAUSED"};
+            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
+            L->paused[L->npaused++] = i;
         } else if (t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) {
             /* Interrupted mid-run: a new attempt, from its checkpoint where there is one. */
             char dir[4096];
@@ -687,7 +805,9 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
     L->views = calloc(L->n ? L->n : 1, sizeof *L->views);
     L->retry = calloc(L->n ? L->n : 1, sizeof *L->retry);
     L->run = calloc(L->n ? L->n : 1, sizeof *L->run);
-    if (!L->t || !L->views || !L->retry || !L->run) {
+    L->paused = calloc(L->n ? L->n : 1, sizeof *L->paused);
+    L->paused_ids = calloc(L->n ? L->n : 1, sizeof *L->paused_ids);
+    if (!L->t || !L->views || !L->retry || !L->run || !L->paused || !L->paused_ids) {
         snprintf(err, errlen, "out of memory for %zu trials", L->n);
         return SCHED_ENOMEM;
     }
@@ -729,9 +849,12 @@ void sched__free_trials(struct sched_loop *L)
         free(t->error);
         free(t->dir);
         free(t->resume_from);
+        free(t->named_ckpt);
     }
     free(L->retry);
     free(L->run);
+    free(L->paused);
+    free(L->paused_ids);
     free(L->timers);
     free(L->t);
     free(L->views);

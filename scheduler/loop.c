@@ -211,7 +211,9 @@ static int make_policy(struct sched_loop *L, char *err, size_t errlen)
                        .brackets = set->sched.brackets,
                        .min_samples_required = set->sched.min_samples_required,
                        .seed = set->seed,
-                       .keep_last_trials = !set->sched.stop_last_trials};
+                       .keep_last_trials = !set->sched.stop_last_trials,
+                       .promotion = set->sched.promotion,
+                       .soft_stop = !set->sched.hard_stop};
     return sched_policy_new(&po, &L->policy, err, errlen);
 }
 
@@ -274,7 +276,8 @@ void sched_loop_stop(sched_loop_t *L, int sig)
     if (!L->stop_signal) L->stop_signal = sig;
 }
 
-/* Launches retries first, then pending trials in order, while their slices fit, for at
+/* Launches retries first, then, for each free slice, the paused trial the policy chooses
+ * (choose_next) or else the next pending trial in order, while their slices fit, for at
  * most LOOP_LAUNCH_SLICE_S: a launch waits for the trial's exec, which under load takes
  * tens of milliseconds, and 200 of them in one turn kept results unread and the table
  * unrefreshed for 10 s in the soak. Returns 1 when launching was cut short (the next turn
@@ -291,8 +294,20 @@ static int launch_ready(struct sched_loop *L)
     }
     while (L->next < L->n && L->t[L->next].status != SCHED_TRIAL_PENDING)
         L->next++;
-    while (!deferred && !L->stopping && L->nretry == 0 && L->next < L->n &&
-           (maxc <= 0 || (int)L->running < maxc)) {
+    while (!deferred && !L->stopping && L->nretry == 0 && (maxc <= 0 || (int)L->running < maxc)) {
+        if (L->npaused > 0) {
+            for (size_t k = 0; k < L->npaused; k++)
+                L->paused_ids[k] = L->t[L->paused[k]].no;
+            sched_decision_t why;
+            long k = sched_policy_choose_next(L->policy, L->paused_ids, L->npaused, L->n - L->next,
+                                              &why);
+            if (k >= 0) {
+                if (!sched__resume(L, (size_t)k, &why)) break;
+                deferred = sched__now(L) >= until;
+                continue;
+            }
+        }
+        if (L->next >= L->n) break;
         struct sched__trial *t = &L->t[L->next];
         if (t->status != SCHED_TRIAL_PENDING) {
             L->next++;
@@ -353,6 +368,11 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
     int deferred = launch_ready(L);
     if (L->stopping) stop_running(L);
     if (L->running == 0 && (L->stopping || (L->next >= L->n && L->nretry == 0))) {
+        /* Paused trials the policy left behind end now, unless the user stopped the run
+         * (then they stay PAUSED, for tune resume). */
+        int by_user = L->stop_signal || L->fatal || L->ended_by == SCHED_END_FAIL_FAST ||
+                      L->ended_by == SCHED_END_NO_METRIC;
+        if (!by_user) sched__end_paused(L);
         batch_commit(L, 1);
         L->ended = 1;
         sched__report(L, 1);

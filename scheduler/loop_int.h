@@ -18,13 +18,15 @@
 /* Why a running trial was asked to stop: that decides how its end is recorded. */
 enum sched__stop {
     SCHED__STOP_NONE = 0,
-    SCHED__STOP_EARLY,     /* the policy stopped it: TERMINATED, early_stopped */
-    SCHED__STOP_COMPLETE,  /* it reached max_t: TERMINATED */
-    SCHED__STOP_USER,      /* Ctrl-C, a fatal store error, a mistake that stopped the run:
-                            * PAUSED, resumable */
-    SCHED__STOP_TIMEOUT,   /* a time limit or the executor's watchdog: ERROR */
-    SCHED__STOP_EXPERIMENT /* the experiment ended as planned (time budget, a target):
-                            * TERMINATED, neither early-stopped nor failed */
+    SCHED__STOP_EARLY,      /* the policy stopped it: TERMINATED, early_stopped */
+    SCHED__STOP_COMPLETE,   /* it reached max_t: TERMINATED */
+    SCHED__STOP_USER,       /* Ctrl-C, a fatal store error, a mistake that stopped the run:
+                             * PAUSED, resumable */
+    SCHED__STOP_TIMEOUT,    /* a time limit or the executor's watchdog: ERROR */
+    SCHED__STOP_EXPERIMENT, /* the experiment ended as planned (time budget, a target):
+                             * TERMINATED, neither early-stopped nor failed */
+    SCHED__STOP_PAUSE       /* the policy paused it: PAUSED, its slice freed, resumed later
+                             * from its checkpoint as a new attempt (docs/pbt.md) */
 };
 
 /* Keys read from every result: training_iteration, time_attr, metric, then the "stop"
@@ -65,6 +67,8 @@ struct sched__trial {
     int failures;      /* failed attempts so far */
     char *resume_from; /* checkpoint handed to the next attempt (TUNE_RESUME_FROM) */
     int carry;         /* results of the attempt before, up to the checkpoint, to carry over */
+    char *named_ckpt;  /* the last "checkpoint" a result of this attempt named, or NULL */
+    int policy_paused; /* resume: the policy's replayed decision on its last result was PAUSE */
 };
 
 struct sched_loop {
@@ -83,6 +87,11 @@ struct sched_loop {
     size_t nretry;
     size_t running;
     size_t *run; /* the running trials (indices), so a turn's work follows them, not all */
+    /* Trials the policy paused, in the order they paused, waiting for choose_next; ids is
+     * scratch for their trial numbers. */
+    size_t *paused;
+    int64_t *paused_ids;
+    size_t npaused;
     /* Timers, a min-heap by time: a trial's time budget, its result timeout and the end
      * of its stop grace. Entries of a trial that has ended or been launched again are
      * stale and dropped when they come up. */
@@ -169,6 +178,13 @@ void sched__request_stop(struct sched_loop *L, struct sched__trial *t, enum sche
 /* The executor reported the trial's end: record it, retry it, or let it go. */
 void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit_t *ex);
 void sched__free_trials(struct sched_loop *L);
+/* Resumes L->paused[k] as a new attempt from its checkpoint if a slice is free: 1 if it
+ * left the paused list (started, or failed to start), 0 if it has to wait. why: the
+ * policy's evidence, recorded as a 'promote' (a rung) or 'resume' decision. */
+int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why);
+/* Nothing is left to run: trials still paused end TERMINATED (early-stopped), with a
+ * decision row saying so. */
+void sched__end_paused(struct sched_loop *L);
 /* Tells the searcher (if any) that trial t has ended for good. */
 void sched__searcher_end(struct sched_loop *L, const struct sched__trial *t);
 

@@ -9,8 +9,10 @@
  *  - the others: every other trial whose most recent result has time >= t (Ray's
  *    _trials_beyond_time), stopped and finished trials included; each one's running
  *    average is the mean reward of its results with grace_period <= time <= t.
- *    Fewer than min_samples_required others: CONTINUE (Ray may pause instead; we have
- *    no pause).
+ *    Fewer than min_samples_required others: CONTINUE.
+ *  - hard_stop false (opts.soft_stop): PAUSE instead of STOP, and a trial paused once is
+ *    never judged again (Ray's MedianStoppingRule "falls back to FIFO" for it): resumed
+ *    when nothing new is pending, it runs to its end.
  *  - STOP if median(those averages) > the trial's best reward so far (all of its
  *    results, before grace_period too), strictly: a tie continues (Ray's
  *    compare_op(median, best) != best).
@@ -41,6 +43,7 @@ struct mpoint {
 
 struct mtrial {
     int done;
+    int paused; /* soft_stop: paused once, never judged again */
     int has_result;
     double last_time; /* time of the most recent result */
     int best_valid;   /* a non-NaN value was seen */
@@ -52,6 +55,7 @@ struct mtrial {
 struct sched__median {
     double max_t, grace, sign;
     int min_samples;
+    int soft_stop; /* Ray's hard_stop=False */
     sched__idmap_t ids;
     struct mtrial *trials;
     size_t ntrials, cap;
@@ -88,6 +92,7 @@ int sched__median_new(const sched_opts_t *o, sched__median_t **out, char *err, s
     m->grace = o->grace_period;
     m->sign = o->mode_max ? 1.0 : -1.0;
     m->min_samples = o->min_samples_required;
+    m->soft_stop = o->soft_stop;
     *out = m;
     return SCHED_OK;
 }
@@ -231,7 +236,7 @@ void sched__median_result(sched__median_t *m, int64_t trial, double time, double
         out->judged = 1;
         return;
     }
-    if (!(time >= m->grace)) return;
+    if (!(time >= m->grace) || t->paused) return;
 
     size_t n = 0;
     for (size_t i = 0; i < m->ntrials; i++) {
@@ -244,7 +249,10 @@ void sched__median_result(sched__median_t *m, int64_t trial, double time, double
     out->judged = 1;
     out->value = t->best_valid ? m->sign * t->best : NAN; /* what was compared: the best */
     out->cutoff = m->sign * median;
-    if (median > t->best) out->action = SCHED_STOP;
+    if (median > t->best) {
+        out->action = m->soft_stop ? SCHED_PAUSE : SCHED_STOP;
+        t->paused = m->soft_stop;
+    }
 }
 
 void sched__median_complete(sched__median_t *m, int64_t trial)

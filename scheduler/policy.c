@@ -21,6 +21,10 @@ struct policy_ops {
     void (*result)(void *self, int64_t trial, double time, double value, sched_decision_t *out);
     void (*complete)(void *self, int64_t trial);
     size_t (*rungs)(const void *self, sched_rung_info_t *out, size_t max);
+    /* Which paused trial a free slice goes to (sched_policy_choose_next); NULL: the
+     * earliest paused one once no new trial is left. */
+    long (*choose_next)(void *self, const int64_t *paused, size_t n, size_t pending,
+                        sched_decision_t *why);
 };
 
 struct sched_policy {
@@ -113,6 +117,12 @@ static size_t asha_rungs(const void *self, sched_rung_info_t *out, size_t max)
     return sched__asha_rungs(self, out, max);
 }
 
+static long asha_choose_next(void *self, const int64_t *paused, size_t n, size_t pending,
+                             sched_decision_t *why)
+{
+    return sched__asha_choose_next(self, paused, n, pending, why);
+}
+
 static int median_create(const sched_opts_t *o, void **self, char *err, size_t errlen)
 {
     return sched__median_new(o, (sched__median_t **)self, err, errlen);
@@ -142,7 +152,7 @@ static void median_complete(void *self, int64_t trial)
 static const struct policy_ops policies[] = {
     [SCHED_POLICY_FIFO] = {.name = "fifo"},
     [SCHED_POLICY_ASHA] = {"asha", asha_create, asha_destroy, asha_add, asha_result, asha_complete,
-                           asha_rungs},
+                           asha_rungs, asha_choose_next},
     [SCHED_POLICY_MEDIAN] = {"median", median_create, median_destroy, median_add, median_result,
                              median_complete, NULL},
 };
@@ -201,6 +211,23 @@ void sched_on_trial_complete(sched_policy_t *p, int64_t trial)
 size_t sched_policy_rungs(const sched_policy_t *p, sched_rung_info_t *out, size_t max)
 {
     return p->ops->rungs ? p->ops->rungs(p->self, out, max) : 0;
+}
+
+/* Ray Tune's TrialScheduler.choose_trial_to_run: PENDING trials before PAUSED ones. */
+static long choose_default(size_t n, size_t pending)
+{
+    return n > 0 && pending == 0 ? 0 : -1;
+}
+
+long sched_policy_choose_next(sched_policy_t *p, const int64_t *paused, size_t n, size_t pending,
+                              sched_decision_t *why)
+{
+    sched_decision_t d;
+    sched__decision_none(&d, NAN);
+    long k = p->ops->choose_next ? p->ops->choose_next(p->self, paused, n, pending, &d)
+                                 : choose_default(n, pending);
+    if (why) *why = d;
+    return k >= 0 && (size_t)k < n ? k : -1;
 }
 
 const char *sched_policy_name(const sched_policy_t *p)

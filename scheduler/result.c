@@ -118,6 +118,27 @@ static int ignores_results(const struct sched__trial *t)
     return t->stop != SCHED__STOP_NONE && t->stop != SCHED__STOP_USER;
 }
 
+/* A result may name the checkpoint it wrote ("checkpoint": "path", relative to the trial's
+ * directory unless absolute): a pause resumes from it (docs/pbt.md). Only lines that
+ * mention the key are parsed again, so the common path pays one memmem. */
+static void note_checkpoint(struct sched__trial *t, const char *json, size_t len)
+{
+    if (!memmem(json, len, "\"checkpoint\"", 12)) return;
+    cJSON *r = NULL;
+    if (trial_result_parse(json, len, &r) != 1) return;
+    const char *p = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "checkpoint"));
+    if (p && *p) {
+        char buf[8400];
+        if (p[0] == '/' || !t->dir)
+            snprintf(buf, sizeof buf, "%s", p);
+        else
+            snprintf(buf, sizeof buf, "%s/%s", t->dir, p);
+        free(t->named_ckpt);
+        t->named_ckpt = strdup(buf);
+    }
+    cJSON_Delete(r);
+}
+
 /* One result of trial t: recorded, counted and judged. */
 static void on_result(struct sched_loop *L, struct sched__trial *t, const struct result_in *in)
 {
@@ -157,6 +178,7 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     L->results++;
     t->iters++;
     t->reported = 1;
+    note_checkpoint(t, in->json, in->json_len);
     t->last_time = tv;
     t->last_metric = m;
     t->last_result_at = L->rx_now;
@@ -180,9 +202,19 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     if (d.judged) {
         const char *action = d.action == SCHED_STOP       ? "stop"
                              : d.action == SCHED_COMPLETE ? "complete"
+                             : d.action == SCHED_PAUSE    ? "pause"
                                                           : "continue";
         char reason[160];
-        if (d.rung < 0 && d.action != SCHED_COMPLETE)
+        if (d.action == SCHED_PAUSE && d.rung >= 0)
+            snprintf(reason, sizeof reason,
+                     "reached rung %d (milestone %g): paused until it is in the rung's top 1/rf",
+                     d.rung, d.milestone);
+        else if (d.action == SCHED_PAUSE)
+            snprintf(reason, sizeof reason,
+                     "worse than the median: best %g vs median %g of other trials; paused "
+                     "(hard_stop false)",
+                     d.value, d.cutoff);
+        else if (d.rung < 0 && d.action != SCHED_COMPLETE)
             snprintf(reason, sizeof reason, "%s: best %g vs median %g of other trials",
                      d.action == SCHED_STOP ? "worse than the median" : "not worse than the median",
                      d.value, d.cutoff);
@@ -223,6 +255,10 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     }
     if (d.action == SCHED_COMPLETE) {
         sched__request_stop(L, t, SCHED__STOP_COMPLETE);
+        return;
+    }
+    if (d.action == SCHED_PAUSE) {
+        sched__request_stop(L, t, SCHED__STOP_PAUSE);
         return;
     }
     int k = stop_reached(L, in);

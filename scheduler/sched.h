@@ -32,12 +32,15 @@ typedef struct sched_opts {
     int min_samples_required; /* median */
     uint64_t seed;            /* bracket assignment */
     int keep_last_trials;     /* asha: 1 = Ray's stop_last_trials=False: no COMPLETE at max_t */
+    int promotion;            /* asha: 1 = the promotion variant (pause at each rung) */
+    int soft_stop;            /* median: 1 = Ray's hard_stop=False: PAUSE instead of STOP */
 } sched_opts_t;
 
 typedef enum {
     SCHED_CONTINUE = 0,
     SCHED_STOP = 1,     /* early stop: the trial is worse than the cutoff */
     SCHED_COMPLETE = 2, /* time >= max_t: the trial has trained long enough */
+    SCHED_PAUSE = 3,    /* stop it after its checkpoint, free its slice, maybe resume it later */
 } sched_action_t;
 
 /* What on_result decided, with the evidence, so that it can be recorded and shown. */
@@ -77,6 +80,13 @@ void sched_on_trial_complete(sched_policy_t *p, int64_t trial);
 /* Copies up to `max` rungs into out (brackets in order, rungs by ascending milestone)
  * and returns how many rungs there are in all. */
 size_t sched_policy_rungs(const sched_policy_t *p, sched_rung_info_t *out, size_t max);
+/* A slice is free: which of the n paused trials (in the order they paused) should resume
+ * on it? Returns its index into paused, or -1 for "start a new trial instead" (or nothing,
+ * when pending is 0: no new trial is left). A chosen trial's evidence (rung, value,
+ * cutoff) goes to *why when why is not NULL. Policies that keep no opinion resume the
+ * earliest paused trial once no new trial is left (Ray Tune's PENDING before PAUSED). */
+long sched_policy_choose_next(sched_policy_t *p, const int64_t *paused, size_t n, size_t pending,
+                              sched_decision_t *why);
 const char *sched_policy_name(const sched_policy_t *p);
 
 /* ==== resource pool (slices) ====================================================== */
@@ -193,6 +203,10 @@ typedef struct sched_exec_ops {
      * (the loop tearing down). */
     void (*release)(void *self, int64_t trial_no);
     void (*free)(void *self);
+    /* Optional: where a trial that was paused (and has ended) would resume from, written
+     * to buf; 0 if it has one, -1 if not. NULL: the newest checkpoint* file in the trial's
+     * directory (real processes). The simulator answers "iteration:N". */
+    int (*checkpoint)(void *self, int64_t trial_no, char *buf, size_t n);
 } sched_exec_ops_t;
 
 typedef struct sched_exec {

@@ -70,6 +70,8 @@ void sched__asha_result(sched__asha_t *a, int64_t trial, double time, double val
                         sched_decision_t *out);
 void sched__asha_complete(sched__asha_t *a, int64_t trial);
 size_t sched__asha_rungs(const sched__asha_t *a, sched_rung_info_t *out, size_t max);
+long sched__asha_choose_next(sched__asha_t *a, const int64_t *paused, size_t n, size_t pending,
+                             sched_decision_t *why);
 
 typedef struct sched__median sched__median_t;
 int sched__median_new(const sched_opts_t *o, sched__median_t **out, char *err, size_t errlen);

@@ -745,7 +745,9 @@ static const char *const sched_keys_all[] = {"type",
                                              "reduction_factor",
                                              "brackets",
                                              "min_samples_required",
-                                             "stop_last_trials"};
+                                             "stop_last_trials",
+                                             "variant",
+                                             "hard_stop"};
 
 /* Which scheduler keys apply to which policy: fifo has no cut-offs, median takes no
  * reduction factor or brackets (Ray Tune's MedianStoppingRule has neither). */
@@ -756,8 +758,8 @@ static int sched_key_applies(space_sched_type_t t, const char *key)
     if (strcmp(key, "max_t") == 0 || strcmp(key, "grace_period") == 0) return 1;
     if (t == SPACE_SCHED_ASHA)
         return strcmp(key, "reduction_factor") == 0 || strcmp(key, "brackets") == 0 ||
-               strcmp(key, "stop_last_trials") == 0;
-    return strcmp(key, "min_samples_required") == 0;
+               strcmp(key, "stop_last_trials") == 0 || strcmp(key, "variant") == 0;
+    return strcmp(key, "min_samples_required") == 0 || strcmp(key, "hard_stop") == 0;
 }
 
 static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_t *n)
@@ -770,6 +772,8 @@ static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_
     o->brackets = 1;
     o->min_samples_required = 3;
     o->stop_last_trials = 1;
+    o->promotion = 0;
+    o->hard_stop = 1;
     if (!n) return 0;
     if (n->type != SJ_OBJECT) return at(c, n->off, "\"scheduler\" must be an object");
     int rc = check_keys(c, n, sched_keys_all, sizeof sched_keys_all / sizeof sched_keys_all[0],
@@ -833,6 +837,19 @@ static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_
         if (v->type != SJ_TRUE && v->type != SJ_FALSE)
             return at(c, v->off, "\"stop_last_trials\" must be true or false");
         o->stop_last_trials = v->type == SJ_TRUE;
+    }
+    if ((v = space__json_get(n, "variant"))) {
+        int stopping = v->type == SJ_STRING && strcmp(v->str, "stopping") == 0;
+        if (!stopping && !(v->type == SJ_STRING && strcmp(v->str, "promotion") == 0))
+            return at(c, v->off,
+                      "asha \"variant\" must be \"stopping\" (stop trials below a rung's cutoff, "
+                      "the default) or \"promotion\" (pause at each rung, promote the best)");
+        o->promotion = !stopping;
+    }
+    if ((v = space__json_get(n, "hard_stop"))) {
+        if (v->type != SJ_TRUE && v->type != SJ_FALSE)
+            return at(c, v->off, "\"hard_stop\" must be true or false");
+        o->hard_stop = v->type == SJ_TRUE;
     }
     if (o->type != SPACE_SCHED_FIFO && o->grace_period > o->max_t) {
         char a[32], b[32];
@@ -1861,6 +1878,9 @@ cJSON *space_settings_json(const space_t *s)
         bad |= add(sc, "brackets", cJSON_CreateNumber(t->sched.brackets));
         bad |= add(sc, "min_samples_required", cJSON_CreateNumber(t->sched.min_samples_required));
         bad |= add(sc, "stop_last_trials", cJSON_CreateBool(t->sched.stop_last_trials));
+        bad |=
+            add(sc, "variant", cJSON_CreateString(t->sched.promotion ? "promotion" : "stopping"));
+        bad |= add(sc, "hard_stop", cJSON_CreateBool(t->sched.hard_stop));
     }
     bad |= add(o, "executor", ex = cJSON_CreateObject());
     if (ex) {

@@ -62,6 +62,8 @@ typedef struct space_sched_opts {
     int brackets;             /* default 1 */
     int min_samples_required; /* median stopping: default 3 */
     int stop_last_trials;     /* asha: 1 (default) completes a trial at max_t; 0 lets it run on */
+    int promotion;            /* asha: "variant": "promotion" (1) or "stopping" (0, default) */
+    int hard_stop;            /* median: 1 (default) stops; 0 pauses instead (Ray's hard_stop) */
 } space_sched_opts_t;
 
 /* One "stop" criterion: a trial stops when result[key] reaches target (for the

@@ -48,6 +48,9 @@ struct sexec {
     size_t nfree;
     uint32_t *slot;
     size_t nslot;
+    /* Per trial number (as slot): results it had delivered when it last ended, its
+     * "checkpoint" for a resume (a paused trial picks its curve up there). */
+    int64_t *reached;
     struct hent *heap;
     size_t nh, caph;
     sim_stats_t stats;
@@ -123,6 +126,7 @@ static struct strial *slot_of(struct sexec *x, int64_t no)
 static void slot_free(struct sexec *x, struct strial *t)
 {
     uint32_t k = (uint32_t)(t - x->t);
+    x->reached[t->no] = t->sent;
     x->slot[t->no] = 0;
     t->no = -1;
     t->running = 0;
@@ -141,6 +145,10 @@ static long slot_take(struct sexec *x, int64_t no)
         if (!sl) return -1;
         memset(sl + x->nslot, 0, (n - x->nslot) * sizeof *sl);
         x->slot = sl;
+        int64_t *re = realloc(x->reached, n * sizeof *re);
+        if (!re) return -1;
+        memset(re + x->nslot, 0, (n - x->nslot) * sizeof *re);
+        x->reached = re;
         x->nslot = n;
     }
     if (x->slot[no]) return (long)x->slot[no] - 1; /* started again */
@@ -184,10 +192,16 @@ static int s_start(void *self, const sched_start_t *s, sched_started_t *out, cha
         slot_free(x, t);
         return SCHED_EINVAL;
     }
+    /* A resume ("iteration:N", what s_checkpoint handed out) picks the curve up after
+     * iteration N: the table answers a resumed trial from where it paused. */
+    long long from = 0;
+    if (s->resume_from && sscanf(s->resume_from, "iteration:%lld", &from) == 1 && from > 0 &&
+        from < t->curve.iters)
+        t->sent = from;
     t->running = 1;
     t->started = x->now;
     t->end_at = INFINITY;
-    t->next_at = x->now + x->o.start_delay + iter_secs(x, t, 1);
+    t->next_at = x->now + x->o.start_delay + iter_secs(x, t, t->sent + 1);
     if (x->curves->synthetic) {
         snprintf(t->exec_id, sizeof t->exec_id, "synthetic");
     } else {
@@ -200,10 +214,12 @@ static int s_start(void *self, const sched_start_t *s, sched_started_t *out, cha
     /* what running it to the end would have cost: its whole curve, to full_iters */
     int64_t full =
         x->o.full_iters > 0 && x->o.full_iters < t->curve.iters ? x->o.full_iters : t->curve.iters;
-    for (int64_t it = 1; it <= full; it++)
-        x->stats.full_s += iter_secs(x, t, it);
-    x->stats.full_s += x->o.start_delay + x->o.stop_delay;
-    x->stats.trials++;
+    if (s->attempt <= 1) { /* a resumed attempt is the same trial: counted once */
+        for (int64_t it = 1; it <= full; it++)
+            x->stats.full_s += iter_secs(x, t, it);
+        x->stats.full_s += x->o.start_delay + x->o.stop_delay;
+        x->stats.trials++;
+    }
     if (reschedule(x, (uint32_t)k) != 0) {
         snprintf(err, errlen, "out of memory");
         return SCHED_ENOMEM;
@@ -281,9 +297,19 @@ static void s_release(void *self, int64_t no)
     }
 }
 
+/* Where a paused trial resumes: after the last result it delivered. */
+static int s_checkpoint(void *self, int64_t no, char *buf, size_t n)
+{
+    struct sexec *x = self;
+    if (no < 0 || (size_t)no >= x->nslot || x->reached[no] <= 0) return -1;
+    snprintf(buf, n, "iteration:%lld", (long long)x->reached[no]);
+    return 0;
+}
+
 static void s_free(void *self)
 {
     struct sexec *x = self;
+    free(x->reached);
     free(x->t);
     free(x->free_slots);
     free(x->slot);
@@ -291,7 +317,8 @@ static void s_free(void *self)
     free(x);
 }
 
-static const sched_exec_ops_t sim_ops = {"simulated", s_start, s_signal, s_wait, s_release, s_free};
+static const sched_exec_ops_t sim_ops = {"simulated", s_start, s_signal,    s_wait,
+                                         s_release,   s_free,  s_checkpoint};
 
 static double s_now(void *ud)
 {

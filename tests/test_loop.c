@@ -179,8 +179,8 @@ static void s_free(void *self)
     (void)self;
 }
 
-static const sched_exec_ops_t scripted_ops = {"scripted", s_start,   s_signal,
-                                              s_wait,     s_release, s_free};
+static const sched_exec_ops_t scripted_ops = {"scripted", s_start, s_signal, s_wait,
+                                              s_release,  s_free,  NULL};
 
 /* ---- an experiment ------------------------------------------------------------------ */
 struct rig {
