@@ -26,7 +26,9 @@ class Install(Case):
             self.assertEqual(f.read().strip(), PYDIR)
         code = (f"import site; site.addsitedir({site!r}); import tune, tune_report; "
                 "print(tune.__file__); print(tune.find_binary())")
-        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+        # -S: no site-packages of this machine (a tune.pth that setup.sh wrote for another
+        # checkout would win otherwise); only the site directory made here counts.
+        p = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
                            cwd="/", env=clean_env())
         self.assertEqual(p.returncode, 0, p.stderr)
         got_file, got_bin = p.stdout.split()
