@@ -121,7 +121,8 @@ static int ignores_results(const struct sched__trial *t)
 /* A result may name the checkpoint it wrote ("checkpoint": "path", relative to the trial's
  * directory unless absolute): a pause resumes from it (docs/pbt.md). Only lines that
  * mention the key are parsed again, so the common path pays one memmem. */
-static void note_checkpoint(struct sched__trial *t, const char *json, size_t len)
+static void note_checkpoint(struct sched_loop *L, struct sched__trial *t, const char *json,
+                            size_t len, double it, double tv)
 {
     if (!memmem(json, len, "\"checkpoint\"", 12)) return;
     cJSON *r = NULL;
@@ -135,6 +136,9 @@ static void note_checkpoint(struct sched__trial *t, const char *json, size_t len
             snprintf(buf, sizeof buf, "%s/%s", t->dir, p);
         free(t->named_ckpt);
         t->named_ckpt = strdup(buf);
+        t->named_ckpt_iter = (int64_t)it;
+        t->named_ckpt_time = tv;
+        if (L->is_pbt) sched__note_checkpoint(L, t, buf);
     }
     cJSON_Delete(r);
 }
@@ -178,7 +182,9 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     L->results++;
     t->iters++;
     t->reported = 1;
-    note_checkpoint(t, in->json, in->json_len);
+    note_checkpoint(L, t, in->json, in->json_len, it, tv);
+    /* a result of the new attempt: it has restored from its donor's checkpoint */
+    if (t->pinned) sched__unpin(L, t);
     t->last_time = tv;
     t->last_metric = m;
     t->last_result_at = L->rx_now;
@@ -199,7 +205,47 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
             return;
         }
     }
-    if (d.judged) {
+    if (d.action == SCHED_EXPLOIT) {
+        sched__exploit(L, t, &d, (int64_t)it, tv);
+        return;
+    }
+    /* pbt: at a perturbation point a trial gives its slice to a waiting one (Ray Tune's
+     * PBT pauses it while trials are PENDING or PAUSED); it resumes, least progressed
+     * first, from its checkpoint */
+    if (d.yield && d.action == SCHED_CONTINUE && !L->stopping &&
+        (L->npaused > 0 || L->nretry > 0 || L->next < L->n))
+        d.action = SCHED_PAUSE;
+    if (d.judged && L->is_pbt) {
+        char reason[300], cb[32], vb[32];
+        const char *where = d.quantile == 2   ? "in the top quantile"
+                            : d.quantile == 0 ? "between the quantiles"
+                                              : "too few trials with a score for quantiles";
+        if (d.quantile >= 0)
+            snprintf(reason, sizeof reason, "perturbation at %s %s: %s %s (top quantile's bar %s)",
+                     set->sched.time_attr, space_format_number(tv, vb), t->name, where,
+                     space_format_number(d.cutoff, cb));
+        else
+            snprintf(reason, sizeof reason, "perturbation at %s %s: %s", set->sched.time_attr,
+                     space_format_number(tv, vb), where);
+        if (d.action == SCHED_PAUSE) {
+            size_t k = strlen(reason);
+            snprintf(reason + k, sizeof reason - k,
+                     "; paused so that a waiting trial runs (least progressed first)");
+        }
+        store_decision_t sd = {.trial_id = t->id,
+                               .iteration = (int64_t)it,
+                               .time_value = tv,
+                               .action = d.action == SCHED_PAUSE ? "pause" : "continue",
+                               .bracket = -1,
+                               .rung = -1,
+                               .milestone = d.milestone,
+                               .value = d.value,
+                               .cutoff = d.cutoff,
+                               .reason = reason,
+                               .wall_time = now};
+        sched__add_decision(L, &sd);
+        if (L->fatal) return;
+    } else if (d.judged) {
         const char *action = d.action == SCHED_STOP       ? "stop"
                              : d.action == SCHED_COMPLETE ? "complete"
                              : d.action == SCHED_PAUSE    ? "pause"
