@@ -826,7 +826,7 @@ static int on_pending_exploit(void *ud, int ncol, const char *const *names,
     (void)names;
     (void)types;
     struct resume_ctx *c = ud;
-    if (ncol < 4 || !values[0] || !values[1] || !values[2]) return 0;
+    if (ncol < 6 || !values[0] || !values[1] || !values[2]) return 0;
     struct id_index key = {strtoll(values[0], NULL, 10), 0};
     struct id_index *hit = bsearch(&key, c->by_id, c->nby, sizeof key, cmp_id);
     if (!hit) return 0;
@@ -836,6 +836,8 @@ static int on_pending_exploit(void *ud, int ncol, const char *const *names,
     t->exploit_src = strdup(values[2]);
     t->exploit_dst = values[3] && strcmp(values[3], values[2]) != 0 ? strdup(values[3]) : NULL;
     t->pinned = 1;
+    t->exploit_iter = values[4] ? strtoll(values[4], NULL, 10) : 0;
+    t->exploit_time = values[5] ? strtod(values[5], NULL) : NAN;
     /* the attempt before the new one: the restart below adds one */
     t->attempt = (int)strtol(values[1], NULL, 10) - 1;
     return 0;
@@ -882,8 +884,9 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
                              b, 1, on_stored_checkpoint, &c, err, errlen);
         if (rc == 0 && L->is_pbt)
             rc = store_query(o->store,
-                             "SELECT l.trial_id, l.attempt, l.donor_checkpoint, l.resume_from"
-                             " FROM lineage l JOIN trials t ON t.id = l.trial_id"
+                             "SELECT l.trial_id, l.attempt, l.donor_checkpoint, l.resume_from,"
+                             " l.donor_iteration, l.donor_time_value FROM lineage l JOIN trials t "
+                             "ON t.id = l.trial_id"
                              " WHERE l.experiment_id = ?1 AND l.attempt > t.attempt"
                              " AND t.status IN ('RUNNING', 'PAUSED', 'PENDING') ORDER BY l.id",
                              b, 1, on_pending_exploit, &c, err, errlen);
@@ -1042,6 +1045,9 @@ void sched__free_trials(struct sched_loop *L)
             free(t->ckpts[k]);
         free(t->ckpts);
     }
+    for (size_t i = 0; i < L->ndoomed; i++)
+        free(L->doomed[i]);
+    free(L->doomed);
     free(L->retry);
     free(L->run);
     free(L->paused);
@@ -1055,12 +1061,20 @@ void sched__free_trials(struct sched_loop *L)
 
 /* ---- Population Based Training: exploit, checkpoints kept ------------------------------- */
 
-/* Whether another trial's exploit still needs `path` (see sched__trial.pinned). */
+/* Whether some trial still needs `path`: an exploit's donor checkpoint not restored yet
+ * (sched__trial.pinned), where a paused trial resumes from, or a trial's latest named
+ * checkpoint (what an exploit of it would take). */
 static int pinned_by_other(const struct sched_loop *L, const char *path)
 {
-    for (size_t i = 0; i < L->n; i++)
-        if (L->t[i].pinned && L->t[i].exploit_src && strcmp(L->t[i].exploit_src, path) == 0)
+    for (size_t i = 0; i < L->n; i++) {
+        const struct sched__trial *u = &L->t[i];
+        if (u->pinned && u->exploit_src && strcmp(u->exploit_src, path) == 0) return 1;
+        /* a paused trial's, or a launched one's until its first result (it restores) */
+        if (u->resume_from && (u->status != SCHED_TRIAL_RUNNING || u->first_result_at == 0) &&
+            strcmp(u->resume_from, path) == 0)
             return 1;
+        if (u->named_ckpt && strcmp(u->named_ckpt, path) == 0) return 1;
+    }
     return 0;
 }
 
@@ -1085,6 +1099,38 @@ static void remove_tree(const char *path)
     }
 }
 
+/* Lets go of trial t's checkpoints beyond keep_checkpoints (deleted after the next commit,
+ * sched__delete_doomed). */
+static void trim_checkpoints(struct sched_loop *L, struct sched__trial *t)
+{
+    /* The oldest go first; one another trial still needs stays (and is tried again at the
+     * next checkpoint). Only checkpoints inside the trial's own folder are deleted: a path
+     * elsewhere is the user's. */
+    size_t keep = (size_t)L->set->sched.keep_checkpoints, dl = t->dir ? strlen(t->dir) : 0;
+    size_t excess = t->nckpts > keep ? t->nckpts - keep : 0, w = 0;
+    for (size_t i = 0; i < t->nckpts; i++) {
+        char *c = t->ckpts[i];
+        int own = dl && strncmp(c, t->dir, dl) == 0 && c[dl] == '/' && !strstr(c + dl, "/../");
+        if (excess > 0 && i + 1 < t->nckpts && own && !pinned_by_other(L, c)) {
+            excess--;
+            if (L->ndoomed == L->capdoomed) {
+                size_t cap = L->capdoomed ? 2 * L->capdoomed : 16;
+                char **d = realloc(L->doomed, cap * sizeof *d);
+                if (!d) {
+                    free(c); /* out of memory: left on disk, which is safe */
+                    continue;
+                }
+                L->doomed = d;
+                L->capdoomed = cap;
+            }
+            L->doomed[L->ndoomed++] = c;
+        } else {
+            t->ckpts[w++] = c;
+        }
+    }
+    t->nckpts = w;
+}
+
 void sched__note_checkpoint(struct sched_loop *L, struct sched__trial *t, const char *path)
 {
     if (t->nckpts > 0 && strcmp(t->ckpts[t->nckpts - 1], path) == 0) return;
@@ -1105,23 +1151,26 @@ void sched__note_checkpoint(struct sched_loop *L, struct sched__trial *t, const 
         return; /* out of memory: this one is never deleted, which is safe */
     }
     t->ckpts[t->nckpts++] = copy;
-    /* The oldest go first; one another trial still needs stays (and is tried again at the
-     * next checkpoint). Only checkpoints inside the trial's own folder are deleted: a path
-     * elsewhere is the user's. */
-    size_t keep = (size_t)L->set->sched.keep_checkpoints, dl = t->dir ? strlen(t->dir) : 0;
-    size_t excess = t->nckpts > keep ? t->nckpts - keep : 0, w = 0;
-    for (size_t i = 0; i < t->nckpts; i++) {
-        char *c = t->ckpts[i];
-        int own = dl && strncmp(c, t->dir, dl) == 0 && c[dl] == '/' && !strstr(c + dl, "/../");
-        if (excess > 0 && i + 1 < t->nckpts && own && !pinned_by_other(L, c)) {
-            remove_tree(c);
-            free(c);
-            excess--;
-        } else {
-            t->ckpts[w++] = c;
-        }
+    trim_checkpoints(L, t);
+}
+
+void sched__delete_doomed(struct sched_loop *L)
+{
+    if (!L->is_pbt) return; /* nothing is let go otherwise: no walk over a big population */
+    /* a checkpoint kept because it was needed then may have been let go since */
+    for (size_t k = 0; k < L->n; k++)
+        if (L->t[k].nckpts > (size_t)L->set->sched.keep_checkpoints) trim_checkpoints(L, &L->t[k]);
+    for (size_t i = 0; i < L->ndoomed; i++) {
+        /* named again since (a restart saving under the same name) or needed by an
+         * exploit decided in the meantime: kept */
+        int again = pinned_by_other(L, L->doomed[i]);
+        for (size_t k = 0; !again && k < L->n; k++)
+            for (size_t j = 0; !again && j < L->t[k].nckpts; j++)
+                again = strcmp(L->t[k].ckpts[j], L->doomed[i]) == 0;
+        if (!again) remove_tree(L->doomed[i]);
+        free(L->doomed[i]);
     }
-    t->nckpts = w;
+    L->ndoomed = 0;
 }
 
 void sched__unpin(struct sched_loop *L, struct sched__trial *t)
@@ -1143,8 +1192,11 @@ static char *donor_checkpoint(struct sched_loop *L, const struct sched__trial *d
     *time = d->named_ckpt_time;
     /* a donor that was itself exploited and has not restarted yet: its state is the copy
      * it will restore */
-    if (d->exploit_src && d->status != SCHED_TRIAL_RUNNING)
+    if (d->exploit_src && d->status != SCHED_TRIAL_RUNNING) {
+        *iter = d->exploit_iter;
+        *time = d->exploit_time;
         return strdup(d->exploit_dst ? d->exploit_dst : d->exploit_src);
+    }
     if (d->named_ckpt) return strdup(d->named_ckpt);
     if (d->status == SCHED_TRIAL_PAUSED && d->resume_from) return strdup(d->resume_from);
     const sched_exec_t *x = L->o->exec;
@@ -1250,6 +1302,8 @@ void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_de
     free(t->exploit_dst);
     t->exploit_src = src;
     t->exploit_dst = dst[0] ? strdup(dst) : NULL;
+    t->exploit_iter = diter;
+    t->exploit_time = dtime;
     t->pinned = 1;
     src = NULL;
     sched__request_stop(L, t, SCHED__STOP_EXPLOIT);

@@ -141,6 +141,8 @@ static void batch_commit(struct sched_loop *L, int force)
     L->in_batch = 0;
     if (store_commit(L->o->store, err, sizeof err) != 0)
         sched__fail(L, "cannot write to the database", err);
+    else
+        sched__delete_doomed(L);
 }
 
 /* ---- the executor's events ------------------------------------------------------------ */

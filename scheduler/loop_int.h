@@ -79,7 +79,9 @@ struct sched__trial {
      * copy the next attempt gets in TUNE_RESUME_FROM; pinned (never deleted) until the
      * new attempt has reported a result, i.e. restored from it */
     char *exploit_src, *exploit_dst;
-    int pinned;        /* exploit_src is pinned for this trial */
+    int pinned;           /* exploit_src is pinned for this trial */
+    int64_t exploit_iter; /* the donor's iteration and time at exploit_src */
+    double exploit_time;
     int policy_paused; /* resume: the policy's replayed decision on its last result was PAUSE */
 };
 
@@ -105,6 +107,11 @@ struct sched_loop {
     int64_t *paused_ids;
     size_t npaused;
     int is_pbt; /* the policy is pbt: exploits, yields, keep_checkpoints */
+    /* pbt: checkpoints past keep_checkpoints, deleted once the turn that named newer ones
+     * is committed, so that the database never names a deleted checkpoint as a trial's
+     * latest (a kill -9 between the two resumes from what the database says) */
+    char **doomed;
+    size_t ndoomed, capdoomed;
     /* Timers, a min-heap by time: a trial's time budget, its result timeout and the end
      * of its stop grace. Entries of a trial that has ended or been launched again are
      * stale and dropped when they come up. */
@@ -213,6 +220,8 @@ void sched__note_checkpoint(struct sched_loop *L, struct sched__trial *t, const 
 /* pbt: t's new attempt has restored (reported a result) or ended: its donor's checkpoint
  * is no longer needed for it. */
 void sched__unpin(struct sched_loop *L, struct sched__trial *t);
+/* pbt: deletes the checkpoints sched__note_checkpoint let go, after a commit. */
+void sched__delete_doomed(struct sched_loop *L);
 
 /* result.c */
 void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *line, size_t len,

@@ -358,6 +358,20 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
      * its numbers read without building a tree. Anything else (no training_iteration,
      * NaN/Infinity, what the scan leaves alone) goes through cJSON below. The run's first
      * result is also parsed once, to check its keys. */
+    /* pbt: a checkpoint the trial wrote after the decision to stop it is ignored as a
+     * resume point, but counted for keep_checkpoints, so that it is deleted in turn */
+    if (L->is_pbt && ignores_results(t) && memmem(line, len, "\"checkpoint\"", 12)) {
+        cJSON *r = NULL;
+        const char *p = NULL;
+        if (trial_result_parse(line, len, &r) == 1 &&
+            (p = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "checkpoint"))) && *p) {
+            char buf[8400];
+            snprintf(buf, sizeof buf, "%s%s%s", p[0] == '/' || !t->dir ? "" : t->dir,
+                     p[0] == '/' || !t->dir ? "" : "/", p);
+            sched__note_checkpoint(L, t, buf);
+        }
+        cJSON_Delete(r);
+    }
     struct result_in in;
     if (L->nkeys <= TRIAL_SCAN_MAX_KEYS &&
         trial_result_scan(line, len, L->keys, L->nkeys, in.v) == 1 && !isnan(in.v[0])) {
