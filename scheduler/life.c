@@ -1192,16 +1192,22 @@ static char *donor_checkpoint(struct sched_loop *L, const struct sched__trial *d
     *time = d->named_ckpt_time;
     /* a donor that was itself exploited and has not restarted yet: its state is the copy
      * it will restore */
+    long long n = 0;
     if (d->exploit_src && d->status != SCHED_TRIAL_RUNNING) {
         *iter = d->exploit_iter;
         *time = d->exploit_time;
         return strdup(d->exploit_dst ? d->exploit_dst : d->exploit_src);
     }
     if (d->named_ckpt) return strdup(d->named_ckpt);
-    if (d->status == SCHED_TRIAL_PAUSED && d->resume_from) return strdup(d->resume_from);
+    if (d->status == SCHED_TRIAL_PAUSED && d->resume_from) {
+        if (sscanf(d->resume_from, "iteration:%lld", &n) == 1) { /* the simulator's */
+            *iter = n;
+            *time = L->time_is_iter ? (double)n : d->last_time;
+        }
+        return strdup(d->resume_from);
+    }
     const sched_exec_t *x = L->o->exec;
     char buf[4200];
-    long long n = 0;
     if (x->ops->checkpoint && x->ops->checkpoint(x->self, d->no, buf, sizeof buf) == 0) {
         if (sscanf(buf, "iteration:%lld", &n) == 1) {
             *iter = n;

@@ -109,8 +109,7 @@ static size_t quantiles(sched__pbt_t *p, size_t *nq)
     size_t n = 0;
     for (size_t i = 0; i < p->n; i++)
         if (!isnan(p->t[i].last_score) && !p->t[i].finished) p->order[n++] = i;
-    /* insertion sort: a population is tens of trials, and it is nearly sorted from the
-     * last call's order */
+    /* insertion sort: a population is tens of trials */
     for (size_t i = 1; i < n; i++) {
         size_t v = p->order[i], j = i;
         for (; j > 0 && before(p, v, p->order[j - 1]); j--)
@@ -130,12 +129,13 @@ void sched__pbt_result(sched__pbt_t *p, int64_t trial, double time, double value
 {
     sched__decision_none(out, value);
     struct ptrial *t = find(p, trial);
-    /* Ray continues a result without the metric or time_attr, before the burn-in period
-     * and between perturbation points (saving the checkpoint's overhead). */
-    if (!t || t->finished || isnan(time) || isnan(value)) return;
+    /* Ray continues a result without time_attr, before the burn-in period and between
+     * perturbation points (saving the checkpoint's overhead). */
+    if (!t || t->finished || isnan(time)) return;
     if (time < p->o.burn_in_period) return;
     if (time - t->last_perturbation_time < p->o.perturbation_interval) return;
-    t->last_score = p->sign * value;
+    /* NaN (a diverged trial) ranks worst, so that it is the first to exploit another */
+    t->last_score = isnan(value) ? -INFINITY : p->sign * value;
     t->last_train_time = time;
     t->last_perturbation_time = time;
     out->judged = 1;
