@@ -196,6 +196,8 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     sched_decision_t d;
     d.judged = 0;
     d.action = SCHED_CONTINUE;
+    d.yield = 0;
+    d.donor = -1;
     if (!isnan(tv)) { /* without its time the policy cannot place the result */
         sched_on_result(L->policy, t->no, tv, m, &d);
         /* The searcher learns from every recorded result, in arrival order, as a resume

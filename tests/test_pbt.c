@@ -635,4 +635,43 @@ TEST(e2e_kill_9_then_resume)
     CHECK(check_copies(dir) >= 3);
 }
 
+/* The simulator: a clone continues from its donor's iteration ("iteration:N"), the table
+ * answers its new configuration from there, and a simulation is reproducible from its
+ * seed, lineage and all. */
+TEST(e2e_simulated_pbt_is_reproducible)
+{
+    char dir[4096];
+    e2e_fresh_dir(dir, sizeof dir, "pbt", "sim");
+    space_file(dir, "{\"name\": \"psim\", \"metric\": \"loss\", \"mode\": \"min\","
+                    " \"num_samples\": 12, \"seed\": 3, \"command\": [\"true\"],"
+                    " \"space\": {\"lr\": {\"loguniform\": [0.0001, 1]}},"
+                    " \"scheduler\": {\"type\": \"pbt\", \"perturbation_interval\": 5}}");
+    const char *sim[] = {"simulate",  "space.json", "--synthetic", "seed=3,noise=0.02,cross=0.5",
+                         "--workers", "4",          "--quiet",     NULL};
+    for (int i = 0; i < 2; i++) {
+        struct out o = run_tune(dir, sim);
+        if (o.code != 0) fprintf(stderr, "%s\n%s\n", o.out, o.err);
+        CHECK_EQ_INT(o.code, 0);
+        out_free(&o);
+    }
+    CHECK(db_int(dir, "SELECT count(*) FROM lineage l JOIN experiments e ON e.id ="
+                      " l.experiment_id WHERE e.name = 'psim-sim'") >= 10);
+    /* the clone resumes from the donor's iteration, where the donor stood */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM lineage WHERE resume_from !="
+                             " 'iteration:' || donor_iteration OR donor_iteration < 5"),
+                 0);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 24);
+    /* the two simulations made the same decisions */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM (SELECT t.trial_no, l.attempt, l.iteration,"
+                             " d.trial_no, l.new_config FROM lineage l JOIN trials t ON t.id ="
+                             " l.trial_id JOIN trials d ON d.id = l.donor_trial_id WHERE"
+                             " l.experiment_id = 1 EXCEPT SELECT t.trial_no, l.attempt,"
+                             " l.iteration, d.trial_no, l.new_config FROM lineage l JOIN trials t"
+                             " ON t.id = l.trial_id JOIN trials d ON d.id = l.donor_trial_id"
+                             " WHERE l.experiment_id = 2)"),
+                 0);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM lineage WHERE experiment_id = 1"),
+                 db_int(dir, "SELECT count(*) FROM lineage WHERE experiment_id = 2"));
+}
+
 TT_MAIN
