@@ -291,7 +291,8 @@ static char *find_checkpoint(const char *dir)
     struct timespec best_t = {0, 0};
     while ((e = readdir(d))) {
         if (strncmp(e->d_name, "checkpoint", 10) != 0) continue;
-        if (strstr(e->d_name, ".tmp")) continue; /* half-written, never renamed */
+        if (strcmp(e->d_name, "checkpoints") == 0) continue; /* TUNE_CHECKPOINT_DIR itself */
+        if (strstr(e->d_name, ".tmp")) continue;             /* half-written, never renamed */
         char path[4200];
         struct stat st;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
@@ -873,6 +874,25 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
                          " WHERE t.experiment_id = ?1 AND d.action = 'complete'"
                          " AND d.reason LIKE 'reached stop criterion %'",
                          b, 1, on_stored_stop, &c, err, errlen);
+        /* Where each trial stands: the latest checkpoint any of its attempts named, then
+         * (overriding) the copy its current attempt started from after an exploit, then
+         * the latest its current attempt named. */
+        if (rc == 0)
+            rc = store_query(o->store,
+                             "SELECT t.id, json_extract(r.data, '$.checkpoint'), r.iteration,"
+                             " r.time_value FROM trials t"
+                             " JOIN result_ranges g ON g.trial_id = t.id"
+                             " JOIN results r ON r.id BETWEEN g.first_id AND g.last_id"
+                             " WHERE t.experiment_id = ?1 AND r.data LIKE '%\"checkpoint\"%'"
+                             " ORDER BY r.id",
+                             b, 1, on_stored_checkpoint, &c, err, errlen);
+        if (rc == 0 && L->is_pbt)
+            rc = store_query(o->store,
+                             "SELECT l.trial_id, l.resume_from, l.donor_iteration,"
+                             " l.donor_time_value FROM lineage l JOIN trials t ON t.id ="
+                             " l.trial_id AND t.attempt = l.attempt WHERE l.experiment_id = ?1"
+                             " ORDER BY l.id",
+                             b, 1, on_stored_checkpoint, &c, err, errlen);
         if (rc == 0)
             rc = store_query(o->store,
                              "SELECT t.id, json_extract(r.data, '$.checkpoint'), r.iteration,"
