@@ -946,21 +946,28 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
             store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PAUSED"};
             if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
             L->paused[L->npaused++] = i;
-        } else if (t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED ||
-                   (t->status == SCHED_TRIAL_PENDING && t->exploit_src)) {
+        } else if (t->exploit_src && t->status != SCHED_TRIAL_TERMINATED &&
+                   t->status != SCHED_TRIAL_ERROR) {
+            /* PBT exploited it and its new attempt had not started: it waits, paused, for
+             * a slice like any exploited trial, and restarts from its copy of the donor's
+             * checkpoint (prepare_exploit) as the attempt the lineage row names. */
+            t->status = SCHED_TRIAL_PAUSED;
+            t->stop = SCHED__STOP_NONE;
+            t->slice_str[0] = 0;
+            store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PAUSED"};
+            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
+            L->paused[L->npaused++] = i;
+        } else if (t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) {
             /* Interrupted mid-run: a new attempt, from its checkpoint where there is one
-             * (the one its results named, else the newest checkpoint* file in its folder;
-             * after an exploit, its donor's: prepare_exploit at the launch). */
+             * (the one its results named, else the newest checkpoint* file in its folder). */
             char dir[4096];
             struct stat sb;
             snprintf(dir, sizeof dir, "%s/%s", o->results_dir, t->name);
-            if (t->exploit_src)
-                t->resume_from = NULL;
-            else if (t->named_ckpt && stat(t->named_ckpt, &sb) == 0)
+            if (t->named_ckpt && stat(t->named_ckpt, &sb) == 0)
                 t->resume_from = strdup(t->named_ckpt);
             else
                 t->resume_from = find_checkpoint(dir);
-            t->carry = t->resume_from != NULL || t->exploit_src != NULL;
+            t->carry = t->resume_from != NULL;
             t->attempt++;
             t->iters = 0;
             t->last_time = t->last_metric = t->best_metric = NAN;

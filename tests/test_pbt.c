@@ -636,6 +636,53 @@ TEST(e2e_kill_9_then_resume)
     CHECK(check_copies(dir) >= 3);
 }
 
+/* kill -9 while an exploited trial waits for a slice (its lineage row written, its new
+ * attempt not started): tune resume restarts it from its copy of the donor's checkpoint,
+ * as the attempt the lineage row names. */
+TEST(e2e_kill_9_with_an_exploit_pending_then_resume)
+{
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "pbt", "pending");
+    toy_space(sp, sizeof sp, "pend", PBT_SCHED(", \"keep_checkpoints\": 2"), 60, 15);
+    space_file(dir, sp);
+    const char *args[] = {"run", "space.json", "--gpus", "none", "--cpus", "2", "--quiet", NULL};
+    pid_t pid = spawn_tune(dir, args, NULL);
+    const char *pending_sql = "SELECT coalesce(min(l.id), 0) FROM lineage l JOIN trials t ON"
+                              " t.id = l.trial_id WHERE l.attempt > t.attempt";
+    long long row = -1;
+    for (int i = 0; i < 1000 && row <= 0; i++) {
+        e2e_nap_ms(10);
+        row = db_int(dir, pending_sql);
+    }
+    kill(pid, SIGKILL);
+    int st;
+    waitpid(pid, &st, 0);
+    REQUIRE(row > 0);
+    e2e_nap_ms(300);
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT attempt FROM lineage WHERE id = %lld", row);
+    long long attempt = db_int(dir, sql);
+    snprintf(sql, sizeof sql, "SELECT trial_id FROM lineage WHERE id = %lld", row);
+    long long trial = db_int(dir, sql);
+    const char *resume[] = {"resume", "pend", "--gpus", "none", "--cpus", "2", "--quiet", NULL};
+    struct out o = run_tune(dir, resume);
+    if (o.code != 0) fprintf(stderr, "%s\n%s\n", o.out, o.err);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    /* the pending attempt ran, restarted from the copy the lineage row names */
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM decisions WHERE trial_id = %lld AND action = 'resume' AND"
+             " reason LIKE 'restarted after its exploit: attempt %lld, %%'",
+             trial, attempt);
+    CHECK_EQ_INT(db_int(dir, sql), 1);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 8);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM (SELECT trial_id FROM results_current GROUP BY"
+                             " trial_id HAVING max(iteration) != 60 OR"
+                             " count(DISTINCT iteration) != count(*))"),
+                 0);
+    CHECK(check_copies(dir) >= 1);
+}
+
 /* Ray's "no checkpoint for trial, skip exploit": trials that never name a checkpoint are
  * never exploited; the decision says why and how to allow it. */
 TEST(e2e_no_checkpoint_no_exploit)
