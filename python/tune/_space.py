@@ -334,16 +334,61 @@ class HyperBandScheduler:
                          "(the asynchronous HyperBand, same time_attr/max_t/reduction_factor)")
 
 
-class PopulationBasedTraining:
-    """Not supported yet: Population Based Training needs pausing and cloning trials."""
+class PopulationBasedTraining(_Scheduler):
+    """Ray's PopulationBasedTraining (docs/pbt.md): a trial of the bottom quantile restarts
+    from a top trial's checkpoint with its configuration perturbed. hyperparam_mutations
+    maps a parameter of the config to a distribution (tune.loguniform(...)) or a list of
+    values; left out, every distribution of the config is mutated. The trainable saves
+    checkpoints in TUNE_CHECKPOINT_DIR, reports each (checkpoint=path) and restores from
+    TUNE_RESUME_FROM."""
+    type = "pbt"
 
-    def __init__(self, *a, **k):
-        raise ValueError("tune.PopulationBasedTraining is not supported yet: tune's schedulers "
-                         "are FIFOScheduler, ASHAScheduler and MedianStoppingRule")
+    def __init__(self, time_attr=None, metric=None, mode=None, perturbation_interval=None,
+                 burn_in_period=None, hyperparam_mutations=None, quantile_fraction=None,
+                 resample_probability=None, perturbation_factors=None, custom_explore_fn=None,
+                 log_config=None, require_attrs=None, synch=False, keep_checkpoints=None):
+        _metric_mode(self, metric, mode)
+        if custom_explore_fn is not None:
+            raise ValueError("tune.PopulationBasedTraining: custom_explore_fn is not supported "
+                             "(tune explores in C, from the seed); use hyperparam_mutations")
+        if synch:
+            raise ValueError("tune.PopulationBasedTraining: synch=True is not supported: tune's "
+                             "PBT is the asynchronous one (Ray's default)")
+        for what, v in (("perturbation_interval", perturbation_interval),
+                        ("burn_in_period", burn_in_period),
+                        ("quantile_fraction", quantile_fraction),
+                        ("resample_probability", resample_probability)):
+            if v is not None:
+                _num("PopulationBasedTraining", what, v)
+        factors = None
+        if perturbation_factors is not None:
+            factors = [_num("PopulationBasedTraining", "perturbation_factors", f)
+                       for f in perturbation_factors]
+        mutations = None
+        if hyperparam_mutations is not None:
+            if not isinstance(hyperparam_mutations, dict):
+                raise TypeError("tune.PopulationBasedTraining: hyperparam_mutations must be a "
+                                "dict of parameter names")
+            mutations = {}
+            for k, v in hyperparam_mutations.items():
+                if isinstance(v, Domain):
+                    mutations[k] = v.to_json()
+                elif isinstance(v, (list, tuple)):
+                    mutations[k] = list(v)
+                else:
+                    raise ValueError(f"tune.PopulationBasedTraining: hyperparam_mutations[{k!r}] "
+                                     "must be a tune distribution (tune.loguniform(...)) or a "
+                                     "list of values; functions are not supported")
+        super().__init__(time_attr=time_attr, perturbation_interval=perturbation_interval,
+                         burn_in_period=burn_in_period, quantile_fraction=quantile_fraction,
+                         resample_probability=resample_probability,
+                         perturbation_factors=factors, keep_checkpoints=keep_checkpoints,
+                         hyperparam_mutations=mutations)
 
 
 _SCHEDULER_NAMES = {"fifo": FIFOScheduler, "asha": ASHAScheduler, "async_hyperband": ASHAScheduler,
-                    "median": MedianStoppingRule, "median_stopping_rule": MedianStoppingRule}
+                    "median": MedianStoppingRule, "median_stopping_rule": MedianStoppingRule,
+                    "pbt": PopulationBasedTraining}
 
 
 def scheduler_of(s):
@@ -352,8 +397,9 @@ def scheduler_of(s):
     if isinstance(s, str) and s.lower() in _SCHEDULER_NAMES:
         return _SCHEDULER_NAMES[s.lower()]()
     raise ValueError(f"scheduler {s!r} is not supported: use tune.FIFOScheduler(), "
-                     "tune.ASHAScheduler(...) or tune.MedianStoppingRule(...) "
-                     "(or the strings 'fifo', 'asha', 'median')")
+                     "tune.ASHAScheduler(...), tune.MedianStoppingRule(...) or "
+                     "tune.PopulationBasedTraining(...) (or the strings 'fifo', 'asha', "
+                     "'median', 'pbt')")
 
 
 class CLIReporter:

@@ -115,6 +115,23 @@ class RunArguments(Case):
                          {"type": "asha"})
         self.assertIs(tune.AsyncHyperBandScheduler, tune.ASHAScheduler)
 
+    def test_pbt(self):
+        sched = tune.PopulationBasedTraining(
+            time_attr="training_iteration", metric="loss", mode="min", perturbation_interval=4,
+            quantile_fraction=0.25, resample_probability=0.5, perturbation_factors=(1.2, 0.8),
+            hyperparam_mutations={"lr": tune.loguniform(1e-4, 1e-1), "batch": [32, 64]})
+        s = space_of({"lr": tune.loguniform(1e-4, 1e-1), "batch": tune.choice([32, 64])},
+                     scheduler=sched)
+        self.assertEqual(s["scheduler"], {
+            "type": "pbt", "time_attr": "training_iteration", "perturbation_interval": 4,
+            "quantile_fraction": 0.25, "resample_probability": 0.5,
+            "perturbation_factors": [1.2, 0.8],
+            "hyperparam_mutations": {"lr": {"loguniform": [1e-4, 1e-1]}, "batch": [32, 64]}})
+        self.assertEqual((s["metric"], s["mode"]), ("loss", "min"))
+        self.assertValid(s)
+        self.assertEqual(space_of({}, metric="l", mode="max", scheduler="pbt")["scheduler"],
+                         {"type": "pbt"})
+
     def test_scheduler_metric_and_mode(self):
         s = space_of({}, scheduler=tune.ASHAScheduler(metric="acc", mode="max", max_t=9))
         self.assertEqual((s["metric"], s["mode"]), ("acc", "max"))
@@ -264,12 +281,16 @@ class Refusals(Case):
             space_of({}, search_alg=type("OptunaSearch", (), {})())
         with self.assertRaisesRegex(TypeError, "points_to_evaluate must be a list of dicts"):
             space_of({}, points_to_evaluate={"x": 1})
-        with self.assertRaisesRegex(ValueError, "PopulationBasedTraining is not supported yet"):
-            tune.PopulationBasedTraining(time_attr="training_iteration")
+        with self.assertRaisesRegex(ValueError, "custom_explore_fn is not supported"):
+            tune.PopulationBasedTraining(custom_explore_fn=lambda c: c)
+        with self.assertRaisesRegex(ValueError, "synch=True is not supported"):
+            tune.PopulationBasedTraining(synch=True)
+        with self.assertRaisesRegex(ValueError, "functions are not supported"):
+            tune.PopulationBasedTraining(hyperparam_mutations={"lr": lambda: 0.1})
         with self.assertRaisesRegex(ValueError, "use tune.ASHAScheduler"):
             tune.HyperBandScheduler()
         with self.assertRaisesRegex(ValueError, "ASHAScheduler"):
-            space_of({}, scheduler="pbt")
+            space_of({}, scheduler="pb2")
         with self.assertRaisesRegex(ValueError, "min_time_slice is not supported"):
             tune.MedianStoppingRule(min_time_slice=10)
         with self.assertRaisesRegex(ValueError, "sample_from is not supported"):
