@@ -480,7 +480,9 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
     t->attempt++;
     t->carry = t->resume_from != NULL || t->exploit_src != NULL;
     t->iters = 0;
-    t->last_time = t->last_metric = t->best_metric = NAN;
+    /* last_time, last_metric and best_metric stay until its first result: a resumed trial
+     * continues (and one with nothing left to run, ending without a result, keeps them) */
+    if (!t->carry) t->last_time = t->last_metric = t->best_metric = NAN;
     t->killed = 0;
     if (!sched__launch(L, t)) {
         *t = saved;

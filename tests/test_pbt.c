@@ -530,8 +530,9 @@ TEST(e2e_pbt_beats_every_fixed_configuration_of_the_population)
      * donor was at the end already has nothing left to run) */
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials t JOIN experiments e ON e.id ="
                              " t.experiment_id WHERE e.name = 'pbt' AND (t.status != 'TERMINATED'"
-                             " OR (SELECT max(iteration) FROM results_all r WHERE r.trial_id ="
-                             " t.id) != 100)"),
+                             " OR max((SELECT max(iteration) FROM results_all r WHERE r.trial_id"
+                             " = t.id), coalesce((SELECT donor_iteration FROM lineage l WHERE"
+                             " l.trial_id = t.id AND l.attempt = t.attempt), 0)) != 100)"),
                  0);
     long long nl = db_int(dir, "SELECT count(*) FROM lineage");
     CHECK(nl >= 4);
