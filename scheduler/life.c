@@ -144,7 +144,7 @@ static int copy_tree(const char *src, const char *dst)
 
 /* pbt: the new attempt of an exploited trial gets its copy of the donor's checkpoint
  * (the simulator's "iteration:N" is handed on as it is). */
-static void prepare_exploit(struct sched_loop *L, struct sched__trial *t)
+static void prepare_exploit(struct sched__trial *t)
 {
     if (!t->exploit_src) return;
     free(t->resume_from);
@@ -160,7 +160,6 @@ static void prepare_exploit(struct sched_loop *L, struct sched__trial *t)
     }
     /* No copy could be made (or the checkpoint is the simulator's "iteration:N"): the
      * donor's own, which stays pinned until the new attempt has restored from it. */
-    (void)L;
     t->resume_from = strdup(t->exploit_src);
 }
 
@@ -179,7 +178,7 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
     snprintf(dir, sizeof dir, "%s/%s", L->o->results_dir, t->name);
     free(t->dir);
     t->dir = strdup(dir);
-    prepare_exploit(L, t);
+    prepare_exploit(t);
     sched_slice_devices(L->o->pool, &slice, devs, sizeof devs);
     sched_start_t s = {.experiment = set->name,
                        .name = t->name,

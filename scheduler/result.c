@@ -143,6 +143,17 @@ static void note_checkpoint(struct sched_loop *L, struct sched__trial *t, const 
     cJSON_Delete(r);
 }
 
+/* Whether one more trial could start now: a slice free and max_concurrent not reached. */
+static int slice_free(struct sched_loop *L)
+{
+    const space_settings_t *set = L->set;
+    if (set->max_concurrent > 0 && (int)L->running >= set->max_concurrent) return 0;
+    sched_slice_t s;
+    if (sched_pool_acquire(L->o->pool, set->gpus_per_trial, set->cpus_per_trial, &s) != 0) return 0;
+    sched_pool_release(L->o->pool, &s);
+    return 1;
+}
+
 /* One result of trial t: recorded, counted and judged. */
 static void on_result(struct sched_loop *L, struct sched__trial *t, const struct result_in *in)
 {
@@ -212,10 +223,10 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
         return;
     }
     /* pbt: at a perturbation point a trial gives its slice to a waiting one (Ray Tune's
-     * PBT pauses it while trials are PENDING or PAUSED); it resumes, least progressed
-     * first, from its checkpoint */
+     * PBT pauses it while trials are PENDING or PAUSED, which in Ray means they wait for
+     * resources); it resumes, least progressed first, from its checkpoint */
     if (d.yield && d.action == SCHED_CONTINUE && !L->stopping &&
-        (L->npaused > 0 || L->nretry > 0 || L->next < L->n))
+        (L->npaused > 0 || L->nretry > 0 || L->next < L->n) && !slice_free(L))
         d.action = SCHED_PAUSE;
     if (d.judged && L->is_pbt) {
         char reason[300], cb[32], vb[32];

@@ -499,8 +499,10 @@ static int most_checkpoints(const char *dir, const char *name)
         DIR *d = opendir(path);
         int n = 0;
         struct dirent *e;
+        /* (a ".tmp" is the toy's own half-written file, cut short by a SIGTERM: never
+         * named, so never tune's to keep or delete) */
         while (d && (e = readdir(d)))
-            n += e->d_name[0] != '.';
+            n += e->d_name[0] != '.' && !strstr(e->d_name, ".tmp");
         if (d) closedir(d);
         if (n > most) most = n;
     }
