@@ -646,11 +646,17 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
         char m2[sizeof msg + 64];
         snprintf(m2, sizeof m2, "attempt %d failed: %s; retrying (%d of %d)", t->attempt, msg,
                  t->failures, L->set->max_failures);
-        free(t->resume_from);
         struct stat sb;
-        /* the checkpoint its results named, else the newest checkpoint* file */
-        t->resume_from = t->named_ckpt && stat(t->named_ckpt, &sb) == 0 ? strdup(t->named_ckpt)
-                                                                        : find_checkpoint(t->dir);
+        /* the checkpoint its results named, else the newest checkpoint* file, else the one
+         * the failed attempt started from (after a PBT exploit: its copy of the donor's) */
+        char *from = NULL;
+        if (t->named_ckpt && stat(t->named_ckpt, &sb) == 0)
+            from = strdup(t->named_ckpt);
+        else if (!(from = find_checkpoint(t->dir)) && t->resume_from &&
+                 stat(t->resume_from, &sb) == 0)
+            from = strdup(t->resume_from);
+        free(t->resume_from);
+        t->resume_from = from;
         t->carry = t->resume_from != NULL;
         t->attempt++;
         t->status = SCHED_TRIAL_PENDING;

@@ -218,10 +218,12 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
             return;
         }
     }
-    if (d.action == SCHED_EXPLOIT) {
+    /* no exploit while the experiment is stopping: its new attempt could not start */
+    if (d.action == SCHED_EXPLOIT && !L->stopping) {
         sched__exploit(L, t, &d, (int64_t)it, tv);
         return;
     }
+    if (d.action == SCHED_EXPLOIT) d.action = SCHED_CONTINUE;
     /* pbt: at a perturbation point a trial gives its slice to a waiting one (Ray Tune's
      * PBT pauses it while trials are PENDING or PAUSED, which in Ray means they wait for
      * resources); it resumes, least progressed first, from its checkpoint */
