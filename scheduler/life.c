@@ -1076,11 +1076,11 @@ void sched__free_trials(struct sched_loop *L)
         free(t->exploit_src);
         free(t->exploit_dst);
         for (size_t k = 0; k < t->nckpts; k++)
-            free(t->ckpts[k]);
+            free(t->ckpts[k].path);
         free(t->ckpts);
     }
     for (size_t i = 0; i < L->ndoomed; i++)
-        free(L->doomed[i]);
+        free(L->doomed[i].path);
     free(L->doomed);
     free(L->retry);
     free(L->run);
@@ -1143,15 +1143,16 @@ static void trim_checkpoints(struct sched_loop *L, struct sched__trial *t)
     size_t keep = (size_t)L->set->sched.keep_checkpoints, dl = t->dir ? strlen(t->dir) : 0;
     size_t excess = t->nckpts > keep ? t->nckpts - keep : 0, w = 0;
     for (size_t i = 0; i < t->nckpts; i++) {
-        char *c = t->ckpts[i];
-        int own = dl && strncmp(c, t->dir, dl) == 0 && c[dl] == '/' && !strstr(c + dl, "/../");
-        if (excess > 0 && i + 1 < t->nckpts && own && !pinned_by_other(L, c)) {
+        struct sched__ckpt c = t->ckpts[i];
+        int own = dl && strncmp(c.path, t->dir, dl) == 0 && c.path[dl] == '/' &&
+                  !strstr(c.path + dl, "/../");
+        if (excess > 0 && i + 1 < t->nckpts && own && !pinned_by_other(L, c.path)) {
             excess--;
             if (L->ndoomed == L->capdoomed) {
                 size_t cap = L->capdoomed ? 2 * L->capdoomed : 16;
-                char **d = realloc(L->doomed, cap * sizeof *d);
+                struct sched__ckpt *d = realloc(L->doomed, cap * sizeof *d);
                 if (!d) {
-                    free(c); /* out of memory: left on disk, which is safe */
+                    free(c.path); /* out of memory: left on disk, which is safe */
                     continue;
                 }
                 L->doomed = d;
@@ -1167,24 +1168,35 @@ static void trim_checkpoints(struct sched_loop *L, struct sched__trial *t)
 
 void sched__note_checkpoint(struct sched_loop *L, struct sched__trial *t, const char *path)
 {
-    if (t->nckpts > 0 && strcmp(t->ckpts[t->nckpts - 1], path) == 0) return;
+    struct stat st;
+    struct sched__ckpt c = {NULL, 0, 0};
+    if (lstat(path, &st) == 0) {
+        c.dev = (unsigned long long)st.st_dev;
+        c.ino = (unsigned long long)st.st_ino;
+    }
+    size_t n = t->nckpts;
+    if (n > 0 && strcmp(t->ckpts[n - 1].path, path) == 0) {
+        t->ckpts[n - 1].dev = c.dev; /* saved again over itself: the file it is now */
+        t->ckpts[n - 1].ino = c.ino;
+        return;
+    }
     /* the same name again (a restart saving over an older one): one entry, the newest */
     size_t w0 = 0;
     for (size_t i = 0; i < t->nckpts; i++) {
-        if (strcmp(t->ckpts[i], path) == 0)
-            free(t->ckpts[i]);
+        if (strcmp(t->ckpts[i].path, path) == 0)
+            free(t->ckpts[i].path);
         else
             t->ckpts[w0++] = t->ckpts[i];
     }
     t->nckpts = w0;
-    char **v = realloc(t->ckpts, (t->nckpts + 1) * sizeof *v);
-    char *copy = strdup(path);
+    struct sched__ckpt *v = realloc(t->ckpts, (t->nckpts + 1) * sizeof *v);
+    c.path = strdup(path);
     if (v) t->ckpts = v;
-    if (!v || !copy) {
-        free(copy);
+    if (!v || !c.path) {
+        free(c.path);
         return; /* out of memory: this one is never deleted, which is safe */
     }
-    t->ckpts[t->nckpts++] = copy;
+    t->ckpts[t->nckpts++] = c;
     trim_checkpoints(L, t);
 }
 
@@ -1195,14 +1207,19 @@ void sched__delete_doomed(struct sched_loop *L)
     for (size_t k = 0; k < L->n; k++)
         if (L->t[k].nckpts > (size_t)L->set->sched.keep_checkpoints) trim_checkpoints(L, &L->t[k]);
     for (size_t i = 0; i < L->ndoomed; i++) {
+        struct sched__ckpt *c = &L->doomed[i];
         /* named again since (a restart saving under the same name) or needed by an
-         * exploit decided in the meantime: kept */
-        int again = pinned_by_other(L, L->doomed[i]);
-        for (size_t k = 0; !again && k < L->n; k++)
-            for (size_t j = 0; !again && j < L->t[k].nckpts; j++)
-                again = strcmp(L->t[k].ckpts[j], L->doomed[i]) == 0;
-        if (!again) remove_tree(L->doomed[i]);
-        free(L->doomed[i]);
+         * exploit decided in the meantime: kept; and only the very file that was named
+         * (the trial may have saved a new one under the same name, not named yet) */
+        int keep = pinned_by_other(L, c->path);
+        for (size_t k = 0; !keep && k < L->n; k++)
+            for (size_t j = 0; !keep && j < L->t[k].nckpts; j++)
+                keep = strcmp(L->t[k].ckpts[j].path, c->path) == 0;
+        struct stat st;
+        if (!keep && (c->dev || c->ino) && lstat(c->path, &st) == 0 &&
+            (unsigned long long)st.st_dev == c->dev && (unsigned long long)st.st_ino == c->ino)
+            remove_tree(c->path);
+        free(c->path);
     }
     L->ndoomed = 0;
 }

@@ -36,6 +36,14 @@ enum sched__stop {
 #define SCHED__KEY_STOP 3
 #define SCHED__MAX_KEYS (3 + SPACE_MAX_STOP + SPACE_MAX_COLUMNS)
 
+/* pbt: a checkpoint a trial named, and the file that was there when it was named: a
+ * restart that saves under the same name makes a new file, which deleting the old
+ * checkpoint by its name alone would take with it. */
+struct sched__ckpt {
+    char *path;
+    unsigned long long dev, ino; /* 0, 0: it could not be looked at, never deleted */
+};
+
 struct sched__trial {
     int64_t no, id; /* trial number and its row in the store */
     sched_trial_status_t status;
@@ -73,7 +81,7 @@ struct sched__trial {
     int64_t named_ckpt_iter; /* the iteration of the result that named it (kept past a pause) */
     double named_ckpt_time;  /* and its time_attr value */
     /* pbt: the checkpoints this trial named, oldest first, for keep_checkpoints */
-    char **ckpts;
+    struct sched__ckpt *ckpts;
     size_t nckpts;
     /* pbt: an exploit's donor checkpoint (a path, or the simulator's "iteration:N") and the
      * copy the next attempt gets in TUNE_RESUME_FROM; pinned (never deleted) until the
@@ -110,7 +118,7 @@ struct sched_loop {
     /* pbt: checkpoints past keep_checkpoints, deleted once the turn that named newer ones
      * is committed, so that the database never names a deleted checkpoint as a trial's
      * latest (a kill -9 between the two resumes from what the database says) */
-    char **doomed;
+    struct sched__ckpt *doomed;
     size_t ndoomed, capdoomed;
     /* Timers, a min-heap by time: a trial's time budget, its result timeout and the end
      * of its stop grace. Entries of a trial that has ended or been launched again are
