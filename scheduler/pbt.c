@@ -213,9 +213,9 @@ int sched__pbt_explore(sched__pbt_t *p, int64_t trial, int64_t donor, const cJSO
                                .ud = &p->rng};
     if (space_explore(p->o.space, donor_config, &eo, out, what, err, errlen) != 0)
         return SCHED_EINVAL;
-    /* Ray's _exploit: the clone continues the donor's clock */
+    /* Ray's _exploit: the clone continues the donor's clock; its score stays its own
+     * until its next perturbation point */
     t->last_perturbation_time = d->last_perturbation_time;
     t->last_train_time = d->last_train_time;
-    t->last_score = d->last_score;
     return SCHED_OK;
 }
