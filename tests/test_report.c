@@ -1339,6 +1339,14 @@ TEST(torch_ddp_example_runs_under_tune)
     CHECK(db_int(dir, "SELECT max(iteration) FROM results") == 4);
     CHECK(db_real(dir, "SELECT max(json_extract(data, '$.accuracy')) FROM results") > 0.6);
     CHECK(db_int(dir, "SELECT count(*) FROM decisions WHERE rung IS NOT NULL") >= 4);
+    /* Each epoch's last result names the checkpoint saved just before it (the trial that
+     * ran to max_t has two), the epoch's other results none. */
+    CHECK(db_int(dir, "SELECT count(*) FROM results WHERE iteration % 2 = 0 AND"
+                      " json_extract(data, '$.checkpoint') LIKE"
+                      " '%/checkpoint_' || printf('%06d', iteration) || '.pt'") >= 2);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results WHERE iteration % 2 = 1"
+                             " AND json_extract(data, '$.checkpoint') IS NOT NULL"),
+                 0);
     /* And the views after the run work on it. */
     const char *s[] = {"show", "0", NULL};
     o = tune(dir, s);
@@ -1350,6 +1358,101 @@ TEST(torch_ddp_example_runs_under_tune)
     o = tune(dir, r);
     CHECK_EQ_INT(o.code, 0);
     out_free(&o);
+}
+
+/* The value of key in the n-th (from 1) JSON line of text, or NAN. */
+static double line_number(const char *text, int n, const char *key)
+{
+    for (int k = 1; k < n && text; k++)
+        if ((text = strchr(text, '\n'))) text++;
+    if (!text) return NAN;
+    size_t len = strcspn(text, "\n");
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    cJSON_Delete(j);
+    return x;
+}
+
+/* The example resumed from its checkpoint (TUNE_RESUME_FROM), as a PBT clone is: with
+ * the checkpoint's own configuration it goes on exactly as the run that was never
+ * stopped (model and momentum buffers restored), and with another lr and momentum on its
+ * command line it trains with those, not with the ones optimizer.load_state_dict brings
+ * back, and its first result says what changed. */
+TEST(torch_ddp_example_resumes_with_new_config)
+{
+    paths();
+    char dir[4096];
+    fresh_dir(dir, sizeof dir, "torch_ddp_resume");
+    if (access("/usr/bin/python3", X_OK) != 0) SKIP("no /usr/bin/python3");
+    const char *probe[] = {"/usr/bin/python3", "-c", "import torch, numpy", NULL};
+    struct out o = run_env(dir, probe, NULL, 120);
+    int have = o.code == 0;
+    out_free(&o);
+    if (!have) SKIP("/usr/bin/python3 cannot import torch (apt-get install python3-torch)");
+    char script[4300], ck_u[4300], ck_same[4300], ck_new[4300], from[4400], env_from[4500];
+    snprintf(script, sizeof script, "%s/examples/torch_ddp/ddp_fmnist.py", g_src);
+    snprintf(ck_u, sizeof ck_u, "TUNE_CHECKPOINT_DIR=%s/u", dir);
+    snprintf(ck_same, sizeof ck_same, "TUNE_CHECKPOINT_DIR=%s/same", dir);
+    snprintf(ck_new, sizeof ck_new, "TUNE_CHECKPOINT_DIR=%s/new", dir);
+    snprintf(from, sizeof from, "%s/u/checkpoint_000002.pt", dir);
+    snprintf(env_from, sizeof env_from, "TUNE_RESUME_FROM=%s", from);
+#define ARGS                                                                                       \
+    "/usr/bin/python3", script, "--epochs", "2", "--train-size", "600", "--test-size", "300",      \
+        "--nproc", "1", "--hidden", "32"
+    const char *plain[] = {ARGS, NULL};
+    const char *changed[] = {ARGS, "--lr", "0.2", "--momentum", "0.5", NULL};
+#undef ARGS
+    const char *env_u[] = {ck_u,   "MASTER_PORT=29731", "OMP_NUM_THREADS=1",
+                           "RANK", "TUNE_RESUME_FROM",  NULL};
+    const char *env_same[] = {ck_same, env_from, "MASTER_PORT=29732", "OMP_NUM_THREADS=1",
+                              "RANK",  NULL};
+    const char *env_new[] = {ck_new, env_from, "MASTER_PORT=29733", "OMP_NUM_THREADS=1",
+                             "RANK", NULL};
+    struct out u = run_env(dir, plain, env_u, 300);
+    CHECK_EQ_INT(u.code, 0);
+    if (u.code) fprintf(stderr, "%s\n", u.err);
+    CHECK_CONTAINS(u.out, "/u/checkpoint_000002.pt\"}");
+    struct out same = run_env(dir, plain, env_same, 300);
+    CHECK_EQ_INT(same.code, 0);
+    struct out nw = run_env(dir, changed, env_new, 300);
+    CHECK_EQ_INT(nw.code, 0);
+    if (nw.code) fprintf(stderr, "%s\n", nw.err);
+    /* unchanged: iterations 3 and 4 as the run that went on */
+    CHECK_EQ_INT((int)line_number(same.out, 1, "training_iteration"), 3);
+    for (int i = 1; i <= 2; i++) {
+        CHECK_NEAR(line_number(same.out, i, "loss"), line_number(u.out, i + 2, "loss"), 1e-9);
+        CHECK_NEAR(line_number(same.out, i, "train_loss"), line_number(u.out, i + 2, "train_loss"),
+                   1e-9);
+    }
+    char want[8600];
+    snprintf(want, sizeof want, "\"resumed\": {\"from\": \"%s\", \"epoch\": 1, \"changed\": {}}",
+             from);
+    CHECK_CONTAINS(same.out, want);
+    /* changed: the new values are in force and said so */
+    CHECK_EQ_INT((int)line_number(nw.out, 1, "training_iteration"), 3);
+    CHECK_NEAR(line_number(nw.out, 1, "lr"), 0.2, 0);
+    CHECK_NEAR(line_number(nw.out, 2, "lr"), 0.2, 0);
+    snprintf(want, sizeof want,
+             "\"resumed\": {\"from\": \"%s\", \"epoch\": 1, \"changed\": {\"lr\": [0.05, 0.2], "
+             "\"momentum\": [0.9, 0.5]}}",
+             from);
+    CHECK_CONTAINS(nw.out, want);
+    CHECK(fabs(line_number(nw.out, 2, "loss") - line_number(u.out, 4, "loss")) > 1e-6);
+    /* and its checkpoint carries them on, with the momentum buffers */
+    char code[9000];
+    snprintf(code, sizeof code,
+             "import torch; s = torch.load('%s/new/checkpoint_000004.pt');"
+             " g = s['optimizer']['param_groups'][0];"
+             " print(g['lr'], g['momentum'], len(s['optimizer']['state']), s['epoch'],"
+             " s['iteration'])",
+             dir);
+    const char *show[] = {"/usr/bin/python3", "-c", code, NULL};
+    o = run_env(dir, show, NULL, 120);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_STR(o.out, "0.2 0.5 4 2 4\n");
+    out_free(&o);
+    out_free(&u), out_free(&same), out_free(&nw);
 }
 
 TT_MAIN
