@@ -194,7 +194,7 @@ int store_experiment_delete(store_t *st, int64_t exp_id, char *err, size_t errle
         return store__err(err, errlen, STORE_ERR, "%s: cannot delete an experiment inside a batch",
                           st->path);
     /* results and decisions carry no foreign key (they are the hot tables, kept lean):
-     * they go by trial id first; trials, params and result_ranges follow the experiment
+     * they go by trial id first; trials, params, result_ranges and lineage follow the experiment
      * by ON DELETE CASCADE. One transaction: all of it or none. */
     char sql[1024];
     snprintf(sql, sizeof sql,

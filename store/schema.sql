@@ -1,4 +1,4 @@
--- tune's database schema, version 2: every experiment, trial, result and scheduler
+-- tune's database schema, version 3: every experiment, trial, result and scheduler
 -- decision, plus views for the common questions. This file is compiled into the store
 -- library (store/CMakeLists.txt) and run once when a database is created; it is
 -- documented, with example queries, in docs/schema.md. It is not a migration script:
@@ -13,7 +13,7 @@ CREATE TABLE meta (
     key   TEXT PRIMARY KEY NOT NULL,
     value                           -- no declared type: stored as given
 );
-INSERT INTO meta (key, value) VALUES ('schema_version', 2);
+INSERT INTO meta (key, value) VALUES ('schema_version', 3);
 
 -- One row per `tune run`.
 CREATE TABLE experiments (
@@ -25,7 +25,7 @@ CREATE TABLE experiments (
     ended_at      REAL,             -- NULL while RUNNING
     metric        TEXT,             -- the result key the scheduler compares
     mode          TEXT NOT NULL CHECK (mode IN ('min', 'max')),
-    scheduler     TEXT,             -- 'fifo', 'asha', 'median'
+    scheduler     TEXT,             -- 'fifo', 'asha', 'median', 'pbt'
     seed          INTEGER,          -- the 64 bits of the seed (>= 2^63 reads negative)
     num_trials    INTEGER,          -- how many trials the experiment asked for
     results_dir   TEXT,
@@ -128,6 +128,33 @@ CREATE TABLE decisions (
     reason     TEXT,
     wall_time  REAL
 );
+
+-- Population Based Training's family tree: one row per exploit (a trial took another
+-- trial's checkpoint and a perturbed configuration, and restarted as a new attempt).
+-- Rare (one row per perturbation interval at most per trial), so it keeps foreign keys
+-- and an index. Added in schema version 3 (a version-1 or -2 file gains it on open).
+CREATE TABLE lineage (
+    id               INTEGER PRIMARY KEY, -- order of the exploits
+    experiment_id    INTEGER NOT NULL REFERENCES experiments (id) ON DELETE CASCADE,
+    trial_id         INTEGER NOT NULL,    -- trials.id of the trial that was exploited
+    attempt          INTEGER NOT NULL,    -- the new attempt, which starts from the checkpoint
+    iteration        INTEGER,             -- the trial's iteration when it was exploited
+    time_value       REAL,                -- and its time_attr value
+    donor_trial_id   INTEGER NOT NULL,    -- trials.id of the trial it cloned
+    donor_attempt    INTEGER,
+    donor_iteration  INTEGER,             -- the donor's iteration at its checkpoint
+    donor_time_value REAL,                -- and its time_attr value
+    donor_checkpoint TEXT,                -- the donor's checkpoint as the donor reported it
+    resume_from      TEXT,                -- the copy the new attempt got in TUNE_RESUME_FROM
+    old_config       TEXT CHECK (old_config IS NULL OR json_valid(old_config)),
+    new_config       TEXT NOT NULL CHECK (json_valid(new_config)),
+    explore          TEXT,                -- JSON: what happened to each parameter
+    value            REAL,                -- the trial's value when it was exploited
+    donor_value      REAL,                -- the donor's
+    wall_time        REAL
+);
+CREATE INDEX lineage_trial ON lineage (trial_id, attempt);
+CREATE INDEX lineage_experiment ON lineage (experiment_id);
 
 -- Every result with its trial found through result_ranges: the same rows as `results`,
 -- but `WHERE trial_id = ?` reads only that trial's ranges.

@@ -101,6 +101,11 @@ static const char *const stmt_sql[STORE__NSTMT] = {
     [STORE__DECISION_INSERTN] = "INSERT INTO decisions (trial_id, iteration, time_value, action,"
                                 " bracket, rung, milestone, value, cutoff, reason, wall_time)"
                                 " VALUES " DECISION_ROWS16,
+    [STORE__LINEAGE_INSERT] =
+        "INSERT INTO lineage (experiment_id, trial_id, attempt, iteration, time_value,"
+        " donor_trial_id, donor_attempt, donor_iteration, donor_time_value, donor_checkpoint,"
+        " resume_from, old_config, new_config, explore, value, donor_value, wall_time)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
 };
 
 static double monotonic_s(void)
@@ -309,20 +314,54 @@ static int create_schema(store_t *st, char *err, size_t errlen)
     return rc;
 }
 
-/* Version 1 -> 2: trials.suggested_by (why the searcher chose a trial's configuration),
- * added in one transaction; a second tune migrating the same file at the same moment
- * waits on the write lock and then finds it done. */
-static int migrate_v1(store_t *st, char *err, size_t errlen)
+/* The lineage table of schema version 3, as store/schema.sql creates it: a migrated file
+ * gets the very same text (test_store's migration case compares the two). */
+static const char lineage_sql[] =
+    "CREATE TABLE lineage (\n"
+    "    id               INTEGER PRIMARY KEY, -- order of the exploits\n"
+    "    experiment_id    INTEGER NOT NULL REFERENCES experiments (id) ON DELETE CASCADE,\n"
+    "    trial_id         INTEGER NOT NULL,    -- trials.id of the trial that was exploited\n"
+    "    attempt          INTEGER NOT NULL,    -- the new attempt, which starts from the "
+    "checkpoint\n"
+    "    iteration        INTEGER,             -- the trial's iteration when it was exploited\n"
+    "    time_value       REAL,                -- and its time_attr value\n"
+    "    donor_trial_id   INTEGER NOT NULL,    -- trials.id of the trial it cloned\n"
+    "    donor_attempt    INTEGER,\n"
+    "    donor_iteration  INTEGER,             -- the donor's iteration at its checkpoint\n"
+    "    donor_time_value REAL,                -- and its time_attr value\n"
+    "    donor_checkpoint TEXT,                -- the donor's checkpoint as the donor reported "
+    "it\n"
+    "    resume_from      TEXT,                -- the copy the new attempt got in "
+    "TUNE_RESUME_FROM\n"
+    "    old_config       TEXT CHECK (old_config IS NULL OR json_valid(old_config)),\n"
+    "    new_config       TEXT NOT NULL CHECK (json_valid(new_config)),\n"
+    "    explore          TEXT,                -- JSON: what happened to each parameter\n"
+    "    value            REAL,                -- the trial's value when it was exploited\n"
+    "    donor_value      REAL,                -- the donor's\n"
+    "    wall_time        REAL\n"
+    ");\n"
+    "CREATE INDEX lineage_trial ON lineage (trial_id, attempt);\n"
+    "CREATE INDEX lineage_experiment ON lineage (experiment_id);\n";
+
+/* Version 1 or 2 -> 3: trials.suggested_by (why the searcher chose a trial's
+ * configuration, version 2) and the lineage table (version 3), added in one transaction;
+ * a second tune migrating the same file at the same moment waits on the write lock and
+ * then finds it done. */
+static int migrate(store_t *st, char *err, size_t errlen)
 {
-    const char *what = "cannot upgrade the database to schema version 2";
+    const char *what =
+        "cannot upgrade the database to schema version " STORE__STR(STORE_SCHEMA_VERSION);
     int rc = exec(st, "BEGIN IMMEDIATE", what, err, errlen);
     if (rc) return rc;
     int64_t v = 0;
     rc = read_schema_version(st, &v, err, errlen);
     if (!rc && v == 1)
+        rc = exec(st, "ALTER TABLE trials ADD COLUMN suggested_by TEXT", what, err, errlen);
+    if (!rc && (v == 1 || v == 2)) rc = exec(st, lineage_sql, what, err, errlen);
+    if (!rc && (v == 1 || v == 2))
         rc = exec(st,
-                  "ALTER TABLE trials ADD COLUMN suggested_by TEXT;"
-                  "UPDATE meta SET value = 2 WHERE key = 'schema_version'",
+                  "UPDATE meta SET value = " STORE__STR(
+                      STORE_SCHEMA_VERSION) " WHERE key = 'schema_version'",
                   what, err, errlen);
     if (!rc) rc = exec(st, "COMMIT", what, err, errlen);
     if (rc && !sqlite3_get_autocommit(st->db)) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
@@ -356,15 +395,16 @@ static int check_schema(store_t *st, char *err, size_t errlen)
                           "%s was written by a newer tune (schema version %lld, this tune knows "
                           "%d): use that tune or a newer one",
                           st->path, (long long)v, STORE_SCHEMA_VERSION);
-    if (v == 1 && !st->readonly) {
-        rc = migrate_v1(st, err, errlen);
+    if ((v == 1 || v == 2) && !st->readonly) {
+        rc = migrate(st, err, errlen);
         if (rc) return rc;
         rc = read_schema_version(st, &v, err, errlen);
         if (rc) return rc;
     }
-    /* A read-only reader of a version-1 file reads it as it is: suggested_by is the
-     * only difference, and readers that ask for it get an error naming the column. */
-    if (v == 1 && st->readonly) return 0;
+    /* A read-only reader of a version-1 or -2 file reads it as it is: suggested_by and
+     * lineage are the only differences, and readers that ask for them get an error
+     * naming the column or table. */
+    if ((v == 1 || v == 2) && st->readonly) return 0;
     if (v < STORE_SCHEMA_VERSION)
         return store__err(err, errlen, STORE_VERSION,
                           "%s has schema version %lld, which this tune cannot read (it knows %d)",

@@ -22,13 +22,14 @@
 /* store_open flags */
 #define STORE_OPEN_READONLY 1 /* for `tune query` and readers: writes are refused */
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 typedef struct store store_t;
 
 /* Opens (creating when writable and missing) the database at `path`, in WAL mode, and
- * creates or checks the schema; a writable handle upgrades a version-1 file to version 2
- * (trials.suggested_by), a newer version than this tune knows is refused. On success *out is a new
+ * creates or checks the schema; a writable handle upgrades a version-1 or -2 file to
+ * version 3 (trials.suggested_by, the lineage table), a newer version than this tune knows
+ * is refused. On success *out is a new
  * handle closed with store_close. */
 int store_open(const char *path, int flags, store_t **out, char *err, size_t errlen);
 void store_close(store_t *st); /* NULL-safe; commits nothing that was not committed */
@@ -111,6 +112,11 @@ typedef struct store_trial_update {
 int store_trial_update(store_t *st, int64_t trial_id, const store_trial_update_t *u, char *err,
                        size_t errlen);
 
+/* Replaces a trial's configuration (trials.config and its params rows) with a JSON
+ * object: Population Based Training's explore step gives a trial a new one. */
+int store_trial_set_config(store_t *st, int64_t trial_id, const char *config_json, char *err,
+                           size_t errlen);
+
 /* ---- results and decisions ------------------------------------------------------ */
 /* One reported result. `json` is the full result object as text (every metric);
  * `metric` is the experiment's metric (NaN if missing or not a number: stored NULL);
@@ -142,6 +148,30 @@ typedef struct store_decision {
     double wall_time;
 } store_decision_t;
 int store_decision_add(store_t *st, const store_decision_t *d, char *err, size_t errlen);
+
+/* One exploit of Population Based Training: trial `trial_id` took the checkpoint of
+ * `donor_trial_id` and restarts as attempt `attempt` with `new_config`. Written at once
+ * in the open batch (the loop's transaction), so it commits with the decision and the
+ * trial row that go with it. Strings may be NULL except new_config. */
+typedef struct store_lineage {
+    int64_t experiment_id;
+    int64_t trial_id;
+    int attempt;       /* the new attempt */
+    int64_t iteration; /* the trial's iteration when exploited */
+    double time_value; /* its time_attr value */
+    int64_t donor_trial_id;
+    int donor_attempt;
+    int64_t donor_iteration;
+    double donor_time_value;
+    const char *donor_checkpoint; /* the path the donor reported */
+    const char *resume_from;      /* the copy handed to the new attempt */
+    const char *old_config;       /* JSON object */
+    const char *new_config;       /* JSON object */
+    const char *explore;          /* JSON object: what happened to each parameter */
+    double value, donor_value;    /* NaN when unknown */
+    double wall_time;
+} store_lineage_t;
+int store_lineage_add(store_t *st, const store_lineage_t *l, char *err, size_t errlen);
 
 /* ---- resume --------------------------------------------------------------------- */
 /* What a resumed run needs to rebuild its state. Pointers are valid during the call. */

@@ -30,6 +30,7 @@ enum store__stmt_id {
     STORE__RANGE_INSERTN,    /* STORE__RESULT_ROWS rows in one statement */
     STORE__DECISION_INSERT1, /* one decisions row */
     STORE__DECISION_INSERTN, /* STORE__RESULT_ROWS rows in one statement */
+    STORE__LINEAGE_INSERT,
     STORE__NSTMT
 };
 

@@ -1,4 +1,4 @@
-/* write.c: the rows the scheduler records at once: experiments, trials and their params,
+/* write.c: the rows the scheduler records at once: experiments, trials and their params, lineage,
  * each through a cached prepared statement. Not for results and decisions, which wait in
  * the write-behind buffer (pending.c), for reading (query.c) or for transactions
  * (store.c). */
@@ -395,6 +395,100 @@ int store_trial_update(store_t *st, int64_t trial_id, const store_trial_update_t
         rc = store__fail(st, src, what, err, errlen);
     else if (sqlite3_changes(st->db) == 0)
         rc = store__err(err, errlen, STORE_NOTFOUND, "%s: %s: no such trial", st->path, what);
+    sqlite3_reset(s);
+    return rc;
+}
+
+/* Runs one uncached statement binding trial_id to ?1 and text to ?2 (when not NULL): the
+ * rare writes (a new configuration after an exploit) need no cache. */
+static int run_once(store_t *st, const char *sql, int64_t trial_id, const char *text,
+                    const char *what, char *err, size_t errlen)
+{
+    sqlite3_stmt *s = NULL;
+    int src = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+    if (src == SQLITE_OK) {
+        sqlite3_bind_int64(s, 1, trial_id);
+        if (text) bind_text(s, 2, text);
+        src = sqlite3_step(s);
+    }
+    int rc = src == SQLITE_DONE ? 0 : store__fail(st, src, what, err, errlen);
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int store_trial_set_config(store_t *st, int64_t trial_id, const char *config_json, char *err,
+                           size_t errlen)
+{
+    char what[96];
+    snprintf(what, sizeof what, "cannot change the configuration of trial id %lld",
+             (long long)trial_id);
+    int rc = store__writable(st, what, err, errlen);
+    if (rc) return rc;
+    cJSON *cfg = config_json ? cJSON_Parse(config_json) : NULL;
+    if (!cJSON_IsObject(cfg)) {
+        cJSON_Delete(cfg);
+        return store__err(err, errlen, STORE_ERR, "%s: %s: it is not a JSON object", st->path,
+                          what);
+    }
+    /* The trial row and its params change together, as store_trial_create made them. */
+    rc = run_once(st, "SAVEPOINT store_config", 0, NULL, what, err, errlen);
+    if (!rc) {
+        rc = run_once(st, "UPDATE trials SET config = ?2 WHERE id = ?1", trial_id, config_json,
+                      what, err, errlen);
+        if (!rc && sqlite3_changes(st->db) == 0)
+            rc = store__err(err, errlen, STORE_NOTFOUND, "%s: %s: no such trial", st->path, what);
+        if (!rc)
+            rc = run_once(st, "DELETE FROM params WHERE trial_id = ?1", trial_id, NULL, what, err,
+                          errlen);
+        if (!rc) rc = insert_params(st, trial_id, cfg, config_json, what, err, errlen);
+        if (rc && !sqlite3_get_autocommit(st->db))
+            sqlite3_exec(st->db, "ROLLBACK TO store_config", NULL, NULL, NULL);
+        if (!sqlite3_get_autocommit(st->db)) {
+            int r2 = run_once(st, "RELEASE store_config", 0, NULL, what, err, errlen);
+            if (!rc) rc = r2;
+        }
+    }
+    cJSON_Delete(cfg);
+    return rc;
+}
+
+int store_lineage_add(store_t *st, const store_lineage_t *l, char *err, size_t errlen)
+{
+    char what[96];
+    snprintf(what, sizeof what, "cannot record the lineage of trial id %lld",
+             (long long)l->trial_id);
+    int rc = store__writable(st, what, err, errlen);
+    if (rc) return rc;
+    if (!l->new_config)
+        return store__err(err, errlen, STORE_ERR, "%s: %s: it has no new configuration", st->path,
+                          what);
+    sqlite3_stmt *s = store__stmt(st, STORE__LINEAGE_INSERT, err, errlen);
+    if (!s) return STORE_ERR;
+    sqlite3_bind_int64(s, 1, l->experiment_id);
+    sqlite3_bind_int64(s, 2, l->trial_id);
+    sqlite3_bind_int(s, 3, l->attempt);
+    sqlite3_bind_int64(s, 4, l->iteration);
+    store__bind_real(s, 5, l->time_value);
+    sqlite3_bind_int64(s, 6, l->donor_trial_id);
+    sqlite3_bind_int(s, 7, l->donor_attempt);
+    sqlite3_bind_int64(s, 8, l->donor_iteration);
+    store__bind_real(s, 9, l->donor_time_value);
+    bind_text(s, 10, l->donor_checkpoint);
+    bind_text(s, 11, l->resume_from);
+    bind_text(s, 12, l->old_config);
+    bind_text(s, 13, l->new_config);
+    bind_text(s, 14, l->explore);
+    store__bind_real(s, 15, l->value);
+    store__bind_real(s, 16, l->donor_value);
+    store__bind_real(s, 17, l->wall_time);
+    int src = sqlite3_step(s);
+    if (src == SQLITE_DONE)
+        rc = 0;
+    else if (ext_code(st) == SQLITE_CONSTRAINT_FOREIGNKEY)
+        rc = store__err(err, errlen, STORE_NOTFOUND, "%s: %s: no experiment with id %lld", st->path,
+                        what, (long long)l->experiment_id);
+    else
+        rc = store__fail(st, src, what, err, errlen);
     sqlite3_reset(s);
     return rc;
 }

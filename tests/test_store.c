@@ -210,8 +210,8 @@ TEST(open_create_close)
     store_t *st = open_rw(t.db);
     REQUIRE(st);
     CHECK(access(t.db, F_OK) == 0);
-    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "2");
-    CHECK_EQ_INT(STORE_SCHEMA_VERSION, 2);
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
+    CHECK_EQ_INT(STORE_SCHEMA_VERSION, 3);
     CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'created_by'"), "tune " TUNE_VERSION);
     CHECK_STR(q(st, "PRAGMA journal_mode"), "wal");
     CHECK_STR(q(st, "PRAGMA foreign_keys"), "1");
@@ -220,7 +220,7 @@ TEST(open_create_close)
     CHECK_STR(q(st, "PRAGMA busy_timeout"), "5000");
     CHECK_STR(q(st, "SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master"
                     " WHERE type IN ('table', 'view') ORDER BY name)"),
-              "decisions,experiment_summary,experiments,meta,params,result_ranges,results,"
+              "decisions,experiment_summary,experiments,lineage,meta,params,result_ranges,results,"
               "results_all,results_current,trial_summary,trials");
     CHECK_STR(q(st, "SELECT count(*) FROM experiment_summary"), "0");
     store_close(st);
@@ -269,13 +269,13 @@ TEST(schema_version_newer)
     store_t *st = open_rw(t.db);
     REQUIRE(st);
     store_close(st);
-    REQUIRE(set_version_by_hand(t.db, "3") == SQLITE_OK);
+    REQUIRE(set_version_by_hand(t.db, "4") == SQLITE_OK);
     char err[512] = "", want[700];
     st = (store_t *)0x1; /* out-parameters stay untouched on error */
     CHECK_EQ_INT(store_open(t.db, 0, &st, err, sizeof err), STORE_VERSION);
     CHECK(st == (store_t *)0x1);
     snprintf(want, sizeof want,
-             "%s was written by a newer tune (schema version 3, this tune knows 2)", t.db);
+             "%s was written by a newer tune (schema version 4, this tune knows 3)", t.db);
     CHECK_CONTAINS(err, want);
     err[0] = 0;
     CHECK_EQ_INT(store_open(t.db, STORE_OPEN_READONLY, &st, err, sizeof err), STORE_VERSION);
@@ -293,7 +293,7 @@ TEST(schema_version_older)
     REQUIRE(set_version_by_hand(t.db, "0") == SQLITE_OK);
     char err[512] = "";
     CHECK_EQ_INT(store_open(t.db, 0, &st, err, sizeof err), STORE_VERSION);
-    CHECK_CONTAINS(err, "has schema version 0, which this tune cannot read (it knows 2)");
+    CHECK_CONTAINS(err, "has schema version 0, which this tune cannot read (it knows 3)");
     tmp_clean(&t);
 }
 
@@ -475,7 +475,7 @@ TEST(readonly_query_refuses_writes)
     }
     CHECK_STR(q(st, "SELECT count(*) FROM results"), "1");
     CHECK_STR(q(st, "PRAGMA user_version"), "0");
-    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "2");
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
 
     /* The writing API is refused too, with its own message. */
     char err[512] = "";
@@ -1042,6 +1042,112 @@ TEST(results_nan_metric_is_null)
     CHECK_EQ_INT(store_result_add(st, &r, err, sizeof err), 0);
     CHECK_EQ_INT(store_commit(st, err, sizeof err), 0);
     CHECK_STR(q(st, "SELECT count(*), max(iteration) FROM results"), "3|3");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+/* Population Based Training's exploits: one lineage row each, written in the open batch,
+ * and the exploited trial's new configuration replaces the old one, params and all. */
+TEST(lineage_recorded)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "exp", 0);
+    int64_t a = mk_trial(st, e, 0, "{\"lr\": 0.1, \"opt\": \"sgd\"}");
+    int64_t b = mk_trial(st, e, 1, "{\"lr\": 0.01, \"opt\": \"adam\"}");
+    char err[512] = "";
+    REQUIRE(store_begin(st, err, sizeof err) == 0);
+    store_lineage_t l = {.experiment_id = e,
+                         .trial_id = a,
+                         .attempt = 2,
+                         .iteration = 4,
+                         .time_value = 4,
+                         .donor_trial_id = b,
+                         .donor_attempt = 1,
+                         .donor_iteration = 4,
+                         .donor_time_value = 4,
+                         .donor_checkpoint = "/r/trial_00001/checkpoints/ckpt_4",
+                         .resume_from = "/r/trial_00000/resume/ckpt_4",
+                         .old_config = "{\"lr\": 0.1, \"opt\": \"sgd\"}",
+                         .new_config = "{\"lr\": 0.012, \"opt\": \"adam\"}",
+                         .explore = "{\"lr\": \"*1.2\"}",
+                         .value = 0.9,
+                         .donor_value = NAN,
+                         .wall_time = 12.5};
+    CHECK_EQ_INT(store_lineage_add(st, &l, err, sizeof err), 0);
+    CHECK_EQ_INT(store_trial_set_config(st, a, l.new_config, err, sizeof err), 0);
+    CHECK_EQ_INT(store_commit(st, err, sizeof err), 0);
+    CHECK_STR(q(st,
+                "SELECT trial_id = %lld, attempt, iteration, donor_trial_id = %lld,"
+                " donor_checkpoint, resume_from, json_extract(new_config, '$.lr'), explore,"
+                " value, donor_value IS NULL, wall_time FROM lineage",
+                (long long)a, (long long)b),
+              "1|2|4|1|/r/trial_00001/checkpoints/ckpt_4|/r/trial_00000/resume/ckpt_4|0.012|"
+              "{\"lr\": \"*1.2\"}|0.9|1|12.5");
+    CHECK_STR(
+        q(st, "SELECT json_extract(config, '$.opt') FROM trials WHERE id = %lld", (long long)a),
+        "adam");
+    CHECK_STR(q(st,
+                "SELECT group_concat(name || '=' || value_json, ',') FROM params"
+                " WHERE trial_id = %lld",
+                (long long)a),
+              "lr=0.012,opt=\"adam\"");
+    /* Errors: no new configuration, a configuration that is no object, no such trial or
+     * experiment. */
+    l.new_config = NULL;
+    CHECK_EQ_INT(store_lineage_add(st, &l, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "cannot record the lineage of trial id 1: it has no new configuration");
+    l.new_config = "{}";
+    l.experiment_id = 999;
+    CHECK_EQ_INT(store_lineage_add(st, &l, err, sizeof err), STORE_NOTFOUND);
+    CHECK_CONTAINS(err, "no experiment with id 999");
+    CHECK_EQ_INT(store_trial_set_config(st, a, "[1]", err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "cannot change the configuration of trial id 1: it is not a JSON object");
+    CHECK_EQ_INT(store_trial_set_config(st, 999, "{}", err, sizeof err), STORE_NOTFOUND);
+    CHECK_CONTAINS(err, "no such trial");
+    CHECK_STR(q(st, "SELECT count(*) FROM lineage"), "1");
+    /* tune rm's delete takes the lineage with the experiment */
+    CHECK_EQ_INT(store_experiment_delete(st, e, err, sizeof err), 0);
+    CHECK_STR(q(st, "SELECT count(*) FROM lineage"), "0");
+    store_close(st);
+    tmp_clean(&t);
+}
+
+/* A version-2 file (no lineage table) gains it on a writable open, with the very text a
+ * new file gets; a read-only open reads it as it is. */
+TEST(version_2_gains_lineage)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    char *fresh = strdup(q(st, "SELECT group_concat(sql, ';') FROM (SELECT sql FROM sqlite_master"
+                               " WHERE tbl_name = 'lineage' ORDER BY name)"));
+    int64_t e = mk_exp(st, "old", 0);
+    REQUIRE(e > 0);
+    store_close(st);
+    sqlite3 *db = NULL;
+    REQUIRE(sqlite3_open(t.db, &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db,
+                         "DROP TABLE lineage; UPDATE meta SET value = 2 WHERE key = "
+                         "'schema_version'",
+                         NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    st = open_ro(t.db);
+    REQUIRE(st);
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "2");
+    CHECK_STR(q(st, "SELECT count(*) FROM sqlite_master WHERE name = 'lineage'"), "0");
+    store_close(st);
+    st = open_rw(t.db);
+    REQUIRE(st);
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
+    CHECK_STR(q(st, "SELECT group_concat(sql, ';') FROM (SELECT sql FROM sqlite_master"
+                    " WHERE tbl_name = 'lineage' ORDER BY name)"),
+              fresh);
+    CHECK_STR(q(st, "SELECT name FROM experiments"), "old");
+    free(fresh);
     store_close(st);
     tmp_clean(&t);
 }
