@@ -732,6 +732,11 @@ TEST(report_renders_in_chromium)
     long with = (long)db_int(dir, "SELECT count(DISTINCT trial_id) FROM results_current"
                                   " WHERE metric IS NOT NULL");
     check_rendered(dir, html, 20, with, 3, 10000, NULL);
+    o = browse(dir, html, "--dump-dom", 10000);
+    CHECK_EQ_INT(body_attr(o.out, "data-lineage"), 0); /* no PBT, no lineage section */
+    CHECK_EQ_INT(body_attr(o.out, "data-exploits"), 0);
+    CHECK_CONTAINS(o.out, "<section class=\"card\" id=\"sec-pbt\" hidden=\"\">");
+    out_free(&o);
     /* A screenshot, for people to look at (the file stays in the build tree). */
     snprintf(png, sizeof png, "%s/report.png", dir);
     char shot[4400];
@@ -775,6 +780,183 @@ TEST(report_renders_in_chromium)
     CHECK_CONTAINS(o.out, "data-last-error=\"noisy\"");
     out_free(&o);
     free(page);
+}
+
+/* ---- Population Based Training's lineage in the report --------------------------- */
+/* A PBT experiment written through the store as the loop writes one: 4 trials, 12
+ * iterations, three exploits, each a donor's lr perturbed: trial 3 takes trial 1's
+ * checkpoint at iteration 4 (lr 0.01 -> 0.012), trial 2 takes trial 3's at 8 (0.012 ->
+ * 0.0096), trial 0 takes trial 1's at 8 (0.01 -> 0.0144). Each exploited trial's first attempt
+ * stays behind; trial 2 ends best. So the best trial's weights were trained in trial_00001 (to 4),
+ * trial_00003 (to 8) and trial_00002 (to 12), with lr 0.01, 0.012, 0.0096. */
+static double pbt_loss(int trial, int attempt, int it)
+{
+    static const double floor1[4] = {0.5, 0.30, 0.7, 0.6}, floor2[4] = {0.29, 0, 0.25, 0.28};
+    return 1 / sqrt(it) + (attempt == 1 ? floor1[trial] : floor2[trial]);
+}
+
+static void make_pbt_db(const char *db)
+{
+    char err[512];
+    store_t *st = NULL;
+    if (store_open(db, 0, &st, err, sizeof err) != 0) abort();
+    static const char settings[] =
+        "{\"name\":\"pbt\",\"metric\":\"loss\",\"mode\":\"min\",\"num_samples\":4,"
+        "\"max_concurrent\":0,\"seed\":0,\"command\":[\"trial\"],"
+        "\"resources\":{\"gpus_per_trial\":0,\"cpus_per_trial\":1},"
+        "\"scheduler\":{\"type\":\"pbt\",\"time_attr\":\"training_iteration\",\"max_t\":12,"
+        "\"perturbation_interval\":4,\"quantile_fraction\":0.25},"
+        "\"num_trials\":4,\"params\":[{\"name\":\"lr\",\"kind\":\"loguniform\"},"
+        "{\"name\":\"momentum\",\"kind\":\"uniform\"}]}";
+    store_experiment_t ex = {.name = "pbt",
+                             .space_text = "{}",
+                             .settings_json = settings,
+                             .metric = "loss",
+                             .scheduler = "pbt",
+                             .results_dir = "/tmp",
+                             .num_trials = 4};
+    int64_t eid, tid[4];
+    double now = (double)time(NULL) - 600;
+    if (store_experiment_create(st, &ex, now, &eid, err, sizeof err) != 0) abort();
+    if (store_begin(st, err, sizeof err) != 0) abort();
+    static const double lr0[4] = {0.1, 0.01, 0.001, 0.0001};
+    /* the exploits: trial, at (its and the donor's iteration), donor, new lr */
+    static const struct {
+        int t, at, d;
+        double lr;
+    } X[3] = {{3, 4, 1, 0.012}, {2, 8, 3, 0.0096}, {0, 8, 1, 0.0144}};
+    double lr_now[4];
+    for (int i = 0; i < 4; i++) {
+        char name[32], cfg[128];
+        snprintf(name, sizeof name, "trial_%05d", i);
+        snprintf(cfg, sizeof cfg, "{\"lr\":%.17g,\"momentum\":0.9}", lr0[i]);
+        if (store_trial_create(st, eid, i, name, cfg, "/tmp", &tid[i], err, sizeof err) != 0)
+            abort();
+        lr_now[i] = lr0[i];
+    }
+    /* results in time order: iteration by iteration, each trial in its attempt then */
+    int attempt[4] = {1, 1, 1, 1};
+    for (int it = 1; it <= 12; it++) {
+        for (int i = 0; i < 4; i++) {
+            double loss = pbt_loss(i, attempt[i], it);
+            char js[128];
+            int n = snprintf(js, sizeof js, "{\"training_iteration\":%d,\"loss\":%.17g}", it, loss);
+            store_result_t r = {.trial_id = tid[i],
+                                .attempt = attempt[i],
+                                .iteration = it,
+                                .time_value = it,
+                                .metric = loss,
+                                .wall_time = now + it,
+                                .json = js,
+                                .json_len = (size_t)n};
+            if (store_result_add(st, &r, err, sizeof err) != 0) abort();
+        }
+        for (int k = 0; k < 3; k++) {
+            if (X[k].at != it) continue;
+            int t = X[k].t, d = X[k].d;
+            char old_cfg[128], new_cfg[128], ck[64];
+            snprintf(old_cfg, sizeof old_cfg, "{\"lr\":%.17g,\"momentum\":0.9}", lr_now[t]);
+            snprintf(new_cfg, sizeof new_cfg, "{\"lr\":%.17g,\"momentum\":0.9}", X[k].lr);
+            snprintf(ck, sizeof ck, "checkpoint_%06d.bin", it);
+            store_lineage_t l = {.experiment_id = eid,
+                                 .trial_id = tid[t],
+                                 .attempt = attempt[t] + 1,
+                                 .iteration = it,
+                                 .time_value = it,
+                                 .donor_trial_id = tid[d],
+                                 .donor_attempt = attempt[d],
+                                 .donor_iteration = it,
+                                 .donor_time_value = it,
+                                 .donor_checkpoint = ck,
+                                 .resume_from = ck,
+                                 .old_config = old_cfg,
+                                 .new_config = new_cfg,
+                                 .explore = "{\"lr\":\"perturbed\"}",
+                                 .value = pbt_loss(t, attempt[t], it),
+                                 .donor_value = pbt_loss(d, attempt[d], it),
+                                 .wall_time = now + it};
+            if (store_lineage_add(st, &l, err, sizeof err) != 0) {
+                fprintf(stderr, "%s\n", err);
+                abort();
+            }
+            if (store_trial_set_config(st, tid[t], new_cfg, err, sizeof err) != 0) abort();
+            attempt[t]++;
+            lr_now[t] = X[k].lr;
+            store_trial_update_t u = {.fields = STORE_TU_ATTEMPT, .attempt = attempt[t]};
+            if (store_trial_update(st, tid[t], &u, err, sizeof err) != 0) abort();
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_STARTED | STORE_TU_ENDED |
+                                            STORE_TU_EXIT | STORE_TU_SLICE,
+                                  .status = "TERMINATED",
+                                  .slice = "cpu",
+                                  .started_at = now,
+                                  .ended_at = now + 13,
+                                  .exit_code = 0};
+        if (store_trial_update(st, tid[i], &u, err, sizeof err) != 0) abort();
+    }
+    if (store_experiment_set_status(st, eid, "FINISHED", now + 13, err, sizeof err) != 0) abort();
+    if (store_commit(st, err, sizeof err) != 0) abort();
+    store_close(st);
+}
+
+/* The report of a PBT run: the lineage in the data, and in Chromium the curves that
+ * continue from the donor (one dashed line per exploit, the attempts left behind faded),
+ * the best trial's schedule walked back through its donors, and the exploits' table. A
+ * report without lineage shows none of it (report_renders_in_chromium). */
+TEST(report_draws_pbt_lineage)
+{
+    char dir[4096], db[4300], html[4300];
+    fresh_dir(dir, sizeof dir, "pbt");
+    snprintf(db, sizeof db, "%s/tune.db", dir);
+    make_pbt_db(db);
+    const char *a[] = {"report", "pbt", "-o", "pbt.html", NULL};
+    struct out o = tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    if (o.code) fprintf(stderr, "%s\n", o.err);
+    out_free(&o);
+    snprintf(html, sizeof html, "%s/pbt.html", dir);
+    char *page = slurp(html);
+    REQUIRE(page);
+    CHECK_CONTAINS(page, ",\"lineage\":[{\"t\":3,\"a\":2,\"it\":4,\"x\":4,\"d\":1,\"da\":1,"
+                         "\"dit\":4,\"dx\":4,");
+    CHECK_CONTAINS(page, "\"old\":{\"lr\":0.0001,\"momentum\":0.9},\"new\":{\"lr\":0.012,"
+                         "\"momentum\":0.9},\"ex\":{\"lr\":\"perturbed\"}}");
+    /* the attempts left behind: trial 0 and 2 to 8, trial 3 to 4 */
+    CHECK_CONTAINS(page, "{\"t\":0,\"a\":1,\"p\":[[1,");
+    CHECK_CONTAINS(page, "{\"t\":3,\"a\":1,\"p\":[[1,");
+    CHECK(strstr(page, "{\"t\":1,\"a\":") == NULL); /* trial 1 was never exploited */
+    CHECK_CONTAINS(page, "\"best\":2,");
+    free(page);
+
+    if (access(chromium, X_OK) != 0) SKIP("no /usr/bin/chromium (apt-get install chromium)");
+    check_rendered(dir, html, 4, 4, 2, 10000, NULL);
+    o = browse(dir, html, "--dump-dom", 10000);
+    CHECK_EQ_INT(body_attr(o.out, "data-lineage"), 3);
+    CHECK_EQ_INT(body_attr(o.out, "data-earlier"), 3);
+    CHECK_EQ_INT(body_attr(o.out, "data-exploits"), 3);
+    CHECK_EQ_INT(body_attr(o.out, "data-schedule"), 3);
+    CHECK_EQ_INT(body_attr(o.out, "data-schedule-charts"), 2);
+    CHECK_CONTAINS(o.out,
+                   "Hyperparameter schedule of the best trial, trial_00002 (its weights were "
+                   "trained in trial_00001 \u2192 trial_00003 \u2192 trial_00002)");
+    CHECK_CONTAINS(o.out, "<tr data-seg=\"1\"><td>start \u2192 4</td><td>trial_00001</td>"
+                          "<td class=\"num\">0.01</td>");
+    CHECK_CONTAINS(o.out, "<tr data-seg=\"3\"><td>4 \u2192 8</td><td>trial_00003</td>"
+                          "<td class=\"num\">0.012</td>");
+    CHECK_CONTAINS(o.out, "<tr data-seg=\"2\"><td>8 \u2192 12</td><td>trial_00002</td>"
+                          "<td class=\"num\">0.0096</td>");
+    CHECK_CONTAINS(o.out, "<td>trial_00000 (attempt 2)</td><td>trial_00001</td>");
+    CHECK_CONTAINS(o.out, "lr 0.1 \u2192 0.0144"); /* its own lr before, the donor's perturbed */
+    out_free(&o);
+    char png[4300], shot[4400];
+    snprintf(png, sizeof png, "%s/pbt.png", dir);
+    snprintf(shot, sizeof shot, "--screenshot=%s", png);
+    o = browse(dir, html, shot, 10000);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    fprintf(stderr, "screenshot: %s\n", png);
 }
 
 /* A database of 5,000 ASHA-like trials written through the store (fast: one batch). */
