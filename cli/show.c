@@ -451,6 +451,69 @@ static void print_chosen_by(store_t *st, const cli_trial_t *t)
     free(w);
 }
 
+/* A configuration's parameters as " k=v" pairs, numbers with the digits the trial's argv
+ * received, escaped for the terminal. */
+static void print_config_pairs(const char *json)
+{
+    cJSON *cfg = cJSON_Parse(json ? json : "{}");
+    cJSON *it;
+    cJSON_ArrayForEach(it, cfg)
+    {
+        char *s = cJSON_IsString(it) ? strdup(it->valuestring) : space_json_print(it);
+        char *k = cli_escape_text(it->string), *v = cli_escape_text(s);
+        printf(" %s=%s", k ? k : "?", v ? v : "?");
+        free(k), free(v), free(s);
+    }
+    cJSON_Delete(cfg);
+}
+
+struct schedule_ctx {
+    const char *time_attr;
+    int rows;
+};
+
+/* One exploit of the trial (a lineage row): from where on it ran which configuration. */
+static int print_schedule_row(void *ud, int ncol, const char *const *names,
+                              const char *const *values, const int *types)
+{
+    (void)names, (void)types;
+    struct schedule_ctx *c = ud;
+    if (ncol < 8) return 0;
+    if (c->rows++ == 0) {
+        printf(
+            "\nschedule (PBT: the hyperparameters from each point on, from the lineage table)\n");
+        printf("  %-10s %-10s", c->time_attr, "0");
+        print_config_pairs(values[7]);
+        printf("   (sampled)\n");
+    }
+    char *donor = cli_escape_text(values[3] ? values[3] : "?");
+    char *what = cli_escape_text(values[5] ? values[5] : "{}");
+    printf("  %-10s %-10s", c->time_attr, values[2] ? values[2] : "?");
+    print_config_pairs(values[6]);
+    printf("   (attempt %s: exploited %s, its checkpoint at iteration %s; explore %s)\n",
+           values[0] ? values[0] : "?", donor ? donor : "?", values[4] ? values[4] : "?",
+           what ? what : "");
+    free(donor), free(what);
+    return 0;
+}
+
+/* PBT: the trial's hyperparameter schedule, from lineage (docs/pbt.md). Nothing for a
+ * trial never exploited, or a database older than the lineage table (schema version 3). */
+static void print_schedule(store_t *st, const cli_exp_t *e, const cli_trial_t *t)
+{
+    char tid[32], err[512];
+    snprintf(tid, sizeof tid, "%lld", (long long)t->id);
+    const char *qb[] = {tid};
+    struct schedule_ctx c = {e->time_attr, 0};
+    store_query(
+        st,
+        "SELECT l.attempt, l.iteration, CASE WHEN l.time_value = CAST(l.time_value AS INTEGER)"
+        " THEN CAST(l.time_value AS INTEGER) ELSE l.time_value END, d.name, l.donor_iteration,"
+        " l.explore, l.new_config, l.old_config FROM lineage l"
+        " JOIN trials d ON d.id = l.donor_trial_id WHERE l.trial_id = ?1 ORDER BY l.id",
+        qb, 1, print_schedule_row, &c, err, sizeof err);
+}
+
 static int print_last_result(void *ud, int ncol, const char *const *names,
                              const char *const *values, const int *types)
 {
@@ -587,6 +650,7 @@ int cli_cmd_show(int argc, char **argv)
         printf("note         %s\n", note ? note : "");
         free(note);
     }
+    print_schedule(st, e, t);
 
     /* The judged decisions (ASHA's rungs, the median rule): the last 20. */
     size_t nj = 0;

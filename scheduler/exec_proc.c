@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -126,20 +127,32 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
     snprintf(trial_id, sizeof trial_id, "TUNE_TRIAL_ID=%s", idbuf);
     snprintf(exp, sizeof exp, "TUNE_EXPERIMENT=%s", s->experiment);
     snprintf(tdir, sizeof tdir, "TUNE_TRIAL_DIR=%s", s->dir);
+    /* Every trial gets a checkpoint folder of its own (docs/pbt.md, "The trial's contract"):
+     * what it saves there and names in a result ("checkpoint") is what a pause or an
+     * exploit resumes from. */
+    char ckdir[4200], ckenv[4300];
+    snprintf(ckdir, sizeof ckdir, "%s/checkpoints", s->dir);
+    if (mkdir(ckdir, 0777) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %.400s: %s", ckdir, strerror(errno));
+        space_argv_free(argv);
+        free(cfg);
+        return SCHED_EINVAL;
+    }
+    snprintf(ckenv, sizeof ckenv, "TUNE_CHECKPOINT_DIR=%s", ckdir);
     char resume[4200] = "";
     if (s->resume_from) snprintf(resume, sizeof resume, "TUNE_RESUME_FROM=%s", s->resume_from);
     /* How far the scheduler lets it run (max_t in time_attr units), so that a trial that
      * is paused and promoted (asha's promotion variant) can also stop by itself. */
     char maxt[64] = "";
     const space_settings_t *set = space_settings(x->sp);
-    if (set->sched.type != SPACE_SCHED_FIFO)
+    if (set->sched.type != SPACE_SCHED_FIFO && set->sched.type != SPACE_SCHED_PBT)
         snprintf(maxt, sizeof maxt, "TUNE_MAX_T=%s", space_format_number(set->sched.max_t, nb));
     /* Python buffers stdout when it is a pipe, so a script that prints without flush
      * delivers every result at exit (ASHA then stops nothing in time): unbuffered unless
      * the user's environment says otherwise. */
-    char *env[14] = {trial_id, exp, tdir, cfg_env, cuda, num_gpus, omp, "MASTER_ADDR=127.0.0.1",
-                     port};
-    int ne = 9;
+    char *env[15] = {trial_id, exp,  tdir, cfg_env, cuda, num_gpus, omp, "MASTER_ADDR=127.0.0.1",
+                     port,     ckenv};
+    int ne = 10;
     if (!getenv("PYTHONUNBUFFERED")) env[ne++] = "PYTHONUNBUFFERED=1";
     if (resume[0]) env[ne++] = resume;
     if (maxt[0]) env[ne++] = maxt;

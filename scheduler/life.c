@@ -3,12 +3,14 @@
  * failed), retried from its checkpoint, and rebuilt from the store on resume. Not for:
  * the loop's turn (loop.c) or the per-result path (result.c). */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "scheduler/loop_int.h"
 #include "trial/trial.h"
@@ -89,6 +91,79 @@ static int choose_config(struct sched_loop *L, struct sched__trial *t, char *err
     return create_row(L, t, why, err, errlen);
 }
 
+/* mkdir -p of path's parent folders. */
+static int make_parents(const char *path)
+{
+    char buf[4200];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return 0;
+}
+
+/* Copies a file or a folder tree from src to dst, each file a hard link where the file
+ * system allows (a checkpoint of gigabytes costs nothing), else a copy of its bytes. A
+ * trial writes a new checkpoint as a new file (or renames one over the old), so the donor
+ * going on never changes what the clone got. */
+static int copy_tree(const char *src, const char *dst)
+{
+    struct stat st;
+    if (stat(src, &st) != 0) return -1;
+    if (S_ISDIR(st.st_mode)) {
+        if (mkdir(dst, 0777) != 0 && errno != EEXIST) return -1;
+        DIR *d = opendir(src);
+        if (!d) return -1;
+        struct dirent *e;
+        int rc = 0;
+        while (!rc && (e = readdir(d))) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            char a[4200], b[4200];
+            snprintf(a, sizeof a, "%s/%s", src, e->d_name);
+            snprintf(b, sizeof b, "%s/%s", dst, e->d_name);
+            rc = copy_tree(a, b);
+        }
+        closedir(d);
+        return rc;
+    }
+    if (link(src, dst) == 0) return 0;
+    if (errno == EEXIST) return 0; /* a resume after a crash made it already */
+    FILE *in = fopen(src, "rb"), *out = in ? fopen(dst, "wb") : NULL;
+    int rc = in && out ? 0 : -1;
+    char buf[65536];
+    size_t k;
+    while (!rc && (k = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, k, out) != k) rc = -1;
+    if (in) fclose(in);
+    if (out && fclose(out) != 0) rc = -1;
+    return rc;
+}
+
+/* pbt: the new attempt of an exploited trial gets its copy of the donor's checkpoint
+ * (the simulator's "iteration:N" is handed on as it is). */
+static void prepare_exploit(struct sched_loop *L, struct sched__trial *t)
+{
+    if (!t->exploit_src) return;
+    free(t->resume_from);
+    t->resume_from = NULL;
+    struct stat st;
+    /* the copy was made at the exploit (sched__exploit); made now after a resume that
+     * found none */
+    if (t->exploit_dst && (stat(t->exploit_dst, &st) == 0 ||
+                           (stat(t->exploit_src, &st) == 0 && make_parents(t->exploit_dst) == 0 &&
+                            copy_tree(t->exploit_src, t->exploit_dst) == 0))) {
+        t->resume_from = strdup(t->exploit_dst);
+        return;
+    }
+    /* No copy could be made (or the checkpoint is the simulator's "iteration:N"): the
+     * donor's own, which stays pinned until the new attempt has restored from it. */
+    (void)L;
+    t->resume_from = strdup(t->exploit_src);
+}
+
 int sched__launch(struct sched_loop *L, struct sched__trial *t)
 {
     const space_settings_t *set = L->set;
@@ -104,6 +179,7 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
     snprintf(dir, sizeof dir, "%s/%s", L->o->results_dir, t->name);
     free(t->dir);
     t->dir = strdup(dir);
+    prepare_exploit(L, t);
     sched_slice_devices(L->o->pool, &slice, devs, sizeof devs);
     sched_start_t s = {.experiment = set->name,
                        .name = t->name,
@@ -372,7 +448,12 @@ static void pause_ended(struct sched_loop *L, struct sched__trial *t, const sche
     char buf[4200];
     free(t->resume_from);
     t->resume_from = NULL;
-    if (t->named_ckpt) {
+    if (t->stop == SCHED__STOP_EXPLOIT) {
+        /* it restarts from its copy of the donor's checkpoint (prepare_exploit, at its
+         * launch); what it saved itself is no longer its state */
+        free(t->named_ckpt);
+        t->named_ckpt = NULL;
+    } else if (t->named_ckpt) {
         t->resume_from = t->named_ckpt; /* the trial's own word comes first */
         t->named_ckpt = NULL;
     } else if (x->ops->checkpoint) {
@@ -396,7 +477,7 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
     struct sched__trial *t = &L->t[L->paused[k]];
     struct sched__trial saved = *t; /* restored if no slice is free */
     t->attempt++;
-    t->carry = t->resume_from != NULL;
+    t->carry = t->resume_from != NULL || t->exploit_src != NULL;
     t->iters = 0;
     t->last_time = t->last_metric = t->best_metric = NAN;
     t->killed = 0;
@@ -405,9 +486,19 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
         return 0;
     }
     memmove(L->paused + k, L->paused + k + 1, (--L->npaused - k) * sizeof *L->paused);
-    char reason[300];
+    char reason[600];
     int promote = why && why->rung >= 0;
-    if (promote)
+    if (t->exploit_src)
+        snprintf(reason, sizeof reason,
+                 "restarted after its exploit: attempt %d, its new configuration, from %s (a copy "
+                 "of %s)",
+                 t->attempt, t->resume_from ? t->resume_from : "?", t->exploit_src);
+    else if (L->is_pbt)
+        snprintf(reason, sizeof reason,
+                 "resumed, least progressed of the paused trials (%s %g): attempt %d from %s",
+                 L->set->sched.time_attr, why ? why->milestone : NAN, t->attempt,
+                 t->resume_from ? t->resume_from : "scratch (no checkpoint)");
+    else if (promote)
         snprintf(reason, sizeof reason,
                  "promoted from rung %d (milestone %g): %g is in the rung's top 1/rf (bar %g); "
                  "attempt %d resumes from %s",
@@ -419,7 +510,7 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
     store_decision_t sd = {.trial_id = t->id,
                            .iteration = saved.iters,
                            .time_value = saved.last_time,
-                           .action = promote ? "promote" : "resume",
+                           .action = promote && !L->is_pbt ? "promote" : "resume",
                            .bracket = why ? why->bracket : -1,
                            .rung = promote ? why->rung : -1,
                            .milestone = promote ? why->milestone : NAN,
@@ -474,13 +565,31 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
     }
     check_buffered(L, t);
     t->ran_s = sched__now(L) - t->started_at;
+    /* An attempt that resumed from a checkpoint and ended without a result (it had
+     * nothing left to do: PBT's donor was at the end) still continues the attempt
+     * before it: all of that attempt's results become its own. */
+    if (t->carry) {
+        char err[512];
+        int64_t carried = 0;
+        t->carry = 0;
+        if (store_results_carry(L->o->store, t->id, t->attempt - 1, t->attempt, INT64_MAX, &carried,
+                                err, sizeof err) != 0)
+            sched__fail(L, "cannot record result", err);
+        t->iters = carried;
+    }
+    /* an attempt started from a donor's checkpoint ended without restoring from it */
+    if (t->pinned && t->stop != SCHED__STOP_EXPLOIT && t->stop != SCHED__STOP_PAUSE)
+        sched__unpin(L, t);
     char msg[512] = "";
     const char *status;
     if (t->stop == SCHED__STOP_EARLY || t->stop == SCHED__STOP_COMPLETE ||
         t->stop == SCHED__STOP_EXPERIMENT) {
         status = "TERMINATED";
         t->status = SCHED_TRIAL_TERMINATED;
-    } else if (t->stop == SCHED__STOP_PAUSE) {
+    } else if (t->stop == SCHED__STOP_PAUSE || t->stop == SCHED__STOP_EXPLOIT) {
+        /* a pause before the new attempt restored: its donor's checkpoint is no longer
+         * needed (an exploit pins its new donor's) */
+        if (t->stop == SCHED__STOP_PAUSE && t->pinned) sched__unpin(L, t);
         pause_ended(L, t, ex);
         return;
     } else if (t->stop == SCHED__STOP_USER) {
@@ -536,7 +645,10 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
         snprintf(m2, sizeof m2, "attempt %d failed: %s; retrying (%d of %d)", t->attempt, msg,
                  t->failures, L->set->max_failures);
         free(t->resume_from);
-        t->resume_from = find_checkpoint(t->dir);
+        struct stat sb;
+        /* the checkpoint its results named, else the newest checkpoint* file */
+        t->resume_from = t->named_ckpt && stat(t->named_ckpt, &sb) == 0 ? strdup(t->named_ckpt)
+                                                                        : find_checkpoint(t->dir);
         t->carry = t->resume_from != NULL;
         t->attempt++;
         t->status = SCHED_TRIAL_PENDING;
@@ -611,15 +723,16 @@ static int on_stored_trial(void *ud, const store_trial_row_t *r)
     t->attempt = r->attempt > 0 ? r->attempt : 1;
     if (r->error) t->error = strdup(r->error);
     if (r->slice) snprintf(t->slice_str, sizeof t->slice_str, "%s", r->slice);
-    if (L->searcher) {
-        /* Configurations were chosen as the run went: the stored ones are the record, and
-         * the searcher learns each again (docs/search.md, "The loop's rules"). A failure
-         * is worded into fatal_msg, unused before the loop runs. */
+    if (L->searcher || L->is_pbt) {
+        /* Configurations were chosen as the run went (or explored by PBT): the stored ones
+         * are the record, and the searcher learns each again (docs/search.md, "The loop's
+         * rules"). A failure is worded into fatal_msg, unused before the loop runs. */
         char err[512] = "not JSON";
         cJSON_Delete(t->config);
         t->config = cJSON_Parse(r->config_json);
         if (!t->config ||
-            space_searcher_add_trial(L->searcher, (size_t)t->no, t->config, err, sizeof err) != 0) {
+            (L->searcher && space_searcher_add_trial(L->searcher, (size_t)t->no, t->config, err,
+                                                     sizeof err) != 0)) {
             snprintf(L->fatal_msg, sizeof L->fatal_msg,
                      "cannot resume: %s's stored configuration does not fit the space: %s", r->name,
                      err);
@@ -680,6 +793,56 @@ static int on_stored_stop(void *ud, int ncol, const char *const *names, const ch
     return 0;
 }
 
+/* The trial's last named checkpoint of its current attempt (absolute), so that an
+ * interrupted trial restarts from it and PBT's donors have theirs. */
+static int on_stored_checkpoint(void *ud, int ncol, const char *const *names,
+                                const char *const *values, const int *types)
+{
+    (void)names;
+    (void)types;
+    struct resume_ctx *c = ud;
+    if (ncol < 4 || !values[0] || !values[1] || !values[1][0]) return 0;
+    struct id_index key = {strtoll(values[0], NULL, 10), 0};
+    struct id_index *hit = bsearch(&key, c->by_id, c->nby, sizeof key, cmp_id);
+    if (!hit) return 0;
+    struct sched__trial *t = &c->L->t[hit->idx];
+    char buf[8400];
+    if (values[1][0] == '/')
+        snprintf(buf, sizeof buf, "%s", values[1]);
+    else
+        snprintf(buf, sizeof buf, "%s/%s/%s", c->L->o->results_dir, t->name, values[1]);
+    free(t->named_ckpt);
+    t->named_ckpt = strdup(buf);
+    t->named_ckpt_iter = values[2] ? strtoll(values[2], NULL, 10) : 0;
+    t->named_ckpt_time = values[3] ? strtod(values[3], NULL) : NAN;
+    return 0;
+}
+
+/* PBT: an exploit recorded (lineage) whose new attempt had not started when tune died:
+ * its trial restarts from the donor's checkpoint, pinned until it has restored. */
+static int on_pending_exploit(void *ud, int ncol, const char *const *names,
+                              const char *const *values, const int *types)
+{
+    (void)names;
+    (void)types;
+    struct resume_ctx *c = ud;
+    if (ncol < 6 || !values[0] || !values[1] || !values[2]) return 0;
+    struct id_index key = {strtoll(values[0], NULL, 10), 0};
+    struct id_index *hit = bsearch(&key, c->by_id, c->nby, sizeof key, cmp_id);
+    if (!hit) return 0;
+    struct sched__trial *t = &c->L->t[hit->idx];
+    free(t->exploit_src);
+    free(t->exploit_dst);
+    t->exploit_src = strdup(values[2]);
+    t->exploit_dst = values[3] && strcmp(values[3], values[2]) != 0 ? strdup(values[3]) : NULL;
+    t->pinned = 1;
+    t->exploit_iter = values[4] ? strtoll(values[4], NULL, 10) : 0;
+    t->exploit_time = values[5] ? strtod(values[5], NULL) : NAN;
+    /* the attempt before the new one: the restart below adds one */
+    t->attempt = (int)strtol(values[1], NULL, 10) - 1;
+    return 0;
+}
+
 static int load_trials(struct sched_loop *L, char *err, size_t errlen)
 {
     const sched_run_opts_t *o = L->o;
@@ -710,6 +873,23 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
                          " WHERE t.experiment_id = ?1 AND d.action = 'complete'"
                          " AND d.reason LIKE 'reached stop criterion %'",
                          b, 1, on_stored_stop, &c, err, errlen);
+        if (rc == 0)
+            rc = store_query(o->store,
+                             "SELECT t.id, json_extract(r.data, '$.checkpoint'), r.iteration,"
+                             " r.time_value FROM trials t"
+                             " JOIN result_ranges g ON g.trial_id = t.id AND g.attempt = t.attempt"
+                             " JOIN results r ON r.id BETWEEN g.first_id AND g.last_id"
+                             " WHERE t.experiment_id = ?1 AND r.data LIKE '%\"checkpoint\"%'"
+                             " ORDER BY r.id",
+                             b, 1, on_stored_checkpoint, &c, err, errlen);
+        if (rc == 0 && L->is_pbt)
+            rc = store_query(o->store,
+                             "SELECT l.trial_id, l.attempt, l.donor_checkpoint, l.resume_from,"
+                             " l.donor_iteration, l.donor_time_value FROM lineage l JOIN trials t "
+                             "ON t.id = l.trial_id"
+                             " WHERE l.experiment_id = ?1 AND l.attempt > t.attempt"
+                             " AND t.status IN ('RUNNING', 'PAUSED', 'PENDING') ORDER BY l.id",
+                             b, 1, on_pending_exploit, &c, err, errlen);
     }
     free(c.by_id);
     if (rc == 0 && L->fatal_msg[0]) {
@@ -746,12 +926,21 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
             store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PAUSED"};
             if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
             L->paused[L->npaused++] = i;
-        } else if (t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) {
-            /* Interrupted mid-run: a new attempt, from its checkpoint where there is one. */
+        } else if (t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED ||
+                   (t->status == SCHED_TRIAL_PENDING && t->exploit_src)) {
+            /* Interrupted mid-run: a new attempt, from its checkpoint where there is one
+             * (the one its results named, else the newest checkpoint* file in its folder;
+             * after an exploit, its donor's: prepare_exploit at the launch). */
             char dir[4096];
+            struct stat sb;
             snprintf(dir, sizeof dir, "%s/%s", o->results_dir, t->name);
-            t->resume_from = find_checkpoint(dir);
-            t->carry = t->resume_from != NULL;
+            if (t->exploit_src)
+                t->resume_from = NULL;
+            else if (t->named_ckpt && stat(t->named_ckpt, &sb) == 0)
+                t->resume_from = strdup(t->named_ckpt);
+            else
+                t->resume_from = find_checkpoint(dir);
+            t->carry = t->resume_from != NULL || t->exploit_src != NULL;
             t->attempt++;
             t->iters = 0;
             t->last_time = t->last_metric = t->best_metric = NAN;
@@ -850,7 +1039,15 @@ void sched__free_trials(struct sched_loop *L)
         free(t->dir);
         free(t->resume_from);
         free(t->named_ckpt);
+        free(t->exploit_src);
+        free(t->exploit_dst);
+        for (size_t k = 0; k < t->nckpts; k++)
+            free(t->ckpts[k]);
+        free(t->ckpts);
     }
+    for (size_t i = 0; i < L->ndoomed; i++)
+        free(L->doomed[i]);
+    free(L->doomed);
     free(L->retry);
     free(L->run);
     free(L->paused);
@@ -860,4 +1057,266 @@ void sched__free_trials(struct sched_loop *L)
     free(L->views);
     sched_policy_free(L->policy);
     space_searcher_free(L->searcher);
+}
+
+/* ---- Population Based Training: exploit, checkpoints kept ------------------------------- */
+
+/* Whether some trial still needs `path`: an exploit's donor checkpoint not restored yet
+ * (sched__trial.pinned), where a paused trial resumes from, or a trial's latest named
+ * checkpoint (what an exploit of it would take). */
+static int pinned_by_other(const struct sched_loop *L, const char *path)
+{
+    for (size_t i = 0; i < L->n; i++) {
+        const struct sched__trial *u = &L->t[i];
+        if (u->pinned && u->exploit_src && strcmp(u->exploit_src, path) == 0) return 1;
+        /* a paused trial's, or a launched one's until its first result (it restores) */
+        if (u->resume_from && (u->status != SCHED_TRIAL_RUNNING || u->first_result_at == 0) &&
+            strcmp(u->resume_from, path) == 0)
+            return 1;
+        if (u->named_ckpt && strcmp(u->named_ckpt, path) == 0) return 1;
+    }
+    return 0;
+}
+
+/* rm -rf of a checkpoint (a file or a folder). */
+static void remove_tree(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+            char sub[4200];
+            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+            remove_tree(sub);
+        }
+        if (d) closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+/* Lets go of trial t's checkpoints beyond keep_checkpoints (deleted after the next commit,
+ * sched__delete_doomed). */
+static void trim_checkpoints(struct sched_loop *L, struct sched__trial *t)
+{
+    /* The oldest go first; one another trial still needs stays (and is tried again at the
+     * next checkpoint). Only checkpoints inside the trial's own folder are deleted: a path
+     * elsewhere is the user's. */
+    size_t keep = (size_t)L->set->sched.keep_checkpoints, dl = t->dir ? strlen(t->dir) : 0;
+    size_t excess = t->nckpts > keep ? t->nckpts - keep : 0, w = 0;
+    for (size_t i = 0; i < t->nckpts; i++) {
+        char *c = t->ckpts[i];
+        int own = dl && strncmp(c, t->dir, dl) == 0 && c[dl] == '/' && !strstr(c + dl, "/../");
+        if (excess > 0 && i + 1 < t->nckpts && own && !pinned_by_other(L, c)) {
+            excess--;
+            if (L->ndoomed == L->capdoomed) {
+                size_t cap = L->capdoomed ? 2 * L->capdoomed : 16;
+                char **d = realloc(L->doomed, cap * sizeof *d);
+                if (!d) {
+                    free(c); /* out of memory: left on disk, which is safe */
+                    continue;
+                }
+                L->doomed = d;
+                L->capdoomed = cap;
+            }
+            L->doomed[L->ndoomed++] = c;
+        } else {
+            t->ckpts[w++] = c;
+        }
+    }
+    t->nckpts = w;
+}
+
+void sched__note_checkpoint(struct sched_loop *L, struct sched__trial *t, const char *path)
+{
+    if (t->nckpts > 0 && strcmp(t->ckpts[t->nckpts - 1], path) == 0) return;
+    /* the same name again (a restart saving over an older one): one entry, the newest */
+    size_t w0 = 0;
+    for (size_t i = 0; i < t->nckpts; i++) {
+        if (strcmp(t->ckpts[i], path) == 0)
+            free(t->ckpts[i]);
+        else
+            t->ckpts[w0++] = t->ckpts[i];
+    }
+    t->nckpts = w0;
+    char **v = realloc(t->ckpts, (t->nckpts + 1) * sizeof *v);
+    char *copy = strdup(path);
+    if (v) t->ckpts = v;
+    if (!v || !copy) {
+        free(copy);
+        return; /* out of memory: this one is never deleted, which is safe */
+    }
+    t->ckpts[t->nckpts++] = copy;
+    trim_checkpoints(L, t);
+}
+
+void sched__delete_doomed(struct sched_loop *L)
+{
+    if (!L->is_pbt) return; /* nothing is let go otherwise: no walk over a big population */
+    /* a checkpoint kept because it was needed then may have been let go since */
+    for (size_t k = 0; k < L->n; k++)
+        if (L->t[k].nckpts > (size_t)L->set->sched.keep_checkpoints) trim_checkpoints(L, &L->t[k]);
+    for (size_t i = 0; i < L->ndoomed; i++) {
+        /* named again since (a restart saving under the same name) or needed by an
+         * exploit decided in the meantime: kept */
+        int again = pinned_by_other(L, L->doomed[i]);
+        for (size_t k = 0; !again && k < L->n; k++)
+            for (size_t j = 0; !again && j < L->t[k].nckpts; j++)
+                again = strcmp(L->t[k].ckpts[j], L->doomed[i]) == 0;
+        if (!again) remove_tree(L->doomed[i]);
+        free(L->doomed[i]);
+    }
+    L->ndoomed = 0;
+}
+
+void sched__unpin(struct sched_loop *L, struct sched__trial *t)
+{
+    (void)L;
+    t->pinned = 0;
+    free(t->exploit_src);
+    free(t->exploit_dst);
+    t->exploit_src = t->exploit_dst = NULL;
+}
+
+/* The donor's latest checkpoint and the iteration it was taken at: what its results named
+ * (kept past a pause as the resume point), else the executor's word (the simulator's
+ * "iteration:N"). NULL when it has none. */
+static char *donor_checkpoint(struct sched_loop *L, const struct sched__trial *d, int64_t *iter,
+                              double *time)
+{
+    *iter = d->named_ckpt_iter;
+    *time = d->named_ckpt_time;
+    /* a donor that was itself exploited and has not restarted yet: its state is the copy
+     * it will restore */
+    long long n = 0;
+    if (d->exploit_src && d->status != SCHED_TRIAL_RUNNING) {
+        *iter = d->exploit_iter;
+        *time = d->exploit_time;
+        return strdup(d->exploit_dst ? d->exploit_dst : d->exploit_src);
+    }
+    if (d->named_ckpt) return strdup(d->named_ckpt);
+    if (d->status == SCHED_TRIAL_PAUSED && d->resume_from) {
+        if (sscanf(d->resume_from, "iteration:%lld", &n) == 1) { /* the simulator's */
+            *iter = n;
+            *time = L->time_is_iter ? (double)n : d->last_time;
+        }
+        return strdup(d->resume_from);
+    }
+    const sched_exec_t *x = L->o->exec;
+    char buf[4200];
+    if (x->ops->checkpoint && x->ops->checkpoint(x->self, d->no, buf, sizeof buf) == 0) {
+        if (sscanf(buf, "iteration:%lld", &n) == 1) {
+            *iter = n;
+            *time = L->time_is_iter ? (double)n : d->last_time;
+        }
+        return strdup(buf);
+    }
+    return NULL;
+}
+
+void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_decision_t *d,
+                    int64_t it, double tv)
+{
+    const space_settings_t *set = L->set;
+    double now = sched__wall(L);
+    if (d->donor < 0 || (size_t)d->donor >= L->n) return;
+    struct sched__trial *donor = &L->t[d->donor];
+    char reason[1200], vb[32], cb[32];
+    int64_t diter = 0;
+    double dtime = NAN;
+    char *src = donor_checkpoint(L, donor, &diter, &dtime);
+    store_decision_t sd = {.trial_id = t->id,
+                           .iteration = it,
+                           .time_value = tv,
+                           .action = "continue",
+                           .bracket = -1,
+                           .rung = -1,
+                           .milestone = tv,
+                           .value = d->value,
+                           .cutoff = d->cutoff,
+                           .reason = reason,
+                           .wall_time = now};
+    if (!src) {
+        snprintf(reason, sizeof reason,
+                 "perturbation at %s %s: %s in the bottom quantile, but %s has no checkpoint yet: "
+                 "no exploit (report \"checkpoint\" in results to allow one)",
+                 set->sched.time_attr, space_format_number(tv, vb), t->name, donor->name);
+        sched__add_decision(L, &sd);
+        return;
+    }
+    char err[512];
+    cJSON *ncfg = NULL, *what = NULL;
+    if (sched_policy_explore(L->policy, t->no, donor->no, donor->config, &ncfg, &what, err,
+                             sizeof err) != 0) {
+        free(src);
+        sched__fail(L, "cannot explore a configuration", err);
+        return;
+    }
+    char *old_txt = space_json_print(t->config), *new_txt = space_json_print(ncfg);
+    char *what_txt = space_json_print(what);
+    cJSON_Delete(what);
+    char dst[4600] = "";
+    int is_file = src[0] == '/';
+    if (is_file && t->dir) {
+        /* The copy (hard links) is made now, so that whatever the donor does next (a new
+         * checkpoint under the same name after its own restart) never changes it. */
+        const char *base = strrchr(src, '/');
+        snprintf(dst, sizeof dst, "%s/resume/attempt_%d/%s", t->dir, t->attempt + 1, base + 1);
+        if (make_parents(dst) != 0 || copy_tree(src, dst) != 0) dst[0] = 0;
+    }
+    if (!old_txt || !new_txt || !what_txt) {
+        sched__fail(L, "cannot explore a configuration", "out of memory");
+        goto done;
+    }
+    store_lineage_t l = {.experiment_id = L->o->experiment_id,
+                         .trial_id = t->id,
+                         .attempt = t->attempt + 1,
+                         .iteration = it,
+                         .time_value = tv,
+                         .donor_trial_id = donor->id,
+                         .donor_attempt = donor->attempt,
+                         .donor_iteration = diter,
+                         .donor_time_value = dtime,
+                         .donor_checkpoint = src,
+                         .resume_from = dst[0] ? dst : src,
+                         .old_config = old_txt,
+                         .new_config = new_txt,
+                         .explore = what_txt,
+                         .value = d->value,
+                         .donor_value = donor->last_metric,
+                         .wall_time = now};
+    if (store_lineage_add(L->o->store, &l, err, sizeof err) != 0 ||
+        store_trial_set_config(L->o->store, t->id, new_txt, err, sizeof err) != 0) {
+        sched__fail(L, "cannot record an exploit", err);
+        goto done;
+    }
+    snprintf(reason, sizeof reason,
+             "perturbation at %s %s: %s in the bottom quantile (%s) exploits %s (top quantile, "
+             "its checkpoint at iteration %lld) and explores %s: %s",
+             set->sched.time_attr, space_format_number(tv, vb), t->name,
+             space_format_number(d->value, cb), donor->name, (long long)diter, what_txt, new_txt);
+    sd.action = "exploit";
+    sched__add_decision(L, &sd);
+    cJSON_Delete(t->config);
+    t->config = ncfg;
+    ncfg = NULL;
+    free(t->exploit_src);
+    free(t->exploit_dst);
+    t->exploit_src = src;
+    t->exploit_dst = dst[0] ? strdup(dst) : NULL;
+    t->exploit_iter = diter;
+    t->exploit_time = dtime;
+    t->pinned = 1;
+    src = NULL;
+    sched__request_stop(L, t, SCHED__STOP_EXPLOIT);
+done:
+    cJSON_Delete(ncfg);
+    free(src);
+    free(old_txt);
+    free(new_txt);
+    free(what_txt);
 }

@@ -141,6 +141,8 @@ static void batch_commit(struct sched_loop *L, int force)
     L->in_batch = 0;
     if (store_commit(L->o->store, err, sizeof err) != 0)
         sched__fail(L, "cannot write to the database", err);
+    else
+        sched__delete_doomed(L);
 }
 
 /* ---- the executor's events ------------------------------------------------------------ */
@@ -203,6 +205,7 @@ static int make_policy(struct sched_loop *L, char *err, size_t errlen)
     const space_settings_t *set = L->set;
     sched_opts_t po = {.type = set->sched.type == SPACE_SCHED_ASHA     ? SCHED_POLICY_ASHA
                                : set->sched.type == SPACE_SCHED_MEDIAN ? SCHED_POLICY_MEDIAN
+                               : set->sched.type == SPACE_SCHED_PBT    ? SCHED_POLICY_PBT
                                                                        : SCHED_POLICY_FIFO,
                        .mode_max = set->mode == SPACE_MODE_MAX,
                        .max_t = set->sched.max_t,
@@ -213,7 +216,15 @@ static int make_policy(struct sched_loop *L, char *err, size_t errlen)
                        .seed = set->seed,
                        .keep_last_trials = !set->sched.stop_last_trials,
                        .promotion = set->sched.promotion,
-                       .soft_stop = !set->sched.hard_stop};
+                       .soft_stop = !set->sched.hard_stop,
+                       .perturbation_interval = set->sched.perturbation_interval,
+                       .quantile_fraction = set->sched.quantile_fraction,
+                       .burn_in_period = set->sched.burn_in_period,
+                       .resample_probability = set->sched.resample_probability,
+                       .perturbation_factors = set->sched.perturbation_factors,
+                       .nfactors = (size_t)set->sched.nfactors,
+                       .space = L->o->space};
+    L->is_pbt = po.type == SCHED_POLICY_PBT;
     return sched_policy_new(&po, &L->policy, err, errlen);
 }
 

@@ -25,8 +25,10 @@ enum sched__stop {
     SCHED__STOP_TIMEOUT,    /* a time limit or the executor's watchdog: ERROR */
     SCHED__STOP_EXPERIMENT, /* the experiment ended as planned (time budget, a target):
                              * TERMINATED, neither early-stopped nor failed */
-    SCHED__STOP_PAUSE       /* the policy paused it: PAUSED, its slice freed, resumed later
+    SCHED__STOP_PAUSE,      /* the policy paused it: PAUSED, its slice freed, resumed later
                              * from its checkpoint as a new attempt (docs/pbt.md) */
+    SCHED__STOP_EXPLOIT     /* pbt exploited it: PAUSED until a slice is free, then a new
+                             * attempt from the donor's checkpoint with its new configuration */
 };
 
 /* Keys read from every result: training_iteration, time_attr, metric, then the "stop"
@@ -68,6 +70,18 @@ struct sched__trial {
     char *resume_from; /* checkpoint handed to the next attempt (TUNE_RESUME_FROM) */
     int carry;         /* results of the attempt before, up to the checkpoint, to carry over */
     char *named_ckpt;  /* the last "checkpoint" a result of this attempt named, or NULL */
+    int64_t named_ckpt_iter; /* the iteration of the result that named it (kept past a pause) */
+    double named_ckpt_time;  /* and its time_attr value */
+    /* pbt: the checkpoints this trial named, oldest first, for keep_checkpoints */
+    char **ckpts;
+    size_t nckpts;
+    /* pbt: an exploit's donor checkpoint (a path, or the simulator's "iteration:N") and the
+     * copy the next attempt gets in TUNE_RESUME_FROM; pinned (never deleted) until the
+     * new attempt has reported a result, i.e. restored from it */
+    char *exploit_src, *exploit_dst;
+    int pinned;           /* exploit_src is pinned for this trial */
+    int64_t exploit_iter; /* the donor's iteration and time at exploit_src */
+    double exploit_time;
     int policy_paused; /* resume: the policy's replayed decision on its last result was PAUSE */
 };
 
@@ -92,6 +106,12 @@ struct sched_loop {
     size_t *paused;
     int64_t *paused_ids;
     size_t npaused;
+    int is_pbt; /* the policy is pbt: exploits, yields, keep_checkpoints */
+    /* pbt: checkpoints past keep_checkpoints, deleted once the turn that named newer ones
+     * is committed, so that the database never names a deleted checkpoint as a trial's
+     * latest (a kill -9 between the two resumes from what the database says) */
+    char **doomed;
+    size_t ndoomed, capdoomed;
     /* Timers, a min-heap by time: a trial's time budget, its result timeout and the end
      * of its stop grace. Entries of a trial that has ended or been launched again are
      * stale and dropped when they come up. */
@@ -187,6 +207,21 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why);
 void sched__end_paused(struct sched_loop *L);
 /* Tells the searcher (if any) that trial t has ended for good. */
 void sched__searcher_end(struct sched_loop *L, const struct sched__trial *t);
+
+/* pbt (life.c): trial t, at iteration it and time tv, exploits the trial d->donor names:
+ * the configuration explored, lineage and decision recorded, the donor's checkpoint
+ * pinned, t stopped to restart from it. No checkpoint on the donor: recorded, and t goes
+ * on (Ray Tune's "no checkpoint for trial, skip exploit"). */
+void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_decision_t *d,
+                    int64_t it, double tv);
+/* pbt: a new checkpoint of trial t (its path): kept, and its checkpoints beyond
+ * keep_checkpoints deleted, oldest first, unless another trial's exploit still needs one. */
+void sched__note_checkpoint(struct sched_loop *L, struct sched__trial *t, const char *path);
+/* pbt: t's new attempt has restored (reported a result) or ended: its donor's checkpoint
+ * is no longer needed for it. */
+void sched__unpin(struct sched_loop *L, struct sched__trial *t);
+/* pbt: deletes the checkpoints sched__note_checkpoint let go, after a commit. */
+void sched__delete_doomed(struct sched_loop *L);
 
 /* result.c */
 void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *line, size_t len,

@@ -1,7 +1,6 @@
 /* Policies behind one interface (sched_policy_*): the table of operations that ASHA
- * (asha.c), median stopping (median.c) and FIFO (no state) fill, and the trial-id map they
- * share.
- * Not for: the event loop (loop.c) or resource accounting (pool.c). */
+ * (asha.c), median stopping (median.c), PBT (pbt.c) and FIFO (no state) fill, and the trial-id map
+ * they share. Not for: the event loop (loop.c) or resource accounting (pool.c). */
 #include "scheduler/sched.h"
 
 #include <math.h>
@@ -25,6 +24,9 @@ struct policy_ops {
      * earliest paused one once no new trial is left. */
     long (*choose_next)(void *self, const int64_t *paused, size_t n, size_t pending,
                         sched_decision_t *why);
+    /* pbt only: the explore step of an exploit (sched_policy_explore) */
+    int (*explore)(void *self, int64_t trial, int64_t donor, const cJSON *donor_config, cJSON **out,
+                   cJSON **what, char *err, size_t errlen);
 };
 
 struct sched_policy {
@@ -88,6 +90,9 @@ void sched__decision_none(sched_decision_t *out, double value)
     out->milestone = NAN;
     out->value = value;
     out->cutoff = NAN;
+    out->donor = -1;
+    out->yield = 0;
+    out->quantile = -1;
 }
 
 /* ---- the table of policies -------------------------------------------------------- */
@@ -145,6 +150,37 @@ static void median_complete(void *self, int64_t trial)
     sched__median_complete(self, trial);
 }
 
+static int pbt_create(const sched_opts_t *o, void **self, char *err, size_t errlen)
+{
+    return sched__pbt_new(o, (sched__pbt_t **)self, err, errlen);
+}
+static void pbt_destroy(void *self)
+{
+    sched__pbt_free(self);
+}
+static int pbt_add(void *self, int64_t trial)
+{
+    return sched__pbt_add(self, trial);
+}
+static void pbt_result(void *self, int64_t trial, double time, double value, sched_decision_t *out)
+{
+    sched__pbt_result(self, trial, time, value, out);
+}
+static void pbt_complete(void *self, int64_t trial)
+{
+    sched__pbt_complete(self, trial);
+}
+static long pbt_choose_next(void *self, const int64_t *paused, size_t n, size_t pending,
+                            sched_decision_t *why)
+{
+    return sched__pbt_choose_next(self, paused, n, pending, why);
+}
+static int pbt_explore(void *self, int64_t trial, int64_t donor, const cJSON *donor_config,
+                       cJSON **out, cJSON **what, char *err, size_t errlen)
+{
+    return sched__pbt_explore(self, trial, donor, donor_config, out, what, err, errlen);
+}
+
 /* Indexed by sched_policy_type_t. FIFO runs every trial until the trial itself ends: it
  * never stops one, and a result at time >= max_t does not complete it either (Ray Tune's
  * FIFOScheduler likewise returns CONTINUE for every result); it reads none of the
@@ -155,6 +191,8 @@ static const struct policy_ops policies[] = {
                            asha_rungs, asha_choose_next},
     [SCHED_POLICY_MEDIAN] = {"median", median_create, median_destroy, median_add, median_result,
                              median_complete, NULL},
+    [SCHED_POLICY_PBT] = {"pbt", pbt_create, pbt_destroy, pbt_add, pbt_result, pbt_complete, NULL,
+                          pbt_choose_next, pbt_explore},
 };
 
 int sched_policy_new(const sched_opts_t *opts, sched_policy_t **out, char *err, size_t errlen)
@@ -228,6 +266,16 @@ long sched_policy_choose_next(sched_policy_t *p, const int64_t *paused, size_t n
                                  : choose_default(n, pending);
     if (why) *why = d;
     return k >= 0 && (size_t)k < n ? k : -1;
+}
+
+int sched_policy_explore(sched_policy_t *p, int64_t trial, int64_t donor, const cJSON *donor_config,
+                         cJSON **out, cJSON **what, char *err, size_t errlen)
+{
+    if (!p->ops->explore) {
+        snprintf(err, errlen, "scheduler: %s does not explore", p->ops->name);
+        return SCHED_EINVAL;
+    }
+    return p->ops->explore(p->self, trial, donor, donor_config, out, what, err, errlen);
 }
 
 const char *sched_policy_name(const sched_policy_t *p)

@@ -121,7 +121,8 @@ static int ignores_results(const struct sched__trial *t)
 /* A result may name the checkpoint it wrote ("checkpoint": "path", relative to the trial's
  * directory unless absolute): a pause resumes from it (docs/pbt.md). Only lines that
  * mention the key are parsed again, so the common path pays one memmem. */
-static void note_checkpoint(struct sched__trial *t, const char *json, size_t len)
+static void note_checkpoint(struct sched_loop *L, struct sched__trial *t, const char *json,
+                            size_t len, double it, double tv)
 {
     if (!memmem(json, len, "\"checkpoint\"", 12)) return;
     cJSON *r = NULL;
@@ -135,6 +136,9 @@ static void note_checkpoint(struct sched__trial *t, const char *json, size_t len
             snprintf(buf, sizeof buf, "%s/%s", t->dir, p);
         free(t->named_ckpt);
         t->named_ckpt = strdup(buf);
+        t->named_ckpt_iter = (int64_t)it;
+        t->named_ckpt_time = tv;
+        if (L->is_pbt) sched__note_checkpoint(L, t, buf);
     }
     cJSON_Delete(r);
 }
@@ -178,7 +182,9 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     L->results++;
     t->iters++;
     t->reported = 1;
-    note_checkpoint(t, in->json, in->json_len);
+    note_checkpoint(L, t, in->json, in->json_len, it, tv);
+    /* a result of the new attempt: it has restored from its donor's checkpoint */
+    if (t->pinned) sched__unpin(L, t);
     t->last_time = tv;
     t->last_metric = m;
     t->last_result_at = L->rx_now;
@@ -190,6 +196,8 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     sched_decision_t d;
     d.judged = 0;
     d.action = SCHED_CONTINUE;
+    d.yield = 0;
+    d.donor = -1;
     if (!isnan(tv)) { /* without its time the policy cannot place the result */
         sched_on_result(L->policy, t->no, tv, m, &d);
         /* The searcher learns from every recorded result, in arrival order, as a resume
@@ -199,7 +207,47 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
             return;
         }
     }
-    if (d.judged) {
+    if (d.action == SCHED_EXPLOIT) {
+        sched__exploit(L, t, &d, (int64_t)it, tv);
+        return;
+    }
+    /* pbt: at a perturbation point a trial gives its slice to a waiting one (Ray Tune's
+     * PBT pauses it while trials are PENDING or PAUSED); it resumes, least progressed
+     * first, from its checkpoint */
+    if (d.yield && d.action == SCHED_CONTINUE && !L->stopping &&
+        (L->npaused > 0 || L->nretry > 0 || L->next < L->n))
+        d.action = SCHED_PAUSE;
+    if (d.judged && L->is_pbt) {
+        char reason[300], cb[32], vb[32];
+        const char *where = d.quantile == 2   ? "in the top quantile"
+                            : d.quantile == 0 ? "between the quantiles"
+                                              : "too few trials with a score for quantiles";
+        if (d.quantile >= 0)
+            snprintf(reason, sizeof reason, "perturbation at %s %s: %s %s (top quantile's bar %s)",
+                     set->sched.time_attr, space_format_number(tv, vb), t->name, where,
+                     space_format_number(d.cutoff, cb));
+        else
+            snprintf(reason, sizeof reason, "perturbation at %s %s: %s", set->sched.time_attr,
+                     space_format_number(tv, vb), where);
+        if (d.action == SCHED_PAUSE) {
+            size_t k = strlen(reason);
+            snprintf(reason + k, sizeof reason - k,
+                     "; paused so that a waiting trial runs (least progressed first)");
+        }
+        store_decision_t sd = {.trial_id = t->id,
+                               .iteration = (int64_t)it,
+                               .time_value = tv,
+                               .action = d.action == SCHED_PAUSE ? "pause" : "continue",
+                               .bracket = -1,
+                               .rung = -1,
+                               .milestone = d.milestone,
+                               .value = d.value,
+                               .cutoff = d.cutoff,
+                               .reason = reason,
+                               .wall_time = now};
+        sched__add_decision(L, &sd);
+        if (L->fatal) return;
+    } else if (d.judged) {
         const char *action = d.action == SCHED_STOP       ? "stop"
                              : d.action == SCHED_COMPLETE ? "complete"
                              : d.action == SCHED_PAUSE    ? "pause"
@@ -312,6 +360,20 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
      * its numbers read without building a tree. Anything else (no training_iteration,
      * NaN/Infinity, what the scan leaves alone) goes through cJSON below. The run's first
      * result is also parsed once, to check its keys. */
+    /* pbt: a checkpoint the trial wrote after the decision to stop it is ignored as a
+     * resume point, but counted for keep_checkpoints, so that it is deleted in turn */
+    if (L->is_pbt && ignores_results(t) && memmem(line, len, "\"checkpoint\"", 12)) {
+        cJSON *r = NULL;
+        const char *p = NULL;
+        if (trial_result_parse(line, len, &r) == 1 &&
+            (p = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "checkpoint"))) && *p) {
+            char buf[8400];
+            snprintf(buf, sizeof buf, "%s%s%s", p[0] == '/' || !t->dir ? "" : t->dir,
+                     p[0] == '/' || !t->dir ? "" : "/", p);
+            sched__note_checkpoint(L, t, buf);
+        }
+        cJSON_Delete(r);
+    }
     struct result_in in;
     if (L->nkeys <= TRIAL_SCAN_MAX_KEYS &&
         trial_result_scan(line, len, L->keys, L->nkeys, in.v) == 1 && !isnan(in.v[0])) {

@@ -19,8 +19,12 @@
 typedef enum {
     SCHED_POLICY_FIFO = 0,
     SCHED_POLICY_ASHA = 1,
-    SCHED_POLICY_MEDIAN = 2
+    SCHED_POLICY_MEDIAN = 2,
+    SCHED_POLICY_PBT = 3
 } sched_policy_type_t;
+
+struct space;
+struct cJSON;
 
 typedef struct sched_opts {
     sched_policy_type_t type;
@@ -34,6 +38,14 @@ typedef struct sched_opts {
     int keep_last_trials;     /* asha: 1 = Ray's stop_last_trials=False: no COMPLETE at max_t */
     int promotion;            /* asha: 1 = the promotion variant (pause at each rung) */
     int soft_stop;            /* median: 1 = Ray's hard_stop=False: PAUSE instead of STOP */
+    /* pbt (Ray Tune's PopulationBasedTraining; docs/pbt.md) */
+    double perturbation_interval; /* > 0, in time_attr units */
+    double quantile_fraction;     /* [0, 0.5] */
+    double burn_in_period;        /* no perturbation before this time */
+    double resample_probability;  /* explore: resample instead of perturb */
+    const double *perturbation_factors;
+    size_t nfactors;
+    const struct space *space; /* pbt: what explore mutates (borrowed, outlives the policy) */
 } sched_opts_t;
 
 typedef enum {
@@ -41,6 +53,7 @@ typedef enum {
     SCHED_STOP = 1,     /* early stop: the trial is worse than the cutoff */
     SCHED_COMPLETE = 2, /* time >= max_t: the trial has trained long enough */
     SCHED_PAUSE = 3,    /* stop it after its checkpoint, free its slice, maybe resume it later */
+    SCHED_EXPLOIT = 4,  /* pbt: restart it from `donor`'s checkpoint with an explored config */
 } sched_action_t;
 
 /* What on_result decided, with the evidence, so that it can be recorded and shown. */
@@ -52,6 +65,13 @@ typedef struct sched_decision {
     double milestone; /* NaN if none */
     double value;     /* the value compared (the metric; NaN kept as NaN) */
     double cutoff;    /* NaN when there was no cutoff (first value at a rung) */
+    int64_t donor;    /* SCHED_EXPLOIT: the trial whose checkpoint it takes; -1 otherwise */
+    /* pbt: a perturbation point, where the trial gives its slice to a waiting trial (Ray
+     * Tune's PBT returns PAUSE there while trials are PENDING or PAUSED) */
+    int yield;
+    /* pbt: where the trial stood at a perturbation point: 2 top quantile, 1 bottom, 0 in
+     * between, -1 too few trials with a score to have quantiles */
+    int quantile;
 } sched_decision_t;
 
 /* Per-rung state for the live table and reports. */
@@ -88,6 +108,14 @@ size_t sched_policy_rungs(const sched_policy_t *p, sched_rung_info_t *out, size_
 long sched_policy_choose_next(sched_policy_t *p, const int64_t *paused, size_t n, size_t pending,
                               sched_decision_t *why);
 const char *sched_policy_name(const sched_policy_t *p);
+/* pbt: `trial` exploits `donor` (a SCHED_EXPLOIT decision the caller acts on): the
+ * donor's configuration explored with the policy's own random stream (space_explore), and
+ * the donor's perturbation clock handed to the trial, as Ray Tune's _exploit does. On
+ * success *out (and *what, when not NULL: what happened to each parameter) are new
+ * objects the caller cJSON_Delete()s. SCHED_EINVAL for a policy other than pbt. */
+int sched_policy_explore(sched_policy_t *p, int64_t trial, int64_t donor,
+                         const struct cJSON *donor_config, struct cJSON **out, struct cJSON **what,
+                         char *err, size_t errlen);
 
 /* ==== resource pool (slices) ====================================================== */
 /* A slice: what one trial holds while it runs. GPU capacity is counted in millionths
@@ -125,10 +153,8 @@ void sched_slice_devices(const sched_pool_t *p, const sched_slice_t *s, char *bu
 void sched_slice_format(const sched_pool_t *p, const sched_slice_t *s, char *buf, size_t n);
 
 /* ==== clocks and executors ======================================================== */
-struct space;
 struct store;
 struct trial_exec;
-struct cJSON;
 
 /* Where the loop gets the time. now: seconds on a clock that never goes back (timers,
  * grace periods, budgets, elapsed time); wall: Unix seconds for what is recorded. A real
@@ -203,9 +229,10 @@ typedef struct sched_exec_ops {
      * (the loop tearing down). */
     void (*release)(void *self, int64_t trial_no);
     void (*free)(void *self);
-    /* Optional: where a trial that was paused (and has ended) would resume from, written
-     * to buf; 0 if it has one, -1 if not. NULL: the newest checkpoint* file in the trial's
-     * directory (real processes). The simulator answers "iteration:N". */
+    /* Optional: where a trial that was paused (and has ended) would resume from, or where
+     * a running one stands (PBT's donor), written to buf; 0 if it has one, -1 if not.
+     * NULL: the newest checkpoint* file in the trial's directory, or what its results
+     * named (real processes). The simulator answers "iteration:N". */
     int (*checkpoint)(void *self, int64_t trial_no, char *buf, size_t n);
 } sched_exec_ops_t;
 

@@ -1,4 +1,4 @@
-/* scheduler internals shared by policy.c, asha.c and median.c: the per-policy entry
+/* scheduler internals shared by policy.c, asha.c, median.c and pbt.c: the per-policy entry
  * points that policy.c dispatches to, and a small int64 -> index hash map that gives
  * every policy O(1) trial lookup. Not for use outside scheduler/ (sched.h is the API). */
 #ifndef TUNE_SCHED_INT_H
@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cjson/cJSON.h>
 
 #include "scheduler/sched.h"
 
@@ -80,6 +82,18 @@ int sched__median_add(sched__median_t *m, int64_t trial);
 void sched__median_result(sched__median_t *m, int64_t trial, double time, double value,
                           sched_decision_t *out);
 void sched__median_complete(sched__median_t *m, int64_t trial);
+
+typedef struct sched__pbt sched__pbt_t;
+int sched__pbt_new(const sched_opts_t *o, sched__pbt_t **out, char *err, size_t errlen);
+void sched__pbt_free(sched__pbt_t *p);
+int sched__pbt_add(sched__pbt_t *p, int64_t trial);
+void sched__pbt_result(sched__pbt_t *p, int64_t trial, double time, double value,
+                       sched_decision_t *out);
+void sched__pbt_complete(sched__pbt_t *p, int64_t trial);
+long sched__pbt_choose_next(sched__pbt_t *p, const int64_t *paused, size_t n, size_t pending,
+                            sched_decision_t *why);
+int sched__pbt_explore(sched__pbt_t *p, int64_t trial, int64_t donor, const cJSON *donor_config,
+                       cJSON **out, cJSON **what, char *err, size_t errlen);
 
 /* Fills *out as "continue, nothing judged" for value: the common starting point. */
 void sched__decision_none(sched_decision_t *out, double value);

@@ -747,19 +747,86 @@ static const char *const sched_keys_all[] = {"type",
                                              "min_samples_required",
                                              "stop_last_trials",
                                              "variant",
-                                             "hard_stop"};
+                                             "hard_stop",
+                                             "perturbation_interval",
+                                             "quantile_fraction",
+                                             "resample_probability",
+                                             "perturbation_factors",
+                                             "burn_in_period",
+                                             "hyperparam_mutations",
+                                             "keep_checkpoints"};
 
 /* Which scheduler keys apply to which policy: fifo has no cut-offs, median takes no
- * reduction factor or brackets (Ray Tune's MedianStoppingRule has neither). */
+ * reduction factor or brackets (Ray Tune's MedianStoppingRule has neither), pbt stops
+ * nothing (no max_t or grace period: trials end by themselves or by "stop"). */
 static int sched_key_applies(space_sched_type_t t, const char *key)
 {
+    static const char *const pbt_keys[] = {"perturbation_interval", "quantile_fraction",
+                                           "resample_probability",  "perturbation_factors",
+                                           "burn_in_period",        "hyperparam_mutations",
+                                           "keep_checkpoints"};
     if (strcmp(key, "type") == 0 || strcmp(key, "time_attr") == 0) return 1;
     if (t == SPACE_SCHED_FIFO) return 0;
+    for (size_t i = 0; i < sizeof pbt_keys / sizeof pbt_keys[0]; i++)
+        if (strcmp(key, pbt_keys[i]) == 0) return t == SPACE_SCHED_PBT;
+    if (t == SPACE_SCHED_PBT) return 0;
     if (strcmp(key, "max_t") == 0 || strcmp(key, "grace_period") == 0) return 1;
     if (t == SPACE_SCHED_ASHA)
         return strcmp(key, "reduction_factor") == 0 || strcmp(key, "brackets") == 0 ||
                strcmp(key, "stop_last_trials") == 0 || strcmp(key, "variant") == 0;
     return strcmp(key, "min_samples_required") == 0 || strcmp(key, "hard_stop") == 0;
+}
+
+/* Population Based Training's options (Ray Tune's PopulationBasedTraining arguments);
+ * hyperparam_mutations is read with the space (parse_mutations), here only counted. */
+static int parse_pbt(struct pctx *c, space_sched_opts_t *o, const sj_node_t *n)
+{
+    const sj_node_t *v;
+    int rc;
+    if ((v = space__json_get(n, "perturbation_interval")) &&
+        (rc = get_double(c, v, 0, 1, &o->perturbation_interval,
+                         "\"perturbation_interval\" must be a number > 0 (in time_attr units)")))
+        return rc;
+    if ((v = space__json_get(n, "quantile_fraction")) &&
+        ((rc = get_double(c, v, 0, 0, &o->quantile_fraction,
+                          "\"quantile_fraction\" must be a number between 0 and 0.5")) ||
+         o->quantile_fraction > 0.5))
+        return rc ? rc : at(c, v->off, "\"quantile_fraction\" must be a number between 0 and 0.5");
+    if ((v = space__json_get(n, "resample_probability")) &&
+        ((rc = get_double(c, v, 0, 0, &o->resample_probability,
+                          "\"resample_probability\" must be a number between 0 and 1")) ||
+         o->resample_probability > 1))
+        return rc ? rc : at(c, v->off, "\"resample_probability\" must be a number between 0 and 1");
+    if ((v = space__json_get(n, "burn_in_period")) &&
+        (rc = get_double(c, v, 0, 0, &o->burn_in_period,
+                         "\"burn_in_period\" must be a number >= 0 (in time_attr units)")))
+        return rc;
+    long long k = 0;
+    if ((v = space__json_get(n, "keep_checkpoints"))) {
+        if ((rc = get_int(c, v, 1, 1000000, &k,
+                          "\"keep_checkpoints\" must be an integer >= 1 (checkpoints kept per "
+                          "trial)")))
+            return rc;
+        o->keep_checkpoints = (int)k;
+    }
+    if ((v = space__json_get(n, "perturbation_factors"))) {
+        const char *msg = "\"perturbation_factors\" must be a list of 1 to 8 numbers > 0, such "
+                          "as [1.2, 0.8]";
+        if (v->type != SJ_ARRAY || v->n < 1 || v->n > 8) return at(c, v->off, "%s", msg);
+        o->nfactors = 0;
+        for (const sj_node_t *e = v->child; e; e = e->next)
+            if ((rc = get_double(c, e, 0, 1, &o->perturbation_factors[o->nfactors++], msg)))
+                return rc;
+    }
+    if ((v = space__json_get(n, "hyperparam_mutations"))) {
+        if (v->type != SJ_OBJECT || v->n == 0)
+            return at(c, v->off,
+                      "\"hyperparam_mutations\" must be an object of parameter names, each a "
+                      "distribution or a list of values, such as {\"lr\": {\"loguniform\": "
+                      "[0.0001, 0.1]}, \"batch\": [32, 64, 128]}");
+        o->nmutations = (int)v->n;
+    }
+    return 0;
 }
 
 static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_t *n)
@@ -774,6 +841,15 @@ static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_
     o->stop_last_trials = 1;
     o->promotion = 0;
     o->hard_stop = 1;
+    o->perturbation_interval = 60;
+    o->quantile_fraction = 0.25;
+    o->resample_probability = 0.25;
+    o->perturbation_factors[0] = 1.2;
+    o->perturbation_factors[1] = 0.8;
+    o->nfactors = 2;
+    o->burn_in_period = 0;
+    o->keep_checkpoints = 2;
+    o->nmutations = 0;
     if (!n) return 0;
     if (n->type != SJ_OBJECT) return at(c, n->off, "\"scheduler\" must be an object");
     int rc = check_keys(c, n, sched_keys_all, sizeof sched_keys_all / sizeof sched_keys_all[0],
@@ -782,7 +858,8 @@ static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_
     const sj_node_t *v;
     if ((v = space__json_get(n, "type"))) {
         if (v->type != SJ_STRING)
-            return at(c, v->off, "scheduler \"type\" must be \"fifo\", \"asha\" or \"median\"");
+            return at(c, v->off,
+                      "scheduler \"type\" must be \"fifo\", \"asha\", \"median\" or \"pbt\"");
         size_t i = 0;
         while (i < SPACE_NSCHED && strcmp(v->str, sched_types[i]) != 0)
             i++;
@@ -790,7 +867,7 @@ static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_
             char q[80], dym[128];
             did_you_mean(v->str, sched_types, SPACE_NSCHED, dym, sizeof dym);
             return at(c, v->off,
-                      "unknown scheduler type %s%s; use \"fifo\", \"asha\" or \"median\"",
+                      "unknown scheduler type %s%s; use \"fifo\", \"asha\", \"median\" or \"pbt\"",
                       quoted(v->str, q, sizeof q), dym);
         }
         o->type = (space_sched_type_t)i;
@@ -851,6 +928,7 @@ static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_
             return at(c, v->off, "\"hard_stop\" must be true or false");
         o->hard_stop = v->type == SJ_TRUE;
     }
+    if ((rc = parse_pbt(c, o, n))) return rc;
     if (o->type != SPACE_SCHED_FIFO && o->grace_period > o->max_t) {
         char a[32], b[32];
         const sj_node_t *where = gp ? gp : space__json_get(n, "max_t");
@@ -1200,6 +1278,76 @@ static int parse_space_params(struct pctx *c, space_t *sp, const sj_node_t *n)
         size_t p = sp->nparams++; /* counted first, so space_free frees a half-parsed one */
         int rc = parse_param(c, &sp->params[p], m, p);
         if (rc) return rc;
+    }
+    return 0;
+}
+
+/* Population Based Training's "hyperparam_mutations": each key a top-level parameter of
+ * the space (not a grid_search one), each value a distribution in the space's syntax or a
+ * list of values (Ray Tune's categorical mutation). Without it, every top-level parameter
+ * that is a distribution other than grid_search is mutated, with its own distribution.
+ * The i-th mutation keeps the random stream of its parameter's position. */
+static int parse_mutations(struct pctx *c, space_t *sp, const sj_node_t *n)
+{
+    char q[80];
+    if (!n) return 0;
+    sp->muts = calloc(n->n, sizeof *sp->muts);
+    sp->mut_pos = calloc(n->n, sizeof *sp->mut_pos);
+    if (!sp->muts || !sp->mut_pos) return nomem(c->err, c->errlen);
+    for (const sj_node_t *m = n->child; m; m = m->next) {
+        size_t p = 0;
+        while (p < sp->nparams && strcmp(sp->params[p].name, m->key) != 0)
+            p++;
+        if (p == sp->nparams) {
+            const char *names[256];
+            size_t nn = 0;
+            for (size_t i = 0; i < sp->nparams && nn < 256; i++)
+                names[nn++] = sp->params[i].name;
+            char dym[128];
+            did_you_mean(m->key, names, nn, dym, sizeof dym);
+            return at(c, m->key_off,
+                      "hyperparam_mutations: %s is not a parameter of \"space\"%s (a mutation "
+                      "changes a parameter the trial already has)",
+                      quoted(m->key, q, sizeof q), dym);
+        }
+        if (sp->params[p].kind == SPACE_P_GRID)
+            return at(c, m->key_off,
+                      "hyperparam_mutations: %s is a grid_search parameter, which PBT leaves as "
+                      "the grid set it; mutate another parameter",
+                      quoted(m->key, q, sizeof q));
+        space_param_t *P = &sp->muts[sp->nmuts];
+        sp->mut_pos[sp->nmuts++] = p;
+        if (m->type == SJ_ARRAY) {
+            if (m->n == 0)
+                return at(c, m->off, "hyperparam_mutations: %s needs at least one value",
+                          quoted(m->key, q, sizeof q));
+            for (const sj_node_t *e = m->child; e; e = e->next)
+                if (e->type == SJ_OBJECT || e->type == SJ_ARRAY)
+                    return at(c, e->off,
+                              "hyperparam_mutations: the values of %s must be plain numbers, "
+                              "strings or booleans",
+                              quoted(m->key, q, sizeof q));
+            if (dup_str(&P->name, m->key, c->err, c->errlen)) return SPACE_ENOMEM;
+            P->kind = SPACE_P_CHOICE;
+            P->values = space__json_to_cjson(m);
+            P->nvalues = m->n;
+            P->rkey = (uint64_t)p;
+            if (!P->values) return nomem(c->err, c->errlen);
+            continue;
+        }
+        if (m->type != SJ_OBJECT)
+            return at(c, m->off,
+                      "hyperparam_mutations: %s must be a distribution such as {\"loguniform\": "
+                      "[0.0001, 0.1]} or a list of values",
+                      quoted(m->key, q, sizeof q));
+        int rc = parse_param(c, P, m, p);
+        if (rc) return rc;
+        if (P->kind == SPACE_P_GRID || P->kind == SPACE_P_OBJECT || P->kind == SPACE_P_CONSTANT ||
+            P->alts)
+            return at(c, m->off,
+                      "hyperparam_mutations: %s must be one distribution (uniform, loguniform, "
+                      "randint, choice of plain values, ...), not a grid_search or a nested space",
+                      quoted(m->key, q, sizeof q));
     }
     return 0;
 }
@@ -1603,6 +1751,9 @@ static int parse_root(struct pctx *c, space_t *sp, const sj_node_t *root)
 
     const sj_node_t *space_node = space__json_get(root, "space");
     if ((rc = parse_space_params(c, sp, space_node))) return rc;
+    if ((rc =
+             parse_mutations(c, sp, sched ? space__json_get(sched, "hyperparam_mutations") : NULL)))
+        return rc;
     if ((rc = parse_command(c, s, space__json_get(root, "command")))) return rc;
     if ((rc = check_command(c, sp, space__json_get(root, "command")))) return rc;
     if ((rc = parse_search(c, s, space__json_get(root, "search")))) return rc;
@@ -1749,6 +1900,10 @@ void space_free(space_t *s)
         free_node(&s->params[i]);
     }
     free(s->params);
+    for (size_t i = 0; i < s->nmuts; i++)
+        free_node(&s->muts[i]);
+    free(s->muts);
+    free(s->mut_pos);
     free_strv(s->notes);
     free(s->text);
     free(s);
@@ -1881,6 +2036,17 @@ cJSON *space_settings_json(const space_t *s)
         bad |=
             add(sc, "variant", cJSON_CreateString(t->sched.promotion ? "promotion" : "stopping"));
         bad |= add(sc, "hard_stop", cJSON_CreateBool(t->sched.hard_stop));
+        if (t->sched.type == SPACE_SCHED_PBT) {
+            bad |= add(sc, "perturbation_interval",
+                       cJSON_CreateNumber(t->sched.perturbation_interval));
+            bad |= add(sc, "quantile_fraction", cJSON_CreateNumber(t->sched.quantile_fraction));
+            bad |=
+                add(sc, "resample_probability", cJSON_CreateNumber(t->sched.resample_probability));
+            bad |= add(sc, "perturbation_factors",
+                       cJSON_CreateDoubleArray(t->sched.perturbation_factors, t->sched.nfactors));
+            bad |= add(sc, "burn_in_period", cJSON_CreateNumber(t->sched.burn_in_period));
+            bad |= add(sc, "keep_checkpoints", cJSON_CreateNumber(t->sched.keep_checkpoints));
+        }
     }
     bad |= add(o, "executor", ex = cJSON_CreateObject());
     if (ex) {

@@ -60,6 +60,12 @@ static cJSON *sample_node(const space_t *s, const space_param_t *P, size_t index
 {
     space__rng_t r;
     rng_init(&r, s->set.seed, index, P->rkey);
+    return space__draw_node(s, P, &r, index);
+}
+
+cJSON *space__draw_node(const space_t *s, const space_param_t *P, space__rng_t *rp, size_t index)
+{
+    space__rng_t r = *rp;
     const space_quant_t *qu = &P->qu;
     switch (P->kind) {
     case SPACE_P_CONSTANT:

@@ -20,10 +20,11 @@ typedef enum { SPACE_MODE_MIN = 0, SPACE_MODE_MAX = 1 } space_mode_t;
 typedef enum {
     SPACE_SCHED_FIFO = 0,
     SPACE_SCHED_ASHA = 1,
-    SPACE_SCHED_MEDIAN = 2
+    SPACE_SCHED_MEDIAN = 2,
+    SPACE_SCHED_PBT = 3
 } space_sched_type_t;
 #define SPACE_NMODES 2
-#define SPACE_NSCHED 3
+#define SPACE_NSCHED 4
 
 /* The one spelling of each mode and scheduler, indexed by its enum: what space.json says
  * (parse.c matches against these tables), what the store records, what the CLI prints.
@@ -34,7 +35,8 @@ typedef enum {
     }
 #define SPACE_SCHED_NAMES                                                                          \
     {                                                                                              \
-        [SPACE_SCHED_FIFO] = "fifo", [SPACE_SCHED_ASHA] = "asha", [SPACE_SCHED_MEDIAN] = "median"  \
+        [SPACE_SCHED_FIFO] = "fifo", [SPACE_SCHED_ASHA] = "asha", [SPACE_SCHED_MEDIAN] = "median", \
+        [SPACE_SCHED_PBT] = "pbt"                                                                  \
     }
 
 /* "min" or "max"; "?" for a value outside the enum. */
@@ -44,7 +46,7 @@ static inline const char *space_mode_name(space_mode_t m)
     return (unsigned)m < SPACE_NMODES ? names[m] : "?";
 }
 
-/* "fifo", "asha" or "median"; "?" for a value outside the enum. */
+/* "fifo", "asha", "median" or "pbt"; "?" for a value outside the enum. */
 static inline const char *space_sched_name(space_sched_type_t t)
 {
     static const char *const names[SPACE_NSCHED] = SPACE_SCHED_NAMES;
@@ -64,6 +66,15 @@ typedef struct space_sched_opts {
     int stop_last_trials;     /* asha: 1 (default) completes a trial at max_t; 0 lets it run on */
     int promotion;            /* asha: "variant": "promotion" (1) or "stopping" (0, default) */
     int hard_stop;            /* median: 1 (default) stops; 0 pauses instead (Ray's hard_stop) */
+    /* pbt (Ray Tune's PopulationBasedTraining, docs/pbt.md): */
+    double perturbation_interval;   /* in time_attr units, > 0; default 60 (Ray's) */
+    double quantile_fraction;       /* in [0, 0.5]; default 0.25 */
+    double resample_probability;    /* in [0, 1]; default 0.25 */
+    double perturbation_factors[8]; /* each > 0; default 1.2, 0.8 */
+    int nfactors;
+    double burn_in_period; /* no exploit before this time; default 0 */
+    int keep_checkpoints;  /* checkpoints kept on disk per trial, >= 1; default 2 */
+    int nmutations;        /* entries of "hyperparam_mutations"; 0: every mutable parameter */
 } space_sched_opts_t;
 
 /* One "stop" criterion: a trial stops when result[key] reaches target (for the
@@ -224,6 +235,29 @@ int space_param_unit(const space_t *s, size_t i, const cJSON *v, double *u);
  * numeric kinds, 0 or 1 for choice, grid_search and constants (another value is another
  * category); NaN when either is not a value of the parameter. */
 double space_param_distance(const space_t *s, size_t i, const cJSON *a, const cJSON *b);
+
+/* ---- Population Based Training's explore step (search/explore.c) ------------------------
+ * A new configuration from a donor's: each mutated parameter ("hyperparam_mutations", or
+ * every non-grid, non-constant top-level parameter when there is none) is, with
+ * probability resample_probability, drawn afresh from its distribution; otherwise a
+ * number is multiplied by one of the factors (chosen uniformly) and clipped into its
+ * bounds (log-scaled ones too), integers and multiples of q are rounded and must change
+ * (one step in the factor's direction when rounding gives the old value back), and a
+ * choice moves to a neighbouring value (Ray Tune's explore(), pbt.py). Every draw comes
+ * from `draw`, so the caller's one random stream decides everything. */
+typedef struct space_explore_opts {
+    double resample_probability;
+    const double *factors;
+    size_t nfactors;
+    uint64_t (*draw)(void *ud); /* 64 random bits a call */
+    void *ud;
+} space_explore_opts_t;
+/* On success *out is a new configuration (a copy of config with the mutations) and, when
+ * what is not NULL, *what a new JSON object saying what happened to each mutated
+ * parameter ("*1.2", "resample", "up", "down", "+1", "-1"); the caller cJSON_Delete()s
+ * both. */
+int space_explore(const space_t *s, const cJSON *config, const space_explore_opts_t *o, cJSON **out,
+                  cJSON **what, char *err, size_t errlen);
 
 /* ---- the searcher: random or TPE (search/tpe.c) ---------------------------------------
  * Chooses each trial's configuration. Random is space_sample itself. TPE fits Optuna-style

@@ -114,6 +114,12 @@ struct space {
     size_t nparams;
     size_t n_grid_points; /* product of the grid sizes (1 without grids) */
     size_t num_trials;
+    /* PBT's "hyperparam_mutations": nmuts nodes, each mutating top-level parameter
+     * mut_pos[i]; none when the scheduler has no such key (then every mutable parameter
+     * is mutated with its own distribution). */
+    space_param_t *muts;
+    size_t *mut_pos;
+    size_t nmuts;
     char **notes; /* remarks for `tune validate` (space_note), nnotes of them */
     size_t nnotes;
 };
@@ -207,5 +213,10 @@ static inline uint64_t space__rng_below(space__rng_t *r, uint64_t n)
         if (x >= threshold) return x % n;
     }
 }
+
+/* One node's value drawn from the stream r (sample.c): what space_sample draws for it
+ * with the stream of (seed, trial index, node), and what PBT's resample draws with a
+ * stream of its own. index picks a grid point and keys nested nodes' own streams. */
+cJSON *space__draw_node(const space_t *s, const space_param_t *P, space__rng_t *r, size_t index);
 
 #endif

@@ -297,10 +297,18 @@ static void s_release(void *self, int64_t no)
     }
 }
 
-/* Where a paused trial resumes: after the last result it delivered. */
+/* Where a paused trial resumes: after the last result it delivered. A running trial's
+ * checkpoint is where it stands now: PBT's donor, whose clone continues from the donor's
+ * iteration with its own configuration (the table answers the new configuration from
+ * there). */
 static int s_checkpoint(void *self, int64_t no, char *buf, size_t n)
 {
     struct sexec *x = self;
+    struct strial *t = slot_of(x, no);
+    if (t && t->running && t->sent > 0) {
+        snprintf(buf, n, "iteration:%lld", (long long)t->sent);
+        return 0;
+    }
     if (no < 0 || (size_t)no >= x->nslot || x->reached[no] <= 0) return -1;
     snprintf(buf, n, "iteration:%lld", (long long)x->reached[no]);
     return 0;

@@ -687,12 +687,13 @@ TEST(err_scheduler_values)
     EXPECT_AT(SCHED("\"type\": \"median\", \"min_samples_required\": 0"), "0}",
               "\"min_samples_required\" must be an integer >= 1");
     EXPECT_AT(SCHED("\"type\": \"asah\""), "\"asah\"",
-              "unknown scheduler type \"asah\" (did you mean \"asha\"?); use \"fifo\", \"asha\" or "
-              "\"median\"");
-    EXPECT_AT(SCHED("\"type\": \"hyperband\""), "\"hyperband\"",
-              "unknown scheduler type \"hyperband\"; use \"fifo\", \"asha\" or \"median\"");
+              "unknown scheduler type \"asah\" (did you mean \"asha\"?); use \"fifo\", \"asha\", "
+              "\"median\" or \"pbt\"");
+    EXPECT_AT(
+        SCHED("\"type\": \"hyperband\""), "\"hyperband\"",
+        "unknown scheduler type \"hyperband\"; use \"fifo\", \"asha\", \"median\" or \"pbt\"");
     EXPECT_AT(SCHED("\"type\": 1"), "1",
-              "scheduler \"type\" must be \"fifo\", \"asha\" or \"median\"");
+              "scheduler \"type\" must be \"fifo\", \"asha\", \"median\" or \"pbt\"");
     EXPECT_AT(SCHED("\"type\": \"median\", \"reduction_factor\": 3"), "\"reduction_factor\"",
               "\"reduction_factor\" does not apply to the \"median\" scheduler");
     EXPECT_AT(SCHED("\"max_t\": 3"), "\"max_t\"",
