@@ -1800,9 +1800,10 @@ TEST(tune_environment)
     CHECK_CONTAINS(l, "\"changed\": {\"epochs\": [3, 4]}");
     CHECK_STR(nth_line(o, 2, l, sizeof l), "");
     free(o);
-    /* TUNE_RESUME_FROM may name the folder: its newest checkpoint (now 4), nothing left */
+    /* TUNE_RESUME_FROM may name the folder: its newest checkpoint (now 4), nothing left;
+     * and it resumes without --resume (tune sets it only for an attempt that must) */
     const char *env_dir[] = {"TUNE_MAX_T", "4", "TUNE_RESUME_FROM", d, NULL};
-    CHECK_EQ_INT(run_train(args_resume, e.out, e.err, env_dir, 60), 0);
+    CHECK_EQ_INT(run_train(args, e.out, e.err, env_dir, 60), 0);
     char *er = slurp(e.err);
     snprintf(want, sizeof want, "resumed from %s/checkpoint_000004.bin after epoch 4", d);
     CHECK_CONTAINS(er, want);

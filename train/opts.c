@@ -50,7 +50,8 @@ static const char usage[] =
     "                           else $TUNE_TRIAL_DIR); result lines name the file\n"
     "  --resume                 continue from $TUNE_RESUME_FROM, else DIR's newest\n"
     "                           checkpoint: its model and optimiser state, with this command\n"
-    "                           line's hyperparameters (lr, momentum, batch size, ...)\n"
+    "                           line's hyperparameters (lr, momentum, batch size, ...);\n"
+    "                           a set $TUNE_RESUME_FROM resumes even without --resume\n"
     "  --help                   this text\n";
 
 const char *train_usage(void)

@@ -310,6 +310,11 @@ int train_main(int argc, char **argv)
         env.rank = ne.rank;
         env.local_rank = ne.local_rank;
     }
+    /* tune sets TUNE_RESUME_FROM only for an attempt that must go on from a checkpoint (a
+     * retry, a paused trial resumed, a PBT clone): a command line without --resume would
+     * silently train afresh and lose the exploit, so the variable alone is enough */
+    const char *rf = getenv("TUNE_RESUME_FROM");
+    if (rf && *rf) o.resume = 1;
     char rbuf[PATH_MAX];
     env.resume_path = o.resume ? resume_path(&o, rbuf, sizeof rbuf) : NULL;
     if (env.resume_path) { /* a bad checkpoint is reported once, before any rank starts */
