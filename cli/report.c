@@ -239,6 +239,11 @@ static int lineage_row(void *ud, int ncol, const char *const *names, const char 
         fprintf(c->f, ",\"%s\":", jkeys[k]);
         jraw(c->f, v[10 + k]);
     }
+    /* the paths say which exploit a donor's checkpoint is a copy from (the page's walk) */
+    fputs(",\"dck\":", c->f);
+    jstr(c->f, v[13]);
+    fputs(",\"rf\":", c->f);
+    jstr(c->f, v[14]);
     fputc('}', c->f);
     return 0;
 }
@@ -284,7 +289,7 @@ static void write_lineage(FILE *f, store_t *st, const cli_exp_t *e)
             "SELECT t.trial_no, l.attempt, l.iteration, COALESCE(l.time_value, l.iteration),"
             " d.trial_no, l.donor_attempt, l.donor_iteration,"
             " COALESCE(l.donor_time_value, l.donor_iteration), l.value, l.donor_value,"
-            " l.old_config, l.new_config, l.explore"
+            " l.old_config, l.new_config, l.explore, l.donor_checkpoint, l.resume_from"
             " FROM lineage l JOIN trials t ON t.id = l.trial_id"
             " JOIN trials d ON d.id = l.donor_trial_id"
             " WHERE l.experiment_id = ?1 ORDER BY l.id",

@@ -784,11 +784,13 @@ TEST(report_renders_in_chromium)
 
 /* ---- Population Based Training's lineage in the report --------------------------- */
 /* A PBT experiment written through the store as the loop writes one: 4 trials, 12
- * iterations, three exploits, each a donor's lr perturbed: trial 3 takes trial 1's
- * checkpoint at iteration 4 (lr 0.01 -> 0.012), trial 2 takes trial 3's at 8 (0.012 ->
- * 0.0096), trial 0 takes trial 1's at 8 (0.01 -> 0.0144). Each exploited trial's first attempt
- * stays behind; trial 2 ends best. So the best trial's weights were trained in trial_00001 (to 4),
- * trial_00003 (to 8) and trial_00002 (to 12), with lr 0.01, 0.012, 0.0096. */
+ * iterations, four exploits, each a donor's lr perturbed: trial 3 takes trial 1's
+ * checkpoint at iteration 4 (lr 0.01 -> 0.012); at 8, trial 3 takes trial 1's checkpoint
+ * of iteration 6 (-> 0.011), then trial 2 takes trial 3's own checkpoint of 8, written by
+ * trial 3's attempt 2 before that (0.012 -> 0.0096), and trial 0 takes trial 1's (0.01 ->
+ * 0.0144). Each exploited trial's earlier attempts stay behind; trial 2 ends best. So the
+ * best trial's weights were trained in trial_00001 (to 4), trial_00003 (to 8, not with
+ * the 0.011 of its later exploit) and trial_00002 (to 12), with lr 0.01, 0.012, 0.0096. */
 static double pbt_loss(int trial, int attempt, int it)
 {
     static const double floor1[4] = {0.5, 0.30, 0.7, 0.6}, floor2[4] = {0.29, 0, 0.25, 0.28};
@@ -820,11 +822,15 @@ static void make_pbt_db(const char *db)
     if (store_experiment_create(st, &ex, now, &eid, err, sizeof err) != 0) abort();
     if (store_begin(st, err, sizeof err) != 0) abort();
     static const double lr0[4] = {0.1, 0.01, 0.001, 0.0001};
-    /* the exploits: trial, at (its and the donor's iteration), donor, new lr */
+    /* the exploits in the order recorded: trial, at (its iteration), donor, the donor's
+     * iteration and the attempt that wrote its checkpoint, new lr */
     static const struct {
-        int t, at, d;
+        int t, at, d, dit, da;
         double lr;
-    } X[3] = {{3, 4, 1, 0.012}, {2, 8, 3, 0.0096}, {0, 8, 1, 0.0144}};
+    } X[4] = {{3, 4, 1, 4, 1, 0.012},
+              {3, 8, 1, 6, 1, 0.011},
+              {2, 8, 3, 8, 2, 0.0096},
+              {0, 8, 1, 8, 1, 0.0144}};
     double lr_now[4];
     for (int i = 0; i < 4; i++) {
         char name[32], cfg[128];
@@ -851,29 +857,31 @@ static void make_pbt_db(const char *db)
                                 .json_len = (size_t)n};
             if (store_result_add(st, &r, err, sizeof err) != 0) abort();
         }
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             if (X[k].at != it) continue;
             int t = X[k].t, d = X[k].d;
-            char old_cfg[128], new_cfg[128], ck[64];
+            char old_cfg[128], new_cfg[128], ck[96], rf[96];
             snprintf(old_cfg, sizeof old_cfg, "{\"lr\":%.17g,\"momentum\":0.9}", lr_now[t]);
             snprintf(new_cfg, sizeof new_cfg, "{\"lr\":%.17g,\"momentum\":0.9}", X[k].lr);
-            snprintf(ck, sizeof ck, "checkpoint_%06d.bin", it);
+            snprintf(ck, sizeof ck, "/r/trial_%05d/checkpoints/checkpoint_%06d.bin", d, X[k].dit);
+            snprintf(rf, sizeof rf, "/r/trial_%05d/resume/attempt_%d/checkpoint_%06d.bin", t,
+                     attempt[t] + 1, X[k].dit);
             store_lineage_t l = {.experiment_id = eid,
                                  .trial_id = tid[t],
                                  .attempt = attempt[t] + 1,
                                  .iteration = it,
                                  .time_value = it,
                                  .donor_trial_id = tid[d],
-                                 .donor_attempt = attempt[d],
-                                 .donor_iteration = it,
-                                 .donor_time_value = it,
+                                 .donor_attempt = X[k].da,
+                                 .donor_iteration = X[k].dit,
+                                 .donor_time_value = X[k].dit,
                                  .donor_checkpoint = ck,
-                                 .resume_from = ck,
+                                 .resume_from = rf,
                                  .old_config = old_cfg,
                                  .new_config = new_cfg,
                                  .explore = "{\"lr\":\"perturbed\"}",
                                  .value = pbt_loss(t, attempt[t], it),
-                                 .donor_value = pbt_loss(d, attempt[d], it),
+                                 .donor_value = pbt_loss(d, X[k].da, X[k].dit),
                                  .wall_time = now + it};
             if (store_lineage_add(st, &l, err, sizeof err) != 0) {
                 fprintf(stderr, "%s\n", err);
@@ -922,7 +930,9 @@ TEST(report_draws_pbt_lineage)
     CHECK_CONTAINS(page, ",\"lineage\":[{\"t\":3,\"a\":2,\"it\":4,\"x\":4,\"d\":1,\"da\":1,"
                          "\"dit\":4,\"dx\":4,");
     CHECK_CONTAINS(page, "\"old\":{\"lr\":0.0001,\"momentum\":0.9},\"new\":{\"lr\":0.012,"
-                         "\"momentum\":0.9},\"ex\":{\"lr\":\"perturbed\"}}");
+                         "\"momentum\":0.9},\"ex\":{\"lr\":\"perturbed\"},"
+                         "\"dck\":\"/r/trial_00001/checkpoints/checkpoint_000004.bin\","
+                         "\"rf\":\"/r/trial_00003/resume/attempt_2/checkpoint_000004.bin\"}");
     /* the attempts left behind: trial 0 and 2 to 8, trial 3 to 4 */
     CHECK_CONTAINS(page, "{\"t\":0,\"a\":1,\"p\":[[1,");
     CHECK_CONTAINS(page, "{\"t\":3,\"a\":1,\"p\":[[1,");
@@ -933,9 +943,9 @@ TEST(report_draws_pbt_lineage)
     if (access(chromium, X_OK) != 0) SKIP("no /usr/bin/chromium (apt-get install chromium)");
     check_rendered(dir, html, 4, 4, 2, 10000, NULL);
     o = browse(dir, html, "--dump-dom", 10000);
-    CHECK_EQ_INT(body_attr(o.out, "data-lineage"), 3);
-    CHECK_EQ_INT(body_attr(o.out, "data-earlier"), 3);
-    CHECK_EQ_INT(body_attr(o.out, "data-exploits"), 3);
+    CHECK_EQ_INT(body_attr(o.out, "data-lineage"), 4);
+    CHECK_EQ_INT(body_attr(o.out, "data-earlier"), 4);
+    CHECK_EQ_INT(body_attr(o.out, "data-exploits"), 4);
     CHECK_EQ_INT(body_attr(o.out, "data-schedule"), 3);
     CHECK_EQ_INT(body_attr(o.out, "data-schedule-charts"), 2);
     CHECK_CONTAINS(o.out,
@@ -957,6 +967,69 @@ TEST(report_draws_pbt_lineage)
     CHECK_EQ_INT(o.code, 0);
     out_free(&o);
     fprintf(stderr, "screenshot: %s\n", png);
+}
+
+/* A real PBT run of tune-train (MLP, CPU, a population of 4 on Fashion-MNIST's first 2,000
+ * images, 8 epochs, an exploit possible every 2): each clone's first result says it
+ * resumed from the copy tune handed it, at the donor's epoch, with the explored lr in
+ * force (learning_rate is printed to 6 digits); the report draws a connector per exploit that has a
+ * result after it, the best trial's schedule, and no script error. */
+TEST(report_draws_a_tune_train_pbt_run)
+{
+    paths();
+    if (access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) != 0)
+        SKIP("no Fashion-MNIST (apt-get install dataset-fashion-mnist)");
+    char dir[4096], space[4300], html[4300], text[8192];
+    fresh_dir(dir, sizeof dir, "pbt_train");
+    const char *b = getenv("TUNE_BINARY_DIR");
+    snprintf(text, sizeof text,
+             "{\"name\": \"pbt_train\", \"metric\": \"val_loss\", \"mode\": \"min\","
+             " \"num_samples\": 4, \"seed\": 3,"
+             " \"command\": [\"%s/bin/tune-train\", \"--model\", \"mlp\", \"--hidden\", \"32\","
+             " \"--threads\", \"1\", \"--train-limit\", \"2000\", \"--val-limit\", \"500\","
+             " \"--schedule\", \"constant\", \"--epochs\", \"8\", \"--cache-dir\", \"%s/cache\","
+             " \"--lr\", \"{lr}\", \"--momentum\", \"{momentum}\"],"
+             " \"resources\": {\"gpus_per_trial\": 0, \"cpus_per_trial\": 1},"
+             " \"space\": {\"lr\": {\"loguniform\": [0.0005, 0.5]},"
+             " \"momentum\": {\"uniform\": [0.0, 0.95]}},"
+             " \"scheduler\": {\"type\": \"pbt\", \"time_attr\": \"training_iteration\","
+             " \"perturbation_interval\": 2, \"quantile_fraction\": 0.25,"
+             " \"perturbation_factors\": [1.2, 0.8], \"keep_checkpoints\": 2}}",
+             b ? b : "..", dir);
+    snprintf(space, sizeof space, "%s/space.json", dir);
+    write_file(space, text);
+    const char *run[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
+    struct out o = tune(dir, run);
+    CHECK_EQ_INT(o.code, 0);
+    if (o.code) fprintf(stderr, "%s\n%s\n", o.out, o.err);
+    out_free(&o);
+    long long nl = db_int(dir, "SELECT count(*) FROM lineage");
+    long long mid = db_int(dir, "SELECT count(*) FROM lineage WHERE donor_iteration < 8");
+    fprintf(stderr, "%lld exploits, %lld before the last epoch\n", nl, mid);
+    CHECK(mid >= 1);
+    /* every clone went on from its copy, at the donor's epoch, with its new lr */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM lineage l WHERE l.donor_iteration < 8 AND"
+                             " NOT EXISTS (SELECT 1 FROM results_all a WHERE"
+                             " a.trial_id = l.trial_id AND a.iteration = l.donor_iteration + 1"
+                             " AND json_extract(a.data, '$.resumed.from') = l.resume_from"
+                             " AND json_extract(a.data, '$.resumed.epoch') = l.donor_iteration"
+                             " AND abs(json_extract(a.data, '$.learning_rate') -"
+                             " json_extract(l.new_config, '$.lr')) <="
+                             " 1e-5 * json_extract(l.new_config, '$.lr'))"),
+                 0);
+    const char *a[] = {"report", "pbt_train", "-o", "pbt_train.html", NULL};
+    o = tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    if (access(chromium, X_OK) != 0) SKIP("no /usr/bin/chromium (apt-get install chromium)");
+    snprintf(html, sizeof html, "%s/pbt_train.html", dir);
+    check_rendered(dir, html, 4, 4, 2, 10000, NULL);
+    o = browse(dir, html, "--dump-dom", 10000);
+    CHECK_EQ_INT(body_attr(o.out, "data-exploits"), nl);
+    CHECK_EQ_INT(body_attr(o.out, "data-lineage"), mid);
+    CHECK(body_attr(o.out, "data-schedule") >= 1);
+    CHECK_EQ_INT(body_attr(o.out, "data-schedule-charts"), 2);
+    out_free(&o);
 }
 
 /* A database of 5,000 ASHA-like trials written through the store (fast: one batch). */

@@ -821,29 +821,37 @@
   }
 
   /* ---- Population Based Training -------------------------------------------------- */
-  /* The points of trial `no`'s attempt `a`: its current curve, else an earlier one. */
-  function attemptPoints(no, a) {
+  /* Trial `no`'s points from attempt `a` on, each as [x, y, attempt]: a pause and resume
+   * or a later exploit moves an attempt's results on to the next attempt, so an
+   * exploit's points may sit in any later one. */
+  function pointsFrom(no, a) {
     var t = byNo[no], out = [];
-    if (t && (t.att === a || !fin(a))) {
-      for (var k = 0; k < t.n; k++) out.push([t.x[k], t.y[k]]);
-      if (t.att === a) return out;
-    }
-    EARLIER.forEach(function (s) { if (s.t === no && (s.a === a || !fin(a))) out = out.concat(s.p); });
+    if (t && t.att >= a) for (var k = 0; k < t.n; k++) out.push([t.x[k], t.y[k], t.att]);
+    EARLIER.forEach(function (s) {
+      if (s.t === no && s.a >= a) s.p.forEach(function (q) { out.push([q[0], q[1], s.a]); });
+    });
     return out;
   }
-  /* Where the donor was when the trial took its checkpoint: its point at x = dx in the
-   * attempt that wrote it, else in any of its attempts, else the value the scheduler
-   * compared (on the experiment's own metric only). */
-  function donorPoint(L) {
-    var pts = attemptPoints(L.d, L.da).concat(attemptPoints(L.d, NaN));
-    for (var i = 0; i < pts.length; i++) if (pts[i][0] === L.dx && fin(pts[i][1])) return pts[i];
-    return D.own_metric && fin(L.dv) ? [L.dx, L.dv] : null;
-  }
-  /* The trial's first point after the checkpoint, in the attempt the exploit started. */
-  function clonePoint(L) {
-    var pts = attemptPoints(L.t, L.a), best = null;
-    pts.forEach(function (q) { if (q[0] > L.dx && fin(q[1]) && (!best || q[0] < best[0])) best = q; });
+  /* The point with x = at (or the first after it, when after) from the lowest attempt that
+   * holds one: the attempt the exploit concerns, or where its results moved. */
+  function pick(pts, at, after) {
+    var best = null;
+    pts.forEach(function (q) {
+      if (!fin(q[1]) || (after ? !(q[0] > at) : q[0] !== at)) return;
+      if (!best || q[0] < best[0] || (q[0] === best[0] && q[2] < best[2])) best = q;
+    });
     return best;
+  }
+  /* Where the donor was when the trial took its checkpoint: its point at x = dx in the
+   * attempt that wrote it (or a later one it moved to), else in any attempt, else the value
+   * the scheduler compared (on the experiment's own metric only). */
+  function donorPoint(L) {
+    var q = pick(pointsFrom(L.d, fin(L.da) ? L.da : 0), L.dx, false) || pick(pointsFrom(L.d, 0), L.dx, false);
+    return q || (D.own_metric && fin(L.dv) ? [L.dx, L.dv] : null);
+  }
+  /* The trial's first point after the checkpoint, from the attempt the exploit started. */
+  function clonePoint(L) {
+    return pick(pointsFrom(L.t, L.a), L.dx, true);
   }
   /* The superseded attempts, faded, and a dashed line from each donor's point to where the
    * trial that took its checkpoint went on: the curve continues from the donor. */
@@ -891,20 +899,34 @@
     for (var i = 0; i < LIN.length; i++) if (LIN[i].t === no && LIN[i].old) return LIN[i].old;
     return byNo[no] ? byNo[no].cfg : null;
   }
-  /* The hyperparameters the best trial's weights were trained with, oldest first: walking
-   * back from the trial, each exploit hands over to the donor's history up to the
-   * checkpoint it took, and only exploits recorded before that one count (Ray Tune's PBT
-   * replay policy is the same walk). [{no, from, to, cfg}], x in (from, to]. */
-  function schedule(bi) {
-    var segs = [], cur = T[bi].no, upto = Infinity, before = LIN.length;
-    for (var guard = 0; guard <= LIN.length; guard++) {
-      var r = -1;
-      for (var i = before - 1; i >= 0; i--) if (LIN[i].t === cur) { r = i; break; }
-      if (r < 0) { segs.unshift({ no: cur, from: -Infinity, to: upto, cfg: firstConfig(cur) }); break; }
-      var L = LIN[r];
-      segs.unshift({ no: cur, from: L.dx, to: upto, cfg: L.new });
-      cur = L.d; upto = L.dx; before = r;
+  /* Where the donor's checkpoint that exploit r took came from: the exploit whose copy it
+   * is (a donor exploited but not yet trained on hands on its copy), else the donor's last
+   * exploit before it trained to that point (from an attempt no later than the one that
+   * wrote the checkpoint), else none (the donor's own first configuration). */
+  function originOf(r) {
+    var L = LIN[r], best = -1;
+    for (var i = r - 1; i >= 0; i--) {
+      var M = LIN[i];
+      if (M.t !== L.d) continue;
+      if (L.dck && M.rf === L.dck) return i;
+      if (best < 0 && M.dx < L.dx && (!fin(L.da) || M.a <= L.da)) best = i;
     }
+    return best;
+  }
+  /* The hyperparameters the best trial's weights were trained with, oldest first: from the
+   * trial's last exploit back through the donors whose checkpoints its weights passed
+   * through (Ray Tune's PBT replay follows the same chain). [{no, from, to, cfg}], x in
+   * (from, to]; stretches where a clone handed on a copy without training drop out. */
+  function schedule(bi) {
+    var segs = [], cur = T[bi].no, upto = Infinity, r = -1;
+    for (var i = LIN.length - 1; i >= 0; i--) if (LIN[i].t === cur) { r = i; break; }
+    for (var guard = 0; r >= 0 && guard <= LIN.length; guard++) {
+      var L = LIN[r];
+      segs.unshift({ no: L.t, from: L.dx, to: upto, cfg: L.new });
+      cur = L.d; upto = L.dx;
+      r = originOf(r);
+    }
+    segs.unshift({ no: cur, from: -Infinity, to: upto, cfg: firstConfig(cur) });
     var bt = T[bi], last = -Infinity;
     for (var k = 0; k < bt.n; k++) if (fin(bt.x[k]) && bt.x[k] > last) last = bt.x[k];
     segs[segs.length - 1].to = last;
