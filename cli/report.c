@@ -209,9 +209,116 @@ static const char *chosen_by(const struct chosen_ctx *c, int64_t no)
     return hit ? hit->by : NULL;
 }
 
+/* ---- Population Based Training's lineage ------------------------------------------ */
+/* The lineage table's rows (who cloned whom, when, with which configurations), and the
+ * superseded attempts' curves of the trials they name: a trial's curve before it was
+ * exploited, and a donor's stretch that another trial continued from, which the donor's
+ * current attempt may no longer hold. The page draws the curves continuing from the
+ * donor and the best trial's hyperparameter schedule from these. A database without the
+ * table (schema version 1 or 2, read only) has no lineage: nothing is written. */
+struct lin_ctx {
+    FILE *f;
+    int n;
+    int64_t trial; /* the earlier-attempt row being written, or -1 */
+    int attempt;
+};
+
+static int lineage_row(void *ud, int ncol, const char *const *names, const char *const *v,
+                       const int *types)
+{
+    (void)ncol, (void)names, (void)types;
+    struct lin_ctx *c = ud;
+    static const char *const keys[] = {"t", "a", "it", "x", "d", "da", "dit", "dx", "v", "dv"};
+    fputs(c->n++ ? ",\n{" : "{", c->f);
+    for (int k = 0; k < 10; k++) {
+        fprintf(c->f, "%s\"%s\":", k ? "," : "", keys[k]);
+        jnum(c->f, v[k] ? strtod(v[k], NULL) : NAN, k == 8 || k == 9 ? 10 : 15);
+    }
+    static const char *const jkeys[] = {"old", "new", "ex"};
+    for (int k = 0; k < 3; k++) {
+        fprintf(c->f, ",\"%s\":", jkeys[k]);
+        jraw(c->f, v[10 + k]);
+    }
+    /* the paths say which exploit a donor's checkpoint is a copy from (the page's walk) */
+    fputs(",\"dck\":", c->f);
+    jstr(c->f, v[13]);
+    fputs(",\"rf\":", c->f);
+    jstr(c->f, v[14]);
+    fputc('}', c->f);
+    return 0;
+}
+
+/* One result of an earlier attempt: (trial_no, attempt, x, y), ordered by trial and
+ * attempt, written as one {"t","a","x":[...],"y":[...]} per attempt. */
+static int earlier_row(void *ud, int ncol, const char *const *names, const char *const *v,
+                       const int *types)
+{
+    (void)ncol, (void)names, (void)types;
+    struct lin_ctx *c = ud;
+    int64_t t = v[0] ? strtoll(v[0], NULL, 10) : -1;
+    int a = v[1] ? atoi(v[1]) : 0;
+    if (t != c->trial || a != c->attempt) {
+        if (c->trial >= 0) fputs("]}", c->f);
+        fprintf(c->f, "%s{\"t\":%lld,\"a\":%d,\"p\":[", c->n++ ? ",\n" : "", (long long)t, a);
+        c->trial = t;
+        c->attempt = a;
+    } else {
+        fputc(',', c->f);
+    }
+    fputc('[', c->f);
+    jnum(c->f, v[2] ? strtod(v[2], NULL) : NAN, 7);
+    fputc(',', c->f);
+    jnum(c->f, v[3] ? strtod(v[3], NULL) : NAN, 7);
+    fputc(']', c->f);
+    return 0;
+}
+
+static void write_lineage(FILE *f, store_t *st, const cli_exp_t *e)
+{
+    char id[32], path[160], err[256];
+    snprintf(id, sizeof id, "%lld", (long long)e->id);
+    snprintf(path, sizeof path, "$.\"%s\"", e->metric ? e->metric : "");
+    const char *b[] = {id, path};
+    /* probe first: a table that is not there is no error, and no partial output */
+    if (store_query(st, "SELECT 1 FROM lineage LIMIT 0", NULL, 0, NULL, NULL, err, sizeof err) != 0)
+        return;
+    fputs(",\"lineage\":[", f);
+    struct lin_ctx c = {.f = f, .trial = -1};
+    if (store_query(
+            st,
+            "SELECT t.trial_no, l.attempt, l.iteration, COALESCE(l.time_value, l.iteration),"
+            " d.trial_no, l.donor_attempt, l.donor_iteration,"
+            " COALESCE(l.donor_time_value, l.donor_iteration), l.value, l.donor_value,"
+            " l.old_config, l.new_config, l.explore, l.donor_checkpoint, l.resume_from"
+            " FROM lineage l JOIN trials t ON t.id = l.trial_id"
+            " JOIN trials d ON d.id = l.donor_trial_id"
+            " WHERE l.experiment_id = ?1 ORDER BY l.id",
+            b, 1, lineage_row, &c, err, sizeof err) != 0) {
+        /* written as far as it went: the page draws what it has */
+    }
+    fputs("],\"earlier\":[", f);
+    c.n = 0;
+    c.trial = -1;
+    int own = !e->exp_metric || strcmp(e->metric ? e->metric : "", e->exp_metric) == 0;
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "SELECT t.trial_no, a.attempt, COALESCE(a.time_value, a.iteration), %s"
+             " FROM trials t JOIN results_all a ON a.trial_id = t.id"
+             " WHERE t.experiment_id = ?1 AND a.attempt <> t.attempt AND t.id IN"
+             " (SELECT trial_id FROM lineage WHERE experiment_id = ?1"
+             "  UNION SELECT donor_trial_id FROM lineage WHERE experiment_id = ?1)"
+             " ORDER BY t.trial_no, a.attempt, a.id",
+             own ? "a.metric"
+                 : "CASE WHEN json_type(a.data, ?2) IN ('integer', 'real')"
+                   " THEN json_extract(a.data, ?2) END");
+    store_query(st, sql, b, own ? 1 : 2, earlier_row, &c, err, sizeof err);
+    if (c.trial >= 0) fputs("]}", f);
+    fputc(']', f);
+}
+
 static void write_trial(FILE *f, const cli_exp_t *e, const cli_trial_t *t, const char *by)
 {
-    fprintf(f, "{\"no\":%lld,\"name\":", (long long)t->trial_no);
+    fprintf(f, "{\"no\":%lld,\"att\":%d,\"name\":", (long long)t->trial_no, t->attempt);
     jstr(f, t->name);
     fputs(",\"st\":", f);
     jstr(f, t->status);
@@ -317,7 +424,9 @@ static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db, 
         if (i) fputs(",\n", f);
         write_trial(f, e, &e->trials[i], chosen_by(&ch, e->trials[i].trial_no));
     }
-    fputs("]}", f);
+    fputc(']', f);
+    write_lineage(f, st, e);
+    fputc('}', f);
     for (size_t i = 0; i < ch.n; i++)
         free(ch.v[i].by);
     free(ch.v);

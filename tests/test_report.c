@@ -732,6 +732,11 @@ TEST(report_renders_in_chromium)
     long with = (long)db_int(dir, "SELECT count(DISTINCT trial_id) FROM results_current"
                                   " WHERE metric IS NOT NULL");
     check_rendered(dir, html, 20, with, 3, 10000, NULL);
+    o = browse(dir, html, "--dump-dom", 10000);
+    CHECK_EQ_INT(body_attr(o.out, "data-lineage"), 0); /* no PBT, no lineage section */
+    CHECK_EQ_INT(body_attr(o.out, "data-exploits"), 0);
+    CHECK_CONTAINS(o.out, "<section class=\"card\" id=\"sec-pbt\" hidden=\"\">");
+    out_free(&o);
     /* A screenshot, for people to look at (the file stays in the build tree). */
     snprintf(png, sizeof png, "%s/report.png", dir);
     char shot[4400];
@@ -775,6 +780,256 @@ TEST(report_renders_in_chromium)
     CHECK_CONTAINS(o.out, "data-last-error=\"noisy\"");
     out_free(&o);
     free(page);
+}
+
+/* ---- Population Based Training's lineage in the report --------------------------- */
+/* A PBT experiment written through the store as the loop writes one: 4 trials, 12
+ * iterations, four exploits, each a donor's lr perturbed: trial 3 takes trial 1's
+ * checkpoint at iteration 4 (lr 0.01 -> 0.012); at 8, trial 3 takes trial 1's checkpoint
+ * of iteration 6 (-> 0.011), then trial 2 takes trial 3's own checkpoint of 8, written by
+ * trial 3's attempt 2 before that (0.012 -> 0.0096), and trial 0 takes trial 1's (0.01 ->
+ * 0.0144). Each exploited trial's earlier attempts stay behind; trial 2 ends best. So the
+ * best trial's weights were trained in trial_00001 (to 4), trial_00003 (to 8, not with
+ * the 0.011 of its later exploit) and trial_00002 (to 12), with lr 0.01, 0.012, 0.0096. */
+static double pbt_loss(int trial, int attempt, int it)
+{
+    static const double floor1[4] = {0.5, 0.30, 0.7, 0.6}, floor2[4] = {0.29, 0, 0.25, 0.28};
+    return 1 / sqrt(it) + (attempt == 1 ? floor1[trial] : floor2[trial]);
+}
+
+static void make_pbt_db(const char *db)
+{
+    char err[512];
+    store_t *st = NULL;
+    if (store_open(db, 0, &st, err, sizeof err) != 0) abort();
+    static const char settings[] =
+        "{\"name\":\"pbt\",\"metric\":\"loss\",\"mode\":\"min\",\"num_samples\":4,"
+        "\"max_concurrent\":0,\"seed\":0,\"command\":[\"trial\"],"
+        "\"resources\":{\"gpus_per_trial\":0,\"cpus_per_trial\":1},"
+        "\"scheduler\":{\"type\":\"pbt\",\"time_attr\":\"training_iteration\",\"max_t\":12,"
+        "\"perturbation_interval\":4,\"quantile_fraction\":0.25},"
+        "\"num_trials\":4,\"params\":[{\"name\":\"lr\",\"kind\":\"loguniform\"},"
+        "{\"name\":\"momentum\",\"kind\":\"uniform\"}]}";
+    store_experiment_t ex = {.name = "pbt",
+                             .space_text = "{}",
+                             .settings_json = settings,
+                             .metric = "loss",
+                             .scheduler = "pbt",
+                             .results_dir = "/tmp",
+                             .num_trials = 4};
+    int64_t eid, tid[4];
+    double now = (double)time(NULL) - 600;
+    if (store_experiment_create(st, &ex, now, &eid, err, sizeof err) != 0) abort();
+    if (store_begin(st, err, sizeof err) != 0) abort();
+    static const double lr0[4] = {0.1, 0.01, 0.001, 0.0001};
+    /* the exploits in the order recorded: trial, at (its iteration), donor, the donor's
+     * iteration and the attempt that wrote its checkpoint, new lr */
+    static const struct {
+        int t, at, d, dit, da;
+        double lr;
+    } X[4] = {{3, 4, 1, 4, 1, 0.012},
+              {3, 8, 1, 6, 1, 0.011},
+              {2, 8, 3, 8, 2, 0.0096},
+              {0, 8, 1, 8, 1, 0.0144}};
+    double lr_now[4];
+    for (int i = 0; i < 4; i++) {
+        char name[32], cfg[128];
+        snprintf(name, sizeof name, "trial_%05d", i);
+        snprintf(cfg, sizeof cfg, "{\"lr\":%.17g,\"momentum\":0.9}", lr0[i]);
+        if (store_trial_create(st, eid, i, name, cfg, "/tmp", &tid[i], err, sizeof err) != 0)
+            abort();
+        lr_now[i] = lr0[i];
+    }
+    /* results in time order: iteration by iteration, each trial in its attempt then */
+    int attempt[4] = {1, 1, 1, 1};
+    for (int it = 1; it <= 12; it++) {
+        for (int i = 0; i < 4; i++) {
+            double loss = pbt_loss(i, attempt[i], it);
+            char js[128];
+            int n = snprintf(js, sizeof js, "{\"training_iteration\":%d,\"loss\":%.17g}", it, loss);
+            store_result_t r = {.trial_id = tid[i],
+                                .attempt = attempt[i],
+                                .iteration = it,
+                                .time_value = it,
+                                .metric = loss,
+                                .wall_time = now + it,
+                                .json = js,
+                                .json_len = (size_t)n};
+            if (store_result_add(st, &r, err, sizeof err) != 0) abort();
+        }
+        for (int k = 0; k < 4; k++) {
+            if (X[k].at != it) continue;
+            int t = X[k].t, d = X[k].d;
+            char old_cfg[128], new_cfg[128], ck[96], rf[96];
+            snprintf(old_cfg, sizeof old_cfg, "{\"lr\":%.17g,\"momentum\":0.9}", lr_now[t]);
+            snprintf(new_cfg, sizeof new_cfg, "{\"lr\":%.17g,\"momentum\":0.9}", X[k].lr);
+            snprintf(ck, sizeof ck, "/r/trial_%05d/checkpoints/checkpoint_%06d.bin", d, X[k].dit);
+            snprintf(rf, sizeof rf, "/r/trial_%05d/resume/attempt_%d/checkpoint_%06d.bin", t,
+                     attempt[t] + 1, X[k].dit);
+            store_lineage_t l = {.experiment_id = eid,
+                                 .trial_id = tid[t],
+                                 .attempt = attempt[t] + 1,
+                                 .iteration = it,
+                                 .time_value = it,
+                                 .donor_trial_id = tid[d],
+                                 .donor_attempt = X[k].da,
+                                 .donor_iteration = X[k].dit,
+                                 .donor_time_value = X[k].dit,
+                                 .donor_checkpoint = ck,
+                                 .resume_from = rf,
+                                 .old_config = old_cfg,
+                                 .new_config = new_cfg,
+                                 .explore = "{\"lr\":\"perturbed\"}",
+                                 .value = pbt_loss(t, attempt[t], it),
+                                 .donor_value = pbt_loss(d, X[k].da, X[k].dit),
+                                 .wall_time = now + it};
+            if (store_lineage_add(st, &l, err, sizeof err) != 0) {
+                fprintf(stderr, "%s\n", err);
+                abort();
+            }
+            if (store_trial_set_config(st, tid[t], new_cfg, err, sizeof err) != 0) abort();
+            attempt[t]++;
+            lr_now[t] = X[k].lr;
+            store_trial_update_t u = {.fields = STORE_TU_ATTEMPT, .attempt = attempt[t]};
+            if (store_trial_update(st, tid[t], &u, err, sizeof err) != 0) abort();
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_STARTED | STORE_TU_ENDED |
+                                            STORE_TU_EXIT | STORE_TU_SLICE,
+                                  .status = "TERMINATED",
+                                  .slice = "cpu",
+                                  .started_at = now,
+                                  .ended_at = now + 13,
+                                  .exit_code = 0};
+        if (store_trial_update(st, tid[i], &u, err, sizeof err) != 0) abort();
+    }
+    if (store_experiment_set_status(st, eid, "FINISHED", now + 13, err, sizeof err) != 0) abort();
+    if (store_commit(st, err, sizeof err) != 0) abort();
+    store_close(st);
+}
+
+/* The report of a PBT run: the lineage in the data, and in Chromium the curves that
+ * continue from the donor (one dashed line per exploit, the attempts left behind faded),
+ * the best trial's schedule walked back through its donors, and the exploits' table. A
+ * report without lineage shows none of it (report_renders_in_chromium). */
+TEST(report_draws_pbt_lineage)
+{
+    char dir[4096], db[4300], html[4300];
+    fresh_dir(dir, sizeof dir, "pbt");
+    snprintf(db, sizeof db, "%s/tune.db", dir);
+    make_pbt_db(db);
+    const char *a[] = {"report", "pbt", "-o", "pbt.html", NULL};
+    struct out o = tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    if (o.code) fprintf(stderr, "%s\n", o.err);
+    out_free(&o);
+    snprintf(html, sizeof html, "%s/pbt.html", dir);
+    char *page = slurp(html);
+    REQUIRE(page);
+    CHECK_CONTAINS(page, ",\"lineage\":[{\"t\":3,\"a\":2,\"it\":4,\"x\":4,\"d\":1,\"da\":1,"
+                         "\"dit\":4,\"dx\":4,");
+    CHECK_CONTAINS(page, "\"old\":{\"lr\":0.0001,\"momentum\":0.9},\"new\":{\"lr\":0.012,"
+                         "\"momentum\":0.9},\"ex\":{\"lr\":\"perturbed\"},"
+                         "\"dck\":\"/r/trial_00001/checkpoints/checkpoint_000004.bin\","
+                         "\"rf\":\"/r/trial_00003/resume/attempt_2/checkpoint_000004.bin\"}");
+    /* the attempts left behind: trial 0 and 2 to 8, trial 3 to 4 */
+    CHECK_CONTAINS(page, "{\"t\":0,\"a\":1,\"p\":[[1,");
+    CHECK_CONTAINS(page, "{\"t\":3,\"a\":1,\"p\":[[1,");
+    CHECK(strstr(page, "{\"t\":1,\"a\":") == NULL); /* trial 1 was never exploited */
+    CHECK_CONTAINS(page, "\"best\":2,");
+    free(page);
+
+    if (access(chromium, X_OK) != 0) SKIP("no /usr/bin/chromium (apt-get install chromium)");
+    check_rendered(dir, html, 4, 4, 2, 10000, NULL);
+    o = browse(dir, html, "--dump-dom", 10000);
+    CHECK_EQ_INT(body_attr(o.out, "data-lineage"), 4);
+    CHECK_EQ_INT(body_attr(o.out, "data-earlier"), 4);
+    CHECK_EQ_INT(body_attr(o.out, "data-exploits"), 4);
+    CHECK_EQ_INT(body_attr(o.out, "data-schedule"), 3);
+    CHECK_EQ_INT(body_attr(o.out, "data-schedule-charts"), 2);
+    CHECK_CONTAINS(o.out,
+                   "Hyperparameter schedule of the best trial, trial_00002 (its weights were "
+                   "trained in trial_00001 \u2192 trial_00003 \u2192 trial_00002)");
+    CHECK_CONTAINS(o.out, "<tr data-seg=\"1\"><td>start \u2192 4</td><td>trial_00001</td>"
+                          "<td class=\"num\">0.01</td>");
+    CHECK_CONTAINS(o.out, "<tr data-seg=\"3\"><td>4 \u2192 8</td><td>trial_00003</td>"
+                          "<td class=\"num\">0.012</td>");
+    CHECK_CONTAINS(o.out, "<tr data-seg=\"2\"><td>8 \u2192 12</td><td>trial_00002</td>"
+                          "<td class=\"num\">0.0096</td>");
+    CHECK_CONTAINS(o.out, "<td>trial_00000 (attempt 2)</td><td>trial_00001</td>");
+    CHECK_CONTAINS(o.out, "lr 0.1 \u2192 0.0144"); /* its own lr before, the donor's perturbed */
+    out_free(&o);
+    char png[4300], shot[4400];
+    snprintf(png, sizeof png, "%s/pbt.png", dir);
+    snprintf(shot, sizeof shot, "--screenshot=%s", png);
+    o = browse(dir, html, shot, 10000);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    fprintf(stderr, "screenshot: %s\n", png);
+}
+
+/* A real PBT run of tune-train (MLP, CPU, a population of 4 on Fashion-MNIST's first 2,000
+ * images, 8 epochs, an exploit possible every 2): each clone's first result says it
+ * resumed from the copy tune handed it, at the donor's epoch, with the explored lr in
+ * force (learning_rate is printed to 6 digits); the report draws a connector per exploit that has a
+ * result after it, the best trial's schedule, and no script error. */
+TEST(report_draws_a_tune_train_pbt_run)
+{
+    paths();
+    if (access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) != 0)
+        SKIP("no Fashion-MNIST (apt-get install dataset-fashion-mnist)");
+    char dir[4096], space[4300], html[4300], text[8192];
+    fresh_dir(dir, sizeof dir, "pbt_train");
+    const char *b = getenv("TUNE_BINARY_DIR");
+    snprintf(text, sizeof text,
+             "{\"name\": \"pbt_train\", \"metric\": \"val_loss\", \"mode\": \"min\","
+             " \"num_samples\": 4, \"seed\": 3,"
+             " \"command\": [\"%s/bin/tune-train\", \"--model\", \"mlp\", \"--hidden\", \"32\","
+             " \"--threads\", \"1\", \"--train-limit\", \"2000\", \"--val-limit\", \"500\","
+             " \"--schedule\", \"constant\", \"--epochs\", \"8\", \"--cache-dir\", \"%s/cache\","
+             " \"--lr\", \"{lr}\", \"--momentum\", \"{momentum}\"],"
+             " \"resources\": {\"gpus_per_trial\": 0, \"cpus_per_trial\": 1},"
+             " \"space\": {\"lr\": {\"loguniform\": [0.0005, 0.5]},"
+             " \"momentum\": {\"uniform\": [0.0, 0.95]}},"
+             " \"scheduler\": {\"type\": \"pbt\", \"time_attr\": \"training_iteration\","
+             " \"perturbation_interval\": 2, \"quantile_fraction\": 0.25,"
+             " \"perturbation_factors\": [1.2, 0.8], \"keep_checkpoints\": 2}}",
+             b ? b : "..", dir);
+    snprintf(space, sizeof space, "%s/space.json", dir);
+    write_file(space, text);
+    const char *run[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
+    struct out o = tune(dir, run);
+    CHECK_EQ_INT(o.code, 0);
+    if (o.code) fprintf(stderr, "%s\n%s\n", o.out, o.err);
+    out_free(&o);
+    long long nl = db_int(dir, "SELECT count(*) FROM lineage");
+    long long mid = db_int(dir, "SELECT count(*) FROM lineage WHERE donor_iteration < 8");
+    fprintf(stderr, "%lld exploits, %lld before the last epoch\n", nl, mid);
+    CHECK(mid >= 1);
+    /* every clone went on from its copy, at the donor's epoch, with its new lr */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM lineage l WHERE l.donor_iteration < 8 AND"
+                             " NOT EXISTS (SELECT 1 FROM results_all a WHERE"
+                             " a.trial_id = l.trial_id AND a.iteration = l.donor_iteration + 1"
+                             " AND json_extract(a.data, '$.resumed.from') = l.resume_from"
+                             " AND json_extract(a.data, '$.resumed.epoch') = l.donor_iteration"
+                             " AND abs(json_extract(a.data, '$.learning_rate') -"
+                             " json_extract(l.new_config, '$.lr')) <="
+                             " 1e-5 * json_extract(l.new_config, '$.lr'))"),
+                 0);
+    const char *a[] = {"report", "pbt_train", "-o", "pbt_train.html", NULL};
+    o = tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    if (access(chromium, X_OK) != 0) SKIP("no /usr/bin/chromium (apt-get install chromium)");
+    snprintf(html, sizeof html, "%s/pbt_train.html", dir);
+    check_rendered(dir, html, 4, 4, 2, 10000, NULL);
+    o = browse(dir, html, "--dump-dom", 10000);
+    CHECK_EQ_INT(body_attr(o.out, "data-exploits"), nl);
+    CHECK_EQ_INT(body_attr(o.out, "data-lineage"), mid);
+    CHECK(body_attr(o.out, "data-schedule") >= 1);
+    CHECK_EQ_INT(body_attr(o.out, "data-schedule-charts"), 2);
+    out_free(&o);
 }
 
 /* A database of 5,000 ASHA-like trials written through the store (fast: one batch). */
@@ -1339,6 +1594,14 @@ TEST(torch_ddp_example_runs_under_tune)
     CHECK(db_int(dir, "SELECT max(iteration) FROM results") == 4);
     CHECK(db_real(dir, "SELECT max(json_extract(data, '$.accuracy')) FROM results") > 0.6);
     CHECK(db_int(dir, "SELECT count(*) FROM decisions WHERE rung IS NOT NULL") >= 4);
+    /* Each epoch's last result names the checkpoint saved just before it (the trial that
+     * ran to max_t has two), the epoch's other results none. */
+    CHECK(db_int(dir, "SELECT count(*) FROM results WHERE iteration % 2 = 0 AND"
+                      " json_extract(data, '$.checkpoint') LIKE"
+                      " '%/checkpoint_' || printf('%06d', iteration) || '.pt'") >= 2);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results WHERE iteration % 2 = 1"
+                             " AND json_extract(data, '$.checkpoint') IS NOT NULL"),
+                 0);
     /* And the views after the run work on it. */
     const char *s[] = {"show", "0", NULL};
     o = tune(dir, s);
@@ -1350,6 +1613,101 @@ TEST(torch_ddp_example_runs_under_tune)
     o = tune(dir, r);
     CHECK_EQ_INT(o.code, 0);
     out_free(&o);
+}
+
+/* The value of key in the n-th (from 1) JSON line of text, or NAN. */
+static double line_number(const char *text, int n, const char *key)
+{
+    for (int k = 1; k < n && text; k++)
+        if ((text = strchr(text, '\n'))) text++;
+    if (!text) return NAN;
+    size_t len = strcspn(text, "\n");
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+    double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    cJSON_Delete(j);
+    return x;
+}
+
+/* The example resumed from its checkpoint (TUNE_RESUME_FROM), as a PBT clone is: with
+ * the checkpoint's own configuration it goes on exactly as the run that was never
+ * stopped (model and momentum buffers restored), and with another lr and momentum on its
+ * command line it trains with those, not with the ones optimizer.load_state_dict brings
+ * back, and its first result says what changed. */
+TEST(torch_ddp_example_resumes_with_new_config)
+{
+    paths();
+    char dir[4096];
+    fresh_dir(dir, sizeof dir, "torch_ddp_resume");
+    if (access("/usr/bin/python3", X_OK) != 0) SKIP("no /usr/bin/python3");
+    const char *probe[] = {"/usr/bin/python3", "-c", "import torch, numpy", NULL};
+    struct out o = run_env(dir, probe, NULL, 120);
+    int have = o.code == 0;
+    out_free(&o);
+    if (!have) SKIP("/usr/bin/python3 cannot import torch (apt-get install python3-torch)");
+    char script[4300], ck_u[4300], ck_same[4300], ck_new[4300], from[4400], env_from[4500];
+    snprintf(script, sizeof script, "%s/examples/torch_ddp/ddp_fmnist.py", g_src);
+    snprintf(ck_u, sizeof ck_u, "TUNE_CHECKPOINT_DIR=%s/u", dir);
+    snprintf(ck_same, sizeof ck_same, "TUNE_CHECKPOINT_DIR=%s/same", dir);
+    snprintf(ck_new, sizeof ck_new, "TUNE_CHECKPOINT_DIR=%s/new", dir);
+    snprintf(from, sizeof from, "%s/u/checkpoint_000002.pt", dir);
+    snprintf(env_from, sizeof env_from, "TUNE_RESUME_FROM=%s", from);
+#define ARGS                                                                                       \
+    "/usr/bin/python3", script, "--epochs", "2", "--train-size", "600", "--test-size", "300",      \
+        "--nproc", "1", "--hidden", "32"
+    const char *plain[] = {ARGS, NULL};
+    const char *changed[] = {ARGS, "--lr", "0.2", "--momentum", "0.5", NULL};
+#undef ARGS
+    const char *env_u[] = {ck_u,   "MASTER_PORT=29731", "OMP_NUM_THREADS=1",
+                           "RANK", "TUNE_RESUME_FROM",  NULL};
+    const char *env_same[] = {ck_same, env_from, "MASTER_PORT=29732", "OMP_NUM_THREADS=1",
+                              "RANK",  NULL};
+    const char *env_new[] = {ck_new, env_from, "MASTER_PORT=29733", "OMP_NUM_THREADS=1",
+                             "RANK", NULL};
+    struct out u = run_env(dir, plain, env_u, 300);
+    CHECK_EQ_INT(u.code, 0);
+    if (u.code) fprintf(stderr, "%s\n", u.err);
+    CHECK_CONTAINS(u.out, "/u/checkpoint_000002.pt\"}");
+    struct out same = run_env(dir, plain, env_same, 300);
+    CHECK_EQ_INT(same.code, 0);
+    struct out nw = run_env(dir, changed, env_new, 300);
+    CHECK_EQ_INT(nw.code, 0);
+    if (nw.code) fprintf(stderr, "%s\n", nw.err);
+    /* unchanged: iterations 3 and 4 as the run that went on */
+    CHECK_EQ_INT((int)line_number(same.out, 1, "training_iteration"), 3);
+    for (int i = 1; i <= 2; i++) {
+        CHECK_NEAR(line_number(same.out, i, "loss"), line_number(u.out, i + 2, "loss"), 1e-9);
+        CHECK_NEAR(line_number(same.out, i, "train_loss"), line_number(u.out, i + 2, "train_loss"),
+                   1e-9);
+    }
+    char want[8600];
+    snprintf(want, sizeof want, "\"resumed\": {\"from\": \"%s\", \"epoch\": 1, \"changed\": {}}",
+             from);
+    CHECK_CONTAINS(same.out, want);
+    /* changed: the new values are in force and said so */
+    CHECK_EQ_INT((int)line_number(nw.out, 1, "training_iteration"), 3);
+    CHECK_NEAR(line_number(nw.out, 1, "lr"), 0.2, 0);
+    CHECK_NEAR(line_number(nw.out, 2, "lr"), 0.2, 0);
+    snprintf(want, sizeof want,
+             "\"resumed\": {\"from\": \"%s\", \"epoch\": 1, \"changed\": {\"lr\": [0.05, 0.2], "
+             "\"momentum\": [0.9, 0.5]}}",
+             from);
+    CHECK_CONTAINS(nw.out, want);
+    CHECK(fabs(line_number(nw.out, 2, "loss") - line_number(u.out, 4, "loss")) > 1e-6);
+    /* and its checkpoint carries them on, with the momentum buffers */
+    char code[9000];
+    snprintf(code, sizeof code,
+             "import torch; s = torch.load('%s/new/checkpoint_000004.pt');"
+             " g = s['optimizer']['param_groups'][0];"
+             " print(g['lr'], g['momentum'], len(s['optimizer']['state']), s['epoch'],"
+             " s['iteration'])",
+             dir);
+    const char *show[] = {"/usr/bin/python3", "-c", code, NULL};
+    o = run_env(dir, show, NULL, 120);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_STR(o.out, "0.2 0.5 4 2 4\n");
+    out_free(&o);
+    out_free(&u), out_free(&same), out_free(&nw);
 }
 
 TT_MAIN

@@ -1142,6 +1142,90 @@ TEST(checkpoint_roundtrip_and_corruption)
 
 /* 3 forked ranks: the bucketed all-reduce sums in rank order, delivered in any order and
  * over several steps; sums and broadcasts; every rank sees the same result. */
+/* Version 2 records the hyperparameters; a version-1 file (before them) is still read,
+ * without them. */
+TEST(checkpoint_hparams_and_version_1)
+{
+    char *d = tmpdir();
+    REQUIRE(d);
+    float params[3] = {1, 2, 3}, state[3] = {4, 5, 6};
+    train__ckpt_t c = {.model = 0,
+                       .hidden = 8,
+                       .layers = 1,
+                       .nparams = 3,
+                       .nstate = 1,
+                       .epoch = 2,
+                       .seed = 7,
+                       .params = params,
+                       .state = state,
+                       .hp = {.lr = 0.25,
+                              .momentum = 0.5,
+                              .batch_size = 96,
+                              .epochs = 9,
+                              .nesterov = 1,
+                              .schedule = 1}};
+    char err[1024], p[4200];
+    REQUIRE(train__ckpt_write_as(d, "checkpoint_000002.bin", &c, err, sizeof err) == 0);
+    snprintf(p, sizeof p, "%s/checkpoint_000002.bin", d);
+    train__ckpt_t r;
+    REQUIRE(train__ckpt_read(p, &r, err, sizeof err) == 0);
+    CHECK_EQ_INT(r.has_hparams, 1);
+    CHECK_NEAR(r.hp.lr, 0.25, 0);
+    CHECK_NEAR(r.hp.momentum, 0.5, 0);
+    CHECK_EQ_INT(r.hp.batch_size, 96);
+    CHECK_EQ_INT(r.hp.epochs, 9);
+    CHECK_EQ_INT(r.hp.nesterov, 1);
+    train__ckpt_clear(&r);
+    /* newest: the highest number, not checkpoint.bin, not a temporary file */
+    REQUIRE(train__ckpt_write_as(d, "checkpoint_000010.bin", &c, err, sizeof err) == 0);
+    REQUIRE(train__ckpt_write(d, &c, err, sizeof err) == 0);
+    snprintf(p, sizeof p, "%s/.checkpoint_000011.bin.tmp.abc", d);
+    fclose(fopen(p, "w"));
+    char nb[4200], want[4200];
+    CHECK_EQ_INT(train__ckpt_newest(d, nb, sizeof nb), 0);
+    snprintf(want, sizeof want, "%s/checkpoint_000010.bin", d);
+    CHECK_STR(nb, want);
+    /* a version-1 file, as the tune-train before version 2 wrote it */
+    struct {
+        uint32_t model, hidden, layers, optimizer, world, threads, nstate, epoch;
+        uint64_t seed, nparams, step, iteration;
+        double elapsed_s;
+        uint64_t rng[4];
+    } h1 = {.hidden = 8, .layers = 1, .nstate = 1, .epoch = 2, .seed = 7, .nparams = 3};
+    unsigned char buf[512];
+    size_t n = 0;
+    uint32_t ver = 1, hl = sizeof h1;
+    memcpy(buf + n, "TUNECKPT", 8), n += 8;
+    memcpy(buf + n, &ver, 4), n += 4;
+    memcpy(buf + n, &hl, 4), n += 4;
+    memcpy(buf + n, &h1, sizeof h1), n += sizeof h1;
+    memcpy(buf + n, params, sizeof params), n += sizeof params;
+    memcpy(buf + n, state, sizeof state), n += sizeof state;
+    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), buf, (uInt)n);
+    memcpy(buf + n, &crc, 4), n += 4;
+    snprintf(p, sizeof p, "%s/v1.bin", d);
+    FILE *f = fopen(p, "wb");
+    REQUIRE(f);
+    fwrite(buf, 1, n, f);
+    fclose(f);
+    REQUIRE(train__ckpt_read(p, &r, err, sizeof err) == 0);
+    CHECK_EQ_INT(r.has_hparams, 0);
+    CHECK_EQ_INT(r.epoch, 2);
+    CHECK(memcmp(r.params, params, sizeof params) == 0);
+    CHECK(memcmp(r.state, state, sizeof state) == 0);
+    train__ckpt_clear(&r);
+    /* an unknown version is named */
+    ver = 3;
+    memcpy(buf + 8, &ver, 4);
+    f = fopen(p, "wb");
+    fwrite(buf, 1, n, f);
+    fclose(f);
+    CHECK_EQ_INT(train__ckpt_read(p, &r, err, sizeof err), TRAIN_ECKPT);
+    CHECK_CONTAINS(err, "has version 3; this tune-train reads versions 1 to 2");
+    rm_rf(d);
+    free(d);
+}
+
 TEST(world_allreduce)
 {
     enum { R = 3, N = 10000 };
@@ -1274,15 +1358,33 @@ static float *final_params(const char *ckdir, size_t *np)
     return c.params;
 }
 
-/* Drops "samples_per_s" and "time_s", which legitimately differ between runs. */
+/* Drops "samples_per_s" and "time_s", which legitimately differ between runs, and the
+ * members that name a run's own files: "checkpoint" (a string) and "resumed" (an object). */
 static void strip_timing(char *s)
 {
-    const char *keys[] = {", \"samples_per_s\": ", ", \"time_s\": "};
-    for (int k = 0; k < 2; k++)
+    const char *keys[] = {
+        ", \"samples_per_s\": ", ", \"time_s\": ", ", \"checkpoint\": ", ", \"resumed\": "};
+    for (int k = 0; k < 4; k++)
         for (char *p; (p = strstr(s, keys[k]));) {
             char *q = p + strlen(keys[k]);
-            while (*q && *q != ',' && *q != '}')
-                q++;
+            int depth = 0, str = 0;
+            for (; *q; q++) { /* to the end of the value: strings and nested objects skipped */
+                if (str) {
+                    if (*q == '\\' && q[1])
+                        q++;
+                    else if (*q == '"')
+                        str = 0;
+                } else if (*q == '"') {
+                    str = 1;
+                } else if (*q == '{' || *q == '[') {
+                    depth++;
+                } else if (*q == '}' || *q == ']') {
+                    if (depth == 0) break;
+                    depth--;
+                } else if (*q == ',' && depth == 0) {
+                    break;
+                }
+            }
             memmove(p, q, strlen(q) + 1);
         }
 }
@@ -1473,6 +1575,253 @@ TEST(resume_mismatch)
     CHECK_EQ_INT(run_train(a2, e.out, e.err, NULL, 60), 1);
     char *er = slurp(e.err);
     CHECK_CONTAINS(er, "is for --model mlp (hidden 16, layers 2");
+    free(er);
+    e2e_done(&e);
+}
+
+/* ---- resuming with other hyperparameters (Population Based Training's explore) ----------- */
+
+/* The i-th (from 1) line of text s, copied into buf. */
+static const char *nth_line(const char *s, int i, char *buf, size_t len)
+{
+    for (int k = 1; k < i && s; k++)
+        if ((s = strchr(s, '\n'))) s++;
+    buf[0] = 0;
+    if (!s) return buf;
+    size_t n = strcspn(s, "\n");
+    snprintf(buf, len, "%.*s", (int)(n < len - 1 ? n : len - 1), s);
+    return buf;
+}
+
+/* A run in this process that changes the hyperparameters after its first epoch, as a
+ * trainer with a schedule of its own would: the result callback edits the options the
+ * run reads at every step. The oracle for a resume that changes them. */
+struct switch_at {
+    train_opts_t *o;
+    double lr, momentum, weight_decay;
+    int lines;
+};
+
+static void switch_cb(void *ud, const char *line)
+{
+    (void)line;
+    struct switch_at *w = ud;
+    if (++w->lines == 1) {
+        w->o->lr = w->lr;
+        w->o->momentum = w->momentum;
+        w->o->weight_decay = w->weight_decay;
+    }
+}
+
+/* --resume with a new lr, momentum and weight decay keeps the checkpoint's weights and
+ * momentum buffers and trains on with the new values: bit-identical to one run that
+ * switched them after that epoch, and a different trajectory from resuming with the old
+ * values. The first result line after the resume says what changed, and only the first. */
+TEST(resume_with_new_hyperparameters)
+{
+    struct e2e e;
+    REQUIRE(e2e_setup(&e, 500, 100) == 0);
+    char a[4096], bnew[4096], bold[4096], x[4096], ck[4200];
+    snprintf(a, sizeof a, "%s/a", e.dir);
+    snprintf(bnew, sizeof bnew, "%s/bnew", e.dir);
+    snprintf(bold, sizeof bold, "%s/bold", e.dir);
+    snprintf(x, sizeof x, "%s/x", e.dir);
+    snprintf(ck, sizeof ck, "%s/checkpoint.bin", a);
+#define COMMON                                                                                     \
+    "--model", "mlp", "--hidden", "32", "--batch-size", "50", "--schedule", "cosine",              \
+        "--warmup-epochs", "0.5", "--seed", "1", "--epochs", "3", "--threads", "1", "--data",      \
+        e.data, "--cache-dir", "none"
+    const char *first[] = {
+        COMMON, "--lr", "0.05", "--momentum", "0.9", "--stop-after-epoch", "1", "--checkpoint-dir",
+        a,      NULL};
+    const char *resume_new[] = {COMMON,       "--lr",     "0.2",
+                                "--momentum", "0.5",      "--weight-decay",
+                                "0.001",      "--resume", "--checkpoint-dir",
+                                bnew,         NULL};
+    const char *resume_old[] = {
+        COMMON, "--lr", "0.05", "--momentum", "0.9", "--resume", "--checkpoint-dir", bold, NULL};
+#undef COMMON
+    const char *env[] = {"TUNE_RESUME_FROM", ck, NULL};
+    CHECK_EQ_INT(run_train(first, e.out, e.err, NULL, 60), 0);
+    CHECK_EQ_INT(run_train(resume_new, e.out, e.err, env, 60), 0);
+    char *o_new = slurp(e.out), *er = slurp(e.err), l1[8192], l2[8192], want[8400];
+    snprintf(want, sizeof want,
+             ", \"resumed\": {\"from\": \"%s\", \"epoch\": 1, \"changed\": {\"lr\": [0.05, 0.2], "
+             "\"momentum\": [0.9, 0.5], \"weight_decay\": [0, 0.001]}}}",
+             ck);
+    CHECK_CONTAINS(nth_line(o_new, 1, l1, sizeof l1), want);
+    CHECK_CONTAINS(l1, "\"training_iteration\": 2, \"epoch\": 2");
+    CHECK(strstr(nth_line(o_new, 2, l2, sizeof l2), "resumed") == NULL);
+    CHECK_CONTAINS(l2, "\"training_iteration\": 3, \"epoch\": 3");
+    CHECK_CONTAINS(er, "with this command line's hyperparameters: lr 0.05 -> 0.2, momentum 0.9 -> "
+                       "0.5, weight_decay 0 -> 0.001");
+    CHECK_EQ_INT(run_train(resume_old, e.out, e.err, env, 60), 0);
+    char *o_old = slurp(e.out);
+    CHECK_CONTAINS(nth_line(o_old, 1, l1, sizeof l1), "\"epoch\": 1, \"changed\": {}}}");
+
+    /* the oracle: one process, same first epoch, then the new values */
+    train_opts_t o;
+    train_opts_default(&o);
+    const char *oa[] = {
+        "tune-train", "--model",    "mlp",    "--hidden",         "32",  "--batch-size",
+        "50",         "--schedule", "cosine", "--warmup-epochs",  "0.5", "--seed",
+        "1",          "--epochs",   "3",      "--threads",        "1",   "--lr",
+        "0.05",       "--momentum", "0.9",    "--checkpoint-dir", x,     NULL};
+    char err[1024], warn[256];
+    REQUIRE(train_opts_parse(&o, 23, (char **)oa, err, sizeof err) == 0);
+    train_data_t *d = NULL;
+    REQUIRE(train_data_open(&d, e.data, "none", warn, sizeof warn, err, sizeof err) == 0);
+    struct switch_at w = {.o = &o, .lr = 0.2, .momentum = 0.5, .weight_decay = 0.001};
+    train__run_env_t renv = {.opts = &o,
+                             .data = d,
+                             .rank = 0,
+                             .nranks = 1,
+                             .t_start = train__now(),
+                             .result = switch_cb,
+                             .ud = &w};
+    CHECK_EQ_INT(train__run(&renv, err, sizeof err), 0);
+    CHECK_EQ_INT(w.lines, 3);
+    train_data_free(d);
+
+    size_t nx = 0, nn = 0, no = 0;
+    float *px = final_params(x, &nx), *pn = final_params(bnew, &nn), *po = final_params(bold, &no);
+    REQUIRE(px && pn && po);
+    CHECK_EQ_INT(nx, nn);
+    CHECK_EQ_INT(nx, no);
+    CHECK(memcmp(px, pn, nx * sizeof(float)) == 0); /* the switch, resumed or not */
+    double md = 0;
+    for (size_t i = 0; i < nx; i++)
+        md = fmax(md, fabs(pn[i] - po[i]));
+    CHECK(md > 1e-3); /* the new values were used: another trajectory */
+    /* and the checkpoint records what the resumed run trained with */
+    char p2[4300];
+    snprintf(p2, sizeof p2, "%s/checkpoint.bin", bnew);
+    train__ckpt_t c;
+    REQUIRE(train__ckpt_read(p2, &c, err, sizeof err) == 0);
+    CHECK_EQ_INT(c.has_hparams, 1);
+    CHECK_NEAR(c.hp.lr, 0.2, 0);
+    CHECK_NEAR(c.hp.momentum, 0.5, 0);
+    CHECK_EQ_INT(c.epoch, 3);
+    train__ckpt_clear(&c);
+    free(px), free(pn), free(po), free(o_new), free(o_old), free(er);
+    e2e_done(&e);
+}
+
+/* A new batch size on resume: the learning-rate schedule goes on from the epoch the
+ * checkpoint ended (in the new run's steps), not from the old run's step count. With a
+ * 2-epoch linear warm-up, 500 images, batch 50 then 25: the first step after the resume is
+ * step 21 of a 40-step warm-up, lr 0.05 * 21/40; the step counter goes on from 10. */
+TEST(resume_with_new_batch_size)
+{
+    struct e2e e;
+    REQUIRE(e2e_setup(&e, 500, 100) == 0);
+    char a[4096];
+    snprintf(a, sizeof a, "%s/a", e.dir);
+#define COMMON                                                                                     \
+    "--model", "mlp", "--hidden", "16", "--schedule", "constant", "--warmup-epochs", "2", "--lr",  \
+        "0.05", "--epochs", "3", "--data", e.data, "--cache-dir", "none", "--checkpoint-dir", a
+    const char *first[] = {COMMON, "--batch-size", "50", "--stop-after-epoch", "1", NULL};
+    const char *rest[] = {COMMON, "--batch-size", "25", "--report-every", "1", "--resume", NULL};
+#undef COMMON
+    CHECK_EQ_INT(run_train(first, e.out, e.err, NULL, 60), 0);
+    char *o1 = slurp(e.out), l[8192];
+    CHECK_CONTAINS(o1, "\"step\": 10,");
+    CHECK_EQ_INT(run_train(rest, e.out, e.err, NULL, 60), 0);
+    char *o2 = slurp(e.out);
+    nth_line(o2, 1, l, sizeof l);
+    CHECK_CONTAINS(l, "\"epoch\": 2, \"step\": 11,");
+    char want[64];
+    snprintf(want, sizeof want, "\"learning_rate\": %.6g,", (double)(float)(0.05 * 21 / 40));
+    CHECK_CONTAINS(l, want);
+    CHECK_CONTAINS(l, "\"changed\": {\"batch_size\": [50, 25]}");
+    nth_line(o2, 20, l, sizeof l); /* the end of epoch 2: 20 steps of 25 */
+    CHECK_CONTAINS(l, "\"epoch\": 2, \"step\": 30,");
+    snprintf(want, sizeof want, "\"learning_rate\": %.6g,", 0.05); /* warm-up over */
+    CHECK_CONTAINS(l, want);
+    free(o1), free(o2);
+    e2e_done(&e);
+}
+
+/* tune's environment: TUNE_MAX_T is the number of epochs when --epochs is not given;
+ * TUNE_CHECKPOINT_DIR gets one checkpoint file per epoch, each named in its result line;
+ * --resume without TUNE_RESUME_FROM takes the newest of them. */
+TEST(tune_environment)
+{
+    struct e2e e;
+    REQUIRE(e2e_setup(&e, 200, 50) == 0);
+    char d[4096], own[4096], l[8192], want[8400];
+    snprintf(d, sizeof d, "%s/ck", e.dir);
+    snprintf(own, sizeof own, "%s/own", e.dir);
+#define COMMON "--model", "mlp", "--hidden", "16", "--data", e.data, "--cache-dir", "none"
+    const char *args[] = {COMMON, NULL};
+    const char *args_epochs[] = {COMMON, "--epochs", "2", NULL};
+    const char *args_resume[] = {COMMON, "--resume", NULL};
+    const char *args_own[] = {COMMON, "--checkpoint-dir", own, NULL};
+#undef COMMON
+    const char *env3[] = {"TUNE_MAX_T", "3", "TUNE_CHECKPOINT_DIR", d, NULL};
+    CHECK_EQ_INT(run_train(args, e.out, e.err, env3, 60), 0);
+    char *o = slurp(e.out);
+    for (int i = 1; i <= 4; i++) {
+        nth_line(o, i, l, sizeof l);
+        if (i == 4) {
+            CHECK_STR(l, ""); /* 3 epochs */
+            break;
+        }
+        snprintf(want, sizeof want, "\"checkpoint\": \"%s/checkpoint_%06d.bin\"}", d, i);
+        CHECK_CONTAINS(l, want);
+        /* the file named holds that iteration */
+        char p[4300], err[512];
+        snprintf(p, sizeof p, "%s/checkpoint_%06d.bin", d, i);
+        train__ckpt_t c;
+        int rd = train__ckpt_read(p, &c, err, sizeof err);
+        CHECK_EQ_INT(rd, 0);
+        if (rd == 0) {
+            CHECK_EQ_INT(c.iteration, i);
+            CHECK_EQ_INT(c.epoch, i);
+            train__ckpt_clear(&c);
+        }
+    }
+    free(o);
+    /* --epochs wins */
+    CHECK_EQ_INT(run_train(args_epochs, e.out, e.err, env3, 60), 0);
+    o = slurp(e.out);
+    CHECK_STR(nth_line(o, 3, l, sizeof l), "");
+    CHECK_CONTAINS(nth_line(o, 2, l, sizeof l), "\"epoch\": 2,");
+    free(o);
+    /* a longer max_t and --resume: from the newest file of the folder, epoch 4 only */
+    const char *env4[] = {"TUNE_MAX_T", "4", "TUNE_CHECKPOINT_DIR", d, NULL};
+    CHECK_EQ_INT(run_train(args_resume, e.out, e.err, env4, 60), 0);
+    o = slurp(e.out);
+    nth_line(o, 1, l, sizeof l);
+    snprintf(want, sizeof want,
+             "\"resumed\": {\"from\": \"%s/checkpoint_000003.bin\", \"epoch\": 3", d);
+    CHECK_CONTAINS(l, want);
+    CHECK_CONTAINS(l, "\"training_iteration\": 4, \"epoch\": 4,");
+    CHECK_CONTAINS(l, "\"changed\": {\"epochs\": [3, 4]}");
+    CHECK_STR(nth_line(o, 2, l, sizeof l), "");
+    free(o);
+    /* TUNE_RESUME_FROM may name the folder: its newest checkpoint (now 4), nothing left;
+     * and it resumes without --resume (tune sets it only for an attempt that must) */
+    const char *env_dir[] = {"TUNE_MAX_T", "4", "TUNE_RESUME_FROM", d, NULL};
+    CHECK_EQ_INT(run_train(args, e.out, e.err, env_dir, 60), 0);
+    char *er = slurp(e.err);
+    snprintf(want, sizeof want, "resumed from %s/checkpoint_000004.bin after epoch 4", d);
+    CHECK_CONTAINS(er, want);
+    CHECK_CONTAINS(er, "the checkpoint already has 4 epochs; nothing to do");
+    free(er);
+    /* --checkpoint-dir wins over TUNE_CHECKPOINT_DIR: one checkpoint.bin, replaced */
+    const char *env2[] = {"TUNE_MAX_T", "2", "TUNE_CHECKPOINT_DIR", d, NULL};
+    CHECK_EQ_INT(run_train(args_own, e.out, e.err, env2, 60), 0);
+    o = slurp(e.out);
+    snprintf(want, sizeof want, "\"checkpoint\": \"%s/checkpoint.bin\"}", own);
+    CHECK_CONTAINS(nth_line(o, 2, l, sizeof l), want);
+    free(o);
+    /* a max_t that is no number of epochs (a time_attr in seconds, say): a warning */
+    const char *envx[] = {"TUNE_MAX_T", "2.5", NULL};
+    CHECK_EQ_INT(run_train(args, e.out, e.err, envx, 60), 0);
+    er = slurp(e.err);
+    CHECK_CONTAINS(er, "warning: $TUNE_MAX_T=2.5 is not a whole number of epochs (1 to 100000): "
+                       "training for 2 epochs; give --epochs to choose");
     free(er);
     e2e_done(&e);
 }

@@ -3,7 +3,9 @@
  * directory) so a trial killed mid-write leaves the previous checkpoint intact.
  * Layout (little-endian, as the host): magic "TUNECKPT", u32 version, u32 header bytes,
  * the header, params, optimiser state, then a zlib crc32 of everything before it.
+ * Version 2 appends the hyperparameters of the run to version 1's header; both are read.
  * Not for: deciding when to checkpoint or what to resume (train.c, train_main.c). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,15 +20,22 @@
 #include "train_int.h"
 
 #define CKPT_MAGIC "TUNECKPT"
-#define CKPT_VERSION 1u
+#define CKPT_VERSION 2u
 
-/* The fixed-size header, written as is (a plain struct of fixed-width fields). */
-struct hdr {
+/* The fixed-size header, written as is (a plain struct of fixed-width fields): version 1
+ * is struct hdr1 alone, version 2 adds the hyperparameters. */
+struct hdr1 {
     uint32_t model, hidden, layers, optimizer;
     uint32_t world, threads, nstate, epoch;
     uint64_t seed, nparams, step, iteration;
     double elapsed_s;
     uint64_t rng[4];
+};
+
+struct hdr {
+    struct hdr1 v1;
+    double lr, momentum, weight_decay, beta1, beta2, eps, warmup_epochs, min_lr;
+    uint32_t batch_size, epochs, nesterov, schedule;
 };
 
 static int write_all(int fd, const void *buf, size_t len, uLong *crc)
@@ -46,28 +55,46 @@ static int write_all(int fd, const void *buf, size_t len, uLong *crc)
 
 int train__ckpt_write(const char *dir, const train__ckpt_t *c, char *err, size_t errlen)
 {
+    return train__ckpt_write_as(dir, TRAIN_CKPT_NAME, c, err, errlen);
+}
+
+int train__ckpt_write_as(const char *dir, const char *name, const train__ckpt_t *c, char *err,
+                         size_t errlen)
+{
     char path[PATH_MAX + 32], tmp[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/%s", dir, TRAIN_CKPT_NAME);
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp.XXXXXX", dir, TRAIN_CKPT_NAME);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp.XXXXXX", dir, name);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         snprintf(err, errlen, "cannot write a checkpoint in %s: %s", dir, strerror(errno));
         return TRAIN_ERR;
     }
-    struct hdr h = {.model = c->model,
-                    .hidden = c->hidden,
-                    .layers = c->layers,
-                    .optimizer = c->optimizer,
-                    .world = c->world,
-                    .threads = c->threads,
-                    .nstate = c->nstate,
-                    .epoch = c->epoch,
-                    .seed = c->seed,
-                    .nparams = c->nparams,
-                    .step = c->step,
-                    .iteration = c->iteration,
-                    .elapsed_s = c->elapsed_s};
-    memcpy(h.rng, c->rng.s, sizeof h.rng);
+    struct hdr h = {.v1 = {.model = c->model,
+                           .hidden = c->hidden,
+                           .layers = c->layers,
+                           .optimizer = c->optimizer,
+                           .world = c->world,
+                           .threads = c->threads,
+                           .nstate = c->nstate,
+                           .epoch = c->epoch,
+                           .seed = c->seed,
+                           .nparams = c->nparams,
+                           .step = c->step,
+                           .iteration = c->iteration,
+                           .elapsed_s = c->elapsed_s},
+                    .lr = c->hp.lr,
+                    .momentum = c->hp.momentum,
+                    .weight_decay = c->hp.weight_decay,
+                    .beta1 = c->hp.beta1,
+                    .beta2 = c->hp.beta2,
+                    .eps = c->hp.eps,
+                    .warmup_epochs = c->hp.warmup_epochs,
+                    .min_lr = c->hp.min_lr,
+                    .batch_size = c->hp.batch_size,
+                    .epochs = c->hp.epochs,
+                    .nesterov = c->hp.nesterov,
+                    .schedule = c->hp.schedule};
+    memcpy(h.v1.rng, c->rng.s, sizeof h.v1.rng);
     uint32_t ver = CKPT_VERSION, hlen = sizeof h;
     uLong crc = crc32(0L, Z_NULL, 0);
     size_t np = (size_t)c->nparams;
@@ -113,26 +140,31 @@ int train__ckpt_read(const char *path, train__ckpt_t *c, char *err, size_t errle
     struct stat st;
     if (fstat(fileno(f), &st) != 0) goto corrupt;
     size_t len = (size_t)st.st_size;
-    const size_t fixed = 16 + sizeof(struct hdr) + 4;
+    size_t fixed;
     buf = malloc(len ? len : 1);
     if (!buf || fread(buf, 1, len, f) != len) goto corrupt;
     if (len < 8 || memcmp(buf, CKPT_MAGIC, 8) != 0) {
         snprintf(err, errlen, "%s is not a tune-train checkpoint (bad magic)", path);
         goto fail;
     }
-    if (len < fixed) goto corrupt;
+    if (len < 16 + sizeof(struct hdr1) + 4) goto corrupt;
     uint32_t ver, hlen, crc_file;
     memcpy(&ver, buf + 8, 4);
     memcpy(&hlen, buf + 12, 4);
-    if (ver != CKPT_VERSION || hlen != sizeof(struct hdr)) {
-        snprintf(err, errlen, "checkpoint %s has version %u; this tune-train reads version %u",
-                 path, ver, CKPT_VERSION);
+    if (!(ver == 1 && hlen == sizeof(struct hdr1)) && !(ver == 2 && hlen == sizeof(struct hdr))) {
+        snprintf(err, errlen,
+                 "checkpoint %s has version %u; this tune-train reads versions 1 to %u", path, ver,
+                 CKPT_VERSION);
         goto fail;
     }
+    fixed = 16 + (size_t)hlen + 4;
+    if (len < fixed) goto corrupt;
     memcpy(&crc_file, buf + len - 4, 4);
     if ((uint32_t)crc32_z(crc32(0L, Z_NULL, 0), buf, len - 4) != crc_file) goto corrupt;
-    struct hdr h;
-    memcpy(&h, buf + 16, sizeof h);
+    struct hdr hh;
+    memset(&hh, 0, sizeof hh);
+    memcpy(&hh, buf + 16, hlen);
+    const struct hdr1 h = hh.v1;
     if (h.nstate > 2 || h.nparams > (uint64_t)1 << 32 ||
         len != fixed + sizeof(float) * (size_t)h.nparams * (1 + h.nstate))
         goto corrupt;
@@ -144,13 +176,28 @@ int train__ckpt_read(const char *path, train__ckpt_t *c, char *err, size_t errle
         snprintf(err, errlen, "out of memory reading %s", path);
         goto fail;
     }
-    memcpy(c->params, buf + 16 + sizeof h, sizeof(float) * np);
-    memcpy(c->state, buf + 16 + sizeof h + sizeof(float) * np, sizeof(float) * np * h.nstate);
+    memcpy(c->params, buf + 16 + hlen, sizeof(float) * np);
+    memcpy(c->state, buf + 16 + hlen + sizeof(float) * np, sizeof(float) * np * h.nstate);
     c->model = h.model, c->hidden = h.hidden, c->layers = h.layers, c->optimizer = h.optimizer;
     c->world = h.world, c->threads = h.threads, c->nstate = h.nstate, c->epoch = h.epoch;
     c->seed = h.seed, c->nparams = h.nparams, c->step = h.step, c->iteration = h.iteration;
     c->elapsed_s = h.elapsed_s;
     memcpy(c->rng.s, h.rng, sizeof h.rng);
+    if (ver >= 2) {
+        c->has_hparams = 1;
+        c->hp = (train__hparams_t){.lr = hh.lr,
+                                   .momentum = hh.momentum,
+                                   .weight_decay = hh.weight_decay,
+                                   .beta1 = hh.beta1,
+                                   .beta2 = hh.beta2,
+                                   .eps = hh.eps,
+                                   .warmup_epochs = hh.warmup_epochs,
+                                   .min_lr = hh.min_lr,
+                                   .batch_size = hh.batch_size,
+                                   .epochs = hh.epochs,
+                                   .nesterov = hh.nesterov,
+                                   .schedule = hh.schedule};
+    }
     free(buf);
     fclose(f);
     return 0;
@@ -162,4 +209,33 @@ fail:
     free(buf);
     fclose(f);
     return TRAIN_ECKPT;
+}
+
+int train__ckpt_newest(const char *dir, char *buf, size_t len)
+{
+    DIR *d = opendir(dir);
+    unsigned long long best = 0;
+    int found = 0, plain = 0;
+    if (d) {
+        for (struct dirent *e; (e = readdir(d));) {
+            unsigned long long n;
+            char tail[8];
+            /* exactly checkpoint_<digits>.bin: not the temp files of a write in progress */
+            if (sscanf(e->d_name, "checkpoint_%llu%7s", &n, tail) == 2 &&
+                strcmp(tail, ".bin") == 0 && e->d_name[11] >= '0' && e->d_name[11] <= '9' &&
+                (!found || n > best))
+                best = n, found = 1;
+            if (strcmp(e->d_name, TRAIN_CKPT_NAME) == 0) plain = 1;
+        }
+        closedir(d);
+    }
+    if (found) {
+        char name[64];
+        snprintf(name, sizeof name, TRAIN_CKPT_ITER_FMT, best);
+        snprintf(buf, len, "%s/%s", dir, name);
+        return 0;
+    }
+    if (!plain) return -1;
+    snprintf(buf, len, "%s/%s", dir, TRAIN_CKPT_NAME);
+    return 0;
 }

@@ -19,7 +19,7 @@ static const char usage[] =
     "  --hidden N               mlp hidden width (default 256)\n"
     "  --layers N               mlp hidden layers (default 2)\n"
     "training\n"
-    "  --epochs N               epochs (default 2)\n"
+    "  --epochs N               epochs (default $TUNE_MAX_T, else 2)\n"
     "  --batch-size N           global batch, split evenly over ranks (default 64)\n"
     "  --optimizer sgd|adam     (default sgd)\n"
     "  --lr X                   peak learning rate (default 0.05)\n"
@@ -45,8 +45,13 @@ static const char usage[] =
     "  --report-every N         also report every N steps within an epoch\n"
     "  --stop-after-epoch N     exit after epoch N as if paused (the schedule still spans\n"
     "                           --epochs); continue later with --resume\n"
-    "  --checkpoint-dir DIR     checkpoint each epoch here (default $TUNE_TRIAL_DIR)\n"
-    "  --resume                 continue from $TUNE_RESUME_FROM, else DIR/checkpoint.bin\n"
+    "  --checkpoint-dir DIR     checkpoint each epoch here as checkpoint.bin (default\n"
+    "                           $TUNE_CHECKPOINT_DIR, one checkpoint_NNNNNN.bin per epoch,\n"
+    "                           else $TUNE_TRIAL_DIR); result lines name the file\n"
+    "  --resume                 continue from $TUNE_RESUME_FROM, else DIR's newest\n"
+    "                           checkpoint: its model and optimiser state, with this command\n"
+    "                           line's hyperparameters (lr, momentum, batch size, ...);\n"
+    "                           a set $TUNE_RESUME_FROM resumes even without --resume\n"
     "  --help                   this text\n";
 
 const char *train_usage(void)
@@ -81,8 +86,30 @@ void train_opts_default(train_opts_t *o)
     o->schedule = TRAIN_SCHED_COSINE;
     o->device = "cpu";
     o->data_dir = TRAIN_DEFAULT_DATA_DIR;
-    o->checkpoint_dir = getenv("TUNE_TRIAL_DIR");
-    if (o->checkpoint_dir && !*o->checkpoint_dir) o->checkpoint_dir = NULL;
+    /* tune's checkpoint folder (Population Based Training copies a donor's checkpoint out
+     * of it, so every epoch gets its own file, named in its result line), else the trial's
+     * own folder, where one checkpoint.bin is replaced each epoch */
+    const char *ck = getenv("TUNE_CHECKPOINT_DIR");
+    if (ck && *ck) {
+        o->checkpoint_dir = ck;
+        o->ckpt_per_iteration = 1;
+    } else {
+        o->checkpoint_dir = getenv("TUNE_TRIAL_DIR");
+        if (o->checkpoint_dir && !*o->checkpoint_dir) o->checkpoint_dir = NULL;
+    }
+    /* how far tune's scheduler lets the trial run (max_t in time_attr units): as epochs,
+     * which is what it is for time_attr training_iteration with one result per epoch, so
+     * that a paused and resumed trial (asha's promotion variant, pbt) knows where to end */
+    const char *mt = getenv("TUNE_MAX_T");
+    if (mt && *mt) {
+        char *end;
+        errno = 0;
+        double x = strtod(mt, &end);
+        if (end != mt && *end == 0 && !errno && x >= 1 && x <= 100000 && x == floor(x))
+            o->epochs = (int)x;
+        else
+            o->max_t_ignored = mt;
+    }
     o->timeout_s = 300;
 }
 
@@ -236,6 +263,8 @@ int train_opts_parse(train_opts_t *o, int argc, char **argv, char *err, size_t e
         }
         int rc = set_value(o, op, v, err, errlen);
         if (rc) return rc;
+        if (op->off == OFF(checkpoint_dir)) o->ckpt_per_iteration = 0; /* a folder of one's own */
+        if (op->off == OFF(epochs)) o->max_t_ignored = NULL;
     }
     if (o->batch_size % o->ranks != 0) {
         snprintf(err, errlen,

@@ -3,6 +3,7 @@
  * rank-strided), learning-rate warm-up and cosine decay, SGD/Adam steps on the averaged
  * gradients, evaluation on the test set, result lines and checkpoints.
  * Not for: processes and signals (train_main.c) or arithmetic (the backend). */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,12 +42,19 @@ struct run {
     int n_train, n_val, local_b, steps_per_epoch, shard;
     long total_steps, warmup_steps;
     uint64_t step, iteration;
+    /* where the learning-rate schedule stands: a resumed run continues it from the epoch
+     * it resumed at, measured in this run's steps per epoch (the batch size may change) */
+    uint64_t step0;
+    int epoch0;
     double elapsed0;
     train__rng_t rng;
     /* CPU ranks share one copy of parameters and optimiser state in the world's shared
      * memory; each chunk is updated by the rank that reduced it (ddp.c) */
     int sharded;
     float lr_now; /* this step's learning rate */
+    /* the first result line after a resume says from where and what the command line
+     * changed: a JSON member ("resumed": {...}), emptied once printed */
+    char resumed[PATH_MAX * 2 + 2048];
 };
 
 static void ready_cb(void *ud, size_t off, size_t count)
@@ -80,13 +88,14 @@ static int coll_bcast(const train__run_env_t *env, void *buf, size_t len, int ro
     return 0;
 }
 
-static float lr_at(const struct run *r, uint64_t step)
+static float lr_at(const struct run *r, uint64_t step_taken)
 {
     const train_opts_t *o = r->o;
-    if ((long)step < r->warmup_steps) return (float)(o->lr * (double)(step + 1) / r->warmup_steps);
+    long step = (long)(step_taken - r->step0) + (long)r->epoch0 * r->steps_per_epoch;
+    if (step < r->warmup_steps) return (float)(o->lr * (double)(step + 1) / r->warmup_steps);
     if (o->schedule == TRAIN_SCHED_CONSTANT) return (float)o->lr;
     long span = r->total_steps - r->warmup_steps;
-    double t = span > 0 ? (double)((long)step - r->warmup_steps) / span : 1.0;
+    double t = span > 0 ? (double)(step - r->warmup_steps) / span : 1.0;
     if (t > 1) t = 1;
     return (float)(o->min_lr + 0.5 * (o->lr - o->min_lr) * (1.0 + cos(M_PI * t)));
 }
@@ -183,9 +192,35 @@ static const char *metric_token(char *buf, size_t n, double v)
     return buf;
 }
 
-/* One result line (rank 0 prints; every rank takes part in the sums). */
-static int report(struct run *r, int epoch, long samples, double train_time, char *err,
-                  size_t errlen)
+/* s as a JSON string (quotes included) into buf. */
+static void json_string(char *buf, size_t n, const char *s)
+{
+    size_t o = 0;
+    if (n < 3) return;
+    buf[o++] = '"';
+    for (; *s && o + 8 < n; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') {
+            buf[o++] = '\\';
+            buf[o++] = (char)ch;
+        } else if (ch < 0x20) {
+            o += (size_t)snprintf(buf + o, n - o, "\\u%04x", ch);
+        } else {
+            buf[o++] = (char)ch;
+        }
+    }
+    buf[o++] = '"';
+    buf[o] = 0;
+}
+
+static int checkpoint(struct run *r, int epoch, char *path, size_t pathlen, char *err,
+                      size_t errlen);
+
+/* One result line (rank 0 prints; every rank takes part in the sums). At an epoch's end
+ * the checkpoint is written first and the line names it, so that whoever reads the line
+ * (tune copying a donor's checkpoint for Population Based Training) finds the file whole. */
+static int report(struct run *r, int epoch, int epoch_end, long samples, double train_time,
+                  char *err, size_t errlen)
 {
     const train__run_env_t *env = r->env;
     double s[3];
@@ -197,24 +232,34 @@ static int report(struct run *r, int epoch, long samples, double train_time, cha
     if ((rc = evaluate(r, &vloss, &vacc, err, errlen))) return rc;
     r->ops->zero(r->ctx, r->stats, 2 * sizeof(double));
     r->iteration++;
+    char ck[PATH_MAX + 64] = "";
+    if (epoch_end && (rc = checkpoint(r, epoch, ck, sizeof ck, err, errlen))) return rc;
     if (env->rank == 0 && env->result) {
-        char line[512], tl[32], vl[32];
+        char line[PATH_MAX * 4 + 4096], tl[32], vl[32], ckj[PATH_MAX * 2 + 16] = "";
+        if (ck[0]) json_string(ckj, sizeof ckj, ck);
         snprintf(line, sizeof line,
                  "{\"training_iteration\": %llu, \"epoch\": %d, \"step\": %llu, "
                  "\"train_loss\": %s, \"val_loss\": %s, \"val_accuracy\": %.6g, "
-                 "\"samples_per_s\": %.1f, \"time_s\": %.3f}",
+                 "\"learning_rate\": %.6g, \"samples_per_s\": %.1f, \"time_s\": %.3f%s%s%s%s}",
                  (unsigned long long)r->iteration, epoch, (unsigned long long)r->step,
                  metric_token(tl, sizeof tl, s[2] > 0 ? s[0] / s[2] : 0.0),
-                 metric_token(vl, sizeof vl, vloss), vacc, train_time > 0 ? s[2] / train_time : 0.0,
-                 r->elapsed0 + train__now() - env->t_start);
+                 metric_token(vl, sizeof vl, vloss), vacc, (double)r->lr_now,
+                 train_time > 0 ? s[2] / train_time : 0.0,
+                 r->elapsed0 + train__now() - env->t_start, ck[0] ? ", \"checkpoint\": " : "", ckj,
+                 r->resumed[0] ? ", " : "", r->resumed);
         env->result(env->ud, line);
     }
+    r->resumed[0] = 0;
     return 0;
 }
 
-static int checkpoint(struct run *r, int epoch, char *err, size_t errlen)
+/* Rank 0 writes the checkpoint of the epoch just ended; path gets its file name ("" when
+ * there is no checkpoint directory, and on other ranks). */
+static int checkpoint(struct run *r, int epoch, char *path, size_t pathlen, char *err,
+                      size_t errlen)
 {
     const train_opts_t *o = r->o;
+    path[0] = 0;
     if (!o->checkpoint_dir || r->env->rank != 0) return 0;
     train__ckpt_t c = {.model = (uint32_t)o->model,
                        .hidden = (uint32_t)o->hidden,
@@ -229,7 +274,19 @@ static int checkpoint(struct run *r, int epoch, char *err, size_t errlen)
                        .step = r->step,
                        .iteration = r->iteration,
                        .elapsed_s = r->elapsed0 + train__now() - r->env->t_start,
-                       .rng = r->rng};
+                       .rng = r->rng,
+                       .hp = {.lr = o->lr,
+                              .momentum = o->momentum,
+                              .weight_decay = o->weight_decay,
+                              .beta1 = o->beta1,
+                              .beta2 = o->beta2,
+                              .eps = o->eps,
+                              .warmup_epochs = o->warmup_epochs,
+                              .min_lr = o->min_lr,
+                              .batch_size = (uint32_t)o->batch_size,
+                              .epochs = (uint32_t)o->epochs,
+                              .nesterov = (uint32_t)o->nesterov,
+                              .schedule = (uint32_t)o->schedule}};
     c.params = malloc(sizeof(float) * r->np);
     c.state = malloc(sizeof(float) * r->np * (size_t)r->nstate);
     int rc = TRAIN_ERR;
@@ -243,14 +300,99 @@ static int checkpoint(struct run *r, int epoch, char *err, size_t errlen)
                                errlen)))
         goto out;
     mkdir(o->checkpoint_dir, 0755); /* an existing one is fine; failure shows when writing */
-    rc = train__ckpt_write(o->checkpoint_dir, &c, err, errlen);
+    char name[64];
+    if (o->ckpt_per_iteration)
+        snprintf(name, sizeof name, TRAIN_CKPT_ITER_FMT, (unsigned long long)r->iteration);
+    else
+        snprintf(name, sizeof name, "%s", TRAIN_CKPT_NAME);
+    rc = train__ckpt_write_as(o->checkpoint_dir, name, &c, err, errlen);
+    if (rc == 0) snprintf(path, pathlen, "%s/%s", o->checkpoint_dir, name);
 out:
     free(c.params);
     free(c.state);
     return rc;
 }
 
-/* Restores parameters, optimiser state and counters; returns the epochs completed. */
+/* Appends `"name": [was, now]` to the JSON object being built in j and `name was -> now`
+ * to the sentence in t, when the values differ. */
+struct changes {
+    char j[1536], t[1024];
+    size_t jn, tn;
+};
+
+static void changed_num(struct changes *c, const char *name, double was, double now)
+{
+    if (was == now || c->jn + 100 > sizeof c->j || c->tn + 100 > sizeof c->t) return;
+    c->jn += (size_t)snprintf(c->j + c->jn, sizeof c->j - c->jn, "%s\"%s\": [%.9g, %.9g]",
+                              c->jn ? ", " : "", name, was, now);
+    c->tn += (size_t)snprintf(c->t + c->tn, sizeof c->t - c->tn, "%s%s %.9g -> %.9g",
+                              c->tn ? ", " : "", name, was, now);
+}
+
+static void changed_str(struct changes *c, const char *name, const char *was, const char *now)
+{
+    if (strcmp(was, now) == 0 || c->jn + 100 > sizeof c->j || c->tn + 100 > sizeof c->t) return;
+    c->jn += (size_t)snprintf(c->j + c->jn, sizeof c->j - c->jn, "%s\"%s\": [%s, %s]",
+                              c->jn ? ", " : "", name, was, now);
+    c->tn += (size_t)snprintf(c->t + c->tn, sizeof c->t - c->tn, "%s%s %s -> %s", c->tn ? ", " : "",
+                              name, was, now);
+}
+
+/* What this run's command line changes against the checkpoint's hyperparameters (only
+ * those the optimiser in use reads): the command line wins, as Population Based
+ * Training's explore step needs, and the first result line says so. */
+static void describe_changes(struct run *r, const train__ckpt_t *c, const char *path)
+{
+    const train_opts_t *o = r->o;
+    static const char *const sched[] = {"\"constant\"", "\"cosine\""};
+    struct changes ch;
+    memset(&ch, 0, sizeof ch);
+    if (c->has_hparams) {
+        const train__hparams_t *h = &c->hp;
+        changed_num(&ch, "lr", h->lr, o->lr);
+        if (o->optimizer == TRAIN_OPT_SGD) {
+            changed_num(&ch, "momentum", h->momentum, o->momentum);
+            changed_str(&ch, "nesterov", h->nesterov ? "true" : "false",
+                        o->nesterov ? "true" : "false");
+        } else {
+            changed_num(&ch, "beta1", h->beta1, o->beta1);
+            changed_num(&ch, "beta2", h->beta2, o->beta2);
+            changed_num(&ch, "eps", h->eps, o->eps);
+        }
+        changed_num(&ch, "weight_decay", h->weight_decay, o->weight_decay);
+        changed_num(&ch, "warmup_epochs", h->warmup_epochs, o->warmup_epochs);
+        changed_str(&ch, "schedule", sched[h->schedule ? 1 : 0], sched[o->schedule ? 1 : 0]);
+        changed_num(&ch, "min_lr", h->min_lr, o->min_lr);
+        changed_num(&ch, "batch_size", h->batch_size, o->batch_size);
+        changed_num(&ch, "epochs", h->epochs, o->epochs);
+    }
+    changed_num(&ch, "seed", (double)c->seed, (double)o->seed);
+    char pj[PATH_MAX * 2 + 16];
+    json_string(pj, sizeof pj, path);
+    snprintf(r->resumed, sizeof r->resumed,
+             "\"resumed\": {\"from\": %s, \"epoch\": %u, \"changed\": %s%s%s}", pj, c->epoch,
+             c->has_hparams ? "{" : "null", ch.j, c->has_hparams ? "}" : "");
+    if (r->env->rank == 0 && r->env->progress) {
+        char msg[PATH_MAX + 1200];
+        if (!c->has_hparams)
+            snprintf(msg, sizeof msg,
+                     "resumed from %s after epoch %u with this command line's hyperparameters "
+                     "(the checkpoint, version 1, does not record its own)%s%s",
+                     path, c->epoch, ch.tn ? "; " : "", ch.t);
+        else if (ch.tn)
+            snprintf(msg, sizeof msg,
+                     "resumed from %s after epoch %u with this command line's hyperparameters: %s",
+                     path, c->epoch, ch.t);
+        else
+            snprintf(msg, sizeof msg, "resumed from %s after epoch %u, hyperparameters unchanged",
+                     path, c->epoch);
+        r->env->progress(r->env->ud, msg);
+    }
+}
+
+/* Restores parameters, optimiser state and counters; returns the epochs completed. The
+ * hyperparameters are this run's (the command line wins over the checkpoint's); the
+ * model and the optimiser's kind must match, since the state is theirs. */
 static int resume(struct run *r, const char *path, int *epoch0, char *err, size_t errlen)
 {
     const train_opts_t *o = r->o;
@@ -271,10 +413,6 @@ static int resume(struct run *r, const char *path, int *epoch0, char *err, size_
         snprintf(err, errlen, "checkpoint %s is for --optimizer %s, not %s", path,
                  c.optimizer < 2 ? optims[c.optimizer] : "?", optims[o->optimizer]);
         rc = TRAIN_ECKPT;
-    } else if (c.seed != o->seed) {
-        snprintf(err, errlen, "checkpoint %s was written with --seed %llu, not %llu", path,
-                 (unsigned long long)c.seed, (unsigned long long)o->seed);
-        rc = TRAIN_ECKPT;
     }
     if (rc == 0 && c.nstate != (uint32_t)r->nstate) {
         snprintf(err, errlen, "checkpoint %s is corrupt (optimiser state)", path);
@@ -286,7 +424,9 @@ static int resume(struct run *r, const char *path, int *epoch0, char *err, size_
             r->ops->upload(r->ctx, r->state, c.state, sizeof(float) * r->np * c.nstate);
         }
         *epoch0 = (int)c.epoch;
-        r->step = c.step;
+        r->epoch0 = (int)c.epoch;
+        r->step = r->step0 = c.step;
+        describe_changes(r, &c, path);
         r->iteration = c.iteration;
         r->elapsed0 = c.elapsed_s;
         r->rng = c.rng;
@@ -497,13 +637,12 @@ int train__run(const train__run_env_t *env, char *err, size_t errlen)
             if (last || (o->report_every && (s + 1) % o->report_every == 0)) {
                 if ((rc = r.ops->sync(r.ctx, err, errlen))) goto out;
                 train_time += train__now() - t0;
-                if ((rc = report(&r, epoch, samples, train_time, err, errlen))) goto out;
+                if ((rc = report(&r, epoch, last, samples, train_time, err, errlen))) goto out;
                 samples = 0;
                 train_time = 0;
                 t0 = train__now();
             }
         }
-        if ((rc = checkpoint(&r, epoch, err, errlen))) goto out;
         if (o->stop_after && epoch >= o->stop_after && epoch < o->epochs) break; /* paused */
     }
     rc = r.ops->sync(r.ctx, err, errlen);

@@ -24,7 +24,7 @@ enum { TRAIN_SCHED_CONSTANT = 0, TRAIN_SCHED_COSINE = 1 };
 /* Everything on tune-train's command line. Strings point into argv (or are literals). */
 typedef struct train_opts {
     int model;                  /* TRAIN_MODEL_* (--model mlp|cnn) */
-    int epochs;                 /* --epochs, >= 1 */
+    int epochs;                 /* --epochs, >= 1; default $TUNE_MAX_T, else 2 */
     int ranks;                  /* --ranks, data-parallel processes, >= 1 */
     int threads;                /* --threads per rank; default OMP_NUM_THREADS, else 1 */
     int batch_size;             /* --batch-size: the GLOBAL batch, split evenly over ranks */
@@ -43,7 +43,10 @@ typedef struct train_opts {
     const char *device;         /* --device cpu|cuda */
     const char *data_dir;       /* --data, default /usr/share/datasets/fashion-mnist */
     const char *cache_dir;      /* --cache-dir (default $XDG_CACHE_HOME/tune); "none" = off */
-    const char *checkpoint_dir; /* --checkpoint-dir, default $TUNE_TRIAL_DIR, may be NULL */
+    const char *checkpoint_dir; /* --checkpoint-dir, default $TUNE_CHECKPOINT_DIR, else
+                                 * $TUNE_TRIAL_DIR; may be NULL */
+    int ckpt_per_iteration;     /* 1: one file per checkpoint (checkpoint_NNNNNN.bin), left
+                                 * for tune to prune; 0: checkpoint.bin, replaced each time */
     int resume;                 /* --resume */
     long report_every;          /* --report-every N steps (0 = once per epoch) */
     int stop_after;             /* --stop-after-epoch N: exit 0 after epoch N, as if paused */
@@ -51,11 +54,14 @@ typedef struct train_opts {
     long val_limit;             /* --val-limit N: first N test images (0 = all) */
     double timeout_s;           /* --timeout: longest wait for a peer rank in a collective */
     int tf32;                   /* --tf32: let a GPU backend use TF32 matrix products */
+    const char *max_t_ignored;  /* $TUNE_MAX_T when it was set but is not a whole number of
+                                 * epochs (the caller warns); NULL otherwise */
 } train_opts_t;
 
 #define TRAIN_DEFAULT_DATA_DIR "/usr/share/datasets/fashion-mnist"
 
-/* Fills *o with the defaults (env OMP_NUM_THREADS and TUNE_TRIAL_DIR are read here). */
+/* Fills *o with the defaults (env OMP_NUM_THREADS, TUNE_MAX_T, TUNE_CHECKPOINT_DIR and
+ * TUNE_TRIAL_DIR are read here). */
 void train_opts_default(train_opts_t *o);
 
 /* Parses argv[1..argc) on top of *o. Returns 0, 1 when --help was asked for, or

@@ -149,6 +149,13 @@ int train__net_sum(train__net_t *n, double *v, int count, char *err, size_t errl
 int train__net_allreduce(train__net_t *n, float *buf, size_t count, char *err, size_t errlen);
 
 /* ---- checkpoints (ckpt.c) ------------------------------------------------------------ */
+/* The hyperparameters a checkpoint was trained with (version 2 on), so that a resume with
+ * other ones (Population Based Training's explore step) can say what changed. */
+typedef struct train__hparams {
+    double lr, momentum, weight_decay, beta1, beta2, eps, warmup_epochs, min_lr;
+    uint32_t batch_size, epochs, nesterov, schedule;
+} train__hparams_t;
+
 typedef struct train__ckpt {
     uint32_t model, hidden, layers, optimizer;
     uint32_t world, threads;
@@ -160,18 +167,30 @@ typedef struct train__ckpt {
     uint64_t iteration; /* result lines printed */
     double elapsed_s;   /* training time before this checkpoint */
     train__rng_t rng;
-    float *params; /* nparams */
-    float *state;  /* nstate * nparams */
+    int has_hparams;     /* 0 for a version-1 file, which did not record them */
+    train__hparams_t hp; /* written always; read when has_hparams */
+    float *params;       /* nparams */
+    float *state;        /* nstate * nparams */
 } train__ckpt_t;
 
-/* Writes c to dir/checkpoint.bin atomically (temp file, fsync, rename, fsync dir) with a
- * magic, version and zlib crc32. Returns 0 or TRAIN_ERR with err. */
+/* Writes c to dir/name atomically (temp file, fsync, rename, fsync dir) with a magic,
+ * version and zlib crc32. Returns 0 or TRAIN_ERR with err. */
+int train__ckpt_write_as(const char *dir, const char *name, const train__ckpt_t *c, char *err,
+                         size_t errlen);
+/* train__ckpt_write_as(dir, TRAIN_CKPT_NAME, ...). */
 int train__ckpt_write(const char *dir, const train__ckpt_t *c, char *err, size_t errlen);
-/* Reads a checkpoint file; params/state are malloc'd (free with train__ckpt_clear).
- * TRAIN_ECKPT with err for a missing, truncated, corrupt or foreign file. */
+/* Reads a checkpoint file (version 1 or 2); params/state are malloc'd (free with
+ * train__ckpt_clear). TRAIN_ECKPT with err for a missing, truncated, corrupt or foreign
+ * file. */
 int train__ckpt_read(const char *path, train__ckpt_t *c, char *err, size_t errlen);
 void train__ckpt_clear(train__ckpt_t *c);
 #define TRAIN_CKPT_NAME "checkpoint.bin"
+/* One file per epoch in tune's $TUNE_CHECKPOINT_DIR: "checkpoint_%06llu.bin" of the
+ * training_iteration it was written at, so a result line's file is never replaced. */
+#define TRAIN_CKPT_ITER_FMT "checkpoint_%06llu.bin"
+/* The newest checkpoint in dir: the highest-numbered checkpoint_NNNNNN.bin, else
+ * checkpoint.bin, written into buf. Returns 0, or -1 when dir holds neither. */
+int train__ckpt_newest(const char *dir, char *buf, size_t len);
 
 /* ---- one rank's training run (train.c) ------------------------------------------------ */
 typedef struct train__run_env {

@@ -76,16 +76,19 @@ static int world_from_env(train_opts_t *o, int ranks_given, train__net_env_t *ne
 }
 
 /* Where --resume reads from: $TUNE_RESUME_FROM (a file, or a directory holding
- * checkpoint.bin), else checkpoint.bin in the checkpoint directory. NULL: start afresh. */
+ * checkpoints), else the newest checkpoint in the checkpoint directory. NULL: start
+ * afresh. */
 static const char *resume_path(const train_opts_t *o, char *buf, size_t len)
 {
     const char *env = getenv("TUNE_RESUME_FROM");
     struct stat st;
     if (env && *env) {
-        if (stat(env, &st) == 0 && S_ISDIR(st.st_mode))
-            snprintf(buf, len, "%s/%s", env, TRAIN_CKPT_NAME);
-        else
+        if (stat(env, &st) == 0 && S_ISDIR(st.st_mode)) {
+            if (train__ckpt_newest(env, buf, len) != 0) /* reading it says what is missing */
+                snprintf(buf, len, "%s/%s", env, TRAIN_CKPT_NAME);
+        } else {
             snprintf(buf, len, "%s", env);
+        }
         return buf;
     }
     if (!o->checkpoint_dir) {
@@ -93,12 +96,11 @@ static const char *resume_path(const train_opts_t *o, char *buf, size_t len)
                         "$TUNE_TRIAL_DIR or --checkpoint-dir: starting from scratch\n");
         return NULL;
     }
-    snprintf(buf, len, "%s/%s", o->checkpoint_dir, TRAIN_CKPT_NAME);
-    if (stat(buf, &st) != 0) {
+    if (train__ckpt_newest(o->checkpoint_dir, buf, len) != 0) {
         fprintf(stderr,
-                "tune-train: warning: --resume: no checkpoint at %s yet: starting from "
+                "tune-train: warning: --resume: no checkpoint in %s yet: starting from "
                 "scratch\n",
-                buf);
+                o->checkpoint_dir);
         return NULL;
     }
     return buf;
@@ -293,6 +295,11 @@ int train_main(int argc, char **argv)
         fprintf(stderr, "tune-train: %s\n", err);
         return EXIT_USAGE;
     }
+    if (o.max_t_ignored && env.rank == 0 && (!pre || ne.rank == 0))
+        fprintf(stderr,
+                "tune-train: warning: $TUNE_MAX_T=%s is not a whole number of epochs (1 to "
+                "100000): training for %d epochs; give --epochs to choose\n",
+                o.max_t_ignored, o.epochs);
     if (pre) { /* meet the other ranks first: a rank that fails later closes its connection,
                 * which the others notice, but one that never came would be waited for */
         if ((rc = train__net_open(&env.net, &ne, options_fingerprint(&o), o.timeout_s, err,
@@ -303,6 +310,11 @@ int train_main(int argc, char **argv)
         env.rank = ne.rank;
         env.local_rank = ne.local_rank;
     }
+    /* tune sets TUNE_RESUME_FROM only for an attempt that must go on from a checkpoint (a
+     * retry, a paused trial resumed, a PBT clone): a command line without --resume would
+     * silently train afresh and lose the exploit, so the variable alone is enough */
+    const char *rf = getenv("TUNE_RESUME_FROM");
+    if (rf && *rf) o.resume = 1;
     char rbuf[PATH_MAX];
     env.resume_path = o.resume ? resume_path(&o, rbuf, sizeof rbuf) : NULL;
     if (env.resume_path) { /* a bad checkpoint is reported once, before any rank starts */

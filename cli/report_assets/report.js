@@ -2,7 +2,8 @@
  * every chart is a <canvas> and each trial is one path on it (one batched stroke per
  * status), so 5,000 trials stay fast; the table is built as one string. When the page is
  * drawn it sets data-* attributes on <body> (ready, curves, trials-with-results, rows,
- * scatters, parallel, errors, render-ms) for the tests in tests/test_report.c. */
+ * scatters, parallel, errors, render-ms; for Population Based Training lineage, earlier,
+ * schedule, schedule-charts, exploits) for the tests in tests/test_report.c. */
 (function () {
   'use strict';
   var t0 = performance.now();
@@ -22,6 +23,12 @@
     finished: 'finished', stopped: 'stopped early', error: 'error', running: 'running',
     other: 'paused or pending'
   };
+  /* Population Based Training: each exploit (lineage row, oldest first) and the curves of
+   * attempts a trial left behind when it was exploited (earlier). */
+  var LIN = D.lineage || [], EARLIER = D.earlier || [];
+  var byNo = {};
+  T.forEach(function (t) { byNo[t.no] = t; });
+  COL.lineage = '#7c3aed';
   var FONT = '11px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif';
   var body = document.body;
   var counts = {};
@@ -252,6 +259,12 @@
     vis.forEach(function (t) {
       for (var k = 0; k < t.n; k++) if (fin(t.x[k]) && fin(t.y[k])) { xsAll.push(t.x[k]); ysAll.push(t.y[k]); }
     });
+    var shown = {};
+    vis.forEach(function (t) { shown[t.no] = true; });
+    var early = EARLIER.filter(function (s) { return shown[s.t]; });
+    early.forEach(function (s) {
+      s.p.forEach(function (q) { if (fin(q[0]) && fin(q[1])) { xsAll.push(q[0]); ysAll.push(q[1]); } });
+    });
     var ms = D.milestones || [];
     var ex = extent(xsAll), exPos = extent(xsAll, true), ey = extent(ysAll), eyPos = extent(ysAll, true);
     var drawn = 0;
@@ -343,6 +356,8 @@
       c.globalAlpha = 1;
     });
 
+    lineageOnCurves(c, xs, ys, early, shown);
+
     /* Where trials were stopped (x at the value the scheduler judged), and each rung's
      * last cutoff as a short red bar. */
     if (curveState.stopped) {
@@ -406,6 +421,8 @@
     if ((D.rungs || []).some(function (r) { return fin(r.cut); }))
       lg.push('<span><span class="sw" style="background:' + COL.cutoff + '"></span>rung cutoff (last)</span>');
     if (ms.length) lg.push('<span><span class="sw" style="background:repeating-linear-gradient(90deg,' + COL.rung + ' 0 4px,transparent 4px 8px)"></span>rung milestones</span>');
+    if (counts.lineage) lg.push('<span><span class="sw" style="background:repeating-linear-gradient(90deg,' + COL.lineage + ' 0 5px,transparent 5px 8px)"></span>continues from the donor\u2019s checkpoint (PBT exploit)</span>');
+    if (counts.earlier) lg.push('<span><span class="sw" style="background:' + COL.axis + ';opacity:.6"></span>before the trial was exploited</span>');
     $('curves-legend').innerHTML = lg.join('');
   }
   function drawHover(ti) {
@@ -803,6 +820,191 @@
       '. Everything on this page is in this one file.';
   }
 
+  /* ---- Population Based Training -------------------------------------------------- */
+  /* Trial `no`'s points from attempt `a` on, each as [x, y, attempt]: a pause and resume
+   * or a later exploit moves an attempt's results on to the next attempt, so an
+   * exploit's points may sit in any later one. */
+  function pointsFrom(no, a) {
+    var t = byNo[no], out = [];
+    if (t && t.att >= a) for (var k = 0; k < t.n; k++) out.push([t.x[k], t.y[k], t.att]);
+    EARLIER.forEach(function (s) {
+      if (s.t === no && s.a >= a) s.p.forEach(function (q) { out.push([q[0], q[1], s.a]); });
+    });
+    return out;
+  }
+  /* The point with x = at (or the first after it, when after) from the lowest attempt that
+   * holds one: the attempt the exploit concerns, or where its results moved. */
+  function pick(pts, at, after) {
+    var best = null;
+    pts.forEach(function (q) {
+      if (!fin(q[1]) || (after ? !(q[0] > at) : q[0] !== at)) return;
+      if (!best || q[0] < best[0] || (q[0] === best[0] && q[2] < best[2])) best = q;
+    });
+    return best;
+  }
+  /* Where the donor was when the trial took its checkpoint: its point at x = dx in the
+   * attempt that wrote it (or a later one it moved to), else in any attempt, else the value
+   * the scheduler compared (on the experiment's own metric only). */
+  function donorPoint(L) {
+    var q = pick(pointsFrom(L.d, fin(L.da) ? L.da : 0), L.dx, false) || pick(pointsFrom(L.d, 0), L.dx, false);
+    return q || (D.own_metric && fin(L.dv) ? [L.dx, L.dv] : null);
+  }
+  /* The trial's first point after the checkpoint, from the attempt the exploit started. */
+  function clonePoint(L) {
+    return pick(pointsFrom(L.t, L.a), L.dx, true);
+  }
+  /* The superseded attempts, faded, and a dashed line from each donor's point to where the
+   * trial that took its checkpoint went on: the curve continues from the donor. */
+  function lineageOnCurves(c, xs, ys, early, shown) {
+    var ne = 0, nl = 0;
+    c.save();
+    c.globalAlpha = 0.45;
+    c.strokeStyle = COL.axis;
+    c.lineWidth = 1.1;
+    early.forEach(function (s) {
+      c.beginPath();
+      var started = false, any = false;
+      s.p.forEach(function (q) {
+        var x = xs.map(q[0]), y = ys.map(q[1]);
+        if (!fin(x) || !fin(y)) { started = false; return; }
+        if (started) c.lineTo(x, y); else c.moveTo(x, y);
+        started = true; any = true;
+      });
+      c.stroke();
+      if (any) ne++;
+    });
+    c.globalAlpha = 0.9;
+    c.strokeStyle = COL.lineage;
+    c.fillStyle = COL.lineage;
+    c.lineWidth = 1.4;
+    c.setLineDash([5, 3]);
+    LIN.forEach(function (L) {
+      if (!shown[L.t] || !shown[L.d]) return;
+      var a = donorPoint(L), b = clonePoint(L);
+      if (!a || !b) return;
+      var x0 = xs.map(a[0]), y0 = ys.map(a[1]), x1 = xs.map(b[0]), y1 = ys.map(b[1]);
+      if (!fin(x0) || !fin(y0) || !fin(x1) || !fin(y1)) return;
+      c.beginPath(); c.moveTo(x0, y0); c.lineTo(x1, y1); c.stroke();
+      c.save(); c.setLineDash([]); c.beginPath(); c.arc(x0, y0, 3.2, 0, 2 * Math.PI); c.stroke(); c.restore();
+      nl++;
+    });
+    c.restore();
+    counts.lineage = nl;
+    counts.earlier = ne;
+  }
+
+  /* A trial's configuration before its first exploit (the lineage's old_config), else the
+   * one it has. */
+  function firstConfig(no) {
+    for (var i = 0; i < LIN.length; i++) if (LIN[i].t === no && LIN[i].old) return LIN[i].old;
+    return byNo[no] ? byNo[no].cfg : null;
+  }
+  /* Where the donor's checkpoint that exploit r took came from: the exploit whose copy it
+   * is (a donor exploited but not yet trained on hands on its copy), else the donor's last
+   * exploit before it trained to that point (from an attempt no later than the one that
+   * wrote the checkpoint), else none (the donor's own first configuration). */
+  function originOf(r) {
+    var L = LIN[r], best = -1;
+    for (var i = r - 1; i >= 0; i--) {
+      var M = LIN[i];
+      if (M.t !== L.d) continue;
+      if (L.dck && M.rf === L.dck) return i;
+      if (best < 0 && M.dx < L.dx && (!fin(L.da) || M.a <= L.da)) best = i;
+    }
+    return best;
+  }
+  /* The hyperparameters the best trial's weights were trained with, oldest first: from the
+   * trial's last exploit back through the donors whose checkpoints its weights passed
+   * through (Ray Tune's PBT replay follows the same chain). [{no, from, to, cfg}], x in
+   * (from, to]; stretches where a clone handed on a copy without training drop out. */
+  function schedule(bi) {
+    var segs = [], cur = T[bi].no, upto = Infinity, r = -1;
+    for (var i = LIN.length - 1; i >= 0; i--) if (LIN[i].t === cur) { r = i; break; }
+    for (var guard = 0; r >= 0 && guard <= LIN.length; guard++) {
+      var L = LIN[r];
+      segs.unshift({ no: L.t, from: L.dx, to: upto, cfg: L.new });
+      cur = L.d; upto = L.dx;
+      r = originOf(r);
+    }
+    segs.unshift({ no: cur, from: -Infinity, to: upto, cfg: firstConfig(cur) });
+    var bt = T[bi], last = -Infinity;
+    for (var k = 0; k < bt.n; k++) if (fin(bt.x[k]) && bt.x[k] > last) last = bt.x[k];
+    segs[segs.length - 1].to = last;
+    return segs.filter(function (s) { return !(s.to <= s.from); });
+  }
+  function drawPbt() {
+    counts.schedule = 0; counts.scheduleCharts = 0; counts.exploits = 0;
+    if (!LIN.length) return;
+    $('sec-pbt').hidden = false;
+    var bi = D.best;
+    var nameOf = function (no) { return byNo[no] ? byNo[no].name : 'trial ' + no; };
+    $('pbt-hint').textContent = LIN.length + ' exploit' + (LIN.length > 1 ? 's' : '') + ' in ' +
+      T.length + ' trials; on the learning curves a dashed line joins each donor\u2019s checkpoint to the trial that went on from it';
+    var xname = E.time_attr || 'training_iteration';
+    var pnames = P.map(function (p) { return p.name; });
+    if (bi >= 0) {
+      var segs = schedule(bi);
+      counts.schedule = segs.length;
+      $('schedule-title').textContent = 'Hyperparameter schedule of the best trial, ' + T[bi].name +
+        ' (its weights were trained in ' + segs.map(function (s) { return nameOf(s.no); }).join(' \u2192 ') + ')';
+      var xt = function (v) { return fin(v) ? fmt(v) : 'start'; };
+      $('schedule').querySelector('thead').innerHTML = '<tr><th>' + esc(xname) + '</th><th>trained in</th>' +
+        pnames.map(function (n) { return '<th>' + esc(n) + '</th>'; }).join('') + '</tr>';
+      $('schedule').querySelector('tbody').innerHTML = segs.map(function (s) {
+        return '<tr data-seg="' + s.no + '"><td>' + esc(xt(s.from)) + ' \u2192 ' + esc(fmt(s.to)) + '</td><td>' + esc(nameOf(s.no)) + '</td>' +
+          pnames.map(function (n) { return '<td class="num">' + esc(fmtVal(s.cfg ? s.cfg[n] : undefined)) + '</td>'; }).join('') + '</tr>';
+      }).join('');
+      scheduleCharts(segs);
+    }
+    $('exploits').querySelector('thead').innerHTML = '<tr><th>' + esc(xname) + '</th><th>trial</th><th>took the checkpoint of</th><th>at</th><th>' +
+      esc(E.metric || 'value') + '</th><th>donor\u2019s</th><th>changed</th></tr>';
+    $('exploits').querySelector('tbody').innerHTML = LIN.map(function (L) {
+      var ch = [];
+      pnames.forEach(function (n) {
+        var a = L.old ? L.old[n] : undefined, b = L.new ? L.new[n] : undefined;
+        if (JSON.stringify(a) !== JSON.stringify(b)) ch.push(n + ' ' + fmtVal(a) + ' \u2192 ' + fmtVal(b));
+      });
+      return '<tr><td class="num">' + esc(fmt(L.x)) + '</td><td>' + esc(nameOf(L.t)) + ' (attempt ' + esc(fmt(L.a)) + ')</td><td>' +
+        esc(nameOf(L.d)) + '</td><td class="num">' + esc(fmt(L.dx)) + '</td><td class="num">' + esc(fmt(L.v)) + '</td><td class="num">' +
+        esc(fmt(L.dv)) + '</td><td>' + esc(ch.join(', ')) + '</td></tr>';
+    }).join('');
+    counts.exploits = LIN.length;
+  }
+  /* One step chart per numeric parameter: its value over the best trial's training. */
+  function scheduleCharts(segs) {
+    var host = $('schedule-charts');
+    /* from the start of training (x 0) unless a stretch begins before it */
+    var x0 = 0, x1 = -Infinity;
+    segs.forEach(function (s) {
+      if (fin(s.from) && s.from < x0) x0 = s.from;
+      if (fin(s.to) && s.to > x1) x1 = s.to;
+    });
+    if (!fin(x1) || !(x1 > x0)) x1 = x0 + 1;
+    var ps = P.filter(function (p) { return segs.some(function (s) { return s.cfg && fin(s.cfg[p.name]); }); });
+    host.innerHTML = ps.map(function (p, i) {
+      return '<div class="scatter"><h3>' + esc(p.name) + '<small>' + (p.log ? 'log y' : '') + '</small></h3><canvas id="sch' + i + '"></canvas></div>';
+    }).join('');
+    ps.forEach(function (p, i) {
+      var cv = $('sch' + i), g = setup(cv, 150), c = g.c;
+      var box = { l: 52, r: g.w - 10, t: 8, b: g.h - 30 };
+      var vals = segs.map(function (s) { return s.cfg ? s.cfg[p.name] : NaN; });
+      var ev = extent(vals, p.log), log = p.log && ev[0] > 0;
+      var xs = scale(x0, x1, false, box.l, box.r, 0.02), ys = scale(ev[0], ev[1], log, box.b, box.t, 0.12);
+      frame(c, xs, ys, box, xs.ticks(5), ys.ticks(3), E.time_attr, null);
+      c.strokeStyle = COL.lineage; c.lineWidth = 2; c.beginPath();
+      var started = false;
+      segs.forEach(function (s, k) {
+        var y = ys.map(vals[k]), xa = xs.map(fin(s.from) ? s.from : x0), xb = xs.map(s.to);
+        if (!fin(y)) { started = false; return; }
+        if (started) c.lineTo(xa, y); else c.moveTo(xa, y);
+        c.lineTo(xb, y);
+        started = true;
+      });
+      c.stroke();
+      counts.scheduleCharts++;
+    });
+  }
+
   /* ---- run ---------------------------------------------------------------------- */
   function guard(name, fn) {
     /* One broken chart leaves the others drawn; the error is counted (report.html). */
@@ -812,6 +1014,7 @@
   }
   guard('header', header);
   guard('curves', function () { curvesEvents(); drawCurves(); });
+  guard('pbt', drawPbt);
   guard('scatters', drawScatters);
   guard('parallel', function () { parallelInit(); drawParallel(); });
   guard('table', function () { tableInit(); drawTable(); });
@@ -829,6 +1032,11 @@
     return false;
   }).length));
   body.setAttribute('data-scatters', String(counts.scatters || 0));
+  body.setAttribute('data-lineage', String(counts.lineage || 0));
+  body.setAttribute('data-earlier', String(counts.earlier || 0));
+  body.setAttribute('data-schedule', String(counts.schedule || 0));
+  body.setAttribute('data-schedule-charts', String(counts.scheduleCharts || 0));
+  body.setAttribute('data-exploits', String(counts.exploits || 0));
   body.setAttribute('data-parallel', String(counts.parallel || 0));
   body.setAttribute('data-errors', String(window.__tuneErrors || 0));
   body.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));

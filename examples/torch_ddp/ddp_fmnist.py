@@ -9,6 +9,14 @@ the script reads them itself). Each rank then trains the usual way: init_process
 (gloo on CPU, NCCL on GPUs), a DistributedSampler with set_epoch every epoch,
 DistributedDataParallel; rank 0 reports each evaluation with tune_report.report.
 
+Checkpoints, as Population Based Training needs them: at each epoch's end rank 0 saves the
+model and the optimizer (momentum buffers) atomically into TUNE_CHECKPOINT_DIR (else
+TUNE_TRIAL_DIR), one file per epoch, and the epoch's last result names it. Started with
+TUNE_RESUME_FROM, every rank loads that checkpoint, then sets the optimizer's lr and
+momentum to the ones on the command line: optimizer.load_state_dict restores the
+checkpoint's own, which is what a PBT clone with a perturbed configuration must not keep.
+The first result after a resume says what changed.
+
 The data are the IDX files of Debian's dataset-fashion-mnist package, read with gzip and
 numpy (no download). Not for: benchmarks (a small MLP on a subset, to finish quickly).
 """
@@ -78,6 +86,30 @@ def load(data_dir, split, n):
     return x, y.astype(np.int64)
 
 
+def checkpoint_dir():
+    """Where checkpoints go: tune's checkpoint folder, else the trial's, else none."""
+    return os.environ.get("TUNE_CHECKPOINT_DIR") or os.environ.get("TUNE_TRIAL_DIR") or None
+
+
+def save_checkpoint(torch, path, state):
+    """Saves completely, then renames: a kill leaves the old file or the new, never half."""
+    tmp = path + ".tmp"
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def apply_config(opt, args):
+    """The command line's hyperparameters on every param group; returns what changed
+    against the checkpoint's as {"name": [old, new]}."""
+    changed = {}
+    for g in opt.param_groups:
+        for key, new in (("lr", args.lr), ("momentum", args.momentum)):
+            if g[key] != new:
+                changed[key] = [g[key], new]
+            g[key] = new
+    return changed
+
+
 def main():
     args = parse_args()
     if "LOCAL_RANK" not in os.environ:
@@ -118,8 +150,24 @@ def main():
 
     model = nn.Sequential(nn.Linear(784, args.hidden), nn.ReLU(),
                           nn.Linear(args.hidden, 10)).to(device)
+    resume = os.environ.get("TUNE_RESUME_FROM")
+    state = torch.load(resume, map_location=device) if resume else None
+    if state:  # before DDP wraps it: DDP broadcasts rank 0's parameters at construction
+        model.load_state_dict(state["model"])
     model = DDP(model, device_ids=[local_rank] if use_cuda else None)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
+    first_epoch, iteration, resumed = 0, 0, None
+    if state:
+        opt.load_state_dict(state["optimizer"])  # the momentum buffers, and the old lr ...
+        changed = apply_config(opt, args)  # ... which the command line's replaces
+        first_epoch, iteration = state["epoch"], state["iteration"]
+        resumed = {"from": resume, "epoch": first_epoch, "changed": changed}
+        if rank == 0:
+            print(f"resumed from {resume} after epoch {first_epoch}; changed: "
+                  f"{changed or 'nothing'}", file=sys.stderr, flush=True)
+    ckdir = checkpoint_dir()
+    if ckdir and rank == 0:
+        os.makedirs(ckdir, exist_ok=True)
 
     def evaluate():
         model.eval()
@@ -136,9 +184,12 @@ def main():
         return (sums[0] / sums[2]).item(), (sums[1] / sums[2]).item()
 
     steps = len(loader)
-    every = max(1, steps // args.evals_per_epoch)
-    iteration, seen, t0 = 0, 0, time.time()
-    for epoch in range(args.epochs):
+    # evaluations at evenly spaced steps, the last at the epoch's last step, so that the
+    # epoch's checkpoint holds exactly the state its last result describes
+    evals = min(steps, args.evals_per_epoch)
+    eval_at = {round(k * steps / evals) for k in range(1, evals + 1)}
+    seen, t0 = 0, time.time()
+    for epoch in range(first_epoch, args.epochs):
         sampler.set_epoch(epoch)  # a different shuffle each epoch, the same on every rank
         run_loss, run_n = 0.0, 0
         for step, (x, y) in enumerate(loader, 1):
@@ -150,12 +201,22 @@ def main():
             run_loss += loss.item()
             run_n += 1
             seen += len(y) * world
-            if step % every == 0 and step // every <= args.evals_per_epoch:
+            if step in eval_at:
                 iteration += 1
                 val_loss, acc = evaluate()
+                extra = {}
+                if step == steps and ckdir and rank == 0:
+                    path = os.path.join(ckdir, f"checkpoint_{iteration:06d}.pt")
+                    save_checkpoint(torch, path, {
+                        "model": model.module.state_dict(), "optimizer": opt.state_dict(),
+                        "epoch": epoch + 1, "iteration": iteration})
+                    extra["checkpoint"] = path
+                if resumed:
+                    extra["resumed"], resumed = resumed, None
                 report(training_iteration=iteration, epoch=epoch + step / steps,
                        loss=val_loss, accuracy=acc, train_loss=run_loss / max(1, run_n),
-                       samples_per_s=seen / (time.time() - t0), world_size=world)
+                       samples_per_s=seen / (time.time() - t0), world_size=world,
+                       lr=opt.param_groups[0]["lr"], **extra)
                 run_loss, run_n = 0.0, 0
     dist.destroy_process_group()
 
