@@ -355,11 +355,12 @@ int cli_cmd_simulate(int argc, char **argv)
     sched_clock_t clock;
     sim_exec_opts_t so = {.start_delay = a.start_delay,
                           .stop_delay = a.stop_delay,
-                          /* fifo and pbt have no max_t: a trial runs to the end of its curve */
-                          .full_iters = set->sched.type == SPACE_SCHED_FIFO ||
-                                                set->sched.type == SPACE_SCHED_PBT
-                                            ? 0
-                                            : (int64_t)ceil(set->sched.max_t),
+                          /* fifo (and pbt without one) has no max_t: a trial runs to the end
+                           * of its curve */
+                          .full_iters =
+                              set->sched.type == SPACE_SCHED_FIFO || !(set->sched.max_t > 0)
+                                  ? 0
+                                  : (int64_t)ceil(set->sched.max_t),
                           .wall0 = wall0};
     if (sim_exec_new(curves, &so, &ex, &clock, err, sizeof err) != 0) {
         cli_error("%s", err);
@@ -370,7 +371,7 @@ int cli_cmd_simulate(int argc, char **argv)
     for (size_t i = 0; params && i < np; i++)
         params[i] = space_param_name(sp, i);
     char full_to[160] = "the end of its curve";
-    if (set->sched.type != SPACE_SCHED_FIFO && set->sched.type != SPACE_SCHED_PBT)
+    if (set->sched.type != SPACE_SCHED_FIFO && set->sched.max_t > 0)
         snprintf(full_to, sizeof full_to, "max_t (%s %g)", set->sched.time_attr, set->sched.max_t);
     struct sim_view view = {.quiet = a.quiet,
                             .tty = isatty(STDOUT_FILENO),

@@ -142,10 +142,11 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
     char resume[4200] = "";
     if (s->resume_from) snprintf(resume, sizeof resume, "TUNE_RESUME_FROM=%s", s->resume_from);
     /* How far the scheduler lets it run (max_t in time_attr units), so that a trial that
-     * is paused and promoted (asha's promotion variant) can also stop by itself. */
+     * is paused and promoted (asha's promotion variant) can also stop by itself; pbt has
+     * one only when it was given. */
     char maxt[64] = "";
     const space_settings_t *set = space_settings(x->sp);
-    if (set->sched.type != SPACE_SCHED_FIFO && set->sched.type != SPACE_SCHED_PBT)
+    if (set->sched.type != SPACE_SCHED_FIFO && set->sched.max_t > 0)
         snprintf(maxt, sizeof maxt, "TUNE_MAX_T=%s", space_format_number(set->sched.max_t, nb));
     /* Python buffers stdout when it is a pipe, so a script that prints without flush
      * delivers every result at exit (ASHA then stops nothing in time): unbuffered unless

@@ -132,6 +132,19 @@ void sched__pbt_result(sched__pbt_t *p, int64_t trial, double time, double value
     /* Ray continues a result without time_attr, before the burn-in period and between
      * perturbation points (saving the checkpoint's overhead). */
     if (!t || t->finished || isnan(time)) return;
+    /* An optional max_t (Ray's PBT has none; its trials end by "stop"): the trial has
+     * trained long enough. Its last result is never an exploit, which would restart a
+     * clone with nothing left to train. */
+    if (p->o.max_t > 0 && time >= p->o.max_t) {
+        out->judged = 1;
+        out->action = SCHED_COMPLETE;
+        out->milestone = p->o.max_t;
+        out->quantile = -1;
+        t->last_score = isnan(value) ? -INFINITY : p->sign * value;
+        t->last_train_time = time;
+        t->finished = 1; /* from now on no donor: a clone of it would have nothing to train */
+        return;
+    }
     if (time < p->o.burn_in_period) return;
     if (time - t->last_perturbation_time < p->o.perturbation_interval) return;
     /* NaN (a diverged trial) ranks worst, so that it is the first to exploit another */

@@ -218,6 +218,18 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
             return;
         }
     }
+    /* A result that reaches a "stop" criterion ends its trial: Ray Tune checks the
+     * stopper before the scheduler, so the last result is neither an exploit (a clone with
+     * nothing left to train) nor a reason to yield the slice. */
+    int stop_k = stop_reached(L, in);
+    if (L->is_pbt && stop_k >= 0 && d.action != SCHED_COMPLETE) {
+        d.action = SCHED_CONTINUE;
+        d.judged = 0; /* the "complete" decision below is the one recorded */
+        d.yield = 0;
+        d.donor = -1;
+        /* and no donor from now on: a clone of it would have nothing left to train */
+        sched_on_trial_complete(L->policy, t->no);
+    }
     /* no exploit while the experiment is stopping: its new attempt could not start */
     if (d.action == SCHED_EXPLOIT && !L->stopping) {
         sched__exploit(L, t, &d, (int64_t)it, tv);
@@ -230,7 +242,7 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     if (d.yield && d.action == SCHED_CONTINUE && !L->stopping &&
         (L->npaused > 0 || L->nretry > 0 || L->next < L->n) && !slice_free(L))
         d.action = SCHED_PAUSE;
-    if (d.judged && L->is_pbt) {
+    if (d.judged && L->is_pbt && d.action != SCHED_COMPLETE) {
         char reason[300], cb[32], vb[32];
         const char *where = d.quantile == 2   ? "in the top quantile"
                             : d.quantile == 0 ? "between the quantiles"
@@ -322,7 +334,7 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
         sched__request_stop(L, t, SCHED__STOP_PAUSE);
         return;
     }
-    int k = stop_reached(L, in);
+    int k = stop_k;
     if (k < 0) return;
     const space_stop_t *c0 = &set->stop[k];
     int is_metric = set->metric && strcmp(c0->key, set->metric) == 0;

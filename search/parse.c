@@ -758,7 +758,8 @@ static const char *const sched_keys_all[] = {"type",
 
 /* Which scheduler keys apply to which policy: fifo has no cut-offs, median takes no
  * reduction factor or brackets (Ray Tune's MedianStoppingRule has neither), pbt stops
- * nothing (no max_t or grace period: trials end by themselves or by "stop"). */
+ * nothing early (no grace period); its max_t is optional (none: trials end by themselves
+ * or by "stop"; given: a trial completes there and is never exploited at its end). */
 static int sched_key_applies(space_sched_type_t t, const char *key)
 {
     static const char *const pbt_keys[] = {"perturbation_interval", "quantile_fraction",
@@ -769,7 +770,7 @@ static int sched_key_applies(space_sched_type_t t, const char *key)
     if (t == SPACE_SCHED_FIFO) return 0;
     for (size_t i = 0; i < sizeof pbt_keys / sizeof pbt_keys[0]; i++)
         if (strcmp(key, pbt_keys[i]) == 0) return t == SPACE_SCHED_PBT;
-    if (t == SPACE_SCHED_PBT) return 0;
+    if (t == SPACE_SCHED_PBT) return strcmp(key, "max_t") == 0;
     if (strcmp(key, "max_t") == 0 || strcmp(key, "grace_period") == 0) return 1;
     if (t == SPACE_SCHED_ASHA)
         return strcmp(key, "reduction_factor") == 0 || strcmp(key, "brackets") == 0 ||
@@ -884,6 +885,8 @@ static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_
                       sizeof o->time_attr - 1);
         snprintf(o->time_attr, sizeof o->time_attr, "%s", v->str);
     }
+    /* pbt has no max_t unless one is given (0: none) */
+    if (o->type == SPACE_SCHED_PBT) o->max_t = 0;
     if ((v = space__json_get(n, "max_t")) &&
         (rc = get_double(c, v, 0, 1, &o->max_t, "\"max_t\" must be a number > 0")))
         return rc;
@@ -929,7 +932,7 @@ static int parse_scheduler(struct pctx *c, space_sched_opts_t *o, const sj_node_
         o->hard_stop = v->type == SJ_TRUE;
     }
     if ((rc = parse_pbt(c, o, n))) return rc;
-    if (o->type != SPACE_SCHED_FIFO && o->grace_period > o->max_t) {
+    if (o->type != SPACE_SCHED_FIFO && o->type != SPACE_SCHED_PBT && o->grace_period > o->max_t) {
         char a[32], b[32];
         const sj_node_t *where = gp ? gp : space__json_get(n, "max_t");
         return at(c, where->off, "\"grace_period\" (%s) must not exceed \"max_t\" (%s)",
@@ -2027,7 +2030,8 @@ cJSON *space_settings_json(const space_t *s)
     if (sc) {
         bad |= add(sc, "type", cJSON_CreateString(space_sched_name(t->sched.type)));
         bad |= add(sc, "time_attr", cJSON_CreateString(t->sched.time_attr));
-        bad |= add(sc, "max_t", cJSON_CreateNumber(t->sched.max_t));
+        if (t->sched.type != SPACE_SCHED_PBT || t->sched.max_t > 0)
+            bad |= add(sc, "max_t", cJSON_CreateNumber(t->sched.max_t));
         bad |= add(sc, "grace_period", cJSON_CreateNumber(t->sched.grace_period));
         bad |= add(sc, "reduction_factor", cJSON_CreateNumber(t->sched.reduction_factor));
         bad |= add(sc, "brackets", cJSON_CreateNumber(t->sched.brackets));

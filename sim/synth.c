@@ -52,8 +52,7 @@ int sim_synth_open(const char *spec, const struct space *sp, sim_curves_t **out,
     struct sim_synth s = {
         .noise = 0.02, .cross = 0.5, .diverge = 0.05, .time = 1.0, .time_spread = 0.5};
     const space_settings_t *set = space_settings(sp);
-    s.iters = set->sched.type != SPACE_SCHED_FIFO && set->sched.type != SPACE_SCHED_PBT &&
-                      set->sched.max_t > 0
+    s.iters = set->sched.type != SPACE_SCHED_FIFO && set->sched.max_t > 0
                   ? (int64_t)ceil(set->sched.max_t)
                   : 100;
     char buf[1024];

@@ -237,6 +237,54 @@ TEST(deterministic_from_the_seed)
 }
 
 /* ---- explore ------------------------------------------------------------------------- */
+/* An optional max_t: a result there completes the trial, even in the bottom quantile
+ * (an exploit would restart a clone with nothing left to train); before it, the usual
+ * rule. */
+TEST(max_t_completes_instead_of_exploiting)
+{
+    space_t *sp = parse(k_space);
+    CHECK(sp != NULL);
+    sched_opts_t o = {.type = SCHED_POLICY_PBT,
+                      .mode_max = 1,
+                      .seed = 1,
+                      .max_t = 20,
+                      .perturbation_interval = 10,
+                      .quantile_fraction = 0.25,
+                      .resample_probability = 0.25,
+                      .perturbation_factors = factors,
+                      .nfactors = 2,
+                      .space = sp};
+    char err[256];
+    sched_policy_t *p = NULL;
+    CHECK_EQ_INT(sched_policy_new(&o, &p, err, sizeof err), 0);
+    for (int i = 0; i < 5; i++)
+        sched_on_trial_add(p, i);
+    sched_decision_t d;
+    for (int i = 0; i < 5; i++)
+        sched_on_result(p, i, 10, i, &d);
+    for (int i = 0; i < 5; i++) {
+        sched_on_result(p, i, 20, i, &d);
+        CHECK_EQ_INT(d.action, SCHED_COMPLETE);
+        CHECK_EQ_INT(d.judged, 1);
+    }
+    for (int i = 0; i < 5; i++)
+        sched_on_trial_complete(p, i);
+    sched_policy_free(p);
+    /* without max_t the worst trial at 20 exploits */
+    o.max_t = 0;
+    CHECK_EQ_INT(sched_policy_new(&o, &p, err, sizeof err), 0);
+    for (int i = 0; i < 5; i++)
+        sched_on_trial_add(p, i);
+    for (int i = 0; i < 5; i++)
+        sched_on_result(p, i, 10, i, &d);
+    for (int i = 1; i < 5; i++)
+        sched_on_result(p, i, 20, i, &d);
+    sched_on_result(p, 0, 20, 0, &d);
+    CHECK_EQ_INT(d.action, SCHED_EXPLOIT);
+    sched_policy_free(p);
+    space_free(sp);
+}
+
 static uint64_t g_rng;
 static uint64_t draw(void *ud)
 {
@@ -418,8 +466,11 @@ TEST(settings_are_checked_with_located_messages)
     CHECK_CONTAINS(parse_err(PBT("\"burn_in_period\": -2")), "\"burn_in_period\" must be a number");
     CHECK_CONTAINS(parse_err(PBT("\"keep_checkpoints\": 0")),
                    "\"keep_checkpoints\" must be an integer >= 1");
-    CHECK_CONTAINS(parse_err(PBT("\"max_t\": 10")),
-                   "\"max_t\" does not apply to the \"pbt\" scheduler");
+    /* max_t is optional for pbt (where a trial ends); a grace period is asha's */
+    CHECK_STR(parse_err(PBT("\"max_t\": 10")), "");
+    CHECK_CONTAINS(parse_err(PBT("\"max_t\": 0")), "\"max_t\" must be a number > 0");
+    CHECK_CONTAINS(parse_err(PBT("\"grace_period\": 1")),
+                   "\"grace_period\" does not apply to the \"pbt\" scheduler");
     CHECK_CONTAINS(parse_err(PBT("\"hyperparam_mutations\": {\"lrr\": [1, 2]}")),
                    "hyperparam_mutations: \"lrr\" is not a parameter of \"space\" (did you mean "
                    "\"lr\"?)");
@@ -705,6 +756,53 @@ TEST(e2e_no_checkpoint_no_exploit)
                       " no exploit (report \"checkpoint\" in results to allow one)'") >= 1);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM decisions WHERE action = 'exploit'"), 0);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 6);
+}
+
+/* A trial's last result is not an exploit: with max_t (given to the trial as TUNE_MAX_T)
+ * or a "stop" criterion, the result at the end completes the trial and the trial is no
+ * donor from then on; without either, perturbation points at 4, 8 and 12 of a
+ * 12-iteration toy exploit at 12 too. */
+TEST(e2e_no_exploit_at_the_end)
+{
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "pbt", "end");
+    const char *args[] = {"run", "space.json", "--gpus", "none", "--cpus", "8", "--quiet", NULL};
+    const char *const scheds[3] = {PBT_SCHED(""), PBT_SCHED(", \"max_t\": 12"), PBT_SCHED("")};
+    const char *const names[3] = {"none", "maxt", "stop"};
+    for (int i = 0; i < 3; i++) {
+        toy_space(sp, sizeof sp, names[i], scheds[i], 12, 20);
+        if (i == 2) { /* the stop criterion instead of max_t */
+            char *end = strrchr(sp, '}');
+            snprintf(end, sizeof sp - (size_t)(end - sp),
+                     ", \"stop\": {\"training_iteration\": 12}}");
+        }
+        CHECK_EQ_INT(run_ok(dir, sp, args), 0);
+    }
+#define AT_END(name)                                                                               \
+    db_int(dir, "SELECT count(*) FROM lineage l JOIN experiments e ON e.id = l.experiment_id"      \
+                " WHERE e.name = '" name "' AND l.time_value >= 12")
+    /* (without either, exploits at 12 happen when the population keeps step: printed, not
+     * checked, since under load it need not) */
+    fprintf(stderr, "exploits at the end without max_t or stop: %lld\n", AT_END("none"));
+    CHECK_EQ_INT(AT_END("maxt"), 0);
+    CHECK_EQ_INT(AT_END("stop"), 0);
+#undef AT_END
+    /* the end is recorded as a completion, for every trial */
+    CHECK_EQ_INT(db_int(dir,
+                        "SELECT count(*) FROM decisions d JOIN trials t ON t.id = d.trial_id"
+                        " JOIN experiments e ON e.id = t.experiment_id WHERE e.name ="
+                        " 'maxt' AND d.action = 'complete' AND d.reason LIKE 'reached max_t%'"),
+                 8);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM decisions d JOIN trials t ON t.id = d.trial_id"
+                             " JOIN experiments e ON e.id = t.experiment_id WHERE e.name ="
+                             " 'stop' AND d.action = 'complete' AND d.reason LIKE 'reached stop"
+                             " criterion training_iteration%'"),
+                 8);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status != 'TERMINATED'"), 0);
+    /* resolved settings name max_t only where it was given */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments WHERE"
+                             " json_extract(settings_json, '$.scheduler.max_t') IS NOT NULL"),
+                 1);
 }
 
 /* The simulator: a clone continues from its donor's iteration ("iteration:N"), the table
