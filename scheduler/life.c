@@ -629,7 +629,7 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
         if (oom) {
             char m2[sizeof msg];
             snprintf(m2, sizeof m2,
-                     "CUDA out of memory (%s): lower the batch size, give each trial more GPU "
+                     "CUDA out of memory (%.300s): lower the batch size, give each trial more GPU "
                      "memory (gpus_per_trial 1 instead of a fraction), or run fewer trials per GPU",
                      msg);
             snprintf(msg, sizeof msg, "%s", m2);
