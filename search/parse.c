@@ -1162,6 +1162,8 @@ static int placeholder_reach(const space_t *sp, const char *name, size_t len, ch
             if (r > best) best = r;
         }
     }
+    /* {max_t}: the scheduler's max_t (a parameter of that name comes first) */
+    if (best == 0 && space__is_max_t(name, len) && space__has_max_t(&sp->set)) best = 2;
     return best;
 }
 
@@ -1210,6 +1212,14 @@ static int check_command(struct pctx *c, space_t *sp, const sj_node_t *cmd)
                              i, name, i);
             }
             if (reach_kind > 0) continue;
+            if (space__is_max_t(piece.s, piece.len)) {
+                rc = at(c, e->off,
+                        "command[%zu]: \"{max_t}\" is the scheduler's max_t, and the %s "
+                        "scheduler has none: use asha or median, give pbt a \"max_t\", or "
+                        "write the number",
+                        i, sched_types[sp->set.sched.type]);
+                break;
+            }
             /* No parameter at all: suggest the closest name, dotted paths included. */
             struct names nm = {0};
             nm.cap = 512;

@@ -212,6 +212,14 @@ int space_render_argv(const space_t *s, const cJSON *config, const char *trial_i
             } else {
                 int head = 0;
                 const cJSON *v = config ? space__lookup(config, piece.s, piece.len, &head) : NULL;
+                if (!v && space__is_max_t(piece.s, piece.len) && space__has_max_t(&s->set)) {
+                    char nb[32];
+                    space_format_number(s->set.sched.max_t, nb);
+                    rc = sb_add(&b, nb, strlen(nb));
+                    argv[j] = b.p;
+                    if (rc) goto nomem;
+                    continue;
+                }
                 if (!v && head && i > 0) {
                     /* A nested value of a branch this trial did not draw: the element
                      * goes, as docs/space.md ("Nested spaces") says. */

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -136,6 +137,17 @@ typedef struct space_tmpl_piece {
     size_t len;
     int is_name;
 } space_tmpl_piece_t;
+/* The {max_t} placeholder: the scheduler's max_t, where it has one (asha, median, and pbt
+ * when it was given; fifo runs trials to their end). */
+static inline int space__is_max_t(const char *name, size_t len)
+{
+    return len == 5 && memcmp(name, "max_t", 5) == 0;
+}
+static inline int space__has_max_t(const space_settings_t *set)
+{
+    return set->sched.type != SPACE_SCHED_FIFO && set->sched.max_t > 0;
+}
+
 int space__tmpl_next(const char **p, space_tmpl_piece_t *piece, const char **at, char *msg,
                      size_t msglen);
 

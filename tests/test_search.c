@@ -1550,6 +1550,36 @@ TEST(render_trial_placeholders_and_braces)
     space_argv_free(argv);
 }
 
+/* {max_t}: the scheduler's max_t (issue 12: a trial paused and promoted learns how far to
+ * run from it), a parameter named max_t first; an error where the scheduler has none. */
+TEST(render_max_t_placeholder)
+{
+#define MT(sched, space)                                                                           \
+    "{\"name\":\"r\",\"metric\":\"m\",\"mode\":\"min\",\"command\":[\"p\",\"--epochs\",\"{max_t}"  \
+    "\",\"--lr\",\"{lr}"                                                                           \
+    "\"],"                                                                                         \
+    "\"scheduler\":" sched ",\"space\":{\"lr\":{\"uniform\":[0,1]}" space "}}"
+    char **argv = render(MT("{\"type\":\"asha\",\"max_t\":27}", ""), "{\"lr\": 0.5}", "t", "d");
+    REQUIRE(argv);
+    CHECK_STR(argv[2], "27");
+    space_argv_free(argv);
+    argv = render(MT("{\"type\":\"pbt\",\"max_t\":12.5}", ""), "{\"lr\": 0.5}", "t", "d");
+    REQUIRE(argv);
+    CHECK_STR(argv[2], "12.5");
+    space_argv_free(argv);
+    /* a parameter of that name wins */
+    argv = render(MT("{\"type\":\"asha\",\"max_t\":27}", ",\"max_t\":{\"choice\":[3]}"),
+                  "{\"lr\": 0.5, \"max_t\": 3}", "t", "d");
+    REQUIRE(argv);
+    CHECK_STR(argv[2], "3");
+    space_argv_free(argv);
+    CHECK_CONTAINS(parse_err(MT("{\"type\":\"fifo\"}", "")),
+                   "command[2]: \"{max_t}\" is the scheduler's max_t, and the fifo scheduler has "
+                   "none");
+    CHECK_CONTAINS(parse_err(MT("{\"type\":\"pbt\"}", "")), "the pbt scheduler has none");
+#undef MT
+}
+
 TEST(render_other_json_values)
 {
     const char *j =
