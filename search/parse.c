@@ -1770,6 +1770,16 @@ static int parse_root(struct pctx *c, space_t *sp, const sj_node_t *root)
     if ((rc = parse_command(c, s, space__json_get(root, "command")))) return rc;
     if ((rc = check_command(c, sp, space__json_get(root, "command")))) return rc;
     if ((rc = parse_search(c, s, space__json_get(root, "search")))) return rc;
+    if (s->search == SPACE_SEARCH_TPE && s->sched.type == SPACE_SCHED_PBT) {
+        /* Ray Tune refuses a search algorithm with PopulationBasedTraining too: PBT's exploit
+         * and explore choose the configurations after the first ones, so a model of results
+         * would be fitted to trials whose configuration changed under them. */
+        const sj_node_t *se = space__json_get(root, "search");
+        return at(c, se->off,
+                  "\"search\" tpe cannot be used with the pbt scheduler (PBT chooses the "
+                  "configurations by exploit and explore): remove \"search\" (random starting "
+                  "points; points_to_evaluate still works) or use asha with tpe");
+    }
     if (s->search == SPACE_SEARCH_TPE) {
         add_note(sp, "\"search\" is tpe: each configuration is chosen when its trial launches, "
                      "from the results so far; those `tune validate --show` lists are the random "

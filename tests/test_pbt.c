@@ -469,6 +469,11 @@ TEST(settings_are_checked_with_located_messages)
     /* max_t is optional for pbt (where a trial ends); a grace period is asha's */
     CHECK_STR(parse_err(PBT("\"max_t\": 10")), "");
     CHECK_CONTAINS(parse_err(PBT("\"max_t\": 0")), "\"max_t\" must be a number > 0");
+    CHECK_CONTAINS(parse_err("{\"name\": \"p\", \"metric\": \"r\", \"mode\": \"max\", "
+                             "\"command\": [\"true\"], \"scheduler\": {\"type\": \"pbt\"}, "
+                             "\"search\": {\"type\": \"tpe\"}, \"space\": {\"lr\": "
+                             "{\"uniform\": [0, 1]}}}"),
+                   "\"search\" tpe cannot be used with the pbt scheduler");
     CHECK_CONTAINS(parse_err(PBT("\"grace_period\": 1")),
                    "\"grace_period\" does not apply to the \"pbt\" scheduler");
     CHECK_CONTAINS(parse_err(PBT("\"hyperparam_mutations\": {\"lrr\": [1, 2]}")),
