@@ -59,9 +59,9 @@ TASKS = [
     {"name": "mlp", "space": "tasks/mlp.json", "table": "bench/tables/mlp.csv.gz"},
     {"name": "cnn", "space": "tasks/cnn.json", "table": "bench/tables/cnn.csv.gz"},
     {"name": "synth4", "space": "tasks/synth4.json", "rows": 1000,
-     "synthetic": "seed=4,noise=0.02,cross=0.5,diverge=0.05,iters=27"},
+     "synthetic": "seed=4,noise=0.02,cross=0,diverge=0.05,iters=27"},
     {"name": "synth8", "space": "tasks/synth8.json", "rows": 2000,
-     "synthetic": "seed=8,noise=0.05,cross=1.5,diverge=0.1,iters=27,time_spread=1"},
+     "synthetic": "seed=8,noise=0.05,cross=0.25,diverge=0.1,iters=27,time_spread=1"},
 ]
 
 TUNE_METHODS = {
@@ -523,9 +523,8 @@ COLORS = {"random+ASHA": "#777777", "TPE(optuna)+ASHA": "#d62728", "TPE(bohb)+AS
 
 
 def figure(task, cells, tfull, path):
-    """Regret against virtual time, one line (median over seeds) and band (bootstrap 95 %
-    interval of the mean... kept simple: the 25-75 % range over seeds) per method, one
-    panel per W."""
+    """Regret against virtual time, one panel per W: per method a line (the mean over
+    seeds) and a band (the bootstrap 95 % interval of that mean, pointwise)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -535,13 +534,15 @@ def figure(task, cells, tfull, path):
         for m, cs in cell["curves"].items():
             c = np.array(cs)
             mean = c.mean(axis=0)
-            lo, hi = np.percentile(c, 25, axis=0), np.percentile(c, 75, axis=0)
+            idx = np.random.default_rng(0).integers(0, len(c), size=(1000, len(c)))
+            boot = c[idx].mean(axis=1)
+            lo, hi = np.percentile(boot, 2.5, axis=0), np.percentile(boot, 97.5, axis=0)
             ax.plot(grid, mean, label=m, color=COLORS.get(m), lw=1.6)
             ax.fill_between(grid, lo, hi, color=COLORS.get(m), alpha=0.12, lw=0)
         ax.set_yscale("symlog", linthresh=0.01)
         ax.set_ylim(0, 1.05)
         ax.set_xlabel("virtual time (full-budget trainings)")
-        ax.set_ylabel("normalised regret of the incumbent")
+        ax.set_ylabel("normalised regret of the incumbent (mean, 95 % CI)")
         ax.set_title(f"{task}, W = {cell['workers']}, {len(cell['seeds'])} seeds")
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
@@ -575,6 +576,25 @@ def markdown(summary, meta):
     for t in meta["tasks"]:
         L.append(f"- `{t['name']}`: {t['desc']}")
     L.append("")
+    if summary:
+        methods = [r["method"] for r in summary[0]["rows"]]
+        for title, key, digits in (("mean AUC of the normalised regret", "auc", 3),
+                                   ("mean final normalised regret", "final", 3),
+                                   ("median time to random+ASHA's final regret, over "
+                                    "random+ASHA's", "ratio", 2)):
+            L += [f"## Summary: {title} (lower is better; best in bold)", "",
+                  "| task | W | " + " | ".join(methods) + " |",
+                  "|---|---:|" + "---:|" * len(methods)]
+            for cell in summary:
+                vals = [r.get(key, float("nan")) for r in cell["rows"]]
+                fin = [v for v in vals if math.isfinite(v)]
+                best = min(fin) if fin else None
+                txt = [("inf" if v == float("inf") else "" if v != v else
+                        f"**{v:.{digits}f}**" if v == best and key != "ratio" or
+                        key == "ratio" and v == best and r["method"] != BASELINE else
+                        f"{v:.{digits}f}") for v, r in zip(vals, cell["rows"])]
+                L.append(f"| {cell['task']} | {cell['workers']} | " + " | ".join(txt) + " |")
+            L.append("")
     for cell in summary:
         L += [f"## {cell['task']}, W = {cell['workers']}", "",
               "| method | trials | AUC | final regret | time to random's final (ratio) | "
