@@ -13,6 +13,9 @@ pkgs=(cmake make gcc pkg-config libsqlite3-dev libcjson-dev zlib1g-dev sqlite3
       chromium python3-torch python3-pandas
       # `pip install ./python` in a virtual environment (tests/python/test_install.py).
       python3-venv
+      # bench/search/bench.py and its test (python.searchbench.*): Optuna 3.1, the peer
+      # the search benchmark replays; scipy for its Wilcoxon test, matplotlib for figures.
+      python3-optuna python3-scipy python3-matplotlib
       # Slurm's client (the slurm executor) and daemons (scripts/test.sh runs its tests
       # against a private single-host cluster; nothing is started at install time).
       slurmctld slurmd slurm-client

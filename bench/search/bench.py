@@ -1,0 +1,788 @@
+#!/usr/bin/python3
+"""bench/search/bench.py: issue 11's search-quality benchmark on the simulator.
+
+Every method searches the same learning-curve table on the same virtual clock with the same
+number of workers W and the same seeds:
+
+  random+ASHA, TPE+ASHA (preset optuna), TPE+ASHA (preset bohb), TPE+FIFO   -- `tune simulate`
+  Optuna 3.1 TPESampler() + SuccessiveHalvingPruner                        -- this file's
+  Optuna 3.1 TPESampler(multivariate=True, constant_liar=True) + the same  -- replay harness
+
+The tune methods run through `tune simulate` itself (the space file's "seed" varied); the
+Optuna methods through ask/tell in `OptunaReplay` below, which answers each configuration
+with the table's nearest row by docs/simulate.md's rule and replays its curve on an event
+queue ordered by (virtual time, trial number), W trials at a time, with the simulator's
+start and stop delays. The incumbent at virtual time t is the trial with the best
+full-budget (max_t) validation value among the results that arrived by t; its regret is that
+value minus the table's best full-budget value, normalised by (table median - table best)
+and capped at 1 (1 also before any trial reached max_t).
+
+The budget is compute: --budget full-budget trainings (100 by default) of worker time, so a
+run lasts budget * T_full / W of virtual time (T_full: the table's mean full-budget
+training time). Synthetic tasks are tables too: the synthetic family (docs/simulate.md)
+sampled at a fixed set of configurations by `tune simulate` + `tune export --table`, so
+both sides answer a configuration the same way and "the table's best" is defined.
+
+Not a test (tests/python/test_searchbench.py runs it on a tiny task). Results, figures and
+a markdown table go to --out (default bench/search/results/).
+
+usage: bench/search/bench.py [--seeds 30] [--workers 4,16] [--tasks mlp,cnn,synth4,synth8]
+                             [--methods ...] [--budget 100] [--jobs 2] [--out DIR]
+"""
+
+import argparse
+import concurrent.futures as cf
+import csv
+import gzip
+import heapq
+import io
+import json
+import math
+import os
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+START_DELAY = STOP_DELAY = 0.05  # tune simulate's defaults (docs/simulate.md)
+GRID = 201  # points of the regret curve over [0, budget]
+
+# (name, synthetic spec, rows) or (name, table path): the tasks, in the order reported.
+TASKS = [
+    {"name": "mlp", "space": "tasks/mlp.json", "table": "bench/tables/mlp.csv.gz"},
+    {"name": "cnn", "space": "tasks/cnn.json", "table": "bench/tables/cnn.csv.gz"},
+    {"name": "synth4", "space": "tasks/synth4.json", "rows": 1000,
+     "synthetic": "seed=4,noise=0.02,cross=0,diverge=0.05,iters=27"},
+    {"name": "synth8", "space": "tasks/synth8.json", "rows": 2000,
+     "synthetic": "seed=8,noise=0.05,cross=0.25,diverge=0.1,iters=27,time_spread=1"},
+]
+
+TUNE_METHODS = {
+    "random+ASHA": ({"type": "random"}, "asha"),
+    "TPE(optuna)+ASHA": ({"type": "tpe", "preset": "optuna"}, "asha"),
+    "TPE(bohb)+ASHA": ({"type": "tpe", "preset": "bohb"}, "asha"),
+    "TPE(optuna)+FIFO": ({"type": "tpe", "preset": "optuna"}, "fifo"),
+}
+OPTUNA_METHODS = {
+    "Optuna TPE+SH": {},
+    "Optuna mvTPE+SH": {"multivariate": True, "constant_liar": True},
+}
+METHODS = list(TUNE_METHODS) + list(OPTUNA_METHODS)
+BASELINE = "random+ASHA"
+PEER = "Optuna TPE+SH"
+
+
+# ---------------------------------------------------------------- the space and the table
+
+class Space:
+    """The task's space.json: its parameters (kinds tune and Optuna share), metric, mode and
+    ASHA settings."""
+
+    def __init__(self, path):
+        with open(path) as f:
+            self.raw = json.load(f)
+        self.metric = self.raw["metric"]
+        self.mode = self.raw.get("mode", "min")
+        sch = self.raw["scheduler"]
+        self.max_t = int(sch["max_t"])
+        self.grace = int(sch.get("grace_period", 1))
+        self.rf = int(sch.get("reduction_factor", 3))
+        self.params = []
+        for name, spec in self.raw["space"].items():
+            (kind, args), = spec.items()
+            if kind not in ("uniform", "loguniform", "randint", "choice"):
+                raise SystemExit(f"{path}: {name}: kind {kind} is not in the bench's harness "
+                                 "(uniform, loguniform, randint, choice)")
+            self.params.append((name, kind, args))
+
+    def unit(self, kind, args, v):
+        """search/unit.c's space_param_unit for the kinds above."""
+        if kind == "choice":
+            k = args.index(v)
+            return k / (len(args) - 1) if len(args) > 1 else 0.5
+        lo, hi = float(args[0]), float(args[1])
+        if kind == "randint":
+            hi -= 1
+        x = float(v)
+        if kind == "loguniform":
+            x, lo, hi = math.log(x), math.log(lo), math.log(hi)
+        return min(1.0, max(0.0, (x - lo) / (hi - lo))) if hi > lo else 0.5
+
+    def suggest(self, trial):
+        """An Optuna trial's configuration: each kind as Optuna models its counterpart."""
+        cfg = {}
+        for name, kind, args in self.params:
+            if kind == "uniform":
+                cfg[name] = trial.suggest_float(name, args[0], args[1])
+            elif kind == "loguniform":
+                cfg[name] = trial.suggest_float(name, args[0], args[1], log=True)
+            elif kind == "randint":
+                cfg[name] = trial.suggest_int(name, args[0], args[1] - 1)
+            else:
+                cfg[name] = trial.suggest_categorical(name, args)
+        return cfg
+
+
+def _value(text):
+    try:
+        return float(text)
+    except ValueError:
+        return {"true": True, "false": False}.get(text, text)
+
+
+class Table:
+    """A learning-curve table (docs/simulate.md's format) read for one space: per row its
+    configuration, seconds per iteration and metric per iteration, and the nearest-row rule."""
+
+    def __init__(self, path, space):
+        op = gzip.open if path.endswith(".gz") else open
+        with op(path, "rt", newline="") as f:
+            rows = list(csv.reader(f))
+        head, body = rows[0], rows[1:]
+        col = {c: i for i, c in enumerate(head)}
+        for name, _, _ in space.params:
+            if f"config/{name}" not in col:
+                raise SystemExit(f"{path}: no column config/{name} for parameter {name}")
+        if space.metric not in col:
+            raise SystemExit(f"{path}: no column {space.metric} (the space's metric)")
+        key_cols = [col["trial"]] if "trial" in col else [col[c] for c in head
+                                                          if c.startswith("config/")]
+        self.configs, self.times, self.values = [], [], []
+        last_key, total_prev = None, 0.0
+        for r in body:
+            key = tuple(r[i] for i in key_cols)
+            if key != last_key:
+                last_key, total_prev = key, 0.0
+                cfg = {}
+                for name, kind, args in space.params:
+                    v = _value(r[col[f"config/{name}"]])
+                    if kind == "choice":  # the table's text for the choice's value
+                        v = next((a for a in args if a == v or str(a) == str(v)), v)
+                    cfg[name] = v
+                self.configs.append(cfg)
+                self.times.append([])
+                self.values.append([])
+            if "time_this_iter_s" in col and r[col["time_this_iter_s"]] != "":
+                secs = float(r[col["time_this_iter_s"]])
+            else:
+                tot = float(r[col["time_total_s"]])
+                secs, total_prev = tot - total_prev, tot
+            self.times[-1].append(secs)
+            m = r[col[space.metric]]
+            self.values[-1].append(float(m) if m != "" else float("nan"))
+        sign = 1.0 if space.mode == "min" else -1.0
+        n = len(self.configs)
+        # each row's unit vector: numbers per numeric parameter, category index per choice
+        self.choice = [kind == "choice" for _, kind, _ in space.params]
+        self.u = np.array([[space.unit(k, a, c[nm]) for nm, k, a in space.params]
+                           for c in self.configs]).reshape(n, len(space.params))
+        self.space = space
+        self.max_t = space.max_t
+        full = []
+        for vals in self.values:
+            v = vals[self.max_t - 1] if len(vals) >= self.max_t else float("nan")
+            full.append(sign * v if v == v else float("inf"))
+        self.full = np.array(full)  # full-budget value per row, minimised, NaN -> +inf
+        self.best = float(self.full.min())
+        self.median = float(np.median(self.full))
+        self.sign = sign
+        self.t_full = float(np.mean([sum(t[:self.max_t]) for t in self.times]))
+        self.min_iter = float(min(t[0] for t in self.times))
+
+    def nearest(self, cfg):
+        """The row answering cfg: root mean square of per-parameter distances (choices 0 or
+        1), the first row on ties (np.argmin), as sim/table.c."""
+        sp = self.space
+        d = np.zeros(len(self.configs))
+        for j, (name, kind, args) in enumerate(sp.params):
+            uj = sp.unit(kind, args, cfg[name])
+            if self.choice[j]:
+                d += (np.abs(self.u[:, j] - uj) > 1e-12).astype(float)
+            else:
+                d += (self.u[:, j] - uj) ** 2
+        return int(np.argmin(d))
+
+    def regret(self, full_value):
+        """Normalised regret of a full-budget value (already minimised)."""
+        den = self.median - self.best
+        if not math.isfinite(full_value):
+            return 1.0
+        return min(1.0, max(0.0, (full_value - self.best) / den)) if den > 0 else 0.0
+
+
+def make_synthetic_table(task, space_path, tune, out_dir, rows=None):
+    """The synthetic family at `rows` configurations drawn by a FIFO run of tune simulate
+    (seed 2026), exported as a table: the task's fixed set of curves."""
+    path = os.path.join(out_dir, f"{task['name']}.csv.gz")
+    if os.path.exists(path):
+        return path
+    with open(space_path) as f:
+        sp = json.load(f)
+    sp.update({"name": f"gen-{task['name']}", "num_samples": rows or task["rows"],
+               "seed": 2026, "scheduler": {"type": "fifo"}, "max_concurrent": 64})
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "space.json"), "w") as f:
+            json.dump(sp, f)
+        _run([tune, "simulate", "space.json", "--synthetic", task["synthetic"],
+              "--workers", "64", "--db", "gen.db", "--quiet"], d)
+        p = _run([tune, "export", f"gen-{task['name']}-sim", "--table", "--db", "gen.db"], d)
+        tmp = path + ".tmp"
+        with gzip.open(tmp, "wt") as f:
+            f.write(p.stdout)
+        os.replace(tmp, path)
+    return path
+
+
+def _run(argv, cwd):
+    p = subprocess.run(argv, cwd=cwd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} (in {cwd}) failed:\n{p.stdout}{p.stderr}")
+    return p
+
+
+# ---------------------------------------------------------------- the runs
+
+def curve_from_events(table, events, budget):
+    """events: [(virtual time, full-budget value minimised)] in arrival order. Returns the
+    normalised regret of the incumbent at GRID points over [0, budget]."""
+    grid = np.linspace(0, budget, GRID)
+    out = np.ones(GRID)
+    best, k = float("inf"), 0
+    for i, t in enumerate(grid):
+        while k < len(events) and events[k][0] <= t:
+            best = min(best, events[k][1])
+            k += 1
+        out[i] = table.regret(best)
+    return out
+
+
+def run_tune(tune, task, table_path, table, method, seed, workers, budget, work):
+    search, sched = TUNE_METHODS[method]
+    with open(task["space_path"]) as f:
+        sp = json.load(f)
+    sp["name"] = "b"
+    sp["seed"] = seed
+    sp["search"] = search
+    if sched == "fifo":
+        sp["scheduler"] = {"type": "fifo"}
+    sp["max_concurrent"] = workers
+    sp["time_budget_s"] = budget
+    # enough trials that the budget, not num_samples, ends the run
+    sp["num_samples"] = int(budget * workers / (table.min_iter + START_DELAY)) + workers + 1
+    d = tempfile.mkdtemp(dir=work)
+    try:
+        with open(os.path.join(d, "space.json"), "w") as f:
+            json.dump(sp, f)
+        _run([tune, "simulate", "space.json", "--table", os.path.abspath(table_path),
+              "--workers", str(workers), "--db", "t.db", "--quiet"], d)
+        con = sqlite3.connect(os.path.join(d, "t.db"))
+        t0 = con.execute("SELECT created_at FROM experiments").fetchone()[0]
+        rows = con.execute(
+            "SELECT r.wall_time, r.metric FROM results r JOIN trials t ON t.id = r.trial_id "
+            "WHERE r.iteration = ? AND r.attempt = t.attempt ORDER BY r.wall_time, r.id",
+            (table.max_t,)).fetchall()
+        ntrials = con.execute("SELECT count(*) FROM trials WHERE started_at IS NOT NULL"
+                              ).fetchone()[0]
+        con.close()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    events = [(w - t0, table.sign * m if m is not None else float("inf")) for w, m in rows]
+    return events, ntrials
+
+
+class OptunaReplay:
+    """Optuna's sampler and SuccessiveHalvingPruner driven through ask/tell over a table on
+    a virtual clock with W workers, as sim/exec.c replays curves for tune: a trial starts
+    when a worker is free, its k-th result arrives start_delay + the seconds of iterations
+    1..k later, a pruned trial frees its worker stop_delay after the result that pruned it,
+    one that reached max_t frees it at once; events of equal time go in trial order; the
+    run ends at the budget. `trace` keeps (trial, start, end) for the test."""
+
+    def __init__(self, table, seed, workers, budget, sampler_kw):
+        import warnings
+        import optuna
+        optuna.logging.set_verbosity(optuna.logging.ERROR)
+        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+        self.optuna = optuna
+        self.table, self.workers, self.budget = table, workers, budget
+        sampler = optuna.samplers.TPESampler(seed=seed, **sampler_kw)
+        pruner = optuna.pruners.SuccessiveHalvingPruner(min_resource=table.space.grace,
+                                                        reduction_factor=table.space.rf)
+        self.study = optuna.create_study(
+            direction="minimize" if table.space.mode == "min" else "maximize",
+            sampler=sampler, pruner=pruner)
+        self.trace = []
+        self.events = []  # (time, full-budget value minimised)
+        self.results = []  # (time, trial, iteration)
+        self.rows = {}  # trial -> the table row that answered it
+        self.pruned = set()
+
+    def run(self):
+        tb, heap, run = self.table, [], {}
+        now, n = 0.0, 0
+
+        def launch():
+            nonlocal n
+            tr = self.study.ask()
+            row = tb.nearest(self.table.space.suggest(tr))
+            no = n
+            n += 1
+            run[no] = {"trial": tr, "row": row, "sent": 0, "start": now}
+            self.rows[no] = row
+            heapq.heappush(heap, (now + START_DELAY + tb.times[row][0], no, "result"))
+
+        for _ in range(self.workers):
+            launch()
+        while heap:
+            at, no, kind = heapq.heappop(heap)
+            if at > self.budget:
+                break
+            now = at
+            st = run[no]
+            if kind == "end":
+                self.trace.append((no, st["start"], now))
+                del run[no]
+                launch()
+                continue
+            row, k = st["row"], st["sent"] + 1
+            st["sent"] = k
+            v = tb.values[row][k - 1]
+            self.results.append((now, no, k))
+            tr = st["trial"]
+            tr.report(v, k)
+            if k >= len(tb.values[row]) or k >= tb.max_t:
+                if k == tb.max_t:
+                    self.events.append((now, tb.sign * v if v == v else float("inf")))
+                self.study.tell(tr, v)  # NaN: Optuna marks the trial failed
+                self.trace.append((no, st["start"], now))
+                del run[no]
+                launch()
+            elif tr.should_prune():
+                self.study.tell(tr, state=self.optuna.trial.TrialState.PRUNED)
+                self.pruned.add(no)
+                heapq.heappush(heap, (now + STOP_DELAY, no, "end"))
+            else:
+                heapq.heappush(heap, (now + tb.times[row][k], no, "result"))
+        for no, st in run.items():  # stopped by the budget
+            self.trace.append((no, st["start"], self.budget))
+        return self.events, n
+
+
+def job(args):
+    """One (task, W, method, seed) run; returns its regret curve and counts."""
+    task, method, seed, workers, budget, tune, work = args
+    table = load_table(task)
+    t0 = time.process_time()
+    c0 = os.times()
+    if method in TUNE_METHODS:
+        events, ntrials = run_tune(tune, task, task["table_path"], table, method, seed,
+                                   workers, budget, work)
+    else:
+        events, ntrials = OptunaReplay(table, seed, workers, budget,
+                                       OPTUNA_METHODS[method]).run()
+    c1 = os.times()
+    cpu = (time.process_time() - t0) + (c1.children_user - c0.children_user) + \
+        (c1.children_system - c0.children_system)
+    return {"task": task["name"], "method": method, "seed": seed, "workers": workers,
+            "regret": curve_from_events(table, events, budget).tolist(), "trials": ntrials,
+            "cpu_s": cpu}
+
+
+_tables = {}
+
+
+def load_table(task):
+    if task["name"] not in _tables:
+        _tables[task["name"]] = Table(task["table_path"], Space(task["space_path"]))
+    return _tables[task["name"]]
+
+
+# ---------------------------------------------------------------- statistics
+
+def bootstrap_ci(x, stat=np.mean, n=2000, seed=0):
+    """Percentile bootstrap 95 % interval of stat over the seeds."""
+    x = np.asarray(x, dtype=float)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(x), size=(n, len(x)))
+    vals = np.array([stat(x[i]) for i in idx])
+    # "lower"/"higher": no interpolation, which would make inf - inf a NaN
+    return (float(np.percentile(vals, 2.5, method="lower")),
+            float(np.percentile(vals, 97.5, method="higher")))
+
+
+def wilcoxon(x, y):
+    """Two-sided paired Wilcoxon signed-rank test: (p, median of x - y). Zero differences
+    are dropped (Wilcoxon's rule); scipy's exact or normal p when scipy is there, else the
+    normal approximation with the tie correction."""
+    d = np.asarray(x, float) - np.asarray(y, float)
+    med = float(np.median(d)) if len(d) else float("nan")
+    d = d[d != 0]
+    if len(d) == 0:
+        return 1.0, med
+    try:
+        from scipy.stats import wilcoxon as sw
+        return float(sw(d).pvalue), med
+    except ImportError:
+        pass
+    a = np.abs(d)
+    order = np.argsort(a, kind="stable")
+    ranks = np.empty(len(a))
+    sa = a[order]
+    i = 0
+    while i < len(sa):
+        j = i
+        while j + 1 < len(sa) and sa[j + 1] == sa[i]:
+            j += 1
+        ranks[order[i:j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    w = ranks[d > 0].sum()
+    n = len(d)
+    mu = n * (n + 1) / 4
+    _, counts = np.unique(sa, return_counts=True)
+    var = n * (n + 1) * (2 * n + 1) / 24 - (counts ** 3 - counts).sum() / 48
+    if var <= 0:
+        return 1.0, med
+    z = (w - mu) / math.sqrt(var)
+    return math.erfc(abs(z) / math.sqrt(2)), med
+
+
+def time_to(curve, target, budget):
+    """First grid time at which the regret is <= target (inf if never)."""
+    grid = np.linspace(0, budget, GRID)
+    hit = np.nonzero(np.asarray(curve) <= target + 1e-12)[0]
+    return float(grid[hit[0]]) if len(hit) else float("inf")
+
+
+def summarise(runs, tasks, workers_list, methods, budgets):
+    """Per (task, W, method): AUC, final regret, time-to-random's-final ratio, with
+    intervals; the Wilcoxon tests against the baseline and the peer."""
+    out = []
+    for task in tasks:
+        for w in workers_list:
+            budget = budgets[(task, w)]
+            by = {m: {r["seed"]: r for r in runs if r["task"] == task and r["workers"] == w
+                      and r["method"] == m} for m in methods}
+            seeds = sorted(set.intersection(*[set(v) for v in by.values()])) if by else []
+            if not seeds:
+                continue
+            rows = []
+            base = by.get(BASELINE)
+            for m in methods:
+                curves = np.array([by[m][s]["regret"] for s in seeds])
+                auc = curves.mean(axis=1)  # area under the curve over [0, budget], / budget
+                final = curves[:, -1]
+                row = {"task": task, "workers": w, "method": m, "seeds": len(seeds),
+                       "trials": float(np.median([by[m][s]["trials"] for s in seeds])),
+                       "cpu_s": float(np.mean([by[m][s]["cpu_s"] for s in seeds])),
+                       "auc": float(auc.mean()), "auc_ci": bootstrap_ci(auc),
+                       "final": float(final.mean()), "final_ci": bootstrap_ci(final),
+                       "auc_per_seed": auc.tolist()}
+                if base:
+                    ratios = []
+                    for s in seeds:
+                        target = base[s]["regret"][-1]
+                        if target >= 1:  # random+ASHA found nothing: no time to compare
+                            continue
+                        tb = time_to(base[s]["regret"], target, budget)
+                        tm = time_to(by[m][s]["regret"], target, budget)
+                        ratios.append(tm / tb)
+                    if ratios:
+                        row["ratio"] = float(np.median(ratios))
+                        row["ratio_ci"] = bootstrap_ci(ratios, stat=np.median)
+                        row["reached"] = int(sum(math.isfinite(r) for r in ratios))
+                        row["ratio_seeds"] = len(ratios)
+                for ref in (BASELINE, PEER):
+                    if ref in by and ref != m:
+                        rauc = np.array([by[ref][s]["regret"] for s in seeds]).mean(axis=1)
+                        p, med = wilcoxon(auc, rauc)
+                        d = auc - rauc
+                        row[f"vs {ref}"] = {"p": p, "median_diff": med,
+                                            "mean_diff": float(d.mean()),
+                                            "mean_diff_ci": bootstrap_ci(d),
+                                            "wins": int((d < 0).sum()),
+                                            "losses": int((d > 0).sum())}
+                rows.append(row)
+            out.append({"task": task, "workers": w, "budget": budget, "seeds": seeds,
+                        "rows": rows, "curves": {m: np.array(
+                            [by[m][s]["regret"] for s in seeds]).tolist() for m in methods}})
+    return out
+
+
+# ---------------------------------------------------------------- output
+
+COLORS = {"random+ASHA": "#777777", "TPE(optuna)+ASHA": "#d62728", "TPE(bohb)+ASHA": "#ff7f0e",
+          "TPE(optuna)+FIFO": "#9467bd", "Optuna TPE+SH": "#1f77b4",
+          "Optuna mvTPE+SH": "#17becf"}
+
+
+def figure(task, cells, tfull, path):
+    """Regret against virtual time, one panel per W: per method a line (the mean over
+    seeds) and a band (the bootstrap 95 % interval of that mean, pointwise)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(cells), figsize=(6 * len(cells), 4.2), squeeze=False)
+    for ax, cell in zip(axes[0], cells):
+        grid = np.linspace(0, cell["budget"], GRID) / tfull
+        for m, cs in cell["curves"].items():
+            c = np.array(cs)
+            mean = c.mean(axis=0)
+            idx = np.random.default_rng(0).integers(0, len(c), size=(1000, len(c)))
+            boot = c[idx].mean(axis=1)
+            lo, hi = np.percentile(boot, 2.5, axis=0), np.percentile(boot, 97.5, axis=0)
+            ax.plot(grid, mean, label=m, color=COLORS.get(m), lw=1.6)
+            ax.fill_between(grid, lo, hi, color=COLORS.get(m), alpha=0.12, lw=0)
+        ax.set_yscale("symlog", linthresh=0.01)
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel("virtual time (full-budget trainings)")
+        ax.set_ylabel("normalised regret of the incumbent (mean, 95 % CI)")
+        ax.set_title(f"{task}, W = {cell['workers']}, {len(cell['seeds'])} seeds")
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def fmt_ci(v, ci, digits=3):
+    return f"{v:.{digits}f} [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def fmt_ratio(r):
+    if "ratio" not in r:
+        return ""
+    f = lambda v: "inf" if not math.isfinite(v) else f"{v:.2f}"
+    return f"{f(r['ratio'])} [{f(r['ratio_ci'][0])}, {f(r['ratio_ci'][1])}] ({r['reached']}/{r['ratio_seeds']})"
+
+
+def markdown(summary, meta):
+    L = [f"# Search benchmark results", "",
+         f"Written by `bench/search/bench.py` on {meta['date']} ({meta['command']}).", "",
+         f"Budget {meta['budget']:g} full-budget trainings of worker time per run "
+         f"(virtual wall time = budget x T_full / W); seeds {meta['seeds_text']}; "
+         f"the same seeds for every method. Normalised regret: (incumbent's full-budget value "
+         f"- table best) / (table median - table best), capped at 1. AUC: mean normalised "
+         f"regret over [0, budget]. Intervals: bootstrap 95 % over seeds. Time ratio: per "
+         f"seed, the time to reach random+ASHA's final regret of that seed over "
+         f"random+ASHA's own time; median over seeds (reached/seeds: seeds where it got "
+         f"there within the budget). p: two-sided paired Wilcoxon signed-rank on AUC.", ""]
+    for t in meta["tasks"]:
+        L.append(f"- `{t['name']}`: {t['desc']}")
+    L.append("")
+    if summary:
+        methods = [r["method"] for r in summary[0]["rows"]]
+        for title, key, digits in (("mean AUC of the normalised regret", "auc", 3),
+                                   ("mean final normalised regret", "final", 3),
+                                   ("median time to random+ASHA's final regret, over "
+                                    "random+ASHA's", "ratio", 2)):
+            L += [f"## Summary: {title} (lower is better; best in bold)", "",
+                  "| task | W | " + " | ".join(methods) + " |",
+                  "|---|---:|" + "---:|" * len(methods)]
+            for cell in summary:
+                vals = [r.get(key, float("nan")) for r in cell["rows"]]
+                fin = [v for v in vals if math.isfinite(v)]
+                best = min(fin) if fin else None
+                txt = [("inf" if v == float("inf") else "" if v != v else
+                        f"**{v:.{digits}f}**" if v == best and key != "ratio" or
+                        key == "ratio" and v == best and r["method"] != BASELINE else
+                        f"{v:.{digits}f}") for v, r in zip(vals, cell["rows"])]
+                L.append(f"| {cell['task']} | {cell['workers']} | " + " | ".join(txt) + " |")
+            L.append("")
+    for cell in summary:
+        L += [f"## {cell['task']}, W = {cell['workers']}", "",
+              "| method | trials | AUC | final regret | time to random's final (ratio) | "
+              f"AUC vs {PEER}: wins-losses, p | AUC vs {BASELINE}: wins-losses, p | CPU s/run |",
+              "|---|---:|---|---|---|---|---|---:|"]
+        for r in cell["rows"]:
+            vp = r.get(f"vs {PEER}")
+            vb = r.get(f"vs {BASELINE}")
+            cmp = lambda v: f"{v['wins']}-{v['losses']}, p={v['p']:.2g}" if v else ""
+            L.append(f"| {r['method']} | {r['trials']:.0f} | {fmt_ci(r['auc'], r['auc_ci'])} | "
+                     f"{fmt_ci(r['final'], r['final_ci'])} | {fmt_ratio(r)} | {cmp(vp)} | "
+                     f"{cmp(vb)} | {r['cpu_s']:.1f} |")
+        L.append("")
+    return "\n".join(L) + "\n"
+
+
+def targets(summary):
+    """The issue's targets, per cell: TPE+ASHA's time ratio <= 0.7, and AUC below Optuna
+    TPE+SH's at W = 16."""
+    L = []
+    for cell in summary:
+        for r in cell["rows"]:
+            if not r["method"].endswith("+ASHA") or not r["method"].startswith("TPE"):
+                continue
+            ok1 = r.get("ratio", float("inf")) <= 0.7
+            L.append(f"{cell['task']} W={cell['workers']} {r['method']}: time ratio "
+                     f"{r.get('ratio', float('nan')):.2f} -> {'met' if ok1 else 'NOT met'}")
+            vp = r.get(f"vs {PEER}")
+            if cell["workers"] == 16 and vp:
+                better = vp["mean_diff"] < 0
+                sig = vp["p"] < 0.05
+                L.append(f"{cell['task']} W=16 {r['method']} AUC vs {PEER}: mean diff "
+                         f"{vp['mean_diff']:+.4f}, p={vp['p']:.2g} -> "
+                         f"{'better' if better else 'NOT better'}"
+                         f"{' (significant)' if better and sig else ''}")
+    return L
+
+
+# ---------------------------------------------------------------- main
+
+def _ranges(xs):
+    """[1, 2, 3, 5] -> "1-3, 5"."""
+    out, xs = [], sorted(xs)
+    i = 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        out.append(str(xs[i]) if i == j else f"{xs[i]}-{xs[j]}")
+        i = j + 1
+    return ", ".join(out) or "none"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tune", default=os.path.join(ROOT, "build", "bin", "tune"))
+    ap.add_argument("--seeds", type=int, default=30, help="seeds 1..N (default 30)")
+    ap.add_argument("--workers", default="4,16")
+    ap.add_argument("--tasks", default=",".join(t["name"] for t in TASKS))
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--budget", type=float, default=100,
+                    help="full-budget trainings of worker time per run (default 100)")
+    ap.add_argument("--jobs", type=int, default=2, help="runs at once (default 2)")
+    ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    ap.add_argument("--work", default=None, help="cache of finished runs and generated "
+                    "tables (default OUT/.work); a rerun skips the runs it holds")
+    ap.add_argument("--synthetic-rows", type=int, default=None,
+                    help="rows of each synthetic table (default: the task's)")
+    ap.add_argument("--space-dir", default=HERE, help="where tasks/*.json are")
+    ap.add_argument("--no-figures", action="store_true")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="run nothing: summarise the runs in the cache, over the seeds that "
+                    "every (task, W, method) has")
+    ap.add_argument("--estimate", action="store_true",
+                    help="run one seed of each (task, W, method), print the CPU each took and "
+                    "the estimated total for --seeds, and stop")
+    a = ap.parse_args(argv)
+    if not os.access(a.tune, os.X_OK):
+        raise SystemExit(f"bench: {a.tune} is not an executable tune (build it: cmake --build "
+                         "build, or pass --tune PATH)")
+    try:
+        import optuna  # noqa: F401
+    except ImportError:
+        raise SystemExit("bench: Optuna is not importable under this python (apt-get install "
+                         "python3-optuna, and run with /usr/bin/python3)")
+    workers = [int(w) for w in a.workers.split(",")]
+    methods = [m for m in a.methods.split(",") if m]
+    for m in methods:
+        if m not in METHODS:
+            raise SystemExit(f"bench: unknown method {m!r} (methods: {', '.join(METHODS)})")
+    os.makedirs(a.out, exist_ok=True)
+    work = a.work or os.path.join(a.out, ".work")
+    os.makedirs(work, exist_ok=True)
+    names = [t for t in a.tasks.split(",") if t]
+    known = {t["name"]: t for t in TASKS}
+    tasks = []
+    for nm in names:
+        if nm not in known:
+            raise SystemExit(f"bench: unknown task {nm!r} (tasks: {', '.join(known)})")
+        t = dict(known[nm])
+        t["space_path"] = os.path.join(a.space_dir, t["space"])
+        if "table" in t:
+            t["table_path"] = os.path.join(ROOT, t["table"])
+            if not os.path.exists(t["table_path"]):
+                print(f"bench: skipping task {nm}: {t['table']} does not exist yet",
+                      file=sys.stderr)
+                continue
+        else:
+            t["table_path"] = make_synthetic_table(t, t["space_path"], a.tune, work,
+                                                   a.synthetic_rows)
+        tb = load_table(t)
+        t["desc"] = (f"{'table ' + t['table'] if 'table' in t else 'synthetic family ' + t['synthetic'] + ' at ' + str(len(tb.configs)) + ' configurations'}"
+                     f", {len(tb.configs)} rows, {len(tb.space.params)} parameters, ASHA "
+                     f"max_t {tb.max_t} grace {tb.space.grace} rf {tb.space.rf}, metric "
+                     f"{tb.space.metric} ({tb.space.mode}), T_full {tb.t_full:.3g} s, best "
+                     f"{tb.sign * tb.best:.4g}, median {tb.sign * tb.median:.4g}")
+        t["t_full"] = tb.t_full
+        tasks.append(t)
+    budgets = {(t["name"], w): a.budget * t["t_full"] / w for t in tasks for w in workers}
+    seeds = [1] if a.estimate else list(range(1, a.seeds + 1))
+    todo, runs = [], []
+    # seed-major, so that a run cut short holds whole seeds of every cell
+    for s in seeds:
+        for t in tasks:
+            for w in workers:
+                for m in methods:
+                    key = f"{t['name']}-W{w}-{m}-{s}-b{a.budget:g}".replace("+", "_").replace(
+                        "(", "_").replace(")", "").replace(" ", "_")
+                    cache = os.path.join(work, key + ".json")
+                    if os.path.exists(cache):
+                        with open(cache) as f:
+                            runs.append(json.load(f))
+                    elif not a.cached_only:
+                        todo.append((cache, (t, m, s, w, budgets[(t["name"], w)], a.tune, work)))
+    print(f"bench: {len(todo)} runs to do, {len(runs)} cached", file=sys.stderr)
+    t0 = time.time()
+    with cf.ProcessPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+        futs = {ex.submit(job, args): cache for cache, args in todo}
+        for i, fu in enumerate(cf.as_completed(futs)):
+            r = fu.result()
+            with open(futs[fu] + ".tmp", "w") as f:
+                json.dump(r, f)
+            os.replace(futs[fu] + ".tmp", futs[fu])
+            runs.append(r)
+            print(f"bench: [{i + 1}/{len(todo)}] {r['task']} W={r['workers']} {r['method']} "
+                  f"seed {r['seed']}: {r['trials']} trials, final regret {r['regret'][-1]:.4f}, "
+                  f"{r['cpu_s']:.1f} CPU s ({time.time() - t0:.0f} s)", file=sys.stderr)
+    if a.estimate:
+        tot = sum(r["cpu_s"] for r in runs if r["seed"] == 1)
+        for r in sorted(runs, key=lambda r: (r["task"], r["workers"], r["method"])):
+            print(f"{r['task']:8} W={r['workers']:<3} {r['method']:18} {r['cpu_s']:7.1f} CPU s "
+                  f"{r['trials']:6} trials")
+        print(f"one seed of everything: {tot:.0f} CPU s; {a.seeds} seeds: about "
+              f"{tot * a.seeds / 3600:.1f} CPU hours ({tot * a.seeds / 3600 / max(1, a.jobs):.1f} "
+              f"h of wall time at {a.jobs} jobs on idle cores)")
+        return 0
+    if a.cached_only:
+        cells = {(t["name"], w, m) for t in tasks for w in workers for m in methods}
+        have = {}
+        for r in runs:
+            have.setdefault(r["seed"], set()).add((r["task"], r["workers"], r["method"]))
+        whole = sorted(s for s, c in have.items() if c >= cells)
+        runs = [r for r in runs if r["seed"] in whole]
+        seeds_done = whole
+    else:
+        seeds_done = seeds
+    names = [t["name"] for t in tasks]
+    summary = summarise(runs, names, workers, methods, budgets)
+    meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "command": "bench/search/bench.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+            "budget": a.budget, "tasks": tasks,
+            "seeds_text": _ranges(seeds_done) + f" ({len(seeds_done)} seeds)"}
+    with open(os.path.join(a.out, "results.md"), "w") as f:
+        f.write(markdown(summary, meta))
+        f.write("\n## Targets\n\n" + "\n".join(f"- {x}" for x in targets(summary)) + "\n")
+    slim = [{k: v for k, v in c.items() if k != "curves"} for c in summary]
+    with open(os.path.join(a.out, "results.json"), "w") as f:
+        json.dump({"meta": {k: v for k, v in meta.items() if k != "tasks"},
+                   "tasks": [{k: t[k] for k in ("name", "desc", "t_full")} for t in tasks],
+                   "cells": slim}, f, indent=1)
+    if not a.no_figures:
+        for t in tasks:
+            cells = [c for c in summary if c["task"] == t["name"]]
+            if cells:
+                figure(t["name"], cells, t["t_full"], os.path.join(a.out, f"{t['name']}.png"))
+    print(f"bench: results in {a.out}/results.md", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
