@@ -1,0 +1,13 @@
+#!/bin/bash
+# bench/pbt/timed.sh LOG COMMAND...: runs COMMAND and appends "start end exit" (epoch
+# seconds) to LOG, so that run.sh can sum the trial-seconds of every attempt, the ones PBT
+# stops for an exploit included. tune signals the trial's process group: the trap defers
+# bash's own SIGTERM until the trainer has exited, so the end is still written.
+log=$1
+shift
+t0=$(date +%s.%N)
+trap 'echo "$t0 $(date +%s.%N) term" >>"$log"; exit 143' TERM INT
+"$@"
+rc=$?
+echo "$t0 $(date +%s.%N) $rc" >>"$log"
+exit $rc
