@@ -9,7 +9,7 @@ Per pair of arms (pbt against each other arm): the difference seed by seed (the 
 draws the same 8 starting configurations in every arm), its mean with a bootstrap
 interval, the sign count (better / tied / worse) and the two-sided Wilcoxon signed-rank
 p-value (scipy's, zeros dropped; exact for small samples without ties). Only seeds every
-compared arm finished are used. Not for: running anything (run.sh does).
+arm finished are used. Not for: running anything (run.sh does).
 
   analyse.py RUNS.tsv [EPOCHS]
 """
@@ -71,8 +71,18 @@ def main():
     epochs = int(sys.argv[2]) if len(sys.argv) > 2 else None
     by = defaultdict(dict)  # arm -> seed -> row
     for r in rows:
+        if float(r["trial_s"]) < 0:  # a torn line of timed.sh's log (fixed since): unknown
+            print(f"{r['arm']} seed {r['seed']}: trial-seconds unknown ({r['trial_s']})")
+            r["trial_s"] = "nan"
         by[r["arm"]][r["seed"]] = r
     arms = list(dict.fromkeys(r["arm"] for r in rows))
+    # only the seeds every arm finished, so that the arms are compared on the same seeds
+    common = set.intersection(*(set(by[a]) for a in arms))
+    for a in arms:
+        left = sorted(set(by[a]) - common, key=int)
+        if left:
+            print(f"{a}: seeds {' '.join(left)} left out (not every arm finished them)")
+        by[a] = {s: r for s, r in by[a].items() if s in common}
     rng = random.Random(12)
     print(f"\nper arm: mean [bootstrap 95% interval] over seeds")
     print("| metric | " + " | ".join(f"{a} (n={len(by[a])})" for a in arms) + " |")

@@ -137,7 +137,8 @@ for s in $SEEDS; do
         exploits=$(q "SELECT count(*) FROM lineage")
         final_ex=$(q "SELECT count(*) FROM lineage WHERE donor_iteration >= $EPOCHS")
         epochs=$(cat "$W"/run/tune_results/"$arm"/trial_*/stdout.log | grep -c '"training_iteration"' || true)
-        trial_s=$(awk '{ s += $2 - $1 } END { printf "%.2f", s }' "$W/run/times")
+        trial_s=$(awk '$1 ~ /^[0-9.]+$/ && $2 ~ /^[0-9.]+$/ { s += $2 - $1 } END { printf "%.2f", s }' \
+            "$W/run/times")
         held=$(heldout "$ck" "$best_final")
         printf '%s\t%s\t%s\t%s\t%.6f\t%s\t%s\t%.2f\t%s\t%s\t%s\t%s\n' "$arm" "$s" "$best_final" \
             "$best_any" "$mean_final" "$held" "$trial_s" "$(awk -v u="$usr" -v s="$sys" 'BEGIN { print u + s }')" "$wall" \
