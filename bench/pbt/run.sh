@@ -68,7 +68,7 @@ space() {
     pbt) sched="{\"type\": \"pbt\", \"time_attr\": \"training_iteration\",
       \"perturbation_interval\": $INTERVAL, \"quantile_fraction\": 0.25,
       \"resample_probability\": 0.25, \"perturbation_factors\": [1.2, 0.8],
-      \"keep_checkpoints\": 2}" ;;
+      \"keep_checkpoints\": 2, \"max_t\": $EPOCHS}" ;;
     fifo) sched='{"type": "fifo"}' ;;
     fifo_cos) sched='{"type": "fifo"}' schedule=cosine ;;
     *) echo "run.sh: unknown arm $arm (pbt, fifo, fifo_cos)" >&2; exit 2 ;;
