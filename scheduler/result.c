@@ -209,7 +209,10 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     d.action = SCHED_CONTINUE;
     d.yield = 0;
     d.donor = -1;
-    if (!isnan(tv)) { /* without its time the policy cannot place the result */
+    /* A run ended for a mistake in space.json (a metric or time_attr no trial reports):
+     * results still arriving are recorded but not judged, since the missing value (NaN)
+     * would stop a trial early that must stay PAUSED, resumable once the name is fixed. */
+    if (!isnan(tv) && L->ended_by != SCHED_END_NO_METRIC) {
         sched_on_result(L->policy, t->no, tv, m, &d);
         /* The searcher learns from every recorded result, in arrival order, as a resume
          * replays them (life.c, on_stored_result). */
