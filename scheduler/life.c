@@ -712,6 +712,14 @@ struct resume_ctx {
     size_t nby;
 };
 
+/* The trial whose store row is `id`, or NULL (a row of no trial of this space). */
+static struct sched__trial *resume_trial(const struct resume_ctx *c, int64_t id)
+{
+    struct id_index key = {id, 0};
+    struct id_index *hit = bsearch(&key, c->by_id, c->nby, sizeof key, cmp_id);
+    return hit ? &c->L->t[hit->idx] : NULL;
+}
+
 static sched_trial_status_t status_from(const char *s)
 {
     for (int k = 0; k < SCHED_TRIAL_NSTATUS; k++)
@@ -755,10 +763,8 @@ static int on_stored_trial(void *ud, const store_trial_row_t *r)
 static int on_stored_result(void *ud, const store_result_row_t *r)
 {
     struct resume_ctx *c = ud;
-    struct id_index key = {r->trial_id, 0};
-    struct id_index *hit = bsearch(&key, c->by_id, c->nby, sizeof key, cmp_id);
-    if (!hit) return 0;
-    struct sched__trial *t = &c->L->t[hit->idx];
+    struct sched__trial *t = resume_trial(c, r->trial_id);
+    if (!t) return 0;
     if (!isnan(r->time_value)) {
         sched_decision_t d;
         sched_on_result(c->L->policy, t->no, r->time_value, r->metric, &d);
@@ -794,10 +800,8 @@ static int on_stored_stop(void *ud, int ncol, const char *const *names, const ch
     (void)types;
     struct resume_ctx *c = ud;
     if (ncol < 1 || !values[0]) return 0;
-    struct id_index key = {strtoll(values[0], NULL, 10), 0};
-    struct id_index *hit = bsearch(&key, c->by_id, c->nby, sizeof key, cmp_id);
-    if (hit && c->L->t[hit->idx].stop == SCHED__STOP_NONE)
-        c->L->t[hit->idx].stop = SCHED__STOP_COMPLETE;
+    struct sched__trial *t = resume_trial(c, strtoll(values[0], NULL, 10));
+    if (t && t->stop == SCHED__STOP_NONE) t->stop = SCHED__STOP_COMPLETE;
     return 0;
 }
 
@@ -810,10 +814,8 @@ static int on_stored_checkpoint(void *ud, int ncol, const char *const *names,
     (void)types;
     struct resume_ctx *c = ud;
     if (ncol < 4 || !values[0] || !values[1] || !values[1][0]) return 0;
-    struct id_index key = {strtoll(values[0], NULL, 10), 0};
-    struct id_index *hit = bsearch(&key, c->by_id, c->nby, sizeof key, cmp_id);
-    if (!hit) return 0;
-    struct sched__trial *t = &c->L->t[hit->idx];
+    struct sched__trial *t = resume_trial(c, strtoll(values[0], NULL, 10));
+    if (!t) return 0;
     char buf[8400];
     if (values[1][0] == '/')
         snprintf(buf, sizeof buf, "%s", values[1]);
@@ -835,10 +837,8 @@ static int on_pending_exploit(void *ud, int ncol, const char *const *names,
     (void)types;
     struct resume_ctx *c = ud;
     if (ncol < 6 || !values[0] || !values[1] || !values[2]) return 0;
-    struct id_index key = {strtoll(values[0], NULL, 10), 0};
-    struct id_index *hit = bsearch(&key, c->by_id, c->nby, sizeof key, cmp_id);
-    if (!hit) return 0;
-    struct sched__trial *t = &c->L->t[hit->idx];
+    struct sched__trial *t = resume_trial(c, strtoll(values[0], NULL, 10));
+    if (!t) return 0;
     free(t->exploit_src);
     free(t->exploit_dst);
     t->exploit_src = strdup(values[2]);
