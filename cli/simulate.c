@@ -392,6 +392,9 @@ int cli_cmd_simulate(int argc, char **argv)
                           .report_every_s = 0,
                           .report = on_sim_report,
                           .report_ud = &view,
+                          /* more rows than any terminal shows: a report of a million
+                           * trials then costs no memory per trial */
+                          .report_trials = 500,
                           .wake_fd = -1,
                           /* every second of real time: each commit rewrites the hot
                            * pages of the trials table and its indexes into the WAL, and

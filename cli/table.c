@@ -58,40 +58,10 @@ static void fmt_cfg_value(const cJSON *v, char *out, size_t n)
     }
 }
 
-/* Display order: running first, then failures (people want to see them), then
- * finished by metric, then pending. Stable within a group by trial number. */
-static int group_of(const sched_trial_view_t *v)
-{
-    switch (v->status) {
-    case SCHED_TRIAL_RUNNING:
-        return 0;
-    case SCHED_TRIAL_ERROR:
-        return 1;
-    case SCHED_TRIAL_PAUSED:
-        return 2;
-    case SCHED_TRIAL_TERMINATED:
-        return 3;
-    default:
-        return 4;
-    }
-}
-
 static int cmp_view(const void *a, const void *b, void *ctx)
 {
-    int mode_max = *(const int *)ctx;
-    const sched_trial_view_t *x = *(const sched_trial_view_t *const *)a;
-    const sched_trial_view_t *y = *(const sched_trial_view_t *const *)b;
-    int gx = group_of(x), gy = group_of(y);
-    if (gx != gy) return gx - gy;
-    if (gx == 3) {
-        double mx = x->last_metric, my = y->last_metric;
-        if (!isnan(mx) || !isnan(my)) {
-            if (isnan(mx)) return 1;
-            if (isnan(my)) return -1;
-            if (mx != my) return (mode_max ? mx < my : mx > my) ? 1 : -1;
-        }
-    }
-    return x->trial_no < y->trial_no ? -1 : x->trial_no > y->trial_no;
+    return sched_view_order(*(const sched_trial_view_t *const *)a,
+                            *(const sched_trial_view_t *const *)b, *(const int *)ctx);
 }
 
 static void clip_line(struct buf *b, size_t start, int cols)
@@ -124,6 +94,7 @@ void cli_fmt_num(double v, char *out, size_t n)
 
 char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
 {
+    size_t total = s->total_trials > s->ntrials ? s->total_trials : s->ntrials;
     struct buf b = {0};
     time_t now = time(NULL);
     struct tm tm;
@@ -176,7 +147,7 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
     clip_line(&b, start, o->cols);
     start = b.len;
     bput(&b, "Trials: %zu total: %zu RUNNING, %zu PENDING, %zu TERMINATED (%zu early-stopped)",
-         s->ntrials, s->counts[SCHED_TRIAL_RUNNING], s->counts[SCHED_TRIAL_PENDING],
+         total, s->counts[SCHED_TRIAL_RUNNING], s->counts[SCHED_TRIAL_PENDING],
          s->counts[SCHED_TRIAL_TERMINATED], s->early_stopped);
     if (s->counts[SCHED_TRIAL_PAUSED]) bput(&b, ", %zu PAUSED", s->counts[SCHED_TRIAL_PAUSED]);
     bput(&b, ", %zu ERROR", s->counts[SCHED_TRIAL_ERROR]);
@@ -197,11 +168,12 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
     qsort_r(order, s->ntrials, sizeof *order, cmp_view, &mode_max);
 
     size_t header_lines = 6 + (s->nrungs ? 1 : 0);
-    size_t room = s->ntrials;
+    size_t room = total;
     if (o->rows > 0) {
         size_t avail = (size_t)o->rows > header_lines + 2 ? (size_t)o->rows - header_lines - 2 : 1;
         if (room > avail) room = avail > 1 ? avail - 1 : 1;
     }
+    if (room > s->ntrials) room = s->ntrials;
     /* Columns: trial, status, slice, [job/node], parameters, iter, [time_attr], time,
      * metric, best, the reporter's metric_columns. When the terminal is narrower than
      * that, parameter columns are narrowed, then dropped from the right, then the slice
@@ -355,12 +327,21 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
             clip_line(&b, start, o->cols);
         }
     }
-    if (room < s->ntrials) {
+    if (room < total) {
+        /* the trials not shown: those of the snapshot past the room, and those the
+         * snapshot left out (report_trials), by status */
         size_t more[SCHED_TRIAL_NSTATUS] = {0};
         for (size_t r = room; r < s->ntrials; r++)
             more[order[r]->status]++;
+        if (total > s->ntrials) {
+            size_t given[SCHED_TRIAL_NSTATUS] = {0};
+            for (size_t r = 0; r < s->ntrials; r++)
+                given[s->trials[r].status]++;
+            for (int k = 0; k < SCHED_TRIAL_NSTATUS; k++)
+                more[k] += s->counts[k] > given[k] ? s->counts[k] - given[k] : 0;
+        }
         start = b.len;
-        bput(&b, "... and %zu more trials (", s->ntrials - room);
+        bput(&b, "... and %zu more trials (", total - room);
         int first = 1;
         for (int k = 0; k < SCHED_TRIAL_NSTATUS; k++)
             if (more[k]) {

@@ -28,6 +28,7 @@ static void finish_error(struct sched_loop *L, struct sched__trial *t, const cha
     sched__update_row(L, t, &u);
     sched_on_trial_complete(L->policy, t->no);
     sched__searcher_end(L, t);
+    sched__retire(L, t);
 }
 
 void sched__searcher_end(struct sched_loop *L, const struct sched__trial *t)
@@ -146,21 +147,22 @@ static int copy_tree(const char *src, const char *dst)
  * (the simulator's "iteration:N" is handed on as it is). */
 static void prepare_exploit(struct sched__trial *t)
 {
-    if (!t->exploit_src) return;
-    free(t->resume_from);
-    t->resume_from = NULL;
+    if (!t->x->exploit_src) return;
+    free(t->x->resume_from);
+    t->x->resume_from = NULL;
     struct stat st;
     /* the copy was made at the exploit (sched__exploit); made now after a resume that
      * found none */
-    if (t->exploit_dst && (stat(t->exploit_dst, &st) == 0 ||
-                           (stat(t->exploit_src, &st) == 0 && make_parents(t->exploit_dst) == 0 &&
-                            copy_tree(t->exploit_src, t->exploit_dst) == 0))) {
-        t->resume_from = strdup(t->exploit_dst);
+    if (t->x->exploit_dst &&
+        (stat(t->x->exploit_dst, &st) == 0 ||
+         (stat(t->x->exploit_src, &st) == 0 && make_parents(t->x->exploit_dst) == 0 &&
+          copy_tree(t->x->exploit_src, t->x->exploit_dst) == 0))) {
+        t->x->resume_from = strdup(t->x->exploit_dst);
         return;
     }
     /* No copy could be made (or the checkpoint is the simulator's "iteration:N"): the
      * donor's own, which stays pinned until the new attempt has restored from it. */
-    t->resume_from = strdup(t->exploit_src);
+    t->x->resume_from = strdup(t->x->exploit_src);
 }
 
 int sched__launch(struct sched_loop *L, struct sched__trial *t)
@@ -170,14 +172,23 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
     if (sched_pool_acquire(L->o->pool, set->gpus_per_trial, set->cpus_per_trial, &slice) != 0)
         return 0;
     char err[512], dir[4096], devs[512];
-    if (!t->config && choose_config(L, t, err, sizeof err) != 0) {
+    if (sched__live(L, t) != 0) {
+        sched_pool_release(L->o->pool, &slice);
+        sched__fail(L, "cannot launch a trial", "out of memory");
+        return 0;
+    }
+    int crc = 0;
+    if (!t->config)
+        crc = L->resample ? space_sample(L->o->space, (size_t)t->no, &t->config, err, sizeof err)
+                          : choose_config(L, t, err, sizeof err);
+    if (crc != 0) {
         sched_pool_release(L->o->pool, &slice);
         sched__fail(L, "cannot choose a trial's configuration", err);
         return 0;
     }
     snprintf(dir, sizeof dir, "%s/%s", L->o->results_dir, t->name);
-    free(t->dir);
-    t->dir = strdup(dir);
+    free(t->x->dir);
+    t->x->dir = strdup(dir);
     prepare_exploit(t);
     sched_slice_devices(L->o->pool, &slice, devs, sizeof devs);
     sched_start_t s = {.experiment = set->name,
@@ -189,7 +200,7 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
                        .devices = devs,
                        .gpus = slice.ngpus * (slice.share_ppm / 1e6),
                        .cpus = slice.cpus,
-                       .resume_from = t->resume_from};
+                       .resume_from = t->x->resume_from};
     sched_started_t st = {0, "", ""};
     const sched_exec_t *x = L->o->exec;
     if (x->ops->start(x->self, &s, &st, err, sizeof err) != 0) {
@@ -197,26 +208,28 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
         finish_error(L, t, err);
         return 1;
     }
-    t->started = 1;
+    t->x->started = 1;
     t->gen++;
-    t->run_pos = L->running;
+    t->x->run_pos = L->running;
     L->run[L->running] = (size_t)(t - L->t);
-    t->slice = slice;
-    t->has_slice = 1;
+    t->x->slice = slice;
+    t->x->has_slice = 1;
     t->status = SCHED_TRIAL_RUNNING;
-    t->killed = 0;
-    t->started_at = t->last_result_at = sched__now(L);
-    t->first_result_at = 0;
-    t->term_sent = 0;
-    free(t->named_ckpt);
-    t->named_ckpt = NULL;
-    snprintf(t->exec_id, sizeof t->exec_id, "%s", st.exec_id ? st.exec_id : "");
-    snprintf(t->node, sizeof t->node, "%s", st.node ? st.node : "");
-    sched_slice_format(L->o->pool, &slice, t->slice_str, sizeof t->slice_str);
+    t->x->killed = 0;
+    t->x->started_at = t->x->last_result_at = sched__now(L);
+    t->x->first_result_at = 0;
+    t->x->term_sent = 0;
+    free(t->x->named_ckpt);
+    t->x->named_ckpt = NULL;
+    snprintf(t->x->exec_id, sizeof t->x->exec_id, "%s", st.exec_id ? st.exec_id : "");
+    snprintf(t->x->node, sizeof t->x->node, "%s", st.node ? st.node : "");
+    char slice_txt[64];
+    sched_slice_format(L->o->pool, &slice, slice_txt, sizeof slice_txt);
+    t->slice_str = sched__intern(L, slice_txt);
     L->running++;
     if (set->trial_time_limit_s > 0)
-        sched__timer_add(L, t, t->started_at + set->trial_time_limit_s);
-    if (set->result_timeout_s > 0) sched__timer_add(L, t, t->started_at + set->result_timeout_s);
+        sched__timer_add(L, t, t->x->started_at + set->trial_time_limit_s);
+    if (set->result_timeout_s > 0) sched__timer_add(L, t, t->x->started_at + set->result_timeout_s);
     store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_SLICE | STORE_TU_STARTED |
                                         STORE_TU_PID | STORE_TU_EXEC_ID | STORE_TU_ATTEMPT,
                               .attempt = t->attempt,
@@ -224,8 +237,8 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
                               .slice = t->slice_str,
                               .started_at = sched__wall(L),
                               .pid = st.pid,
-                              .exec_id = t->exec_id,
-                              .node = t->node};
+                              .exec_id = t->x->exec_id,
+                              .node = t->x->node};
     sched__update_row(L, t, &u);
     return 1;
 }
@@ -236,22 +249,22 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
  * SIGKILL another stop_grace_s later. */
 void sched__request_stop(struct sched_loop *L, struct sched__trial *t, enum sched__stop why)
 {
-    if (t->stop != SCHED__STOP_NONE || t->status != SCHED_TRIAL_RUNNING) return;
-    t->stop = why;
+    if (t->x->stop != SCHED__STOP_NONE || t->status != SCHED_TRIAL_RUNNING) return;
+    t->x->stop = why;
     if (why == SCHED__STOP_EARLY) t->early_stopped = 1;
     double grace = L->set->stop_grace_s > 0 ? L->set->stop_grace_s : 0;
     double now = sched__now(L);
     if (why == SCHED__STOP_COMPLETE && grace > 0) {
-        t->term_at = now + grace;
-        t->term_sent = 0;
-        t->stop_deadline = t->term_at + grace;
-        sched__timer_add(L, t, t->term_at);
+        t->x->term_at = now + grace;
+        t->x->term_sent = 0;
+        t->x->stop_deadline = t->x->term_at + grace;
+        sched__timer_add(L, t, t->x->term_at);
         return;
     }
     L->o->exec->ops->signal(L->o->exec->self, t->no, SIGTERM);
-    t->term_sent = 1;
-    t->stop_deadline = now + grace;
-    sched__timer_add(L, t, t->stop_deadline);
+    t->x->term_sent = 1;
+    t->x->stop_deadline = now + grace;
+    sched__timer_add(L, t, t->x->stop_deadline);
 }
 
 static const char *signame(int sig)
@@ -376,9 +389,9 @@ static void count_early_failure(struct sched_loop *L, struct sched__trial *t, co
     if (L->set->fail_fast <= 0 || t->reported || L->stopping) return;
     char norm[512];
     size_t o = 0;
-    size_t dl = t->dir ? strlen(t->dir) : 0, nl = strlen(t->name);
+    size_t dl = t->x->dir ? strlen(t->x->dir) : 0, nl = strlen(t->name);
     for (const char *p = msg; *p && o + 16 < sizeof norm;) {
-        if (dl && strncmp(p, t->dir, dl) == 0) {
+        if (dl && strncmp(p, t->x->dir, dl) == 0) {
             o += (size_t)snprintf(norm + o, sizeof norm - o, "{trial_dir}");
             p += dl;
         } else if (nl && strncmp(p, t->name, nl) == 0) {
@@ -405,9 +418,10 @@ static void count_early_failure(struct sched_loop *L, struct sched__trial *t, co
              L->early[i].count, L->early[i].count == 1 ? "" : "s", L->set->fail_fast, msg);
     const struct sched__trial *first = &L->t[L->early[i].first];
     sched__end_experiment(L, SCHED_END_FAIL_FAST, first->no, m);
-    if (first->dir) {
+    {
+        /* its folder, as sched__launch named it (its struct sched__live is gone) */
         char path[4200], head[1600];
-        snprintf(path, sizeof path, "%s/stderr.log", first->dir);
+        snprintf(path, sizeof path, "%s/%s/stderr.log", L->o->results_dir, first->name);
         file_head(path, head, sizeof head);
         snprintf(L->end_detail, sizeof L->end_detail, "First lines of %.400s:\n%.1500s", path,
                  head[0] ? head : "(empty)\n");
@@ -418,10 +432,10 @@ static void count_early_failure(struct sched_loop *L, struct sched__trial *t, co
  * several seconds: its output was buffered until exit. */
 static void check_buffered(struct sched_loop *L, struct sched__trial *t)
 {
-    if (t->iters < 2 || t->first_result_at == 0) return;
-    if (t->stop != SCHED__STOP_NONE && t->stop != SCHED__STOP_COMPLETE) return;
+    if (t->iters < 2 || t->x->first_result_at == 0) return;
+    if (t->x->stop != SCHED__STOP_NONE && t->x->stop != SCHED__STOP_COMPLETE) return;
     double now = sched__now(L);
-    if (now - t->first_result_at <= 1.0 && now - t->started_at >= 3.0) {
+    if (now - t->x->first_result_at <= 1.0 && now - t->x->started_at >= 3.0) {
         if (L->buffered++ == 0) L->buffered_trial = t->no;
     }
 }
@@ -429,14 +443,14 @@ static void check_buffered(struct sched_loop *L, struct sched__trial *t)
 /* The executor lets the trial go (it was reaped, its output read to the end). */
 static void release(struct sched_loop *L, struct sched__trial *t)
 {
-    if (t->has_slice) sched_pool_release(L->o->pool, &t->slice);
-    t->has_slice = 0;
-    if (t->started) L->o->exec->ops->release(L->o->exec->self, t->no);
-    t->started = 0;
+    if (t->x->has_slice) sched_pool_release(L->o->pool, &t->x->slice);
+    t->x->has_slice = 0;
+    if (t->x->started) L->o->exec->ops->release(L->o->exec->self, t->no);
+    t->x->started = 0;
     /* out of the running list: the last one takes its place */
     size_t last = L->run[--L->running];
-    L->run[t->run_pos] = last;
-    L->t[last].run_pos = t->run_pos;
+    L->run[t->x->run_pos] = last;
+    L->t[last].x->run_pos = t->x->run_pos;
 }
 
 /* A trial the policy paused has ended: PAUSED, its slice back in the pool, and where it
@@ -446,23 +460,24 @@ static void pause_ended(struct sched_loop *L, struct sched__trial *t, const sche
 {
     const sched_exec_t *x = L->o->exec;
     char buf[4200];
-    free(t->resume_from);
-    t->resume_from = NULL;
-    if (t->stop == SCHED__STOP_EXPLOIT) {
+    free(t->x->resume_from);
+    t->x->resume_from = NULL;
+    if (t->x->stop == SCHED__STOP_EXPLOIT) {
         /* it restarts from its copy of the donor's checkpoint (prepare_exploit, at its
          * launch); what it saved itself is no longer its state */
-        free(t->named_ckpt);
-        t->named_ckpt = NULL;
-    } else if (t->named_ckpt) {
-        t->resume_from = t->named_ckpt; /* the trial's own word comes first */
-        t->named_ckpt = NULL;
+        free(t->x->named_ckpt);
+        t->x->named_ckpt = NULL;
+    } else if (t->x->named_ckpt) {
+        t->x->resume_from = t->x->named_ckpt; /* the trial's own word comes first */
+        t->x->named_ckpt = NULL;
     } else if (x->ops->checkpoint) {
-        if (x->ops->checkpoint(x->self, t->no, buf, sizeof buf) == 0) t->resume_from = strdup(buf);
+        if (x->ops->checkpoint(x->self, t->no, buf, sizeof buf) == 0)
+            t->x->resume_from = strdup(buf);
     } else {
-        t->resume_from = find_checkpoint(t->dir);
+        t->x->resume_from = find_checkpoint(t->x->dir);
     }
     t->status = SCHED_TRIAL_PAUSED;
-    t->stop = SCHED__STOP_NONE;
+    t->x->stop = SCHED__STOP_NONE;
     store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_EXIT,
                               .status = "PAUSED",
                               .exit_code = ex->signal ? -1 : ex->code,
@@ -477,12 +492,12 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
     struct sched__trial *t = &L->t[L->paused[k]];
     struct sched__trial saved = *t; /* restored if no slice is free */
     t->attempt++;
-    t->carry = t->resume_from != NULL || t->exploit_src != NULL;
+    t->x->carry = t->x->resume_from != NULL || t->x->exploit_src != NULL;
     t->iters = 0;
     /* last_time, last_metric and best_metric stay until its first result: a resumed trial
      * continues (and one with nothing left to run, ending without a result, keeps them) */
-    if (!t->carry) t->last_time = t->last_metric = t->best_metric = NAN;
-    t->killed = 0;
+    if (!t->x->carry) t->last_time = t->last_metric = t->best_metric = NAN;
+    t->x->killed = 0;
     if (!sched__launch(L, t)) {
         *t = saved;
         return 0;
@@ -490,25 +505,25 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
     memmove(L->paused + k, L->paused + k + 1, (--L->npaused - k) * sizeof *L->paused);
     char reason[600];
     int promote = why && why->rung >= 0;
-    if (t->exploit_src)
+    if (t->x->exploit_src)
         snprintf(reason, sizeof reason,
                  "restarted after its exploit: attempt %d, its new configuration, from %s (a copy "
                  "of %s)",
-                 t->attempt, t->resume_from ? t->resume_from : "?", t->exploit_src);
+                 t->attempt, t->x->resume_from ? t->x->resume_from : "?", t->x->exploit_src);
     else if (L->is_pbt)
         snprintf(reason, sizeof reason,
                  "resumed, least progressed of the paused trials (%s %g): attempt %d from %s",
                  L->set->sched.time_attr, why ? why->milestone : NAN, t->attempt,
-                 t->resume_from ? t->resume_from : "scratch (no checkpoint)");
+                 t->x->resume_from ? t->x->resume_from : "scratch (no checkpoint)");
     else if (promote)
         snprintf(reason, sizeof reason,
                  "promoted from rung %d (milestone %g): %g is in the rung's top 1/rf (bar %g); "
                  "attempt %d resumes from %s",
                  why->rung, why->milestone, why->value, why->cutoff, t->attempt,
-                 t->resume_from ? t->resume_from : "scratch (no checkpoint)");
+                 t->x->resume_from ? t->x->resume_from : "scratch (no checkpoint)");
     else
         snprintf(reason, sizeof reason, "resumed (nothing new pending): attempt %d from %s",
-                 t->attempt, t->resume_from ? t->resume_from : "scratch (no checkpoint)");
+                 t->attempt, t->x->resume_from ? t->x->resume_from : "scratch (no checkpoint)");
     store_decision_t sd = {.trial_id = t->id,
                            .iteration = saved.iters,
                            .time_value = saved.last_time,
@@ -552,53 +567,54 @@ void sched__end_paused(struct sched_loop *L)
         sched__update_row(L, t, &u);
         sched_on_trial_complete(L->policy, t->no);
         sched__searcher_end(L, t);
+        sched__retire(L, t);
     }
     L->npaused = 0;
 }
 
 void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit_t *ex)
 {
-    if (t->status != SCHED_TRIAL_RUNNING || !t->started) return;
-    if (ex->why && t->stop == SCHED__STOP_NONE) {
+    if (t->status != SCHED_TRIAL_RUNNING || !t->x->started) return;
+    if (ex->why && t->x->stop == SCHED__STOP_NONE) {
         /* the executor's watchdog condemned it: an error with the executor's reason */
         free(t->error);
         t->error = strdup(ex->why);
-        t->stop = SCHED__STOP_TIMEOUT;
+        t->x->stop = SCHED__STOP_TIMEOUT;
     }
     check_buffered(L, t);
-    t->ran_s = sched__now(L) - t->started_at;
+    t->ran_s = sched__now(L) - t->x->started_at;
     /* An attempt that resumed from a checkpoint and ended without a result (it had
      * nothing left to do: PBT's donor was at the end) still continues the attempt
      * before it: all of that attempt's results become its own. */
-    if (t->carry) {
+    if (t->x->carry) {
         char err[512];
         int64_t carried = 0;
-        t->carry = 0;
+        t->x->carry = 0;
         if (store_results_carry(L->o->store, t->id, t->attempt - 1, t->attempt, INT64_MAX, &carried,
                                 err, sizeof err) != 0)
             sched__fail(L, "cannot record result", err);
         t->iters = carried;
     }
     /* an attempt started from a donor's checkpoint ended without restoring from it */
-    if (t->pinned && t->stop != SCHED__STOP_EXPLOIT && t->stop != SCHED__STOP_PAUSE)
+    if (t->x->pinned && t->x->stop != SCHED__STOP_EXPLOIT && t->x->stop != SCHED__STOP_PAUSE)
         sched__unpin(L, t);
     char msg[512] = "";
     const char *status;
-    if (t->stop == SCHED__STOP_EARLY || t->stop == SCHED__STOP_COMPLETE ||
-        t->stop == SCHED__STOP_EXPERIMENT) {
+    if (t->x->stop == SCHED__STOP_EARLY || t->x->stop == SCHED__STOP_COMPLETE ||
+        t->x->stop == SCHED__STOP_EXPERIMENT) {
         status = "TERMINATED";
         t->status = SCHED_TRIAL_TERMINATED;
-    } else if (t->stop == SCHED__STOP_PAUSE || t->stop == SCHED__STOP_EXPLOIT) {
+    } else if (t->x->stop == SCHED__STOP_PAUSE || t->x->stop == SCHED__STOP_EXPLOIT) {
         /* a pause before the new attempt restored: its donor's checkpoint is no longer
          * needed (an exploit pins its new donor's) */
-        if (t->stop == SCHED__STOP_PAUSE && t->pinned) sched__unpin(L, t);
+        if (t->x->stop == SCHED__STOP_PAUSE && t->x->pinned) sched__unpin(L, t);
         pause_ended(L, t, ex);
         return;
-    } else if (t->stop == SCHED__STOP_USER) {
+    } else if (t->x->stop == SCHED__STOP_USER) {
         /* Interrupted by the user: resumable, so neither finished nor failed. */
         status = "PAUSED";
         t->status = SCHED_TRIAL_PAUSED;
-    } else if (t->stop == SCHED__STOP_TIMEOUT) {
+    } else if (t->x->stop == SCHED__STOP_TIMEOUT) {
         status = "ERROR";
         t->status = SCHED_TRIAL_ERROR;
         snprintf(msg, sizeof msg, "%s", t->error ? t->error : "timed out");
@@ -614,15 +630,16 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
             snprintf(msg, sizeof msg, "exited with code %d", ex->code);
     }
     char tail[2048] = "";
-    if (t->status == SCHED_TRIAL_ERROR && t->dir) {
+    if (t->status == SCHED_TRIAL_ERROR && t->x->dir) {
         char path[4200];
-        snprintf(path, sizeof path, "%s/stderr.log", t->dir);
+        snprintf(path, sizeof path, "%s/stderr.log", t->x->dir);
         trial_file_tail(path, tail, sizeof tail);
         /* The cause is usually the last line the program wrote to stderr (a Python
          * traceback ends with the exception): it goes with the exit code. */
         char last[256];
         int oom = looks_like_cuda_oom(tail);
-        if (!oom && t->stop != SCHED__STOP_TIMEOUT && last_stderr_line(tail, last, sizeof last)) {
+        if (!oom && t->x->stop != SCHED__STOP_TIMEOUT &&
+            last_stderr_line(tail, last, sizeof last)) {
             size_t k = strlen(msg);
             snprintf(msg + k, sizeof msg - k, ": %s", last);
         }
@@ -650,20 +667,20 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
         /* the checkpoint its results named, else the newest checkpoint* file, else the one
          * the failed attempt started from (after a PBT exploit: its copy of the donor's) */
         char *from = NULL;
-        if (t->named_ckpt && stat(t->named_ckpt, &sb) == 0)
-            from = strdup(t->named_ckpt);
-        else if (!(from = find_checkpoint(t->dir)) && t->resume_from &&
-                 stat(t->resume_from, &sb) == 0)
-            from = strdup(t->resume_from);
-        free(t->resume_from);
-        t->resume_from = from;
-        t->carry = t->resume_from != NULL;
+        if (t->x->named_ckpt && stat(t->x->named_ckpt, &sb) == 0)
+            from = strdup(t->x->named_ckpt);
+        else if (!(from = find_checkpoint(t->x->dir)) && t->x->resume_from &&
+                 stat(t->x->resume_from, &sb) == 0)
+            from = strdup(t->x->resume_from);
+        free(t->x->resume_from);
+        t->x->resume_from = from;
+        t->x->carry = t->x->resume_from != NULL;
         t->attempt++;
         t->status = SCHED_TRIAL_PENDING;
         t->iters = 0;
         t->last_time = t->last_metric = t->best_metric = NAN;
-        t->stop = SCHED__STOP_NONE;
-        t->killed = 0;
+        t->x->stop = SCHED__STOP_NONE;
+        t->x->killed = 0;
         store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_ERROR | STORE_TU_EXIT,
                                   .status = "PENDING",
                                   .error = m2,
@@ -692,6 +709,7 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
     sched_on_trial_complete(L->policy, t->no);
     sched__searcher_end(L, t);
     release(L, t);
+    if (t->status != SCHED_TRIAL_PAUSED) sched__retire(L, t); /* PAUSED: the user's stop */
 }
 
 /* ---- resume --------------------------------------------------------------------- */
@@ -720,6 +738,19 @@ static struct sched__trial *resume_trial(const struct resume_ctx *c, int64_t id)
     return hit ? &c->L->t[hit->idx] : NULL;
 }
 
+/* A stored trial that ended for good needs nothing the replay could tell it (unless PBT,
+ * whose donors' checkpoints outlive them): it gets no struct sched__live. */
+static int ended_for_good(const struct sched_loop *L, const struct sched__trial *t)
+{
+    return !L->is_pbt && (t->status == SCHED_TRIAL_TERMINATED || t->status == SCHED_TRIAL_ERROR);
+}
+
+static int resume_nomem(struct sched_loop *L)
+{
+    snprintf(L->fatal_msg, sizeof L->fatal_msg, "cannot resume: out of memory");
+    return -1;
+}
+
 static sched_trial_status_t status_from(const char *s)
 {
     for (int k = 0; k < SCHED_TRIAL_NSTATUS; k++)
@@ -738,7 +769,7 @@ static int on_stored_trial(void *ud, const store_trial_row_t *r)
     t->early_stopped = r->early_stopped;
     t->attempt = r->attempt > 0 ? r->attempt : 1;
     if (r->error) t->error = strdup(r->error);
-    if (r->slice) snprintf(t->slice_str, sizeof t->slice_str, "%s", r->slice);
+    if (r->slice) t->slice_str = sched__intern(L, r->slice);
     if (L->searcher || L->is_pbt) {
         /* Configurations were chosen as the run went (or explored by PBT): the stored ones
          * are the record, and the searcher learns each again (docs/search.md, "The loop's
@@ -770,10 +801,13 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
         sched_on_result(c->L->policy, t->no, r->time_value, r->metric, &d);
         /* The same state and order give the same decision: a trial that was told to stop
          * before the crash, but had not ended yet, stays stopped. */
-        if (d.action == SCHED_STOP) t->stop = SCHED__STOP_EARLY;
-        if (d.action == SCHED_COMPLETE) t->stop = SCHED__STOP_COMPLETE;
-        /* paused by the policy at its last result: it waits for choose_next again */
-        t->policy_paused = d.action == SCHED_PAUSE;
+        if (!ended_for_good(c->L, t)) {
+            if (sched__live(c->L, t) != 0) return resume_nomem(c->L);
+            if (d.action == SCHED_STOP) t->x->stop = SCHED__STOP_EARLY;
+            if (d.action == SCHED_COMPLETE) t->x->stop = SCHED__STOP_COMPLETE;
+            /* paused by the policy at its last result: it waits for choose_next again */
+            t->x->policy_paused = d.action == SCHED_PAUSE;
+        }
         /* the searcher too sees every result again in arrival order */
         if (c->L->searcher &&
             space_searcher_observe(c->L->searcher, (size_t)t->no, r->time_value, r->metric) != 0) {
@@ -801,7 +835,9 @@ static int on_stored_stop(void *ud, int ncol, const char *const *names, const ch
     struct resume_ctx *c = ud;
     if (ncol < 1 || !values[0]) return 0;
     struct sched__trial *t = resume_trial(c, strtoll(values[0], NULL, 10));
-    if (t && t->stop == SCHED__STOP_NONE) t->stop = SCHED__STOP_COMPLETE;
+    if (!t || ended_for_good(c->L, t)) return 0;
+    if (sched__live(c->L, t) != 0) return resume_nomem(c->L);
+    if (t->x->stop == SCHED__STOP_NONE) t->x->stop = SCHED__STOP_COMPLETE;
     return 0;
 }
 
@@ -815,16 +851,17 @@ static int on_stored_checkpoint(void *ud, int ncol, const char *const *names,
     struct resume_ctx *c = ud;
     if (ncol < 4 || !values[0] || !values[1] || !values[1][0]) return 0;
     struct sched__trial *t = resume_trial(c, strtoll(values[0], NULL, 10));
-    if (!t) return 0;
+    if (!t || ended_for_good(c->L, t)) return 0;
+    if (sched__live(c->L, t) != 0) return resume_nomem(c->L);
     char buf[8400];
     if (values[1][0] == '/')
         snprintf(buf, sizeof buf, "%s", values[1]);
     else
         snprintf(buf, sizeof buf, "%s/%s/%s", c->L->o->results_dir, t->name, values[1]);
-    free(t->named_ckpt);
-    t->named_ckpt = strdup(buf);
-    t->named_ckpt_iter = values[2] ? strtoll(values[2], NULL, 10) : 0;
-    t->named_ckpt_time = values[3] ? strtod(values[3], NULL) : NAN;
+    free(t->x->named_ckpt);
+    t->x->named_ckpt = strdup(buf);
+    t->x->named_ckpt_iter = values[2] ? strtoll(values[2], NULL, 10) : 0;
+    t->x->named_ckpt_time = values[3] ? strtod(values[3], NULL) : NAN;
     return 0;
 }
 
@@ -839,13 +876,14 @@ static int on_pending_exploit(void *ud, int ncol, const char *const *names,
     if (ncol < 6 || !values[0] || !values[1] || !values[2]) return 0;
     struct sched__trial *t = resume_trial(c, strtoll(values[0], NULL, 10));
     if (!t) return 0;
-    free(t->exploit_src);
-    free(t->exploit_dst);
-    t->exploit_src = strdup(values[2]);
-    t->exploit_dst = values[3] && strcmp(values[3], values[2]) != 0 ? strdup(values[3]) : NULL;
-    t->pinned = 1;
-    t->exploit_iter = values[4] ? strtoll(values[4], NULL, 10) : 0;
-    t->exploit_time = values[5] ? strtod(values[5], NULL) : NAN;
+    if (sched__live(c->L, t) != 0) return resume_nomem(c->L);
+    free(t->x->exploit_src);
+    free(t->x->exploit_dst);
+    t->x->exploit_src = strdup(values[2]);
+    t->x->exploit_dst = values[3] && strcmp(values[3], values[2]) != 0 ? strdup(values[3]) : NULL;
+    t->x->pinned = 1;
+    t->x->exploit_iter = values[4] ? strtoll(values[4], NULL, 10) : 0;
+    t->x->exploit_time = values[5] ? strtod(values[5], NULL) : NAN;
     /* the attempt before the new one: the restart below adds one */
     t->attempt = (int)strtol(values[1], NULL, 10) - 1;
     return 0;
@@ -930,10 +968,19 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
         if (t->status == SCHED_TRIAL_TERMINATED || t->status == SCHED_TRIAL_ERROR) {
             sched_on_trial_complete(L->policy, t->no);
             sched__searcher_end(L, t);
-        } else if ((t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) &&
-                   t->stop != SCHED__STOP_NONE) {
+            sched__retire(L, t);
+            continue;
+        }
+        if ((t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED ||
+             t->x->exploit_src) &&
+            sched__live(L, t) != 0) {
+            snprintf(err, errlen, "out of memory");
+            return SCHED_ENOMEM;
+        }
+        if ((t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) &&
+            t->x->stop != SCHED__STOP_NONE) {
             t->status = SCHED_TRIAL_TERMINATED;
-            t->early_stopped = t->stop == SCHED__STOP_EARLY;
+            t->early_stopped = t->x->stop == SCHED__STOP_EARLY;
             store_trial_update_t u = {.fields =
                                           STORE_TU_STATUS | STORE_TU_EARLY_STOPPED | STORE_TU_ENDED,
                                       .status = "TERMINATED",
@@ -942,25 +989,26 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
             if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
             sched_on_trial_complete(L->policy, t->no);
             sched__searcher_end(L, t);
+            sched__retire(L, t);
         } else if ((t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) &&
-                   t->policy_paused) {
+                   t->x->policy_paused) {
             /* The policy had paused it: paused again, resumed when the policy chooses it. */
             char dir[4096];
             snprintf(dir, sizeof dir, "%s/%s", o->results_dir, t->name);
-            t->resume_from = find_checkpoint(dir);
+            t->x->resume_from = find_checkpoint(dir);
             t->status = SCHED_TRIAL_PAUSED;
-            t->slice_str[0] = 0;
+            t->slice_str = "";
             store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PAUSED"};
             if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
             L->paused[L->npaused++] = i;
-        } else if (t->exploit_src && t->status != SCHED_TRIAL_TERMINATED &&
+        } else if (t->x->exploit_src && t->status != SCHED_TRIAL_TERMINATED &&
                    t->status != SCHED_TRIAL_ERROR) {
             /* PBT exploited it and its new attempt had not started: it waits, paused, for
              * a slice like any exploited trial, and restarts from its copy of the donor's
              * checkpoint (prepare_exploit) as the attempt the lineage row names. */
             t->status = SCHED_TRIAL_PAUSED;
-            t->stop = SCHED__STOP_NONE;
-            t->slice_str[0] = 0;
+            t->x->stop = SCHED__STOP_NONE;
+            t->slice_str = "";
             store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PAUSED"};
             if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
             L->paused[L->npaused++] = i;
@@ -970,17 +1018,17 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
             char dir[4096];
             struct stat sb;
             snprintf(dir, sizeof dir, "%s/%s", o->results_dir, t->name);
-            if (t->named_ckpt && stat(t->named_ckpt, &sb) == 0)
-                t->resume_from = strdup(t->named_ckpt);
+            if (t->x->named_ckpt && stat(t->x->named_ckpt, &sb) == 0)
+                t->x->resume_from = strdup(t->x->named_ckpt);
             else
-                t->resume_from = find_checkpoint(dir);
-            t->carry = t->resume_from != NULL;
+                t->x->resume_from = find_checkpoint(dir);
+            t->x->carry = t->x->resume_from != NULL;
             t->attempt++;
             t->iters = 0;
             t->last_time = t->last_metric = t->best_metric = NAN;
             t->status = SCHED_TRIAL_PENDING;
-            t->stop = SCHED__STOP_NONE;
-            t->slice_str[0] = 0;
+            t->x->stop = SCHED__STOP_NONE;
+            t->slice_str = "";
             store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PENDING"};
             if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
             L->retry[L->nretry++] = i;
@@ -1025,26 +1073,38 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
     const sched_run_opts_t *o = L->o;
     L->n = space_num_trials(o->space);
     L->t = calloc(L->n ? L->n : 1, sizeof *L->t);
-    L->views = calloc(L->n ? L->n : 1, sizeof *L->views);
+    /* Untouched pages of these cost no memory: calloc maps them zero on demand. */
     L->retry = calloc(L->n ? L->n : 1, sizeof *L->retry);
     L->run = calloc(L->n ? L->n : 1, sizeof *L->run);
     L->paused = calloc(L->n ? L->n : 1, sizeof *L->paused);
     L->paused_ids = calloc(L->n ? L->n : 1, sizeof *L->paused_ids);
-    if (!L->t || !L->views || !L->retry || !L->run || !L->paused || !L->paused_ids) {
+    if (!L->t || !L->retry || !L->run || !L->paused || !L->paused_ids) {
         snprintf(err, errlen, "out of memory for %zu trials", L->n);
         return SCHED_ENOMEM;
     }
+    for (size_t i = 0; i < L->n; i++)
+        L->t[i].x = &L->nolive;
     int rc = make_searcher(L, err, errlen);
     if (rc != 0) return rc;
+    /* Random search without PBT: a configuration is a function of the seed and the trial
+     * number, so a trial holds its own only while it runs (sched__config). */
+    L->resample = !L->searcher && !L->is_pbt;
     for (size_t i = 0; i < L->n; i++) {
         struct sched__trial *t = &L->t[i];
         t->no = (int64_t)i;
         t->last_time = t->last_metric = t->best_metric = NAN;
         t->attempt = 1;
-        for (size_t k = 0; k < SPACE_MAX_COLUMNS; k++)
-            t->columns[k] = NAN;
+        t->slice_str = "";
+        if (L->ncols > 0) {
+            if (!(t->columns = malloc(L->ncols * sizeof *t->columns))) {
+                snprintf(err, errlen, "out of memory for %zu trials", L->n);
+                return SCHED_ENOMEM;
+            }
+            for (size_t k = 0; k < L->ncols; k++)
+                t->columns[k] = NAN;
+        }
         snprintf(t->name, sizeof t->name, "trial_%05zu", i);
-        if (!L->searcher && space_sample(o->space, i, &t->config, err, errlen) != 0)
+        if (!L->searcher && !L->resample && space_sample(o->space, i, &t->config, err, errlen) != 0)
             return SCHED_EINVAL;
         /* Bracket assignment follows trial order, so a resumed policy assigns the same. */
         if (sched_on_trial_add(L->policy, t->no) != 0) {
@@ -1056,29 +1116,88 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
     if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
     for (size_t i = 0; i < L->n; i++) {
         struct sched__trial *t = &L->t[i];
-        if (t->id > 0 || !t->config) continue; /* recorded already, or chosen at launch */
+        if (t->id > 0) continue; /* recorded already */
+        if (L->resample && space_sample(o->space, i, &t->config, err, errlen) != 0)
+            return SCHED_EINVAL;
+        if (!t->config) continue; /* chosen at launch */
         if ((rc = create_row(L, t, NULL, err, errlen)) != 0) return rc;
+        if (L->resample) {
+            cJSON_Delete(t->config);
+            t->config = NULL;
+        }
     }
     return store_commit(o->store, err, errlen) == 0 ? 0 : SCHED_EINVAL;
 }
 
+static void free_live(struct sched__live *x)
+{
+    free(x->dir);
+    free(x->resume_from);
+    free(x->named_ckpt);
+    free(x->exploit_src);
+    free(x->exploit_dst);
+    for (size_t k = 0; k < x->nckpts; k++)
+        free(x->ckpts[k].path);
+    free(x->ckpts);
+    free(x);
+}
+
+int sched__live(struct sched_loop *L, struct sched__trial *t)
+{
+    if (t->x != &L->nolive) return SCHED_OK;
+    struct sched__live *x = calloc(1, sizeof *x);
+    if (!x) return SCHED_ENOMEM;
+    t->x = x;
+    return SCHED_OK;
+}
+
+void sched__retire(struct sched_loop *L, struct sched__trial *t)
+{
+    if (L->is_pbt || t->x == &L->nolive || t->x->started || t->x->has_slice) return;
+    free_live(t->x);
+    t->x = &L->nolive;
+    if (L->resample) {
+        cJSON_Delete(t->config);
+        t->config = NULL;
+    }
+}
+
+const char *sched__intern(struct sched_loop *L, const char *s)
+{
+    for (size_t i = 0; i < L->ninterned; i++)
+        if (strcmp(L->interned[i], s) == 0) return L->interned[i];
+    char **v = realloc(L->interned, (L->ninterned + 1) * sizeof *v);
+    if (!v) return "";
+    L->interned = v;
+    if (!(v[L->ninterned] = strdup(s))) return "";
+    return v[L->ninterned++];
+}
+
+const cJSON *sched__config(const struct sched_loop *L, const struct sched__trial *t,
+                           cJSON **scratch)
+{
+    *scratch = NULL;
+    if (t->config || !L->resample) return t->config;
+    char err[256];
+    if (space_sample(L->o->space, (size_t)t->no, scratch, err, sizeof err) != 0) return NULL;
+    return *scratch;
+}
+
 void sched__free_trials(struct sched_loop *L)
 {
-    for (size_t i = 0; i < L->n; i++) {
+    for (size_t i = 0; L->t && i < L->n; i++) {
         struct sched__trial *t = &L->t[i];
-        if (t->started) L->o->exec->ops->release(L->o->exec->self, t->no);
-        if (t->has_slice) sched_pool_release(L->o->pool, &t->slice);
         cJSON_Delete(t->config);
         free(t->error);
-        free(t->dir);
-        free(t->resume_from);
-        free(t->named_ckpt);
-        free(t->exploit_src);
-        free(t->exploit_dst);
-        for (size_t k = 0; k < t->nckpts; k++)
-            free(t->ckpts[k].path);
-        free(t->ckpts);
+        free(t->columns);
+        if (!t->x || t->x == &L->nolive) continue;
+        if (t->x->started) L->o->exec->ops->release(L->o->exec->self, t->no);
+        if (t->x->has_slice) sched_pool_release(L->o->pool, &t->x->slice);
+        free_live(t->x);
     }
+    for (size_t i = 0; i < L->ninterned; i++)
+        free(L->interned[i]);
+    free(L->interned);
     for (size_t i = 0; i < L->ndoomed; i++)
         free(L->doomed[i].path);
     free(L->doomed);
@@ -1088,6 +1207,10 @@ void sched__free_trials(struct sched_loop *L)
     free(L->paused_ids);
     free(L->timers);
     free(L->t);
+    for (size_t i = 0; L->view_cfg && L->views && i < L->nviews; i++)
+        cJSON_Delete(L->view_cfg[i]);
+    free(L->view_cfg);
+    free(L->sel);
     free(L->views);
     sched_policy_free(L->policy);
     space_searcher_free(L->searcher);
@@ -1102,12 +1225,12 @@ static int pinned_by_other(const struct sched_loop *L, const char *path)
 {
     for (size_t i = 0; i < L->n; i++) {
         const struct sched__trial *u = &L->t[i];
-        if (u->pinned && u->exploit_src && strcmp(u->exploit_src, path) == 0) return 1;
+        if (u->x->pinned && u->x->exploit_src && strcmp(u->x->exploit_src, path) == 0) return 1;
         /* a paused trial's, or a launched one's until its first result (it restores) */
-        if (u->resume_from && (u->status != SCHED_TRIAL_RUNNING || u->first_result_at == 0) &&
-            strcmp(u->resume_from, path) == 0)
+        if (u->x->resume_from && (u->status != SCHED_TRIAL_RUNNING || u->x->first_result_at == 0) &&
+            strcmp(u->x->resume_from, path) == 0)
             return 1;
-        if (u->named_ckpt && strcmp(u->named_ckpt, path) == 0) return 1;
+        if (u->x->named_ckpt && strcmp(u->x->named_ckpt, path) == 0) return 1;
     }
     return 0;
 }
@@ -1140,13 +1263,13 @@ static void trim_checkpoints(struct sched_loop *L, struct sched__trial *t)
     /* The oldest go first; one another trial still needs stays (and is tried again at the
      * next checkpoint). Only checkpoints inside the trial's own folder are deleted: a path
      * elsewhere is the user's. */
-    size_t keep = (size_t)L->set->sched.keep_checkpoints, dl = t->dir ? strlen(t->dir) : 0;
-    size_t excess = t->nckpts > keep ? t->nckpts - keep : 0, w = 0;
-    for (size_t i = 0; i < t->nckpts; i++) {
-        struct sched__ckpt c = t->ckpts[i];
-        int own = dl && strncmp(c.path, t->dir, dl) == 0 && c.path[dl] == '/' &&
+    size_t keep = (size_t)L->set->sched.keep_checkpoints, dl = t->x->dir ? strlen(t->x->dir) : 0;
+    size_t excess = t->x->nckpts > keep ? t->x->nckpts - keep : 0, w = 0;
+    for (size_t i = 0; i < t->x->nckpts; i++) {
+        struct sched__ckpt c = t->x->ckpts[i];
+        int own = dl && strncmp(c.path, t->x->dir, dl) == 0 && c.path[dl] == '/' &&
                   !strstr(c.path + dl, "/../");
-        if (excess > 0 && i + 1 < t->nckpts && own && !pinned_by_other(L, c.path)) {
+        if (excess > 0 && i + 1 < t->x->nckpts && own && !pinned_by_other(L, c.path)) {
             excess--;
             if (L->ndoomed == L->capdoomed) {
                 size_t cap = L->capdoomed ? 2 * L->capdoomed : 16;
@@ -1160,10 +1283,10 @@ static void trim_checkpoints(struct sched_loop *L, struct sched__trial *t)
             }
             L->doomed[L->ndoomed++] = c;
         } else {
-            t->ckpts[w++] = c;
+            t->x->ckpts[w++] = c;
         }
     }
-    t->nckpts = w;
+    t->x->nckpts = w;
 }
 
 void sched__note_checkpoint(struct sched_loop *L, struct sched__trial *t, const char *path)
@@ -1174,29 +1297,29 @@ void sched__note_checkpoint(struct sched_loop *L, struct sched__trial *t, const 
         c.dev = (unsigned long long)st.st_dev;
         c.ino = (unsigned long long)st.st_ino;
     }
-    size_t n = t->nckpts;
-    if (n > 0 && strcmp(t->ckpts[n - 1].path, path) == 0) {
-        t->ckpts[n - 1].dev = c.dev; /* saved again over itself: the file it is now */
-        t->ckpts[n - 1].ino = c.ino;
+    size_t n = t->x->nckpts;
+    if (n > 0 && strcmp(t->x->ckpts[n - 1].path, path) == 0) {
+        t->x->ckpts[n - 1].dev = c.dev; /* saved again over itself: the file it is now */
+        t->x->ckpts[n - 1].ino = c.ino;
         return;
     }
     /* the same name again (a restart saving over an older one): one entry, the newest */
     size_t w0 = 0;
-    for (size_t i = 0; i < t->nckpts; i++) {
-        if (strcmp(t->ckpts[i].path, path) == 0)
-            free(t->ckpts[i].path);
+    for (size_t i = 0; i < t->x->nckpts; i++) {
+        if (strcmp(t->x->ckpts[i].path, path) == 0)
+            free(t->x->ckpts[i].path);
         else
-            t->ckpts[w0++] = t->ckpts[i];
+            t->x->ckpts[w0++] = t->x->ckpts[i];
     }
-    t->nckpts = w0;
-    struct sched__ckpt *v = realloc(t->ckpts, (t->nckpts + 1) * sizeof *v);
+    t->x->nckpts = w0;
+    struct sched__ckpt *v = realloc(t->x->ckpts, (t->x->nckpts + 1) * sizeof *v);
     c.path = strdup(path);
-    if (v) t->ckpts = v;
+    if (v) t->x->ckpts = v;
     if (!v || !c.path) {
         free(c.path);
         return; /* out of memory: this one is never deleted, which is safe */
     }
-    t->ckpts[t->nckpts++] = c;
+    t->x->ckpts[t->x->nckpts++] = c;
     trim_checkpoints(L, t);
 }
 
@@ -1205,7 +1328,8 @@ void sched__delete_doomed(struct sched_loop *L)
     if (!L->is_pbt) return; /* nothing is let go otherwise: no walk over a big population */
     /* a checkpoint kept because it was needed then may have been let go since */
     for (size_t k = 0; k < L->n; k++)
-        if (L->t[k].nckpts > (size_t)L->set->sched.keep_checkpoints) trim_checkpoints(L, &L->t[k]);
+        if (L->t[k].x->nckpts > (size_t)L->set->sched.keep_checkpoints)
+            trim_checkpoints(L, &L->t[k]);
     for (size_t i = 0; i < L->ndoomed; i++) {
         struct sched__ckpt *c = &L->doomed[i];
         /* named again since (a restart saving under the same name) or needed by an
@@ -1213,8 +1337,8 @@ void sched__delete_doomed(struct sched_loop *L)
          * (the trial may have saved a new one under the same name, not named yet) */
         int keep = pinned_by_other(L, c->path);
         for (size_t k = 0; !keep && k < L->n; k++)
-            for (size_t j = 0; !keep && j < L->t[k].nckpts; j++)
-                keep = strcmp(L->t[k].ckpts[j].path, c->path) == 0;
+            for (size_t j = 0; !keep && j < L->t[k].x->nckpts; j++)
+                keep = strcmp(L->t[k].x->ckpts[j].path, c->path) == 0;
         struct stat st;
         if (!keep && (c->dev || c->ino) && lstat(c->path, &st) == 0 &&
             (unsigned long long)st.st_dev == c->dev && (unsigned long long)st.st_ino == c->ino)
@@ -1227,10 +1351,10 @@ void sched__delete_doomed(struct sched_loop *L)
 void sched__unpin(struct sched_loop *L, struct sched__trial *t)
 {
     (void)L;
-    t->pinned = 0;
-    free(t->exploit_src);
-    free(t->exploit_dst);
-    t->exploit_src = t->exploit_dst = NULL;
+    t->x->pinned = 0;
+    free(t->x->exploit_src);
+    free(t->x->exploit_dst);
+    t->x->exploit_src = t->x->exploit_dst = NULL;
 }
 
 /* The donor's latest checkpoint and the iteration it was taken at: what its results named
@@ -1239,23 +1363,23 @@ void sched__unpin(struct sched_loop *L, struct sched__trial *t)
 static char *donor_checkpoint(struct sched_loop *L, const struct sched__trial *d, int64_t *iter,
                               double *time)
 {
-    *iter = d->named_ckpt_iter;
-    *time = d->named_ckpt_time;
+    *iter = d->x->named_ckpt_iter;
+    *time = d->x->named_ckpt_time;
     /* a donor that was itself exploited and has not restarted yet: its state is the copy
      * it will restore */
     long long n = 0;
-    if (d->exploit_src && d->status != SCHED_TRIAL_RUNNING) {
-        *iter = d->exploit_iter;
-        *time = d->exploit_time;
-        return strdup(d->exploit_dst ? d->exploit_dst : d->exploit_src);
+    if (d->x->exploit_src && d->status != SCHED_TRIAL_RUNNING) {
+        *iter = d->x->exploit_iter;
+        *time = d->x->exploit_time;
+        return strdup(d->x->exploit_dst ? d->x->exploit_dst : d->x->exploit_src);
     }
-    if (d->named_ckpt) return strdup(d->named_ckpt);
-    if (d->status == SCHED_TRIAL_PAUSED && d->resume_from) {
-        if (sscanf(d->resume_from, "iteration:%lld", &n) == 1) { /* the simulator's */
+    if (d->x->named_ckpt) return strdup(d->x->named_ckpt);
+    if (d->status == SCHED_TRIAL_PAUSED && d->x->resume_from) {
+        if (sscanf(d->x->resume_from, "iteration:%lld", &n) == 1) { /* the simulator's */
             *iter = n;
             *time = L->time_is_iter ? (double)n : d->last_time;
         }
-        return strdup(d->resume_from);
+        return strdup(d->x->resume_from);
     }
     const sched_exec_t *x = L->o->exec;
     char buf[4200];
@@ -1312,11 +1436,11 @@ void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_de
     cJSON_Delete(what);
     char dst[4600] = "";
     int is_file = src[0] == '/';
-    if (is_file && t->dir) {
+    if (is_file && t->x->dir) {
         /* The copy (hard links) is made now, so that whatever the donor does next (a new
          * checkpoint under the same name after its own restart) never changes it. */
         const char *base = strrchr(src, '/');
-        snprintf(dst, sizeof dst, "%s/resume/attempt_%d/%s", t->dir, t->attempt + 1, base + 1);
+        snprintf(dst, sizeof dst, "%s/resume/attempt_%d/%s", t->x->dir, t->attempt + 1, base + 1);
         if (make_parents(dst) != 0 || copy_tree(src, dst) != 0) dst[0] = 0;
     }
     if (!old_txt || !new_txt || !what_txt) {
@@ -1355,13 +1479,13 @@ void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_de
     cJSON_Delete(t->config);
     t->config = ncfg;
     ncfg = NULL;
-    free(t->exploit_src);
-    free(t->exploit_dst);
-    t->exploit_src = src;
-    t->exploit_dst = dst[0] ? strdup(dst) : NULL;
-    t->exploit_iter = diter;
-    t->exploit_time = dtime;
-    t->pinned = 1;
+    free(t->x->exploit_src);
+    free(t->x->exploit_dst);
+    t->x->exploit_src = src;
+    t->x->exploit_dst = dst[0] ? strdup(dst) : NULL;
+    t->x->exploit_iter = diter;
+    t->x->exploit_time = dtime;
+    t->x->pinned = 1;
     src = NULL;
     sched__request_stop(L, t, SCHED__STOP_EXPLOIT);
 done:

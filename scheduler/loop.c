@@ -5,6 +5,7 @@
  * the pool's (pool.c), how it is started and what environment it gets is the executor's,
  * a trial's life is life.c's and a result's path is result.c's.
  * Not for: printing (snapshots go to a callback) or SQL (store_* calls only). */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -150,7 +151,7 @@ static struct sched__trial *trial_of(struct sched_loop *L, int64_t no)
 {
     if (no < 0 || (size_t)no >= L->n) return NULL;
     struct sched__trial *t = &L->t[no];
-    return t->started ? t : NULL;
+    return t->x->started ? t : NULL;
 }
 
 /* The events come during the executor's wait, after the turn committed what it had: the
@@ -179,11 +180,12 @@ static void ev_placed(void *ud, int64_t no, const char *exec_id, const char *nod
 {
     struct sched_loop *L = ud;
     struct sched__trial *t = trial_of(L, no);
-    if (!t || strcmp(exec_id, t->exec_id) == 0) return;
+    if (!t || strcmp(exec_id, t->x->exec_id) == 0) return;
     batch_begin(L);
-    snprintf(t->exec_id, sizeof t->exec_id, "%s", exec_id);
-    snprintf(t->node, sizeof t->node, "%s", node ? node : "");
-    store_trial_update_t u = {.fields = STORE_TU_EXEC_ID, .exec_id = t->exec_id, .node = t->node};
+    snprintf(t->x->exec_id, sizeof t->x->exec_id, "%s", exec_id);
+    snprintf(t->x->node, sizeof t->x->node, "%s", node ? node : "");
+    store_trial_update_t u = {
+        .fields = STORE_TU_EXEC_ID, .exec_id = t->x->exec_id, .node = t->x->node};
     sched__update_row(L, t, &u);
 }
 
@@ -342,7 +344,7 @@ static void stop_running(struct sched_loop *L)
     /* request_stop leaves the running list as it is: walking it is safe */
     for (size_t k = 0; k < L->running; k++) {
         struct sched__trial *t = &L->t[L->run[k]];
-        if (t->stop != SCHED__STOP_NONE) continue;
+        if (t->x->stop != SCHED__STOP_NONE) continue;
         if (!by_user && !L->fatal) {
             char reason[1100];
             snprintf(reason, sizeof reason, "experiment stopped: %s", L->end_msg);
@@ -365,6 +367,11 @@ static void stop_running(struct sched_loop *L)
 
 int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
 {
+#ifndef NDEBUG
+    /* the shared record of trials without their own (struct sched__live) reads as zero */
+    static const struct sched__live zero;
+    assert(memcmp(&L->nolive, &zero, sizeof zero) == 0);
+#endif
     if (L->ended) return 0;
     batch_begin(L);
     /* Ray Tune's experiment-level time_budget_s: no new trials after it, running ones are

@@ -44,37 +44,28 @@ struct sched__ckpt {
     unsigned long long dev, ino; /* 0, 0: it could not be looked at, never deleted */
 };
 
-struct sched__trial {
-    int64_t no, id; /* trial number and its row in the store */
-    sched_trial_status_t status;
-    int early_stopped;
+/* What a trial needs only while it is launched, paused or waiting for another attempt:
+ * allocated when it first needs it (sched__live) and freed when it ends for good
+ * (sched__retire), so that a finished trial costs only its struct sched__trial. A trial
+ * without one points at the loop's shared all-zero `nolive`, which reads as "never
+ * started, nothing pending" and is never written (checked after each turn in debug
+ * builds). */
+struct sched__live {
     enum sched__stop stop;
     double stop_deadline; /* loop clock: SIGKILL after this */
     double term_at;       /* loop clock: SIGTERM at this time (a completed trial's grace) */
     int term_sent;
     int killed;
     int started;    /* the executor holds it (from start until release) */
-    unsigned gen;   /* bumped at each launch: timers of an earlier launch are stale */
     size_t run_pos; /* its index in the loop's list of running trials */
-    cJSON *config;
     sched_slice_t slice;
     int has_slice;
-    int64_t iters;
-    double last_time, last_metric, best_metric;
     double started_at;      /* loop clock */
     double last_result_at;  /* loop clock */
     double first_result_at; /* this attempt's first result, 0 if none yet */
-    int reported;           /* any result recorded, in any attempt */
-    double ran_s;           /* how long the last attempt ran, once it ended */
-    double columns[SPACE_MAX_COLUMNS];
-    char name[32];
-    char slice_str[64];
-    char exec_id[96]; /* the executor's id last recorded (Slurm's job/step id arrives late) */
+    char exec_id[96];       /* the executor's id last recorded (Slurm's job/step id arrives late) */
     char node[96];
-    char *error;
     char *dir;
-    int attempt;       /* 1 for the first run; each retry or resume adds one */
-    int failures;      /* failed attempts so far */
     char *resume_from; /* checkpoint handed to the next attempt (TUNE_RESUME_FROM) */
     int carry;         /* results of the attempt before, up to the checkpoint, to carry over */
     char *named_ckpt;  /* the last "checkpoint" a result of this attempt named, or NULL */
@@ -91,6 +82,29 @@ struct sched__trial {
     int64_t exploit_iter; /* the donor's iteration and time at exploit_src */
     double exploit_time;
     int policy_paused; /* resume: the policy's replayed decision on its last result was PAUSE */
+};
+
+/* One per trial of the experiment, for its whole run: what the live table, the outcome
+ * and the policies read of a trial at any time. Kept small: a simulation holds a million. */
+struct sched__trial {
+    int64_t no, id; /* trial number and its row in the store */
+    sched_trial_status_t status;
+    int early_stopped;
+    unsigned gen; /* bumped at each launch: timers of an earlier launch are stale */
+    int reported; /* any result recorded, in any attempt */
+    int attempt;  /* 1 for the first run; each retry or resume adds one */
+    int failures; /* failed attempts so far */
+    int64_t iters;
+    double last_time, last_metric, best_metric;
+    double ran_s; /* how long the last attempt ran, once it ended */
+    /* NULL while the space can give it again (space_sample: random search, no PBT) and the
+     * trial is not running: sched__config */
+    cJSON *config;
+    double *columns;       /* the reporter's metric_columns (ncols values), or NULL if none */
+    const char *slice_str; /* its slice, as shown (interned by the loop: sched__intern) */
+    char *error;
+    struct sched__live *x; /* never NULL: its own, or the loop's nolive */
+    char name[32];
 };
 
 struct sched_loop {
@@ -165,10 +179,35 @@ struct sched_loop {
     int64_t buffered_trial;
     char bad_example[160];
     int64_t bad_trial;
-    /* report snapshot storage, reused between reports */
+    /* what a trial without a struct sched__live of its own points at: all zero */
+    struct sched__live nolive;
+    /* the slices' text as shown, one copy of each (sched__intern) */
+    char **interned;
+    size_t ninterned;
+    /* trials' configurations can be dropped and sampled again (sched__config): random
+     * search, no PBT */
+    int resample;
+    /* report snapshot storage, reused between reports: the views, the configurations
+     * sampled again for them (sched__config), the selected trials (report_trials) */
     sched_trial_view_t *views;
+    cJSON **view_cfg;
+    size_t *sel;
+    size_t nviews;
     sched_rung_info_t rungs[256];
 };
+
+/* life.c: a trial's record */
+/* Gives t a struct sched__live of its own (a no-op if it has one); SCHED_ENOMEM. */
+int sched__live(struct sched_loop *L, struct sched__trial *t);
+/* t has ended for good: its struct sched__live (and, where it can be sampled again, its
+ * configuration) is freed. Not for PBT, whose checkpoints outlive their trials. */
+void sched__retire(struct sched_loop *L, struct sched__trial *t);
+/* The loop's one copy of text s ("" when out of memory); lives as long as the loop. */
+const char *sched__intern(struct sched_loop *L, const char *s);
+/* t's configuration: its own, else sampled again into *scratch (the caller frees it);
+ * NULL when it has none. */
+const cJSON *sched__config(const struct sched_loop *L, const struct sched__trial *t,
+                           cJSON **scratch);
 
 /* loop.c */
 double sched__now(const struct sched_loop *L);

@@ -115,7 +115,7 @@ static int stop_reached(const struct sched_loop *L, const struct result_in *in)
  * iteration its checkpoint holds) is recorded, so a resume misses nothing. */
 static int ignores_results(const struct sched__trial *t)
 {
-    return t->stop != SCHED__STOP_NONE && t->stop != SCHED__STOP_USER;
+    return t->x->stop != SCHED__STOP_NONE && t->x->stop != SCHED__STOP_USER;
 }
 
 /* A result may name the checkpoint it wrote ("checkpoint": "path", relative to the trial's
@@ -130,14 +130,14 @@ static void note_checkpoint(struct sched_loop *L, struct sched__trial *t, const 
     const char *p = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "checkpoint"));
     if (p && *p) {
         char buf[8400];
-        if (p[0] == '/' || !t->dir)
+        if (p[0] == '/' || !t->x->dir)
             snprintf(buf, sizeof buf, "%s", p);
         else
-            snprintf(buf, sizeof buf, "%s/%s", t->dir, p);
-        free(t->named_ckpt);
-        t->named_ckpt = strdup(buf);
-        t->named_ckpt_iter = (int64_t)it;
-        t->named_ckpt_time = tv;
+            snprintf(buf, sizeof buf, "%s/%s", t->x->dir, p);
+        free(t->x->named_ckpt);
+        t->x->named_ckpt = strdup(buf);
+        t->x->named_ckpt_iter = (int64_t)it;
+        t->x->named_ckpt_time = tv;
         if (L->is_pbt) sched__note_checkpoint(L, t, buf);
     }
     cJSON_Delete(r);
@@ -164,11 +164,11 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
         L->rx_now = sched__now(L);
     }
     char err[256];
-    if (t->carry) {
+    if (t->x->carry) {
         /* The first result of an attempt that resumed from a checkpoint says where the
          * checkpoint was: the earlier attempt's results before it belong to this one, those
          * from it on are superseded (they are being computed again). */
-        t->carry = 0;
+        t->x->carry = 0;
         int64_t carried = 0;
         if (store_results_carry(L->o->store, t->id, t->attempt - 1, t->attempt, (int64_t)it,
                                 &carried, err, sizeof err) != 0) {
@@ -195,11 +195,11 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     t->reported = 1;
     note_checkpoint(L, t, in->json, in->json_len, it, tv);
     /* a result of the new attempt: it has restored from its donor's checkpoint */
-    if (t->pinned) sched__unpin(L, t);
+    if (t->x->pinned) sched__unpin(L, t);
     t->last_time = tv;
     t->last_metric = m;
-    t->last_result_at = L->rx_now;
-    if (t->first_result_at == 0) t->first_result_at = L->rx_now;
+    t->x->last_result_at = L->rx_now;
+    if (t->x->first_result_at == 0) t->x->first_result_at = L->rx_now;
     for (size_t k = 0; k < L->ncols; k++)
         t->columns[k] = in->v[L->col0 + k];
     if (sched__better(set->mode == SPACE_MODE_MAX, m, t->best_metric)) t->best_metric = m;
@@ -396,8 +396,8 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
         if (trial_result_parse(line, len, &r) == 1 &&
             (p = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "checkpoint"))) && *p) {
             char buf[8400];
-            snprintf(buf, sizeof buf, "%s%s%s", p[0] == '/' || !t->dir ? "" : t->dir,
-                     p[0] == '/' || !t->dir ? "" : "/", p);
+            snprintf(buf, sizeof buf, "%s%s%s", p[0] == '/' || !t->x->dir ? "" : t->x->dir,
+                     p[0] == '/' || !t->x->dir ? "" : "/", p);
             sched__note_checkpoint(L, t, buf);
         }
         cJSON_Delete(r);

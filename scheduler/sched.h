@@ -298,6 +298,10 @@ typedef struct sched_trial_view {
     double run_s; /* seconds the trial has run (this attempt), 0 if never */
 } sched_trial_view_t;
 
+/* The live table's order, as qsort's: running first, then failures, paused, finished by
+ * last_metric (best first, NaN last), then pending; by trial number within each. */
+int sched_view_order(const sched_trial_view_t *a, const sched_trial_view_t *b, int mode_max);
+
 typedef struct sched_snapshot {
     const char *experiment;
     const char *policy;
@@ -311,9 +315,12 @@ typedef struct sched_snapshot {
     int gpus_total, cpus_used, cpus_total;
     const sched_rung_info_t *rungs;
     size_t nrungs;
-    const sched_trial_view_t *trials; /* in trial order */
+    /* In trial order: every trial, or with report_trials the first report_trials in
+     * sched_view_order (the live table shows no more). */
+    const sched_trial_view_t *trials;
     size_t ntrials;
-    int64_t best_trial; /* -1 if none yet: by the last result of each trial */
+    size_t total_trials; /* in the experiment (counts[] add up to it); 0: ntrials */
+    int64_t best_trial;  /* -1 if none yet: by the last result of each trial */
     double best_metric;
     uint64_t results;   /* results recorded */
     uint64_t ignored;   /* result lines after a stop decision, logged only */
@@ -341,6 +348,10 @@ typedef struct sched_run_opts {
     void *report_ud;
     int handle_signals; /* sched_run: take SIGINT/SIGTERM (stop) while running */
     int wake_fd;        /* sched_loop_turn: also wake when this fd is readable; -1 none */
+    /* > 0: a snapshot hands the report callback at most this many trials, the first in
+     * sched_view_order, so that a report costs no memory per trial (a simulation of a
+     * million); 0: every trial. */
+    size_t report_trials;
     /* 0: each turn is committed before the loop waits (a real run: a result is durable by
      * the end of its turn). > 0: at most this often, in real seconds, for executors whose
      * wait never blocks (a simulation), so that a turn per event costs no commit each. */

@@ -13,7 +13,7 @@
 static void kill_trial(struct sched_loop *L, struct sched__trial *t)
 {
     L->o->exec->ops->signal(L->o->exec->self, t->no, SIGKILL);
-    t->killed = 1;
+    t->x->killed = 1;
 }
 
 /* ---- timers ------------------------------------------------------------------------ */
@@ -68,12 +68,12 @@ static struct sched__timer timer_pop(struct sched_loop *L)
 static void trial_timers(struct sched_loop *L, struct sched__trial *t, double now)
 {
     const space_settings_t *set = L->set;
-    if (t->stop == SCHED__STOP_NONE) {
+    if (t->x->stop == SCHED__STOP_NONE) {
         char why[160] = "";
         double budget =
-            set->trial_time_limit_s > 0 ? t->started_at + set->trial_time_limit_s : INFINITY;
+            set->trial_time_limit_s > 0 ? t->x->started_at + set->trial_time_limit_s : INFINITY;
         double silent =
-            set->result_timeout_s > 0 ? t->last_result_at + set->result_timeout_s : INFINITY;
+            set->result_timeout_s > 0 ? t->x->last_result_at + set->result_timeout_s : INFINITY;
         if (now >= budget)
             snprintf(why, sizeof why, "ran past trial_time_limit_s (%g s)",
                      set->trial_time_limit_s);
@@ -90,17 +90,17 @@ static void trial_timers(struct sched_loop *L, struct sched__trial *t, double no
         sched__request_stop(L, t, SCHED__STOP_TIMEOUT); /* files the grace timer */
         return;
     }
-    if (!t->term_sent && !t->killed) {
-        if (now < t->term_at) {
-            sched__timer_add(L, t, t->term_at);
+    if (!t->x->term_sent && !t->x->killed) {
+        if (now < t->x->term_at) {
+            sched__timer_add(L, t, t->x->term_at);
             return;
         }
         /* a completed trial's grace is over */
         L->o->exec->ops->signal(L->o->exec->self, t->no, SIGTERM);
-        t->term_sent = 1;
-        sched__timer_add(L, t, t->stop_deadline);
+        t->x->term_sent = 1;
+        sched__timer_add(L, t, t->x->stop_deadline);
     }
-    if (!t->killed && now >= t->stop_deadline) kill_trial(L, t);
+    if (!t->x->killed && now >= t->x->stop_deadline) kill_trial(L, t);
 }
 
 /* Fires the timers due at `now` and returns the time of the nearest one ahead (or
@@ -111,15 +111,15 @@ double sched__run_timers(struct sched_loop *L, double now, double wake)
         L->hard_done = 1;
         for (size_t k = 0; k < L->running; k++) {
             struct sched__trial *t = &L->t[L->run[k]];
-            if (t->killed) continue;
-            if (t->stop == SCHED__STOP_NONE) t->stop = SCHED__STOP_USER;
+            if (t->x->killed) continue;
+            if (t->x->stop == SCHED__STOP_NONE) t->x->stop = SCHED__STOP_USER;
             kill_trial(L, t);
         }
     }
     while (L->ntimers > 0 && L->timers[0].at <= now) {
         struct sched__timer e = timer_pop(L);
         struct sched__trial *t = &L->t[e.idx];
-        if (t->status != SCHED_TRIAL_RUNNING || !t->started || t->gen != e.gen) continue;
+        if (t->status != SCHED_TRIAL_RUNNING || !t->x->started || t->gen != e.gen) continue;
         trial_timers(L, t, now);
     }
     return L->ntimers > 0 ? fmin(wake, L->timers[0].at) : wake;

@@ -529,6 +529,75 @@ TEST(a_turns_results_are_committed_together_at_its_end)
     rig_close(&r);
 }
 
+/* What the report callback saw: the last snapshot's trials, and whether any snapshot
+ * broke the table's order or its bound. */
+struct seen {
+    size_t ntrials, total, running_first_bad, over_bound, bound;
+    int64_t no[16];
+    double lr[16], metric[16];
+    int final;
+};
+
+static void on_report(void *ud, const sched_snapshot_t *s, int final)
+{
+    struct seen *w = ud;
+    if (s->ntrials > w->bound) w->over_bound++;
+    /* every running trial is handed out before any finished one */
+    size_t running = 0;
+    for (size_t i = 0; i < s->ntrials; i++)
+        running += s->trials[i].status == SCHED_TRIAL_RUNNING;
+    if (running < s->counts[SCHED_TRIAL_RUNNING] && running < s->ntrials) w->running_first_bad++;
+    w->ntrials = s->ntrials;
+    w->total = s->total_trials;
+    w->final = final;
+    for (size_t i = 0; i < s->ntrials && i < 16; i++) {
+        w->no[i] = s->trials[i].trial_no;
+        const cJSON *lr =
+            s->trials[i].config ? cJSON_GetObjectItem(s->trials[i].config, "lr") : NULL;
+        w->lr[i] = lr ? lr->valuedouble : NAN;
+        w->metric[i] = s->trials[i].last_metric;
+    }
+}
+
+/* With report_trials, a snapshot hands out only the first trials in the live table's order
+ * (so that a report of a million trials costs no memory per trial): running ones first,
+ * then the best finished, each with its configuration, which a finished trial of random
+ * search no longer holds and is sampled again for it. */
+TEST(a_report_hands_out_only_the_first_report_trials_in_the_tables_order)
+{
+    static struct script s[MAX_T];
+    /* finished order by last loss (loss0 / 2): 7, 2, 9, 4, ... */
+    const double loss0[12] = {9, 8, 1.5, 7, 3, 6, 5, 1, 11, 2, 10, 12};
+    for (int i = 0; i < 12; i++)
+        s[i] = (struct script){.results = 2, .period = 1 + i * 0.01, .loss0 = loss0[i]};
+    struct rig r;
+    REQUIRE(rig_open(&r, "report_trials",
+                     SPACE("report_trials", "\"num_samples\": 12, \"max_concurrent\": 3"), s,
+                     1) == 0);
+    struct seen w = {.bound = 4};
+    r.o.report = on_report;
+    r.o.report_ud = &w;
+    r.o.report_trials = 4;
+    CHECK_EQ_INT(run_to_end(&r, 0, 0, NULL), 0);
+    CHECK_EQ_INT(w.final, 1);
+    CHECK_EQ_INT(w.over_bound, 0);
+    CHECK_EQ_INT(w.running_first_bad, 0);
+    CHECK_EQ_INT(w.ntrials, 4);
+    CHECK_EQ_INT(w.total, 12);
+    /* the four best, handed out in trial order */
+    const int64_t best[4] = {2, 4, 7, 9};
+    for (int i = 0; i < 4; i++) {
+        CHECK_EQ_INT(w.no[i], best[i]);
+        CHECK(fabs(w.metric[i] - loss0[best[i]] / 2) < 1e-12);
+        cJSON *c = NULL;
+        char err[256];
+        REQUIRE(space_sample(r.sp, (size_t)best[i], &c, err, sizeof err) == 0);
+        CHECK(w.lr[i] == cJSON_GetObjectItem(c, "lr")->valuedouble);
+        cJSON_Delete(c);
+    }
+    rig_close(&r);
+}
+
 static int first_value(void *ud, int ncol, const char *const *names, const char *const *values,
                        const int *types)
 {

@@ -532,6 +532,16 @@ TEST(table_keeps_metric_and_iteration_at_any_width)
     CHECK_CONTAINS(t, "cosine_with_warmup");
     CHECK_CONTAINS(t, "hidden_layer_width");
     free(t);
+    /* A snapshot that hands out fewer trials than the experiment has (report_trials): the
+     * table counts the rest by status, even with no limit on rows. */
+    s.total_trials = 1000;
+    s.counts[SCHED_TRIAL_TERMINATED] = 600;
+    s.counts[SCHED_TRIAL_PENDING] = 399;
+    o.rows = 0;
+    t = cli_render_status(&s, &o);
+    CHECK_CONTAINS(t, "Trials: 1000 total: 1 RUNNING, 399 PENDING, 600 TERMINATED");
+    CHECK_CONTAINS(t, "... and 999 more trials (399 PENDING, 600 TERMINATED)");
+    free(t);
     cJSON_Delete(cfg);
 }
 
