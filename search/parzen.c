@@ -179,6 +179,7 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
     space__parzen_t old = *pe;
     size_t m = n ? n : 1, catn = ncat ? (n + 1) * ncat : 0;
     memset(pe, 0, sizeof *pe);
+    pe->zc = old.zc;
     if (old.cap >= m && old.catcap >= catn && old.ncatcap >= ncat) {
         pe->mu = old.mu, pe->sigma = old.sigma, pe->w = old.w, pe->wsum = old.wsum;
         pe->smax_l = old.smax_l, pe->smax_r = old.smax_r, pe->z = old.z;
@@ -259,53 +260,64 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
         else
             hi = h;
     }
-    /* sv: low, the sorted means with the prior's among them, high */
-    double *sv = malloc((ncomp + 2) * sizeof *sv);
-    if (!sv) goto nomem;
-    sv[0] = low;
-    for (size_t j = 0; j < ncomp; j++)
-        sv[j + 1] = j < pp ? x[j] : j == pp ? mid : x[j - 1];
-    sv[ncomp + 1] = high;
     pe->minsigma = range / (ncomp + 1.0 < 100.0 ? ncomp + 1.0 : 100.0);
-    for (size_t j = 0, k = 0; j < ncomp; j++) {
-        double left = sv[j + 1] - sv[j], right = sv[j + 2] - sv[j + 1];
+    pe->prior_mu = mid;
+    pe->prior_sigma = range;
+    pe->prior_z = comp_z(pe, mid, range);
+    /* One pass over low, the means with the prior's among them, high (prev, cur, next
+     * rolling: no copy of the 10,000 means). Components with the same mean and sigma
+     * (repeated integer or stepped values: 10,000 trials of a 64-value parameter) become
+     * one with their summed weight, added in the same order as before: the same mixture,
+     * summed once instead of hundreds of times. pe->n counts what is left. */
+    const space__zcache_t *zc = pe->zc;
+    size_t kept = 0, ci = 0, src = 0; /* src: the next x[] to become a component */
+    double prev = low, cur = pp == 0 ? mid : x[0];
+    for (size_t j = 0; j < ncomp; j++) {
+        size_t jn = j + 1; /* the next value of the sequence */
+        double next = jn == ncomp ? high : jn < pp ? x[jn] : jn == pp ? mid : x[jn - 1];
+        double left = cur - prev, right = next - cur;
         double sg = left > right ? left : right;
         if (ncomp >= 2 && j == 0) sg = right;
         if (ncomp >= 2 && j == ncomp - 1) sg = left;
         sg = sg < pe->minsigma ? pe->minsigma : sg > range ? range : sg;
-        if (j == pp) continue; /* the prior's sigma is the whole range */
-        pe->mu[k] = sv[j + 1];
-        pe->sigma[k] = sg;
-        pe->z[k++] = NAN;
-    }
-    free(sv);
-    pe->prior_mu = mid;
-    pe->prior_sigma = range;
-    pe->prior_z = comp_z(pe, mid, range);
-    /* Components with the same mean and sigma (repeated integer or stepped values: 10,000
-     * trials of a 64-value parameter) become one with their summed weight: the same
-     * mixture, summed once instead of hundreds of times. pe->n counts what is left. */
-    size_t kept = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (kept > 0 && pe->mu[kept - 1] == pe->mu[k] && pe->sigma[kept - 1] == pe->sigma[k]) {
-            pe->w[kept - 1] += pe->w[k];
-            continue;
+        if (j != pp) { /* the prior's sigma is the whole range */
+            double wk = pe->w[src++];
+            if (kept > 0 && pe->mu[kept - 1] == cur && pe->sigma[kept - 1] == sg) {
+                pe->w[kept - 1] += wk;
+            } else {
+                /* w[] is rewritten behind where it is read: kept <= src - 1 */
+                pe->mu[kept] = cur;
+                pe->sigma[kept] = sg;
+                pe->w[kept] = wk;
+                double z = NAN;
+                if (zc) { /* a mass computed for the same (mu, sigma) in an earlier fit */
+                    while (ci < zc->n && zc->mu[ci] < cur)
+                        ci++;
+                    for (size_t c = ci; c < zc->n && zc->mu[c] == cur; c++)
+                        if (zc->sigma[c] == sg) {
+                            z = zc->z[c];
+                            break;
+                        }
+                }
+                pe->z[kept] = z;
+                /* w / (sqrt(2 pi) sigma z) and 1 / sigma: when first needed */
+                pe->coef[kept++] = NAN;
+            }
         }
-        pe->mu[kept] = pe->mu[k];
-        pe->sigma[kept] = pe->sigma[k];
-        pe->w[kept] = pe->w[k];
-        pe->z[kept++] = NAN;
+        prev = cur;
+        cur = next;
     }
     n = pe->n = kept;
+    double run = 0, smax = 0;
     for (size_t k = 0; k < n; k++) {
-        pe->wsum[k + 1] = pe->wsum[k] + pe->w[k];
-        pe->coef[k] = NAN; /* w / (sqrt(2 pi) sigma z) and 1 / sigma: when first needed */
-        double prev = k ? pe->smax_l[k - 1] : 0;
-        pe->smax_l[k] = pe->sigma[k] > prev ? pe->sigma[k] : prev;
+        pe->wsum[k + 1] = run = run + pe->w[k];
+        smax = pe->sigma[k] > smax ? pe->sigma[k] : smax;
+        pe->smax_l[k] = smax;
     }
+    smax = 0;
     for (size_t k = n; k-- > 0;) {
-        double next = k + 1 < n ? pe->smax_r[k + 1] : 0;
-        pe->smax_r[k] = pe->sigma[k] > next ? pe->sigma[k] : next;
+        smax = pe->sigma[k] > smax ? pe->sigma[k] : smax;
+        pe->smax_r[k] = smax;
     }
     return SPACE_OK;
 nomem:
@@ -353,7 +365,7 @@ static double block_sum(space__parzen_t *pe, size_t from, size_t to, double x)
     for (size_t k = from; k < to; k++) {
         double c = pe->coef[k];
         if (isnan(c)) {
-            pe->z[k] = comp_z(pe, pe->mu[k], pe->sigma[k]);
+            if (isnan(pe->z[k])) pe->z[k] = comp_z(pe, pe->mu[k], pe->sigma[k]);
             c = pe->coef[k] =
                 pe->w[k] / (SQRT_2PI * (pe->optuna31_unscaled ? 1.0 : pe->sigma[k]) * pe->z[k]);
             pe->isg[k] = 1.0 / pe->sigma[k];
@@ -429,6 +441,42 @@ double space__parzen_log_pdf(space__parzen_t *pe, double x)
         }
     }
     return log(s);
+}
+
+int space__parzen_zcache_keep(const space__parzen_t *pe, space__zcache_t *zc)
+{
+    size_t m = 0;
+    zc->n = 0;
+    if (pe->ncat > 0) return SPACE_OK;
+    for (size_t k = 0; k < pe->n; k++)
+        m += !isnan(pe->z[k]) && pe->z[k] != 1.0;
+    if (m > zc->cap) {
+        size_t cap = m + m / 2 + 16;
+        double *mu = realloc(zc->mu, cap * sizeof *mu);
+        if (mu) zc->mu = mu;
+        double *sg = realloc(zc->sigma, cap * sizeof *sg);
+        if (sg) zc->sigma = sg;
+        double *z = realloc(zc->z, cap * sizeof *z);
+        if (z) zc->z = z;
+        if (!mu || !sg || !z) return SPACE_ENOMEM;
+        zc->cap = cap;
+    }
+    for (size_t k = 0; k < pe->n; k++) {
+        if (isnan(pe->z[k]) || pe->z[k] == 1.0) continue;
+        zc->mu[zc->n] = pe->mu[k];
+        zc->sigma[zc->n] = pe->sigma[k];
+        zc->z[zc->n++] = pe->z[k];
+    }
+    return SPACE_OK;
+}
+
+void space__zcache_free(space__zcache_t *zc)
+{
+    if (!zc) return;
+    free(zc->mu);
+    free(zc->sigma);
+    free(zc->z);
+    memset(zc, 0, sizeof *zc);
 }
 
 double space__parzen_sample(const space__parzen_t *pe, space__rng_t *r)
