@@ -60,6 +60,8 @@ typedef struct space__parzen {
     /* borrowed, NULL = none: the next fit takes the masses of components whose (mu,
      * sigma) it holds instead of leaving them to be computed; kept across fits */
     const space__zcache_t *zc;
+    double tol; /* the window's tolerance, 0 = SPACE__PARZEN_TOL: tests loosen it to show
+                 * that their comparison with a reference would catch a wrong window */
     int optuna31_unscaled;
 } space__parzen_t;
 
