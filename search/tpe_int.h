@@ -19,7 +19,7 @@ void space__rng_seed(space__rng_t *r, uint64_t seed, uint64_t trial_no);
  * Accurate to a few units in the last place over the whole range (tests compare them
  * with the C library's erfc); only +, -, *, / and exp are used. */
 double space__erfc(double x);
-double space__ndtr(double x);  /* the standard normal CDF */
+double space__ndtr(double x); /* the standard normal CDF */
 /* e^x for x <= 0 (parzen.c's windowed sums), within 1 ulp; 0 below 2^-1022. */
 double space__exp_nonpos(double x);
 double space__ndtri(double p); /* its inverse, 0 < p < 1 */
