@@ -216,11 +216,11 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
     /* times the reciprocal: a division per weight was a tenth of a suggestion's time */
     double inv = 1.0 / total;
     pe->wsum[0] = 0;
-    for (size_t i = 0; i < n; i++)
-        pe->w[i] = (rw ? rw[i] : 1.0) * inv;
     if (ncat > 0)
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+            pe->w[i] = (rw ? rw[i] : 1.0) * inv;
             pe->wsum[i + 1] = pe->wsum[i] + pe->w[i];
+        }
     pe->prior_w = 1.0 / total;
 
     if (ncat > 0) {
@@ -272,7 +272,32 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
      * summed once instead of hundreds of times. pe->n counts what is left. */
     const space__zcache_t *zc = pe->zc;
     size_t kept = 0, ci = 0, src = 0; /* src: the next x[] to become a component */
-    double prev = low, cur = pp == 0 ? mid : x[0];
+    double prev = low, cur = pp == 0 ? mid : x[0], run = 0, smax = 0;
+    /* the component being built, written out (with wsum and smax_l) once the next one
+     * differs: one pass writes everything the windowed sums read */
+    int have = 0;
+    double cmu = 0, csg = 0, cw = 0;
+#define FLUSH()                                                                                    \
+    do {                                                                                           \
+        double z = NAN;                                                                            \
+        if (zc) { /* a mass computed for the same (mu, sigma) in an earlier fit */                 \
+            while (ci < zc->n && zc->mu[ci] < cmu)                                                 \
+                ci++;                                                                              \
+            for (size_t c = ci; c < zc->n && zc->mu[c] == cmu; c++)                                \
+                if (zc->sigma[c] == csg) {                                                         \
+                    z = zc->z[c];                                                                  \
+                    break;                                                                         \
+                }                                                                                  \
+        }                                                                                          \
+        pe->mu[kept] = cmu;                                                                        \
+        pe->sigma[kept] = csg;                                                                     \
+        pe->w[kept] = cw;                                                                          \
+        pe->z[kept] = z;                                                                           \
+        pe->coef[kept] = NAN; /* w / (sqrt(2 pi) sigma z) and 1 / sigma: when first needed */      \
+        pe->wsum[kept + 1] = run = run + cw;                                                       \
+        smax = csg > smax ? csg : smax;                                                            \
+        pe->smax_l[kept++] = smax;                                                                 \
+    } while (0)
     for (size_t j = 0; j < ncomp; j++) {
         size_t jn = j + 1; /* the next value of the sequence */
         double next = jn == ncomp ? high : jn < pp ? x[jn] : jn == pp ? mid : x[jn - 1];
@@ -282,39 +307,21 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
         if (ncomp >= 2 && j == ncomp - 1) sg = left;
         sg = sg < pe->minsigma ? pe->minsigma : sg > range ? range : sg;
         if (j != pp) { /* the prior's sigma is the whole range */
-            double wk = pe->w[src++];
-            if (kept > 0 && pe->mu[kept - 1] == cur && pe->sigma[kept - 1] == sg) {
-                pe->w[kept - 1] += wk;
+            double wk = (rw ? rw[src] : 1.0) * inv;
+            src++;
+            if (have && cmu == cur && csg == sg) {
+                cw += wk;
             } else {
-                /* w[] is rewritten behind where it is read: kept <= src - 1 */
-                pe->mu[kept] = cur;
-                pe->sigma[kept] = sg;
-                pe->w[kept] = wk;
-                double z = NAN;
-                if (zc) { /* a mass computed for the same (mu, sigma) in an earlier fit */
-                    while (ci < zc->n && zc->mu[ci] < cur)
-                        ci++;
-                    for (size_t c = ci; c < zc->n && zc->mu[c] == cur; c++)
-                        if (zc->sigma[c] == sg) {
-                            z = zc->z[c];
-                            break;
-                        }
-                }
-                pe->z[kept] = z;
-                /* w / (sqrt(2 pi) sigma z) and 1 / sigma: when first needed */
-                pe->coef[kept++] = NAN;
+                if (have) FLUSH();
+                cmu = cur, csg = sg, cw = wk, have = 1;
             }
         }
         prev = cur;
         cur = next;
     }
+    if (have) FLUSH();
+#undef FLUSH
     n = pe->n = kept;
-    double run = 0, smax = 0;
-    for (size_t k = 0; k < n; k++) {
-        pe->wsum[k + 1] = run = run + pe->w[k];
-        smax = pe->sigma[k] > smax ? pe->sigma[k] : smax;
-        pe->smax_l[k] = smax;
-    }
     smax = 0;
     for (size_t k = n; k-- > 0;) {
         smax = pe->sigma[k] > smax ? pe->sigma[k] : smax;
@@ -525,13 +532,10 @@ double space__parzen_log_pdf(space__parzen_t *pe, double x)
 
 int space__parzen_zcache_keep(const space__parzen_t *pe, space__zcache_t *zc)
 {
-    size_t m = 0;
     zc->n = 0;
     if (pe->ncat > 0) return SPACE_OK;
-    for (size_t k = 0; k < pe->n; k++)
-        m += !isnan(pe->z[k]) && pe->z[k] != 1.0;
-    if (m > zc->cap) {
-        size_t cap = m + m / 2 + 16;
+    if (pe->n > zc->cap) { /* room for every component: one pass, no count first */
+        size_t cap = pe->n + pe->n / 2 + 16;
         double *mu = realloc(zc->mu, cap * sizeof *mu);
         if (mu) zc->mu = mu;
         double *sg = realloc(zc->sigma, cap * sizeof *sg);
@@ -541,12 +545,15 @@ int space__parzen_zcache_keep(const space__parzen_t *pe, space__zcache_t *zc)
         if (!mu || !sg || !z) return SPACE_ENOMEM;
         zc->cap = cap;
     }
+    size_t m = 0;
     for (size_t k = 0; k < pe->n; k++) {
-        if (isnan(pe->z[k]) || pe->z[k] == 1.0) continue;
-        zc->mu[zc->n] = pe->mu[k];
-        zc->sigma[zc->n] = pe->sigma[k];
-        zc->z[zc->n++] = pe->z[k];
+        double z = pe->z[k];
+        if (isnan(z) || z == 1.0) continue;
+        zc->mu[m] = pe->mu[k];
+        zc->sigma[m] = pe->sigma[k];
+        zc->z[m++] = z;
     }
+    zc->n = m;
     return SPACE_OK;
 }
 

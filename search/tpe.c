@@ -560,13 +560,17 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
     size_t nbad = 0;
     for (size_t t = 0; t < x->cap; t++)
         nbad += x->role[t] == ROLE_BAD;
-    for (size_t t = 0, i = 0; t < x->cap; t++)
+    /* the good trials in trial order, found once: at most 25 (default_gamma) */
+    size_t ngood = 0, good_t[32];
+    for (size_t t = 0, i = 0; t < x->cap; t++) {
         if (x->role[t] == ROLE_BAD) x->rw[t] = space__optuna_weight(nbad, i++);
+        if (x->role[t] == ROLE_GOOD && ngood < 32) good_t[ngood++] = t;
+    }
     for (size_t j = 0; j < nd; j++) {
         const tdim_t *d = &x->dims[j];
         ng = nb = 0;
-        for (size_t t = 0; t < x->cap; t++)
-            if (x->role[t] == ROLE_GOOD) gx[ng++] = x->x[t * nd + j];
+        for (size_t i = 0; i < ngood; i++)
+            gx[ng++] = x->x[good_t[i] * nd + j];
         if (d->ncat > 0) {
             for (size_t t = 0; t < x->cap; t++) {
                 if (x->role[t] != ROLE_BAD) continue;
