@@ -188,6 +188,10 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
         pe->cap = old.cap, pe->catcap = old.catcap, pe->ncatcap = old.ncatcap;
     } else {
         space__parzen_free(&old);
+        /* with room to grow: the bad estimator gains a trial per suggestion, and sizing
+         * to fit made every suggestion allocate (and fault in) its arrays afresh */
+        m += m / 2 + 16;
+        catn += catn / 2;
         pe->mu = malloc(m * sizeof *pe->mu);
         pe->sigma = malloc(m * sizeof *pe->sigma);
         pe->w = malloc(m * sizeof *pe->w);
