@@ -174,6 +174,12 @@ out:
 int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double *rw, size_t n,
                              double low, double high, double q, size_t ncat)
 {
+    return space__parzen_fit_sorted_total(pe, x, rw, n, low, high, q, ncat, NAN);
+}
+
+int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const double *rw, size_t n,
+                                   double low, double high, double q, size_t ncat, double total)
+{
     /* the arrays of an earlier fit are reused when large enough: a suggestion refits 20
      * estimators, and fresh 80 kB arrays each time cost page faults */
     space__parzen_t old = *pe;
@@ -214,9 +220,11 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
     pe->high = high;
     pe->q = q;
     /* _calculate_weights: the raw weights and prior_weight 1, normalised together */
-    double total = 1.0;
-    for (size_t i = 0; i < n; i++)
-        total += rw ? rw[i] : 1.0;
+    if (isnan(total)) {
+        total = 1.0;
+        for (size_t i = 0; i < n; i++)
+            total += rw ? rw[i] : 1.0;
+    }
     /* times the reciprocal: a division per weight was a tenth of a suggestion's time */
     double inv = 1.0 / total;
     pe->wsum[0] = 0;
@@ -232,15 +240,16 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
          * plus 1 at the observed category, normalised; the prior's row is flat. */
         memset(pe->cat, 0, ncat * sizeof *pe->cat);
         double v = 1.0 / (double)(n + 1), rowsum = 1.0 + v * (double)ncat;
+        /* a row holds two values, (v + 1) / rowsum at its category and v / rowsum
+         * elsewhere: divided once here instead of n x ncat times */
+        double lo = v / rowsum, hi = (v + 1.0) / rowsum;
         for (size_t i = 0; i <= n; i++) {
             double *row = pe->catrow + i * ncat;
-            for (size_t c = 0; c < ncat; c++)
-                row[c] = v;
             if (i < n) {
                 size_t k = (size_t)x[i];
-                if (k < ncat) row[k] += 1.0;
                 for (size_t c = 0; c < ncat; c++)
-                    row[c] /= rowsum;
+                    row[c] = lo;
+                if (k < ncat) row[k] = hi;
             } else {
                 for (size_t c = 0; c < ncat; c++)
                     row[c] = 1.0 / (double)ncat;
@@ -326,8 +335,20 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
     if (have) FLUSH();
 #undef FLUSH
     n = pe->n = kept;
+    /* suffix maxima four at a time: within a group they do not wait for the carry from
+     * the right, so the groups overlap (a max is exact: any grouping gives the same) */
     smax = 0;
-    for (size_t k = n; k-- > 0;) {
+    size_t k = n;
+    for (; k >= 4; k -= 4) {
+        const double *g = pe->sigma + k - 4;
+        double m3 = g[3], m2 = g[2] > m3 ? g[2] : m3, m1 = g[1] > m2 ? g[1] : m2;
+        double m0 = g[0] > m1 ? g[0] : m1;
+        pe->smax_r[k - 1] = m3 > smax ? m3 : smax;
+        pe->smax_r[k - 2] = m2 > smax ? m2 : smax;
+        pe->smax_r[k - 3] = m1 > smax ? m1 : smax;
+        pe->smax_r[k - 4] = smax = m0 > smax ? m0 : smax;
+    }
+    while (k-- > 0) {
         smax = pe->sigma[k] > smax ? pe->sigma[k] : smax;
         pe->smax_r[k] = smax;
     }

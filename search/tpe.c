@@ -568,6 +568,7 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
     }
     for (size_t j = 0; j < nd; j++) {
         const tdim_t *d = &x->dims[j];
+        double total = NAN; /* categorical: summed by the fit */
         ng = nb = 0;
         for (size_t i = 0; i < ngood; i++)
             gx[ng++] = x->x[good_t[i] * nd + j];
@@ -580,17 +581,22 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
         } else {
             const size_t *o = x->order[j];
             const double *vs = x->vals[j];
+            /* the fit's normaliser, summed here in the same order: its chain of additions
+             * then overlaps the gathering's loads */
+            total = 1.0;
             for (size_t k = 0; k < x->nknown; k++) {
                 size_t t = o[k];
                 if (x->role[t] != ROLE_BAD) continue;
                 bw[nb] = x->rw[t];
+                total += bw[nb];
                 bx[nb++] = vs[k];
             }
         }
         space__parzen_t *good = &x->pgood, *bad = &x->pbad;
         bad->zc = &x->zc[j];
         if (space__parzen_fit(good, gx, NULL, ng, d->low, d->high, d->q, d->ncat)) goto out;
-        if (space__parzen_fit_sorted(bad, bx, bw, nb, d->low, d->high, d->q, d->ncat)) goto out;
+        if (space__parzen_fit_sorted_total(bad, bx, bw, nb, d->low, d->high, d->q, d->ncat, total))
+            goto out;
         good->optuna31_unscaled = bad->optuna31_unscaled = 1; /* as Optuna 3.1.0 computes it */
         double best = -INFINITY, bestv = NAN, besti = NAN;
         double cand[OPTUNA_N_EI_CANDIDATES], cscore[OPTUNA_N_EI_CANDIDATES];

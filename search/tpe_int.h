@@ -77,6 +77,10 @@ int space__parzen_fit(space__parzen_t *pe, const double *x, const double *rw, si
  * is what keeps 10,000 observations within the time budget. */
 int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double *rw, size_t n,
                              double low, double high, double q, size_t ncat);
+/* The same with total = 1 + the sum of rw[] (all 1 when NULL) taken in index order, which
+ * the caller may have summed while gathering x[] (NAN: sum it here). */
+int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const double *rw, size_t n,
+                                   double low, double high, double q, size_t ncat, double total);
 void space__parzen_free(space__parzen_t *pe); /* NULL-safe, leaves pe zeroed */
 /* log density (mass for q > 0, probability for categories) at x, summing only the
  * components whose contribution can exceed SPACE__PARZEN_TOL of the total (a bound on
