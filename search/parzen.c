@@ -275,6 +275,7 @@ int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const d
             hi = h;
     }
     pe->minsigma = range / (ncomp + 1.0 < 100.0 ? ncomp + 1.0 : 100.0);
+    pe->isg_min = 1.0 / pe->minsigma; /* most sigmas are the clipped one */
     pe->prior_mu = mid;
     pe->prior_sigma = range;
     pe->prior_z = comp_z(pe, mid, range);
@@ -372,6 +373,9 @@ static double comp_pdf(const space__parzen_t *pe, double x, double mu, double si
 
 static double comp_z(const space__parzen_t *pe, double mu, double sigma)
 {
+    /* well inside the range (the margin covers the divisions' rounding): the test below
+     * would pass, without its two divisions */
+    if (mu - pe->low > 9.000001 * sigma && pe->high - mu > 9.000001 * sigma) return 1.0;
     double a = (pe->low - mu) / sigma, b = (pe->high - mu) / sigma;
     /* beyond 9 sd the missing tail is below 1.2e-19: the mass is 1 in double */
     if (a < -9 && b > 9) return 1.0;
@@ -458,7 +462,7 @@ static double block_sum(space__parzen_t *pe, size_t from, size_t to, double x)
         if (isnan(pe->z[k])) pe->z[k] = comp_z(pe, pe->mu[k], pe->sigma[k]);
         pe->coef[k] =
             pe->w[k] / (SQRT_2PI * (pe->optuna31_unscaled ? 1.0 : pe->sigma[k]) * pe->z[k]);
-        pe->isg[k] = 1.0 / pe->sigma[k];
+        pe->isg[k] = pe->sigma[k] == pe->minsigma ? pe->isg_min : 1.0 / pe->sigma[k];
     }
     double e[16];
     if (to - from == 16) {

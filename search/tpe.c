@@ -563,7 +563,8 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
     /* the good trials in trial order, found once: at most 25 (default_gamma) */
     size_t ngood = 0, good_t[32];
     for (size_t t = 0, i = 0; t < x->cap; t++) {
-        if (x->role[t] == ROLE_BAD) x->rw[t] = space__optuna_weight(nbad, i++);
+        /* -1 marks a trial outside the bad set: the gathering reads one array, not two */
+        x->rw[t] = x->role[t] == ROLE_BAD ? space__optuna_weight(nbad, i++) : -1.0;
         if (x->role[t] == ROLE_GOOD && ngood < 32) good_t[ngood++] = t;
     }
     for (size_t j = 0; j < nd; j++) {
@@ -585,10 +586,10 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
              * then overlaps the gathering's loads */
             total = 1.0;
             for (size_t k = 0; k < x->nknown; k++) {
-                size_t t = o[k];
-                if (x->role[t] != ROLE_BAD) continue;
-                bw[nb] = x->rw[t];
-                total += bw[nb];
+                double r = x->rw[o[k]];
+                if (r < 0) continue;
+                bw[nb] = r;
+                total += r;
                 bx[nb++] = vs[k];
             }
         }

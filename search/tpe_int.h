@@ -47,13 +47,13 @@ typedef struct space__parzen {
     double low, high, q;    /* numeric: bounds of the internal scale; q = 0 continuous */
     double *mu, *sigma, *w; /* n observations sorted by mu, normalised weights */
     double prior_mu, prior_sigma, prior_w, prior_z;
-    double minsigma;         /* the magic clip's lower bound */
-    double *smax_l, *smax_r; /* windowing: max sigma over [0, k] and [k, n) */
-    double *wsum;            /* windowing: wsum[k] = sum of w[0..k) */
-    double *z;               /* the truncation mass, NaN until first needed */
-    double *coef, *isg;      /* w / (sqrt(2 pi) sigma z) (NaN until needed), 1 / sigma */
-    double *cat;             /* categorical: the mixture's probability of each category */
-    double *catrow;          /* categorical: per-component rows (n + 1) x ncat, prior last */
+    double minsigma, isg_min; /* the magic clip's lower bound, its reciprocal */
+    double *smax_l, *smax_r;  /* windowing: max sigma over [0, k] and [k, n) */
+    double *wsum;             /* windowing: wsum[k] = sum of w[0..k) */
+    double *z;                /* the truncation mass, NaN until first needed */
+    double *coef, *isg;       /* w / (sqrt(2 pi) sigma z) (NaN until needed), 1 / sigma */
+    double *cat;              /* categorical: the mixture's probability of each category */
+    double *catrow;           /* categorical: per-component rows (n + 1) x ncat, prior last */
     /* Optuna 3.1.0's vendored truncnorm.logpdf leaves out the -log(scale) term, so each
      * continuous component's density there is phi(z) / mass, not phi(z) / (sigma mass):
      * narrow components weigh less. Set to 1 after fitting to reproduce 3.1.0 exactly; 0
