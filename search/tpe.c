@@ -54,7 +54,7 @@ struct space_searcher {
     double *x;      /* cap x nd, internal scale */
     double *rv;     /* cap x nrv: value at each rung (slot 0 = latest without rungs) */
     size_t *nrv_at; /* how many rung slots are set */
-    double *rw;     /* scratch: raw weight of each bad trial */
+    double *rw;     /* scratch: raw weight of each bad trial, -1 for the others */
     /* scratch, cap + 1 each, kept so a suggestion allocates nothing: freeing 80 kB
      * arrays gave memory back to the system and every suggestion faulted it in again */
     double *gx, *bx, *bw;
