@@ -762,6 +762,67 @@ TEST(rebuilt_from_the_record_suggests_the_same)
     space_free(s);
 }
 
+/* At 2,000 trials of every modelled kind, a searcher that has suggested 24 times in a row
+ * (its per-parameter mass caches and grown arrays carried from one suggestion to the
+ * next) suggests what one rebuilt from the record (nothing carried) does, bit for bit. */
+static double every_kind_objective(const cJSON *c, size_t t)
+{
+    double u = num(c, "u") - 0.4, l = log10(num(c, "l")) + 2;
+    return t % 37 == 3 ? NAN : u * u + l * l + 0.01 * num(c, "lri") + num(c, "q");
+}
+
+TEST(rebuilt_at_2000_trials_suggests_the_same)
+{
+    space_t *s = parse_space(
+        "\"u\": {\"uniform\": [-1, 2]}, \"q\": {\"quniform\": [0, 1, 0.1]},"
+        "\"l\": {\"loguniform\": [1e-4, 1]}, \"ql\": {\"qloguniform\": [1, 100, 5]},"
+        "\"ri\": {\"randint\": [2, 6]}, \"qri\": {\"qrandint\": [0, 30, 4]},"
+        "\"lri\": {\"lograndint\": [1, 1000]}, \"qlri\": {\"qlograndint\": [2, 512, 2]},"
+        "\"c\": {\"choice\": [\"x\", 3, true]}",
+        3000, 21);
+    REQUIRE(s);
+    enum { N = 2000, ASKS = 24 };
+    cJSON **cfgs = calloc(N + ASKS + 1, sizeof *cfgs);
+    REQUIRE(cfgs);
+    space_searcher_t *a = searcher(s, SPACE_SEARCH_TPE, SPACE_TPE_OPTUNA, 21);
+    REQUIRE(a);
+    for (size_t t = 0; t < N; t++) {
+        REQUIRE(space_sample(s, t, &cfgs[t], g_err, sizeof g_err) == 0);
+        REQUIRE(space_searcher_add_trial(a, t, cfgs[t], g_err, sizeof g_err) == 0);
+        if (t % 50 == 7) continue; /* still running: bad, as a constant liar */
+        space_searcher_observe(a, t, 1, every_kind_objective(cfgs[t], t));
+        space_searcher_trial_end(a, t, 0);
+    }
+    for (size_t t = N; t < N + ASKS; t++) {
+        REQUIRE(space_searcher_suggest(a, t, &cfgs[t], NULL, 0, g_err, sizeof g_err) == 0);
+        space_searcher_observe(a, t, 1, every_kind_objective(cfgs[t], t));
+        space_searcher_trial_end(a, t, 0);
+    }
+    space_searcher_t *b = searcher(s, SPACE_SEARCH_TPE, SPACE_TPE_OPTUNA, 21);
+    REQUIRE(b);
+    for (size_t t = 0; t < N + ASKS; t++) {
+        REQUIRE(space_searcher_add_trial(b, t, cfgs[t], g_err, sizeof g_err) == 0);
+        if (t < N && t % 50 == 7) continue;
+        space_searcher_observe(b, t, 1, every_kind_objective(cfgs[t], t));
+        space_searcher_trial_end(b, t, 0);
+    }
+    char wa[256], wb[256];
+    cJSON *ca, *cb;
+    REQUIRE(space_searcher_suggest(a, N + ASKS, &ca, wa, sizeof wa, g_err, sizeof g_err) == 0);
+    REQUIRE(space_searcher_suggest(b, N + ASKS, &cb, wb, sizeof wb, g_err, sizeof g_err) == 0);
+    CHECK(cJSON_Compare(ca, cb, 1));
+    CHECK_STR(wa, wb);
+    CHECK_CONTAINS(wa, "TPE (optuna) on latest results");
+    cJSON_Delete(ca);
+    cJSON_Delete(cb);
+    for (size_t t = 0; t < N + ASKS; t++)
+        cJSON_Delete(cfgs[t]);
+    free(cfgs);
+    space_searcher_free(a);
+    space_searcher_free(b);
+    space_free(s);
+}
+
 TEST(pinned_suggestions_for_a_seed)
 {
     /* Seed 2026, the sequential run above: trials 10..13 are the first TPE suggestions.
