@@ -174,11 +174,19 @@ out:
 int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double *rw, size_t n,
                              double low, double high, double q, size_t ncat)
 {
+    return space__parzen_fit_sorted_total(pe, x, rw, n, low, high, q, ncat, NAN);
+}
+
+int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const double *rw, size_t n,
+                                   double low, double high, double q, size_t ncat, double total)
+{
     /* the arrays of an earlier fit are reused when large enough: a suggestion refits 20
      * estimators, and fresh 80 kB arrays each time cost page faults */
     space__parzen_t old = *pe;
     size_t m = n ? n : 1, catn = ncat ? (n + 1) * ncat : 0;
     memset(pe, 0, sizeof *pe);
+    pe->zc = old.zc;
+    pe->tol = old.tol;
     if (old.cap >= m && old.catcap >= catn && old.ncatcap >= ncat) {
         pe->mu = old.mu, pe->sigma = old.sigma, pe->w = old.w, pe->wsum = old.wsum;
         pe->smax_l = old.smax_l, pe->smax_r = old.smax_r, pe->z = old.z;
@@ -186,6 +194,10 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
         pe->cap = old.cap, pe->catcap = old.catcap, pe->ncatcap = old.ncatcap;
     } else {
         space__parzen_free(&old);
+        /* with room to grow: the bad estimator gains a trial per suggestion, and sizing
+         * to fit made every suggestion allocate (and fault in) its arrays afresh */
+        m += m / 2 + 16;
+        catn += catn / 2;
         pe->mu = malloc(m * sizeof *pe->mu);
         pe->sigma = malloc(m * sizeof *pe->sigma);
         pe->w = malloc(m * sizeof *pe->w);
@@ -208,17 +220,19 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
     pe->high = high;
     pe->q = q;
     /* _calculate_weights: the raw weights and prior_weight 1, normalised together */
-    double total = 1.0;
-    for (size_t i = 0; i < n; i++)
-        total += rw ? rw[i] : 1.0;
+    if (isnan(total)) {
+        total = 1.0;
+        for (size_t i = 0; i < n; i++)
+            total += rw ? rw[i] : 1.0;
+    }
     /* times the reciprocal: a division per weight was a tenth of a suggestion's time */
     double inv = 1.0 / total;
     pe->wsum[0] = 0;
-    for (size_t i = 0; i < n; i++)
-        pe->w[i] = (rw ? rw[i] : 1.0) * inv;
     if (ncat > 0)
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+            pe->w[i] = (rw ? rw[i] : 1.0) * inv;
             pe->wsum[i + 1] = pe->wsum[i] + pe->w[i];
+        }
     pe->prior_w = 1.0 / total;
 
     if (ncat > 0) {
@@ -226,15 +240,16 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
          * plus 1 at the observed category, normalised; the prior's row is flat. */
         memset(pe->cat, 0, ncat * sizeof *pe->cat);
         double v = 1.0 / (double)(n + 1), rowsum = 1.0 + v * (double)ncat;
+        /* a row holds two values, (v + 1) / rowsum at its category and v / rowsum
+         * elsewhere: divided once here instead of n x ncat times */
+        double lo = v / rowsum, hi = (v + 1.0) / rowsum;
         for (size_t i = 0; i <= n; i++) {
             double *row = pe->catrow + i * ncat;
-            for (size_t c = 0; c < ncat; c++)
-                row[c] = v;
             if (i < n) {
                 size_t k = (size_t)x[i];
-                if (k < ncat) row[k] += 1.0;
                 for (size_t c = 0; c < ncat; c++)
-                    row[c] /= rowsum;
+                    row[c] = lo;
+                if (k < ncat) row[k] = hi;
             } else {
                 for (size_t c = 0; c < ncat; c++)
                     row[c] = 1.0 / (double)ncat;
@@ -259,53 +274,84 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
         else
             hi = h;
     }
-    /* sv: low, the sorted means with the prior's among them, high */
-    double *sv = malloc((ncomp + 2) * sizeof *sv);
-    if (!sv) goto nomem;
-    sv[0] = low;
-    for (size_t j = 0; j < ncomp; j++)
-        sv[j + 1] = j < pp ? x[j] : j == pp ? mid : x[j - 1];
-    sv[ncomp + 1] = high;
     pe->minsigma = range / (ncomp + 1.0 < 100.0 ? ncomp + 1.0 : 100.0);
-    for (size_t j = 0, k = 0; j < ncomp; j++) {
-        double left = sv[j + 1] - sv[j], right = sv[j + 2] - sv[j + 1];
+    pe->isg_min = 1.0 / pe->minsigma; /* most sigmas are the clipped one */
+    pe->prior_mu = mid;
+    pe->prior_sigma = range;
+    pe->prior_z = comp_z(pe, mid, range);
+    /* One pass over low, the means with the prior's among them, high (prev, cur, next
+     * rolling: no copy of the 10,000 means). Components with the same mean and sigma
+     * (repeated integer or stepped values: 10,000 trials of a 64-value parameter) become
+     * one with their summed weight, added in the same order as before: the same mixture,
+     * summed once instead of hundreds of times. pe->n counts what is left. */
+    const space__zcache_t *zc = pe->zc;
+    size_t kept = 0, ci = 0, src = 0; /* src: the next x[] to become a component */
+    double prev = low, cur = pp == 0 ? mid : x[0], run = 0, smax = 0;
+    /* the component being built, written out (with wsum and smax_l) once the next one
+     * differs: one pass writes everything the windowed sums read */
+    int have = 0;
+    double cmu = 0, csg = 0, cw = 0;
+#define FLUSH()                                                                                    \
+    do {                                                                                           \
+        double z = NAN;                                                                            \
+        if (zc) { /* a mass computed for the same (mu, sigma) in an earlier fit */                 \
+            while (ci < zc->n && zc->mu[ci] < cmu)                                                 \
+                ci++;                                                                              \
+            for (size_t c = ci; c < zc->n && zc->mu[c] == cmu; c++)                                \
+                if (zc->sigma[c] == csg) {                                                         \
+                    z = zc->z[c];                                                                  \
+                    break;                                                                         \
+                }                                                                                  \
+        }                                                                                          \
+        pe->mu[kept] = cmu;                                                                        \
+        pe->sigma[kept] = csg;                                                                     \
+        pe->w[kept] = cw;                                                                          \
+        pe->z[kept] = z;                                                                           \
+        pe->coef[kept] = NAN; /* w / (sqrt(2 pi) sigma z) and 1 / sigma: when first needed */      \
+        pe->wsum[kept + 1] = run = run + cw;                                                       \
+        smax = csg > smax ? csg : smax;                                                            \
+        pe->smax_l[kept++] = smax;                                                                 \
+    } while (0)
+    for (size_t j = 0; j < ncomp; j++) {
+        size_t jn = j + 1; /* the next value of the sequence */
+        double next = jn == ncomp ? high : jn < pp ? x[jn] : jn == pp ? mid : x[jn - 1];
+        double left = cur - prev, right = next - cur;
         double sg = left > right ? left : right;
         if (ncomp >= 2 && j == 0) sg = right;
         if (ncomp >= 2 && j == ncomp - 1) sg = left;
         sg = sg < pe->minsigma ? pe->minsigma : sg > range ? range : sg;
-        if (j == pp) continue; /* the prior's sigma is the whole range */
-        pe->mu[k] = sv[j + 1];
-        pe->sigma[k] = sg;
-        pe->z[k++] = NAN;
-    }
-    free(sv);
-    pe->prior_mu = mid;
-    pe->prior_sigma = range;
-    pe->prior_z = comp_z(pe, mid, range);
-    /* Components with the same mean and sigma (repeated integer or stepped values: 10,000
-     * trials of a 64-value parameter) become one with their summed weight: the same
-     * mixture, summed once instead of hundreds of times. pe->n counts what is left. */
-    size_t kept = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (kept > 0 && pe->mu[kept - 1] == pe->mu[k] && pe->sigma[kept - 1] == pe->sigma[k]) {
-            pe->w[kept - 1] += pe->w[k];
-            continue;
+        if (j != pp) { /* the prior's sigma is the whole range */
+            double wk = (rw ? rw[src] : 1.0) * inv;
+            src++;
+            if (have && cmu == cur && csg == sg) {
+                cw += wk;
+            } else {
+                if (have) FLUSH();
+                cmu = cur, csg = sg, cw = wk, have = 1;
+            }
         }
-        pe->mu[kept] = pe->mu[k];
-        pe->sigma[kept] = pe->sigma[k];
-        pe->w[kept] = pe->w[k];
-        pe->z[kept++] = NAN;
+        prev = cur;
+        cur = next;
     }
+    if (have) FLUSH();
+#undef FLUSH
     n = pe->n = kept;
-    for (size_t k = 0; k < n; k++) {
-        pe->wsum[k + 1] = pe->wsum[k] + pe->w[k];
-        pe->coef[k] = NAN; /* w / (sqrt(2 pi) sigma z) and 1 / sigma: when first needed */
-        double prev = k ? pe->smax_l[k - 1] : 0;
-        pe->smax_l[k] = pe->sigma[k] > prev ? pe->sigma[k] : prev;
+    /* suffix maxima four at a time: within a group they do not wait for the carry from
+     * the right, so the groups overlap (a max is exact: any grouping gives the same) */
+    smax = 0;
+    size_t k = n;
+    for (; k >= 4; k -= 4) {
+        const double *g = pe->sigma + k - 4;
+        double m3 = g[3], m2 = g[2] > m3 ? g[2] : m3, m1 = g[1] > m2 ? g[1] : m2;
+        double m0 = g[0] > m1 ? g[0] : m1;
+        pe->smax_r[k - 1] = m3 > smax ? m3 : smax;
+        pe->smax_r[k - 2] = m2 > smax ? m2 : smax;
+        pe->smax_r[k - 3] = m1 > smax ? m1 : smax;
+        pe->smax_r[k - 4] = smax = m0 > smax ? m0 : smax;
     }
-    for (size_t k = n; k-- > 0;) {
-        double next = k + 1 < n ? pe->smax_r[k + 1] : 0;
-        pe->smax_r[k] = pe->sigma[k] > next ? pe->sigma[k] : next;
+    while (k-- > 0) {
+        smax = pe->sigma[k] > smax ? pe->sigma[k] : smax;
+        pe->smax_r[k] = smax;
     }
     return SPACE_OK;
 nomem:
@@ -327,6 +373,9 @@ static double comp_pdf(const space__parzen_t *pe, double x, double mu, double si
 
 static double comp_z(const space__parzen_t *pe, double mu, double sigma)
 {
+    /* well inside the range (the margin covers the divisions' rounding): the test below
+     * would pass, without its two divisions */
+    if (mu - pe->low > 9.000001 * sigma && pe->high - mu > 9.000001 * sigma) return 1.0;
     double a = (pe->low - mu) / sigma, b = (pe->high - mu) / sigma;
     /* beyond 9 sd the missing tail is below 1.2e-19: the mass is 1 in double */
     if (a < -9 && b > 9) return 1.0;
@@ -339,9 +388,67 @@ static double term(space__parzen_t *pe, size_t k, double x)
     return pe->w[k] * comp_pdf(pe, x, pe->mu[k], pe->sigma[k], pe->z[k]);
 }
 
-/* Components from..to-1 at x: term() for stepped parameters; for continuous ones the same
- * sum with each component's constant factor computed once per fit (the windowed walk's
- * inner loop, where the time goes). */
+/* e^x for x <= 0, written out so the windowed sums' exponentials vectorise and do not
+ * depend on the C library: Cody and Waite's reduction x = k ln2 + r (|r| <= ln2/2, ln2 in
+ * two parts, the first with 21 trailing zero bits so k ln2hi is exact for |k| < 2^21),
+ * e^r by its Taylor polynomial to degree 13 (truncation below 4e-18 relative), 2^k put
+ * into the exponent bits and 0 below 2^-1022. Within 1 ulp of the correctly rounded
+ * value (checked against the C library's exp over [-700, 0] in tpe.exp_nonpos_accuracy).
+ * No branch: each step is the same IEEE operation whether a compiler vectorises it or
+ * not, so the result does not depend on the vector width. Valid for -1e15 < x <= 0. */
+static inline double exp_nonpos(double x)
+{
+    const double log2e = 1.4426950408889634074, shift = 0x1.8p52;
+    const double ln2hi = 6.93147180369123816490e-01, ln2lo = 1.90821492927058770002e-10;
+    double kd = x * log2e + shift; /* k, rounded to nearest, in the low bits */
+    uint64_t kb;
+    memcpy(&kb, &kd, sizeof kb);
+    kd -= shift;
+    double r = (x - kd * ln2hi) - kd * ln2lo;
+    /* Estrin's scheme: pairs of coefficients, then pairs of pairs; a shorter chain of
+     * dependent operations than Horner's, which is what bounds a vectorised loop */
+    double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
+    double a1 = 0.5 + r * (1.0 / 6.0), a2 = 1.0 / 24.0 + r * (1.0 / 120.0);
+    double a3 = 1.0 / 720.0 + r * (1.0 / 5040.0), a4 = 1.0 / 40320.0 + r * (1.0 / 362880.0);
+    double a5 = 1.0 / 3628800.0 + r * (1.0 / 39916800.0);
+    double a6 = 1.0 / 479001600.0 + r * (1.0 / 6227020800.0);
+    double b1 = a1 + r2 * a2, b2 = a3 + r2 * a4, b3 = a5 + r2 * a6;
+    double q = (b1 + r4 * b2) + r8 * b3; /* sum over i >= 2 of r^(i-2) / i! */
+    double p = 1.0 + (r + r2 * q);
+    /* k + 1023, the biased exponent; zero (the result 0) when it is not positive */
+    uint64_t kk = kb - 0x4338000000000000ULL + 1023;
+    uint64_t sb = (kk << 52) & ((kk >> 63) - 1);
+    double sc;
+    memcpy(&sc, &sb, sizeof sc);
+    return p * sc;
+}
+
+double space__exp_nonpos(double x)
+{
+    return exp_nonpos(x);
+}
+
+/* e[i] = exp(-t^2 / 2), t = (x - mu[i]) isg[i], for a full block of 16: a fixed count
+ * and no aliasing, which is what lets -O2 vectorise it. On x86-64 a second copy for AVX2
+ * is chosen at load time where the CPU has it (4 lanes instead of SSE2's 2): the same
+ * operations without fused multiply-adds (-ffp-contract=off), so the same results. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute) && !defined(TUNE_PORTABLE)
+#if __has_attribute(target_clones)
+__attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+static void
+exp_block16(const double *restrict mu, const double *restrict isg, double x, double *restrict e)
+{
+    for (int i = 0; i < 16; i++) {
+        double t = (x - mu[i]) * isg[i];
+        e[i] = exp_nonpos(-0.5 * t * t);
+    }
+}
+
+/* Components from..to-1 (at most 16) at x: term() for stepped parameters; for continuous
+ * ones the same sum with each component's constant factor computed once per fit (the
+ * windowed walk's inner loop, where the time goes), added in the same order. */
 static double block_sum(space__parzen_t *pe, size_t from, size_t to, double x)
 {
     double s = 0;
@@ -351,16 +458,23 @@ static double block_sum(space__parzen_t *pe, size_t from, size_t to, double x)
         return s;
     }
     for (size_t k = from; k < to; k++) {
-        double c = pe->coef[k];
-        if (isnan(c)) {
-            pe->z[k] = comp_z(pe, pe->mu[k], pe->sigma[k]);
-            c = pe->coef[k] =
-                pe->w[k] / (SQRT_2PI * (pe->optuna31_unscaled ? 1.0 : pe->sigma[k]) * pe->z[k]);
-            pe->isg[k] = 1.0 / pe->sigma[k];
-        }
-        double t = (x - pe->mu[k]) * pe->isg[k];
-        s += c * exp(-0.5 * t * t);
+        if (!isnan(pe->coef[k])) continue;
+        if (isnan(pe->z[k])) pe->z[k] = comp_z(pe, pe->mu[k], pe->sigma[k]);
+        pe->coef[k] =
+            pe->w[k] / (SQRT_2PI * (pe->optuna31_unscaled ? 1.0 : pe->sigma[k]) * pe->z[k]);
+        pe->isg[k] = pe->sigma[k] == pe->minsigma ? pe->isg_min : 1.0 / pe->sigma[k];
     }
+    double e[16];
+    if (to - from == 16) {
+        exp_block16(pe->mu + from, pe->isg + from, x, e);
+    } else {
+        for (size_t k = from; k < to; k++) {
+            double t = (x - pe->mu[k]) * pe->isg[k];
+            e[k - from] = exp_nonpos(-0.5 * t * t);
+        }
+    }
+    for (size_t k = from; k < to; k++)
+        s += pe->coef[k] * e[k - from];
     return s;
 }
 
@@ -382,9 +496,22 @@ double space__parzen_log_pdf_naive(space__parzen_t *pe, double x)
 }
 
 /* Walks outwards from x over the means in blocks, on each side until the components not
- * yet visited cannot add more than SPACE__PARZEN_TOL of the sum so far: each of them
- * lies at least `dist` away, has sigma at most smax over that side, weight summing to
- * what wsum says, and a truncation mass of at least 1/2 (its mean is inside the range). */
+ * yet visited cannot add more than tol (SPACE__PARZEN_TOL, 1e-12) of the sum so far. The
+ * bound on what is left on one side, say the right with r the next unvisited: every such
+ * component k has mu_k >= mu[r], sigma_k <= smax_r[r] and sigma_k >= minsigma, so its
+ * standardised distance from x (from the nearer end of x's cell when stepped) is at least
+ * d = (mu[r] - x - q/2) / smax_r[r], and its density there at most
+ *     w_k exp(-d^2/2) / (sqrt(2 pi) sigma_k z_k)  (times q for a cell's mass; without the
+ *     sigma_k for Optuna 3.1.0's unscaled density),
+ * where its truncation mass z_k >= Phi(1) - 1/2 = 0.3413: the mean lies in [low, high] and
+ * sigma_k <= high - low, and the masses on the two sides of the mean add up to at least
+ * Phi(range / sigma) - 1/2 (Phi - 1/2 is concave from 0). Summed over the side, the weights
+ * are wsum's rest, so the side adds at most rest * peak * exp(-d^2/2) with
+ * peak = ZINV (q) / (sqrt(2 pi) minsigma), ZINV = 1 / 0.3413 < 2.93. Stopping once that is
+ * at most tol * s (s only grows afterwards) leaves out less than tol of the final sum on
+ * each side: |log s_windowed - log s_full| < 2 tol, checked against an independent
+ * reference in tpe.fast_log_pdf_equals_reference. */
+#define ZINV 2.93
 double space__parzen_log_pdf(space__parzen_t *pe, double x)
 {
     if (pe->ncat > 0) return space__parzen_log_pdf_naive(pe, x);
@@ -398,9 +525,10 @@ double space__parzen_log_pdf(space__parzen_t *pe, double x)
     }
     size_t r = lo, l = lo; /* next to visit: r going up, l - 1 going down */
     double s = prior_term(pe, x), half = 0.5 * pe->q;
-    double peak = pe->q > 0               ? 2.0 * pe->q / (SQRT_2PI * pe->minsigma)
-                  : pe->optuna31_unscaled ? 2.0 / SQRT_2PI
-                                          : 2.0 / (SQRT_2PI * pe->minsigma);
+    double peak = pe->q > 0               ? ZINV * pe->q / (SQRT_2PI * pe->minsigma)
+                  : pe->optuna31_unscaled ? ZINV / SQRT_2PI
+                                          : ZINV / (SQRT_2PI * pe->minsigma);
+    double tol = pe->tol > 0 ? pe->tol : SPACE__PARZEN_TOL;
     int ldone = l == 0, rdone = r == n;
     while (!ldone || !rdone) {
         if (!rdone) {
@@ -418,17 +546,53 @@ double space__parzen_log_pdf(space__parzen_t *pe, double x)
         } else {
             double d = pe->mu[r] - x - half;
             d = (d > 0 ? d : 0) / pe->smax_r[r];
-            rdone = (pe->wsum[n] - pe->wsum[r]) * peak * exp(-0.5 * d * d) <= SPACE__PARZEN_TOL * s;
+            rdone = (pe->wsum[n] - pe->wsum[r]) * peak * exp(-0.5 * d * d) <= tol * s;
         }
         if (ldone || l == 0) {
             ldone = 1;
         } else {
             double d = x - pe->mu[l - 1] - half;
             d = (d > 0 ? d : 0) / pe->smax_l[l - 1];
-            ldone = pe->wsum[l] * peak * exp(-0.5 * d * d) <= SPACE__PARZEN_TOL * s;
+            ldone = pe->wsum[l] * peak * exp(-0.5 * d * d) <= tol * s;
         }
     }
     return log(s);
+}
+
+int space__parzen_zcache_keep(const space__parzen_t *pe, space__zcache_t *zc)
+{
+    zc->n = 0;
+    if (pe->ncat > 0) return SPACE_OK;
+    if (pe->n > zc->cap) { /* room for every component: one pass, no count first */
+        size_t cap = pe->n + pe->n / 2 + 16;
+        double *mu = realloc(zc->mu, cap * sizeof *mu);
+        if (mu) zc->mu = mu;
+        double *sg = realloc(zc->sigma, cap * sizeof *sg);
+        if (sg) zc->sigma = sg;
+        double *z = realloc(zc->z, cap * sizeof *z);
+        if (z) zc->z = z;
+        if (!mu || !sg || !z) return SPACE_ENOMEM;
+        zc->cap = cap;
+    }
+    size_t m = 0;
+    for (size_t k = 0; k < pe->n; k++) {
+        double z = pe->z[k];
+        if (isnan(z) || z == 1.0) continue;
+        zc->mu[m] = pe->mu[k];
+        zc->sigma[m] = pe->sigma[k];
+        zc->z[m++] = z;
+    }
+    zc->n = m;
+    return SPACE_OK;
+}
+
+void space__zcache_free(space__zcache_t *zc)
+{
+    if (!zc) return;
+    free(zc->mu);
+    free(zc->sigma);
+    free(zc->z);
+    memset(zc, 0, sizeof *zc);
 }
 
 double space__parzen_sample(const space__parzen_t *pe, space__rng_t *r)

@@ -34,6 +34,11 @@ typedef struct tdim {
     double vlow, vhigh; /* smallest and largest value (stepped kinds: internal scale) */
 } tdim_t;
 
+typedef struct ranked {
+    double key;
+    size_t t;
+} ranked_t;
+
 struct space_searcher {
     const space_t *s;
     space_search_opts_t o;
@@ -46,15 +51,21 @@ struct space_searcher {
     /* per trial, indexed by trial_no, cap slots */
     size_t cap;
     unsigned char *known, *ended, *stopped, *role;
-    double *x;       /* cap x nd, internal scale */
-    double *rv;      /* cap x nrv: value at each rung (slot 0 = latest without rungs) */
-    size_t *nrv_at;  /* how many rung slots are set */
-    double *rw;      /* scratch: raw weight of each bad trial */
+    double *x;      /* cap x nd, internal scale */
+    double *rv;     /* cap x nrv: value at each rung (slot 0 = latest without rungs) */
+    size_t *nrv_at; /* how many rung slots are set */
+    double *rw;     /* scratch: raw weight of each bad trial, -1 for the others */
+    /* scratch, cap + 1 each, kept so a suggestion allocates nothing: freeing 80 kB
+     * arrays gave memory back to the system and every suggestion faulted it in again */
+    double *gx, *bx, *bw;
+    struct ranked *rk;
     double *sv, *sx; /* scratch, nd + 1 each: a suggestion's values and internal values */
     space__parzen_t pgood, pbad; /* refitted per parameter, arrays kept between fits */
     /* per numeric dim, known trials sorted by (value, trial_no): kept up to date on
      * every registration so a fit never sorts 10,000 values */
     size_t **order;
+    double **vals;       /* per numeric dim: the values in that order, read contiguously */
+    space__zcache_t *zc; /* per dim: the bad estimator's truncation masses */
     size_t nknown;
 };
 
@@ -185,10 +196,18 @@ static double to_internal(const space_t *s, const tdim_t *d, const cJSON *v)
 void space_searcher_free(space_searcher_t *x)
 {
     if (!x) return;
-    if (x->order)
-        for (size_t j = 0; j < x->nd; j++)
-            free(x->order[j]);
+    for (size_t j = 0; j < x->nd; j++) {
+        if (x->order) free(x->order[j]);
+        if (x->vals) free(x->vals[j]);
+        if (x->zc) space__zcache_free(&x->zc[j]);
+    }
     free(x->order);
+    free(x->vals);
+    free(x->zc);
+    free(x->gx);
+    free(x->bx);
+    free(x->bw);
+    free(x->rk);
     free(x->dims);
     free(x->ncat);
     free(x->rungs);
@@ -230,9 +249,11 @@ int space_searcher_new(const space_t *s, const space_search_opts_t *o, space_sea
     x->dims = calloc(s->nparams + 1, sizeof *x->dims);
     x->ncat = calloc(s->nparams + 1, sizeof *x->ncat);
     x->order = calloc(s->nparams + 1, sizeof *x->order);
+    x->vals = calloc(s->nparams + 1, sizeof *x->vals);
+    x->zc = calloc(s->nparams + 1, sizeof *x->zc);
     x->sv = calloc(s->nparams + 1, sizeof *x->sv);
     x->sx = calloc(s->nparams + 1, sizeof *x->sx);
-    if (!x->dims || !x->ncat || !x->order || !x->sv || !x->sx) goto nomem;
+    if (!x->dims || !x->ncat || !x->order || !x->vals || !x->zc || !x->sv || !x->sx) goto nomem;
     for (size_t p = 0; p < s->nparams; p++) {
         if (dim_of(&s->params[p], p, &x->dims[x->nd])) {
             x->ncat[x->nd] = x->dims[x->nd].ncat;
@@ -296,12 +317,19 @@ static int grow(space_searcher_t *x, size_t t)
     GROW(rv, x->nrv);
     GROW(nrv_at, 1);
     GROW(rw, 1);
+    GROW(gx, 1);
+    GROW(bx, 1);
+    GROW(bw, 1);
+    GROW(rk, 1);
 #undef GROW
     for (size_t j = 0; j < x->nd; j++) {
         if (x->dims[j].ncat > 0) continue;
         size_t *np = realloc(x->order[j], cap * sizeof *np + 1);
         if (!np) return SPACE_ENOMEM;
         x->order[j] = np;
+        double *nv = realloc(x->vals[j], cap * sizeof *nv + 1);
+        if (!nv) return SPACE_ENOMEM;
+        x->vals[j] = nv;
     }
     x->cap = cap;
     return 0;
@@ -343,6 +371,7 @@ static void unregister(space_searcher_t *x, size_t t)
         while (o[k] != t)
             k++;
         memmove(o + k, o + k + 1, (x->nknown - k - 1) * sizeof *o);
+        memmove(x->vals[j] + k, x->vals[j] + k + 1, (x->nknown - k - 1) * sizeof *x->vals[j]);
     }
     x->known[t] = 0;
     x->nknown--;
@@ -355,17 +384,19 @@ static void register_trial(space_searcher_t *x, size_t t, const double *xi)
     for (size_t j = 0; j < x->nd; j++) {
         if (x->dims[j].ncat > 0) continue;
         size_t *o = x->order[j], lo = 0, hi = x->nknown;
-        double v = xi[j];
+        double v = xi[j], *vs = x->vals[j];
         while (lo < hi) { /* first entry after (v, t) */
             size_t mid = lo + (hi - lo) / 2;
-            double mv = x->x[o[mid] * x->nd + j];
+            double mv = vs[mid];
             if (mv < v || (mv == v && o[mid] < t))
                 lo = mid + 1;
             else
                 hi = mid;
         }
         memmove(o + lo + 1, o + lo, (x->nknown - lo) * sizeof *o);
+        memmove(vs + lo + 1, vs + lo, (x->nknown - lo) * sizeof *vs);
         o[lo] = t;
+        vs[lo] = v;
     }
     x->known[t] = 1;
     x->nknown++;
@@ -403,11 +434,6 @@ static double key_of(const space_searcher_t *x, double v)
     if (isnan(v)) return INFINITY;
     return x->o.mode_max ? -v : v;
 }
-
-typedef struct ranked {
-    double key;
-    size_t t;
-} ranked_t;
 
 static int cmp_ranked(const void *a, const void *b)
 {
@@ -455,8 +481,7 @@ static int choose_split(space_searcher_t *x, size_t self, split_t *sp, size_t *m
         if (cnt >= need && rung < 0) rung = (int)r;
     }
     if (rung < 0) return 0;
-    ranked_t *rk = malloc((x->cap + 1) * sizeof *rk);
-    if (!rk) return -1;
+    ranked_t *rk = x->rk;
     size_t n = 0;
     for (size_t t = 0; t < x->cap; t++) {
         x->role[t] = ROLE_NONE;
@@ -501,7 +526,6 @@ static int choose_split(space_searcher_t *x, size_t self, split_t *sp, size_t *m
         for (size_t i = 0; i < n; i++)
             x->role[rk[i].t] = i < ng ? ROLE_GOOD : ROLE_BAD;
     }
-    free(rk);
     sp->rung = x->nrungs ? rung : -1;
     sp->n_obs = n;
     sp->n_good = ng;
@@ -530,21 +554,25 @@ int space__searcher_split(space_searcher_t *x, size_t self, unsigned char *roles
 static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, double *xi)
 {
     size_t nd = x->nd, ng = 0, nb = 0;
-    double *gx = malloc((x->cap + 1) * sizeof *gx), *bx = malloc((x->cap + 1) * sizeof *bx);
-    double *bw = malloc((x->cap + 1) * sizeof *bw);
+    double *gx = x->gx, *bx = x->bx, *bw = x->bw;
     int rc = SPACE_ENOMEM;
-    if (!gx || !bx || !bw) goto out;
     /* the bad trials' raw weights: default_weights over their trial order */
     size_t nbad = 0;
     for (size_t t = 0; t < x->cap; t++)
         nbad += x->role[t] == ROLE_BAD;
-    for (size_t t = 0, i = 0; t < x->cap; t++)
-        if (x->role[t] == ROLE_BAD) x->rw[t] = space__optuna_weight(nbad, i++);
+    /* the good trials in trial order, found once: at most 25 (default_gamma) */
+    size_t ngood = 0, good_t[32];
+    for (size_t t = 0, i = 0; t < x->cap; t++) {
+        /* -1 marks a trial outside the bad set: the gathering reads one array, not two */
+        x->rw[t] = x->role[t] == ROLE_BAD ? space__optuna_weight(nbad, i++) : -1.0;
+        if (x->role[t] == ROLE_GOOD && ngood < 32) good_t[ngood++] = t;
+    }
     for (size_t j = 0; j < nd; j++) {
         const tdim_t *d = &x->dims[j];
+        double total = NAN; /* categorical: summed by the fit */
         ng = nb = 0;
-        for (size_t t = 0; t < x->cap; t++)
-            if (x->role[t] == ROLE_GOOD) gx[ng++] = x->x[t * nd + j];
+        for (size_t i = 0; i < ngood; i++)
+            gx[ng++] = x->x[good_t[i] * nd + j];
         if (d->ncat > 0) {
             for (size_t t = 0; t < x->cap; t++) {
                 if (x->role[t] != ROLE_BAD) continue;
@@ -552,16 +580,24 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
                 bx[nb++] = x->x[t * nd + j];
             }
         } else {
+            const size_t *o = x->order[j];
+            const double *vs = x->vals[j];
+            /* the fit's normaliser, summed here in the same order: its chain of additions
+             * then overlaps the gathering's loads */
+            total = 1.0;
             for (size_t k = 0; k < x->nknown; k++) {
-                size_t t = x->order[j][k];
-                if (x->role[t] != ROLE_BAD) continue;
-                bw[nb] = x->rw[t];
-                bx[nb++] = x->x[t * nd + j];
+                double r = x->rw[o[k]];
+                if (r < 0) continue;
+                bw[nb] = r;
+                total += r;
+                bx[nb++] = vs[k];
             }
         }
         space__parzen_t *good = &x->pgood, *bad = &x->pbad;
+        bad->zc = &x->zc[j];
         if (space__parzen_fit(good, gx, NULL, ng, d->low, d->high, d->q, d->ncat)) goto out;
-        if (space__parzen_fit_sorted(bad, bx, bw, nb, d->low, d->high, d->q, d->ncat)) goto out;
+        if (space__parzen_fit_sorted_total(bad, bx, bw, nb, d->low, d->high, d->q, d->ncat, total))
+            goto out;
         good->optuna31_unscaled = bad->optuna31_unscaled = 1; /* as Optuna 3.1.0 computes it */
         double best = -INFINITY, bestv = NAN, besti = NAN;
         double cand[OPTUNA_N_EI_CANDIDATES], cscore[OPTUNA_N_EI_CANDIDATES];
@@ -589,12 +625,11 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
         }
         val[j] = bestv;
         xi[j] = besti;
+        if (space__parzen_zcache_keep(bad, &x->zc[j])) goto out;
     }
     rc = SPACE_OK;
 out:
-    free(gx);
-    free(bx);
-    free(bw);
+    x->pbad.zc = NULL;
     return rc;
 }
 

@@ -19,7 +19,9 @@ void space__rng_seed(space__rng_t *r, uint64_t seed, uint64_t trial_no);
  * Accurate to a few units in the last place over the whole range (tests compare them
  * with the C library's erfc); only +, -, *, / and exp are used. */
 double space__erfc(double x);
-double space__ndtr(double x);  /* the standard normal CDF */
+double space__ndtr(double x); /* the standard normal CDF */
+/* e^x for x <= 0 (parzen.c's windowed sums), within 1 ulp; 0 below 2^-1022. */
+double space__exp_nonpos(double x);
 double space__ndtri(double p); /* its inverse, 0 < p < 1 */
 /* A standard normal draw truncated to [a, b] (a < b), by inversion, as scipy's truncnorm
  * (which Optuna 3.1 vendors) is: one uniform per draw. */
@@ -31,24 +33,37 @@ double space__truncnorm_draw(space__rng_t *r, double a, double b);
  * Gaussians truncated to [low, high] (the "parzen bounds" in the parameter's internal
  * scale); q > 0 makes the density a mass over [x - q/2, x + q/2] as Optuna does for
  * stepped parameters. Categorical (ncat > 0): Optuna's smoothed one-hot weights. */
+/* Truncation masses already computed for one parameter's estimator, sorted by mean: the
+ * mass of a component depends only on its (mu, sigma) and the bounds, and the erfc behind
+ * it was a tenth of a suggestion's time when every refit computed it afresh. */
+typedef struct space__zcache {
+    size_t n, cap;
+    double *mu, *sigma, *z;
+} space__zcache_t;
+
 typedef struct space__parzen {
     size_t n;               /* observations, the prior excluded */
     size_t ncat;            /* > 0: categorical over 0..ncat-1 */
     double low, high, q;    /* numeric: bounds of the internal scale; q = 0 continuous */
     double *mu, *sigma, *w; /* n observations sorted by mu, normalised weights */
     double prior_mu, prior_sigma, prior_w, prior_z;
-    double minsigma;         /* the magic clip's lower bound */
-    double *smax_l, *smax_r; /* windowing: max sigma over [0, k] and [k, n) */
-    double *wsum;            /* windowing: wsum[k] = sum of w[0..k) */
-    double *z;               /* the truncation mass, NaN until first needed */
-    double *coef, *isg;      /* w / (sqrt(2 pi) sigma z) (NaN until needed), 1 / sigma */
-    double *cat;             /* categorical: the mixture's probability of each category */
-    double *catrow;          /* categorical: per-component rows (n + 1) x ncat, prior last */
+    double minsigma, isg_min; /* the magic clip's lower bound, its reciprocal */
+    double *smax_l, *smax_r;  /* windowing: max sigma over [0, k] and [k, n) */
+    double *wsum;             /* windowing: wsum[k] = sum of w[0..k) */
+    double *z;                /* the truncation mass, NaN until first needed */
+    double *coef, *isg;       /* w / (sqrt(2 pi) sigma z) (NaN until needed), 1 / sigma */
+    double *cat;              /* categorical: the mixture's probability of each category */
+    double *catrow;           /* categorical: per-component rows (n + 1) x ncat, prior last */
     /* Optuna 3.1.0's vendored truncnorm.logpdf leaves out the -log(scale) term, so each
      * continuous component's density there is phi(z) / mass, not phi(z) / (sigma mass):
      * narrow components weigh less. Set to 1 after fitting to reproduce 3.1.0 exactly; 0
      * (what a fit leaves) is the normalised density. */
     size_t cap, catcap, ncatcap; /* allocated sizes, reused by the next fit */
+    /* borrowed, NULL = none: the next fit takes the masses of components whose (mu,
+     * sigma) it holds instead of leaving them to be computed; kept across fits */
+    const space__zcache_t *zc;
+    double tol; /* the window's tolerance, 0 = SPACE__PARZEN_TOL: tests loosen it to show
+                 * that their comparison with a reference would catch a wrong window */
     int optuna31_unscaled;
 } space__parzen_t;
 
@@ -62,6 +77,10 @@ int space__parzen_fit(space__parzen_t *pe, const double *x, const double *rw, si
  * is what keeps 10,000 observations within the time budget. */
 int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double *rw, size_t n,
                              double low, double high, double q, size_t ncat);
+/* The same with total = 1 + the sum of rw[] (all 1 when NULL) taken in index order, which
+ * the caller may have summed while gathering x[] (NAN: sum it here). */
+int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const double *rw, size_t n,
+                                   double low, double high, double q, size_t ncat, double total);
 void space__parzen_free(space__parzen_t *pe); /* NULL-safe, leaves pe zeroed */
 /* log density (mass for q > 0, probability for categories) at x, summing only the
  * components whose contribution can exceed SPACE__PARZEN_TOL of the total (a bound on
@@ -70,6 +89,11 @@ void space__parzen_free(space__parzen_t *pe); /* NULL-safe, leaves pe zeroed */
 double space__parzen_log_pdf(space__parzen_t *pe, double x);
 /* The same over every component, as Optuna does: the oracle for the windowed one. */
 double space__parzen_log_pdf_naive(space__parzen_t *pe, double x);
+/* Replaces zc's contents with the masses pe has computed so far (those that needed erfc):
+ * what the next fit of the same parameter, with the same bounds, may reuse. Returns 0 or
+ * SPACE_ENOMEM (zc then still holds its earlier, still valid, contents or none). */
+int space__parzen_zcache_keep(const space__parzen_t *pe, space__zcache_t *zc);
+void space__zcache_free(space__zcache_t *zc); /* NULL-safe, leaves zc zeroed */
 /* One draw: a component by weight, then its truncated normal (or its category row).
  * Numeric draws are in [low, high] and not yet rounded to the parameter's values. */
 double space__parzen_sample(const space__parzen_t *pe, space__rng_t *r);
