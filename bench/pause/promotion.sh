@@ -3,8 +3,8 @@
 # simulator (docs/pbt.md, "ASHA's promotion variant"): compute spent (trial-seconds) and
 # the regret of the incumbent (the best trial by its last result, as `tune best` picks
 # it) over many seeds, with 4 and 16 workers, on two tasks:
-#   mlp    the recorded MLP table (bench/tables/mlp.csv.gz, 179 configurations x 20
-#          epochs); regret against the table's best last val_loss;
+#   mlp    the recorded MLP table (bench/tables/mlp.csv.gz, 400 configurations x 20
+#          epochs; docs/pbt.md's figures were made on its first 179); regret against the table's best last val_loss;
 #   synth  the synthetic family without noise (docs/simulate.md), a new family per seed,
 #          over bench/pause/synth.space.json (four continuous parameters); regret against
 #          the family's best value at max_t, computed from its formula.
