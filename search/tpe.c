@@ -565,6 +565,12 @@ int space__searcher_split(space_searcher_t *x, size_t self, unsigned char *roles
     return SPACE_OK;
 }
 
+const space__parzen_t *space__searcher_bad_estimator(const space_searcher_t *x, size_t j)
+{
+    if (!x || j >= x->nd || x->dims[j].ncat > 0 || !x->incok) return NULL;
+    return &x->inc[j].pe;
+}
+
 /* ---- the presets' acquisition --------------------------------------------------------- */
 /* Optuna 3.1 TPESampler.sample_independent for each modelled parameter: 24 candidates from
  * the good estimator, the one maximising log l(x) - log g(x) (the first on ties, as

@@ -155,5 +155,8 @@ double space__optuna_weight(size_t n, size_t i); /* default_weights(n)[i], i in 
 struct space_searcher;
 int space__searcher_split(struct space_searcher *x, size_t self, unsigned char *roles,
                           size_t nroles, int *rung);
+/* The bad estimator of modelled parameter j as the last suggestion (optuna preset) left
+ * it, kept for the next one; NULL for a categorical parameter or when none is kept. */
+const space__parzen_t *space__searcher_bad_estimator(const struct space_searcher *x, size_t j);
 
 #endif
