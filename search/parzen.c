@@ -639,6 +639,18 @@ void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id)
     double inv = 1.0 / total, run = 0, smax = 0;
     pe->prior_w = 1.0 / total;
     pe->wsum[0] = 0;
+    if (pe->n == n) { /* nothing merged (continuous parameters): a plainer loop */
+        for (size_t c = 0; c < n; c++) {
+            double cw = in->rr[c] * inv;
+            pe->w[c] = cw;
+            pe->coef[c] = NAN;
+            pe->wsum[c + 1] = run = run + cw;
+            smax = pe->sigma[c] > smax ? pe->sigma[c] : smax;
+            pe->smax_l[c] = smax;
+        }
+        suffix_max(pe);
+        return;
+    }
     for (size_t c = 0, i = 0; c < pe->n; c++) {
         double cw = in->rr[i++] * inv;
         for (size_t e = 1; e < in->cnt[c]; e++)

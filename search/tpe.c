@@ -584,23 +584,26 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
     size_t nbad = 0;
     for (size_t t = 0; t < x->cap; t++)
         nbad += x->role[t] == ROLE_BAD;
-    /* the good trials in trial order, found once: at most 25 (default_gamma) */
-    size_t ngood = 0, good_t[32];
-    for (size_t t = 0, i = 0; t < x->cap; t++) {
-        /* -1 marks a trial outside the bad set: the gathering reads one array, not two */
-        x->rw[t] = x->role[t] == ROLE_BAD ? space__optuna_weight(nbad, i++) : -1.0;
-        if (x->role[t] == ROLE_GOOD && ngood < 32) good_t[ngood++] = t;
-    }
-    /* which trials joined or left the bad set since the kept estimators were fitted: one
-     * or two per suggestion at 10,000 trials; many when the model moved to another rung,
-     * and then refitting is cheaper than updating */
-    size_t nchg = 0;
+    /* space__optuna_weight(nbad, i) with its divisions done once: the same operations */
+    size_t ramp = nbad < 25 ? 0 : nbad - 25;
+    double w0 = 1.0 / (double)nbad,
+           step = ramp > 1 ? (1.0 - 1.0 / (double)nbad) / (double)(ramp - 1) : 0.0;
+    /* the good trials in trial order, found once: at most 25 (default_gamma); and which
+     * trials joined or left the bad set since the kept estimators were fitted: one or two
+     * per suggestion at 10,000 trials, many when the model moved to another rung (then
+     * refitting is cheaper than updating) */
+    size_t ngood = 0, good_t[32], nchg = 0;
     int inc = x->incok;
-    for (size_t t = 0; inc && t < x->cap; t++) {
+    for (size_t t = 0, i = 0; t < x->cap; t++) {
         unsigned char b = x->role[t] == ROLE_BAD;
-        if (b == x->inbad[t]) continue;
-        if (nchg == MAX_BAD_CHANGES) inc = 0;
-        x->changed[nchg++] = t;
+        /* -1 marks a trial outside the bad set: the gathering reads one array, not two */
+        x->rw[t] = b ? (i < ramp ? w0 + (double)i * step : 1.0) : -1.0;
+        i += b;
+        if (x->role[t] == ROLE_GOOD && ngood < 32) good_t[ngood++] = t;
+        if (inc && b != x->inbad[t]) {
+            if (nchg == MAX_BAD_CHANGES) inc = 0;
+            x->changed[nchg++] = t;
+        }
     }
     x->incok = 0; /* until every parameter's estimator holds this bad set */
     for (size_t j = 0; j < nd; j++) {
@@ -675,8 +678,13 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
         val[j] = bestv;
         xi[j] = besti;
     }
-    for (size_t t = 0; t < x->cap; t++)
-        x->inbad[t] = x->role[t] == ROLE_BAD;
+    if (inc) {
+        for (size_t k = 0; k < nchg; k++)
+            x->inbad[x->changed[k]] ^= 1;
+    } else {
+        for (size_t t = 0; t < x->cap; t++)
+            x->inbad[t] = x->role[t] == ROLE_BAD;
+    }
     x->incok = 1;
     rc = SPACE_OK;
 out:
