@@ -177,6 +177,28 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
     return space__parzen_fit_sorted_total(pe, x, rw, n, low, high, q, ncat, NAN);
 }
 
+/* smax_r[k] = the largest sigma over [k, n), four at a time: within a group they do not
+ * wait for the carry from the right, so the groups overlap (a max is exact: any grouping
+ * gives the same) */
+static void suffix_max(space__parzen_t *pe)
+{
+    double smax = 0;
+    size_t k = pe->n;
+    for (; k >= 4; k -= 4) {
+        const double *g = pe->sigma + k - 4;
+        double m3 = g[3], m2 = g[2] > m3 ? g[2] : m3, m1 = g[1] > m2 ? g[1] : m2;
+        double m0 = g[0] > m1 ? g[0] : m1;
+        pe->smax_r[k - 1] = m3 > smax ? m3 : smax;
+        pe->smax_r[k - 2] = m2 > smax ? m2 : smax;
+        pe->smax_r[k - 3] = m1 > smax ? m1 : smax;
+        pe->smax_r[k - 4] = smax = m0 > smax ? m0 : smax;
+    }
+    while (k-- > 0) {
+        smax = pe->sigma[k] > smax ? pe->sigma[k] : smax;
+        pe->smax_r[k] = smax;
+    }
+}
+
 int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const double *rw, size_t n,
                                    double low, double high, double q, size_t ncat, double total)
 {
@@ -336,27 +358,310 @@ int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const d
     if (have) FLUSH();
 #undef FLUSH
     n = pe->n = kept;
-    /* suffix maxima four at a time: within a group they do not wait for the carry from
-     * the right, so the groups overlap (a max is exact: any grouping gives the same) */
-    smax = 0;
-    size_t k = n;
-    for (; k >= 4; k -= 4) {
-        const double *g = pe->sigma + k - 4;
-        double m3 = g[3], m2 = g[2] > m3 ? g[2] : m3, m1 = g[1] > m2 ? g[1] : m2;
-        double m0 = g[0] > m1 ? g[0] : m1;
-        pe->smax_r[k - 1] = m3 > smax ? m3 : smax;
-        pe->smax_r[k - 2] = m2 > smax ? m2 : smax;
-        pe->smax_r[k - 3] = m1 > smax ? m1 : smax;
-        pe->smax_r[k - 4] = smax = m0 > smax ? m0 : smax;
-    }
-    while (k-- > 0) {
-        smax = pe->sigma[k] > smax ? pe->sigma[k] : smax;
-        pe->smax_r[k] = smax;
-    }
+    suffix_max(pe);
     return SPACE_OK;
 nomem:
     space__parzen_free(pe);
     return SPACE_ENOMEM;
+}
+
+/* ---- the bad estimator kept between suggestions ---------------------------------------
+ * The same components as space__parzen_fit_sorted_total, kept up to date: an observation
+ * inserted or removed changes the bandwidth of its neighbours in the sorted sequence (low,
+ * the means with the prior's among them, high) and nothing else while the magic clip is
+ * fixed (n >= 98), so only the components around it are rebuilt, by the same rules, and
+ * the masses of the others (erfc for stepped parameters) stay. */
+#define INC_MIN_N 98 /* the clip range / min(100, n + 2) is fixed from here on */
+
+void space__parzen_inc_free(space__parzen_inc_t *in)
+{
+    if (!in) return;
+    space__parzen_free(&in->pe);
+    free(in->rx);
+    free(in->rid);
+    free(in->cnt);
+    free(in->rr);
+    memset(in, 0, sizeof *in);
+}
+
+/* Room for n observations (and as many components) in every array. */
+static int inc_reserve(space__parzen_inc_t *in, size_t n)
+{
+    if (n < in->cap) return 0;
+    size_t cap = n + n / 2 + 16;
+    space__parzen_t *pe = &in->pe;
+#define INC_GROW(ptr, count)                                                                       \
+    do {                                                                                           \
+        void *np = realloc(ptr, (count) * sizeof *ptr);                                            \
+        if (!np) return SPACE_ENOMEM;                                                              \
+        ptr = np;                                                                                  \
+    } while (0)
+    INC_GROW(pe->mu, cap);
+    INC_GROW(pe->sigma, cap);
+    INC_GROW(pe->w, cap);
+    INC_GROW(pe->wsum, cap + 1);
+    INC_GROW(pe->smax_l, cap);
+    INC_GROW(pe->smax_r, cap);
+    INC_GROW(pe->z, cap);
+    INC_GROW(pe->coef, cap);
+    INC_GROW(pe->isg, cap);
+    INC_GROW(in->rx, cap);
+    INC_GROW(in->rid, cap);
+    INC_GROW(in->cnt, cap);
+    INC_GROW(in->rr, cap);
+#undef INC_GROW
+    in->cap = pe->cap = cap;
+    return 0;
+}
+
+/* The bandwidth of observation i as the full fit computes it: the larger gap to its
+ * neighbours in the sequence low, rx[] with the prior's mean at pp, high (the first and
+ * last take their inner gap), clipped to [minsigma, range]. */
+static double inc_sigma(const space__parzen_inc_t *in, size_t i)
+{
+    const space__parzen_t *pe = &in->pe;
+    size_t n = in->nraw, ncomp = n + 1, pp = in->pp, j = i < pp ? i : i + 1;
+    double mid = pe->prior_mu, range = pe->high - pe->low;
+#define SEQ(k) ((k) < pp ? in->rx[k] : (k) == pp ? mid : in->rx[(k)-1])
+    double prev = j == 0 ? pe->low : SEQ(j - 1), cur = in->rx[i];
+    double next = j + 1 == ncomp ? pe->high : SEQ(j + 1);
+#undef SEQ
+    double left = cur - prev, right = next - cur;
+    double sg = left > right ? left : right;
+    if (ncomp >= 2 && j == 0) sg = right;
+    if (ncomp >= 2 && j == ncomp - 1) sg = left;
+    return sg < pe->minsigma ? pe->minsigma : sg > range ? range : sg;
+}
+
+static size_t inc_first_above_mid(const space__parzen_inc_t *in)
+{
+    size_t lo = 0, hi = in->nraw;
+    while (lo < hi) {
+        size_t h = lo + (hi - lo) / 2;
+        if (in->rx[h] <= in->pe.prior_mu)
+            lo = h + 1;
+        else
+            hi = h;
+    }
+    return lo;
+}
+
+/* Components of observations [ra, rb) merged as the full fit merges them (consecutive
+ * equal mean and sigma); returns how many. */
+static size_t inc_build(space__parzen_inc_t *in, size_t ra, size_t rb, double *mu, double *sg,
+                        size_t *cnt)
+{
+    size_t m = 0;
+    for (size_t i = ra; i < rb; i++) {
+        double v = in->rx[i], s = inc_sigma(in, i);
+        if (m > 0 && mu[m - 1] == v && sg[m - 1] == s) {
+            cnt[m - 1]++;
+        } else {
+            mu[m] = v, sg[m] = s, cnt[m] = 1;
+            m++;
+        }
+    }
+    return m;
+}
+
+int space__parzen_inc_fit(space__parzen_inc_t *in, const double *x, const size_t *id, size_t n,
+                          double low, double high, double q)
+{
+    if (inc_reserve(in, n + 1)) return SPACE_ENOMEM;
+    space__parzen_t *pe = &in->pe;
+    memcpy(in->rx, x, n * sizeof *x);
+    memcpy(in->rid, id, n * sizeof *id);
+    in->nraw = n;
+    pe->ncat = 0;
+    pe->low = low, pe->high = high, pe->q = q;
+    double range = high - low, mid = 0.5 * (low + high), ncomp = (double)n + 1.0;
+    pe->minsigma = range / (ncomp + 1.0 < 100.0 ? ncomp + 1.0 : 100.0);
+    pe->isg_min = 1.0 / pe->minsigma;
+    pe->prior_mu = mid;
+    pe->prior_sigma = range;
+    pe->prior_z = comp_z(pe, mid, range);
+    in->pp = inc_first_above_mid(in);
+    pe->n = inc_build(in, 0, n, pe->mu, pe->sigma, in->cnt);
+    for (size_t k = 0; k < pe->n; k++)
+        pe->z[k] = NAN;
+    return SPACE_OK;
+}
+
+/* Component holding observation r (of the arrays before the change), and where it starts. */
+static size_t inc_comp_of(const space__parzen_inc_t *in, size_t r, size_t *start)
+{
+    const space__parzen_t *pe = &in->pe;
+    double v = in->rx[r];
+    size_t lo = 0, hi = pe->n, rlo = 0, rhi = in->nraw;
+    while (lo < hi) { /* the first component with mean >= v */
+        size_t h = lo + (hi - lo) / 2;
+        if (pe->mu[h] < v)
+            lo = h + 1;
+        else
+            hi = h;
+    }
+    while (rlo < rhi) { /* the first observation >= v: where that component starts */
+        size_t h = rlo + (rhi - rlo) / 2;
+        if (in->rx[h] < v)
+            rlo = h + 1;
+        else
+            rhi = h;
+    }
+    while (rlo + in->cnt[lo] <= r)
+        rlo += in->cnt[lo++];
+    *start = rlo;
+    return lo;
+}
+
+/* A run of observations sharing one component's mean and sigma (and so its mass). */
+typedef struct inc_part {
+    double mu, sg, z;
+    size_t cnt;
+} inc_part_t;
+
+static void inc_add(inc_part_t *out, size_t *m, inc_part_t p)
+{
+    if (*m > 0 && out[*m - 1].mu == p.mu && out[*m - 1].sg == p.sg) {
+        out[*m - 1].cnt += p.cnt;
+        if (isnan(out[*m - 1].z)) out[*m - 1].z = p.z;
+    } else {
+        out[(*m)++] = p;
+    }
+}
+
+/* Replaces components c0..c1 by: the part of c0 up to the left anchor (lcnt observations,
+ * none when 0), the observations [i0, i1) whose sigma changed, recomputed, and the part of
+ * c1 from the right anchor on (rcnt). The anchors' sigmas did not change, so nothing
+ * outside c0..c1 merges differently. Masses of parts that keep their (mu, sigma) stay. */
+static void inc_splice(space__parzen_inc_t *in, size_t c0, size_t c1, size_t lcnt, size_t i0,
+                       size_t i1, size_t rcnt)
+{
+    space__parzen_t *pe = &in->pe;
+    inc_part_t out[8];
+    size_t m = 0;
+    if (lcnt) inc_add(out, &m, (inc_part_t){pe->mu[c0], pe->sigma[c0], pe->z[c0], lcnt});
+    for (size_t i = i0; i < i1; i++) {
+        inc_part_t p = {in->rx[i], inc_sigma(in, i), NAN, 1};
+        for (size_t c = c0; c <= c1 && isnan(p.z); c++)
+            if (pe->mu[c] == p.mu && pe->sigma[c] == p.sg) p.z = pe->z[c];
+        inc_add(out, &m, p);
+    }
+    if (rcnt) inc_add(out, &m, (inc_part_t){pe->mu[c1], pe->sigma[c1], pe->z[c1], rcnt});
+    size_t tail = pe->n - (c1 + 1);
+    memmove(pe->mu + c0 + m, pe->mu + c1 + 1, tail * sizeof *pe->mu);
+    memmove(pe->sigma + c0 + m, pe->sigma + c1 + 1, tail * sizeof *pe->sigma);
+    memmove(pe->z + c0 + m, pe->z + c1 + 1, tail * sizeof *pe->z);
+    memmove(in->cnt + c0 + m, in->cnt + c1 + 1, tail * sizeof *in->cnt);
+    for (size_t k = 0; k < m; k++) {
+        pe->mu[c0 + k] = out[k].mu;
+        pe->sigma[c0 + k] = out[k].sg;
+        pe->z[c0 + k] = out[k].z;
+        in->cnt[c0 + k] = out[k].cnt;
+    }
+    pe->n = c0 + m + tail;
+}
+
+/* Position of (v, id) among the sorted observations: the first one not before it. */
+static size_t inc_find(const space__parzen_inc_t *in, double v, size_t id)
+{
+    size_t lo = 0, hi = in->nraw;
+    while (lo < hi) {
+        size_t h = lo + (hi - lo) / 2;
+        if (in->rx[h] < v || (in->rx[h] == v && in->rid[h] < id))
+            lo = h + 1;
+        else
+            hi = h;
+    }
+    return lo;
+}
+
+int space__parzen_inc_insert(space__parzen_inc_t *in, double v, size_t id)
+{
+    size_t n = in->nraw;
+    if (n < INC_MIN_N || isnan(v) || in->pe.n == 0) return 1;
+    if (inc_reserve(in, n + 2)) return SPACE_ENOMEM;
+    size_t p = inc_find(in, v, id);
+    /* observations p - 1 and p (before) gain the new one as a neighbour; p - 2 and p + 1,
+     * the anchors, keep theirs */
+    size_t c0 = 0, c1 = in->pe.n - 1, ra = 0, rs = 0, lcnt = 0, rcnt = 0;
+    if (p >= 2) {
+        c0 = inc_comp_of(in, p - 2, &ra);
+        lcnt = p - 2 - ra + 1;
+    }
+    if (p + 1 < n) {
+        c1 = inc_comp_of(in, p + 1, &rs);
+        rcnt = rs + in->cnt[c1] - (p + 1);
+    }
+    memmove(in->rx + p + 1, in->rx + p, (n - p) * sizeof *in->rx);
+    memmove(in->rid + p + 1, in->rid + p, (n - p) * sizeof *in->rid);
+    in->rx[p] = v;
+    in->rid[p] = id;
+    in->nraw = n + 1;
+    in->pp = inc_first_above_mid(in);
+    inc_splice(in, c0, c1, lcnt, p >= 2 ? p - 1 : 0, p + 1 < n ? p + 2 : n + 1, rcnt);
+    return 0;
+}
+
+int space__parzen_inc_remove(space__parzen_inc_t *in, double v, size_t id)
+{
+    size_t n = in->nraw;
+    if (n <= INC_MIN_N || isnan(v) || in->pe.n == 0) return 1;
+    size_t p = inc_find(in, v, id);
+    if (p >= n || in->rx[p] != v || in->rid[p] != id) return 1;
+    /* p - 1 and p + 1 become neighbours; p - 2 and p + 2, the anchors, keep theirs */
+    size_t c0 = 0, c1 = in->pe.n - 1, ra = 0, rs = 0, lcnt = 0, rcnt = 0;
+    if (p >= 2) {
+        c0 = inc_comp_of(in, p - 2, &ra);
+        lcnt = p - 2 - ra + 1;
+    }
+    if (p + 2 < n) {
+        c1 = inc_comp_of(in, p + 2, &rs);
+        rcnt = rs + in->cnt[c1] - (p + 2);
+    }
+    memmove(in->rx + p, in->rx + p + 1, (n - p - 1) * sizeof *in->rx);
+    memmove(in->rid + p, in->rid + p + 1, (n - p - 1) * sizeof *in->rid);
+    in->nraw = n - 1;
+    in->pp = inc_first_above_mid(in);
+    inc_splice(in, c0, c1, lcnt, p >= 2 ? p - 1 : 0, p + 2 < n ? p + 1 : n - 1, rcnt);
+    return 0;
+}
+
+void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id)
+{
+    space__parzen_t *pe = &in->pe;
+    size_t n = in->nraw;
+    double total = 1.0; /* the prior's weight, then each in sorted order, as the full fit */
+    for (size_t i = 0; i < n; i++) {
+        double r = rw_by_id[in->rid[i]];
+        in->rr[i] = r;
+        total += r;
+    }
+    double inv = 1.0 / total, run = 0, smax = 0;
+    pe->prior_w = 1.0 / total;
+    pe->wsum[0] = 0;
+    if (pe->n == n) { /* nothing merged (continuous parameters): a plainer loop */
+        for (size_t c = 0; c < n; c++) {
+            double cw = in->rr[c] * inv;
+            pe->w[c] = cw;
+            pe->coef[c] = NAN;
+            pe->wsum[c + 1] = run = run + cw;
+            smax = pe->sigma[c] > smax ? pe->sigma[c] : smax;
+            pe->smax_l[c] = smax;
+        }
+        suffix_max(pe);
+        return;
+    }
+    for (size_t c = 0, i = 0; c < pe->n; c++) {
+        double cw = in->rr[i++] * inv;
+        for (size_t e = 1; e < in->cnt[c]; e++)
+            cw += in->rr[i++] * inv;
+        pe->w[c] = cw;
+        pe->coef[c] = NAN; /* w / (sqrt(2 pi) sigma z): when first needed */
+        pe->wsum[c + 1] = run = run + cw;
+        smax = pe->sigma[c] > smax ? pe->sigma[c] : smax;
+        pe->smax_l[c] = smax;
+    }
+    suffix_max(pe);
 }
 
 /* One numeric component's density (mass over the quantisation cell for q > 0), truncated

@@ -12,6 +12,9 @@
 
 /* Optuna 3.1 TPESampler defaults (optuna/samplers/_tpe/sampler.py) */
 #define OPTUNA_N_EI_CANDIDATES 24
+/* more trials than this joining or leaving the bad set between two suggestions: the kept
+ * bad estimators are refitted instead of updated */
+#define MAX_BAD_CHANGES 32
 /* HpBandSter BOHB defaults (hpbandster/optimizers/config_generators/bohb.py) */
 #define BOHB_TOP_N_PERCENT 15
 #define BOHB_NUM_SAMPLES 64
@@ -64,9 +67,16 @@ struct space_searcher {
     /* per numeric dim, known trials sorted by (value, trial_no): kept up to date on
      * every registration so a fit never sorts 10,000 values */
     size_t **order;
-    double **vals;       /* per numeric dim: the values in that order, read contiguously */
-    space__zcache_t *zc; /* per dim: the bad estimator's truncation masses */
+    double **vals; /* per numeric dim: the values in that order, read contiguously */
     size_t nknown;
+    /* per numeric dim, the bad estimator as the last suggestion left it; inbad[t] says
+     * which trials it holds, incok whether it may be updated rather than refitted (a
+     * trial registered again may have changed its values) */
+    space__parzen_inc_t *inc;
+    unsigned char *inbad;
+    size_t *changed; /* scratch: trials that joined or left the bad set */
+    size_t *bid;     /* scratch: the bad trials in one parameter's sorted order */
+    int incok;
 };
 
 static void errf(char *err, size_t errlen, const char *fmt, const char *a)
@@ -199,11 +209,15 @@ void space_searcher_free(space_searcher_t *x)
     for (size_t j = 0; j < x->nd; j++) {
         if (x->order) free(x->order[j]);
         if (x->vals) free(x->vals[j]);
-        if (x->zc) space__zcache_free(&x->zc[j]);
     }
     free(x->order);
     free(x->vals);
-    free(x->zc);
+    for (size_t j = 0; x->inc && j < x->nd; j++)
+        space__parzen_inc_free(&x->inc[j]);
+    free(x->inc);
+    free(x->inbad);
+    free(x->changed);
+    free(x->bid);
     free(x->gx);
     free(x->bx);
     free(x->bw);
@@ -250,10 +264,10 @@ int space_searcher_new(const space_t *s, const space_search_opts_t *o, space_sea
     x->ncat = calloc(s->nparams + 1, sizeof *x->ncat);
     x->order = calloc(s->nparams + 1, sizeof *x->order);
     x->vals = calloc(s->nparams + 1, sizeof *x->vals);
-    x->zc = calloc(s->nparams + 1, sizeof *x->zc);
+    x->inc = calloc(s->nparams + 1, sizeof *x->inc);
     x->sv = calloc(s->nparams + 1, sizeof *x->sv);
     x->sx = calloc(s->nparams + 1, sizeof *x->sx);
-    if (!x->dims || !x->ncat || !x->order || !x->vals || !x->zc || !x->sv || !x->sx) goto nomem;
+    if (!x->dims || !x->ncat || !x->order || !x->vals || !x->inc || !x->sv || !x->sx) goto nomem;
     for (size_t p = 0; p < s->nparams; p++) {
         if (dim_of(&s->params[p], p, &x->dims[x->nd])) {
             x->ncat[x->nd] = x->dims[x->nd].ncat;
@@ -321,6 +335,9 @@ static int grow(space_searcher_t *x, size_t t)
     GROW(bx, 1);
     GROW(bw, 1);
     GROW(rk, 1);
+    GROW(inbad, 1);
+    GROW(changed, 1);
+    GROW(bid, 1);
 #undef GROW
     for (size_t j = 0; j < x->nd; j++) {
         if (x->dims[j].ncat > 0) continue;
@@ -365,6 +382,7 @@ void space_searcher_trial_end(space_searcher_t *x, size_t trial_no, int stopped_
 static void unregister(space_searcher_t *x, size_t t)
 {
     if (!x->known[t]) return;
+    x->incok = 0; /* its values may change: the kept bad estimators may hold the old ones */
     for (size_t j = 0; j < x->nd; j++) {
         if (x->dims[j].ncat > 0) continue;
         size_t *o = x->order[j], k = 0;
@@ -547,6 +565,12 @@ int space__searcher_split(space_searcher_t *x, size_t self, unsigned char *roles
     return SPACE_OK;
 }
 
+const space__parzen_t *space__searcher_bad_estimator(const space_searcher_t *x, size_t j)
+{
+    if (!x || j >= x->nd || x->dims[j].ncat > 0 || !x->incok) return NULL;
+    return &x->inc[j].pe;
+}
+
 /* ---- the presets' acquisition --------------------------------------------------------- */
 /* Optuna 3.1 TPESampler.sample_independent for each modelled parameter: 24 candidates from
  * the good estimator, the one maximising log l(x) - log g(x) (the first on ties, as
@@ -560,13 +584,28 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
     size_t nbad = 0;
     for (size_t t = 0; t < x->cap; t++)
         nbad += x->role[t] == ROLE_BAD;
-    /* the good trials in trial order, found once: at most 25 (default_gamma) */
-    size_t ngood = 0, good_t[32];
+    /* space__optuna_weight(nbad, i) with its divisions done once: the same operations */
+    size_t ramp = nbad < 25 ? 0 : nbad - 25;
+    double w0 = 1.0 / (double)nbad,
+           step = ramp > 1 ? (1.0 - 1.0 / (double)nbad) / (double)(ramp - 1) : 0.0;
+    /* the good trials in trial order, found once: at most 25 (default_gamma); and which
+     * trials joined or left the bad set since the kept estimators were fitted: one or two
+     * per suggestion at 10,000 trials, many when the model moved to another rung (then
+     * refitting is cheaper than updating) */
+    size_t ngood = 0, good_t[32], nchg = 0;
+    int inc = x->incok;
     for (size_t t = 0, i = 0; t < x->cap; t++) {
+        unsigned char b = x->role[t] == ROLE_BAD;
         /* -1 marks a trial outside the bad set: the gathering reads one array, not two */
-        x->rw[t] = x->role[t] == ROLE_BAD ? space__optuna_weight(nbad, i++) : -1.0;
+        x->rw[t] = b ? (i < ramp ? w0 + (double)i * step : 1.0) : -1.0;
+        i += b;
         if (x->role[t] == ROLE_GOOD && ngood < 32) good_t[ngood++] = t;
+        if (inc && b != x->inbad[t]) {
+            if (nchg == MAX_BAD_CHANGES) inc = 0;
+            x->changed[nchg++] = t;
+        }
     }
+    x->incok = 0; /* until every parameter's estimator holds this bad set */
     for (size_t j = 0; j < nd; j++) {
         const tdim_t *d = &x->dims[j];
         double total = NAN; /* categorical: summed by the fit */
@@ -579,25 +618,38 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
                 bw[nb] = x->rw[t];
                 bx[nb++] = x->x[t * nd + j];
             }
-        } else {
-            const size_t *o = x->order[j];
-            const double *vs = x->vals[j];
-            /* the fit's normaliser, summed here in the same order: its chain of additions
-             * then overlaps the gathering's loads */
-            total = 1.0;
-            for (size_t k = 0; k < x->nknown; k++) {
-                double r = x->rw[o[k]];
-                if (r < 0) continue;
-                bw[nb] = r;
-                total += r;
-                bx[nb++] = vs[k];
-            }
         }
         space__parzen_t *good = &x->pgood, *bad = &x->pbad;
-        bad->zc = &x->zc[j];
         if (space__parzen_fit(good, gx, NULL, ng, d->low, d->high, d->q, d->ncat)) goto out;
-        if (space__parzen_fit_sorted_total(bad, bx, bw, nb, d->low, d->high, d->q, d->ncat, total))
-            goto out;
+        if (d->ncat > 0) {
+            if (space__parzen_fit_sorted_total(bad, bx, bw, nb, d->low, d->high, d->q, d->ncat,
+                                               total))
+                goto out;
+        } else {
+            space__parzen_inc_t *in = &x->inc[j];
+            int full = !inc;
+            for (size_t k = 0; k < nchg && !full; k++) {
+                size_t t = x->changed[k];
+                double v = x->x[t * nd + j];
+                int r = x->role[t] == ROLE_BAD ? space__parzen_inc_insert(in, v, t)
+                                               : space__parzen_inc_remove(in, v, t);
+                if (r == SPACE_ENOMEM) goto out;
+                full = r != 0;
+            }
+            if (full) {
+                const size_t *o = x->order[j];
+                const double *vs = x->vals[j];
+                nb = 0;
+                for (size_t k = 0; k < x->nknown; k++) {
+                    if (x->role[o[k]] != ROLE_BAD) continue;
+                    x->bid[nb] = o[k];
+                    bx[nb++] = vs[k];
+                }
+                if (space__parzen_inc_fit(in, bx, x->bid, nb, d->low, d->high, d->q)) goto out;
+            }
+            space__parzen_inc_weigh(in, x->rw);
+            bad = &in->pe;
+        }
         good->optuna31_unscaled = bad->optuna31_unscaled = 1; /* as Optuna 3.1.0 computes it */
         double best = -INFINITY, bestv = NAN, besti = NAN;
         double cand[OPTUNA_N_EI_CANDIDATES], cscore[OPTUNA_N_EI_CANDIDATES];
@@ -625,11 +677,17 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
         }
         val[j] = bestv;
         xi[j] = besti;
-        if (space__parzen_zcache_keep(bad, &x->zc[j])) goto out;
     }
+    if (inc) {
+        for (size_t k = 0; k < nchg; k++)
+            x->inbad[x->changed[k]] ^= 1;
+    } else {
+        for (size_t t = 0; t < x->cap; t++)
+            x->inbad[t] = x->role[t] == ROLE_BAD;
+    }
+    x->incok = 1;
     rc = SPACE_OK;
 out:
-    x->pbad.zc = NULL;
     return rc;
 }
 

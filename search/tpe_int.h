@@ -94,6 +94,34 @@ double space__parzen_log_pdf_naive(space__parzen_t *pe, double x);
  * SPACE_ENOMEM (zc then still holds its earlier, still valid, contents or none). */
 int space__parzen_zcache_keep(const space__parzen_t *pe, space__zcache_t *zc);
 void space__zcache_free(space__zcache_t *zc); /* NULL-safe, leaves zc zeroed */
+/* The bad estimator of one numeric parameter kept between suggestions: the observations
+ * sorted by (value, id) and the components built from them (means, bandwidths, masses),
+ * so that a new observation changes only its neighbours' bandwidths and a refit rewrites
+ * only the weights. Whatever the sequence of inserts and removals, pe ends up bit for bit
+ * what space__parzen_fit_sorted_total gives for the same sorted observations (tested in
+ * tpe.parzen_incremental_equals_full_fit). */
+typedef struct space__parzen_inc {
+    space__parzen_t pe; /* numeric only; its arrays belong to this struct */
+    size_t nraw, cap;   /* observations; allocated slots of every array below and in pe */
+    double *rx;         /* observations sorted by (value, id) */
+    size_t *rid;        /* their ids (the searcher's trial numbers) */
+    size_t *cnt;        /* per component of pe: how many observations it merges */
+    double *rr;         /* scratch: the raw weights in sorted order */
+    size_t pp;          /* the prior's position: the first rx > the middle of the range */
+} space__parzen_inc_t;
+/* Full fit to n observations x[] sorted by (value, id) with ids id[]. 0 or SPACE_ENOMEM. */
+int space__parzen_inc_fit(space__parzen_inc_t *in, const double *x, const size_t *id, size_t n,
+                          double low, double high, double q);
+/* One observation more or less; the weights are left stale until space__parzen_inc_weigh.
+ * Returns 0, SPACE_ENOMEM, or 1 when it cannot be done in place (the magic clip changes
+ * with n below 98 observations, or the observation to remove is not there, or a value is
+ * NaN): the caller then refits with space__parzen_inc_fit. */
+int space__parzen_inc_insert(space__parzen_inc_t *in, double v, size_t id);
+int space__parzen_inc_remove(space__parzen_inc_t *in, double v, size_t id);
+/* Sets the weights from rw_by_id[id] (Optuna's default_weights of each observation's age),
+ * normalised with the prior's 1 as space__parzen_fit_sorted_total does: one pass. */
+void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id);
+void space__parzen_inc_free(space__parzen_inc_t *in); /* NULL-safe, leaves it zeroed */
 /* One draw: a component by weight, then its truncated normal (or its category row).
  * Numeric draws are in [low, high] and not yet rounded to the parameter's values. */
 double space__parzen_sample(const space__parzen_t *pe, space__rng_t *r);
@@ -127,5 +155,8 @@ double space__optuna_weight(size_t n, size_t i); /* default_weights(n)[i], i in 
 struct space_searcher;
 int space__searcher_split(struct space_searcher *x, size_t self, unsigned char *roles,
                           size_t nroles, int *rung);
+/* The bad estimator of modelled parameter j as the last suggestion (optuna preset) left
+ * it, kept for the next one; NULL for a categorical parameter or when none is kept. */
+const space__parzen_t *space__searcher_bad_estimator(const struct space_searcher *x, size_t j);
 
 #endif

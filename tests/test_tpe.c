@@ -823,6 +823,231 @@ TEST(rebuilt_at_2000_trials_suggests_the_same)
     space_free(s);
 }
 
+/* The kept bad estimator against a full fit of the same observations, bit for bit, through
+ * a long random sequence of inserts and removals: continuous values (all distinct) and
+ * stepped ones (long runs of equal means that merge), next to the bounds and the prior's
+ * mean. Every array the windowed sums read is compared, and the log density at a few
+ * points (which exercises the kept masses). */
+static uint64_t lcg(uint64_t *st)
+{
+    *st = *st * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *st >> 33;
+}
+
+static int same_bits(const double *a, const double *b, size_t n)
+{
+    return memcmp(a, b, n * sizeof *a) == 0;
+}
+
+static int same_estimator(const space__parzen_t *a, const space__parzen_t *b)
+{
+    return a->n == b->n && same_bits(a->mu, b->mu, b->n) && same_bits(a->sigma, b->sigma, b->n) &&
+           same_bits(a->w, b->w, b->n) && same_bits(a->wsum, b->wsum, b->n + 1) &&
+           same_bits(a->smax_l, b->smax_l, b->n) && same_bits(a->smax_r, b->smax_r, b->n) &&
+           a->prior_w == b->prior_w && a->minsigma == b->minsigma;
+}
+
+TEST(parzen_incremental_equals_full_fit)
+{
+    enum { MAXN = 700 };
+    double *xs = malloc(MAXN * sizeof *xs), *rw = malloc(MAXN * sizeof *rw);
+    double *bx = malloc(MAXN * sizeof *bx), *bw = malloc(MAXN * sizeof *bw);
+    size_t *id = malloc(MAXN * sizeof *id);
+    unsigned char *in_set = calloc(MAXN, 1);
+    REQUIRE(xs && rw && bx && bw && id && in_set);
+    for (int stepped = 0; stepped < 2; stepped++) {
+        double low = stepped ? -0.5 : 0, high = stepped ? 15.5 : 1, q = stepped ? 1 : 0;
+        uint64_t st = 7 + (uint64_t)stepped;
+        for (size_t t = 0; t < MAXN; t++) {
+            double u = (double)lcg(&st) / 2147483648.0;
+            /* stepped: 16 values; continuous: a cluster at the prior's mean and the ends */
+            xs[t] = stepped       ? (double)(lcg(&st) % 16)
+                    : t % 7 == 0  ? 0.5
+                    : t % 11 == 0 ? 1.0
+                    : t % 13 == 0 ? 0.0
+                                  : u;
+            rw[t] = 0.25 + (double)(t % 5) * 0.125;
+            in_set[t] = 0;
+        }
+        space__parzen_inc_t in = {0};
+        space__parzen_t full = {0};
+        size_t fails = 0, ops = 0, fallbacks = 0;
+        for (int step = 0; step < 3000; step++) {
+            size_t t = lcg(&st) % MAXN, n = 0;
+            int add = !in_set[t];
+            in_set[t] = (unsigned char)add;
+            for (size_t k = 0; k < MAXN; k++) /* the set sorted by (value, id), by insertion */
+                if (in_set[k]) {
+                    size_t p = n++;
+                    while (p > 0 && (bx[p - 1] > xs[k] || (bx[p - 1] == xs[k] && id[p - 1] > k))) {
+                        bx[p] = bx[p - 1], id[p] = id[p - 1];
+                        p--;
+                    }
+                    bx[p] = xs[k], id[p] = k;
+                }
+            int r = step == 0 ? 1
+                    : add     ? space__parzen_inc_insert(&in, xs[t], t)
+                              : space__parzen_inc_remove(&in, xs[t], t);
+            REQUIRE(r != SPACE_ENOMEM);
+            if (r) {
+                fallbacks++;
+                REQUIRE(space__parzen_inc_fit(&in, bx, id, n, low, high, q) == 0);
+            }
+            space__parzen_inc_weigh(&in, rw);
+            for (size_t k = 0; k < n; k++)
+                bw[k] = rw[id[k]];
+            REQUIRE(space__parzen_fit_sorted_total(&full, bx, bw, n, low, high, q, 0, NAN) == 0);
+            const space__parzen_t *a = &in.pe, *b = &full;
+            int ok = a->n == b->n && same_bits(a->mu, b->mu, b->n) &&
+                     same_bits(a->sigma, b->sigma, b->n) && same_bits(a->w, b->w, b->n) &&
+                     same_bits(a->wsum, b->wsum, b->n + 1) &&
+                     same_bits(a->smax_l, b->smax_l, b->n) &&
+                     same_bits(a->smax_r, b->smax_r, b->n) && a->prior_w == b->prior_w &&
+                     a->minsigma == b->minsigma;
+            for (int e = 0; ok && e < 5; e++) {
+                double xe = stepped ? (double)(lcg(&st) % 16) : (double)lcg(&st) / 2147483648.0;
+                double la = space__parzen_log_pdf(&in.pe, xe),
+                       lb = space__parzen_log_pdf(&full, xe);
+                ok = memcmp(&la, &lb, sizeof la) == 0;
+            }
+            fails += !ok;
+            ops += r == 0;
+        }
+        CHECK_EQ_INT((int)fails, 0);
+        CHECK(ops > 2500); /* nearly all of them updates, not refits */
+        CHECK(fallbacks >= 1);
+        space__parzen_inc_free(&in);
+        space__parzen_free(&full);
+    }
+    free(xs);
+    free(rw);
+    free(bx);
+    free(bw);
+    free(id);
+    free(in_set);
+}
+
+/* A searcher that updates its bad estimators from one suggestion to the next suggests what
+ * one rebuilt from the record (every estimator fitted afresh) does, at many points of a
+ * 3,000-trial run: eight trials at a time, results arriving out of order at rungs 1, 3
+ * and 9 (or as latest results), NaN results, trials that never report, trials stopped at
+ * a rung, and a model that moves from rung 3 to rung 9 after 1,500 trials. */
+typedef struct inc_ev {
+    size_t t;
+    int kind; /* 0 observe, 1 end stopped, 2 end finished */
+    double time, value;
+} inc_ev_t;
+
+static space_searcher_t *rebuild_from(const space_t *s, space_tpe_preset_t preset, const double *ms,
+                                      size_t nms, cJSON **cfgs, size_t ntrials, const inc_ev_t *ev,
+                                      size_t nev)
+{
+    space_searcher_t *b = searcher(s, SPACE_SEARCH_TPE, preset, 33);
+    if (!b || (nms && space_searcher_set_rungs(b, ms, nms))) return NULL;
+    for (size_t t = 0; t < ntrials; t++)
+        if (space_searcher_add_trial(b, t, cfgs[t], g_err, sizeof g_err)) return NULL;
+    for (size_t i = 0; i < nev; i++) {
+        if (ev[i].kind == 0)
+            space_searcher_observe(b, ev[i].t, ev[i].time, ev[i].value);
+        else
+            space_searcher_trial_end(b, ev[i].t, ev[i].kind == 1);
+    }
+    return b;
+}
+
+static int incremental_run(const space_t *s, space_tpe_preset_t preset, int rungs, size_t N)
+{
+    double ms[3] = {1, 3, 9};
+    cJSON **cfgs = calloc(N + 1, sizeof *cfgs);
+    inc_ev_t *ev = malloc(4 * (N + 1) * sizeof *ev);
+    size_t *running = malloc((N + 1) * sizeof *running), nrun = 0, nev = 0, checked = 0, kept = 0;
+    int *stepn = calloc(N + 1, sizeof *stepn), bad = 0;
+    space_searcher_t *a = searcher(s, SPACE_SEARCH_TPE, preset, 33);
+    if (!cfgs || !ev || !running || !stepn || !a) return -1;
+    if (rungs && space_searcher_set_rungs(a, ms, 3)) return -1;
+    uint64_t st = 99;
+    for (size_t t = 0; t < N; t++) {
+        int check =
+            (t >= 100 && t % 97 == 0) || (t >= 1500 && t < 1600 && t % 5 == 0) || t == N - 1;
+        cJSON *cb = NULL;
+        char wa[256], wb[256] = "";
+        if (check) {
+            space_searcher_t *b = rebuild_from(s, preset, ms, rungs ? 3 : 0, cfgs, t, ev, nev);
+            if (!b || space_searcher_suggest(b, t, &cb, wb, sizeof wb, g_err, sizeof g_err))
+                return -1;
+            /* the estimators behind the suggestion, bit for bit: a suggestion alone could
+             * hide a wrong bandwidth that did not change which candidate won */
+            if (space_searcher_suggest(a, t, &cfgs[t], wa, sizeof wa, g_err, sizeof g_err))
+                return -1;
+            for (size_t j = 0; j < 9; j++) {
+                const space__parzen_t *pa = space__searcher_bad_estimator(a, j),
+                                      *pb = space__searcher_bad_estimator(b, j);
+                if (!pa != !pb || (pa && !same_estimator(pa, pb))) {
+                    fprintf(stderr, "trial %zu: parameter %zu's bad estimator differs\n", t, j);
+                    bad++;
+                }
+                kept += pa != NULL;
+            }
+            space_searcher_free(b);
+        } else if (space_searcher_suggest(a, t, &cfgs[t], wa, sizeof wa, g_err, sizeof g_err)) {
+            return -1;
+        }
+        if (check) {
+            if (!cJSON_Compare(cfgs[t], cb, 1) || strcmp(wa, wb) != 0) {
+                fprintf(stderr, "trial %zu: incremental and rebuilt differ\n  %s\n  %s\n", t, wa,
+                        wb);
+                bad++;
+            }
+            checked++;
+            cJSON_Delete(cb);
+        }
+        running[nrun++] = t;
+        /* three reports per suggestion, each from a running trial picked at random */
+        for (int k = 0; k < 3 && nrun > 0; k++) {
+            size_t i = lcg(&st) % nrun, u = running[i];
+            if (u % 97 == 13) continue; /* never reports: running, a constant liar's bad */
+            double tm = stepn[u] == 0 ? 1 : stepn[u] == 1 ? 3 : 9;
+            double f = u % 41 == 5 ? NAN : every_kind_objective(cfgs[u], u) + 1.0 / tm;
+            space_searcher_observe(a, u, tm, f);
+            ev[nev++] = (inc_ev_t){u, 0, tm, f};
+            stepn[u]++;
+            /* before trial 1,500 no trial reaches rung 9: the model moves there later */
+            int last = u < 1500 ? 2 : u % 3 == 0 ? 1 : 3;
+            if (stepn[u] >= last) {
+                int stopped = stepn[u] < 3;
+                space_searcher_trial_end(a, u, stopped);
+                ev[nev++] = (inc_ev_t){u, stopped ? 1 : 2, 0, 0};
+                running[i] = running[--nrun];
+            }
+        }
+    }
+    for (size_t t = 0; t < N; t++)
+        cJSON_Delete(cfgs[t]);
+    free(cfgs);
+    free(ev);
+    free(running);
+    free(stepn);
+    space_searcher_free(a);
+    /* the optuna runs compare the estimators of the seven numeric parameters */
+    return bad > 0 || checked < 5 || (preset == SPACE_TPE_OPTUNA && kept < 7 * checked) ? 1 : 0;
+}
+
+TEST(incremental_suggests_what_a_rebuilt_searcher_does)
+{
+    space_t *s = parse_space(
+        "\"u\": {\"uniform\": [-1, 2]}, \"q\": {\"quniform\": [0, 1, 0.1]},"
+        "\"l\": {\"loguniform\": [1e-4, 1]}, \"ql\": {\"qloguniform\": [1, 100, 5]},"
+        "\"ri\": {\"randint\": [2, 6]}, \"qri\": {\"qrandint\": [0, 30, 4]},"
+        "\"lri\": {\"lograndint\": [1, 1000]}, \"qlri\": {\"qlograndint\": [2, 512, 2]},"
+        "\"c\": {\"choice\": [\"x\", 3, true]}",
+        4000, 33);
+    REQUIRE(s);
+    CHECK_EQ_INT(incremental_run(s, SPACE_TPE_OPTUNA, 1, 3000), 0);
+    CHECK_EQ_INT(incremental_run(s, SPACE_TPE_OPTUNA, 0, 3000), 0);
+    CHECK_EQ_INT(incremental_run(s, SPACE_TPE_BOHB, 1, 500), 0);
+    space_free(s);
+}
+
 TEST(pinned_suggestions_for_a_seed)
 {
     /* Seed 2026, the sequential run above: trials 10..13 are the first TPE suggestions.
