@@ -5,7 +5,6 @@
  * the pool's (pool.c), how it is started and what environment it gets is the executor's,
  * a trial's life is life.c's and a result's path is result.c's.
  * Not for: printing (snapshots go to a callback) or SQL (store_* calls only). */
-#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -367,11 +366,15 @@ static void stop_running(struct sched_loop *L)
 
 int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
 {
-#ifndef NDEBUG
-    /* the shared record of trials without their own (struct sched__live) reads as zero */
+    /* Trials without a struct sched__live of their own share the loop's all-zero one: a
+     * write to it would be a bug that every such trial then reads. A memcmp per turn is
+     * cheap enough to check it always, and the run stops loudly if it happens. */
     static const struct sched__live zero;
-    assert(memcmp(&L->nolive, &zero, sizeof zero) == 0);
-#endif
+    if (memcmp(&L->nolive, &zero, sizeof zero) != 0) {
+        sched__fail(L, "internal error",
+                    "a pending or finished trial's run-time state was written; please report it");
+        memset(&L->nolive, 0, sizeof L->nolive);
+    }
     if (L->ended) return 0;
     batch_begin(L);
     /* Ray Tune's experiment-level time_budget_s: no new trials after it, running ones are
