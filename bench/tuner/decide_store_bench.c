@@ -28,6 +28,10 @@
 
 #define TARGET_RESULTS_PER_S 1000000.0
 
+/* Each measurement is a function of its own in profiles (perf report, callgrind's
+ * --toggle-collect=run_whole), where the compiler would otherwise fold it into main. */
+#define BENCH_PART __attribute__((noinline))
+
 /* ---- the workload ------------------------------------------------------------------ */
 /* Each experiment round is a fresh ASHA policy over `ntrials` trials that all run at once;
  * results arrive round-robin (one per running trial per pass, as the loop would see them
@@ -263,7 +267,7 @@ static void parse_slow(const char *line, size_t len, double *it, double *m)
 
 /* The stream that drives the policy alone: sched_on_result with values from the table, the
  * trace recorded for the other parts to replay. */
-static void run_policy(const bench_t *b, trace_ent_t *trace, counts_t *c)
+BENCH_PART static void run_policy(const bench_t *b, trace_ent_t *trace, counts_t *c)
 {
     int n = b->ntrials;
     uint16_t *perm = malloc((size_t)n * sizeof *perm);
@@ -423,7 +427,7 @@ static const sched_exec_ops_t bench_exec_ops = {"bench",    bx_start, bx_signal,
  * run_policy) run by sched_loop_turn over the bench executor, into st. Creating the trial
  * rows (sched_loop_new), launching them (the first turn) and recording their ends are
  * timed apart: they cost per trial, not per result. */
-static void run_whole(const bench_t *b, store_t *st, counts_t *c)
+BENCH_PART static void run_whole(const bench_t *b, store_t *st, counts_t *c)
 {
     int n = b->ntrials;
     uint16_t *perm = malloc((size_t)n * sizeof *perm);
@@ -524,7 +528,7 @@ static long db_count(const char *path, const char *sql)
 
 /* Parsing alone: the same lines in the same order, the numbers read: by loop.c's fast
  * path (trial_result_scan) or, `slow`, by its cJSON path (parse, two numbers, free). */
-static span_t run_parse(const bench_t *b, const trace_ent_t *trace, long n, int slow)
+BENCH_PART static span_t run_parse(const bench_t *b, const trace_ent_t *trace, long n, int slow)
 {
     double sum = 0;
     span_t t0 = span_now(), spent = {0, 0};
@@ -592,7 +596,7 @@ static long batch_end(const bench_t *b, const trace_ent_t *trace, long n, long i
 
 /* Storing alone: the same results and decisions (values from the table), batched the same
  * way; the trial rows of each round are created outside the timed part. */
-static span_t run_store(const bench_t *b, const trace_ent_t *trace, long n)
+BENCH_PART static span_t run_store(const bench_t *b, const trace_ent_t *trace, long n)
 {
     int64_t exp_id;
     store_t *st = open_db(b, "store_only", &exp_id);
@@ -845,7 +849,7 @@ static void floor_schema_batch(const bench_t *b, sqlite3 *db, floor_rows_t *f,
  * (store_commit's timed checkpoint, every 10 s, is left out of both.) */
 enum { FLOOR_RESULTS, FLOOR_SCHEMA };
 
-static span_t run_floor(const bench_t *b, const trace_ent_t *trace, long n, int rows)
+BENCH_PART static span_t run_floor(const bench_t *b, const trace_ent_t *trace, long n, int rows)
 {
     const char *name = rows == FLOOR_SCHEMA ? "floor_schema" : "floor";
     char path[4200];
