@@ -438,6 +438,27 @@ TEST(asha_stops_trials_and_one_that_ignores_sigterm_is_killed_after_the_grace)
     CHECK_EQ_INT(res.terminated, 4);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE action = 'stop'"), 3);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE action = 'complete'"), 1);
+    /* The reasons, worded as they always were (result.c words them without printf): one
+     * of each kind, and every rung decision as printf would have written it. */
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE reason = "
+                       "'first result at rung 0 (milestone 1): no cutoff yet'"),
+                 1);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE reason = "
+                       "'worse than rung 0 cutoff at milestone 1'"),
+                 3);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE reason = "
+                       "'first result at rung 1 (milestone 3): no cutoff yet'"),
+                 1);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE reason = 'reached max_t "
+                       "(training_iteration >= 9)'"),
+                 1);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE rung IS NOT NULL AND action <> "
+                       "'complete' AND reason IS NOT CASE WHEN cutoff IS NULL THEN "
+                       "printf('first result at rung %d (milestone %g): no cutoff yet', rung, "
+                       "milestone) WHEN action = 'stop' THEN printf('worse than rung %d cutoff "
+                       "at milestone %g', rung, milestone) ELSE printf('within rung %d cutoff at "
+                       "milestone %g: promoted', rung, milestone) END"),
+                 0);
     /* trial 2 ended by SIGKILL, 7 s after its stop at 1.5 s */
     CHECK_EQ_INT(q(&r, "SELECT exit_signal FROM trials WHERE trial_no = 2"), SIGKILL);
     CHECK_EQ_INT(q(&r, "SELECT exit_signal FROM trials WHERE trial_no = 1"), SIGTERM);

@@ -28,6 +28,10 @@
 
 #define TARGET_RESULTS_PER_S 1000000.0
 
+/* Each measurement is a function of its own in profiles (perf report, callgrind's
+ * --toggle-collect=run_whole), where the compiler would otherwise fold it into main. */
+#define BENCH_PART __attribute__((noinline))
+
 /* ---- the workload ------------------------------------------------------------------ */
 /* Each experiment round is a fresh ASHA policy over `ntrials` trials that all run at once;
  * results arrive round-robin (one per running trial per pass, as the loop would see them
@@ -244,7 +248,7 @@ static int64_t trial_id_of(const bench_t *b, uint32_t round, int slot)
 
 /* ---- the runs ------------------------------------------------------------------- */
 /* Which measurements --only keeps; the policy always runs, since it fixes the stream. */
-enum { ONLY_PARSE = 1, ONLY_STORE = 2, ONLY_WHOLE = 4, ONLY_FLOOR = 8 };
+enum { ONLY_PARSE = 1, ONLY_STORE = 2, ONLY_WHOLE = 4, ONLY_FLOOR = 8, ONLY_SCHEMA = 16 };
 
 /* The keys loop.c's on_line asks trial_result_scan for: training_iteration, the time_attr
  * (NULL: it is training_iteration) and the metric. */
@@ -263,7 +267,7 @@ static void parse_slow(const char *line, size_t len, double *it, double *m)
 
 /* The stream that drives the policy alone: sched_on_result with values from the table, the
  * trace recorded for the other parts to replay. */
-static void run_policy(const bench_t *b, trace_ent_t *trace, counts_t *c)
+BENCH_PART static void run_policy(const bench_t *b, trace_ent_t *trace, counts_t *c)
 {
     int n = b->ntrials;
     uint16_t *perm = malloc((size_t)n * sizeof *perm);
@@ -423,7 +427,7 @@ static const sched_exec_ops_t bench_exec_ops = {"bench",    bx_start, bx_signal,
  * run_policy) run by sched_loop_turn over the bench executor, into st. Creating the trial
  * rows (sched_loop_new), launching them (the first turn) and recording their ends are
  * timed apart: they cost per trial, not per result. */
-static void run_whole(const bench_t *b, store_t *st, counts_t *c)
+BENCH_PART static void run_whole(const bench_t *b, store_t *st, counts_t *c)
 {
     int n = b->ntrials;
     uint16_t *perm = malloc((size_t)n * sizeof *perm);
@@ -524,7 +528,7 @@ static long db_count(const char *path, const char *sql)
 
 /* Parsing alone: the same lines in the same order, the numbers read: by loop.c's fast
  * path (trial_result_scan) or, `slow`, by its cJSON path (parse, two numbers, free). */
-static span_t run_parse(const bench_t *b, const trace_ent_t *trace, long n, int slow)
+BENCH_PART static span_t run_parse(const bench_t *b, const trace_ent_t *trace, long n, int slow)
 {
     double sum = 0;
     span_t t0 = span_now(), spent = {0, 0};
@@ -560,6 +564,25 @@ static store_result_t trace_result(const bench_t *b, const trace_ent_t *e, int64
     return r;
 }
 
+/* The decision run_store records for trace entry e (judged). */
+static store_decision_t trace_decision(const store_result_t *r, const trace_ent_t *e, double now)
+{
+    store_decision_t d = {.trial_id = r->trial_id,
+                          .iteration = e->t,
+                          .time_value = e->t,
+                          .action = e->action == SCHED_STOP       ? "stop"
+                                    : e->action == SCHED_COMPLETE ? "complete"
+                                                                  : "continue",
+                          .bracket = 0,
+                          .rung = 0,
+                          .milestone = e->t,
+                          .value = r->metric,
+                          .cutoff = r->metric,
+                          .reason = "within rung 0 cutoff at milestone 1: promoted",
+                          .wall_time = now};
+    return d;
+}
+
 /* Where the batch that starts at trace[i] ends: after --batch results, or earlier at the
  * end of a round (the whole path commits there, before the next round's trial rows). */
 static long batch_end(const bench_t *b, const trace_ent_t *trace, long n, long i)
@@ -573,7 +596,7 @@ static long batch_end(const bench_t *b, const trace_ent_t *trace, long n, long i
 
 /* Storing alone: the same results and decisions (values from the table), batched the same
  * way; the trial rows of each round are created outside the timed part. */
-static span_t run_store(const bench_t *b, const trace_ent_t *trace, long n)
+BENCH_PART static span_t run_store(const bench_t *b, const trace_ent_t *trace, long n)
 {
     int64_t exp_id;
     store_t *st = open_db(b, "store_only", &exp_id);
@@ -599,20 +622,7 @@ static span_t run_store(const bench_t *b, const trace_ent_t *trace, long n)
                 store_result_t sr = trace_result(b, e, ids[e->slot], now);
                 if (store_result_add(st, &sr, err, sizeof err) != 0) die("store_result_add", err);
                 if (e->judged) {
-                    store_decision_t sd = {.trial_id = sr.trial_id,
-                                           .iteration = e->t,
-                                           .time_value = e->t,
-                                           .action = e->action == SCHED_STOP       ? "stop"
-                                                     : e->action == SCHED_COMPLETE ? "complete"
-                                                                                   : "continue",
-                                           .bracket = 0,
-                                           .rung = 0,
-                                           .milestone = e->t,
-                                           .value = sr.metric,
-                                           .cutoff = sr.metric,
-                                           .reason =
-                                               "within rung 0 cutoff at milestone 1: promoted",
-                                           .wall_time = now};
+                    store_decision_t sd = trace_decision(&sr, e, now);
                     if (store_decision_add(st, &sd, err, sizeof err) != 0)
                         die("store_decision_add", err);
                 }
@@ -653,21 +663,6 @@ static void floor_die(sqlite3 *db, const char *what)
     die(what, db ? sqlite3_errmsg(db) : "out of memory");
 }
 
-/* The results INSERT of `rows` rows, as the store prepares it: once, kept for the run. */
-static sqlite3_stmt *floor_prepare_insert(sqlite3 *db, int rows)
-{
-    char sql[160 + FLOOR_ROWS * 24];
-    int w = snprintf(sql, sizeof sql,
-                     "INSERT INTO results (trial_id, attempt, iteration, time_value, metric,"
-                     " wall_time, data) VALUES ");
-    for (int j = 0; j < rows; j++)
-        w += snprintf(sql + w, sizeof sql - (size_t)w, "%s(?, ?, ?, ?, ?, ?, ?)", j ? ", " : "");
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK)
-        floor_die(db, "sqlite3_prepare_v3");
-    return s;
-}
-
 /* Runs a prepared statement that returns no rows, and resets it. */
 static void floor_step(sqlite3 *db, sqlite3_stmt *s, const char *what)
 {
@@ -675,56 +670,270 @@ static void floor_step(sqlite3 *db, sqlite3_stmt *s, const char *what)
     sqlite3_reset(s);
 }
 
-/* The peer: bare SQLite doing the least work that records the same result rows as the
- * store: a fresh WAL file with the store's pragmas, only the results table, the same
- * values bound into 16-row INSERTs (the rest of a batch a row at a time, as the store
- * does), committed in the same batches. No ranges, decisions, parse or policy: the
- * results rows alone already cost this much, so no store keeping this schema and this
- * durability can beat it. (store_commit's timed checkpoint, every 10 s, is left out.) */
-static span_t run_floor(const bench_t *b, const trace_ent_t *trace, long n)
+/* The statement of `rows` rows of `ncols` anonymous parameters each, as the store prepares
+ * its multi-row INSERTs: once, kept for the run. */
+static sqlite3_stmt *floor_prepare(sqlite3 *db, const char *head, int ncols, int rows)
 {
+    char sql[512 + FLOOR_ROWS * 48];
+    int w = snprintf(sql, sizeof sql, "%s VALUES ", head);
+    for (int j = 0; j < rows; j++) {
+        w += snprintf(sql + w, sizeof sql - (size_t)w, "%s(", j ? ", " : "");
+        for (int c = 0; c < ncols; c++)
+            w += snprintf(sql + w, sizeof sql - (size_t)w, "%s?", c ? ", " : "");
+        w += snprintf(sql + w, sizeof sql - (size_t)w, ")");
+    }
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK)
+        floor_die(db, "sqlite3_prepare_v3");
+    return s;
+}
+
+/* store/schema.sql's result_ranges and decisions, column for column, and the one column of
+ * trials that their foreign key reads. */
+static const char floor_schema_more[] =
+    "CREATE TABLE trials (id INTEGER PRIMARY KEY);"
+    "CREATE TABLE result_ranges ("
+    " trial_id   INTEGER NOT NULL REFERENCES trials (id) ON DELETE CASCADE,"
+    " attempt    INTEGER NOT NULL,"
+    " first_id   INTEGER NOT NULL,"
+    " last_id    INTEGER NOT NULL,"
+    " n          INTEGER NOT NULL,"
+    " min_metric REAL,"
+    " max_metric REAL,"
+    " PRIMARY KEY (trial_id, attempt, first_id)"
+    ") WITHOUT ROWID;"
+    "CREATE TABLE decisions ("
+    " id         INTEGER PRIMARY KEY,"
+    " trial_id   INTEGER NOT NULL,"
+    " iteration  INTEGER,"
+    " time_value REAL,"
+    " action     TEXT NOT NULL,"
+    " bracket    INTEGER,"
+    " rung       INTEGER,"
+    " milestone  REAL,"
+    " value      REAL,"
+    " cutoff     REAL,"
+    " reason     TEXT,"
+    " wall_time  REAL)";
+
+/* Binds trace entry e's result row at parameter p. */
+static void floor_bind_result(sqlite3_stmt *s, int p, const store_result_t *r)
+{
+    sqlite3_bind_int64(s, p, r->trial_id);
+    sqlite3_bind_int(s, p + 1, r->attempt);
+    sqlite3_bind_int64(s, p + 2, r->iteration);
+    sqlite3_bind_double(s, p + 3, r->time_value);
+    sqlite3_bind_double(s, p + 4, r->metric);
+    sqlite3_bind_double(s, p + 5, r->wall_time);
+    /* the line table outlives the step, as the store's arena does */
+    sqlite3_bind_text(s, p + 6, r->json, (int)r->json_len, SQLITE_STATIC);
+}
+
+/* The floor's state for the schema's other rows (FLOOR_SCHEMA): per trial of the round,
+ * its results in the batch (a linked list through the batch's entries) and its range. */
+typedef struct floor_rows {
+    sqlite3_stmt *r1, *rn, *g1, *gn, *d1, *dn, *trial;
+    int *head, *tail, *next; /* [slot], [slot], [entry of the batch] */
+    int *slots;              /* the batch's trials in order of first result */
+    int *order;              /* the batch's entries grouped by trial */
+    int64_t *first_id;       /* [slot] the first id of its range in this batch */
+    int nslots;
+} floor_rows_t;
+
+/* Writes the batch trace[i, end) as the store does with the schema's rows: results grouped
+ * by trial (ids consecutive per trial), 16 to an INSERT; a result_ranges row per trial in
+ * the batch, in the table's key order, 16 to an INSERT; the judged results' decisions, 16
+ * to an INSERT. The grouping is done here (a pass over the batch); nothing else is. */
+static void floor_schema_batch(const bench_t *b, sqlite3 *db, floor_rows_t *f,
+                               const trace_ent_t *trace, long i, long end, double now,
+                               int64_t *next_id)
+{
+    int n = (int)(end - i), ns = 0;
+    for (int k = 0; k < n; k++) {
+        int slot = trace[i + k].slot;
+        f->next[k] = -1;
+        if (f->head[slot] < 0) {
+            f->head[slot] = k;
+            f->slots[ns++] = slot;
+        } else {
+            f->next[f->tail[slot]] = k;
+        }
+        f->tail[slot] = k;
+    }
+    int m = 0;
+    for (int g = 0; g < ns; g++) {
+        f->first_id[f->slots[g]] = *next_id + m;
+        for (int k = f->head[f->slots[g]]; k >= 0; k = f->next[k])
+            f->order[m++] = k;
+    }
+    for (int k = 0; k < n;) {
+        int rows = n - k >= FLOOR_ROWS ? FLOOR_ROWS : 1;
+        sqlite3_stmt *s = rows == 1 ? f->r1 : f->rn;
+        for (int j = 0; j < rows; j++) {
+            const trace_ent_t *e = &trace[i + f->order[k + j]];
+            store_result_t r = trace_result(b, e, trial_id_of(b, e->round, e->slot), now);
+            floor_bind_result(s, 1 + 7 * j, &r);
+        }
+        floor_step(db, s, "INSERT INTO results");
+        k += rows;
+    }
+    *next_id += n;
+    /* the ranges in key order: trial ids ascend with the slot within a round */
+    int w = 0;
+    for (int slot = 0; slot < f->nslots && w < ns; slot++)
+        if (f->head[slot] >= 0) f->slots[w++] = slot;
+    for (int g = 0; g < ns;) {
+        int rows = ns - g >= FLOOR_ROWS ? FLOOR_ROWS : 1;
+        sqlite3_stmt *s = rows == 1 ? f->g1 : f->gn;
+        for (int j = 0; j < rows; j++) {
+            int slot = f->slots[g + j], cnt = 0;
+            double mn = NAN, mx = NAN;
+            for (int k = f->head[slot]; k >= 0; k = f->next[k]) {
+                const trace_ent_t *e = &trace[i + k];
+                double v = b->loss[(size_t)e->config * (size_t)b->max_t + (size_t)(e->t - 1)];
+                if (!(v >= mn)) mn = v;
+                if (!(v <= mx)) mx = v;
+                cnt++;
+            }
+            int p = 1 + 7 * j;
+            sqlite3_bind_int64(s, p, trial_id_of(b, trace[i].round, slot));
+            sqlite3_bind_int(s, p + 1, 1);
+            sqlite3_bind_int64(s, p + 2, f->first_id[slot]);
+            sqlite3_bind_int64(s, p + 3, f->first_id[slot] + cnt - 1);
+            sqlite3_bind_int(s, p + 4, cnt);
+            sqlite3_bind_double(s, p + 5, mn);
+            sqlite3_bind_double(s, p + 6, mx);
+        }
+        floor_step(db, s, "INSERT INTO result_ranges");
+        g += rows;
+    }
+    for (int g = 0; g < ns; g++)
+        f->head[f->slots[g]] = -1;
+    /* the decisions, in arrival order */
+    int nd = 0;
+    for (int k = 0; k < n; k++)
+        if (trace[i + k].judged) f->order[nd++] = k;
+    for (int k = 0; k < nd;) {
+        int rows = nd - k >= FLOOR_ROWS ? FLOOR_ROWS : 1;
+        sqlite3_stmt *s = rows == 1 ? f->d1 : f->dn;
+        for (int j = 0; j < rows; j++) {
+            const trace_ent_t *e = &trace[i + f->order[k + j]];
+            store_result_t r = trace_result(b, e, trial_id_of(b, e->round, e->slot), now);
+            store_decision_t d = trace_decision(&r, e, now);
+            int p = 1 + 11 * j;
+            sqlite3_bind_int64(s, p, d.trial_id);
+            sqlite3_bind_int64(s, p + 1, d.iteration);
+            sqlite3_bind_double(s, p + 2, d.time_value);
+            sqlite3_bind_text(s, p + 3, d.action, -1, SQLITE_STATIC);
+            sqlite3_bind_int(s, p + 4, d.bracket);
+            sqlite3_bind_int(s, p + 5, d.rung);
+            sqlite3_bind_double(s, p + 6, d.milestone);
+            sqlite3_bind_double(s, p + 7, d.value);
+            sqlite3_bind_double(s, p + 8, d.cutoff);
+            sqlite3_bind_text(s, p + 9, d.reason, -1, SQLITE_STATIC);
+            sqlite3_bind_double(s, p + 10, d.wall_time);
+        }
+        floor_step(db, s, "INSERT INTO decisions");
+        k += rows;
+    }
+}
+
+/* The peers: bare SQLite in a fresh WAL file with the store's pragmas, the same values
+ * bound into 16-row INSERTs (the rest of a batch a row at a time, as the store does),
+ * committed in the same batches, no parse or policy.
+ * FLOOR_RESULTS (the floor): only the results table, the least work that records the same
+ * result rows; no store keeping this schema and this durability can beat it.
+ * FLOOR_SCHEMA: the rows the schema asks for besides: a result_ranges row per trial per
+ * batch (its foreign key checked) and the decisions, written as floor_schema_batch says:
+ * what SQLite itself costs a store that keeps store/schema.sql as it is.
+ * (store_commit's timed checkpoint, every 10 s, is left out of both.) */
+enum { FLOOR_RESULTS, FLOOR_SCHEMA };
+
+BENCH_PART static span_t run_floor(const bench_t *b, const trace_ent_t *trace, long n, int rows)
+{
+    const char *name = rows == FLOOR_SCHEMA ? "floor_schema" : "floor";
     char path[4200];
-    new_db_path(b, "floor", path, sizeof path);
+    new_db_path(b, name, path, sizeof path);
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                         NULL) != SQLITE_OK)
         floor_die(db, "sqlite3_open_v2");
     if (sqlite3_exec(db, floor_pragmas, NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(db, floor_schema, NULL, NULL, NULL) != SQLITE_OK)
+        sqlite3_exec(db, floor_schema, NULL, NULL, NULL) != SQLITE_OK ||
+        (rows == FLOOR_SCHEMA &&
+         sqlite3_exec(db, floor_schema_more, NULL, NULL, NULL) != SQLITE_OK))
         floor_die(db, "floor database");
     sqlite3_stmt *begin = NULL, *commit = NULL, *count = NULL;
     if (sqlite3_prepare_v3(db, "BEGIN IMMEDIATE", -1, SQLITE_PREPARE_PERSISTENT, &begin, NULL) ||
         sqlite3_prepare_v3(db, "COMMIT", -1, SQLITE_PREPARE_PERSISTENT, &commit, NULL) ||
         sqlite3_prepare_v2(db, "SELECT count(*) FROM results", -1, &count, NULL))
         floor_die(db, "sqlite3_prepare_v3");
-    sqlite3_stmt *s1 = floor_prepare_insert(db, 1), *sn = floor_prepare_insert(db, FLOOR_ROWS);
+    static const char rhead[] = "INSERT INTO results (trial_id, attempt, iteration, time_value,"
+                                " metric, wall_time, data)";
+    static const char ghead[] = "INSERT INTO result_ranges (trial_id, attempt, first_id, last_id,"
+                                " n, min_metric, max_metric)";
+    static const char dhead[] = "INSERT INTO decisions (trial_id, iteration, time_value, action,"
+                                " bracket, rung, milestone, value, cutoff, reason, wall_time)";
+    floor_rows_t f = {.r1 = floor_prepare(db, rhead, 7, 1),
+                      .rn = floor_prepare(db, rhead, 7, FLOOR_ROWS),
+                      .nslots = b->ntrials};
+    if (rows == FLOOR_SCHEMA) {
+        f.g1 = floor_prepare(db, ghead, 7, 1);
+        f.gn = floor_prepare(db, ghead, 7, FLOOR_ROWS);
+        f.d1 = floor_prepare(db, dhead, 11, 1);
+        f.dn = floor_prepare(db, dhead, 11, FLOOR_ROWS);
+        if (sqlite3_prepare_v3(db, "INSERT INTO trials (id) VALUES (?)", -1,
+                               SQLITE_PREPARE_PERSISTENT, &f.trial, NULL))
+            floor_die(db, "sqlite3_prepare_v3");
+        size_t nb = (size_t)b->batch, nt = (size_t)b->ntrials;
+        f.head = malloc(nt * sizeof *f.head);
+        f.tail = malloc(nt * sizeof *f.tail);
+        f.first_id = malloc(nt * sizeof *f.first_id);
+        f.slots = malloc(nt * sizeof *f.slots);
+        f.next = malloc(nb * sizeof *f.next);
+        f.order = malloc(nb * sizeof *f.order);
+        if (!f.head || !f.tail || !f.first_id || !f.slots || !f.next || !f.order)
+            die("setup", "out of memory");
+        for (size_t k = 0; k < nt; k++)
+            f.head[k] = -1;
+    }
 
-    span_t t0 = span_now(), spent = {0, 0};
+    span_t spent = {0, 0};
+    int64_t next_id = 1;
+    uint32_t round = UINT32_MAX;
     for (long i = 0; i < n;) {
+        if (rows == FLOOR_SCHEMA && trace[i].round != round) {
+            /* the round's trial rows, untimed (the store's are created untimed too) */
+            round = trace[i].round;
+            floor_step(db, begin, "BEGIN");
+            for (int k = 0; k < b->ntrials; k++) {
+                sqlite3_bind_int64(f.trial, 1, trial_id_of(b, round, k));
+                floor_step(db, f.trial, "INSERT INTO trials");
+            }
+            floor_step(db, commit, "COMMIT");
+        }
+        span_t t0 = span_now();
         floor_step(db, begin, "BEGIN");
         double now = wall_now();
-        for (long end = batch_end(b, trace, n, i); i < end;) {
+        long end = batch_end(b, trace, n, i);
+        if (rows == FLOOR_SCHEMA) {
+            floor_schema_batch(b, db, &f, trace, i, end, now, &next_id);
+            i = end;
+        }
+        while (i < end) {
             int k = end - i >= FLOOR_ROWS ? FLOOR_ROWS : 1;
-            sqlite3_stmt *s = k == 1 ? s1 : sn;
+            sqlite3_stmt *s = k == 1 ? f.r1 : f.rn;
             for (int j = 0; j < k; j++) {
                 const trace_ent_t *e = &trace[i + j];
                 store_result_t r = trace_result(b, e, trial_id_of(b, e->round, e->slot), now);
-                int p = 1 + 7 * j;
-                sqlite3_bind_int64(s, p, r.trial_id);
-                sqlite3_bind_int(s, p + 1, r.attempt);
-                sqlite3_bind_int64(s, p + 2, r.iteration);
-                sqlite3_bind_double(s, p + 3, r.time_value);
-                sqlite3_bind_double(s, p + 4, r.metric);
-                sqlite3_bind_double(s, p + 5, r.wall_time);
-                /* the line table outlives the step, as the store's arena does */
-                sqlite3_bind_text(s, p + 6, r.json, (int)r.json_len, SQLITE_STATIC);
+                floor_bind_result(s, 1 + 7 * j, &r);
             }
             floor_step(db, s, "INSERT INTO results");
             i += k;
         }
         floor_step(db, commit, "COMMIT");
+        span_add(&spent, span_now(), t0);
     }
-    span_add(&spent, span_now(), t0);
 
     /* A floor that lost rows would flatter nobody: check they are all there. */
     if (sqlite3_step(count) != SQLITE_ROW || sqlite3_column_int64(count, 0) != n)
@@ -732,10 +941,17 @@ static span_t run_floor(const bench_t *b, const trace_ent_t *trace, long n)
     sqlite3_finalize(count);
     sqlite3_finalize(begin);
     sqlite3_finalize(commit);
-    sqlite3_finalize(s1);
-    sqlite3_finalize(sn);
+    sqlite3_stmt *all[] = {f.r1, f.rn, f.g1, f.gn, f.d1, f.dn, f.trial};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        sqlite3_finalize(all[k]);
+    free(f.head);
+    free(f.tail);
+    free(f.first_id);
+    free(f.slots);
+    free(f.next);
+    free(f.order);
     if (sqlite3_close(db) != SQLITE_OK) floor_die(db, "sqlite3_close");
-    remove_db(b, "floor");
+    remove_db(b, name);
     return spent;
 }
 
@@ -748,10 +964,35 @@ static void usage(FILE *f)
                "  --trials N   trials per experiment round, all running at once (default 1000)\n"
                "  --max-t T    ASHA max_t; grace 1, reduction factor 3 (default 243)\n"
                "  --batch N    results per store transaction, as one loop turn (default 1000)\n"
-               "  --only PART  measure only parse, policy, store, floor (bare SQLite, the\n"
-               "               peer) or whole (e.g. under perf)\n"
+               "  --only PARTS measure only these (comma-separated): parse, policy, store,\n"
+               "               floor (bare SQLite, results rows only: the peer), schema (bare\n"
+               "               SQLite, the schema's rows: results, ranges, decisions) or\n"
+               "               whole (e.g. --only floor,whole under perf)\n"
                "  --dir DIR    where the databases go (default: a new folder under $TMPDIR)\n"
                "  --keep       keep the databases\n");
+}
+
+/* --only's parts, comma-separated; ~0u when one is unknown. */
+static unsigned parse_only(const char *v)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } parts[] = {{"parse", ONLY_PARSE}, {"policy", 0},           {"store", ONLY_STORE},
+                 {"floor", ONLY_FLOOR}, {"schema", ONLY_SCHEMA}, {"whole", ONLY_WHOLE}};
+    unsigned only = 0;
+    while (*v) {
+        size_t n = strcspn(v, ",");
+        size_t k = 0;
+        while (k < sizeof parts / sizeof parts[0] &&
+               !(strlen(parts[k].name) == n && !strncmp(parts[k].name, v, n)))
+            k++;
+        if (k == sizeof parts / sizeof parts[0]) return ~0u;
+        only |= parts[k].bit;
+        v += n;
+        if (*v == ',') v++;
+    }
+    return only;
 }
 
 static long arg_long(const char *opt, const char *v, long lo, long hi)
@@ -775,7 +1016,7 @@ int main(int argc, char **argv)
 {
     bench_t b = {.nresults = 2000000, .ntrials = 1000, .max_t = 243, .batch = 1000, .seed = 1};
     const char *dir = NULL;
-    unsigned only = ONLY_PARSE | ONLY_STORE | ONLY_FLOOR | ONLY_WHOLE;
+    unsigned only = ONLY_PARSE | ONLY_STORE | ONLY_FLOOR | ONLY_SCHEMA | ONLY_WHOLE;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -794,16 +1035,11 @@ int main(int argc, char **argv)
         } else if (v && !strcmp(a, "--seed")) {
             b.seed = (uint64_t)arg_long(a, v, 0, 0x7fffffffL), i++;
         } else if (v && !strcmp(a, "--only")) {
-            only = !strcmp(v, "parse")    ? ONLY_PARSE
-                   : !strcmp(v, "policy") ? 0
-                   : !strcmp(v, "store")  ? ONLY_STORE
-                   : !strcmp(v, "floor")  ? ONLY_FLOOR
-                   : !strcmp(v, "whole")  ? ONLY_WHOLE
-                                          : ~0u;
+            only = parse_only(v);
             if (only == ~0u) {
                 fprintf(stderr,
-                        "bench_decide_store: --only wants parse, policy, store, floor or whole, "
-                        "not \"%s\"\n",
+                        "bench_decide_store: --only wants parse, policy, store, floor, schema or "
+                        "whole (or several, comma-separated), not \"%s\"\n",
                         v);
                 return 2;
             }
@@ -837,7 +1073,8 @@ int main(int argc, char **argv)
     /* 3. The store alone. */
     span_t store_s = only & ONLY_STORE ? run_store(&b, trace, cp.results) : none;
     /* 4. The peer: bare SQLite writing the same result rows. */
-    span_t floor_s = only & ONLY_FLOOR ? run_floor(&b, trace, cp.results) : none;
+    span_t floor_s = only & ONLY_FLOOR ? run_floor(&b, trace, cp.results, FLOOR_RESULTS) : none;
+    span_t schema_s = only & ONLY_SCHEMA ? run_floor(&b, trace, cp.results, FLOOR_SCHEMA) : none;
     /* 5. The whole path, into a fresh database. */
     counts_t cw = cp;
     if (only & ONLY_WHOLE) {
@@ -890,7 +1127,8 @@ int main(int argc, char **argv)
         row("whole path incl. creating/launching/ending trials", cw.results, all);
     }
     if (only & ONLY_FLOOR) row("floor: bare SQLite, results INSERTs only", cp.results, floor_s);
-    if (only & (ONLY_WHOLE | ONLY_FLOOR)) printf("\n");
+    if (only & ONLY_SCHEMA) row("bare SQLite, results + ranges + decisions", cp.results, schema_s);
+    if (only & (ONLY_WHOLE | ONLY_FLOOR | ONLY_SCHEMA)) printf("\n");
     if (only & ONLY_WHOLE) {
         double whole = rate(cw.results, cw.work.wall);
         printf("  trials: %ld created, launched and ended in %.3f s (%.0f trials/s), timed apart "
@@ -912,6 +1150,20 @@ int main(int argc, char **argv)
             printf("; whole path = %.2fx the floor (%.2fx per CPU second)",
                    fl > 0 ? rate(cw.results, cw.work.wall) / fl : 0,
                    fl_cpu > 0 ? rate(cw.results, cw.work.cpu) / fl_cpu : 0);
+        printf("\n");
+    }
+    if (only & ONLY_SCHEMA) {
+        /* What SQLite alone costs to write every row the schema asks for: the part of the
+         * gap to the floor that no code outside SQLite can close. */
+        double sc = rate(cp.results, schema_s.wall), sc_cpu = rate(cp.results, schema_s.cpu);
+        printf("  schema: bare SQLite writing results, ranges and decisions %.0f results/s", sc);
+        if (only & ONLY_FLOOR)
+            printf(" = %.2fx the floor (%.2fx per CPU second)", sc / rate(cp.results, floor_s.wall),
+                   sc_cpu / rate(cp.results, floor_s.cpu));
+        if (only & ONLY_WHOLE)
+            printf("; whole path = %.2fx this (%.2fx per CPU second)",
+                   sc > 0 ? rate(cw.results, cw.work.wall) / sc : 0,
+                   sc_cpu > 0 ? rate(cw.results, cw.work.cpu) / sc_cpu : 0);
         printf("\n");
     }
 
