@@ -107,7 +107,41 @@ struct sched__asha {
     sched__idmap_t ids;
     struct atrial *trials;
     size_t ntrials, cap;
+    /* A completed trial is forgotten: its slot goes back (free_slots) and its id leaves
+     * the map, so that the policy holds the live trials and the rungs' values, not every
+     * trial it has seen; a bit per trial id (done_bits) still says it sends no more. */
+    uint32_t *free_slots;
+    size_t nfree, capfree;
+    uint64_t *done_bits;
+    size_t ndone_words;
 };
+
+#define ASHA_DONE_IDS ((int64_t)1 << 31) /* ids a done bit is kept for; others keep a slot */
+
+static int done_bit(const struct sched__asha *a, int64_t trial)
+{
+    if (trial < 0 || trial >= ASHA_DONE_IDS) return 0;
+    size_t w = (size_t)trial / 64;
+    return w < a->ndone_words && (a->done_bits[w] >> (trial % 64) & 1);
+}
+
+static int set_done_bit(struct sched__asha *a, int64_t trial)
+{
+    if (trial < 0 || trial >= ASHA_DONE_IDS) return -1;
+    size_t w = (size_t)trial / 64;
+    if (w >= a->ndone_words) {
+        size_t n = a->ndone_words ? a->ndone_words : 16;
+        while (n <= w)
+            n *= 2;
+        uint64_t *b = realloc(a->done_bits, n * sizeof *b);
+        if (!b) return -1;
+        memset(b + a->ndone_words, 0, (n - a->ndone_words) * sizeof *b);
+        a->done_bits = b;
+        a->ndone_words = n;
+    }
+    a->done_bits[w] |= (uint64_t)1 << (trial % 64);
+    return 0;
+}
 
 /* numpy.percentile(v, q * 100) for the default method "linear" (numpy >= 1.22,
  * lib/function_base.py: virtual index (n-1)*q, then _lerp, which computes from the upper
@@ -310,6 +344,8 @@ void sched__asha_free(sched__asha_t *a)
     }
     for (size_t i = 0; i < a->ntrials; i++)
         free(a->trials[i].rec_more);
+    free(a->free_slots);
+    free(a->done_bits);
     free(a->brackets);
     free(a->cdf);
     free(a->trials);
@@ -318,34 +354,53 @@ void sched__asha_free(sched__asha_t *a)
 }
 
 /* A new trial draws its bracket (numpy's choice: the first bracket whose cumulative
- * weight exceeds a uniform draw). */
-int sched__asha_add(sched__asha_t *a, int64_t trial)
+ * weight exceeds a uniform draw), in a slot a completed trial gave back if there is one;
+ * *at gets the slot. */
+static int add_at(sched__asha_t *a, int64_t trial, uint32_t *at)
 {
     if (sched__idmap_get(&a->ids, trial) != SCHED__NOIDX) return SCHED_EINVAL;
-    if (a->ntrials == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 64;
-        struct atrial *t = realloc(a->trials, cap * sizeof *t);
-        if (!t) return SCHED_ENOMEM;
-        a->trials = t;
-        a->cap = cap;
+    size_t ix;
+    if (a->nfree > 0) {
+        ix = a->free_slots[a->nfree - 1];
+    } else {
+        if (a->ntrials == a->cap) {
+            size_t cap = a->cap ? a->cap * 2 : 64;
+            struct atrial *t = realloc(a->trials, cap * sizeof *t);
+            if (!t) return SCHED_ENOMEM;
+            a->trials = t;
+            a->cap = cap;
+        }
+        ix = a->ntrials;
     }
     double u = sched__uniform(&a->rng);
     int s = 0;
     while (s < a->nbrackets - 1 && !(a->cdf[s] > u))
         s++;
-    struct atrial *t = &a->trials[a->ntrials];
+    struct atrial *t = &a->trials[ix];
     memset(t, 0, sizeof *t);
     t->bracket = s;
     t->paused_at = -1;
     int nr = a->brackets[s].nrungs;
     if (nr > 64 && !(t->rec_more = calloc(((size_t)nr + 63) / 64, sizeof *t->rec_more)))
         return SCHED_ENOMEM;
-    if (sched__idmap_put(&a->ids, trial, (uint32_t)a->ntrials) != 0) {
+    if (sched__idmap_put(&a->ids, trial, (uint32_t)ix) != 0) {
         free(t->rec_more);
+        t->rec_more = NULL;
+        t->done = 1;
         return SCHED_ENOMEM;
     }
-    a->ntrials++;
+    if (ix == a->ntrials)
+        a->ntrials++;
+    else
+        a->nfree--;
+    *at = (uint32_t)ix;
     return SCHED_OK;
+}
+
+int sched__asha_add(sched__asha_t *a, int64_t trial)
+{
+    uint32_t ix;
+    return add_at(a, trial, &ix);
 }
 
 void sched__asha_result(sched__asha_t *a, int64_t trial, double time, double value,
@@ -353,9 +408,10 @@ void sched__asha_result(sched__asha_t *a, int64_t trial, double time, double val
 {
     sched__decision_none(out, value);
     uint32_t ix = sched__idmap_get(&a->ids, trial);
-    if (ix == SCHED__NOIDX) { /* not announced: join now rather than lose the result */
-        if (sched__asha_add(a, trial) != 0) return;
-        ix = (uint32_t)(a->ntrials - 1);
+    if (ix == SCHED__NOIDX) {
+        if (done_bit(a, trial)) return; /* it said it would send no more */
+        /* not announced: join now rather than lose the result */
+        if (add_at(a, trial, &ix) != 0) return;
     }
     struct atrial *t = &a->trials[ix];
     out->bracket = t->bracket;
@@ -474,7 +530,23 @@ long sched__asha_choose_next(sched__asha_t *a, const int64_t *paused, size_t n, 
 void sched__asha_complete(sched__asha_t *a, int64_t trial)
 {
     uint32_t ix = sched__idmap_get(&a->ids, trial);
-    if (ix != SCHED__NOIDX) a->trials[ix].done = 1;
+    if (ix == SCHED__NOIDX) return;
+    struct atrial *t = &a->trials[ix];
+    t->done = 1;
+    t->paused_at = -1;
+    /* forgotten, where its id can be remembered by a bit and its slot can go back */
+    if (a->nfree == a->capfree) {
+        size_t cap = a->capfree ? a->capfree * 2 : 64;
+        uint32_t *f = realloc(a->free_slots, cap * sizeof *f);
+        if (!f) return;
+        a->free_slots = f;
+        a->capfree = cap;
+    }
+    if (set_done_bit(a, trial) != 0) return;
+    free(t->rec_more);
+    t->rec_more = NULL;
+    sched__idmap_del(&a->ids, trial);
+    a->free_slots[a->nfree++] = ix;
 }
 
 /* Rungs whose milestone is >= max_t are left out: a result that reaches them completes

@@ -15,6 +15,8 @@
 #include "scheduler/loop_int.h"
 #include "trial/trial.h"
 
+static void free_live(struct sched__live *x);
+
 static void finish_error(struct sched_loop *L, struct sched__trial *t, const char *msg)
 {
     free(t->error);
@@ -172,6 +174,11 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
     if (sched_pool_acquire(L->o->pool, set->gpus_per_trial, set->cpus_per_trial, &slice) != 0)
         return 0;
     char err[512], dir[4096], devs[512];
+    if (sched__add_upto(L, (size_t)t->no) != 0) {
+        sched_pool_release(L->o->pool, &slice);
+        sched__fail(L, "cannot launch a trial", "the scheduler cannot take it");
+        return 0;
+    }
     if (sched__live(L, t) != 0) {
         sched_pool_release(L->o->pool, &slice);
         sched__fail(L, "cannot launch a trial", "out of memory");
@@ -211,7 +218,7 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
     t->x->started = 1;
     t->gen++;
     t->x->run_pos = L->running;
-    L->run[L->running] = (size_t)(t - L->t);
+    L->run[L->running] = (size_t)t->no;
     t->x->slice = slice;
     t->x->has_slice = 1;
     t->status = SCHED_TRIAL_RUNNING;
@@ -408,7 +415,7 @@ static void count_early_failure(struct sched_loop *L, struct sched__trial *t, co
     if (i == L->nearly) {
         if (L->nearly == sizeof L->early / sizeof L->early[0]) return;
         snprintf(L->early[i].msg, sizeof L->early[i].msg, "%s", norm);
-        L->early[i].first = (int64_t)(t - L->t);
+        L->early[i].first = t->no;
         L->nearly++;
     }
     if (++L->early[i].count < L->set->fail_fast) return;
@@ -416,12 +423,13 @@ static void count_early_failure(struct sched_loop *L, struct sched__trial *t, co
     snprintf(m, sizeof m,
              "%d trial%s failed the same way before reporting any result (fail_fast %d): %s",
              L->early[i].count, L->early[i].count == 1 ? "" : "s", L->set->fail_fast, msg);
-    const struct sched__trial *first = &L->t[L->early[i].first];
-    sched__end_experiment(L, SCHED_END_FAIL_FAST, first->no, m);
+    int64_t first = L->early[i].first;
+    sched__end_experiment(L, SCHED_END_FAIL_FAST, first, m);
     {
-        /* its folder, as sched__launch named it (its struct sched__live is gone) */
+        /* its folder, as sched__launch named it (its record may be gone) */
         char path[4200], head[1600];
-        snprintf(path, sizeof path, "%s/%s/stderr.log", L->o->results_dir, first->name);
+        snprintf(path, sizeof path, "%s/trial_%05lld/stderr.log", L->o->results_dir,
+                 (long long)first);
         file_head(path, head, sizeof head);
         snprintf(L->end_detail, sizeof L->end_detail, "First lines of %.400s:\n%.1500s", path,
                  head[0] ? head : "(empty)\n");
@@ -450,7 +458,7 @@ static void release(struct sched_loop *L, struct sched__trial *t)
     /* out of the running list: the last one takes its place */
     size_t last = L->run[--L->running];
     L->run[t->x->run_pos] = last;
-    L->t[last].x->run_pos = t->x->run_pos;
+    sched__at(L, last)->x->run_pos = t->x->run_pos;
 }
 
 /* A trial the policy paused has ended: PAUSED, its slice back in the pool, and where it
@@ -484,12 +492,12 @@ static void pause_ended(struct sched_loop *L, struct sched__trial *t, const sche
                               .exit_signal = ex->signal};
     sched__update_row(L, t, &u);
     release(L, t);
-    L->paused[L->npaused++] = (size_t)(t - L->t);
+    L->paused[L->npaused++] = (size_t)t->no;
 }
 
 int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
 {
-    struct sched__trial *t = &L->t[L->paused[k]];
+    struct sched__trial *t = sched__at(L, L->paused[k]);
     struct sched__trial saved = *t; /* restored if no slice is free */
     t->attempt++;
     t->x->carry = t->x->resume_from != NULL || t->x->exploit_src != NULL;
@@ -542,7 +550,7 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
 void sched__end_paused(struct sched_loop *L)
 {
     for (size_t k = 0; k < L->npaused; k++) {
-        struct sched__trial *t = &L->t[L->paused[k]];
+        struct sched__trial *t = sched__at(L, L->paused[k]);
         if (t->status != SCHED_TRIAL_PAUSED) continue;
         t->status = SCHED_TRIAL_TERMINATED;
         t->early_stopped = 1;
@@ -689,7 +697,7 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
                                   .exit_signal = ex->signal};
         sched__update_row(L, t, &u);
         release(L, t);
-        L->retry[L->nretry++] = (size_t)(t - L->t);
+        L->retry[L->nretry++] = (size_t)t->no;
         return;
     }
     store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_EARLY_STOPPED | STORE_TU_ENDED |
@@ -735,7 +743,7 @@ static struct sched__trial *resume_trial(const struct resume_ctx *c, int64_t id)
 {
     struct id_index key = {id, 0};
     struct id_index *hit = bsearch(&key, c->by_id, c->nby, sizeof key, cmp_id);
-    return hit ? &c->L->t[hit->idx] : NULL;
+    return hit ? sched__at(c->L, hit->idx) : NULL;
 }
 
 /* A stored trial that ended for good needs nothing the replay could tell it (unless PBT,
@@ -763,7 +771,7 @@ static int on_stored_trial(void *ud, const store_trial_row_t *r)
 {
     struct sched_loop *L = ud;
     if (r->trial_no < 0 || (size_t)r->trial_no >= L->n) return 0; /* not of this space */
-    struct sched__trial *t = &L->t[r->trial_no];
+    struct sched__trial *t = sched__at(L, r->trial_no);
     t->id = r->id;
     t->status = status_from(r->status);
     t->early_stopped = r->early_stopped;
@@ -904,7 +912,7 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
         return SCHED_ENOMEM;
     }
     for (size_t i = 0; i < L->n; i++)
-        if (L->t[i].id > 0) c.by_id[c.nby++] = (struct id_index){L->t[i].id, i};
+        if (sched__at(L, i)->id > 0) c.by_id[c.nby++] = (struct id_index){sched__at(L, i)->id, i};
     qsort(c.by_id, c.nby, sizeof *c.by_id, cmp_id);
     int rc = store_results_replay(o->store, o->experiment_id, on_stored_result, &c, err, errlen);
     if (rc == 0) {
@@ -964,7 +972,7 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
     if (rc != 0) return SCHED_EINVAL;
     if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
     for (size_t i = 0; i < L->n; i++) {
-        struct sched__trial *t = &L->t[i];
+        struct sched__trial *t = sched__at(L, i);
         if (t->status == SCHED_TRIAL_TERMINATED || t->status == SCHED_TRIAL_ERROR) {
             sched_on_trial_complete(L->policy, t->no);
             sched__searcher_end(L, t);
@@ -1068,59 +1076,152 @@ static int make_searcher(struct sched_loop *L, char *err, size_t errlen)
  * a trial's configuration is chosen, and its row created, at its launch (choose_config):
  * experiments.num_trials says how many there will be. On resume the trials come from the
  * store instead; any the store lacks are created as on a first run. */
+/* Announces trials to the policy up to trial i, in trial order (a resumed policy then
+ * draws the same brackets). */
+int sched__add_upto(struct sched_loop *L, size_t i)
+{
+    for (; L->nadded <= i && L->nadded < L->n; L->nadded++)
+        if (sched_on_trial_add(L->policy, (int64_t)L->nadded) != 0) return SCHED_EINVAL;
+    return SCHED_OK;
+}
+
+/* Makes chunk c: its trials' records as a first run starts them (the metric columns of
+ * the chunk in one block, which its first record's `columns` owns). */
+static int make_chunk(struct sched_loop *L, size_t c, char *err, size_t errlen)
+{
+    size_t lo = c * SCHED__CHUNK, k = sched__chunk_size(L, c);
+    struct sched__trial *v = calloc(k, sizeof *v);
+    double *cols = L->ncols > 0 ? malloc(k * L->ncols * sizeof *cols) : NULL;
+    if (!v || (L->ncols > 0 && !cols)) {
+        free(v);
+        free(cols);
+        snprintf(err, errlen, "out of memory for %zu trials", L->n);
+        return SCHED_ENOMEM;
+    }
+    for (size_t j = 0; j < k; j++) {
+        struct sched__trial *t = &v[j];
+        size_t i = lo + j;
+        t->no = (int64_t)i;
+        t->id = L->row_id[i];
+        t->x = &L->nolive;
+        t->last_time = t->last_metric = t->best_metric = NAN;
+        t->attempt = 1;
+        t->slice_str = "";
+        if (cols) {
+            t->columns = cols + j * L->ncols;
+            for (size_t m = 0; m < L->ncols; m++)
+                t->columns[m] = NAN;
+        }
+        snprintf(t->name, sizeof t->name, "trial_%05zu", i);
+        if (!L->searcher && !L->resample &&
+            space_sample(L->o->space, i, &t->config, err, errlen) != 0) {
+            for (size_t m = 0; m < j; m++)
+                cJSON_Delete(v[m].config);
+            free(cols);
+            free(v);
+            return SCHED_EINVAL;
+        }
+    }
+    L->chunk[c] = v;
+    L->chunk_state[c] = SCHED__CHUNK_MADE;
+    return SCHED_OK;
+}
+
+struct sched__trial *sched__make(struct sched_loop *L, size_t i)
+{
+    size_t c = i / SCHED__CHUNK;
+    char err[256];
+    if (!L->chunk[c] &&
+        (L->chunk_state[c] == SCHED__CHUNK_FREED || make_chunk(L, c, err, sizeof err) != 0))
+        return NULL;
+    return sched__at(L, i);
+}
+
+static void free_chunk(struct sched_loop *L, size_t c)
+{
+    struct sched__trial *v = L->chunk[c];
+    if (!v) return;
+    for (size_t j = 0; j < sched__chunk_size(L, c); j++) {
+        struct sched__trial *t = &v[j];
+        cJSON_Delete(t->config);
+        free(t->error);
+        if (t->x == &L->nolive) continue;
+        if (t->x->started) L->o->exec->ops->release(L->o->exec->self, t->no);
+        if (t->x->has_slice) sched_pool_release(L->o->pool, &t->x->slice);
+        free_live(t->x);
+    }
+    free(v[0].columns);
+    free(v);
+    L->chunk[c] = NULL;
+}
+
+/* Random search samples every configuration up front and records each trial as PENDING,
+ * in one transaction, so the database always lists the whole experiment. With a searcher
+ * a trial's configuration is chosen, and its row created, at its launch (choose_config):
+ * experiments.num_trials says how many there will be. On resume the trials come from the
+ * store instead; any the store lacks are created as on a first run. */
 int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
 {
     const sched_run_opts_t *o = L->o;
     L->n = space_num_trials(o->space);
-    L->t = calloc(L->n ? L->n : 1, sizeof *L->t);
+    size_t nchunks = L->n / SCHED__CHUNK + 1;
+    L->chunk = calloc(nchunks, sizeof *L->chunk);
+    L->chunk_state = calloc(nchunks, sizeof *L->chunk_state);
+    L->chunk_gone = calloc(nchunks, sizeof *L->chunk_gone);
     /* Untouched pages of these cost no memory: calloc maps them zero on demand. */
+    L->row_id = calloc(L->n ? L->n : 1, sizeof *L->row_id);
     L->retry = calloc(L->n ? L->n : 1, sizeof *L->retry);
     L->run = calloc(L->n ? L->n : 1, sizeof *L->run);
     L->paused = calloc(L->n ? L->n : 1, sizeof *L->paused);
     L->paused_ids = calloc(L->n ? L->n : 1, sizeof *L->paused_ids);
-    if (!L->t || !L->retry || !L->run || !L->paused || !L->paused_ids) {
+    L->gone_best = NAN;
+    L->gone_best_no = -1;
+    if (!L->chunk || !L->chunk_state || !L->chunk_gone || !L->row_id || !L->retry || !L->run ||
+        !L->paused || !L->paused_ids) {
         snprintf(err, errlen, "out of memory for %zu trials", L->n);
         return SCHED_ENOMEM;
     }
-    for (size_t i = 0; i < L->n; i++)
-        L->t[i].x = &L->nolive;
     int rc = make_searcher(L, err, errlen);
     if (rc != 0) return rc;
     /* Random search without PBT: a configuration is a function of the seed and the trial
-     * number, so a trial holds its own only while it runs (sched__config). */
+     * number, so a trial holds its own only while it runs (sched__config); and when the
+     * snapshots hand out only report_trials trials, a finished trial can be forgotten. */
     L->resample = !L->searcher && !L->is_pbt;
-    for (size_t i = 0; i < L->n; i++) {
-        struct sched__trial *t = &L->t[i];
-        t->no = (int64_t)i;
-        t->last_time = t->last_metric = t->best_metric = NAN;
-        t->attempt = 1;
-        t->slice_str = "";
-        if (L->ncols > 0) {
-            if (!(t->columns = malloc(L->ncols * sizeof *t->columns))) {
-                snprintf(err, errlen, "out of memory for %zu trials", L->n);
-                return SCHED_ENOMEM;
-            }
-            for (size_t k = 0; k < L->ncols; k++)
-                t->columns[k] = NAN;
-        }
-        snprintf(t->name, sizeof t->name, "trial_%05zu", i);
-        if (!L->searcher && !L->resample && space_sample(o->space, i, &t->config, err, errlen) != 0)
-            return SCHED_EINVAL;
-        /* Bracket assignment follows trial order, so a resumed policy assigns the same. */
-        if (sched_on_trial_add(L->policy, t->no) != 0) {
-            snprintf(err, errlen, "scheduler cannot take trial %zu", i);
+    L->may_forget = L->resample && o->report_trials > 0 && o->report_trials < L->n;
+    if (L->may_forget && o->report_trials &&
+        !(L->kept = calloc(o->report_trials, sizeof *L->kept))) {
+        snprintf(err, errlen, "out of memory for %zu trials", L->n);
+        return SCHED_ENOMEM;
+    }
+    if (!L->may_forget || o->resume) {
+        for (size_t c = 0; c * SCHED__CHUNK < L->n; c++)
+            if ((rc = make_chunk(L, c, err, errlen)) != 0) return rc;
+        /* Bracket assignment follows trial order, so a resumed policy assigns the same;
+         * with may_forget a trial is announced at its launch, in the same order. */
+        if (L->n > 0 && sched__add_upto(L, L->n - 1) != 0) {
+            snprintf(err, errlen, "scheduler cannot take %zu trials", L->n);
             return SCHED_EINVAL;
         }
     }
     if (o->resume && (rc = load_trials(L, err, errlen)) != 0) return rc;
     if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
     for (size_t i = 0; i < L->n; i++) {
-        struct sched__trial *t = &L->t[i];
+        struct sched__trial tmp, *t = sched__find(L, i);
+        if (!t) { /* no record yet (may_forget): the row is made from a stand-in */
+            memset(&tmp, 0, sizeof tmp);
+            tmp.no = (int64_t)i;
+            snprintf(tmp.name, sizeof tmp.name, "trial_%05zu", i);
+            t = &tmp;
+        }
         if (t->id > 0) continue; /* recorded already */
         if (L->resample && space_sample(o->space, i, &t->config, err, errlen) != 0)
             return SCHED_EINVAL;
         if (!t->config) continue; /* chosen at launch */
-        if ((rc = create_row(L, t, NULL, err, errlen)) != 0) return rc;
+        if ((rc = create_row(L, t, NULL, err, errlen)) != 0) {
+            if (t == &tmp) cJSON_Delete(tmp.config);
+            return rc;
+        }
+        L->row_id[i] = t->id;
         if (L->resample) {
             cJSON_Delete(t->config);
             t->config = NULL;
@@ -1151,15 +1252,82 @@ int sched__live(struct sched_loop *L, struct sched__trial *t)
     return SCHED_OK;
 }
 
+/* A trial the live table can no longer show: counted, and its chunk freed once all of
+ * its trials are gone. */
+static void forget(struct sched_loop *L, struct sched__trial *t)
+{
+    t->fate = SCHED__GONE;
+    free(t->error);
+    t->error = NULL;
+    L->gone_counts[t->status]++;
+    if (t->early_stopped) L->gone_early++;
+    if (sched__better(L->set->mode == SPACE_MODE_MAX, t->last_metric, L->gone_best)) {
+        L->gone_best = t->last_metric;
+        L->gone_best_no = t->no;
+    }
+    size_t c = (size_t)t->no / SCHED__CHUNK;
+    if (++L->chunk_gone[c] == sched__chunk_size(L, c)) {
+        free_chunk(L, c);
+        L->chunk_state[c] = SCHED__CHUNK_FREED;
+    }
+}
+
+/* The finished trials the live table may show are the first report_trials of them in its
+ * order: a max-heap of the kept ones (the worst on top). Finished trials never change, so
+ * one that falls out can never come back in. */
+static int kept_worse(const struct sched_loop *L, size_t a, size_t b)
+{
+    return sched__trial_order(L, sched__at(L, (size_t)L->kept[a]),
+                              sched__at(L, (size_t)L->kept[b])) > 0;
+}
+
+static void keep_or_forget(struct sched_loop *L, struct sched__trial *t)
+{
+    size_t k = L->o->report_trials;
+    if (L->nkept < k) {
+        size_t c = L->nkept++;
+        L->kept[c] = t->no;
+        t->fate = SCHED__KEPT;
+        while (c > 0 && kept_worse(L, c, (c - 1) / 2)) {
+            int64_t v = L->kept[c];
+            L->kept[c] = L->kept[(c - 1) / 2];
+            L->kept[(c - 1) / 2] = v;
+            c = (c - 1) / 2;
+        }
+        return;
+    }
+    struct sched__trial *w = sched__at(L, (size_t)L->kept[0]);
+    if (sched__trial_order(L, t, w) >= 0) {
+        forget(L, t);
+        return;
+    }
+    L->kept[0] = t->no;
+    t->fate = SCHED__KEPT;
+    for (size_t c = 0;;) {
+        size_t l = 2 * c + 1, r = l + 1, m = c;
+        if (l < L->nkept && kept_worse(L, l, m)) m = l;
+        if (r < L->nkept && kept_worse(L, r, m)) m = r;
+        if (m == c) break;
+        int64_t v = L->kept[c];
+        L->kept[c] = L->kept[m];
+        L->kept[m] = v;
+        c = m;
+    }
+    forget(L, w); /* last: it may free w's chunk */
+}
+
 void sched__retire(struct sched_loop *L, struct sched__trial *t)
 {
-    if (L->is_pbt || t->x == &L->nolive || t->x->started || t->x->has_slice) return;
-    free_live(t->x);
-    t->x = &L->nolive;
+    if (L->is_pbt || t->x->started || t->x->has_slice || t->fate) return;
+    if (t->x != &L->nolive) {
+        free_live(t->x);
+        t->x = &L->nolive;
+    }
     if (L->resample) {
         cJSON_Delete(t->config);
         t->config = NULL;
     }
+    if (L->may_forget) keep_or_forget(L, t);
 }
 
 const char *sched__intern(struct sched_loop *L, const char *s)
@@ -1185,16 +1353,13 @@ const cJSON *sched__config(const struct sched_loop *L, const struct sched__trial
 
 void sched__free_trials(struct sched_loop *L)
 {
-    for (size_t i = 0; L->t && i < L->n; i++) {
-        struct sched__trial *t = &L->t[i];
-        cJSON_Delete(t->config);
-        free(t->error);
-        free(t->columns);
-        if (!t->x || t->x == &L->nolive) continue;
-        if (t->x->started) L->o->exec->ops->release(L->o->exec->self, t->no);
-        if (t->x->has_slice) sched_pool_release(L->o->pool, &t->x->slice);
-        free_live(t->x);
-    }
+    for (size_t c = 0; L->chunk && c * SCHED__CHUNK < L->n; c++)
+        free_chunk(L, c);
+    free(L->chunk);
+    free(L->chunk_state);
+    free(L->chunk_gone);
+    free(L->row_id);
+    free(L->kept);
     for (size_t i = 0; i < L->ninterned; i++)
         free(L->interned[i]);
     free(L->interned);
@@ -1206,7 +1371,6 @@ void sched__free_trials(struct sched_loop *L)
     free(L->paused);
     free(L->paused_ids);
     free(L->timers);
-    free(L->t);
     for (size_t i = 0; L->view_cfg && L->views && i < L->nviews; i++)
         cJSON_Delete(L->view_cfg[i]);
     free(L->view_cfg);
@@ -1224,7 +1388,7 @@ void sched__free_trials(struct sched_loop *L)
 static int pinned_by_other(const struct sched_loop *L, const char *path)
 {
     for (size_t i = 0; i < L->n; i++) {
-        const struct sched__trial *u = &L->t[i];
+        const struct sched__trial *u = sched__at(L, i);
         if (u->x->pinned && u->x->exploit_src && strcmp(u->x->exploit_src, path) == 0) return 1;
         /* a paused trial's, or a launched one's until its first result (it restores) */
         if (u->x->resume_from && (u->status != SCHED_TRIAL_RUNNING || u->x->first_result_at == 0) &&
@@ -1328,8 +1492,8 @@ void sched__delete_doomed(struct sched_loop *L)
     if (!L->is_pbt) return; /* nothing is let go otherwise: no walk over a big population */
     /* a checkpoint kept because it was needed then may have been let go since */
     for (size_t k = 0; k < L->n; k++)
-        if (L->t[k].x->nckpts > (size_t)L->set->sched.keep_checkpoints)
-            trim_checkpoints(L, &L->t[k]);
+        if (sched__at(L, k)->x->nckpts > (size_t)L->set->sched.keep_checkpoints)
+            trim_checkpoints(L, sched__at(L, k));
     for (size_t i = 0; i < L->ndoomed; i++) {
         struct sched__ckpt *c = &L->doomed[i];
         /* named again since (a restart saving under the same name) or needed by an
@@ -1337,8 +1501,8 @@ void sched__delete_doomed(struct sched_loop *L)
          * (the trial may have saved a new one under the same name, not named yet) */
         int keep = pinned_by_other(L, c->path);
         for (size_t k = 0; !keep && k < L->n; k++)
-            for (size_t j = 0; !keep && j < L->t[k].x->nckpts; j++)
-                keep = strcmp(L->t[k].x->ckpts[j].path, c->path) == 0;
+            for (size_t j = 0; !keep && j < sched__at(L, k)->x->nckpts; j++)
+                keep = strcmp(sched__at(L, k)->x->ckpts[j].path, c->path) == 0;
         struct stat st;
         if (!keep && (c->dev || c->ino) && lstat(c->path, &st) == 0 &&
             (unsigned long long)st.st_dev == c->dev && (unsigned long long)st.st_ino == c->ino)
@@ -1399,7 +1563,7 @@ void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_de
     const space_settings_t *set = L->set;
     double now = sched__wall(L);
     if (d->donor < 0 || (size_t)d->donor >= L->n) return;
-    struct sched__trial *donor = &L->t[d->donor];
+    struct sched__trial *donor = sched__at(L, d->donor);
     char reason[1200], vb[32], cb[32];
     int64_t diter = 0;
     double dtime = NAN;

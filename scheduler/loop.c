@@ -149,8 +149,8 @@ static void batch_commit(struct sched_loop *L, int force)
 static struct sched__trial *trial_of(struct sched_loop *L, int64_t no)
 {
     if (no < 0 || (size_t)no >= L->n) return NULL;
-    struct sched__trial *t = &L->t[no];
-    return t->x->started ? t : NULL;
+    struct sched__trial *t = sched__find(L, (size_t)no);
+    return t && t->x->started ? t : NULL;
 }
 
 /* The events come during the executor's wait, after the turn committed what it had: the
@@ -300,16 +300,22 @@ static int launch_ready(struct sched_loop *L)
     double until = sched__now(L) + LOOP_LAUNCH_SLICE_S;
     int deferred = 0;
     while (!deferred && !L->stopping && L->nretry > 0 && (maxc <= 0 || (int)L->running < maxc)) {
-        if (!sched__launch(L, &L->t[L->retry[0]])) break;
+        if (!sched__launch(L, sched__at(L, L->retry[0]))) break;
         memmove(L->retry, L->retry + 1, --L->nretry * sizeof *L->retry);
         deferred = sched__now(L) >= until;
     }
-    while (L->next < L->n && L->t[L->next].status != SCHED_TRIAL_PENDING)
+    while (L->next < L->n) {
+        /* no record: pending, not made yet (or, never past next, gone) */
+        const struct sched__trial *t = sched__find(L, L->next);
+        if (t ? t->status == SCHED_TRIAL_PENDING
+              : L->chunk_state[L->next / SCHED__CHUNK] != SCHED__CHUNK_FREED)
+            break;
         L->next++;
+    }
     while (!deferred && !L->stopping && L->nretry == 0 && (maxc <= 0 || (int)L->running < maxc)) {
         if (L->npaused > 0) {
             for (size_t k = 0; k < L->npaused; k++)
-                L->paused_ids[k] = L->t[L->paused[k]].no;
+                L->paused_ids[k] = sched__at(L, L->paused[k])->no;
             sched_decision_t why;
             long k = sched_policy_choose_next(L->policy, L->paused_ids, L->npaused, L->n - L->next,
                                               &why);
@@ -320,7 +326,11 @@ static int launch_ready(struct sched_loop *L)
             }
         }
         if (L->next >= L->n) break;
-        struct sched__trial *t = &L->t[L->next];
+        struct sched__trial *t = sched__make(L, L->next);
+        if (!t) {
+            sched__fail(L, "cannot launch a trial", "out of memory");
+            break;
+        }
         if (t->status != SCHED_TRIAL_PENDING) {
             L->next++;
             continue;
@@ -342,7 +352,7 @@ static void stop_running(struct sched_loop *L)
                   L->ended_by == SCHED_END_FAIL_FAST || L->ended_by == SCHED_END_NO_METRIC;
     /* request_stop leaves the running list as it is: walking it is safe */
     for (size_t k = 0; k < L->running; k++) {
-        struct sched__trial *t = &L->t[L->run[k]];
+        struct sched__trial *t = sched__at(L, L->run[k]);
         if (t->x->stop != SCHED__STOP_NONE) continue;
         if (!by_user && !L->fatal) {
             char reason[1100];

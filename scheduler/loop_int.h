@@ -104,6 +104,7 @@ struct sched__trial {
     const char *slice_str; /* its slice, as shown (interned by the loop: sched__intern) */
     char *error;
     struct sched__live *x; /* never NULL: its own, or the loop's nolive */
+    int fate;              /* may_forget: SCHED__KEPT or SCHED__GONE once it ended for good */
     char name[32];
 };
 
@@ -116,8 +117,25 @@ struct sched_loop {
      * when it is launched, from what was observed by then, and its row is created then.
      * NULL for random search, whose configurations are all sampled up front. */
     space_searcher_t *searcher;
-    struct sched__trial *t;
+    /* The trials, in chunks of SCHED__CHUNK records (sched__at). With may_forget a chunk is
+     * made when one of its trials is first needed (a pending trial has no record until
+     * then) and freed once all of its trials are gone: ended for good and not among the
+     * first report_trials finished ones, the only ones the live table can show. Otherwise
+     * every chunk is made up front and kept, as the records of a real run are. */
+    struct sched__trial **chunk;
+    unsigned char *chunk_state; /* SCHED__CHUNK_NONE, _MADE or _FREED */
+    uint16_t *chunk_gone;       /* how many of a made chunk's trials are gone */
+    int64_t *row_id;            /* each trial's store row, 0 until it is created */
     size_t n;
+    int may_forget; /* random search, no PBT, report_trials > 0 */
+    size_t nadded;  /* trials announced to the policy (in trial order; lazily with may_forget) */
+    /* what the gone trials add to the snapshot and the outcome */
+    size_t gone_counts[SCHED_TRIAL_NSTATUS], gone_early;
+    double gone_best;
+    int64_t gone_best_no;
+    /* the finished trials kept, at most report_trials: a max-heap in the table's order */
+    int64_t *kept;
+    size_t nkept;
     size_t next;   /* next trial to launch */
     size_t *retry; /* trials waiting for another attempt, launched before `next` */
     size_t nretry;
@@ -191,12 +209,46 @@ struct sched_loop {
      * sampled again for them (sched__config), the selected trials (report_trials) */
     sched_trial_view_t *views;
     cJSON **view_cfg;
-    size_t *sel;
+    struct sched__key *sel;
     size_t nviews;
     sched_rung_info_t rungs[256];
 };
 
+#define SCHED__CHUNK 256
+enum { SCHED__KEPT = 1, SCHED__GONE = 2 };
+enum { SCHED__CHUNK_NONE = 0, SCHED__CHUNK_MADE, SCHED__CHUNK_FREED };
+
+/* Trial i's record, or NULL: its chunk not made yet (a pending trial) or freed (gone). */
+static inline struct sched__trial *sched__find(const struct sched_loop *L, size_t i)
+{
+    struct sched__trial *c = L->chunk[i / SCHED__CHUNK];
+    return c ? &c[i % SCHED__CHUNK] : NULL;
+}
+
+static inline size_t sched__chunk_size(const struct sched_loop *L, size_t c)
+{
+    size_t lo = c * SCHED__CHUNK;
+    return L->n - lo < SCHED__CHUNK ? L->n - lo : SCHED__CHUNK;
+}
+
+/* A trial as the live table orders it (report.c) */
+struct sched__key {
+    sched_trial_status_t status;
+    double metric;
+    int64_t no;
+};
+
+/* Trial i's record, which the caller knows exists (a live, paused or retried trial). */
+static inline struct sched__trial *sched__at(const struct sched_loop *L, size_t i)
+{
+    return &L->chunk[i / SCHED__CHUNK][i % SCHED__CHUNK];
+}
+
 /* life.c: a trial's record */
+/* Trial i's record, its chunk made first if need be; NULL when out of memory or gone. */
+struct sched__trial *sched__make(struct sched_loop *L, size_t i);
+/* Announces trials up to i to the policy, in trial order; SCHED_EINVAL if it refuses. */
+int sched__add_upto(struct sched_loop *L, size_t i);
 /* Gives t a struct sched__live of its own (a no-op if it has one); SCHED_ENOMEM. */
 int sched__live(struct sched_loop *L, struct sched__trial *t);
 /* t has ended for good: its struct sched__live (and, where it can be sampled again, its
@@ -208,6 +260,10 @@ const char *sched__intern(struct sched_loop *L, const char *s);
  * NULL when it has none. */
 const cJSON *sched__config(const struct sched_loop *L, const struct sched__trial *t,
                            cJSON **scratch);
+
+/* report.c: the live table's order (sched_view_order) on two trials' records */
+int sched__trial_order(const struct sched_loop *L, const struct sched__trial *a,
+                       const struct sched__trial *b);
 
 /* loop.c */
 double sched__now(const struct sched_loop *L);

@@ -74,6 +74,29 @@ int sched__idmap_put(sched__idmap_t *m, int64_t key, uint32_t idx)
     return SCHED_OK;
 }
 
+void sched__idmap_del(sched__idmap_t *m, int64_t key)
+{
+    if (m->cap == 0) return;
+    size_t mask = m->cap - 1, i = sched__idmap_slot(key, m->cap);
+    for (;; i = (i + 1) & mask) {
+        if (m->vals[i] == 0) return;
+        if (m->keys[i] == key) break;
+    }
+    /* Backward-shift deletion (no tombstones): each key after the hole in its cluster that
+     * may sit there (its home slot is not in (hole, its slot]) moves into the hole. */
+    for (size_t j = i;;) {
+        j = (j + 1) & mask;
+        if (m->vals[j] == 0) break;
+        size_t home = sched__idmap_slot(m->keys[j], m->cap);
+        if (((j - home) & mask) < ((j - i) & mask)) continue; /* home in (i, j]: stays */
+        m->keys[i] = m->keys[j];
+        m->vals[i] = m->vals[j];
+        i = j;
+    }
+    m->vals[i] = 0;
+    m->n--;
+}
+
 void sched__idmap_free(sched__idmap_t *m)
 {
     free(m->keys);

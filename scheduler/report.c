@@ -46,47 +46,117 @@ int sched_view_order(const sched_trial_view_t *a, const sched_trial_view_t *b, i
                  mode_max);
 }
 
-static int trial_order(const struct sched__trial *a, const struct sched__trial *b, int mode_max)
+int sched__trial_order(const struct sched_loop *L, const struct sched__trial *a,
+                       const struct sched__trial *b)
 {
-    return order(a->status, a->last_metric, a->no, b->status, b->last_metric, b->no, mode_max);
+    return order(a->status, a->last_metric, a->no, b->status, b->last_metric, b->no,
+                 L->set->mode == SPACE_MODE_MAX);
 }
 
-/* The k trials first in the table's order, into sel (ascending trial number): a max-heap
- * of the best k seen, so a report over n trials takes O(n log k) time and no memory per
+/* The best trial by last metric: ties go to the lower trial number, as a walk in trial
+ * order finds them. */
+static void best_of(int mx, double m, int64_t no, double *best, int64_t *best_no)
+{
+    if (sched__better(mx, m, *best) || (!isnan(m) && m == *best && no < *best_no)) {
+        *best = m;
+        *best_no = no;
+    }
+}
+
+/* Every trial's status counted, and the best: the records, the pending trials without
+ * one yet, and the gone ones' counts. */
+struct tally {
+    size_t counts[SCHED_TRIAL_NSTATUS], early;
+    double best;
+    int64_t best_no;
+};
+
+static void tally(const struct sched_loop *L, struct tally *y)
+{
+    int mx = L->set->mode == SPACE_MODE_MAX;
+    memset(y, 0, sizeof *y);
+    y->best = NAN;
+    y->best_no = -1;
+    for (size_t c = 0; c * SCHED__CHUNK < L->n; c++) {
+        const struct sched__trial *v = L->chunk[c];
+        size_t k = sched__chunk_size(L, c);
+        if (!v) {
+            if (L->chunk_state[c] == SCHED__CHUNK_NONE) y->counts[SCHED_TRIAL_PENDING] += k;
+            continue;
+        }
+        for (size_t j = 0; j < k; j++) {
+            const struct sched__trial *t = &v[j];
+            if (t->fate == SCHED__GONE) continue;
+            y->counts[t->status]++;
+            if (t->early_stopped) y->early++;
+            best_of(mx, t->last_metric, t->no, &y->best, &y->best_no);
+        }
+    }
+    for (int k = 0; k < SCHED_TRIAL_NSTATUS; k++)
+        y->counts[k] += L->gone_counts[k];
+    y->early += L->gone_early;
+    if (L->gone_best_no >= 0) best_of(mx, L->gone_best, L->gone_best_no, &y->best, &y->best_no);
+}
+
+/* Offers a trial to the k first in the table's order, kept in sel as a max-heap (the
+ * worst on top), so a report over n trials takes O(n log k) time and no memory per
  * trial. */
-static size_t select_trials(const struct sched_loop *L, size_t k, size_t *sel)
+static void offer(struct sched__key *sel, size_t *m, size_t k, struct sched__key key, int mx)
+{
+#define KEY_CMP(x, y) order((x).status, (x).metric, (x).no, (y).status, (y).metric, (y).no, mx)
+    size_t c;
+    if (*m < k) {
+        c = (*m)++;
+        while (c > 0 && KEY_CMP(sel[(c - 1) / 2], key) < 0) {
+            sel[c] = sel[(c - 1) / 2];
+            c = (c - 1) / 2;
+        }
+        sel[c] = key;
+        return;
+    }
+    if (KEY_CMP(key, sel[0]) >= 0) return;
+    c = 0; /* the heap's worst goes; the key sifts down from the top */
+    for (;;) {
+        size_t l = 2 * c + 1, r = l + 1, w = c;
+        struct sched__key wk = key;
+        if (l < *m && KEY_CMP(sel[l], wk) > 0) w = l, wk = sel[l];
+        if (r < *m && KEY_CMP(sel[r], wk) > 0) w = r;
+        if (w == c) break;
+        sel[c] = sel[w];
+        c = w;
+    }
+    sel[c] = key;
+#undef KEY_CMP
+}
+
+/* The k trials first in the table's order, into sel in trial order. A pending trial
+ * without a record is offered as what it is (pending, no metric); only the first k of
+ * such a chunk can be among them. */
+static size_t select_trials(const struct sched_loop *L, size_t k, struct sched__key *sel)
 {
     int mx = L->set->mode == SPACE_MODE_MAX;
     size_t m = 0;
-    for (size_t i = 0; i < L->n; i++) {
-        const struct sched__trial *t = &L->t[i];
-        size_t c;
-        if (m < k) {
-            c = m++;
-            while (c > 0 && trial_order(&L->t[sel[(c - 1) / 2]], t, mx) < 0) {
-                sel[c] = sel[(c - 1) / 2];
-                c = (c - 1) / 2;
-            }
-            sel[c] = i;
+    for (size_t c = 0; c * SCHED__CHUNK < L->n; c++) {
+        const struct sched__trial *v = L->chunk[c];
+        size_t n = sched__chunk_size(L, c);
+        if (!v) {
+            if (L->chunk_state[c] != SCHED__CHUNK_NONE) continue;
+            for (size_t j = 0; j < n && j < k; j++)
+                offer(
+                    sel, &m, k,
+                    (struct sched__key){SCHED_TRIAL_PENDING, NAN, (int64_t)(c * SCHED__CHUNK + j)},
+                    mx);
             continue;
         }
-        if (trial_order(t, &L->t[sel[0]], mx) >= 0) continue;
-        c = 0; /* the heap's worst goes; t sifts down from the top */
-        for (;;) {
-            size_t l = 2 * c + 1, r = l + 1, w = c;
-            const struct sched__trial *wt = t;
-            if (l < m && trial_order(&L->t[sel[l]], wt, mx) > 0) w = l, wt = &L->t[sel[l]];
-            if (r < m && trial_order(&L->t[sel[r]], wt, mx) > 0) w = r;
-            if (w == c) break;
-            sel[c] = sel[w];
-            c = w;
-        }
-        sel[c] = i;
+        for (size_t j = 0; j < n; j++)
+            if (v[j].fate != SCHED__GONE)
+                offer(sel, &m, k, (struct sched__key){v[j].status, v[j].last_metric, v[j].no}, mx);
     }
     /* trial order, as a snapshot of every trial has it */
     for (size_t i = 1; i < m; i++) {
-        size_t v = sel[i], j = i;
-        for (; j > 0 && sel[j - 1] > v; j--)
+        struct sched__key v = sel[i];
+        size_t j = i;
+        for (; j > 0 && sel[j - 1].no > v.no; j--)
             sel[j] = sel[j - 1];
         sel[j] = v;
     }
@@ -128,15 +198,12 @@ void sched__report(struct sched_loop *L, int final)
     s.elapsed_s = L->last_report - L->t0;
     s.best_trial = -1;
     s.best_metric = NAN;
-    for (size_t i = 0; i < L->n; i++) {
-        const struct sched__trial *t = &L->t[i];
-        s.counts[t->status]++;
-        if (t->early_stopped) s.early_stopped++;
-        if (sched__better(s.mode_max, t->last_metric, s.best_metric)) {
-            s.best_metric = t->last_metric;
-            s.best_trial = t->no;
-        }
-    }
+    struct tally y;
+    tally(L, &y);
+    memcpy(s.counts, y.counts, sizeof s.counts);
+    s.early_stopped = y.early;
+    s.best_metric = y.best;
+    s.best_trial = y.best_no;
     size_t k = L->o->report_trials && L->o->report_trials < L->n ? L->o->report_trials : L->n;
     if (!L->views) {
         L->views = calloc(k ? k : 1, sizeof *L->views);
@@ -154,10 +221,20 @@ void sched__report(struct sched_loop *L, int final)
         cJSON_Delete(L->view_cfg[i]);
         L->view_cfg[i] = NULL;
     }
-    size_t m = k;
-    if (k < L->n && L->sel) m = select_trials(L, k, L->sel);
-    for (size_t i = 0; i < m; i++)
-        fill_view(L, &L->t[k < L->n ? L->sel[i] : i], &L->views[i], &L->view_cfg[i]);
+    size_t m = 0;
+    if (k < L->n && L->sel) {
+        size_t ns = select_trials(L, k, L->sel);
+        for (size_t i = 0; i < ns; i++) {
+            /* a pending trial shown gets its record now (out of memory: not shown) */
+            const struct sched__trial *t = sched__make(L, (size_t)L->sel[i].no);
+            if (t) fill_view(L, t, &L->views[m], &L->view_cfg[m]), m++;
+        }
+    } else { /* every trial: none is forgotten then (may_forget) */
+        for (size_t i = 0; i < k; i++) {
+            const struct sched__trial *t = sched__make(L, i);
+            if (t) fill_view(L, t, &L->views[m], &L->view_cfg[m]), m++;
+        }
+    }
     sched_pool_usage(L->o->pool, &s.gpus_used, &s.gpus_total, &s.cpus_used, &s.cpus_total);
     size_t nr = sched_policy_rungs(L->policy, L->rungs, sizeof L->rungs / sizeof L->rungs[0]);
     s.rungs = L->rungs;
@@ -180,17 +257,14 @@ void sched_loop_result(const sched_loop_t *L, sched_run_result_t *res)
     res->signal = L->stop_signal;
     res->best_trial = -1;
     res->best_metric = NAN;
-    for (size_t i = 0; i < L->n; i++) {
-        const struct sched__trial *t = &L->t[i];
-        if (t->status == SCHED_TRIAL_TERMINATED) res->terminated++;
-        if (t->status == SCHED_TRIAL_ERROR) res->errored++;
-        if (t->status == SCHED_TRIAL_PAUSED) res->paused++;
-        if (t->early_stopped) res->early_stopped++;
-        if (sched__better(L->set->mode == SPACE_MODE_MAX, t->last_metric, res->best_metric)) {
-            res->best_metric = t->last_metric;
-            res->best_trial = t->no;
-        }
-    }
+    struct tally y;
+    tally(L, &y);
+    res->terminated = y.counts[SCHED_TRIAL_TERMINATED];
+    res->errored = y.counts[SCHED_TRIAL_ERROR];
+    res->paused = y.counts[SCHED_TRIAL_PAUSED];
+    res->early_stopped = y.early;
+    res->best_metric = y.best;
+    res->best_trial = y.best_no;
     res->ended_by = L->ended_by;
     res->end_trial = L->end_trial;
     snprintf(res->end_msg, sizeof res->end_msg, "%s", L->end_msg);

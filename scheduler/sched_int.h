@@ -41,6 +41,8 @@ static inline uint32_t sched__idmap_get(const sched__idmap_t *m, int64_t key)
 
 /* Inserts key -> idx (key must not be present). 0 or SCHED_ENOMEM. */
 int sched__idmap_put(sched__idmap_t *m, int64_t key, uint32_t idx);
+/* Removes key (if present), so that a map of the live keys stays as big as they are. */
+void sched__idmap_del(sched__idmap_t *m, int64_t key);
 void sched__idmap_free(sched__idmap_t *m);
 
 /* ---- splitmix64: the deterministic RNG behind bracket assignment ------------------ */

@@ -35,7 +35,7 @@ void sched__timer_add(struct sched_loop *L, struct sched__trial *t, double at)
         L->captimers = cap;
     }
     size_t i = L->ntimers++;
-    L->timers[i] = (struct sched__timer){at, (size_t)(t - L->t), t->gen};
+    L->timers[i] = (struct sched__timer){at, (size_t)t->no, t->gen};
     while (i > 0 && timer_less(&L->timers[i], &L->timers[(i - 1) / 2])) {
         struct sched__timer x = L->timers[i];
         L->timers[i] = L->timers[(i - 1) / 2];
@@ -110,7 +110,7 @@ double sched__run_timers(struct sched_loop *L, double now, double wake)
     if (L->hard_stop && !L->hard_done) {
         L->hard_done = 1;
         for (size_t k = 0; k < L->running; k++) {
-            struct sched__trial *t = &L->t[L->run[k]];
+            struct sched__trial *t = sched__at(L, L->run[k]);
             if (t->x->killed) continue;
             if (t->x->stop == SCHED__STOP_NONE) t->x->stop = SCHED__STOP_USER;
             kill_trial(L, t);
@@ -118,8 +118,8 @@ double sched__run_timers(struct sched_loop *L, double now, double wake)
     }
     while (L->ntimers > 0 && L->timers[0].at <= now) {
         struct sched__timer e = timer_pop(L);
-        struct sched__trial *t = &L->t[e.idx];
-        if (t->status != SCHED_TRIAL_RUNNING || !t->x->started || t->gen != e.gen) continue;
+        struct sched__trial *t = sched__find(L, e.idx);
+        if (!t || t->status != SCHED_TRIAL_RUNNING || !t->x->started || t->gen != e.gen) continue;
         trial_timers(L, t, now);
     }
     return L->ntimers > 0 ? fmin(wake, L->timers[0].at) : wake;

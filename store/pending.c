@@ -30,9 +30,18 @@ static int known_has(const store_t *st, int64_t id)
     }
 }
 
+/* Trials remembered at most: past it the cache starts afresh (the next check of each
+ * asks SQLite), so that a run of a million trials does not keep them all. Far more than
+ * the trials that report within one run's reach (its running ones). */
+#define STORE_KNOWN_MAX 65536
+
 void store__know_trial(store_t *st, int64_t id)
 {
     if (id <= 0 || known_has(st, id)) return;
+    if (st->nknown + 1 > STORE_KNOWN_MAX) {
+        memset(st->known, 0, (size_t)st->known_slots * sizeof *st->known);
+        st->nknown = 0;
+    }
     if (2 * (st->nknown + 1) > st->known_slots) {
         int slots = st->known_slots ? 2 * st->known_slots : 256;
         int64_t *k = calloc((size_t)slots, sizeof *k);

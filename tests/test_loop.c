@@ -43,7 +43,7 @@ struct script {
     double loss0;     /* its curve: loss = loss0 / iteration */
 };
 
-#define MAX_T 64
+#define MAX_T 640
 
 struct strial {
     int running, attempt;
@@ -617,6 +617,70 @@ TEST(a_report_hands_out_only_the_first_report_trials_in_the_tables_order)
         cJSON_Delete(c);
     }
     rig_close(&r);
+}
+
+/* With report_trials the loop forgets finished trials the table cannot show (their
+ * records, in chunks of 256, and ASHA's state of each) and announces trials to ASHA at
+ * their launch: none of that may change a decision or the outcome. 600 trials, so that
+ * whole chunks are freed while later ones run. */
+static long long decisions_digest(struct rig *r)
+{
+    return q(r, "SELECT count(*) * 1000003 + sum(d.id * (t.trial_no * 131 + d.iteration) * "
+                "(CASE d.action WHEN 'stop' THEN 7 WHEN 'complete' THEN 11 ELSE 13 END)) "
+                "FROM decisions d JOIN trials t ON t.id = d.trial_id");
+}
+
+TEST(forgetting_finished_trials_changes_no_decision_and_no_outcome)
+{
+    static struct script s[MAX_T];
+    uint64_t z = 7;
+    for (int i = 0; i < 600; i++) {
+        z = z * 6364136223846793005ull + 1442695040888963407ull;
+        s[i] = (struct script){.results = 9,
+                               .period = 1 + (double)(z >> 40 & 63) / 64,
+                               .loss0 = 1 + (double)(z >> 20 & 1023) / 128};
+    }
+    const char *extra = "\"num_samples\": 600, \"max_concurrent\": 12, \"seed\": 3, "
+                        "\"scheduler\": {\"type\": \"asha\", \"max_t\": 9, "
+                        "\"grace_period\": 1, \"reduction_factor\": 3, \"brackets\": 2}";
+    char sp[1024];
+    long long digest[2], results[2], top5 = 0;
+    sched_run_result_t res[2];
+    struct seen w[2] = {{.bound = 600}, {.bound = 5}};
+    for (int k = 0; k < 2; k++) {
+        struct rig r;
+        memset(&r, 0, sizeof r); /* both runs from virtual time 0 */
+        snprintf(sp, sizeof sp, SPACE("%s", "%s"), k ? "forget_b" : "forget_a", extra);
+        REQUIRE(rig_open(&r, k ? "forget_b" : "forget_a", sp, s, 1) == 0);
+        r.o.report = on_report;
+        r.o.report_ud = &w[k];
+        r.o.report_trials = k ? 5 : 0;
+        CHECK_EQ_INT(run_to_end(&r, 0, 0, &res[k]), 0);
+        digest[k] = decisions_digest(&r);
+        results[k] = q(&r, "SELECT count(*) FROM results");
+        /* the five best by last result (ties: lower trial number), as a digest */
+        top5 = q(&r, "SELECT sum(no * (no + 1)) FROM (SELECT t.trial_no AS no FROM trials t "
+                     "JOIN results r ON r.id = (SELECT max(id) FROM results WHERE trial_id = "
+                     "t.id) ORDER BY r.metric, t.trial_no LIMIT 5)");
+        rig_close(&r);
+    }
+    CHECK(digest[0] == digest[1]);
+    CHECK(results[0] == results[1]);
+    CHECK(results[0] > 600);
+    CHECK_EQ_INT(res[1].terminated, 600);
+    CHECK_EQ_INT(res[1].terminated, res[0].terminated);
+    CHECK_EQ_INT(res[1].early_stopped, res[0].early_stopped);
+    CHECK(res[0].early_stopped > 300);
+    CHECK_EQ_INT(res[1].best_trial, res[0].best_trial);
+    CHECK(res[1].best_metric == res[0].best_metric);
+    /* the forgetting run's last snapshot: the 5 best of all 600, as the full one has them */
+    CHECK_EQ_INT(w[1].ntrials, 5);
+    CHECK_EQ_INT(w[1].total, 600);
+    CHECK_EQ_INT(w[1].over_bound, 0);
+    long long got = 0;
+    for (int i = 0; i < 5; i++)
+        got += (long long)(w[1].no[i] * (w[1].no[i] + 1));
+    CHECK(got == top5);
 }
 
 static int first_value(void *ud, int ncol, const char *const *names, const char *const *values,
