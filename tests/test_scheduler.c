@@ -461,6 +461,76 @@ TEST(asha_unknown_duplicate_and_finished_trials)
     sched_policy_free(p);
 }
 
+/* A completed trial is forgotten (its slot reused, its id out of the map): deciding the
+ * same stream with trials completed as soon as they end, or only at the very end, gives
+ * the same decisions, for thousands of trials with ids spread far apart (the map's
+ * deletions) and small ones (the done bits). */
+TEST(asha_forgetting_completed_trials_decides_the_same)
+{
+    sched_policy_t *p[2] = {new_asha(0, 27, 1, 3, 3), new_asha(0, 27, 1, 3, 3)};
+    REQUIRE(p[0] && p[1]);
+    enum { N = 4000, LIVE = 40 };
+    static int64_t id[N];
+    static int iter[N], ended[N];
+    uint64_t z = 11;
+    for (int i = 0; i < N; i++) {
+        z = z * 6364136223846793005ull + 1442695040888963407ull;
+        id[i] = i % 2 ? (int64_t)(z >> 20) : i; /* far apart, or small */
+    }
+    int next = 0, live = 0, differ = 0, judged = 0;
+    int slot[LIVE];
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < LIVE; i++)
+            CHECK_EQ_INT(sched_on_trial_add(p[k], id[i]), 0);
+    for (int i = 0; i < LIVE; i++)
+        slot[i] = i;
+    next = live = LIVE;
+    for (long step = 0; live > 0 && step < 1000000; step++) {
+        int s = (int)(step % LIVE), i = slot[s];
+        if (i < 0) continue;
+        z = z * 6364136223846793005ull + 1442695040888963407ull;
+        double v = (double)(z >> 40) / (double)(1 << 24) + (double)(i % 7);
+        sched_decision_t d[2];
+        double t = ++iter[i];
+        for (int k = 0; k < 2; k++)
+            sched_on_result(p[k], id[i], t, v, &d[k]);
+        differ += d[0].action != d[1].action || d[0].judged != d[1].judged;
+        judged += d[0].judged;
+        if (d[0].action == SCHED_STOP || d[0].action == SCHED_COMPLETE) {
+            ended[i] = 1;
+            sched_on_trial_complete(p[0], id[i]); /* forgotten now; p[1] at the end */
+            if (next < N) {
+                for (int k = 0; k < 2; k++)
+                    CHECK_EQ_INT(sched_on_trial_add(p[k], id[next]), 0);
+                slot[s] = next++;
+            } else {
+                slot[s] = -1;
+                live--;
+            }
+        }
+    }
+    CHECK_EQ_INT(differ, 0);
+    CHECK(judged > N);
+    CHECK_EQ_INT(next, N);
+    sched_rung_info_t r0[16], r1[16];
+    size_t n0 = sched_policy_rungs(p[0], r0, 16), n1 = sched_policy_rungs(p[1], r1, 16);
+    CHECK_EQ_INT(n0, n1);
+    for (size_t j = 0; j < n0 && j < n1; j++) {
+        CHECK_EQ_INT(r0[j].recorded, r1[j].recorded);
+        CHECK(r0[j].cutoff == r1[j].cutoff || (isnan(r0[j].cutoff) && isnan(r1[j].cutoff)));
+    }
+    /* a forgotten trial is judged no more, and cannot be announced again */
+    for (int i = 0; i < N; i += 97) {
+        if (!ended[i]) continue;
+        sched_decision_t d;
+        sched_on_result(p[0], id[i], 100, 0, &d);
+        CHECK_EQ_INT(d.judged, 0);
+        CHECK_EQ_INT(sched_on_trial_add(p[0], id[i]), SCHED_EINVAL);
+    }
+    sched_policy_free(p[0]);
+    sched_policy_free(p[1]);
+}
+
 TEST(asha_many_rungs)
 {
     /* rf 1.01 between 1 and 100: 463 rungs, more than one 64-bit word of flags. */
