@@ -671,6 +671,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tune", default=os.path.join(ROOT, "build", "bin", "tune"))
     ap.add_argument("--seeds", type=int, default=30, help="seeds 1..N (default 30)")
+    ap.add_argument("--seed-from", type=int, default=1,
+                    help="run only seeds S..N (to split a run between processes)")
     ap.add_argument("--workers", default="4,16")
     ap.add_argument("--tasks", default=",".join(t["name"] for t in TASKS))
     ap.add_argument("--methods", default=",".join(METHODS))
@@ -736,7 +738,7 @@ def main(argv=None):
         t["t_full"] = tb.t_full
         tasks.append(t)
     budgets = {(t["name"], w): a.budget * t["t_full"] / w for t in tasks for w in workers}
-    seeds = [1] if a.estimate else list(range(1, a.seeds + 1))
+    seeds = [1] if a.estimate else list(range(max(1, a.seed_from), a.seeds + 1))
     todo, runs = [], []
     # seed-major, so that a run cut short holds whole seeds of every cell
     for s in seeds:
