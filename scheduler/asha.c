@@ -358,8 +358,7 @@ void sched__asha_free(sched__asha_t *a)
  * *at gets the slot. */
 static int add_at(sched__asha_t *a, int64_t trial, uint32_t *at)
 {
-    if (sched__idmap_get(&a->ids, trial) != SCHED__NOIDX || done_bit(a, trial))
-        return SCHED_EINVAL;
+    if (sched__idmap_get(&a->ids, trial) != SCHED__NOIDX || done_bit(a, trial)) return SCHED_EINVAL;
     size_t ix;
     if (a->nfree > 0) {
         ix = a->free_slots[a->nfree - 1];
