@@ -130,9 +130,9 @@ static const long double pow10_exact_ld[28] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,
  * 16 to 19 digits (what printf's %.17g writes, so most metrics): where long double has a
  * 64-bit significand, w < 10^19 < 2^64 and 10^|e| for |e| <= 27 are exact in it, so the
  * one operation is correctly rounded to 64 bits; rounding that to double again gives
- * strtod's double unless the 64-bit result lies exactly halfway between two doubles,
- * where the true value may be on either side: those go to strtod. 0 when it does not apply. The
- * token is valid JSON (scan_number said so). */
+ * strtod's double unless the 64-bit result lies exactly halfway between two doubles (its
+ * 11 extra bits are 10000000000), where the true value may be on either side: those go
+ * to strtod. 0 when it does not apply. The token is valid JSON (scan_number said so). */
 static int number_fast(ptr s, ptr p, double *out)
 {
 #if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
@@ -176,18 +176,11 @@ static int number_fast(ptr s, ptr p, double *out)
         long double x = (long double)w; /* exact: w < 10^19 < 2^64 */
         x = exp10 < 0 ? x / pow10_exact_ld[-exp10] : x * pow10_exact_ld[exp10];
         /* 10^-27 <= x < 10^46: a normal double, no overflow or underflow */
-        v = (double)x; /* > 0: w >= 10^15 */
-        /* Halfway: x - v (exact in long double) is then half the gap from v to its
-         * neighbour on x's side (the next double's bits are v's plus or minus one). */
-        long double d = x - (long double)v;
-        if (d != 0) {
-            uint64_t b;
-            memcpy(&b, &v, sizeof b);
-            b = d > 0 ? b + 1 : b - 1;
-            double nb;
-            memcpy(&nb, &b, sizeof nb);
-            if (d * 2 == (long double)nb - (long double)v) return 0;
-        }
+        int e2;
+        long double m = frexpl(x, &e2); /* x = m 2^e2, m in [0.5, 1): 64 bits */
+        uint64_t bits = (uint64_t)ldexpl(m, 64);
+        if ((bits & 0x7ff) == 0x400) return 0; /* a halfway case after one rounding */
+        v = (double)x;
 #else
         return 0;
 #endif
