@@ -115,24 +115,11 @@ static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6, 
                                        1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-/* Exact powers of ten in long double (5^27 < 2^64): for the 16- to 19-digit path. */
-#if LDBL_MANT_DIG == 64
-static const long double pow10_exact_ld[28] = {1e0L,  1e1L,  1e2L,  1e3L,  1e4L,  1e5L,  1e6L,
-                                               1e7L,  1e8L,  1e9L,  1e10L, 1e11L, 1e12L, 1e13L,
-                                               1e14L, 1e15L, 1e16L, 1e17L, 1e18L, 1e19L, 1e20L,
-                                               1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L};
-#endif
-
 /* Clinger's fast path (1990), as fast_float and glibc use it before their general
  * algorithms: a number of at most 15 significant digits whose decimal exponent is within
  * +-22 is w * 10^e or w / 10^-e with w and 10^|e| both exact doubles, so one correctly
- * rounded operation gives exactly what strtod gives. The same holds one precision up for
- * 16 to 19 digits (what printf's %.17g writes, so most metrics): where long double has a
- * 64-bit significand, w < 10^19 < 2^64 and 10^|e| for |e| <= 27 are exact in it, so the
- * one operation is correctly rounded to 64 bits; rounding that to double again gives
- * strtod's double unless the 64-bit result lies exactly halfway between two doubles (its
- * 11 extra bits are 10000000000), where the true value may be on either side: those go
- * to strtod. 0 when it does not apply. The token is valid JSON (scan_number said so). */
+ * rounded operation gives exactly what strtod gives. 0 when it does not apply. The token
+ * is valid JSON (scan_number said so). */
 static int number_fast(ptr s, ptr p, double *out)
 {
 #if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
@@ -145,14 +132,14 @@ static int number_fast(ptr s, ptr p, double *out)
     for (; s < p && is_digit(*s); s++) {
         if (digits || *s != '0') digits++;
         w = w * 10 + (uint64_t)(*s - '0');
-        if (digits > 19) return 0;
+        if (digits > 15) return 0;
     }
     if (s < p && *s == '.') {
         for (s++; s < p && is_digit(*s); s++) {
             if (digits || *s != '0') digits++;
             w = w * 10 + (uint64_t)(*s - '0');
             exp10--;
-            if (digits > 19) return 0;
+            if (digits > 15) return 0;
         }
     }
     if (s < p) { /* e or E */
@@ -165,26 +152,9 @@ static int number_fast(ptr s, ptr p, double *out)
         }
         exp10 += eneg ? -x : x;
     }
-    double v;
-    if (digits <= 15) {
-        if (exp10 < -22 || exp10 > 22) return 0;
-        v = (double)w; /* exact: w < 10^15 < 2^53 */
-        v = exp10 < 0 ? v / pow10_exact[-exp10] : v * pow10_exact[exp10];
-    } else {
-#if LDBL_MANT_DIG == 64
-        if (exp10 < -27 || exp10 > 27) return 0;
-        long double x = (long double)w; /* exact: w < 10^19 < 2^64 */
-        x = exp10 < 0 ? x / pow10_exact_ld[-exp10] : x * pow10_exact_ld[exp10];
-        /* 10^-27 <= x < 10^46: a normal double, no overflow or underflow */
-        int e2;
-        long double m = frexpl(x, &e2); /* x = m 2^e2, m in [0.5, 1): 64 bits */
-        uint64_t bits = (uint64_t)ldexpl(m, 64);
-        if ((bits & 0x7ff) == 0x400) return 0; /* a halfway case after one rounding */
-        v = (double)x;
-#else
-        return 0;
-#endif
-    }
+    if (exp10 < -22 || exp10 > 22) return 0;
+    double v = (double)w; /* exact: w < 10^15 < 2^53 */
+    v = exp10 < 0 ? v / pow10_exact[-exp10] : v * pow10_exact[exp10];
     *out = neg ? -v : v; /* -0 for "-0", as strtod */
     return 1;
 }
