@@ -1188,8 +1188,7 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
      * snapshots hand out only report_trials trials, a finished trial can be forgotten. */
     L->resample = !L->searcher && !L->is_pbt;
     L->may_forget = L->resample && o->report_trials > 0 && o->report_trials < L->n;
-    if (L->may_forget && o->report_trials &&
-        !(L->kept = calloc(o->report_trials, sizeof *L->kept))) {
+    if (L->may_forget && !(L->kept = calloc(o->report_trials, sizeof *L->kept))) {
         snprintf(err, errlen, "out of memory for %zu trials", L->n);
         return SCHED_ENOMEM;
     }
@@ -1273,47 +1272,16 @@ static void forget(struct sched_loop *L, struct sched__trial *t)
 }
 
 /* The finished trials the live table may show are the first report_trials of them in its
- * order: a max-heap of the kept ones (the worst on top). Finished trials never change, so
- * one that falls out can never come back in. */
-static int kept_worse(const struct sched_loop *L, size_t a, size_t b)
-{
-    return sched__trial_order(L, sched__at(L, (size_t)L->kept[a]),
-                              sched__at(L, (size_t)L->kept[b])) > 0;
-}
-
+ * order (sched__offer's heap). Finished trials never change, so one that falls out can
+ * never come back in: it is forgotten. */
 static void keep_or_forget(struct sched_loop *L, struct sched__trial *t)
 {
-    size_t k = L->o->report_trials;
-    if (L->nkept < k) {
-        size_t c = L->nkept++;
-        L->kept[c] = t->no;
-        t->fate = SCHED__KEPT;
-        while (c > 0 && kept_worse(L, c, (c - 1) / 2)) {
-            int64_t v = L->kept[c];
-            L->kept[c] = L->kept[(c - 1) / 2];
-            L->kept[(c - 1) / 2] = v;
-            c = (c - 1) / 2;
-        }
-        return;
-    }
-    struct sched__trial *w = sched__at(L, (size_t)L->kept[0]);
-    if (sched__trial_order(L, t, w) >= 0) {
-        forget(L, t);
-        return;
-    }
-    L->kept[0] = t->no;
+    struct sched__key out;
     t->fate = SCHED__KEPT;
-    for (size_t c = 0;;) {
-        size_t l = 2 * c + 1, r = l + 1, m = c;
-        if (l < L->nkept && kept_worse(L, l, m)) m = l;
-        if (r < L->nkept && kept_worse(L, r, m)) m = r;
-        if (m == c) break;
-        int64_t v = L->kept[c];
-        L->kept[c] = L->kept[m];
-        L->kept[m] = v;
-        c = m;
-    }
-    forget(L, w); /* last: it may free w's chunk */
+    if (sched__offer(L->kept, &L->nkept, L->o->report_trials,
+                     (struct sched__key){t->status, t->last_metric, t->no},
+                     L->set->mode == SPACE_MODE_MAX, &out))
+        forget(L, sched__at(L, (size_t)out.no)); /* last: it may free that chunk */
 }
 
 void sched__retire(struct sched_loop *L, struct sched__trial *t)

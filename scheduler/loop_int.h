@@ -133,8 +133,8 @@ struct sched_loop {
     size_t gone_counts[SCHED_TRIAL_NSTATUS], gone_early;
     double gone_best;
     int64_t gone_best_no;
-    /* the finished trials kept, at most report_trials: a max-heap in the table's order */
-    int64_t *kept;
+    /* the finished trials kept, at most report_trials: a heap by sched__offer */
+    struct sched__key *kept;
     size_t nkept;
     size_t next;   /* next trial to launch */
     size_t *retry; /* trials waiting for another attempt, launched before `next` */
@@ -261,9 +261,11 @@ const char *sched__intern(struct sched_loop *L, const char *s);
 const cJSON *sched__config(const struct sched_loop *L, const struct sched__trial *t,
                            cJSON **scratch);
 
-/* report.c: the live table's order (sched_view_order) on two trials' records */
-int sched__trial_order(const struct sched_loop *L, const struct sched__trial *a,
-                       const struct sched__trial *b);
+/* report.c: offers key to the first k in the live table's order (sched_view_order), kept
+ * in sel[0..*m) as a max-heap, the worst on top. Returns 1 when one drops out (the heap's
+ * worst, or key itself), into *out; 0 when key joined a heap not yet full. */
+int sched__offer(struct sched__key *sel, size_t *m, size_t k, struct sched__key key, int mx,
+                 struct sched__key *out);
 
 /* loop.c */
 double sched__now(const struct sched_loop *L);

@@ -46,13 +46,6 @@ int sched_view_order(const sched_trial_view_t *a, const sched_trial_view_t *b, i
                  mode_max);
 }
 
-int sched__trial_order(const struct sched_loop *L, const struct sched__trial *a,
-                       const struct sched__trial *b)
-{
-    return order(a->status, a->last_metric, a->no, b->status, b->last_metric, b->no,
-                 L->set->mode == SPACE_MODE_MAX);
-}
-
 /* The best trial by last metric: ties go to the lower trial number, as a walk in trial
  * order finds them. */
 static void best_of(int mx, double m, int64_t no, double *best, int64_t *best_no)
@@ -98,10 +91,8 @@ static void tally(const struct sched_loop *L, struct tally *y)
     if (L->gone_best_no >= 0) best_of(mx, L->gone_best, L->gone_best_no, &y->best, &y->best_no);
 }
 
-/* Offers a trial to the k first in the table's order, kept in sel as a max-heap (the
- * worst on top), so a report over n trials takes O(n log k) time and no memory per
- * trial. */
-static void offer(struct sched__key *sel, size_t *m, size_t k, struct sched__key key, int mx)
+int sched__offer(struct sched__key *sel, size_t *m, size_t k, struct sched__key key, int mx,
+                 struct sched__key *out)
 {
 #define KEY_CMP(x, y) order((x).status, (x).metric, (x).no, (y).status, (y).metric, (y).no, mx)
     size_t c;
@@ -112,9 +103,13 @@ static void offer(struct sched__key *sel, size_t *m, size_t k, struct sched__key
             c = (c - 1) / 2;
         }
         sel[c] = key;
-        return;
+        return 0;
     }
-    if (KEY_CMP(key, sel[0]) >= 0) return;
+    if (k == 0 || KEY_CMP(key, sel[0]) >= 0) {
+        *out = key;
+        return 1;
+    }
+    *out = sel[0];
     c = 0; /* the heap's worst goes; the key sifts down from the top */
     for (;;) {
         size_t l = 2 * c + 1, r = l + 1, w = c;
@@ -126,6 +121,7 @@ static void offer(struct sched__key *sel, size_t *m, size_t k, struct sched__key
         c = w;
     }
     sel[c] = key;
+    return 1;
 #undef KEY_CMP
 }
 
@@ -136,21 +132,23 @@ static size_t select_trials(const struct sched_loop *L, size_t k, struct sched__
 {
     int mx = L->set->mode == SPACE_MODE_MAX;
     size_t m = 0;
+    struct sched__key out; /* what drops out: nothing to do with it here */
     for (size_t c = 0; c * SCHED__CHUNK < L->n; c++) {
         const struct sched__trial *v = L->chunk[c];
         size_t n = sched__chunk_size(L, c);
         if (!v) {
             if (L->chunk_state[c] != SCHED__CHUNK_NONE) continue;
             for (size_t j = 0; j < n && j < k; j++)
-                offer(
+                sched__offer(
                     sel, &m, k,
                     (struct sched__key){SCHED_TRIAL_PENDING, NAN, (int64_t)(c * SCHED__CHUNK + j)},
-                    mx);
+                    mx, &out);
             continue;
         }
         for (size_t j = 0; j < n; j++)
             if (v[j].fate != SCHED__GONE)
-                offer(sel, &m, k, (struct sched__key){v[j].status, v[j].last_metric, v[j].no}, mx);
+                sched__offer(sel, &m, k,
+                             (struct sched__key){v[j].status, v[j].last_metric, v[j].no}, mx, &out);
     }
     /* trial order, as a snapshot of every trial has it */
     for (size_t i = 1; i < m; i++) {
