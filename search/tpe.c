@@ -647,6 +647,7 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
                 }
                 if (space__parzen_inc_fit(in, bx, x->bid, nb, d->low, d->high, d->q)) goto out;
             }
+            in->pe.optuna31_unscaled = 1; /* before weighing: the factors depend on it */
             space__parzen_inc_weigh(in, x->rw);
             bad = &in->pe;
         }

@@ -23,6 +23,9 @@ double space__ndtr(double x); /* the standard normal CDF */
 /* e^x for x <= 0 (parzen.c's windowed sums), within 1 ulp; 0 below 2^-1022. */
 double space__exp_nonpos(double x);
 double space__ndtri(double p); /* its inverse, 0 < p < 1 */
+/* The sum of v[0..n) in a fixed order (eight running sums, then a tree): what every total
+ * of weights uses, so totals taken in different places agree bit for bit. */
+double space__sum(const double *v, size_t n);
 /* A standard normal draw truncated to [a, b] (a < b), by inversion, as scipy's truncnorm
  * (which Optuna 3.1 vendors) is: one uniform per draw. */
 double space__truncnorm_draw(space__rng_t *r, double a, double b);
@@ -52,6 +55,7 @@ typedef struct space__parzen {
     double *wsum;             /* windowing: wsum[k] = sum of w[0..k) */
     double *z;                /* the truncation mass, NaN until first needed */
     double *coef, *isg;       /* w / (sqrt(2 pi) sigma z) (NaN until needed), 1 / sigma */
+    double *czi;              /* kept estimator (parzen_inc): 1 / (sqrt(2 pi) z) */
     double *cat;              /* categorical: the mixture's probability of each category */
     double *catrow;           /* categorical: per-component rows (n + 1) x ncat, prior last */
     /* Optuna 3.1.0's vendored truncnorm.logpdf leaves out the -log(scale) term, so each
@@ -65,6 +69,9 @@ typedef struct space__parzen {
     double tol; /* the window's tolerance, 0 = SPACE__PARZEN_TOL: tests loosen it to show
                  * that their comparison with a reference would catch a wrong window */
     int optuna31_unscaled;
+    /* 1: coef and isg hold every component's values (space__parzen_inc_weigh computes
+     * them all at once, for optuna31_unscaled as it is then); 0: computed when needed */
+    int coef_ready;
 } space__parzen_t;
 
 /* pe must be zeroed ({0}) or hold an earlier fit, whose arrays are reused. */
