@@ -51,11 +51,15 @@ typedef struct space__parzen {
     double *mu, *sigma, *w; /* n observations sorted by mu, normalised weights */
     double prior_mu, prior_sigma, prior_w, prior_z;
     double minsigma, isg_min; /* the magic clip's lower bound, its reciprocal */
-    double *smax_l, *smax_r;  /* windowing: max sigma over [0, k] and [k, n) */
-    double *wsum;             /* windowing: wsum[k] = sum of w[0..k) */
+    double *wsum; /* wsum[k] = sum of w[0..k), for drawing (not kept by space__parzen_inc_*,
+                   * whose estimator is never drawn from) */
+    /* windowing, per block of 32 components: bws[b] = the weight of blocks before b,
+     * bsl[b] / bsr[b] = the largest sigma over blocks 0..b / b..last */
+    double *bws, *bsl, *bsr;
     double *z;                /* the truncation mass, NaN until first needed */
     double *coef, *isg;       /* w / (sqrt(2 pi) sigma z) (NaN until needed), 1 / sigma */
     double *czi;              /* kept estimator (parzen_inc): 1 / (sqrt(2 pi) z) */
+    struct space__pz_memo *memo; /* kept stepped estimator: cells' masses already computed */
     double *cat;              /* categorical: the mixture's probability of each category */
     double *catrow;           /* categorical: per-component rows (n + 1) x ncat, prior last */
     /* Optuna 3.1.0's vendored truncnorm.logpdf leaves out the -log(scale) term, so each
@@ -96,6 +100,10 @@ void space__parzen_free(space__parzen_t *pe); /* NULL-safe, leaves pe zeroed */
 double space__parzen_log_pdf(space__parzen_t *pe, double x);
 /* The same over every component, as Optuna does: the oracle for the windowed one. */
 double space__parzen_log_pdf_naive(space__parzen_t *pe, double x);
+/* lo <= space__parzen_log_pdf(pe, x) <= hi, from a single-precision sum over a narrower
+ * window (about a third of the work): for a continuous estimator whose coefficients are
+ * ready (space__parzen_inc_weigh); any other gets lo = hi = the exact value. */
+void space__parzen_log_pdf_bounds(space__parzen_t *pe, double x, double *lo, double *hi);
 /* Replaces zc's contents with the masses pe has computed so far (those that needed erfc):
  * what the next fit of the same parameter, with the same bounds, may reuse. Returns 0 or
  * SPACE_ENOMEM (zc then still holds its earlier, still valid, contents or none). */
@@ -164,6 +172,9 @@ int space__searcher_split(struct space_searcher *x, size_t self, unsigned char *
                           size_t nroles, int *rung);
 /* The bad estimator of modelled parameter j as the last suggestion (optuna preset) left
  * it, kept for the next one; NULL for a categorical parameter or when none is kept. */
+/* on = 1: the optuna preset scores every candidate exactly instead of bounding first (the
+ * same suggestions, slower: for the test that says so). */
+void space__searcher_exact_scores(struct space_searcher *x, int on);
 const space__parzen_t *space__searcher_bad_estimator(const struct space_searcher *x, size_t j);
 
 #endif
