@@ -272,8 +272,8 @@ int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const d
         pe->cat = malloc((ncat + 1) * sizeof *pe->cat);
         pe->catrow = malloc((catn + 1) * sizeof *pe->catrow);
         pe->cap = m, pe->catcap = catn, pe->ncatcap = ncat;
-        if (!pe->mu || !pe->sigma || !pe->w || !pe->wsum || !pe->bws || !pe->bsl || !pe->bsr || !pe->z ||
-            !pe->coef || !pe->isg || !pe->czi || !pe->cat || !pe->catrow)
+        if (!pe->mu || !pe->sigma || !pe->w || !pe->wsum || !pe->bws || !pe->bsl || !pe->bsr ||
+            !pe->z || !pe->coef || !pe->isg || !pe->czi || !pe->cat || !pe->catrow)
             goto nomem;
     }
     pe->n = n;
@@ -829,7 +829,6 @@ double space__exp_nonpos(double x)
     return exp_nonpos(x);
 }
 
-
 /* The sum over a block of PZ_BLOCK components of coef[i] exp(-t^2 / 2),
  * t = (x - mu[i]) isg[i]: a fixed count and no aliasing, which is what lets -O2 vectorise
  * it, and the products added as a fixed tree (i with i + 16, then + 8, + 4, + 2, + 1)
@@ -1039,8 +1038,7 @@ static inline float crude_exp(float y)
     memcpy(&kb, &kf, sizeof kb);
     kf -= shift;
     float r = (y - kf * ln2hi) - kf * ln2lo;
-    float p = 1.0f +
-              r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120)))));
+    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120)))));
     uint32_t sb = (kb - 0x4B400000u + 127u) << 23; /* k + 127 > 0 for k >= -73 */
     float sc;
     memcpy(&sc, &sb, sizeof sc);

@@ -601,7 +601,8 @@ static int best_candidate(space__parzen_t *good, space__parzen_t *bad, const dou
             double sc = NAN;
             for (int e = 0; e < c && isnan(sc); e++)
                 if (cand[e] == cand[c]) sc = score[e];
-            if (isnan(sc)) sc = space__parzen_log_pdf(good, cand[c]) - space__parzen_log_pdf(bad, cand[c]);
+            if (isnan(sc))
+                sc = space__parzen_log_pdf(good, cand[c]) - space__parzen_log_pdf(bad, cand[c]);
             score[c] = sc;
             if (bi < 0 || isnan(cv[bi]) || sc > best) {
                 best = sc;
@@ -655,7 +656,6 @@ static int best_candidate(space__parzen_t *good, space__parzen_t *bad, const dou
     }
     return bi;
 }
-
 
 /* Optuna 3.1 TPESampler.sample_independent for each modelled parameter: 24 candidates from
  * the good estimator, the one maximising log l(x) - log g(x) (the first on ties, as

@@ -56,12 +56,12 @@ typedef struct space__parzen {
     /* windowing, per block of 32 components: bws[b] = the weight of blocks before b,
      * bsl[b] / bsr[b] = the largest sigma over blocks 0..b / b..last */
     double *bws, *bsl, *bsr;
-    double *z;                /* the truncation mass, NaN until first needed */
-    double *coef, *isg;       /* w / (sqrt(2 pi) sigma z) (NaN until needed), 1 / sigma */
-    double *czi;              /* kept estimator (parzen_inc): 1 / (sqrt(2 pi) z) */
+    double *z;                   /* the truncation mass, NaN until first needed */
+    double *coef, *isg;          /* w / (sqrt(2 pi) sigma z) (NaN until needed), 1 / sigma */
+    double *czi;                 /* kept estimator (parzen_inc): 1 / (sqrt(2 pi) z) */
     struct space__pz_memo *memo; /* kept stepped estimator: cells' masses already computed */
-    double *cat;              /* categorical: the mixture's probability of each category */
-    double *catrow;           /* categorical: per-component rows (n + 1) x ncat, prior last */
+    double *cat;                 /* categorical: the mixture's probability of each category */
+    double *catrow;              /* categorical: per-component rows (n + 1) x ncat, prior last */
     /* Optuna 3.1.0's vendored truncnorm.logpdf leaves out the -log(scale) term, so each
      * continuous component's density there is phi(z) / mass, not phi(z) / (sigma mass):
      * narrow components weigh less. Set to 1 after fitting to reproduce 3.1.0 exactly; 0
