@@ -39,19 +39,42 @@ void space__rng_seed(space__rng_t *r, uint64_t seed, uint64_t trial_no)
     space__rng_key(r, key);
 }
 
+/* Copies of a hot loop for AVX-512 and AVX2, chosen at load time where the CPU has them
+ * (8 or 4 lanes instead of SSE2's 2). Only for loops whose operations are the same IEEE
+ * operations in every copy (no fused multiply-adds: -ffp-contract=off), so the results
+ * do not depend on the CPU. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute) && !defined(TUNE_PORTABLE)
+#if __has_attribute(target_clones)
+#define PZ_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef PZ_CLONES
+#define PZ_CLONES
+#endif
+
 /* Eight running sums, element i into sum i mod 8, then added as a tree: no chain of n
  * dependent additions (4 cycles each), and the order does not depend on how a compiler
- * vectorises it. Every total of weights that must agree bit for bit uses this one. */
+ * vectorises it. Every total of weights that must agree bit for bit uses this one. The
+ * sums are variables, not an array: an array of them stayed in memory. */
+PZ_CLONES static double sum8(const double *restrict v, size_t n)
+{
+    double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        a0 += v[i], a1 += v[i + 1], a2 += v[i + 2], a3 += v[i + 3];
+        a4 += v[i + 4], a5 += v[i + 5], a6 += v[i + 6], a7 += v[i + 7];
+    }
+    double t[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (size_t j = 0; i < n; i++, j++)
+        t[j] = v[i];
+    a0 += t[0], a1 += t[1], a2 += t[2], a3 += t[3], a4 += t[4], a5 += t[5], a6 += t[6];
+    a7 += t[7];
+    return ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7));
+}
+
 double space__sum(const double *v, size_t n)
 {
-    double a[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++)
-            a[j] += v[i + j];
-    for (int j = 0; i < n; i++, j++)
-        a[j] += v[i];
-    return ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+    return sum8(v, n);
 }
 
 /* ---- special functions --------------------------------------------------------------
@@ -165,6 +188,9 @@ void space__parzen_free(space__parzen_t *pe)
     free(pe->coef);
     free(pe->isg);
     free(pe->czi);
+    free(pe->fm);
+    free(pe->fisg);
+    free(pe->fcoef);
     free(pe->memo);
     free(pe->cat);
     free(pe->catrow);
@@ -226,7 +252,7 @@ static void blocks_fill(space__parzen_t *pe)
         double m = 0;
         for (size_t k = k0; k < k1; k++)
             m = pe->sigma[k] > m ? pe->sigma[k] : m;
-        pe->bws[b + 1] = run = run + space__sum(pe->w + k0, k1 - k0);
+        pe->bws[b + 1] = run = run + sum8(pe->w + k0, k1 - k0);
         pe->bsr[b] = m;
         pe->bsl[b] = smax = m > smax ? m : smax;
     }
@@ -442,6 +468,9 @@ static int inc_reserve(space__parzen_inc_t *in, size_t n)
     INC_GROW(pe->coef, cap);
     INC_GROW(pe->isg, cap);
     INC_GROW(pe->czi, cap);
+    INC_GROW(pe->fm, cap);
+    INC_GROW(pe->fisg, cap);
+    INC_GROW(pe->fcoef, cap);
     INC_GROW(in->rx, cap);
     INC_GROW(in->rid, cap);
     INC_GROW(in->cnt, cap);
@@ -513,6 +542,8 @@ static void inc_factors(space__parzen_t *pe, size_t from, size_t to)
         if (isnan(pe->z[k])) pe->z[k] = comp_z(pe, pe->mu[k], pe->sigma[k]);
         pe->isg[k] = comp_isg(pe, pe->sigma[k]);
         pe->czi[k] = comp_czi(pe, k);
+        pe->fm[k] = (float)((pe->mu[k] - pe->low) * pe->isg[k]); /* crude_block's t */
+        pe->fisg[k] = (float)pe->isg[k];
     }
 }
 
@@ -609,6 +640,8 @@ static void inc_splice(space__parzen_inc_t *in, size_t c0, size_t c1, size_t lcn
     memmove(pe->z + c0 + m, pe->z + c1 + 1, tail * sizeof *pe->z);
     memmove(pe->isg + c0 + m, pe->isg + c1 + 1, tail * sizeof *pe->isg);
     memmove(pe->czi + c0 + m, pe->czi + c1 + 1, tail * sizeof *pe->czi);
+    memmove(pe->fm + c0 + m, pe->fm + c1 + 1, tail * sizeof *pe->fm);
+    memmove(pe->fisg + c0 + m, pe->fisg + c1 + 1, tail * sizeof *pe->fisg);
     memmove(in->cnt + c0 + m, in->cnt + c1 + 1, tail * sizeof *in->cnt);
     for (size_t k = 0; k < m; k++) {
         pe->mu[c0 + k] = out[k].mu;
@@ -689,11 +722,7 @@ int space__parzen_inc_remove(space__parzen_inc_t *in, double v, size_t id)
 /* The weights' passes of a weighing: no pointer here aliases another (restrict), so the
  * multiplications vectorise; the AVX-512 and AVX2 copies also gather rr. The same
  * operations in every copy, so the same results. */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute) && !defined(TUNE_PORTABLE)
-#if __has_attribute(target_clones)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
+PZ_CLONES
 static void
 inc_gather(double *restrict rr, const double *restrict rw_by_id, const size_t *restrict rid,
            size_t n)
@@ -702,16 +731,28 @@ inc_gather(double *restrict rr, const double *restrict rw_by_id, const size_t *r
         rr[i] = rw_by_id[rid[i]];
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute) && !defined(TUNE_PORTABLE)
-#if __has_attribute(target_clones)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
+PZ_CLONES
 static void
 inc_scale(double *restrict w, const double *restrict rr, double inv, size_t n)
 {
     for (size_t c = 0; c < n; c++)
         w[c] = rr[c] * inv;
+}
+
+/* coef = w czi (times isg unless NULL: Optuna 3.1.0's unscaled density), and in float. */
+PZ_CLONES static void inc_coef(double *restrict coef, float *restrict fcoef,
+                               const double *restrict w, const double *restrict czi,
+                               const double *restrict isg, size_t m)
+{
+    if (!isg) {
+        for (size_t c = 0; c < m; c++)
+            coef[c] = w[c] * czi[c];
+    } else {
+        for (size_t c = 0; c < m; c++)
+            coef[c] = (w[c] * czi[c]) * isg[c];
+    }
+    for (size_t c = 0; c < m; c++)
+        fcoef[c] = (float)coef[c];
 }
 
 void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id)
@@ -738,15 +779,7 @@ void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id)
     if (!pe->coef_ready) return;
     /* every component's factor now, as block_sum would one by one: a suggestion's 24
      * candidates visit most of them, and a loop without a test per component vectorises */
-    double *restrict coef = pe->coef;
-    const double *restrict w = pe->w, *restrict czi = pe->czi, *restrict isg = pe->isg;
-    if (pe->optuna31_unscaled) {
-        for (size_t c = 0; c < m; c++)
-            coef[c] = w[c] * czi[c];
-    } else {
-        for (size_t c = 0; c < m; c++)
-            coef[c] = (w[c] * czi[c]) * isg[c];
-    }
+    inc_coef(pe->coef, pe->fcoef, pe->w, pe->czi, pe->optuna31_unscaled ? NULL : pe->isg, m);
 }
 
 /* One numeric component's density (mass over the quantisation cell for q > 0), truncated
@@ -837,11 +870,7 @@ double space__exp_nonpos(double x)
  * copies for AVX-512 and AVX2 are chosen at load time where the CPU has them (8 or 4
  * lanes instead of SSE2's 2): the same operations without fused multiply-adds
  * (-ffp-contract=off), so the same results on every CPU. */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute) && !defined(TUNE_PORTABLE)
-#if __has_attribute(target_clones)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
+PZ_CLONES
 static double
 sum_block(const double *restrict mu, const double *restrict isg, const double *restrict coef,
           double x)
@@ -1015,16 +1044,21 @@ double space__parzen_log_pdf(space__parzen_t *pe, double x)
  * fraction of the exact one, then computing the exact value only where the bound leaves
  * the candidate a chance, picks the same candidate (tpe.c) for a third of the work.
  *
- * The error of one crude term against the exact exp(-t^2 / 2) times coef, t computed in
- * double: t rounded to float (relative 2^-24), -t^2 / 2 in float (relative about
- * 3.5 x 2^-24, so an absolute error of 2.1e-7 |y| in the exponent y, and |y| <= 50 after
- * the clamp below: 1.1e-5), the exponent reduced with ln 2 in two parts (exact product),
- * e^r by its Taylor polynomial to degree 5 for |r| <= ln2/2 (remainder below 3.4e-6), the
- * float coefficient and product (2 x 2^-24) and a five-level tree of float additions
- * (5 x 2^-24): under 1.6e-5 in all. PZ_CRUDE_EPS allows 60 times that. Exponents below
- * -50 are clamped to -50 (no subnormal floats, which are slow): such a term is
- * overestimated by at most coef e^-50, which the lower bound takes off. */
-#define PZ_CRUDE_EPS 1e-3
+ * The error of one crude term against the exact coef exp(-t^2 / 2): t as
+ * (x - low) / sigma - (mu - low) / sigma in float, from the kept fm = (mu - low) / sigma
+ * and fisg = 1 / sigma (rounded to float once each), each part at most range / minsigma
+ * = 100 in size, so t is off by at most about (100 + 100 + 10) x 2^-24 x 3 < 4e-5;
+ * y = -t^2 / 2 then by at most |t| 4e-5 + |y| 3.5 x 2^-24, under 4.1e-4 for |y| <= 50
+ * (|t| <= 10) after the clamp below, which is the relative error it gives e^y; the
+ * exponent reduced with ln 2 in two parts (exact product), e^r by its Taylor polynomial to
+ * degree 5 for |r| <= ln2/2 (remainder below 3.4e-6), the float coefficient and product
+ * (2 x 2^-24), the clamp's own rounding (2e-5) and a five-level tree of float additions
+ * (5 x 2^-24): under 4.4e-4 in all,
+ * and in practice far less (the 100s are the clipped bandwidth's worst case).
+ * PZ_CRUDE_EPS allows 5 times the bound. Exponents below -50 are clamped to -50 (no
+ * subnormal floats, which are slow): such a term is overestimated by at most coef e^-50,
+ * which the lower bound takes off. */
+#define PZ_CRUDE_EPS 2e-3
 #define PZ_CRUDE_TOL 1e-3 /* the crude walk's window: what it leaves out goes into hi */
 #define PZ_CRUDE_YMIN -50.0f
 
@@ -1045,21 +1079,19 @@ static inline float crude_exp(float y)
     return p * sc;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute) && !defined(TUNE_PORTABLE)
-#if __has_attribute(target_clones)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
+PZ_CLONES
 static double
-crude_block(const double *restrict mu, const double *restrict isg, const double *restrict coef,
-            double x)
+crude_block(const float *restrict m, const float *restrict isg, const float *restrict coef, float xs)
 {
     float p[PZ_BLOCK];
     for (int i = 0; i < PZ_BLOCK; i++) {
-        float t = (float)((x - mu[i]) * isg[i]);
+        float t = xs * isg[i] - m[i];
         float y = -0.5f * t * t;
-        y = y < PZ_CRUDE_YMIN ? PZ_CRUDE_YMIN : y;
-        p[i] = (float)coef[i] * crude_exp(y);
+        /* max(y, YMIN) as arithmetic (within 2e-5 of it, part of the budget above): a
+         * comparison here made some compilers branch around the exponential, and a loop
+         * with a branch does not vectorise */
+        y = 0.5f * ((y + PZ_CRUDE_YMIN) + fabsf(y - PZ_CRUDE_YMIN));
+        p[i] = coef[i] * crude_exp(y);
     }
     for (int i = 0; i < 16; i++)
         p[i] += p[i + 16];
@@ -1070,19 +1102,21 @@ crude_block(const double *restrict mu, const double *restrict isg, const double 
     return (double)((p[0] + p[2]) + (p[1] + p[3]));
 }
 
-/* Components from..to-1 (at most PZ_BLOCK) by crude_block, padded as block_sum pads. */
+/* Components from..to-1 (at most PZ_BLOCK) by crude_block, a short block padded with
+ * components of coefficient 0 (which add 0). */
 static double crude_sum(space__parzen_t *pe, size_t from, size_t to, double x)
 {
+    float xs = (float)(x - pe->low);
     if (to - from == PZ_BLOCK)
-        return crude_block(pe->mu + from, pe->isg + from, pe->coef + from, x);
-    double mu[PZ_BLOCK], isg[PZ_BLOCK], coef[PZ_BLOCK];
+        return crude_block(pe->fm + from, pe->fisg + from, pe->fcoef + from, xs);
+    float m[PZ_BLOCK], isg[PZ_BLOCK], coef[PZ_BLOCK];
     for (size_t i = 0; i < PZ_BLOCK; i++) {
         int in = i < to - from;
-        mu[i] = in ? pe->mu[from + i] : x;
-        isg[i] = in ? pe->isg[from + i] : 1.0;
-        coef[i] = in ? pe->coef[from + i] : 0.0;
+        m[i] = in ? pe->fm[from + i] : 0.0f;
+        isg[i] = in ? pe->fisg[from + i] : 0.0f;
+        coef[i] = in ? pe->fcoef[from + i] : 0.0f;
     }
-    return crude_block(mu, isg, coef, x);
+    return crude_block(m, isg, coef, xs);
 }
 
 void space__parzen_log_pdf_bounds(space__parzen_t *pe, double x, double *lo, double *hi)

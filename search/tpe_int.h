@@ -59,6 +59,7 @@ typedef struct space__parzen {
     double *z;                   /* the truncation mass, NaN until first needed */
     double *coef, *isg;          /* w / (sqrt(2 pi) sigma z) (NaN until needed), 1 / sigma */
     double *czi;                 /* kept estimator (parzen_inc): 1 / (sqrt(2 pi) z) */
+    float *fm, *fisg, *fcoef; /* kept estimator: (mu - low) / sigma, 1 / sigma, coef in float */
     struct space__pz_memo *memo; /* kept stepped estimator: cells' masses already computed */
     double *cat;                 /* categorical: the mixture's probability of each category */
     double *catrow;              /* categorical: per-component rows (n + 1) x ncat, prior last */
