@@ -193,7 +193,6 @@ void space__parzen_free(space__parzen_t *pe)
     free(pe->fcoef);
     free(pe->memo);
     free(pe->cat);
-    free(pe->catrow);
     memset(pe, 0, sizeof *pe);
 }
 
@@ -260,30 +259,35 @@ static void blocks_fill(space__parzen_t *pe)
         pe->bsr[b - 1] = pe->bsr[b] > pe->bsr[b - 1] ? pe->bsr[b] : pe->bsr[b - 1];
 }
 
+/* Optuna's categorical row of component k (the prior's for k == n) at category c. */
+static double cat_row(const space__parzen_t *pe, size_t k, size_t c)
+{
+    if (k == pe->n) return 1.0 / (double)pe->ncat;
+    return (size_t)pe->mu[k] == c ? pe->cat_hi : pe->cat_lo;
+}
+
 int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const double *rw, size_t n,
                                    double low, double high, double q, size_t ncat, double total)
 {
     /* the arrays of an earlier fit are reused when large enough: a suggestion refits 20
      * estimators, and fresh 80 kB arrays each time cost page faults */
     space__parzen_t old = *pe;
-    size_t m = n ? n : 1, catn = ncat ? (n + 1) * ncat : 0;
+    size_t m = n ? n : 1;
     memset(pe, 0, sizeof *pe);
     pe->zc = old.zc;
     pe->tol = old.tol;
     pe->memo = old.memo; /* emptied: the bounds may differ */
     if (pe->memo) memset(pe->memo, 0, PZ_MEMO * sizeof *pe->memo);
-    if (old.cap >= m && old.catcap >= catn && old.ncatcap >= ncat) {
+    if (old.cap >= m && old.ncatcap >= ncat) {
         pe->mu = old.mu, pe->sigma = old.sigma, pe->w = old.w, pe->wsum = old.wsum;
         pe->bws = old.bws, pe->bsl = old.bsl, pe->bsr = old.bsr, pe->z = old.z;
         pe->coef = old.coef, pe->isg = old.isg, pe->czi = old.czi, pe->cat = old.cat;
-        pe->catrow = old.catrow;
-        pe->cap = old.cap, pe->catcap = old.catcap, pe->ncatcap = old.ncatcap;
+        pe->cap = old.cap, pe->ncatcap = old.ncatcap;
     } else {
         space__parzen_free(&old);
         /* with room to grow: the bad estimator gains a trial per suggestion, and sizing
          * to fit made every suggestion allocate (and fault in) its arrays afresh */
         m += m / 2 + 16;
-        catn += catn / 2;
         pe->mu = malloc(m * sizeof *pe->mu);
         pe->sigma = malloc(m * sizeof *pe->sigma);
         pe->w = malloc(m * sizeof *pe->w);
@@ -296,10 +300,9 @@ int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const d
         pe->isg = malloc(m * sizeof *pe->isg);
         pe->czi = malloc(m * sizeof *pe->czi);
         pe->cat = malloc((ncat + 1) * sizeof *pe->cat);
-        pe->catrow = malloc((catn + 1) * sizeof *pe->catrow);
-        pe->cap = m, pe->catcap = catn, pe->ncatcap = ncat;
+        pe->cap = m, pe->ncatcap = ncat;
         if (!pe->mu || !pe->sigma || !pe->w || !pe->wsum || !pe->bws || !pe->bsl || !pe->bsr ||
-            !pe->z || !pe->coef || !pe->isg || !pe->czi || !pe->cat || !pe->catrow)
+            !pe->z || !pe->coef || !pe->isg || !pe->czi || !pe->cat)
             goto nomem;
     }
     pe->n = n;
@@ -325,22 +328,15 @@ int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const d
         memset(pe->cat, 0, ncat * sizeof *pe->cat);
         double v = 1.0 / (double)(n + 1), rowsum = 1.0 + v * (double)ncat;
         /* a row holds two values, (v + 1) / rowsum at its category and v / rowsum
-         * elsewhere: divided once here instead of n x ncat times */
-        double lo = v / rowsum, hi = (v + 1.0) / rowsum;
+         * elsewhere: divided once here instead of n x ncat times, and not written out
+         * (mu keeps each component's category; cat_row gives a row's values) */
+        pe->cat_lo = v / rowsum, pe->cat_hi = (v + 1.0) / rowsum;
+        for (size_t i = 0; i < n; i++)
+            pe->mu[i] = x[i];
         for (size_t i = 0; i <= n; i++) {
-            double *row = pe->catrow + i * ncat;
-            if (i < n) {
-                size_t k = (size_t)x[i];
-                for (size_t c = 0; c < ncat; c++)
-                    row[c] = lo;
-                if (k < ncat) row[k] = hi;
-            } else {
-                for (size_t c = 0; c < ncat; c++)
-                    row[c] = 1.0 / (double)ncat;
-            }
             double wi = i < n ? pe->w[i] : pe->prior_w;
             for (size_t c = 0; c < ncat; c++)
-                pe->cat[c] += wi * row[c];
+                pe->cat[c] += wi * cat_row(pe, i, c);
         }
         return SPACE_OK;
     }
@@ -723,17 +719,15 @@ int space__parzen_inc_remove(space__parzen_inc_t *in, double v, size_t id)
  * multiplications vectorise; the AVX-512 and AVX2 copies also gather rr. The same
  * operations in every copy, so the same results. */
 PZ_CLONES
-static void
-inc_gather(double *restrict rr, const double *restrict rw_by_id, const size_t *restrict rid,
-           size_t n)
+static void inc_gather(double *restrict rr, const double *restrict rw_by_id,
+                       const size_t *restrict rid, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         rr[i] = rw_by_id[rid[i]];
 }
 
 PZ_CLONES
-static void
-inc_scale(double *restrict w, const double *restrict rr, double inv, size_t n)
+static void inc_scale(double *restrict w, const double *restrict rr, double inv, size_t n)
 {
     for (size_t c = 0; c < n; c++)
         w[c] = rr[c] * inv;
@@ -871,9 +865,8 @@ double space__exp_nonpos(double x)
  * lanes instead of SSE2's 2): the same operations without fused multiply-adds
  * (-ffp-contract=off), so the same results on every CPU. */
 PZ_CLONES
-static double
-sum_block(const double *restrict mu, const double *restrict isg, const double *restrict coef,
-          double x)
+static double sum_block(const double *restrict mu, const double *restrict isg,
+                        const double *restrict coef, double x)
 {
     double p[PZ_BLOCK];
     for (int i = 0; i < PZ_BLOCK; i++) {
@@ -955,6 +948,35 @@ double space__parzen_log_pdf_naive(space__parzen_t *pe, double x)
     return log(s);
 }
 
+/* e^y for y in [-50, 0] in single precision, within 4e-6 relative (Taylor to degree 5
+ * after the reduction y = k ln2 + r; 2^k through the exponent bits): the crude sums'
+ * exponential, and the walk's stopping test's. */
+static inline float crude_exp(float y)
+{
+    /* y in [-50, 0]: y = k ln2 + r, k = round(y / ln2), 2^k through the exponent bits */
+    const float log2e = 1.44269504f, shift = 12582912.0f; /* 1.5 x 2^23 */
+    const float ln2hi = 0.693145752f, ln2lo = 1.42860677e-06f;
+    float kf = y * log2e + shift;
+    uint32_t kb;
+    memcpy(&kb, &kf, sizeof kb);
+    kf -= shift;
+    float r = (y - kf * ln2hi) - kf * ln2lo;
+    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120)))));
+    uint32_t sb = (kb - 0x4B400000u + 127u) << 23; /* k + 127 > 0 for k >= -73 */
+    float sc;
+    memcpy(&sc, &sb, sizeof sc);
+    return p * sc;
+}
+
+/* An upper bound on e^y for y <= 0, for the walk's stopping test: the single-precision
+ * exponential with room for its error and for rounding y to float (5e-6 relative at
+ * most; 2e-3 allowed), and e^-50 for anything below -50. */
+static inline double tail_exp(double y)
+{
+    float yf = y > -50.0 ? (float)y : -50.0f;
+    return (double)crude_exp(yf) * 1.002;
+}
+
 /* Walks outwards from x over the means in blocks, on each side until the components not
  * yet visited cannot add more than tol (SPACE__PARZEN_TOL, 1e-12) of the sum so far. The
  * bound on what is left on one side, say the right with r the next unvisited, in block
@@ -1015,7 +1037,7 @@ static double walk(space__parzen_t *pe, double x, double tol, pz_block_fn sum, d
             size_t b = r / PZ_BLOCK;
             double d = pe->mu[r] - x - half;
             d = (d > 0 ? d : 0) / pe->bsr[b];
-            tail_r = (pe->bws[nb] - pe->bws[b]) * peak * exp_nonpos(-0.5 * d * d);
+            tail_r = (pe->bws[nb] - pe->bws[b]) * peak * tail_exp(-0.5 * d * d);
             rdone = tail_r <= tol * s;
         }
         if (ldone || l == 0) {
@@ -1024,7 +1046,7 @@ static double walk(space__parzen_t *pe, double x, double tol, pz_block_fn sum, d
             size_t b = (l - 1) / PZ_BLOCK;
             double d = x - pe->mu[l - 1] - half;
             d = (d > 0 ? d : 0) / pe->bsl[b];
-            tail_l = pe->bws[b + 1] * peak * exp_nonpos(-0.5 * d * d);
+            tail_l = pe->bws[b + 1] * peak * tail_exp(-0.5 * d * d);
             ldone = tail_l <= tol * s;
         }
     }
@@ -1062,26 +1084,9 @@ double space__parzen_log_pdf(space__parzen_t *pe, double x)
 #define PZ_CRUDE_TOL 1e-3 /* the crude walk's window: what it leaves out goes into hi */
 #define PZ_CRUDE_YMIN -50.0f
 
-static inline float crude_exp(float y)
-{
-    /* y in [-50, 0]: y = k ln2 + r, k = round(y / ln2), 2^k through the exponent bits */
-    const float log2e = 1.44269504f, shift = 12582912.0f; /* 1.5 x 2^23 */
-    const float ln2hi = 0.693145752f, ln2lo = 1.42860677e-06f;
-    float kf = y * log2e + shift;
-    uint32_t kb;
-    memcpy(&kb, &kf, sizeof kb);
-    kf -= shift;
-    float r = (y - kf * ln2hi) - kf * ln2lo;
-    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120)))));
-    uint32_t sb = (kb - 0x4B400000u + 127u) << 23; /* k + 127 > 0 for k >= -73 */
-    float sc;
-    memcpy(&sc, &sb, sizeof sc);
-    return p * sc;
-}
-
 PZ_CLONES
-static double
-crude_block(const float *restrict m, const float *restrict isg, const float *restrict coef, float xs)
+static double crude_block(const float *restrict m, const float *restrict isg,
+                          const float *restrict coef, float xs)
 {
     float p[PZ_BLOCK];
     for (int i = 0; i < PZ_BLOCK; i++) {
@@ -1192,11 +1197,10 @@ double space__parzen_sample(const space__parzen_t *pe, space__rng_t *r)
         k = lo;
     }
     if (pe->ncat > 0) {
-        const double *row = pe->catrow + k * pe->ncat;
         double v = space__rng_uniform(r), cum = 0;
         size_t c = 0; /* _sample_from_categorical_dist: how many cumulative sums are < v */
         for (size_t i = 0; i < pe->ncat; i++) {
-            cum += row[i];
+            cum += cat_row(pe, k, i);
             if (cum < v) c++;
         }
         return (double)(c < pe->ncat ? c : pe->ncat - 1);

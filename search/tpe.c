@@ -77,7 +77,8 @@ struct space_searcher {
     size_t *changed; /* scratch: trials that joined or left the bad set */
     size_t *bid;     /* scratch: the bad trials in one parameter's sorted order */
     int incok;
-    int exact_scores; /* tests: every candidate's exact score, no bounds first */
+    int exact_scores;        /* tests: every candidate's exact score, no bounds first */
+    size_t n_cands, n_exact; /* candidates scored, and of them exactly (bad's log_pdf) */
 };
 
 static void errf(char *err, size_t errlen, const char *fmt, const char *a)
@@ -571,6 +572,12 @@ void space__searcher_exact_scores(space_searcher_t *x, int on)
     x->exact_scores = on;
 }
 
+void space__searcher_score_counts(const space_searcher_t *x, size_t *cands, size_t *exact)
+{
+    *cands = x->n_cands;
+    *exact = x->n_exact;
+}
+
 const space__parzen_t *space__searcher_bad_estimator(const space_searcher_t *x, size_t j)
 {
     if (!x || j >= x->nd || x->dims[j].ncat > 0 || !x->incok) return NULL;
@@ -589,7 +596,7 @@ const space__parzen_t *space__searcher_bad_estimator(const space_searcher_t *x, 
  * reaches the best exact score so far: a candidate whose bound is below it cannot win.
  * tpe.bounded_acquisition_picks_what_exact_scores_pick checks the two against each other. */
 static int best_candidate(space__parzen_t *good, space__parzen_t *bad, const double *cand,
-                          const double *cv, int bound)
+                          const double *cv, int bound, size_t *nexact)
 {
     enum { N = OPTUNA_N_EI_CANDIDATES };
     double score[N], lg[N], hi[N], best = -INFINITY;
@@ -601,8 +608,10 @@ static int best_candidate(space__parzen_t *good, space__parzen_t *bad, const dou
             double sc = NAN;
             for (int e = 0; e < c && isnan(sc); e++)
                 if (cand[e] == cand[c]) sc = score[e];
-            if (isnan(sc))
+            if (isnan(sc)) {
                 sc = space__parzen_log_pdf(good, cand[c]) - space__parzen_log_pdf(bad, cand[c]);
+                ++*nexact;
+            }
             score[c] = sc;
             if (bi < 0 || isnan(cv[bi]) || sc > best) {
                 best = sc;
@@ -626,7 +635,8 @@ static int best_candidate(space__parzen_t *good, space__parzen_t *bad, const dou
         have[c] = 0;
     }
     best = score[0] = lg[0] - space__parzen_log_pdf(bad, cand[0]);
-    if (isnan(best)) return best_candidate(good, bad, cand, cv, 0);
+    ++*nexact;
+    if (isnan(best)) return best_candidate(good, bad, cand, cv, 0, nexact);
     have[0] = 1, bi = 0;
     /* the others by bound, highest first (a NaN bound first: it cannot rule anything
      * out), ties in index order */
@@ -646,7 +656,10 @@ static int best_candidate(space__parzen_t *good, space__parzen_t *bad, const dou
         double sc = NAN;
         for (int e = 0; e < N && isnan(sc); e++)
             if (have[e] && cand[e] == cand[c]) sc = score[e];
-        if (isnan(sc)) sc = lg[c] - space__parzen_log_pdf(bad, cand[c]);
+        if (isnan(sc)) {
+            sc = lg[c] - space__parzen_log_pdf(bad, cand[c]);
+            ++*nexact;
+        }
         score[c] = sc;
         have[c] = 1;
         if (sc > best || (sc == best && c < bi)) {
@@ -747,7 +760,8 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
                 cand[c] = is_log_dim(d) ? log(cv[c]) : cv[c];
             }
         }
-        int c = best_candidate(good, bad, cand, cv, !x->exact_scores);
+        int c = best_candidate(good, bad, cand, cv, !x->exact_scores, &x->n_exact);
+        x->n_cands += OPTUNA_N_EI_CANDIDATES;
         double bestv = cv[c], besti = cand[c];
         val[j] = bestv;
         xi[j] = besti;

@@ -59,15 +59,15 @@ typedef struct space__parzen {
     double *z;                   /* the truncation mass, NaN until first needed */
     double *coef, *isg;          /* w / (sqrt(2 pi) sigma z) (NaN until needed), 1 / sigma */
     double *czi;                 /* kept estimator (parzen_inc): 1 / (sqrt(2 pi) z) */
-    float *fm, *fisg, *fcoef; /* kept estimator: (mu - low) / sigma, 1 / sigma, coef in float */
+    float *fm, *fisg, *fcoef;    /* kept estimator: (mu - low) / sigma, 1 / sigma, coef in float */
     struct space__pz_memo *memo; /* kept stepped estimator: cells' masses already computed */
     double *cat;                 /* categorical: the mixture's probability of each category */
-    double *catrow;              /* categorical: per-component rows (n + 1) x ncat, prior last */
+    double cat_lo, cat_hi;       /* categorical: a component's row, off and at its category (mu) */
     /* Optuna 3.1.0's vendored truncnorm.logpdf leaves out the -log(scale) term, so each
      * continuous component's density there is phi(z) / mass, not phi(z) / (sigma mass):
      * narrow components weigh less. Set to 1 after fitting to reproduce 3.1.0 exactly; 0
      * (what a fit leaves) is the normalised density. */
-    size_t cap, catcap, ncatcap; /* allocated sizes, reused by the next fit */
+    size_t cap, ncatcap; /* allocated sizes, reused by the next fit */
     /* borrowed, NULL = none: the next fit takes the masses of components whose (mu,
      * sigma) it holds instead of leaving them to be computed; kept across fits */
     const space__zcache_t *zc;
@@ -176,6 +176,9 @@ int space__searcher_split(struct space_searcher *x, size_t self, unsigned char *
 /* on = 1: the optuna preset scores every candidate exactly instead of bounding first (the
  * same suggestions, slower: for the test that says so). */
 void space__searcher_exact_scores(struct space_searcher *x, int on);
+/* How many candidates the optuna preset has scored, and for how many it computed the bad
+ * estimator's exact log density (the rest were ruled out by their bounds). */
+void space__searcher_score_counts(const struct space_searcher *x, size_t *cands, size_t *exact);
 const space__parzen_t *space__searcher_bad_estimator(const struct space_searcher *x, size_t j);
 
 #endif

@@ -1046,6 +1046,120 @@ TEST(incremental_suggests_what_a_rebuilt_searcher_does)
     space_free(s);
 }
 
+/* The bounds the acquisition ranks candidates by hold the exact windowed log density
+ * between them, and are tight enough to rule candidates out: kept estimators of 60 to
+ * 4,000 observations, all distinct or merged (values on a grid, as lograndint's are),
+ * Optuna 3.1.0's unscaled density and the normalised one, at points across the range,
+ * in a dense cluster and at both ends. */
+static int cmp_double_asc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+TEST(log_pdf_bounds_hold_the_exact_value)
+{
+    enum { MAXN = 4000, PTS = 400 };
+    double *xs = malloc(MAXN * sizeof *xs), *rw = malloc(MAXN * sizeof *rw);
+    size_t *id = malloc(MAXN * sizeof *id);
+    REQUIRE(xs && rw && id);
+    const double low = -2, high = 3;
+    size_t outside = 0, checked = 0;
+    double widest = 0;
+    for (int rep = 0; rep < 6; rep++) {
+        size_t n = rep < 2 ? 60 : rep < 4 ? 700 : MAXN;
+        int grid = rep % 2;
+        uint64_t st = 100 + (uint64_t)rep;
+        for (size_t k = 0; k < n; k++) {
+            double u = (double)lcg(&st) / 2147483648.0, v = (double)lcg(&st) / 2147483648.0;
+            double x = k % 3 == 0 ? 0.7 + 0.1 * (u - 0.5) : low + (high - low) * u;
+            if (grid) x = low + floor((x - low) * 50 + 0.5) / 50;
+            xs[k] = x < low ? low : x > high ? high : x;
+            rw[k] = 0.05 + 0.95 * v; /* Optuna's weights are at most 1 */
+        }
+        qsort(xs, n, sizeof *xs, cmp_double_asc);
+        for (size_t k = 0; k < n; k++)
+            id[k] = k;
+        for (int unscaled = 0; unscaled < 2; unscaled++) {
+            space__parzen_inc_t in = {0};
+            REQUIRE(space__parzen_inc_fit(&in, xs, id, n, low, high, 0) == 0);
+            in.pe.optuna31_unscaled = unscaled;
+            space__parzen_inc_weigh(&in, rw);
+            REQUIRE(in.pe.coef_ready);
+            for (int p = 0; p < PTS; p++) {
+                double u = (double)lcg(&st) / 2147483648.0;
+                double x = p == 0   ? low
+                           : p == 1 ? high
+                           : p % 2  ? 0.7 + 0.2 * (u - 0.5)
+                                    : low + (high - low) * u;
+                double lo, hi, exact = space__parzen_log_pdf(&in.pe, x);
+                space__parzen_log_pdf_bounds(&in.pe, x, &lo, &hi);
+                outside += !(lo <= exact && exact <= hi);
+                widest = hi - lo > widest ? hi - lo : widest;
+                checked++;
+            }
+            space__parzen_inc_free(&in);
+        }
+    }
+    CHECK_EQ_INT((int)outside, 0);
+    CHECK(checked == 6 * 2 * PTS);
+    CHECK(widest < 0.02); /* about 2 x (PZ_CRUDE_EPS + PZ_CRUDE_TOL) */
+    free(xs);
+    free(rw);
+    free(id);
+}
+
+/* Bounding first picks the very candidate that exact scores pick: two searchers fed the
+ * same 1,500 results, one scoring every candidate exactly, make the same 60 suggestions,
+ * bit for bit; and the bounded one computed few exact scores (so the comparison is not
+ * between two exact searches). */
+TEST(bounded_acquisition_picks_what_exact_scores_pick)
+{
+    space_t *s = parse_space("\"u\": {\"uniform\": [-1, 2]}, \"l\": {\"loguniform\": [1e-4, 1]},"
+                             "\"lri\": {\"lograndint\": [1, 1000]}, \"v\": {\"uniform\": [0, 1]},"
+                             "\"c\": {\"choice\": [\"x\", 3, true]}",
+                             3000, 5);
+    REQUIRE(s);
+    space_searcher_t *a = searcher(s, SPACE_SEARCH_TPE, SPACE_TPE_OPTUNA, 5);
+    space_searcher_t *b = searcher(s, SPACE_SEARCH_TPE, SPACE_TPE_OPTUNA, 5);
+    REQUIRE(a && b);
+    space__searcher_exact_scores(b, 1);
+    enum { N = 1500, ASKS = 60 };
+    size_t differ = 0;
+    for (size_t t = 0; t < N + ASKS; t++) {
+        cJSON *ca, *cb;
+        if (t < N) {
+            REQUIRE(space_sample(s, t, &ca, g_err, sizeof g_err) == 0);
+            REQUIRE(space_searcher_add_trial(a, t, ca, g_err, sizeof g_err) == 0);
+            REQUIRE(space_searcher_add_trial(b, t, ca, g_err, sizeof g_err) == 0);
+            cb = cJSON_Duplicate(ca, 1);
+        } else {
+            REQUIRE(space_searcher_suggest(a, t, &ca, NULL, 0, g_err, sizeof g_err) == 0);
+            REQUIRE(space_searcher_suggest(b, t, &cb, NULL, 0, g_err, sizeof g_err) == 0);
+            differ += !cJSON_Compare(ca, cb, 1);
+        }
+        double u = num(ca, "u") - 0.4, l = log10(num(ca, "l")) + 2;
+        double y =
+            t % 41 == 5 ? NAN : u * u + l * l + 0.01 * num(ca, "lri") + 0.3 * sin(9 * num(ca, "v"));
+        space_searcher_observe(a, t, 1, y);
+        space_searcher_observe(b, t, 1, y);
+        space_searcher_trial_end(a, t, 0);
+        space_searcher_trial_end(b, t, 0);
+        cJSON_Delete(ca);
+        cJSON_Delete(cb);
+    }
+    CHECK_EQ_INT((int)differ, 0);
+    size_t ca_n, ce_a, cb_n, ce_b;
+    space__searcher_score_counts(a, &ca_n, &ce_a);
+    space__searcher_score_counts(b, &cb_n, &ce_b);
+    CHECK(ca_n == cb_n && ca_n == (size_t)ASKS * 5 * 24); /* five parameters */
+    CHECK(ce_b > ca_n / 2);                               /* exact: every distinct candidate */
+    CHECK(ce_a * 4 < ce_b);                               /* bounded: a small part of them */
+    space_searcher_free(a);
+    space_searcher_free(b);
+    space_free(s);
+}
+
 TEST(pinned_suggestions_for_a_seed)
 {
     /* Seed 2026, the sequential run above: trials 10..13 are the first TPE suggestions.
