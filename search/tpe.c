@@ -492,53 +492,63 @@ static int choose_split(space_searcher_t *x, size_t self, split_t *sp, size_t *m
     size_t d = x->nd, need = 2 * (d + 1) > 10 ? 2 * (d + 1) : 10;
     size_t nrv = x->nrungs ? x->nrungs : 1;
     int rung = -1;
+    size_t at_rung = 0; /* trials with a result at the chosen rung */
     *most = 0;
     for (size_t r = nrv; r-- > 0;) {
         size_t cnt = 0;
         for (size_t t = 0; t < x->cap; t++)
             if (x->known[t] && t != self && x->nrv_at[t] > r) cnt++;
         if (cnt > *most) *most = cnt;
-        if (cnt >= need && rung < 0) rung = (int)r;
+        if (cnt >= need && rung < 0) rung = (int)r, at_rung = cnt;
     }
     if (rung < 0) return 0;
     ranked_t *rk = x->rk;
-    size_t n = 0;
-    for (size_t t = 0; t < x->cap; t++) {
-        x->role[t] = ROLE_NONE;
-        if (!x->known[t] || t == self) continue;
-        if (x->nrv_at[t] > (size_t)rung) {
-            rk[n].key = key_of(x, x->rv[t * x->nrv + (size_t)rung]);
-            rk[n++].t = t;
-        } else {
-            /* ended below the rung (stopped, failed) or still running: bad */
-            x->role[t] = ROLE_BAD;
-            if (x->ended[t])
-                sp->n_stopped++;
-            else
-                sp->n_running++;
-        }
-    }
-    size_t ng;
+    size_t n = 0, ng;
     if (x->o.preset == SPACE_TPE_OPTUNA) {
-        ng = space__optuna_gamma(n);
-        /* at most 25 good: keep the best ng in order in rk[0..ng) with one pass instead
-         * of sorting 10,000 results */
+        /* one pass: every trial with a result at the rung is bad until the best ng of
+         * them (at most 25, default_gamma) turn good, kept in order in rk[0..ng) as they
+         * come instead of sorting 10,000 results */
+        ng = space__optuna_gamma(at_rung);
         size_t have = 0;
-        for (size_t i = 0; i < n; i++) {
-            ranked_t e = rk[i];
+        for (size_t t = 0; t < x->cap; t++) {
+            x->role[t] = ROLE_NONE;
+            if (!x->known[t] || t == self) continue;
+            x->role[t] = ROLE_BAD;
+            if (x->nrv_at[t] <= (size_t)rung) { /* ended below the rung or still running */
+                if (x->ended[t])
+                    sp->n_stopped++;
+                else
+                    sp->n_running++;
+                continue;
+            }
+            n++;
+            ranked_t e = {key_of(x, x->rv[t * x->nrv + (size_t)rung]), t};
             if (have == ng && cmp_ranked(&e, &rk[ng - 1]) >= 0) continue;
             size_t k = have < ng ? have++ : ng - 1;
             while (k > 0 && cmp_ranked(&e, &rk[k - 1]) < 0) {
-                rk[k] = rk[k - 1]; /* k <= have <= i: never past the unread ones */
+                rk[k] = rk[k - 1];
                 k--;
             }
             rk[k] = e;
         }
-        for (size_t t = 0; t < x->cap; t++)
-            if (x->known[t] && t != self && x->nrv_at[t] > (size_t)rung) x->role[t] = ROLE_BAD;
         for (size_t i = 0; i < ng; i++)
             x->role[rk[i].t] = ROLE_GOOD;
     } else { /* bohb.py: max(min_points_in_model, top_n_percent * n // 100) */
+        for (size_t t = 0; t < x->cap; t++) {
+            x->role[t] = ROLE_NONE;
+            if (!x->known[t] || t == self) continue;
+            if (x->nrv_at[t] > (size_t)rung) {
+                rk[n].key = key_of(x, x->rv[t * x->nrv + (size_t)rung]);
+                rk[n++].t = t;
+            } else {
+                /* ended below the rung (stopped, failed) or still running: bad */
+                x->role[t] = ROLE_BAD;
+                if (x->ended[t])
+                    sp->n_stopped++;
+                else
+                    sp->n_running++;
+            }
+        }
         qsort(rk, n, sizeof *rk, cmp_ranked);
         ng = BOHB_TOP_N_PERCENT * n / 100;
         if (ng < d + 1) ng = d + 1;

@@ -51,8 +51,6 @@ typedef struct space__parzen {
     double *mu, *sigma, *w; /* n observations sorted by mu, normalised weights */
     double prior_mu, prior_sigma, prior_w, prior_z;
     double minsigma, isg_min; /* the magic clip's lower bound, its reciprocal */
-    double *wsum; /* wsum[k] = sum of w[0..k), for drawing (not kept by space__parzen_inc_*,
-                   * whose estimator is never drawn from) */
     /* windowing, per block of 32 components: bws[b] = the weight of blocks before b,
      * bsl[b] / bsr[b] = the largest sigma over blocks 0..b / b..last */
     double *bws, *bsl, *bsr;

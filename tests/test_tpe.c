@@ -840,7 +840,7 @@ static int same_bits(const double *a, const double *b, size_t n)
 }
 
 /* Everything the windowed sums read (the per-block bookkeeping: 32 components a block);
- * not wsum, which only drawing reads and the kept estimator does not keep. */
+ * drawing reads w, compared too. */
 static int same_estimator(const space__parzen_t *a, const space__parzen_t *b)
 {
     size_t nb = (b->n + 31) / 32;
