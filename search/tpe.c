@@ -67,7 +67,9 @@ struct space_searcher {
     /* per numeric dim, known trials sorted by (value, trial_no): kept up to date on
      * every registration so a fit never sorts 10,000 values */
     size_t **order;
-    double **vals; /* per numeric dim: the values in that order, read contiguously */
+    /* per numeric dim: the values in that order, read contiguously; per categorical dim:
+     * each trial's category by trial number (x holds them too, but strided by nd) */
+    double **vals;
     size_t nknown;
     /* trials registered since the orders were last merged (known[t] == 2): a full refit
      * merges them in (sync_orders); inserting each at once moved half of every order,
@@ -348,13 +350,13 @@ static int grow(space_searcher_t *x, size_t t)
     GROW(pend, 1);
 #undef GROW
     for (size_t j = 0; j < x->nd; j++) {
+        double *nv = realloc(x->vals[j], cap * sizeof *nv + 1);
+        if (!nv) return SPACE_ENOMEM;
+        x->vals[j] = nv;
         if (x->dims[j].ncat > 0) continue;
         size_t *np = realloc(x->order[j], cap * sizeof *np + 1);
         if (!np) return SPACE_ENOMEM;
         x->order[j] = np;
-        double *nv = realloc(x->vals[j], cap * sizeof *nv + 1);
-        if (!nv) return SPACE_ENOMEM;
-        x->vals[j] = nv;
     }
     x->cap = cap;
     return 0;
@@ -416,6 +418,8 @@ static void register_trial(space_searcher_t *x, size_t t, const double *xi)
 {
     unregister(x, t);
     memcpy(x->x + t * x->nd, xi, x->nd * sizeof *xi);
+    for (size_t j = 0; j < x->nd; j++)
+        if (x->dims[j].ncat > 0) x->vals[j][t] = xi[j];
     x->known[t] = 2;
     x->pend[x->npend++] = t;
     x->nknown++;
@@ -755,7 +759,7 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
             for (size_t t = 0; t < x->cap; t++) {
                 if (x->role[t] != ROLE_BAD) continue;
                 bw[nb] = x->rw[t];
-                bx[nb++] = x->x[t * nd + j];
+                bx[nb++] = x->vals[j][t];
             }
         }
         space__parzen_t *good = &x->pgood, *bad = &x->pbad;
