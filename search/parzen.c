@@ -184,7 +184,6 @@ void space__parzen_free(space__parzen_t *pe)
     free(pe->bsl);
     free(pe->bsr);
     free(pe->z);
-    free(pe->coef);
     free(pe->isg);
     free(pe->czi);
     free(pe->fm);
@@ -240,17 +239,50 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
  * weighing of 10,000 components then writes 313 of each instead of three chains of
  * 10,000 dependent additions and maxima. A block's weight is space__sum's, so both fits
  * give the same bits. */
+/* One block's weight and largest sigma, each as a fixed tree over its 32 components (a
+ * max is exact in any order; the sum's order is this one in both fits). */
+PZ_CLONES
+static void block_stats(const double *restrict w, const double *restrict sg, double *sum,
+                        double *max)
+{
+    double a[PZ_BLOCK], m[PZ_BLOCK];
+    for (int i = 0; i < PZ_BLOCK; i++)
+        a[i] = w[i], m[i] = sg[i];
+        /* fixed counts: straight-line vector code (PZ_BLOCK is 32) */
+#define PZ_FOLD(h)                                                                                 \
+    for (int i = 0; i < (h); i++) {                                                                \
+        a[i] += a[i + (h)];                                                                        \
+        m[i] = m[i + (h)] > m[i] ? m[i + (h)] : m[i];                                              \
+    }
+    PZ_FOLD(16)
+    PZ_FOLD(8)
+    PZ_FOLD(4)
+    PZ_FOLD(2)
+    PZ_FOLD(1)
+#undef PZ_FOLD
+    *sum = a[0];
+    *max = m[0];
+}
+
 static void blocks_fill(space__parzen_t *pe)
 {
     size_t n = pe->n, nb = (n + PZ_BLOCK - 1) / PZ_BLOCK;
     double run = 0, smax = 0;
     pe->bws[0] = 0;
     for (size_t b = 0; b < nb; b++) {
-        size_t k0 = b * PZ_BLOCK, k1 = k0 + PZ_BLOCK < n ? k0 + PZ_BLOCK : n;
-        double m = 0;
-        for (size_t k = k0; k < k1; k++)
-            m = pe->sigma[k] > m ? pe->sigma[k] : m;
-        pe->bws[b + 1] = run = run + sum8(pe->w + k0, k1 - k0);
+        size_t k0 = b * PZ_BLOCK;
+        double sum, m;
+        if (k0 + PZ_BLOCK <= n) {
+            block_stats(pe->w + k0, pe->sigma + k0, &sum, &m);
+        } else { /* the last, short block: weight 0 and sigma 0 change neither */
+            double w[PZ_BLOCK], sg[PZ_BLOCK];
+            for (size_t i = 0; i < PZ_BLOCK; i++) {
+                w[i] = k0 + i < n ? pe->w[k0 + i] : 0.0;
+                sg[i] = k0 + i < n ? pe->sigma[k0 + i] : 0.0;
+            }
+            block_stats(w, sg, &sum, &m);
+        }
+        pe->bws[b + 1] = run = run + sum;
         pe->bsr[b] = m;
         pe->bsl[b] = smax = m > smax ? m : smax;
     }
@@ -280,7 +312,7 @@ int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const d
     if (old.cap >= m && old.ncatcap >= ncat) {
         pe->mu = old.mu, pe->sigma = old.sigma, pe->w = old.w;
         pe->bws = old.bws, pe->bsl = old.bsl, pe->bsr = old.bsr, pe->z = old.z;
-        pe->coef = old.coef, pe->isg = old.isg, pe->czi = old.czi, pe->cat = old.cat;
+        pe->isg = old.isg, pe->czi = old.czi, pe->cat = old.cat;
         pe->cap = old.cap, pe->ncatcap = old.ncatcap;
     } else {
         space__parzen_free(&old);
@@ -294,13 +326,12 @@ int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const d
         pe->bsl = malloc((m / PZ_BLOCK + 1) * sizeof *pe->bsl);
         pe->bsr = malloc((m / PZ_BLOCK + 1) * sizeof *pe->bsr);
         pe->z = malloc(m * sizeof *pe->z);
-        pe->coef = malloc(m * sizeof *pe->coef);
         pe->isg = malloc(m * sizeof *pe->isg);
         pe->czi = malloc(m * sizeof *pe->czi);
         pe->cat = malloc((ncat + 1) * sizeof *pe->cat);
         pe->cap = m, pe->ncatcap = ncat;
         if (!pe->mu || !pe->sigma || !pe->w || !pe->bws || !pe->bsl || !pe->bsr || !pe->z ||
-            !pe->coef || !pe->isg || !pe->czi || !pe->cat)
+            !pe->isg || !pe->czi || !pe->cat)
             goto nomem;
     }
     pe->n = n;
@@ -391,7 +422,7 @@ int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const d
         pe->sigma[kept] = csg;                                                                     \
         pe->w[kept] = cw;                                                                          \
         pe->z[kept] = z;                                                                           \
-        pe->coef[kept++] = NAN; /* w / (sqrt(2 pi) sigma z) and 1 / sigma: when first needed */    \
+        pe->czi[kept++] = NAN; /* 1 / (sqrt(2 pi) z) and 1 / sigma: when first needed */           \
     } while (0)
     for (size_t j = 0; j < ncomp; j++) {
         size_t jn = j + 1; /* the next value of the sequence */
@@ -462,7 +493,6 @@ static int inc_reserve(space__parzen_inc_t *in, size_t n)
     INC_GROW(pe->bsl, cap / PZ_BLOCK + 1);
     INC_GROW(pe->bsr, cap / PZ_BLOCK + 1);
     INC_GROW(pe->z, cap);
-    INC_GROW(pe->coef, cap);
     INC_GROW(pe->isg, cap);
     INC_GROW(pe->czi, cap);
     INC_GROW(pe->fm, cap);
@@ -734,20 +764,18 @@ static void inc_scale(double *restrict w, const double *restrict rr, double inv,
         w[c] = rr[c] * inv;
 }
 
-/* coef = w czi (times isg unless NULL: Optuna 3.1.0's unscaled density), and in float. */
-PZ_CLONES static void inc_coef(double *restrict coef, float *restrict fcoef,
-                               const double *restrict w, const double *restrict czi,
-                               const double *restrict isg, size_t m)
+/* The crude sums' coefficients: w czi (times isg unless NULL: Optuna 3.1.0's unscaled
+ * density), in single precision. */
+PZ_CLONES static void inc_fcoef(float *restrict fcoef, const double *restrict w,
+                                const double *restrict czi, const double *restrict isg, size_t m)
 {
     if (!isg) {
         for (size_t c = 0; c < m; c++)
-            coef[c] = w[c] * czi[c];
+            fcoef[c] = (float)(w[c] * czi[c]);
     } else {
         for (size_t c = 0; c < m; c++)
-            coef[c] = (w[c] * czi[c]) * isg[c];
+            fcoef[c] = (float)((w[c] * czi[c]) * isg[c]);
     }
-    for (size_t c = 0; c < m; c++)
-        fcoef[c] = (float)coef[c];
 }
 
 void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id)
@@ -774,7 +802,7 @@ void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id)
     if (!pe->coef_ready) return;
     /* every component's factor now, as block_sum would one by one: a suggestion's 24
      * candidates visit most of them, and a loop without a test per component vectorises */
-    inc_coef(pe->coef, pe->fcoef, pe->w, pe->czi, pe->optuna31_unscaled ? NULL : pe->isg, m);
+    inc_fcoef(pe->fcoef, pe->w, pe->czi, pe->optuna31_unscaled ? NULL : pe->isg, m);
 }
 
 /* One numeric component's density (mass over the quantisation cell for q > 0), truncated
@@ -857,22 +885,29 @@ double space__exp_nonpos(double x)
     return exp_nonpos(x);
 }
 
-/* The sum over a block of PZ_BLOCK components of coef[i] exp(-t^2 / 2),
- * t = (x - mu[i]) isg[i]: a fixed count and no aliasing, which is what lets -O2 vectorise
- * it, and the products added as a fixed tree (i with i + 16, then + 8, + 4, + 2, + 1)
- * instead of one after another: a chain of dependent additions was a fifth of a
- * suggestion's time, and the tree's order does not depend on the vector width. On x86-64
- * copies for AVX-512 and AVX2 are chosen at load time where the CPU has them (8 or 4
- * lanes instead of SSE2's 2): the same operations without fused multiply-adds
- * (-ffp-contract=off), so the same results on every CPU. */
+/* The sum over a block of PZ_BLOCK components of coef_i exp(-t^2 / 2),
+ * t = (x - mu[i]) isg[i], coef_i = w[i] czi[i] (times isg[i] unless Optuna 3.1.0's unscaled
+ * density): a fixed count and no aliasing, which is what lets -O2 vectorise it, and the
+ * products added as a fixed tree (i with i + 16, then + 8, + 4, + 2, + 1) instead of one
+ * after another: a chain of dependent additions was a fifth of a suggestion's time, and
+ * the tree's order does not depend on the vector width. The same operations in every
+ * copy (PZ_CLONES), so the same results on every CPU. */
 PZ_CLONES
 static double sum_block(const double *restrict mu, const double *restrict isg,
-                        const double *restrict coef, double x)
+                        const double *restrict w, const double *restrict czi, int unscaled,
+                        double x)
 {
     double p[PZ_BLOCK];
-    for (int i = 0; i < PZ_BLOCK; i++) {
-        double t = (x - mu[i]) * isg[i];
-        p[i] = coef[i] * exp_nonpos(-0.5 * t * t);
+    if (unscaled) { /* two loops: a choice inside one kept it from vectorising */
+        for (int i = 0; i < PZ_BLOCK; i++) {
+            double t = (x - mu[i]) * isg[i];
+            p[i] = (w[i] * czi[i]) * exp_nonpos(-0.5 * t * t);
+        }
+    } else {
+        for (int i = 0; i < PZ_BLOCK; i++) {
+            double t = (x - mu[i]) * isg[i];
+            p[i] = ((w[i] * czi[i]) * isg[i]) * exp_nonpos(-0.5 * t * t);
+        }
     }
     /* fixed counts, so each step is straight-line vector code (PZ_BLOCK is 32) */
     for (int i = 0; i < 16; i++)
@@ -884,17 +919,11 @@ static double sum_block(const double *restrict mu, const double *restrict isg,
     return (p[0] + p[2]) + (p[1] + p[3]);
 }
 
-/* One component's constant factor: its weight over sqrt(2 pi) z (times 1 / sigma unless
- * Optuna 3.1.0's unscaled density), as a multiplication by a factor that stays from fit
- * to fit (czi); the eager loop of space__parzen_inc_weigh computes the same. */
+/* One component's constant factor, its weight w times czi = 1 / (sqrt(2 pi) z) (times
+ * 1 / sigma unless Optuna 3.1.0's unscaled density): czi stays from fit to fit. */
 static double comp_czi(const space__parzen_t *pe, size_t k)
 {
     return 1.0 / (SQRT_2PI * pe->z[k]);
-}
-
-static double comp_coef(const space__parzen_t *pe, double w, double czi, double isg)
-{
-    return pe->optuna31_unscaled ? w * czi : (w * czi) * isg;
 }
 
 static double comp_isg(const space__parzen_t *pe, double sigma)
@@ -914,22 +943,25 @@ static double block_sum(space__parzen_t *pe, size_t from, size_t to, double x)
             s += term(pe, k, x);
         return s;
     }
-    if (!pe->coef_ready)
+    if (!pe->coef_ready) /* a fit's factors, when first needed (the kept one has them all) */
         for (size_t k = from; k < to; k++) {
-            if (!isnan(pe->coef[k])) continue;
+            if (!isnan(pe->czi[k])) continue;
             if (isnan(pe->z[k])) pe->z[k] = comp_z(pe, pe->mu[k], pe->sigma[k]);
             pe->isg[k] = comp_isg(pe, pe->sigma[k]);
-            pe->coef[k] = comp_coef(pe, pe->w[k], comp_czi(pe, k), pe->isg[k]);
+            pe->czi[k] = comp_czi(pe, k);
         }
-    if (to - from == PZ_BLOCK) return sum_block(pe->mu + from, pe->isg + from, pe->coef + from, x);
-    double mu[PZ_BLOCK], isg[PZ_BLOCK], coef[PZ_BLOCK];
+    int unscaled = pe->optuna31_unscaled;
+    if (to - from == PZ_BLOCK)
+        return sum_block(pe->mu + from, pe->isg + from, pe->w + from, pe->czi + from, unscaled, x);
+    double mu[PZ_BLOCK], isg[PZ_BLOCK], w[PZ_BLOCK], czi[PZ_BLOCK];
     for (size_t i = 0; i < PZ_BLOCK; i++) {
         int in = i < to - from;
         mu[i] = in ? pe->mu[from + i] : x;
         isg[i] = in ? pe->isg[from + i] : 1.0;
-        coef[i] = in ? pe->coef[from + i] : 0.0;
+        w[i] = in ? pe->w[from + i] : 0.0;
+        czi[i] = in ? pe->czi[from + i] : 1.0;
     }
-    return sum_block(mu, isg, coef, x);
+    return sum_block(mu, isg, w, czi, unscaled, x);
 }
 
 static double prior_term(const space__parzen_t *pe, double x)

@@ -55,7 +55,7 @@ typedef struct space__parzen {
      * bsl[b] / bsr[b] = the largest sigma over blocks 0..b / b..last */
     double *bws, *bsl, *bsr;
     double *z;                   /* the truncation mass, NaN until first needed */
-    double *coef, *isg;          /* w / (sqrt(2 pi) sigma z) (NaN until needed), 1 / sigma */
+    double *isg;                 /* 1 / sigma */
     double *czi;                 /* kept estimator (parzen_inc): 1 / (sqrt(2 pi) z) */
     float *fm, *fisg, *fcoef;    /* kept estimator: (mu - low) / sigma, 1 / sigma, coef in float */
     struct space__pz_memo *memo; /* kept stepped estimator: cells' masses already computed */
@@ -72,8 +72,9 @@ typedef struct space__parzen {
     double tol; /* the window's tolerance, 0 = SPACE__PARZEN_TOL: tests loosen it to show
                  * that their comparison with a reference would catch a wrong window */
     int optuna31_unscaled;
-    /* 1: coef and isg hold every component's values (space__parzen_inc_weigh computes
-     * them all at once, for optuna31_unscaled as it is then); 0: computed when needed */
+    /* 1: isg and czi hold every component's values and fcoef the weights' (the kept
+     * estimator, after space__parzen_inc_weigh, for optuna31_unscaled as it is then);
+     * 0: isg and czi computed when needed */
     int coef_ready;
 } space__parzen_t;
 
