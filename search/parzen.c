@@ -189,7 +189,6 @@ void space__parzen_free(space__parzen_t *pe)
     free(pe->fm);
     free(pe->fisg);
     free(pe->fcoef);
-    free(pe->memo);
     free(pe->cat);
     memset(pe, 0, sizeof *pe);
 }
@@ -307,8 +306,7 @@ int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const d
     memset(pe, 0, sizeof *pe);
     pe->zc = old.zc;
     pe->tol = old.tol;
-    pe->memo = old.memo; /* emptied: the bounds may differ */
-    if (pe->memo) memset(pe->memo, 0, PZ_MEMO * sizeof *pe->memo);
+    pe->memo = old.memo; /* borrowed, and kept to one parameter (its bounds) by its owner */
     if (old.cap >= m && old.ncatcap >= ncat) {
         pe->mu = old.mu, pe->sigma = old.sigma, pe->w = old.w;
         pe->bws = old.bws, pe->bsl = old.bsl, pe->bsr = old.bsr, pe->z = old.z;
@@ -466,6 +464,7 @@ nomem:
 void space__parzen_inc_free(space__parzen_inc_t *in)
 {
     if (!in) return;
+    free(in->pe.memo); /* its own */
     space__parzen_free(&in->pe);
     free(in->rx);
     free(in->rid);
@@ -591,7 +590,7 @@ int space__parzen_inc_fit(space__parzen_inc_t *in, const double *x, const size_t
     pe->prior_sigma = range;
     pe->prior_z = comp_z(pe, mid, range);
     in->pp = inc_first_above_mid(in);
-    if (q > 0 && !pe->memo) pe->memo = malloc(PZ_MEMO * sizeof *pe->memo);
+    if (q > 0 && !pe->memo) pe->memo = space__pz_memo_new();
     if (pe->memo) memset(pe->memo, 0, PZ_MEMO * sizeof *pe->memo); /* bounds may differ */
     pe->n = inc_build(in, 0, n, pe->mu, pe->sigma, in->cnt);
     for (size_t k = 0; k < pe->n; k++)
@@ -826,6 +825,11 @@ static double comp_z(const space__parzen_t *pe, double mu, double sigma)
     /* beyond 9 sd the missing tail is below 1.2e-19: the mass is 1 in double */
     if (a < -9 && b > 9) return 1.0;
     return gauss_mass(a, b);
+}
+
+struct space__pz_memo *space__pz_memo_new(void)
+{
+    return calloc(PZ_MEMO, sizeof(struct space__pz_memo));
 }
 
 /* One component's term at x; for stepped parameters through the memo (PZ_MEMO). */

@@ -75,6 +75,8 @@ struct space_searcher {
      * merges them in (sync_orders); inserting each at once moved half of every order,
      * 10 x 16 bytes x n / 2 per trial, for orders that only a full refit reads */
     size_t *pend, npend;
+    struct space__pz_memo **gmemo; /* per stepped dim: its good estimators' cell masses */
+    space__zcache_t *gzc;          /* per dim: its good estimators' truncation masses, fit to fit */
     /* per numeric dim, the bad estimator as the last suggestion left it; inbad[t] says
      * which trials it holds, incok whether it may be updated rather than refitted (a
      * trial registered again may have changed its values) */
@@ -221,6 +223,12 @@ void space_searcher_free(space_searcher_t *x)
     free(x->order);
     free(x->vals);
     free(x->pend);
+    for (size_t j = 0; x->gmemo && j < x->nd; j++)
+        free(x->gmemo[j]);
+    free(x->gmemo);
+    for (size_t j = 0; x->gzc && j < x->nd; j++)
+        space__zcache_free(&x->gzc[j]);
+    free(x->gzc);
     for (size_t j = 0; x->inc && j < x->nd; j++)
         space__parzen_inc_free(&x->inc[j]);
     free(x->inc);
@@ -272,11 +280,15 @@ int space_searcher_new(const space_t *s, const space_search_opts_t *o, space_sea
     x->dims = calloc(s->nparams + 1, sizeof *x->dims);
     x->ncat = calloc(s->nparams + 1, sizeof *x->ncat);
     x->order = calloc(s->nparams + 1, sizeof *x->order);
+    x->gmemo = calloc(s->nparams + 1, sizeof *x->gmemo);
+    x->gzc = calloc(s->nparams + 1, sizeof *x->gzc);
     x->vals = calloc(s->nparams + 1, sizeof *x->vals);
     x->inc = calloc(s->nparams + 1, sizeof *x->inc);
     x->sv = calloc(s->nparams + 1, sizeof *x->sv);
     x->sx = calloc(s->nparams + 1, sizeof *x->sx);
-    if (!x->dims || !x->ncat || !x->order || !x->vals || !x->inc || !x->sv || !x->sx) goto nomem;
+    if (!x->dims || !x->ncat || !x->order || !x->vals || !x->gmemo || !x->gzc || !x->inc ||
+        !x->sv || !x->sx)
+        goto nomem;
     for (size_t p = 0; p < s->nparams; p++) {
         if (dim_of(&s->params[p], p, &x->dims[x->nd])) {
             x->ncat[x->nd] = x->dims[x->nd].ncat;
@@ -763,6 +775,9 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
             }
         }
         space__parzen_t *good = &x->pgood, *bad = &x->pbad;
+        if (d->q > 0 && !x->gmemo[j]) x->gmemo[j] = space__pz_memo_new();
+        good->memo = d->q > 0 ? x->gmemo[j] : NULL; /* this parameter's */
+        good->zc = d->ncat > 0 ? NULL : &x->gzc[j];
         if (space__parzen_fit(good, gx, NULL, ng, d->low, d->high, d->q, d->ncat)) goto out;
         if (d->ncat > 0) {
             if (space__parzen_fit_sorted_total(bad, bx, bw, nb, d->low, d->high, d->q, d->ncat,
@@ -807,6 +822,9 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
             }
         }
         int c = best_candidate(good, bad, cand, cv, !x->exact_scores, &x->n_exact);
+        /* the masses this suggestion computed, for the next fit of this parameter (a
+         * failure to keep them costs only time) */
+        if (d->ncat == 0) space__parzen_zcache_keep(good, &x->gzc[j]);
         x->n_cands += OPTUNA_N_EI_CANDIDATES;
         double bestv = cv[c], besti = cand[c];
         val[j] = bestv;

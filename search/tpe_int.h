@@ -54,13 +54,16 @@ typedef struct space__parzen {
     /* windowing, per block of 32 components: bws[b] = the weight of blocks before b,
      * bsl[b] / bsr[b] = the largest sigma over blocks 0..b / b..last */
     double *bws, *bsl, *bsr;
-    double *z;                   /* the truncation mass, NaN until first needed */
-    double *isg;                 /* 1 / sigma */
-    double *czi;                 /* kept estimator (parzen_inc): 1 / (sqrt(2 pi) z) */
-    float *fm, *fisg, *fcoef;    /* kept estimator: (mu - low) / sigma, 1 / sigma, coef in float */
-    struct space__pz_memo *memo; /* kept stepped estimator: cells' masses already computed */
-    double *cat;                 /* categorical: the mixture's probability of each category */
-    double cat_lo, cat_hi;       /* categorical: a component's row, off and at its category (mu) */
+    double *z;                /* the truncation mass, NaN until first needed */
+    double *isg;              /* 1 / sigma */
+    double *czi;              /* kept estimator (parzen_inc): 1 / (sqrt(2 pi) z) */
+    float *fm, *fisg, *fcoef; /* kept estimator: (mu - low) / sigma, 1 / sigma, coef in float */
+    /* stepped: cells' masses already computed, or NULL. Borrowed (space__parzen_free leaves
+     * it): the kept estimator allocates and frees its own, the searcher keeps one per
+     * stepped parameter for its good estimators; one memo serves one parameter's bounds */
+    struct space__pz_memo *memo;
+    double *cat;           /* categorical: the mixture's probability of each category */
+    double cat_lo, cat_hi; /* categorical: a component's row, off and at its category (mu) */
     /* Optuna 3.1.0's vendored truncnorm.logpdf leaves out the -log(scale) term, so each
      * continuous component's density there is phi(z) / mass, not phi(z) / (sigma mass):
      * narrow components weigh less. Set to 1 after fitting to reproduce 3.1.0 exactly; 0
@@ -78,7 +81,8 @@ typedef struct space__parzen {
     int coef_ready;
 } space__parzen_t;
 
-/* pe must be zeroed ({0}) or hold an earlier fit, whose arrays are reused. */
+/* pe must be zeroed ({0}) or hold an earlier fit, whose arrays are reused (and whose
+ * borrowed memo is kept). */
 /* Fits the estimator to n observations x[] (internal scale, or category index) with raw
  * weights rw[] (Optuna's default_weights of their trial order; NULL = all 1). x need not be
  * sorted. Returns 0 or SPACE_ENOMEM. Free with space__parzen_free. */
@@ -92,7 +96,10 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
  * the caller may have summed while gathering x[] (NAN: sum it here). */
 int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const double *rw, size_t n,
                                    double low, double high, double q, size_t ncat, double total);
-void space__parzen_free(space__parzen_t *pe); /* NULL-safe, leaves pe zeroed */
+void space__parzen_free(space__parzen_t *pe); /* NULL-safe, leaves pe zeroed; not its memo */
+/* An empty memo of stepped cells' masses (NULL when out of memory, which only costs time);
+ * free() it. */
+struct space__pz_memo *space__pz_memo_new(void);
 /* log density (mass for q > 0, probability for categories) at x, summing only the
  * components whose contribution can exceed SPACE__PARZEN_TOL of the total (a bound on
  * the rest is kept while walking outwards from x over the sorted means). */
