@@ -57,6 +57,7 @@ struct space_searcher {
     double *x;      /* cap x nd, internal scale */
     double *rv;     /* cap x nrv: value at each rung (slot 0 = latest without rungs) */
     size_t *nrv_at; /* how many rung slots are set */
+    size_t *cnt_at; /* nrv: cnt_at[r] = known trials with a value at rung r (nrv_at > r) */
     double *rw;     /* scratch: raw weight of each bad trial, -1 for the others */
     /* scratch, cap + 1 each, kept so a suggestion allocates nothing: freeing 80 kB
      * arrays gave memory back to the system and every suggestion faulted it in again */
@@ -229,6 +230,7 @@ void space_searcher_free(space_searcher_t *x)
     for (size_t j = 0; x->gzc && j < x->nd; j++)
         space__zcache_free(&x->gzc[j]);
     free(x->gzc);
+    free(x->cnt_at);
     for (size_t j = 0; x->inc && j < x->nd; j++)
         space__parzen_inc_free(&x->inc[j]);
     free(x->inc);
@@ -282,6 +284,7 @@ int space_searcher_new(const space_t *s, const space_search_opts_t *o, space_sea
     x->order = calloc(s->nparams + 1, sizeof *x->order);
     x->gmemo = calloc(s->nparams + 1, sizeof *x->gmemo);
     x->gzc = calloc(s->nparams + 1, sizeof *x->gzc);
+    x->cnt_at = calloc(1, sizeof *x->cnt_at);
     x->vals = calloc(s->nparams + 1, sizeof *x->vals);
     x->inc = calloc(s->nparams + 1, sizeof *x->inc);
     x->sv = calloc(s->nparams + 1, sizeof *x->sv);
@@ -323,6 +326,13 @@ int space_searcher_set_rungs(space_searcher_t *x, const double *milestones, size
         free(x->rv);
         x->rv = rv;
     }
+    size_t *cnt = calloc(nrv, sizeof *cnt); /* no results yet: every count is 0 */
+    if (!cnt) {
+        free(r);
+        return SPACE_ENOMEM;
+    }
+    free(x->cnt_at);
+    x->cnt_at = cnt;
     free(x->rungs);
     x->rungs = r;
     x->nrungs = n;
@@ -381,15 +391,19 @@ int space_searcher_observe(space_searcher_t *x, size_t trial_no, double time, do
     if (grow(x, trial_no)) return SPACE_ENOMEM;
     x->observed = 1;
     double *rv = x->rv + trial_no * x->nrv;
+    size_t before = x->nrv_at[trial_no];
     if (x->nrungs == 0) {
         rv[0] = value;
         x->nrv_at[trial_no] = 1;
-        return SPACE_OK;
+    } else {
+        /* every milestone this result has reached and the trial had not: ASHA records the
+         * first result at or past each milestone */
+        while (x->nrv_at[trial_no] < x->nrungs && time >= x->rungs[x->nrv_at[trial_no]])
+            rv[x->nrv_at[trial_no]++] = value;
     }
-    /* every milestone this result has reached and the trial had not: ASHA records the
-     * first result at or past each milestone */
-    while (x->nrv_at[trial_no] < x->nrungs && time >= x->rungs[x->nrv_at[trial_no]])
-        rv[x->nrv_at[trial_no]++] = value;
+    if (x->known[trial_no])
+        for (size_t r = before; r < x->nrv_at[trial_no]; r++)
+            x->cnt_at[r]++;
     return SPACE_OK;
 }
 
@@ -422,6 +436,8 @@ static void unregister(space_searcher_t *x, size_t t)
             memmove(x->vals[j] + k, x->vals[j] + k + 1, (nsorted - k - 1) * sizeof *x->vals[j]);
         }
     }
+    for (size_t r = 0; r < x->nrv_at[t]; r++)
+        x->cnt_at[r]--;
     x->known[t] = 0;
     x->nknown--;
 }
@@ -433,6 +449,8 @@ static void register_trial(space_searcher_t *x, size_t t, const double *xi)
     for (size_t j = 0; j < x->nd; j++)
         if (x->dims[j].ncat > 0) x->vals[j][t] = xi[j];
     x->known[t] = 2;
+    for (size_t r = 0; r < x->nrv_at[t]; r++)
+        x->cnt_at[r]++;
     x->pend[x->npend++] = t;
     x->nknown++;
 }
@@ -541,10 +559,8 @@ static int choose_split(space_searcher_t *x, size_t self, split_t *sp, size_t *m
     int rung = -1;
     size_t at_rung = 0; /* trials with a result at the chosen rung */
     *most = 0;
-    for (size_t r = nrv; r-- > 0;) {
-        size_t cnt = 0;
-        for (size_t t = 0; t < x->cap; t++)
-            if (x->known[t] && t != self && x->nrv_at[t] > r) cnt++;
+    for (size_t r = nrv; r-- > 0;) { /* counted as results arrive, less self's */
+        size_t cnt = x->cnt_at[r] - (self < x->cap && x->known[self] && x->nrv_at[self] > r);
         if (cnt > *most) *most = cnt;
         if (cnt >= need && rung < 0) rung = (int)r, at_rung = cnt;
     }
