@@ -154,22 +154,39 @@ static double gauss_mass(double a, double b)
     return 1.0 - space__ndtr(a) - space__ndtr(-b);
 }
 
-double space__truncnorm_draw(space__rng_t *r, double a, double b)
+/* The two normal masses a draw truncated to [a, b] inverts between, which depend only on
+ * (a, b): kept per component by space__parzen_sample, so 24 draws from 26 components do
+ * not recompute them. c[0] = c[1] = -1 when both cut tails are negligible. */
+static void truncnorm_cdfs(double a, double b, double c[2])
 {
-    double u = space__rng_uniform(r), x;
-    if (a < -8.5 && b > 8.5) {
-        /* both cut tails below 1e-17: the truncation cannot move a draw; skip two erfc */
-        x = space__ndtri(u > 0 ? u : 0x1.0p-60);
-    } else if (a >= 0) { /* right tail: invert the upper tail, which keeps its precision */
-        double qa = space__ndtr(-a), qb = space__ndtr(-b);
-        x = -space__ndtri(qa - u * (qa - qb));
+    if (a < -8.5 && b > 8.5) { /* both cut tails below 1e-17: the truncation cannot move a draw */
+        c[0] = c[1] = -1;
+    } else if (a >= 0) { /* right tail: the upper tail keeps its precision */
+        c[0] = space__ndtr(-a), c[1] = space__ndtr(-b);
     } else {
-        double pa = space__ndtr(a), pb = space__ndtr(b);
-        x = space__ndtri(pa + u * (pb - pa));
+        c[0] = space__ndtr(a), c[1] = space__ndtr(b);
     }
+}
+
+static double truncnorm_invert(double u, double a, double b, const double c[2])
+{
+    double x;
+    if (c[0] < 0)
+        x = space__ndtri(u > 0 ? u : 0x1.0p-60);
+    else if (a >= 0)
+        x = -space__ndtri(c[0] - u * (c[0] - c[1]));
+    else
+        x = space__ndtri(c[0] + u * (c[1] - c[0]));
     if (!(x >= a)) x = a; /* also when the mass underflowed */
     if (x > b) x = b;
     return x;
+}
+
+double space__truncnorm_draw(space__rng_t *r, double a, double b)
+{
+    double u = space__rng_uniform(r), c[2];
+    truncnorm_cdfs(a, b, c);
+    return truncnorm_invert(u, a, b, c);
 }
 
 /* ---- Optuna 3.1's univariate Parzen estimator ------------------------------------------ */
@@ -186,6 +203,7 @@ void space__parzen_free(space__parzen_t *pe)
     free(pe->z);
     free(pe->isg);
     free(pe->czi);
+    free(pe->tn);
     free(pe->fm);
     free(pe->fisg);
     free(pe->fcoef);
@@ -310,7 +328,7 @@ int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const d
     if (old.cap >= m && old.ncatcap >= ncat) {
         pe->mu = old.mu, pe->sigma = old.sigma, pe->w = old.w;
         pe->bws = old.bws, pe->bsl = old.bsl, pe->bsr = old.bsr, pe->z = old.z;
-        pe->isg = old.isg, pe->czi = old.czi, pe->cat = old.cat;
+        pe->isg = old.isg, pe->czi = old.czi, pe->cat = old.cat, pe->tn = old.tn;
         pe->cap = old.cap, pe->ncatcap = old.ncatcap;
     } else {
         space__parzen_free(&old);
@@ -326,10 +344,11 @@ int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const d
         pe->z = malloc(m * sizeof *pe->z);
         pe->isg = malloc(m * sizeof *pe->isg);
         pe->czi = malloc(m * sizeof *pe->czi);
+        pe->tn = malloc(2 * (m + 1) * sizeof *pe->tn);
         pe->cat = malloc((ncat + 1) * sizeof *pe->cat);
         pe->cap = m, pe->ncatcap = ncat;
         if (!pe->mu || !pe->sigma || !pe->w || !pe->bws || !pe->bsl || !pe->bsr || !pe->z ||
-            !pe->isg || !pe->czi || !pe->cat)
+            !pe->isg || !pe->czi || !pe->cat || !pe->tn)
             goto nomem;
     }
     pe->n = n;
@@ -447,6 +466,9 @@ int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const d
 #undef FLUSH
     n = pe->n = kept;
     blocks_fill(pe);
+    pe->tnn = n + 1; /* the prior's too */
+    for (size_t k = 0; k < 2 * (n + 1); k++)
+        pe->tn[k] = NAN;
     return SPACE_OK;
 nomem:
     space__parzen_free(pe);
@@ -777,13 +799,13 @@ PZ_CLONES static void inc_fcoef(float *restrict fcoef, const double *restrict w,
     }
 }
 
-void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id)
+void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id, double total)
 {
     space__parzen_t *pe = &in->pe;
     size_t n = in->nraw, m = pe->n;
     inc_gather(in->rr, rw_by_id, in->rid, n);
     /* the prior's weight, then the sorted weights as the full fit sums them */
-    double total = 1.0 + space__sum(in->rr, n);
+    if (isnan(total)) total = 1.0 + space__sum(in->rr, n);
     double inv = 1.0 / total;
     pe->prior_w = 1.0 / total;
     if (m == n) { /* nothing merged (continuous parameters): a plainer loop */
@@ -1217,7 +1239,7 @@ void space__zcache_free(space__zcache_t *zc)
     memset(zc, 0, sizeof *zc);
 }
 
-double space__parzen_sample(const space__parzen_t *pe, space__rng_t *r)
+double space__parzen_sample(space__parzen_t *pe, space__rng_t *r)
 {
     /* the active component: observations in order, the prior last (rng.choice) */
     double u = space__rng_uniform(r);
@@ -1239,7 +1261,16 @@ double space__parzen_sample(const space__parzen_t *pe, space__rng_t *r)
         return (double)(c < pe->ncat ? c : pe->ncat - 1);
     }
     double mu = k < n ? pe->mu[k] : pe->prior_mu, sg = k < n ? pe->sigma[k] : pe->prior_sigma;
-    double x = mu + sg * space__truncnorm_draw(r, (pe->low - mu) / sg, (pe->high - mu) / sg);
+    double a = (pe->low - mu) / sg, b = (pe->high - mu) / sg, c[2];
+    u = space__rng_uniform(r); /* the draw's own uniform, as space__truncnorm_draw takes */
+    if (k < pe->tnn) { /* this component's masses, NaN until a draw of this fit needs them */
+        double *kc = pe->tn + 2 * k;
+        if (isnan(kc[0])) truncnorm_cdfs(a, b, kc);
+        c[0] = kc[0], c[1] = kc[1];
+    } else {
+        truncnorm_cdfs(a, b, c);
+    }
+    double x = mu + sg * truncnorm_invert(u, a, b, c);
     return fmin(fmax(x, pe->low), pe->high);
 }
 

@@ -765,10 +765,14 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
      * refitting is cheaper than updating) */
     size_t ngood = 0, good_t[32], nchg = 0;
     int inc = x->incok;
+    /* their total, once for every parameter: 1 (the prior) + space__sum's order over the
+     * weights in trial order, element i into sum i mod 8 */
+    double tot8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (size_t t = 0, i = 0; t < x->cap; t++) {
         unsigned char b = x->role[t] == ROLE_BAD;
         /* -1 marks a trial outside the bad set: the gathering reads one array, not two */
         x->rw[t] = b ? (i < ramp ? w0 + (double)i * step : 1.0) : -1.0;
+        if (b) tot8[i & 7] += x->rw[t];
         i += b;
         if (x->role[t] == ROLE_GOOD && ngood < 32) good_t[ngood++] = t;
         if (inc && b != x->inbad[t]) {
@@ -776,10 +780,11 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
             x->changed[nchg++] = t;
         }
     }
+    double total = 1.0 + (((tot8[0] + tot8[4]) + (tot8[2] + tot8[6])) +
+                          ((tot8[1] + tot8[5]) + (tot8[3] + tot8[7])));
     x->incok = 0; /* until every parameter's estimator holds this bad set */
     for (size_t j = 0; j < nd; j++) {
         const tdim_t *d = &x->dims[j];
-        double total = NAN; /* categorical: summed by the fit */
         ng = nb = 0;
         for (size_t i = 0; i < ngood; i++)
             gx[ng++] = x->x[good_t[i] * nd + j];
@@ -823,7 +828,7 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
                 if (space__parzen_inc_fit(in, bx, x->bid, nb, d->low, d->high, d->q)) goto out;
             }
             in->pe.optuna31_unscaled = 1; /* before weighing: the factors depend on it */
-            space__parzen_inc_weigh(in, x->rw);
+            space__parzen_inc_weigh(in, x->rw, total);
             bad = &in->pe;
         }
         good->optuna31_unscaled = bad->optuna31_unscaled = 1; /* as Optuna 3.1.0 computes it */

@@ -54,9 +54,12 @@ typedef struct space__parzen {
     /* windowing, per block of 32 components: bws[b] = the weight of blocks before b,
      * bsl[b] / bsr[b] = the largest sigma over blocks 0..b / b..last */
     double *bws, *bsl, *bsr;
-    double *z;                /* the truncation mass, NaN until first needed */
-    double *isg;              /* 1 / sigma */
-    double *czi;              /* kept estimator (parzen_inc): 1 / (sqrt(2 pi) z) */
+    double *z;   /* the truncation mass, NaN until first needed */
+    double *isg; /* 1 / sigma */
+    double *czi; /* kept estimator (parzen_inc): 1 / (sqrt(2 pi) z) */
+    double *tn;  /* a fit's: per component (the prior last) the two normal masses a truncated
+                  * draw inverts between, NaN until a draw needs them */
+    size_t tnn;
     float *fm, *fisg, *fcoef; /* kept estimator: (mu - low) / sigma, 1 / sigma, coef in float */
     /* stepped: cells' masses already computed, or NULL. Borrowed (space__parzen_free leaves
      * it): the kept estimator allocates and frees its own, the searcher keeps one per
@@ -141,12 +144,14 @@ int space__parzen_inc_fit(space__parzen_inc_t *in, const double *x, const size_t
 int space__parzen_inc_insert(space__parzen_inc_t *in, double v, size_t id);
 int space__parzen_inc_remove(space__parzen_inc_t *in, double v, size_t id);
 /* Sets the weights from rw_by_id[id] (Optuna's default_weights of each observation's age),
- * normalised with the prior's 1 as space__parzen_fit_sorted_total does: one pass. */
-void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id);
+ * normalised with the prior's 1 as space__parzen_fit_sorted_total does: total is 1 + the
+ * sum of the observations' raw weights, or NAN to sum them here in sorted order (a
+ * searcher sums them once for every parameter and passes the same total to its fits). */
+void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id, double total);
 void space__parzen_inc_free(space__parzen_inc_t *in); /* NULL-safe, leaves it zeroed */
 /* One draw: a component by weight, then its truncated normal (or its category row).
  * Numeric draws are in [low, high] and not yet rounded to the parameter's values. */
-double space__parzen_sample(const space__parzen_t *pe, space__rng_t *r);
+double space__parzen_sample(space__parzen_t *pe, space__rng_t *r);
 
 /* ---- HpBandSter's BOHB KDE: statsmodels' KDEMultivariate (parzen.c) ---------------------
  * Product kernels: Gaussian (not truncated) for continuous columns in [0, 1], Aitchison-

@@ -896,7 +896,7 @@ TEST(parzen_incremental_equals_full_fit)
                 fallbacks++;
                 REQUIRE(space__parzen_inc_fit(&in, bx, id, n, low, high, q) == 0);
             }
-            space__parzen_inc_weigh(&in, rw);
+            space__parzen_inc_weigh(&in, rw, NAN);
             for (size_t k = 0; k < n; k++)
                 bw[k] = rw[id[k]];
             REQUIRE(space__parzen_fit_sorted_total(&full, bx, bw, n, low, high, q, 0, NAN) == 0);
@@ -1084,7 +1084,7 @@ TEST(log_pdf_bounds_hold_the_exact_value)
             space__parzen_inc_t in = {0};
             REQUIRE(space__parzen_inc_fit(&in, xs, id, n, low, high, 0) == 0);
             in.pe.optuna31_unscaled = unscaled;
-            space__parzen_inc_weigh(&in, rw);
+            space__parzen_inc_weigh(&in, rw, NAN);
             REQUIRE(in.pe.coef_ready);
             for (int p = 0; p < PTS; p++) {
                 double u = (double)lcg(&st) / 2147483648.0;
