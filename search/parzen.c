@@ -1078,13 +1078,17 @@ static inline double tail_exp(double y)
 typedef double (*pz_block_fn)(space__parzen_t *pe, size_t from, size_t to, double x);
 static double walk(space__parzen_t *pe, double x, double tol, pz_block_fn sum, double *tails)
 {
-    size_t n = pe->n, lo = 0, hi = n, nb = (n + PZ_BLOCK - 1) / PZ_BLOCK;
-    while (lo < hi) { /* first mean >= x */
-        size_t mid = lo + (hi - lo) / 2;
-        if (pe->mu[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
+    size_t n = pe->n, nb = (n + PZ_BLOCK - 1) / PZ_BLOCK, lo = 0;
+    if (n > 0) { /* the first mean >= x, without a branch on the compare (a coin toss each):
+                  * the answer stays in [b, b + len] while len halves */
+        const double *b = pe->mu;
+        size_t len = n;
+        while (len > 1) {
+            size_t half = len / 2;
+            b += (size_t)(b[half] < x) * half;
+            len -= half;
+        }
+        lo = (size_t)(b - pe->mu) + (b[0] < x);
     }
     size_t r = lo, l = lo; /* next to visit: r going up, l - 1 going down */
     double s = prior_term(pe, x), half = 0.5 * pe->q, tail_r = 0, tail_l = 0;
