@@ -1076,7 +1076,13 @@ static inline double tail_exp(double y)
  * *tails, when not NULL, gets the bound on what was left out on the two sides. */
 #define ZINV 2.93
 typedef double (*pz_block_fn)(space__parzen_t *pe, size_t from, size_t to, double x);
-static double walk(space__parzen_t *pe, double x, double tol, pz_block_fn sum, double *tails)
+/* always inlined into its two callers, so that sum is a direct call there (a call through
+ * a pointer per block was part of the walk's own cost) */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline double
+walk(space__parzen_t *pe, double x, double tol, pz_block_fn sum, double *tails)
 {
     size_t n = pe->n, nb = (n + PZ_BLOCK - 1) / PZ_BLOCK, lo = 0;
     if (n > 0) { /* the first mean >= x, without a branch on the compare (a coin toss each):
