@@ -509,6 +509,7 @@ void space__parzen_inc_free(space__parzen_inc_t *in)
     free(in->rid);
     free(in->cnt);
     free(in->rr);
+    free(in->rrank);
     memset(in, 0, sizeof *in);
 }
 
@@ -540,6 +541,7 @@ static int inc_reserve(space__parzen_inc_t *in, size_t n)
     INC_GROW(in->rid, cap);
     INC_GROW(in->cnt, cap);
     INC_GROW(in->rr, cap);
+    INC_GROW(in->rrank, cap);
 #undef INC_GROW
     in->cap = pe->cap = cap;
     return 0;
@@ -752,8 +754,10 @@ int space__parzen_inc_insert(space__parzen_inc_t *in, double v, size_t id)
     }
     memmove(in->rx + p + 1, in->rx + p, (n - p) * sizeof *in->rx);
     memmove(in->rid + p + 1, in->rid + p, (n - p) * sizeof *in->rid);
+    memmove(in->rrank + p + 1, in->rrank + p, (n - p) * sizeof *in->rrank);
     in->rx[p] = v;
     in->rid[p] = id;
+    in->rrank[p] = 0; /* until space__parzen_inc_rank_one or _set_ranks */
     in->nraw = n + 1;
     in->pp = inc_first_above_mid(in);
     inc_splice(in, c0, c1, lcnt, p >= 2 ? p - 1 : 0, p + 1 < n ? p + 2 : n + 1, rcnt);
@@ -778,6 +782,7 @@ int space__parzen_inc_remove(space__parzen_inc_t *in, double v, size_t id)
     }
     memmove(in->rx + p, in->rx + p + 1, (n - p - 1) * sizeof *in->rx);
     memmove(in->rid + p, in->rid + p + 1, (n - p - 1) * sizeof *in->rid);
+    memmove(in->rrank + p, in->rrank + p + 1, (n - p - 1) * sizeof *in->rrank);
     in->nraw = n - 1;
     in->pp = inc_first_above_mid(in);
     inc_splice(in, c0, c1, lcnt, p >= 2 ? p - 1 : 0, p + 2 < n ? p + 1 : n - 1, rcnt);
@@ -816,11 +821,23 @@ PZ_CLONES static void inc_fcoef(float *restrict fcoef, const double *restrict w,
     }
 }
 
-void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id, double total)
+/* What a weighing does once w is set: the block bookkeeping and the crude coefficients. */
+static void inc_weigh_rest(space__parzen_inc_t *in)
+{
+    space__parzen_t *pe = &in->pe;
+    blocks_fill(pe);
+    pe->coef_ready = pe->q == 0; /* stepped: term() reads w and z only */
+    if (!pe->coef_ready) return;
+    /* every component's factor now, as block_sum would one by one: a suggestion's 24
+     * candidates visit most of them, and a loop without a test per component vectorises */
+    inc_fcoef(pe->fcoef, pe->w, pe->czi, pe->optuna31_unscaled ? NULL : pe->isg, pe->n);
+}
+
+/* The weighing from the raw weights in sorted order (in->rr). */
+static void inc_weigh_rr(space__parzen_inc_t *in, double total)
 {
     space__parzen_t *pe = &in->pe;
     size_t n = in->nraw, m = pe->n;
-    inc_gather(in->rr, rw_by_id, in->rid, n);
     /* the prior's weight, then the sorted weights as the full fit sums them */
     if (isnan(total)) total = 1.0 + space__sum(in->rr, n);
     double inv = 1.0 / total;
@@ -835,12 +852,67 @@ void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id, do
             pe->w[c] = cw;
         }
     }
-    blocks_fill(pe);
-    pe->coef_ready = pe->q == 0; /* stepped: term() reads w and z only */
-    if (!pe->coef_ready) return;
-    /* every component's factor now, as block_sum would one by one: a suggestion's 24
-     * candidates visit most of them, and a loop without a test per component vectorises */
-    inc_fcoef(pe->fcoef, pe->w, pe->czi, pe->optuna31_unscaled ? NULL : pe->isg, m);
+    inc_weigh_rest(in);
+}
+
+void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id, double total)
+{
+    inc_gather(in->rr, rw_by_id, in->rid, in->nraw);
+    inc_weigh_rr(in, total);
+}
+
+void space__parzen_inc_set_ranks(space__parzen_inc_t *in, const uint32_t *rank_by_id)
+{
+    for (size_t i = 0; i < in->nraw; i++)
+        in->rrank[i] = rank_by_id[in->rid[i]];
+}
+
+int space__parzen_inc_rank_one(space__parzen_inc_t *in, double v, size_t id, uint32_t rank)
+{
+    size_t p = inc_find(in, v, id);
+    if (p >= in->nraw || in->rx[p] != v || in->rid[p] != id) return 1;
+    in->rrank[p] = rank;
+    return 0;
+}
+
+/* rr[i] = Optuna's default_weights of age rank[i], as the searcher writes them by trial
+ * (the same operations), with no gathering by trial. */
+PZ_CLONES static void inc_ramp(double *restrict rr, const uint32_t *restrict rank, size_t n,
+                               double w0, double step, size_t ramp)
+{
+    /* in doubles (ranks are exact in them): an integer compare made the loop branch */
+    double rampd = (double)ramp;
+    for (size_t i = 0; i < n; i++) {
+        double r = (double)rank[i], v = w0 + r * step;
+        rr[i] = r < rampd ? v : 1.0;
+    }
+}
+
+/* w[i] = rr[i] x inv straight from the ranks, for an estimator that merges nothing: the
+ * same values as inc_ramp then inc_scale, one pass fewer. */
+PZ_CLONES static void inc_ramp_scale(double *restrict w, const uint32_t *restrict rank, size_t n,
+                                     double w0, double step, size_t ramp, double inv)
+{
+    double rampd = (double)ramp;
+    for (size_t i = 0; i < n; i++) {
+        double r = (double)rank[i], v = w0 + r * step;
+        w[i] = (r < rampd ? v : 1.0) * inv;
+    }
+}
+
+void space__parzen_inc_weigh_ranks(space__parzen_inc_t *in, double w0, double step, size_t ramp,
+                                   double total)
+{
+    space__parzen_t *pe = &in->pe;
+    if (isnan(total) || pe->n != in->nraw) {
+        inc_ramp(in->rr, in->rrank, in->nraw, w0, step, ramp);
+        inc_weigh_rr(in, total);
+        return;
+    }
+    double inv = 1.0 / total;
+    pe->prior_w = 1.0 / total;
+    inc_ramp_scale(pe->w, in->rrank, in->nraw, w0, step, ramp, inv);
+    inc_weigh_rest(in);
 }
 
 /* One numeric component's density (mass over the quantisation cell for q > 0), truncated

@@ -59,6 +59,7 @@ struct space_searcher {
     size_t *nrv_at; /* how many rung slots are set */
     size_t *cnt_at; /* nrv: cnt_at[r] = known trials with a value at rung r (nrv_at > r) */
     double *rw;     /* scratch: raw weight of each bad trial, -1 for the others */
+    uint32_t *rank; /* scratch: each bad trial's age rank (its place among them by number) */
     /* scratch, cap + 1 each, kept so a suggestion allocates nothing: freeing 80 kB
      * arrays gave memory back to the system and every suggestion faulted it in again */
     double *gx, *bx, *bw;
@@ -252,6 +253,7 @@ void space_searcher_free(space_searcher_t *x)
     free(x->rv);
     free(x->nrv_at);
     free(x->rw);
+    free(x->rank);
     space__parzen_free(&x->pgood);
     space__parzen_free(&x->pbad);
     free(x->sv);
@@ -362,6 +364,7 @@ static int grow(space_searcher_t *x, size_t t)
     GROW(rv, x->nrv);
     GROW(nrv_at, 1);
     GROW(rw, 1);
+    GROW(rank, 1);
     GROW(gx, 1);
     GROW(bx, 1);
     GROW(bw, 1);
@@ -768,18 +771,27 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
     /* their total, once for every parameter: 1 (the prior) + space__sum's order over the
      * weights in trial order, element i into sum i mod 8 */
     double tot8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    /* the kept estimators hold each observation's rank, which stays right while trials only
+     * join after every trial kept in the bad set (the newest result): then a rank is set
+     * for each one that joins; otherwise every rank is set again (moved) */
+    size_t last_kept = 0, first_changed = SIZE_MAX;
+    int any_kept = 0;
     for (size_t t = 0, i = 0; t < x->cap; t++) {
         unsigned char b = x->role[t] == ROLE_BAD;
         /* -1 marks a trial outside the bad set: the gathering reads one array, not two */
         x->rw[t] = b ? (i < ramp ? w0 + (double)i * step : 1.0) : -1.0;
+        x->rank[t] = (uint32_t)i;
         if (b) tot8[i & 7] += x->rw[t];
         i += b;
         if (x->role[t] == ROLE_GOOD && ngood < 32) good_t[ngood++] = t;
+        if (b && x->inbad[t]) last_kept = t, any_kept = 1;
         if (inc && b != x->inbad[t]) {
             if (nchg == MAX_BAD_CHANGES) inc = 0;
+            if (t < first_changed) first_changed = t;
             x->changed[nchg++] = t;
         }
     }
+    int moved = !any_kept || (nchg > 0 && first_changed < last_kept);
     double total = 1.0 + (((tot8[0] + tot8[4]) + (tot8[2] + tot8[6])) +
                           ((tot8[1] + tot8[5]) + (tot8[3] + tot8[7])));
     x->incok = 0; /* until every parameter's estimator holds this bad set */
@@ -827,8 +839,18 @@ static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, d
                 }
                 if (space__parzen_inc_fit(in, bx, x->bid, nb, d->low, d->high, d->q)) goto out;
             }
+            if (full || moved) {
+                space__parzen_inc_set_ranks(in, x->rank);
+            } else {
+                for (size_t k = 0; k < nchg; k++) {
+                    size_t t = x->changed[k];
+                    if (x->role[t] == ROLE_BAD &&
+                        space__parzen_inc_rank_one(in, x->x[t * nd + j], t, x->rank[t]))
+                        space__parzen_inc_set_ranks(in, x->rank); /* not held: cannot be */
+                }
+            }
             in->pe.optuna31_unscaled = 1; /* before weighing: the factors depend on it */
-            space__parzen_inc_weigh(in, x->rw, total);
+            space__parzen_inc_weigh_ranks(in, w0, step, ramp, total);
             bad = &in->pe;
         }
         good->optuna31_unscaled = bad->optuna31_unscaled = 1; /* as Optuna 3.1.0 computes it */

@@ -132,6 +132,7 @@ typedef struct space__parzen_inc {
     size_t *rid;        /* their ids (the searcher's trial numbers) */
     size_t *cnt;        /* per component of pe: how many observations it merges */
     double *rr;         /* scratch: the raw weights in sorted order */
+    uint32_t *rrank;    /* the observations' age ranks (space__parzen_inc_weigh_ranks) */
     size_t pp;          /* the prior's position: the first rx > the middle of the range */
 } space__parzen_inc_t;
 /* Full fit to n observations x[] sorted by (value, id) with ids id[]. 0 or SPACE_ENOMEM. */
@@ -148,6 +149,17 @@ int space__parzen_inc_remove(space__parzen_inc_t *in, double v, size_t id);
  * sum of the observations' raw weights, or NAN to sum them here in sorted order (a
  * searcher sums them once for every parameter and passes the same total to its fits). */
 void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id, double total);
+/* The same from each observation's age rank instead of a weight per trial: raw weight
+ * rank < ramp ? w0 + rank x step : 1 (Optuna's default_weights, the searcher's operations),
+ * computed in sorted order with no gathering by trial. The ranks are kept with the
+ * observations: space__parzen_inc_set_ranks sets every one (after a fit, or when the ranks
+ * moved: a trial joined or left the middle of the trial order), space__parzen_inc_rank_one
+ * the rank of one inserted observation (0 until then); rank_one returns 1 when (v, id) is
+ * not held. */
+void space__parzen_inc_weigh_ranks(space__parzen_inc_t *in, double w0, double step, size_t ramp,
+                                   double total);
+void space__parzen_inc_set_ranks(space__parzen_inc_t *in, const uint32_t *rank_by_id);
+int space__parzen_inc_rank_one(space__parzen_inc_t *in, double v, size_t id, uint32_t rank);
 void space__parzen_inc_free(space__parzen_inc_t *in); /* NULL-safe, leaves it zeroed */
 /* One draw: a component by weight, then its truncated normal (or its category row).
  * Numeric draws are in [low, high] and not yet rounded to the parameter's values. */
