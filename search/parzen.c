@@ -19,6 +19,19 @@
  * components, so a longer step overshoots little and each call does more work.
  * sum_block's and crude_block's trees are written for 32. */
 #define PZ_BLOCK 32
+/* sum = p[0] + ... + p[31] as a fixed tree (i with i + 16, then + 8, + 4, then
+ * (0 + 2) + (1 + 3)), p overwritten: fixed counts, so each step is straight-line vector
+ * code, and the order does not depend on the vector width. */
+#define PZ_TREE32(p, sum)                                                                          \
+    do {                                                                                           \
+        for (int i_ = 0; i_ < 16; i_++)                                                            \
+            (p)[i_] += (p)[i_ + 16];                                                               \
+        for (int i_ = 0; i_ < 8; i_++)                                                             \
+            (p)[i_] += (p)[i_ + 8];                                                                \
+        for (int i_ = 0; i_ < 4; i_++)                                                             \
+            (p)[i_] += (p)[i_ + 4];                                                                \
+        (sum) = ((p)[0] + (p)[2]) + ((p)[1] + (p)[3]);                                             \
+    } while (0)
 
 /* A stepped component's mass over x's cell depends on (x, mu, sigma) and the bounds, not
  * on the weights, and the same few cells and components come back at every suggestion:
@@ -1008,14 +1021,9 @@ static double sum_block(const double *restrict mu, const double *restrict isg,
             p[i] = ((w[i] * czi[i]) * isg[i]) * exp_nonpos(-0.5 * t * t);
         }
     }
-    /* fixed counts, so each step is straight-line vector code (PZ_BLOCK is 32) */
-    for (int i = 0; i < 16; i++)
-        p[i] += p[i + 16];
-    for (int i = 0; i < 8; i++)
-        p[i] += p[i + 8];
-    for (int i = 0; i < 4; i++)
-        p[i] += p[i + 4];
-    return (p[0] + p[2]) + (p[1] + p[3]);
+    double sum;
+    PZ_TREE32(p, sum);
+    return sum;
 }
 
 /* One component's constant factor, its weight w times czi = 1 / (sqrt(2 pi) z) (times
@@ -1240,13 +1248,9 @@ static double crude_block(const float *restrict m, const float *restrict isg,
         y = 0.5f * ((y + PZ_CRUDE_YMIN) + fabsf(y - PZ_CRUDE_YMIN));
         p[i] = coef[i] * crude_exp(y);
     }
-    for (int i = 0; i < 16; i++)
-        p[i] += p[i + 16];
-    for (int i = 0; i < 8; i++)
-        p[i] += p[i + 8];
-    for (int i = 0; i < 4; i++)
-        p[i] += p[i + 4];
-    return (double)((p[0] + p[2]) + (p[1] + p[3]));
+    float sum;
+    PZ_TREE32(p, sum);
+    return (double)sum;
 }
 
 /* Components from..to-1 (at most PZ_BLOCK) by crude_block, a short block padded with

@@ -43,6 +43,20 @@ static double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* One suggestion for trial t, told its result at once as a finished trial. */
+static void ask(space_searcher_t *x, size_t t, char *why, size_t whylen)
+{
+    char err[512];
+    cJSON *c;
+    if (space_searcher_suggest(x, t, &c, why, whylen, err, sizeof err)) {
+        fprintf(stderr, "tpe_bench: %s\n", err);
+        exit(1);
+    }
+    space_searcher_observe(x, t, 1, objective(c));
+    space_searcher_trial_end(x, t, 0);
+    cJSON_Delete(c);
+}
+
 static double per_suggestion(space_t *s, space_tpe_preset_t preset, size_t n, size_t asks)
 {
     char err[512], why[256];
@@ -67,28 +81,11 @@ static double per_suggestion(space_t *s, space_tpe_preset_t preset, size_t n, si
     /* the first suggestion fits every estimator from the record (what a resume pays
      * once): timed on its own, so the rest measure a suggestion of a running search */
     double t0 = cpu_now();
-    {
-        cJSON *c;
-        if (space_searcher_suggest(x, n, &c, why, sizeof why, err, sizeof err)) {
-            fprintf(stderr, "tpe_bench: %s\n", err);
-            exit(1);
-        }
-        space_searcher_observe(x, n, 1, objective(c));
-        space_searcher_trial_end(x, n, 0);
-        cJSON_Delete(c);
-    }
+    ask(x, n, why, sizeof why);
     double first = cpu_now() - t0;
     t0 = cpu_now();
-    for (size_t t = n + 1; t < n + 1 + asks; t++) {
-        cJSON *c;
-        if (space_searcher_suggest(x, t, &c, why, sizeof why, err, sizeof err)) {
-            fprintf(stderr, "tpe_bench: %s\n", err);
-            exit(1);
-        }
-        space_searcher_observe(x, t, 1, objective(c));
-        space_searcher_trial_end(x, t, 0);
-        cJSON_Delete(c);
-    }
+    for (size_t t = n + 1; t < n + 1 + asks; t++)
+        ask(x, t, why, sizeof why);
     double dt = (cpu_now() - t0) / (double)asks;
     printf("  tune TPE (%s), %zu trials: %.3f ms per suggestion (the first: %.1f ms)  [%s]\n",
            preset == SPACE_TPE_OPTUNA ? "optuna" : "bohb", n, dt * 1e3, first * 1e3, why);
