@@ -435,13 +435,24 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
 }
 
 /* ---- a real run: signals and turns ------------------------------------------------------ */
-/* The one global of the scheduler: the write end of the signal self-pipe, which a
- * signal handler can reach only through a static. Valid only inside sched_run. */
+/* The scheduler's globals, which a signal handler can reach only through statics, valid
+ * only inside sched_run: the write end of the self-pipe that wakes the executor's wait,
+ * and how many stop signals (SIGINT, SIGTERM) came, with the first one's number. The
+ * executor's wait drains the pipe right after it wakes, before it looks for ended trials,
+ * so a SIGCHLD that comes after that look leaves a byte that wakes the next wait. (When
+ * sched_run drained it after the turn instead, a second trial's SIGCHLD landing during
+ * the first one's turn was read and lost: the loop slept its full second with an ended
+ * trial unreported, one run in three of bench/tuner/run.sh.) */
 static int loop_sigpipe_w = -1;
+static volatile sig_atomic_t loop_stops, loop_stop_sig;
 
 static void loop_on_signal(int sig)
 {
     int saved = errno;
+    if (sig == SIGINT || sig == SIGTERM) {
+        if (!loop_stop_sig) loop_stop_sig = sig;
+        loop_stops = loop_stops + 1; /* the handler blocks both signals: no lost update */
+    }
     unsigned char b = (unsigned char)sig;
     if (loop_sigpipe_w >= 0) {
         ssize_t w = write(loop_sigpipe_w, &b, 1);
@@ -461,10 +472,14 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
     sched_run_opts_t lo = *o;
     lo.wake_fd = sp[0];
     loop_sigpipe_w = sp[1];
+    loop_stops = loop_stop_sig = 0;
     struct sigaction sa, old_int, old_term, old_chld;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = loop_on_signal;
     sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaddset(&sa.sa_mask, SIGCHLD);
     sa.sa_flags = SA_RESTART;
     sigaction(SIGCHLD, &sa, &old_chld);
     if (o->handle_signals) {
@@ -473,12 +488,10 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
     }
     sched_loop_t *L = NULL;
     int rc = sched_loop_new(&lo, &L, err, errlen);
+    sig_atomic_t stops_seen = 0;
     while (rc == 0 && (rc = sched_loop_turn(L, 1.0, err, errlen)) > 0) {
-        unsigned char sigs[64];
-        ssize_t k;
-        while ((k = read(sp[0], sigs, sizeof sigs)) > 0)
-            for (ssize_t j = 0; j < k; j++)
-                if (sigs[j] == SIGINT || sigs[j] == SIGTERM) sched_loop_stop(L, sigs[j]);
+        for (sig_atomic_t n = loop_stops; stops_seen < n; stops_seen++)
+            sched_loop_stop(L, (int)loop_stop_sig);
         rc = 0;
     }
     if (L && rc == 0) sched_loop_result(L, res);

@@ -221,7 +221,9 @@ typedef struct sched_exec_ops {
     /* SIGTERM (stop, with the grace period the loop keeps) or SIGKILL to a running trial. */
     void (*signal)(void *self, int64_t trial_no, int sig);
     /* Waits at most timeout seconds (the loop's clock) for lines and ends and reports
-     * them through ev; also returns early when wake_fd (>= 0) becomes readable. Returns
+     * them through ev; also returns early when wake_fd (>= 0) becomes readable, and then
+     * reads what is in it before it looks for ended trials (sched_run's self-pipe: a
+     * SIGCHLD after that look must wake the next wait). Returns
      * >= 0, or a negative code with err when waiting itself failed. */
     int (*wait)(void *self, double timeout, int wake_fd, const sched_events_t *ev, void *ud,
                 char *err, size_t errlen);

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "search/space.h"
 #include "store/store.h"
 #include "testdb.h"
+#include "trial/trial.h"
 #include "tinytest.h"
 
 /* ---- the virtual clock ------------------------------------------------------------ */
@@ -710,6 +712,36 @@ TEST(a_simulations_store_can_raise_its_page_cache)
     CHECK(store_set_cache(st, 0, err, sizeof err) != 0);
     CHECK_CONTAINS(err, "a page cache of 0 MiB: give 1 to 65536");
     store_close(st);
+}
+
+/* The real executor's wait reads the wake pipe when it wakes, before it looks for ended
+ * trials (sched.h). When sched_run read the pipe after the turn instead, a SIGCHLD that
+ * came during the turn was consumed unseen and an ended trial waited for the next
+ * second's timeout (one run of bench/tuner/run.sh in three, at its end). */
+static void no_line(void *ud, int64_t no, const char *line, size_t len, int truncated)
+{
+    (void)ud, (void)no, (void)line, (void)len, (void)truncated;
+}
+
+TEST(the_process_executors_wait_drains_the_wake_pipe_when_it_wakes)
+{
+    trial_exec_t *tx = NULL;
+    sched_exec_t *sx = NULL;
+    char err[256];
+    REQUIRE(trial_exec_local_new(&tx, err, sizeof err) == 0);
+    REQUIRE(sched_exec_proc_new(tx, NULL, &sx, err, sizeof err) == 0);
+    int p[2];
+    REQUIRE(pipe2(p, O_NONBLOCK | O_CLOEXEC) == 0);
+    REQUIRE(write(p[1], "\x11\x11", 2) == 2); /* two SIGCHLDs' bytes */
+    sched_events_t ev = {0};
+    ev.line = no_line;
+    CHECK(sx->ops->wait(sx->self, 5.0, p[0], &ev, NULL, err, sizeof err) >= 0);
+    char b;
+    CHECK_EQ_INT((int)read(p[0], &b, 1), -1); /* empty: the next signal's byte will wake */
+    close(p[0]);
+    close(p[1]);
+    sched_exec_free(sx);
+    trial_exec_free(tx);
 }
 
 TT_MAIN
