@@ -772,18 +772,22 @@ TEST(trial_leads_its_own_process_group)
     CHECK_EQ_INT(pid, trial_pid(p)); /* trial_pid is the program, not its keeper */
     CHECK_EQ_INT(pgid, pid);
     CHECK(pgid != getpgid(0));
-    /* Its parent is the keeper: our child, leading a group of its own. */
+    /* Its parent is our child, leading a group of its own: the keeper of this one trial
+     * (TUNE_SPAWNER=0, or a keeper program), or else the spawner of every trial. */
     char comm[64] = "", state = 0;
     int kppid = 0, kpgrp = 0;
     CHECK(ppid != getpid());
     CHECK(proc_stat(ppid, &state, &kppid, &kpgrp, comm, sizeof comm));
-    CHECK_STR(comm, "tune-keeper");
+    const char *no_spawner = getenv("TUNE_SPAWNER"), *kp = getenv("TUNE_KEEPER");
+    CHECK_STR(comm, (no_spawner && strcmp(no_spawner, "0") == 0) || (kp && *kp) ? "tune-keeper"
+                                                                                : "tune-spawner");
     CHECK_EQ_INT(kppid, getpid());
     CHECK_EQ_INT(kpgrp, ppid);
     CHECK(kpgrp != getpgid(0) && kpgrp != pgid);
     trial_exit_t x;
     CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
-    CHECK(pid_reaped(ppid) && pid_reaped(pid));
+    CHECK(pid_reaped(pid));
+    if (strcmp(comm, "tune-keeper") == 0) CHECK(pid_reaped(ppid));
     trial_proc_free(p);
     trial_exec_free(ex);
     lines_free(&L);
@@ -1201,6 +1205,144 @@ TEST(orphans_reaped_while_the_trial_runs)
     CHECK_EQ_INT(trial_poll_exit(p, &x), 0); /* the trial itself still runs */
     trial_proc_free(p);
     trial_exec_free(ex);
+    lines_free(&L);
+}
+
+/* ---- what a trial leaves behind, with several trials at once ------------------------ */
+
+static int spawner_mode(void)
+{
+    const char *no = getenv("TUNE_SPAWNER"), *kp = getenv("TUNE_KEEPER");
+    return !(no && strcmp(no, "0") == 0) && !(kp && *kp);
+}
+
+/* The pid in the "daemon PID" line, or -1. */
+static int daemon_pid(const struct lines *L)
+{
+    int d = -1;
+    for (size_t i = 0; i < L->n; i++)
+        sscanf(L->v[i], "daemon %d", &d);
+    return d;
+}
+
+/* Whether pid's environment is empty (its exec with none has happened). */
+static int environ_empty(pid_t pid)
+{
+    char path[64], c;
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return 0;
+    ssize_t r = read(fd, &c, 1);
+    close(fd);
+    return r == 0;
+}
+
+/* Two trials at once, each with a daemon (setsid, stdio on /dev/null): when one trial ends,
+ * its daemon is killed and the other trial's lives on until that trial ends. The spawner
+ * serves both, so it must tell the two daemons apart (spawner_run.c: by the environment);
+ * a keeper per trial gets that from the process tree. */
+TEST(a_trials_daemon_dies_with_it_and_not_with_another_trial)
+{
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv_a[] = {HELPER, "daemon", "waitsig:10", NULL};
+    char *argv_b[] = {HELPER, "daemon", "print:ready", "sleep:30000", NULL};
+    trial_spawn_t sa = {.argv = argv_a}, sb = {.argv = argv_b};
+    trial_proc_t *a = NULL, *b = NULL;
+    REQUIRE(trial_start(ex, &sa, &a, err, sizeof err) == 0);
+    REQUIRE(trial_start(ex, &sb, &b, err, sizeof err) == 0);
+    struct lines La = {0}, Lb = {0};
+    CHECK_EQ_INT(drain_until(a, &La, "waiting", 10, 0), 2);
+    CHECK_EQ_INT(drain_until(b, &Lb, "ready", 10, 0), 2);
+    int da = daemon_pid(&La), db = daemon_pid(&Lb);
+    REQUIRE(da > 0 && db > 0);
+    /* Re-parented to whoever stands between tune and the trials, not to init. */
+    int pa = 0, pb = 0, ka = 0, kb = 0;
+    CHECK(proc_stat(da, NULL, &pa, NULL, NULL, 0) && proc_stat(db, NULL, &pb, NULL, NULL, 0));
+    CHECK(proc_stat(trial_pid(a), NULL, &ka, NULL, NULL, 0));
+    CHECK(proc_stat(trial_pid(b), NULL, &kb, NULL, NULL, 0));
+    CHECK_EQ_INT(pa, ka);
+    CHECK_EQ_INT(pb, kb);
+    CHECK_EQ_INT(trial_signal(a, SIGUSR1), 0); /* a ends */
+    trial_exit_t x = {-5, -5};
+    CHECK_EQ_INT(wait_exit(a, &x, 10), 1);
+    CHECK_EQ_INT(x.code, 0);
+    CHECK(pid_gone(da, 0.01)); /* gone by the time its trial's end is known */
+    e2e_nap_ms(100);
+    CHECK(!pid_gone(db, 0.0)); /* the other trial's */
+    CHECK_EQ_INT(trial_poll_exit(b, &x), 0);
+    trial_proc_free(b); /* b killed: its daemon with it */
+    CHECK(pid_gone(db, 0.01));
+    trial_proc_free(a);
+    trial_exec_free(ex);
+    lines_free(&La);
+    lines_free(&Lb);
+}
+
+/* A daemon that says neither whose it is (its own session) nor carries its trial's
+ * environment (re-exec'd with none): a keeper kills it with its trial. The spawner cannot
+ * tell which of the trials running when it first saw it left it, so it kills it once every
+ * one of those has ended: later than its own trial's end, never before. */
+TEST(a_daemon_with_no_environment_dies_once_every_trial_that_could_have_left_it_ended)
+{
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv_b[] = {HELPER, "print:ready", "sleep:30000", NULL};
+    char *argv_a[] = {HELPER, "daemon:bare", "waitsig:10", NULL};
+    trial_spawn_t sb = {.argv = argv_b}, sa = {.argv = argv_a};
+    trial_proc_t *a = NULL, *b = NULL;
+    REQUIRE(trial_start(ex, &sb, &b, err, sizeof err) == 0); /* b first: it could be b's */
+    REQUIRE(trial_start(ex, &sa, &a, err, sizeof err) == 0);
+    struct lines La = {0}, Lb = {0};
+    CHECK_EQ_INT(drain_until(b, &Lb, "ready", 10, 0), 2);
+    CHECK_EQ_INT(drain_until(a, &La, "waiting", 10, 0), 2);
+    int d = daemon_pid(&La);
+    REQUIRE(d > 0);
+    double t0 = e2e_mono();
+    while (!environ_empty(d) && e2e_mono() - t0 < 10)
+        e2e_nap_ms(5);
+    REQUIRE(environ_empty(d));
+    CHECK_EQ_INT(trial_signal(a, SIGUSR1), 0);
+    trial_exit_t x = {-5, -5};
+    CHECK_EQ_INT(wait_exit(a, &x, 10), 1);
+    if (spawner_mode()) {
+        e2e_nap_ms(100);
+        CHECK(!pid_gone(d, 0.0)); /* b, started before it was seen, still runs */
+        trial_proc_free(b);
+        CHECK(pid_gone(d, 5.0));
+    } else {
+        CHECK(pid_gone(d, 0.01));
+        trial_proc_free(b);
+    }
+    trial_proc_free(a);
+    trial_exec_free(ex);
+    lines_free(&La);
+    lines_free(&Lb);
+}
+
+/* The spawner marks each trial's environment, which is how it tells whose an orphan is;
+ * a marker the trial inherited (tune run by a trial of another tune) is replaced. */
+TEST(a_spawned_trial_carries_one_marker_of_its_own)
+{
+    if (!spawner_mode()) SKIP("a keeper per trial needs no marker");
+    setenv("TUNE_SPAWN_SLOT", "1:99", 1);
+    char *argv[] = {HELPER, "env:TUNE_SPAWN_SLOT", NULL};
+    char *env[] = {"TUNE_SPAWN_SLOT=2:98", NULL};
+    trial_spawn_t sp = {.argv = argv, .env = env};
+    struct lines L = {0};
+    trial_exit_t x;
+    char err[512] = "";
+    int rc = run(&sp, &L, &x, err, sizeof err);
+    unsetenv("TUNE_SPAWN_SLOT");
+    REQUIRE(rc == 0);
+    REQUIRE(L.n == 1);
+    long spawner = 0;
+    unsigned long long slot = 0;
+    CHECK_EQ_INT(sscanf(L.v[0], "TUNE_SPAWN_SLOT=%ld:%llu", &spawner, &slot), 2);
+    CHECK(spawner > 2 && spawner != (long)getpid()); /* neither inherited one */
+    CHECK_EQ_INT((int)slot, 1);
     lines_free(&L);
 }
 

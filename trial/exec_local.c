@@ -1,7 +1,9 @@
 /* exec_local.c: the local executor (each trial a process leading its own process group,
- * behind a keeper) and trial__spawn, the fork/exec every executor uses to start its child:
- * what tune does before fork and after it. Not for: the forked side (keeper.c), reading
- * output or reaping (proc.c), or Slurm specifics (its own executor). */
+ * started by the executor's spawner, or behind a keeper of its own) and trial__spawn, the
+ * start every executor uses for its child: what tune does before the spawner's launch or
+ * the keeper's fork, and after it. Not for: the spawner (spawner.c, spawner_run.c), the
+ * forked side (keeper.c), reading output or reaping (proc.c), or Slurm specifics (its own
+ * executor). */
 #include "trial/trial_int.h"
 
 #include <errno.h>
@@ -123,9 +125,7 @@ static const char *keeper_program(void)
     return env && *env && access(env, X_OK) == 0 ? env : NULL;
 }
 
-/* tune's own command line as words, read once: the keeper program shows it as its own, as
- * a forked keeper does (ps, pgrep -f and the tests find tune's processes by it). */
-static char *const *self_words(size_t *n)
+char *const *trial__self_words(size_t *n)
 {
     static char buf[8192], *words[256];
     static size_t nwords;
@@ -165,7 +165,7 @@ static pid_t spawn_keeper(const char *prog, const struct trial__launch *l)
         np++;
     while (l->argv[na])
         na++;
-    char *const *self = self_words(&ns);
+    char *const *self = trial__self_words(&ns);
     char **av = e ? NULL : malloc((ns + np + na + 8) * sizeof *av);
     if (!e && !av) e = ENOMEM;
     if (!e) {
@@ -290,8 +290,10 @@ static void read_status(int fd, pid_t *trial, int *stage, int *why)
     }
 }
 
-static int spawn(const trial_spawn_t *sp, pid_t *pid_out, pid_t *trial_out, int *out_fd, char *err,
-                 size_t errlen)
+/* Starts sp's trial: through the spawner when sv is given and it takes the launch (p then
+ * registered with it, *pid_out -1), else behind a keeper that tune starts. */
+static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p, pid_t *pid_out,
+                 pid_t *trial_out, int *out_fd, char *err, size_t errlen)
 {
     const char *prog = sp->argv[0];
     int rc = TRIAL_ERR;
@@ -315,7 +317,7 @@ static int spawn(const trial_spawn_t *sp, pid_t *pid_out, pid_t *trial_out, int 
                     sp->stderr_log ? sp->stderr_log : "/dev/null", strerror(errno));
         goto fail;
     }
-    if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(stp, O_CLOEXEC) < 0) {
+    if (pipe2(outp, O_CLOEXEC) < 0 || (!sv && pipe2(stp, O_CLOEXEC) < 0)) {
         trial__errf(err, errlen, "cannot create a pipe: %s", strerror(errno));
         goto fail;
     }
@@ -341,7 +343,30 @@ static int spawn(const trial_spawn_t *sp, pid_t *pid_out, pid_t *trial_out, int 
                               .relay = TRIAL__RELAY_SIG,
                               .maxfd = maxfd};
 
-    /* The keeper program if there is one; if it cannot be started, the fork below. */
+    if (sv) {
+        pid_t trial = -1;
+        int src = trial__spawner_launch(sv, &l, sp, p, &trial, err, errlen);
+        if (src != 1) {
+            rc = src;
+            if (rc != TRIAL_OK) goto fail;
+            close_fd(&in);
+            close_fd(&errfd);
+            close_fd(&outp[1]);
+            free(envp);
+            free(paths);
+            *pid_out = -1;
+            if (trial_out) *trial_out = trial;
+            *out_fd = outp[0];
+            return TRIAL_OK;
+        }
+        /* Not taken: a keeper of our own, with its status pipe. */
+        if (pipe2(stp, O_CLOEXEC) < 0) {
+            trial__errf(err, errlen, "cannot create a pipe: %s", strerror(errno));
+            goto fail;
+        }
+        l.status = stp[1];
+    }
+    /* The keeper program if there is one; if it cannot be started, a fork of tune. */
     const char *kp = keeper_program();
     pid_t pid = kp ? spawn_keeper(kp, &l) : -1;
     int fork_errno = 0;
@@ -401,23 +426,47 @@ fail:
 
 int trial__spawn(const trial_spawn_t *sp, pid_t *pid_out, int *out_fd, char *err, size_t errlen)
 {
-    return spawn(sp, pid_out, NULL, out_fd, err, errlen);
+    return spawn(sp, NULL, NULL, pid_out, NULL, out_fd, err, errlen);
 }
 
-int trial__spawn_proc(const trial_spawn_t *sp, trial_proc_t *p, char *err, size_t errlen)
+int trial__spawn_proc(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p, char *err,
+                      size_t errlen)
 {
-    int rc = spawn(sp, &p->pid, &p->trial_pid, &p->fd, err, errlen);
+    int rc = spawn(sp, sv, p, &p->pid, &p->trial_pid, &p->fd, err, errlen);
     if (rc == TRIAL_OK) p->pgid = p->pid;
     return rc;
 }
 
 /* ---- the local executor's vtable -------------------------------------------------- */
 
+/* The local executor's state: its spawner, started with the first trial. */
+struct local {
+    trial__spawner_t *sv;
+    int tried; /* started it, or found it could not be: forks of tune from then on */
+};
+
+/* Whether trials get the spawner: not when TUNE_KEEPER names a keeper program (that is
+ * how it is compared with the fork), nor when TUNE_SPAWNER=0 (the fork of tune per trial,
+ * kept as the fallback and for the same comparison; tests/keeper.cmake runs the trial
+ * suite both ways). */
+static int spawner_wanted(void)
+{
+    const char *e = getenv("TUNE_SPAWNER");
+    return keeper_program() == NULL && !(e && strcmp(e, "0") == 0);
+}
+
 static int local_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *p, char *err,
                        size_t errlen)
 {
-    (void)ex;
-    return trial__spawn_proc(sp, p, err, errlen);
+    struct local *lx = ex->priv;
+    if (!lx->tried) {
+        lx->tried = 1;
+        char e2[256];
+        /* Without a spawner every trial still starts, by a fork of tune. */
+        if (spawner_wanted() && trial__spawner_new(&lx->sv, e2, sizeof e2) != TRIAL_OK)
+            lx->sv = NULL;
+    }
+    return trial__spawn_proc(sp, lx->sv, p, err, errlen);
 }
 
 static int local_fd(const trial_proc_t *p)
@@ -440,9 +489,17 @@ static const char *local_none(const trial_proc_t *p)
 
 static void local_proc_free(trial_proc_t *p)
 {
-    if (p->reaped || p->pid <= 0) return;
+    if (p->reaped || (p->pid <= 0 && !p->sv)) return;
     trial__kill_group(p, SIGKILL);
     if (trial__reap(p, 1) != 1) p->reaped = 1; /* somebody else reaped it: nothing to wait */
+    if (p->sv) trial__spawner_forget(p->sv, p);
+}
+
+static void local_exec_free(trial_exec_t *ex)
+{
+    struct local *lx = ex->priv;
+    if (lx) trial__spawner_free(lx->sv);
+    free(lx);
 }
 
 static const struct trial_exec_ops local_ops = {
@@ -455,7 +512,7 @@ static const struct trial_exec_ops local_ops = {
     .exec_id = local_none,
     .node = local_none,
     .proc_free = local_proc_free,
-    .exec_free = NULL,
+    .exec_free = local_exec_free,
 };
 
 int trial_exec_local_new(trial_exec_t **out, char *err, size_t errlen)
@@ -465,11 +522,15 @@ int trial_exec_local_new(trial_exec_t **out, char *err, size_t errlen)
         return TRIAL_EINVAL;
     }
     trial_exec_t *ex = calloc(1, sizeof *ex);
-    if (!ex) {
+    struct local *lx = calloc(1, sizeof *lx);
+    if (!ex || !lx) {
+        free(ex);
+        free(lx);
         trial__errf(err, errlen, "out of memory");
         return TRIAL_ERR;
     }
     ex->ops = &local_ops;
+    ex->priv = lx;
     *out = ex;
     return TRIAL_OK;
 }

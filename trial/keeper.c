@@ -1,7 +1,13 @@
 /* keeper.c: what runs in tune's forked child: the keeper that stands between tune and one
  * trial so that nothing the trial starts outlives it or tune, and the trial's own set-up
- * between its fork and exec. Not for: anything tune itself runs (exec_local.c builds what
- * is needed before fork and reads the status pipe; proc.c relays signals and reaps).
+ * between its fork and exec (trial__trial_run, which the spawner's vfork runs too). Not
+ * for: anything tune itself runs (exec_local.c builds what is needed before fork and reads
+ * the status pipe; proc.c relays signals and reaps).
+ *
+ * Where a keeper is used: local trials are started by the spawner (spawner_run.c), which
+ * keeps the same guarantees for every trial in one process; a keeper per trial stands
+ * between tune and Slurm's srun, and between tune and a local trial when TUNE_SPAWNER=0,
+ * when the spawner cannot be started, or for a launch too big for one message to it.
  *
  * Why a keeper. PR_SET_PDEATHSIG only reaches tune's direct child: a torchrun launcher's
  * ranks, a shell pipeline or tune-train's rank processes would be orphaned, still running,
@@ -76,8 +82,7 @@ static int move_up(int fd)
     return fd >= 3 ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 3);
 }
 
-/* Closes every fd but the n in keep (distinct, any order). */
-static void close_all_but(int *keep, int n, int maxfd)
+void trial__close_all_but(int *keep, int n, int maxfd)
 {
     for (int i = 1; i < n; i++) /* insertion sort: n <= 4 */
         for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
@@ -153,6 +158,18 @@ static uint64_t signals_not_default(void)
     }
     close(fd);
     return status_mask(buf, n, "SigIgn:") | status_mask(buf, n, "SigCgt:");
+}
+
+void trial__reset_signals(void)
+{
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    uint64_t changed = signals_not_default();
+    for (int s = 1; s < NSIG && s <= 64; s++)
+        if (s != SIGKILL && s != SIGSTOP && (changed >> (s - 1) & 1))
+            sigaction(s, &dfl, NULL); /* 32, 33 fail: fine */
 }
 
 /* ---- finding the keeper's children ---------------------------------------------- */
@@ -251,21 +268,34 @@ int trial__keeper_children(pid_t parent, pid_t *out, int max, int scan)
 
 /* ---- the trial, between its fork and exec ------------------------------------------ */
 
-__attribute__((noreturn)) static void trial_run(const struct trial__launch *l, pid_t keeper, int st)
+/* Gives up the trial's start: tells why (on the status pipe, or into the vfork parent's
+ * memory for the spawner) and exits 127. */
+__attribute__((noreturn)) static void give_up(int st, volatile int *why, int stage, int e)
 {
-    /* Dispositions were reset to the default by the keeper; the mask is still all-blocked
-     * from tune's fork, so no signal is taken before exec. */
-    if (setpgid(0, 0) < 0) fail(st, TRIAL__FAIL_SETPGID, errno);
-    /* Dies with the keeper even if the keeper is SIGKILLed from outside; if the keeper is
-     * gone already there is nobody left to run for. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) fail(st, TRIAL__FAIL_PDEATHSIG, errno);
-    if (getppid() != keeper) _exit(127);
+    if (why) {
+        why[1] = e;
+        why[0] = stage;
+        _exit(127);
+    }
+    fail(st, stage, e);
+}
+
+void trial__trial_run(const struct trial__launch *l, pid_t parent, int st, volatile int *why)
+{
+    /* Dispositions were reset to the default by the keeper (or the spawner); the mask is
+     * still all-blocked from tune's fork, so no signal is taken before exec. */
+    if (setpgid(0, 0) < 0) give_up(st, why, TRIAL__FAIL_SETPGID, errno);
+    /* Dies with its parent even if that is SIGKILLed from outside; if the parent is gone
+     * already there is nobody left to run for. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) give_up(st, why, TRIAL__FAIL_PDEATHSIG, errno);
+    if (getppid() != parent) _exit(127);
     int in = move_up(l->in), out = move_up(l->out), err = move_up(l->err);
-    if (in < 0 || out < 0 || err < 0) fail(st, TRIAL__FAIL_FDS, errno);
-    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) fail(st, TRIAL__FAIL_FDS, errno);
-    if (l->dir && chdir(l->dir) < 0) fail(st, TRIAL__FAIL_CHDIR, errno);
+    if (in < 0 || out < 0 || err < 0) give_up(st, why, TRIAL__FAIL_FDS, errno);
+    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+        give_up(st, why, TRIAL__FAIL_FDS, errno);
+    if (l->dir && chdir(l->dir) < 0) give_up(st, why, TRIAL__FAIL_CHDIR, errno);
     int keep[4] = {0, 1, 2, st};
-    close_all_but(keep, 4, l->maxfd);
+    trial__close_all_but(keep, st >= 0 ? 4 : 3, l->maxfd);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -280,9 +310,9 @@ __attribute__((noreturn)) static void trial_run(const struct trial__launch *l, p
             continue;
         }
         if (e == ENOENT || e == ENOTDIR || e == ESTALE || e == ENODEV || e == ETIMEDOUT) continue;
-        fail(st, TRIAL__FAIL_EXEC, e);
+        give_up(st, why, TRIAL__FAIL_EXEC, e);
     }
-    fail(st, TRIAL__FAIL_EXEC, eacces ? EACCES : e);
+    give_up(st, why, TRIAL__FAIL_EXEC, eacces ? EACCES : e);
 }
 
 /* ---- the keeper ------------------------------------------------------------------ */
@@ -402,16 +432,10 @@ void trial__keeper_run(const struct trial__launch *l)
      * blocked (tune blocked them across fork), so that each one waits for sigtimedwait. A
      * blocked signal is queued even when its default is to be ignored (SIGCHLD), and an
      * inherited SIG_IGN for SIGCHLD would even make children reap themselves. */
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
     /* Only the signals tune handles or ignores, as /proc says: a handful of system calls
-     * instead of one per signal, on the path tune waits on (every signal, if unreadable). */
-    uint64_t changed = signals_not_default();
-    for (int s = 1; s < NSIG && s <= 64; s++)
-        if (s != SIGKILL && s != SIGSTOP && (changed >> (s - 1) & 1))
-            sigaction(s, &dfl, NULL); /* 32, 33 fail: fine */
+     * instead of one per signal, on the path tune waits on (every signal, if unreadable).
+     * Forked by the spawner, which reset its own once, there is nothing to read. */
+    if (!l->signals_default) trial__reset_signals();
     int st = move_up(l->status);
     if (st < 0) _exit(127);
     if (setpgid(0, 0) < 0) fail(st, TRIAL__FAIL_SETPGID, errno);
@@ -423,12 +447,12 @@ void trial__keeper_run(const struct trial__launch *l)
     if (getppid() != l->parent) _exit(127);
     prctl(PR_SET_NAME, "tune-keeper"); /* what ps and top show; the cmdline stays tune's */
     int keep[4] = {l->in, l->out, l->err, st};
-    close_all_but(keep, 4, l->maxfd); /* tune's database, sockets, other trials' pipes */
+    trial__close_all_but(keep, 4, l->maxfd); /* tune's database, sockets, other trials' pipes */
     struct keeper k = {.self = getpid(), .parent = l->parent, .relay = l->relay};
     /* vfork: trial_run only makes system calls and writes its own stack frame before exec
      * or _exit, and the keeper waits until then (so the pid is sent after the exec). */
     pid_t t = vfork();
-    if (t == 0) trial_run(l, k.self, st);
+    if (t == 0) trial__trial_run(l, k.self, st, NULL);
     if (t < 0) fail(st, TRIAL__FAIL_FORK, errno);
     /* Both sides call setpgid, so the group exists before anything signals it. */
     setpgid(t, t);

@@ -196,6 +196,7 @@ int trial_exec_cleanup(trial_exec_t *ex, const char *experiment, char *err, size
 
 int trial__kill_group(trial_proc_t *p, int sig)
 {
+    if (p->sv) return trial__spawner_signal(p->sv, p, sig);
     /* kill(0) and kill(-1) would hit tune's own group or every process we may signal. */
     if (p->pid <= 1) return TRIAL_EINVAL;
     /* The keeper is our unreaped child, so its pid is safe to signal; the trial's group id
@@ -212,6 +213,7 @@ int trial__kill_group(trial_proc_t *p, int sig)
 int trial__reap(trial_proc_t *p, int block)
 {
     if (p->reaped) return 1;
+    if (p->sv) return trial__spawner_reap(p->sv, p, block);
     int status = 0;
     pid_t w;
     do

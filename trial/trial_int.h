@@ -7,6 +7,7 @@
 #include "trial/trial.h"
 
 #include <signal.h>
+#include <stdint.h>
 
 /* Default for trial_read's max_bytes: enough for thousands of result lines per call, small
  * enough that one chatty trial cannot hold the loop for long. */
@@ -47,15 +48,22 @@ struct trial_exec {
     int free_late; /* trial_exec_free came while trials were live: free with the last */
 };
 
+typedef struct trial__spawner trial__spawner_t;
+struct trial__launch;
+
 struct trial_proc {
     trial_exec_t *ex;
     void *priv;      /* the executor's own state */
     pid_t pid;       /* tune's child: the trial's keeper (keeper.c), waited for and signalled */
     pid_t pgid;      /* the keeper's process group (== pid: it leads a group of its own) */
     pid_t trial_pid; /* the program itself (the trial, or srun for Slurm): trial_pid() */
-    int fd;          /* read end of its stdout, non-blocking; -1 once EOF was read */
-    int log_fd;      /* stdout log (O_APPEND), or -1 */
-    int log_errno;   /* why logging stopped (a failed write to the stdout log), or 0 */
+    /* Non-NULL: the keeper is the spawner's child, not tune's (spawner.c); pid is -1, and
+     * signals and the end go through the spawner by slot. */
+    trial__spawner_t *sv;
+    uint64_t slot;
+    int fd;        /* read end of its stdout, non-blocking; -1 once EOF was read */
+    int log_fd;    /* stdout log (O_APPEND), or -1 */
+    int log_errno; /* why logging stopped (a failed write to the stdout log), or 0 */
     int reaped;
     trial_exit_t exit; /* valid once reaped */
     /* The line splitter: the unfinished line, never longer than TRIAL_MAX_LINE (+ NUL). */
@@ -81,8 +89,66 @@ struct trial_proc {
 int trial__spawn(const trial_spawn_t *sp, pid_t *pid, int *out_fd, char *err, size_t errlen);
 
 /* trial__spawn plus what every executor's start needs: fills p->pid and p->pgid (the
- * keeper), p->trial_pid (the program) and p->fd. Same returns. */
-int trial__spawn_proc(const trial_spawn_t *sp, trial_proc_t *p, char *err, size_t errlen);
+ * keeper), p->trial_pid (the program) and p->fd. With a spawner (sv non-NULL), the keeper
+ * is forked by it instead (p->sv, p->slot; p->pid stays -1), or by tune when the spawner
+ * cannot take the launch. Same returns. */
+int trial__spawn_proc(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p, char *err,
+                      size_t errlen);
+
+/* ---- the spawner (spawner.c) ---------------------------------------------------------- */
+
+/* The spawner's protocol (spawner.c, tune's side; spawner_run.c, the spawner's). tune
+ * sends one SOCK_SEQPACKET message per request; a launch carries the trial's three fds
+ * (stdin, stdout, stderr) with SCM_RIGHTS and, after the header, argv, the environment,
+ * the PATH candidates and the directory, each string NUL-ended. The spawner answers on a
+ * pipe, one trial__spawn_rep (24 bytes, so each write is atomic) per launch (started, or
+ * why not) and per trial that ended. The largest launch is TRIAL__SPAWN_MAX bytes: a
+ * SEQPACKET message must fit the socket's send buffer, so a larger one (an environment of
+ * hundreds of kilobytes) goes through a keeper forked by tune instead. */
+#define TRIAL__SPAWN_MAX (64u * 1024u)
+
+enum { TRIAL__REQ_LAUNCH = 1, TRIAL__REQ_SIGNAL = 2 };
+enum { TRIAL__REP_STARTED = 1, TRIAL__REP_FAILED = 2, TRIAL__REP_ENDED = 3 };
+
+struct trial__spawn_req {
+    uint32_t type;
+    int32_t sig; /* TRIAL__REQ_SIGNAL: the signal for slot's trial's group */
+    uint64_t slot;
+    uint32_t nargv, nenv, npaths, has_dir; /* TRIAL__REQ_LAUNCH */
+    int32_t maxfd;
+    int32_t pad;
+};
+
+struct trial__spawn_rep {
+    uint64_t slot;
+    int32_t kind;  /* TRIAL__REP_* */
+    int32_t value; /* STARTED: the pid; FAILED: the stage (TRIAL__FAIL_*); ENDED: the wait status */
+    int32_t err;   /* FAILED: errno */
+    int32_t pad;
+};
+
+/* The spawner itself: serves requests on req, answers on rep (non-blocking), dies with
+ * parent. Runs in a fork of tune (spawner.c). */
+__attribute__((noreturn)) void trial__spawner_run(int req, int rep, pid_t parent);
+
+/* Forks the spawner: a child of tune that starts every trial of an executor, so that tune
+ * forks once per executor instead of once per trial (spawner.c says why). Dies with tune. */
+int trial__spawner_new(trial__spawner_t **out, char *err, size_t errlen);
+/* Ends the spawner and waits for it. Every trial it started must have been reaped. */
+void trial__spawner_free(trial__spawner_t *sv);
+/* Has the spawner start l's trial (passing it l's in, out and err; the caller still closes
+ * its own copies) and waits for the answer: TRIAL_OK with *pid, the program's, and p
+ * registered for its end (p->sv, p->slot); the start's failure as trial__spawn reports
+ * it; or 1 when the spawner cannot take it (gone, or the launch too big for one message),
+ * nothing started, for the caller to start it another way. */
+int trial__spawner_launch(trial__spawner_t *sv, const struct trial__launch *l,
+                          const trial_spawn_t *sp, trial_proc_t *p, pid_t *pid, char *err,
+                          size_t errlen);
+/* trial__reap and trial__kill_group for a trial the spawner started. */
+int trial__spawner_reap(trial__spawner_t *sv, trial_proc_t *p, int block);
+int trial__spawner_signal(trial__spawner_t *sv, trial_proc_t *p, int sig);
+/* Stops awaiting p's end (p is being freed). */
+void trial__spawner_forget(trial__spawner_t *sv, trial_proc_t *p);
 
 /* Reads p->fd, logs and splits it into lines: the shared body of trial_read for every
  * executor whose trial output arrives on a pipe. */
@@ -130,20 +196,41 @@ struct trial__launch {
     char *const *envp;
     char *const *paths; /* candidates for argv[0] */
     const char *dir;
-    int in, out, err; /* become the trial's 0, 1 and 2 */
-    int status;       /* write end of the status pipe */
-    pid_t parent;     /* tune */
-    int relay;        /* TRIAL__RELAY_SIG */
-    int maxfd;        /* the close loop's bound if close_range is missing */
+    int in, out, err;    /* become the trial's 0, 1 and 2 */
+    int status;          /* write end of the status pipe */
+    pid_t parent;        /* tune */
+    int relay;           /* TRIAL__RELAY_SIG */
+    int maxfd;           /* the close loop's bound if close_range is missing */
+    int signals_default; /* every disposition is the default already (the spawner's fork) */
 };
 
 /* Runs in tune's forked child: becomes the keeper, starts the trial, never returns. */
 __attribute__((noreturn)) void trial__keeper_run(const struct trial__launch *l);
 
+/* The trial between its vfork and exec, forked by `parent` (a keeper, or the spawner): its
+ * own process group, death with its parent, l's fds as 0, 1 and 2, l->dir, every other fd
+ * closed, the signal mask cleared, exec. A failure is told on the status pipe st (keeper),
+ * or, when why is non-NULL (the spawner, whose memory a vfork child shares), as {stage,
+ * errno} in why[0..1]; either way it exits 127. */
+__attribute__((noreturn)) void trial__trial_run(const struct trial__launch *l, pid_t parent, int st,
+                                                volatile int *why);
+
+/* Closes every fd but the n in keep (distinct, any order; n <= 4). Async-signal-safe. */
+void trial__close_all_but(int *keep, int n, int maxfd);
+
+/* Sets every signal that /proc/self/status says is caught or ignored back to its default
+ * (all 64 when that cannot be read). Async-signal-safe. */
+void trial__reset_signals(void);
+
 /* Up to max children of process `parent`, from /proc/<parent>/task/<parent>/children, or
  * (scan, or that file missing) by reading every /proc/<pid>/stat. Async-signal-safe; the
  * keeper's way to find what to kill. Returns how many were stored, or -1. */
 int trial__keeper_children(pid_t parent, pid_t *out, int max, int scan);
+
+/* tune's own command line as words, read once (not thread-safe: tune's one thread): the
+ * keeper program and the spawner program show it as their own, as a forked keeper does
+ * (ps, pgrep -f and the tests find tune's processes by it). */
+char *const *trial__self_words(size_t *n);
 
 /* The message and code for a start that failed at `stage` with errno e (exec_local.c). */
 int trial__launch_error(const trial_spawn_t *sp, int stage, int e, char *err, size_t errlen);

@@ -3,6 +3,7 @@
  * program can misbehave in every way the executor must survive.
  * Not for: anything outside tests (synth_trial is the fake trial of the scheduler tests). */
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,6 +179,41 @@ int main(int argc, char **argv)
             close(go[0]);
             close(go[1]);
             printf("orphan %d\n", (int)o);
+        } else if (IS("daemon")) { /* daemon[:bare] -> a daemon as the books make one: fork,
+                                    * setsid, fork, stdio on /dev/null, the middle gone; it
+                                    * sleeps (re-exec'd with an empty environment if bare).
+                                    * Prints "daemon PID" once it is orphaned. */
+            fflush(stdout);
+            int pp[2];
+            if (pipe(pp) != 0) return 1;
+            pid_t mid = fork();
+            if (mid == 0) {
+                setsid();
+                pid_t d = fork();
+                if (d == 0) {
+                    int null = open("/dev/null", O_RDWR);
+                    dup2(null, 0);
+                    dup2(null, 1);
+                    dup2(null, 2);
+                    if (write(pp[1], &(pid_t){getpid()}, sizeof(pid_t)) != sizeof(pid_t)) _exit(1);
+                    close(pp[0]);
+                    close(pp[1]);
+                    if (strcmp(v, "bare") == 0) {
+                        char *av[] = {argv[0], "sleep:60000", NULL}, *none[] = {NULL};
+                        execve(argv[0], av, none);
+                        _exit(1);
+                    }
+                    sleep_ms(60000);
+                    _exit(0);
+                }
+                _exit(0);
+            }
+            pid_t d = -1;
+            if (read(pp[0], &d, sizeof d) != sizeof d) return 1;
+            waitpid(mid, NULL, 0);
+            close(pp[0]);
+            close(pp[1]);
+            printf("daemon %d\n", (int)d);
         } else if (IS("raise")) { /* raise:N -> dies by signal N (default action, no core) */
             fflush(stdout);
             struct rlimit no_core = {0, 0};
