@@ -1346,6 +1346,48 @@ TEST(a_spawned_trial_carries_one_marker_of_its_own)
     lines_free(&L);
 }
 
+/* Somebody SIGKILLs the spawner: its trials die with it (their parent-death signal), tune
+ * hears of their ends (EOF on the spawner's answers), and the next trials start behind
+ * keepers of their own. */
+TEST(a_killed_spawner_ends_its_trials_and_the_next_ones_still_start)
+{
+    if (!spawner_mode()) SKIP("no spawner: a keeper per trial");
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {HELPER, "print:ready", "sleep:30000", NULL};
+    trial_spawn_t sp = {.argv = argv};
+    trial_proc_t *p = NULL;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    struct lines L = {0};
+    CHECK_EQ_INT(drain_until(p, &L, "ready", 10, 0), 2);
+    int spawner = 0;
+    char comm[64] = "";
+    REQUIRE(proc_stat(trial_pid(p), NULL, &spawner, NULL, NULL, 0));
+    REQUIRE(proc_stat(spawner, NULL, NULL, NULL, comm, sizeof comm));
+    CHECK_STR(comm, "tune-spawner");
+    CHECK_EQ_INT(kill(spawner, SIGKILL), 0);
+    trial_exit_t x = {-5, -5};
+    CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
+    CHECK_EQ_INT(x.signal, SIGKILL);
+    CHECK(pid_gone(trial_pid(p), 5.0));
+    trial_proc_free(p);
+    lines_free(&L);
+    char *argv2[] = {HELPER, "ids", "print:ready", "sleep:30000", NULL};
+    sp.argv = argv2;
+    REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+    CHECK_EQ_INT(drain_until(p, &L, "ready", 10, 0), 2);
+    int pid = 0, pgid = 0, ppid = 0;
+    REQUIRE(L.n == 2);
+    CHECK_EQ_INT(sscanf(L.v[0], "pid %d pgid %d ppid %d", &pid, &pgid, &ppid), 3);
+    CHECK(proc_stat(ppid, NULL, NULL, NULL, comm, sizeof comm));
+    CHECK_STR(comm, "tune-keeper");
+    trial_proc_free(p);
+    CHECK(pid_gone(pid, 5.0));
+    trial_exec_free(ex);
+    lines_free(&L);
+}
+
 TEST(keeper_finds_its_children_both_ways)
 {
     /* The children file and the /proc scan (its fallback) agree, also on a child whose name

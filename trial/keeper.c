@@ -268,34 +268,22 @@ int trial__keeper_children(pid_t parent, pid_t *out, int max, int scan)
 
 /* ---- the trial, between its fork and exec ------------------------------------------ */
 
-/* Gives up the trial's start: tells why (on the status pipe, or into the vfork parent's
- * memory for the spawner) and exits 127. */
-__attribute__((noreturn)) static void give_up(int st, volatile int *why, int stage, int e)
-{
-    if (why) {
-        why[1] = e;
-        why[0] = stage;
-        _exit(127);
-    }
-    fail(st, stage, e);
-}
-
-void trial__trial_run(const struct trial__launch *l, pid_t parent, int st, volatile int *why)
+void trial__trial_run(const struct trial__launch *l, pid_t parent, int st)
 {
     /* Dispositions were reset to the default by the keeper (or the spawner); the mask is
      * still all-blocked from tune's fork, so no signal is taken before exec. */
-    if (setpgid(0, 0) < 0) give_up(st, why, TRIAL__FAIL_SETPGID, errno);
+    if (setpgid(0, 0) < 0) fail(st, TRIAL__FAIL_SETPGID, errno);
     /* Dies with its parent even if that is SIGKILLed from outside; if the parent is gone
      * already there is nobody left to run for. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) give_up(st, why, TRIAL__FAIL_PDEATHSIG, errno);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) fail(st, TRIAL__FAIL_PDEATHSIG, errno);
     if (getppid() != parent) _exit(127);
     int in = move_up(l->in), out = move_up(l->out), err = move_up(l->err);
-    if (in < 0 || out < 0 || err < 0) give_up(st, why, TRIAL__FAIL_FDS, errno);
-    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-        give_up(st, why, TRIAL__FAIL_FDS, errno);
-    if (l->dir && chdir(l->dir) < 0) give_up(st, why, TRIAL__FAIL_CHDIR, errno);
+    if (in < 0 || out < 0 || err < 0) fail(st, TRIAL__FAIL_FDS, errno);
+    if (st < 3 && (st = move_up(st)) < 0) _exit(127); /* the dup2s below must not hit it */
+    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) fail(st, TRIAL__FAIL_FDS, errno);
+    if (l->dir && chdir(l->dir) < 0) fail(st, TRIAL__FAIL_CHDIR, errno);
     int keep[4] = {0, 1, 2, st};
-    trial__close_all_but(keep, st >= 0 ? 4 : 3, l->maxfd);
+    trial__close_all_but(keep, 4, l->maxfd);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -310,9 +298,9 @@ void trial__trial_run(const struct trial__launch *l, pid_t parent, int st, volat
             continue;
         }
         if (e == ENOENT || e == ENOTDIR || e == ESTALE || e == ENODEV || e == ETIMEDOUT) continue;
-        give_up(st, why, TRIAL__FAIL_EXEC, e);
+        fail(st, TRIAL__FAIL_EXEC, e);
     }
-    give_up(st, why, TRIAL__FAIL_EXEC, eacces ? EACCES : e);
+    fail(st, TRIAL__FAIL_EXEC, eacces ? EACCES : e);
 }
 
 /* ---- the keeper ------------------------------------------------------------------ */
@@ -452,7 +440,7 @@ void trial__keeper_run(const struct trial__launch *l)
     /* vfork: trial_run only makes system calls and writes its own stack frame before exec
      * or _exit, and the keeper waits until then (so the pid is sent after the exec). */
     pid_t t = vfork();
-    if (t == 0) trial__trial_run(l, k.self, st, NULL);
+    if (t == 0) trial__trial_run(l, k.self, st);
     if (t < 0) fail(st, TRIAL__FAIL_FORK, errno);
     /* Both sides call setpgid, so the group exists before anything signals it. */
     setpgid(t, t);

@@ -303,15 +303,35 @@ static void launch(struct spawner *s, const struct trial__spawn_req *h, char *bo
                                   .parent = s->self,
                                   .relay = 0,
                                   .maxfd = h->maxfd};
-        /* The child shares our memory until its exec: it writes why it gave up here. */
-        volatile int why[2] = {0, 0};
-        pid_t pid = vfork();
-        if (pid == 0) trial__trial_run(&l, s->self, -1, why);
+        /* Why the child gave up, if it did, comes on a close-on-exec pipe: EOF means its
+         * exec succeeded. vfork returns once it has exec'd or exited, so the read never
+         * waits (under valgrind, where vfork is a fork, it waits for that). */
+        int st[2] = {-1, -1}, why[2] = {0, 0};
+        pid_t pid = -1;
+        if (pipe2(st, O_CLOEXEC) == 0) {
+            l.status = st[1];
+            pid = vfork();
+            if (pid == 0) trial__trial_run(&l, s->self, st[1]);
+        }
+        int e = errno;
+        if (st[1] >= 0) close(st[1]);
+        if (pid > 0) {
+            size_t got = 0;
+            ssize_t k;
+            while (got < sizeof why &&
+                   (k = read(st[0], (char *)why + got, sizeof why - got)) != 0) {
+                if (k < 0 && errno == EINTR) continue;
+                if (k < 0) break;
+                got += (size_t)k;
+            }
+            if (got < sizeof why) why[0] = 0;
+        }
+        if (st[0] >= 0) close(st[0]);
         if (pid < 0) {
             r.value = TRIAL__FAIL_FORK;
-            r.err = errno;
+            r.err = e;
         } else if (why[0] != 0) {
-            r.value = why[0]; /* it exited 127: reaped below as a leftover */
+            r.value = why[0]; /* it exited 127: reaped as a leftover */
             r.err = why[1];
         } else {
             setpgid(pid, pid); /* both sides: the group exists before anything signals it */
@@ -429,6 +449,9 @@ void trial__spawner_run(int req, int rep, pid_t parent)
     prctl(PR_SET_NAME, "tune-spawner"); /* what ps and top show; the cmdline stays tune's */
     int keep[2] = {req, rep};
     trial__close_all_but(keep, 2, 65536); /* the database, other pipes, the terminal */
+    /* 0, 1 and 2 taken, so that no fd of ours becomes one of them by accident. */
+    for (int fd = open("/dev/null", O_RDWR | O_CLOEXEC); fd >= 0 && fd < 2;)
+        fd = open("/dev/null", O_RDWR | O_CLOEXEC);
     sigset_t set;
     sigfillset(&set);
     int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);

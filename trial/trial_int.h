@@ -209,11 +209,11 @@ __attribute__((noreturn)) void trial__keeper_run(const struct trial__launch *l);
 
 /* The trial between its vfork and exec, forked by `parent` (a keeper, or the spawner): its
  * own process group, death with its parent, l's fds as 0, 1 and 2, l->dir, every other fd
- * closed, the signal mask cleared, exec. A failure is told on the status pipe st (keeper),
- * or, when why is non-NULL (the spawner, whose memory a vfork child shares), as {stage,
- * errno} in why[0..1]; either way it exits 127. */
-__attribute__((noreturn)) void trial__trial_run(const struct trial__launch *l, pid_t parent, int st,
-                                                volatile int *why);
+ * but st closed, the signal mask cleared, exec. A failure is told as {stage, errno} on the
+ * close-on-exec status pipe st (so EOF there means the exec succeeded; no shared memory,
+ * which a vfork under valgrind, a fork, would not share), and it exits 127. */
+__attribute__((noreturn)) void trial__trial_run(const struct trial__launch *l, pid_t parent,
+                                                int st);
 
 /* Closes every fd but the n in keep (distinct, any order; n <= 4). Async-signal-safe. */
 void trial__close_all_but(int *keep, int n, int maxfd);

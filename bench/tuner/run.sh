@@ -22,11 +22,12 @@ keep=0
 inprocess=1
 optuna=1
 keeper_program=0
+keepers=0
 
 usage() {
     cat <<EOF
 usage: bench/tuner/run.sh [--build DIR] [--trials N] [--max-t T] [--seed S]
-                          [--concurrent "N..."] [--repeat R] [--keeper-program]
+                          [--concurrent "N..."] [--repeat R] [--keepers] [--keeper-program]
                           [--keep] [--no-inprocess] [--no-optuna]
   --build DIR      build folder with bin/tune, bin/launch_floor, tests/progs/synth_trial
                    (default: build-bench in the repository)
@@ -38,8 +39,10 @@ usage: bench/tuner/run.sh [--build DIR] [--trials N] [--max-t T] [--seed S]
   --repeat R       tune and the floor R times each per concurrency, alternating (default
                    $repeat): the table shows tune wall / floor wall of each pair, the median
                    and the best (the least disturbed by other work on the machine)
-  --keeper-program TUNE_KEEPER=DIR/bin/tune-keeper for tune: each keeper is that program,
-                   started with posix_spawn, instead of a fork of tune (the default)
+  --keepers        TUNE_SPAWNER=0 for tune: each trial behind a keeper process of its own,
+                   forked by tune, instead of started by tune's spawner (the default)
+  --keeper-program TUNE_KEEPER=DIR/bin/tune-keeper for tune: each trial behind a keeper
+                   that is that program, started with posix_spawn
   --keep           keep the work folder (space.json, both databases, trial logs)
   --no-inprocess   skip bench_decide_store at the end
   --no-optuna      skip Optuna (and the table against it): only tune against the floor
@@ -62,6 +65,7 @@ while [ $# -gt 0 ]; do
     --seed) seed=$2; shift 2 ;;
     --concurrent) concurrent=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
+    --keepers) keepers=1; shift ;;
     --keeper-program) keeper_program=1; shift ;;
     --no-optuna) optuna=0; shift ;;
     --keep) keep=1; shift ;;
@@ -111,12 +115,15 @@ now() { date +%s.%N; }
 
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) before the run" \
     "(other work on the machine slows both sides, tune's side more: it has more processes)"
+unset TUNE_KEEPER TUNE_SPAWNER
 if [ "$keeper_program" = 1 ]; then
     export TUNE_KEEPER="$build/bin/tune-keeper"
-    echo "keepers: $TUNE_KEEPER, started with posix_spawn (TUNE_KEEPER)"
+    echo "trials: each behind a keeper, $TUNE_KEEPER, started with posix_spawn (TUNE_KEEPER)"
+elif [ "$keepers" = 1 ]; then
+    export TUNE_SPAWNER=0
+    echo "trials: each behind a keeper forked by tune (TUNE_SPAWNER=0)"
 else
-    unset TUNE_KEEPER
-    echo "keepers: forks of tune (the default)"
+    echo "trials: started by tune's spawner (the default)"
 fi
 # ---- Optuna ------------------------------------------------------------------------------
 if [ "$optuna" = 1 ]; then
