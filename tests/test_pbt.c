@@ -499,19 +499,26 @@ TEST(settings_are_checked_with_located_messages)
 /* ---- end to end: the PBT toy ---------------------------------------------------------- */
 static char g_toy[4200];
 
-/* The toy's experiment: num trials over lr, PBT or fifo, with extra scheduler keys. */
-static void toy_space(char *sp, size_t n, const char *name, const char *sched, int iters,
-                      int sleep_ms)
+/* The toy's experiment: 8 trials over lr sampled from seed, PBT or fifo, with extra
+ * scheduler keys. */
+static void toy_space_seed(char *sp, size_t n, const char *name, const char *sched, int iters,
+                           int sleep_ms, int seed)
 {
     e2e_paths();
     snprintf(g_toy, sizeof g_toy, "%s/tests/progs/pbt_toy", getenv("TUNE_BINARY_DIR"));
     snprintf(sp, n,
              "{\"name\": \"%s\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 8,"
-             " \"seed\": 7, \"stop_grace_s\": 2,"
+             " \"seed\": %d, \"stop_grace_s\": 2,"
              " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"%d\", \"--sleep-ms\","
              " \"%d\"], \"space\": {\"lr\": {\"loguniform\": [0.001, 0.9]}},"
              " \"scheduler\": %s}",
-             name, g_toy, iters, sleep_ms, sched);
+             name, seed, g_toy, iters, sleep_ms, sched);
+}
+
+static void toy_space(char *sp, size_t n, const char *name, const char *sched, int iters,
+                      int sleep_ms)
+{
+    toy_space_seed(sp, n, name, sched, iters, sleep_ms, 7);
 }
 
 #define PBT_SCHED(extra)                                                                           \
@@ -566,24 +573,42 @@ static int most_checkpoints(const char *dir, const char *name)
 }
 
 /* The classic toy: PBT anneals lr and ends better than every fixed configuration of the
- * same population (the same seed under fifo), and the lineage is consistent. */
+ * same population (the same seed under fifo), and the lineage is consistent. Real
+ * processes at once, so how the population's turns interleave depends on the machine's
+ * load, and with it what PBT reaches: on the 2-core CI machine seed 7 ended at 0.039 to
+ * 0.065 against 0.0705 for its best fixed lr, and in about one run of twenty at 0.099 or
+ * 0.124 (every lr near 0.12 to 0.15 by iteration 24, and from then on no trial fell in
+ * the bottom quantile: trials that reach a perturbation point first rank against the
+ * others' older, worse scores). So, as every claim of one method over another here, it
+ * is made over seeds: three populations, and PBT must beat every fixed configuration of
+ * its own in at least two. */
 TEST(e2e_pbt_beats_every_fixed_configuration_of_the_population)
 {
     char dir[4096], sp[8192];
     e2e_fresh_dir(dir, sizeof dir, "pbt", "toy");
     const char *args[] = {"run", "space.json", "--gpus", "none", "--cpus", "8", "--quiet", NULL};
-    toy_space(sp, sizeof sp, "fixed", "{\"type\": \"fifo\"}", 100, 0);
-    CHECK_EQ_INT(run_ok(dir, sp, args), 0);
-    toy_space(sp, sizeof sp, "pbt", PBT_SCHED(", \"keep_checkpoints\": 2"), 100, 10);
-    CHECK_EQ_INT(run_ok(dir, sp, args), 0);
-    double fixed = db_real(dir, "SELECT min(last_metric) FROM trial_summary WHERE experiment = "
-                                "'fixed'");
-    double pbt = db_real(dir, "SELECT min(last_metric) FROM trial_summary WHERE experiment = "
-                              "'pbt'");
-    fprintf(stderr, "best final loss: pbt %.4f, best fixed configuration %.4f\n", pbt, fixed);
-    CHECK(pbt < fixed);
-    /* (the margin depends on how the population's turns interleave under load: 0.04 to
-     * 0.065 seen, against 0.0705 for the best fixed lr of the population) */
+    const int seeds[3] = {7, 8, 9};
+    int wins = 0;
+    for (int i = 0; i < 3; i++) {
+        char fixed_name[32], pbt_name[32], q[256];
+        snprintf(fixed_name, sizeof fixed_name, i ? "fixed%d" : "fixed", seeds[i]);
+        snprintf(pbt_name, sizeof pbt_name, i ? "pbt%d" : "pbt", seeds[i]);
+        toy_space_seed(sp, sizeof sp, fixed_name, "{\"type\": \"fifo\"}", 100, 0, seeds[i]);
+        CHECK_EQ_INT(run_ok(dir, sp, args), 0);
+        toy_space_seed(sp, sizeof sp, pbt_name, PBT_SCHED(", \"keep_checkpoints\": 2"), 100, 10,
+                       seeds[i]);
+        CHECK_EQ_INT(run_ok(dir, sp, args), 0);
+        snprintf(q, sizeof q, "SELECT min(last_metric) FROM trial_summary WHERE experiment = '%s'",
+                 fixed_name);
+        double fixed = db_real(dir, q);
+        snprintf(q, sizeof q, "SELECT min(last_metric) FROM trial_summary WHERE experiment = '%s'",
+                 pbt_name);
+        double pbt = db_real(dir, q);
+        fprintf(stderr, "seed %d: best final loss: pbt %.4f, best fixed configuration %.4f\n",
+                seeds[i], pbt, fixed);
+        wins += pbt < fixed;
+    }
+    CHECK(wins >= 2);
     /* every trial ran to its end (a clone continues from its donor's iteration; one whose
      * donor was at the end already has nothing left to run) */
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials t JOIN experiments e ON e.id ="
