@@ -42,9 +42,13 @@ typedef struct trial_exit {
     int signal; /* terminating signal, or 0 */
 } trial_exit_t;
 
-/* A local executor: each trial is a child process in its own process group, started
- * from an options struct with fork/exec (signals reset, fds closed, parent-death signal
- * set). *out freed with trial_exec_free after every trial it started was freed. */
+/* A local executor: each trial is a process in its own process group, started from an
+ * options struct by the executor's spawner, one child of tune forked at the first trial
+ * that vforks and execs every trial (signals reset, fds closed, parent-death signal set)
+ * and kills whatever a trial leaves behind when it ends, or everything when tune dies
+ * (docs/durability.md; TUNE_SPAWNER=0: a keeper process per trial instead). Each trial's
+ * environment carries TUNE_SPAWN_SLOT, how the spawner tells whose an orphan is. *out
+ * freed with trial_exec_free after every trial it started was freed. */
 int trial_exec_local_new(trial_exec_t **out, char *err, size_t errlen);
 void trial_exec_free(trial_exec_t *ex);              /* NULL-safe */
 const char *trial_exec_name(const trial_exec_t *ex); /* "local", "slurm" */
