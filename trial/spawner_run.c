@@ -111,10 +111,12 @@ static void flush(struct spawner *s)
     if (ends && getppid() == s->parent) kill(s->parent, SIGCHLD);
 }
 
+/* The running trial of that pid. An ended one's pid is free for reuse the moment it was
+ * reaped (its answer may still wait for its orphans), so it is never matched by pid. */
 static struct trial *by_pid(struct spawner *s, pid_t pid)
 {
     for (size_t i = 0; i < s->nt; i++)
-        if (s->t[i].pid == pid) return &s->t[i];
+        if (s->t[i].pid == pid && !s->t[i].ended) return &s->t[i];
     return NULL;
 }
 
@@ -156,8 +158,13 @@ static uint64_t environ_slot(struct spawner *s, pid_t pid)
 /* Whose is the orphan pid: its group's trial, else its environment's, else 0. */
 static uint64_t whose(struct spawner *s, pid_t pid)
 {
+    /* A group id stays taken while the group has a member, so a group named after an
+     * ended trial is still that trial's, unless a running trial has since been given that
+     * pid (the ended trial's group had emptied): the running one's, then. */
     pid_t g = getpgid(pid);
     struct trial *t = g > 0 ? by_pid(s, g) : NULL;
+    for (size_t i = 0; g > 0 && !t && i < s->nt; i++)
+        if (s->t[i].pid == g) t = &s->t[i];
     return t ? t->slot : environ_slot(s, pid);
 }
 
@@ -178,8 +185,7 @@ static void look(struct spawner *s)
     for (size_t i = 0; i < s->no; i++)
         s->o[i].seen = 0;
     for (int k = 0; k < n; k++) {
-        struct trial *t = by_pid(s, kids[k]);
-        if (t && !t->ended) continue;
+        if (by_pid(s, kids[k])) continue;
         size_t i = 0;
         while (i < s->no && s->o[i].pid != kids[k])
             i++;
@@ -237,7 +243,6 @@ static int reap(struct spawner *s)
         if (si.si_pid == 0) break;
         any = 1;
         struct trial *t = by_pid(s, si.si_pid);
-        if (t && t->ended) t = NULL;
         /* A zombie's pid, and so its group id, cannot be reused: the last moment its
          * group is safe to kill (a trial that forks and exits has its group killed). */
         if (t) kill(-si.si_pid, SIGKILL);
