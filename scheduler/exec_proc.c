@@ -26,6 +26,7 @@ struct pproc {
     trial_proc_t *p;
     int port;
     int eof, exited, killed, released;
+    int pid_known; /* its pid reported (at the start, or by events.pid) */
     trial_exit_t ex;
     double health_at; /* CLOCK_MONOTONIC: last trial_health check */
     char exec_id[96];
@@ -169,7 +170,11 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
                         .job_name = s->name,
                         .ranks = 1,
                         .gpus = s->gpus,
-                        .cpus = s->cpus};
+                        .cpus = s->cpus,
+                        /* The exec is not waited for (the loop goes on with other trials
+                         * meanwhile): a program that cannot run ends the trial with
+                         * trial_start_error's reason, and the pid comes as events.pid. */
+                        .no_wait = 1};
     trial_proc_t *p = NULL;
     int rc = trial_start(x->tx, &sp, &p, err, errlen);
     free(cfg);
@@ -182,7 +187,9 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
     e->port = pn;
     e->health_at = mono_now();
     snprintf(e->exec_id, sizeof e->exec_id, "%s", trial_exec_id(p));
-    out->pid = (int64_t)trial_pid(p);
+    pid_t pid = trial_pid(p);
+    e->pid_known = pid > 0;
+    out->pid = pid > 0 ? (int64_t)pid : 0;
     out->exec_id = trial_exec_id(p);
     out->node = trial_node(p);
     return SCHED_OK;
@@ -220,7 +227,7 @@ static int proc_wait(void *self, double timeout, int wake_fd, const sched_events
 {
     struct proc_exec *x = self;
     compact(x);
-    if (x->n + 1 > x->pcap) {
+    if (x->n + 2 > x->pcap) {
         size_t cap = x->n + 16;
         struct pollfd *pfd = realloc(x->pfd, cap * sizeof *pfd);
         if (pfd) x->pfd = pfd;
@@ -237,6 +244,13 @@ static int proc_wait(void *self, double timeout, int wake_fd, const sched_events
         x->pfd[nfd].fd = wake_fd;
         x->pfd[nfd].events = POLLIN;
         x->pidx[nfd++] = (size_t)-1;
+    }
+    /* The executor's own news (a start's outcome, an end): taken in below. */
+    int xfd = trial_exec_fd(x->tx);
+    if (xfd >= 0) {
+        x->pfd[nfd].fd = xfd;
+        x->pfd[nfd].events = POLLIN;
+        x->pidx[nfd++] = (size_t)-2;
     }
     for (size_t i = 0; i < x->n; i++) {
         int fd = trial_fd(x->v[i].p);
@@ -255,6 +269,11 @@ static int proc_wait(void *self, double timeout, int wake_fd, const sched_events
     int woken = k < 0;
     for (size_t j = 0; k > 0 && j < nfd; j++) {
         if (!(x->pfd[j].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        if (x->pidx[j] == (size_t)-2) {
+            trial_exec_poll(x->tx);
+            woken = 1;
+            continue;
+        }
         if (x->pidx[j] == (size_t)-1) {
             /* Drained before the ends are looked for (sched.h): a signal after the look
              * leaves a byte for the next wait. One read: what is left wakes that wait. */
@@ -288,6 +307,10 @@ static int proc_wait(void *self, double timeout, int wake_fd, const sched_events
                 e->why[0] = 0;
             }
         }
+        if (!e->pid_known && trial_pid(e->p) > 0) {
+            e->pid_known = 1;
+            if (ev->pid) ev->pid(ud, e->no, (int64_t)trial_pid(e->p));
+        }
         if (!(woken || e->eof || e->killed)) continue;
         if (!e->exited && trial_poll_exit(e->p, &e->ex) == 1) {
             e->exited = 1;
@@ -297,6 +320,10 @@ static int proc_wait(void *self, double timeout, int wake_fd, const sched_events
         }
         if (e->exited && !e->eof && drain(e, ev, ud)) e->eof = 1;
         if (e->exited && e->eof) {
+            /* A start that failed after trial_start returned: its reason, as trial_start
+             * would have given it (the loop records it as the trial's error). */
+            const char *se = trial_start_error(e->p);
+            if (se && !e->why[0]) snprintf(e->why, sizeof e->why, "%s", se);
             sched_exit_t ex = {e->ex.code, e->ex.signal, e->why[0] ? e->why : NULL};
             ev->ended(ud, e->no, &ex);
         }

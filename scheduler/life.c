@@ -17,6 +17,11 @@
 
 static void free_live(struct sched__live *x);
 
+static void count_early_failure(struct sched_loop *L, struct sched__trial *t, const char *msg);
+
+/* A trial that could not be started: ERROR with the reason, counted for fail_fast as a
+ * trial that failed before reporting (the same program failing to start is the same
+ * mistake each time, whether the start reports it or, not waiting for the exec, the end). */
 static void finish_error(struct sched_loop *L, struct sched__trial *t, const char *msg)
 {
     free(t->error);
@@ -28,6 +33,7 @@ static void finish_error(struct sched_loop *L, struct sched__trial *t, const cha
                               .stderr_tail = "",
                               .ended_at = sched__wall(L)};
     sched__update_row(L, t, &u);
+    count_early_failure(L, t, msg);
     sched_on_trial_complete(L->policy, t->no);
     sched__searcher_end(L, t);
     sched__retire(L, t);

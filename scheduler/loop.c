@@ -188,7 +188,17 @@ static void ev_placed(void *ud, int64_t no, const char *exec_id, const char *nod
     sched__update_row(L, t, &u);
 }
 
-static const sched_events_t loop_events = {ev_line, ev_ended, ev_placed};
+static void ev_pid(void *ud, int64_t no, int64_t pid)
+{
+    struct sched_loop *L = ud;
+    struct sched__trial *t = trial_of(L, no);
+    if (!t || t->status != SCHED_TRIAL_RUNNING) return;
+    batch_begin(L);
+    store_trial_update_t u = {.fields = STORE_TU_PID, .pid = pid};
+    sched__update_row(L, t, &u);
+}
+
+static const sched_events_t loop_events = {ev_line, ev_ended, ev_placed, ev_pid};
 
 void sched_loop_report(sched_loop_t *L)
 {

@@ -185,7 +185,7 @@ typedef struct sched_start {
 /* What start tells back about the started trial. Strings are the executor's, valid while
  * the trial runs. */
 typedef struct sched_started {
-    int64_t pid;         /* the trial's process (0 if none) */
+    int64_t pid;         /* the trial's process (0 if none, or not known yet: events.pid) */
     const char *exec_id; /* executor's own id ("12345.0" for Slurm), "" if none */
     const char *node;    /* where it runs, "" if unknown */
 } sched_started_t;
@@ -205,6 +205,9 @@ typedef struct sched_events {
     void (*ended)(void *ud, int64_t trial_no, const sched_exit_t *ex);
     /* The executor learned late where the trial runs (Slurm's job and node). */
     void (*placed)(void *ud, int64_t trial_no, const char *exec_id, const char *node);
+    /* The executor learned the trial's pid after its start returned (a start that did not
+     * wait for the exec); NULL: not wanted. */
+    void (*pid)(void *ud, int64_t trial_no, int64_t pid);
 } sched_events_t;
 
 /* An executor: how trials are started, watched and stopped (the way redis puts

@@ -9,4 +9,14 @@ if(TARGET tune AND TARGET synth_trial)
                     LABELS e2e TIMEOUT 120)
   target_include_directories(test_loudly PRIVATE ${CMAKE_SOURCE_DIR})
   add_dependencies(test_loudly tune synth_trial)
+  # The same failure with every trial behind a keeper forked by tune, whose start waits for
+  # the exec (TUNE_SPAWNER=0): the same words, and fail_fast the same way. One folder for
+  # both, so never at once.
+  add_test(NAME loudly.a_script_without_shebang_fails_fast_with_forks_of_tune
+           COMMAND test_loudly a_script_without_shebang_fails_fast_with_exec_format_error)
+  set_tests_properties(loudly.a_script_without_shebang_fails_fast_with_forks_of_tune
+    PROPERTIES LABELS e2e TIMEOUT 120 RESOURCE_LOCK loudly_noshebang
+    ENVIRONMENT "TUNE_SPAWNER=0;TUNE_SOURCE_DIR=${CMAKE_SOURCE_DIR};TUNE_BINARY_DIR=${CMAKE_BINARY_DIR}")
+  set_tests_properties(loudly.a_script_without_shebang_fails_fast_with_exec_format_error
+    PROPERTIES RESOURCE_LOCK loudly_noshebang)
 endif()

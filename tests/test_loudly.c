@@ -56,6 +56,35 @@ TEST(relative_script_path_fails_fast_with_its_stderr_exit_3)
                  3);
 }
 
+/* A program that exists and may be executed but cannot run (a script without "#!"): the
+ * trials' starts do not wait for the exec, so each trial ends with trial_start's own words
+ * as its error, and three the same way stop the run. */
+TEST(a_script_without_shebang_fails_fast_with_exec_format_error)
+{
+    char dir[4096], sp[8192], path[4300];
+    fresh(dir, sizeof dir, "noshebang");
+    script(dir, "train.sh", "echo '{\"loss\": 1}'\n");
+    snprintf(path, sizeof path, "%s/train.sh", dir);
+    REQUIRE(chmod(path, 0755) == 0);
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"nsb\", \"metric\": \"loss\", \"num_samples\": 6,"
+             " \"max_concurrent\": 2, \"command\": [\"%s\"], \"space\": {}}",
+             path);
+    space_file(dir, sp);
+    struct out o = run_in(dir);
+    CHECK_EQ_INT(o.code, 3);
+    char want[4400];
+    snprintf(want, sizeof want, "cannot run \"%s\": Exec format error", path);
+    CHECK_CONTAINS(o.err, want);
+    out_free(&o);
+    snprintf(sp, sizeof sp,
+             "SELECT count(*) FROM trials WHERE status = 'ERROR' AND error = 'cannot run \"%s\": "
+             "Exec format error'",
+             path);
+    CHECK(db_int(dir, sp) >= 3);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 0);
+}
+
 TEST(validate_warns_about_a_relative_script_path)
 {
     char dir[4096];

@@ -1388,6 +1388,61 @@ TEST(a_killed_spawner_ends_its_trials_and_the_next_ones_still_start)
     lines_free(&L);
 }
 
+/* no_wait: trial_start returns before the exec; a program that cannot run then ends the
+ * trial with 127 and trial_start_error says why in trial_start's own words, and a program
+ * that runs has its pid once the executor's news is taken in. Without a spawner the start
+ * waits as before. */
+TEST(a_start_that_does_not_wait_reports_a_failed_exec_at_the_end)
+{
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *argv[] = {"/nonexistent/bin/tune-train", NULL};
+    trial_spawn_t sp = {.argv = argv, .no_wait = 1};
+    trial_proc_t *p = NULL;
+    int rc = trial_start(ex, &sp, &p, err, sizeof err);
+    if (!spawner_mode()) {
+        CHECK_EQ_INT(rc, TRIAL_ENOENT);
+        CHECK_STR(err, "cannot run \"/nonexistent/bin/tune-train\": No such file or directory");
+        trial_exec_free(ex);
+        return;
+    }
+    REQUIRE(rc == 0);
+    CHECK_EQ_INT((int)trial_pid(p), -1);
+    CHECK(trial_exec_fd(ex) >= 0);
+    trial_exit_t x = {-5, -5};
+    CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
+    CHECK_EQ_INT(x.code, 127);
+    CHECK_EQ_INT(x.signal, 0);
+    CHECK(trial_start_error(p) != NULL);
+    if (trial_start_error(p))
+        CHECK_STR(trial_start_error(p),
+                  "cannot run \"/nonexistent/bin/tune-train\": No such file or directory");
+    struct lines L = {0};
+    CHECK_EQ_INT(drain(p, &L), 1); /* its stdout ends too */
+    trial_proc_free(p);
+
+    char *argv2[] = {HELPER, "ids", "print:ready", "sleep:30000", NULL};
+    trial_spawn_t sp2 = {.argv = argv2, .no_wait = 1};
+    REQUIRE(trial_start(ex, &sp2, &p, err, sizeof err) == 0);
+    CHECK_EQ_INT(drain_until(p, &L, "ready", 10, 0), 2);
+    struct pollfd pf = {.fd = trial_exec_fd(ex), .events = POLLIN};
+    double t0 = e2e_mono();
+    while (trial_pid(p) < 0 && e2e_mono() - t0 < 10) {
+        poll(&pf, 1, 100);
+        trial_exec_poll(ex);
+    }
+    int pid = 0, pgid = 0, ppid = 0;
+    REQUIRE(L.n >= 1);
+    CHECK_EQ_INT(sscanf(L.v[0], "pid %d pgid %d ppid %d", &pid, &pgid, &ppid), 3);
+    CHECK_EQ_INT((int)trial_pid(p), pid);
+    CHECK(trial_start_error(p) == NULL);
+    trial_proc_free(p);
+    CHECK(pid_gone(pid, 5.0));
+    trial_exec_free(ex);
+    lines_free(&L);
+}
+
 TEST(keeper_finds_its_children_both_ways)
 {
     /* The children file and the /proc scan (its fallback) agree, also on a child whose name

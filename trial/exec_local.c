@@ -495,6 +495,18 @@ static void local_proc_free(trial_proc_t *p)
     if (p->sv) trial__spawner_forget(p->sv, p);
 }
 
+static int local_events_fd(const trial_exec_t *ex)
+{
+    const struct local *lx = ex->priv;
+    return lx->sv ? trial__spawner_fd(lx->sv) : -1;
+}
+
+static void local_events(trial_exec_t *ex)
+{
+    struct local *lx = ex->priv;
+    if (lx->sv) trial__spawner_poll(lx->sv);
+}
+
 static void local_exec_free(trial_exec_t *ex)
 {
     struct local *lx = ex->priv;
@@ -513,6 +525,8 @@ static const struct trial_exec_ops local_ops = {
     .node = local_none,
     .proc_free = local_proc_free,
     .exec_free = local_exec_free,
+    .events_fd = local_events_fd,
+    .events = local_events,
 };
 
 int trial_exec_local_new(trial_exec_t **out, char *err, size_t errlen)

@@ -105,6 +105,7 @@ void trial_proc_free(trial_proc_t *p)
     if (p->fd >= 0) close(p->fd);
     if (p->log_fd >= 0) close(p->log_fd);
     free(p->line);
+    free(p->start_err);
     free(p);
     if (--ex->live == 0 && ex->free_late) exec_release(ex);
 }
@@ -148,6 +149,21 @@ pid_t trial_pid(const trial_proc_t *p)
 {
     if (!p) return -1;
     return p->trial_pid > 0 ? p->trial_pid : p->pid;
+}
+
+const char *trial_start_error(const trial_proc_t *p)
+{
+    return p ? p->start_err : NULL;
+}
+
+int trial_exec_fd(const trial_exec_t *ex)
+{
+    return ex && ex->ops->events_fd ? ex->ops->events_fd(ex) : -1;
+}
+
+void trial_exec_poll(trial_exec_t *ex)
+{
+    if (ex && ex->ops->events) ex->ops->events(ex);
 }
 
 const char *trial_exec_id(const trial_proc_t *p)

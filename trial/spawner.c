@@ -41,6 +41,7 @@
 struct waiter {
     uint64_t slot;
     trial_proc_t *p;
+    char *prog, *dir; /* a no_wait start's, for the message if it fails (else NULL) */
 };
 
 struct trial__spawner {
@@ -176,7 +177,28 @@ static void set_exit(trial_proc_t *p, int status)
 
 static void unwatch(trial__spawner_t *sv, size_t i)
 {
+    free(sv->w[i].prog);
+    free(sv->w[i].dir);
     sv->w[i] = sv->w[--sv->nw];
+}
+
+/* A no_wait start's outcome, for waiter i: the pid, or why not (the trial has then ended,
+ * with 127 as a failed exec's child exits). */
+static void started(trial__spawner_t *sv, size_t i, const struct trial__spawn_rep *m)
+{
+    trial_proc_t *p = sv->w[i].p;
+    p->starting = 0;
+    if (m->kind == TRIAL__REP_STARTED) {
+        p->trial_pid = (pid_t)m->value;
+        return;
+    }
+    char *argv[] = {sv->w[i].prog ? sv->w[i].prog : "?", NULL}, msg[512];
+    trial_spawn_t sp = {.argv = argv, .dir = sv->w[i].dir};
+    trial__launch_error(&sp, m->value, m->err, msg, sizeof msg);
+    free(p->start_err);
+    p->start_err = strdup(msg);
+    set_exit(p, 127 << 8);
+    unwatch(sv, i);
 }
 
 /* Reads every answer there is: an end ends the trial it names; the launch's answer is
@@ -193,6 +215,7 @@ static void drain(trial__spawner_t *sv)
              * took them along: their parent-death signal). */
             sv->dead = 1;
             while (sv->nw > 0) {
+                sv->w[0].p->starting = 0;
                 set_exit(sv->w[0].p, SIGKILL);
                 unwatch(sv, 0);
             }
@@ -203,7 +226,13 @@ static void drain(trial__spawner_t *sv)
                 if (m[k].slot == sv->want) {
                     sv->answer = m[k];
                     sv->got = 1;
+                    continue;
                 }
+                for (size_t i = 0; i < sv->nw; i++)
+                    if (sv->w[i].slot == m[k].slot && sv->w[i].p->starting) {
+                        started(sv, i, &m[k]);
+                        break;
+                    }
                 continue;
             }
             for (size_t i = 0; i < sv->nw; i++)
@@ -264,7 +293,18 @@ int trial__spawner_launch(trial__spawner_t *sv, const struct trial__launch *l,
     if (send_req(sv, sv->buf, len, fd, 3) < 0) return 1; /* gone, or too big after all */
     /* Awaited from now on: its end may come in the same read as its start. */
     p->reaped = 0;
-    sv->w[sv->nw++] = (struct waiter){h.slot, p};
+    sv->w[sv->nw++] = (struct waiter){h.slot, p, NULL, NULL};
+    if (sp->no_wait) {
+        /* The outcome comes with a later drain (trial__spawner_poll, or the reap). */
+        struct waiter *w = &sv->w[sv->nw - 1];
+        w->prog = strdup(l->argv[0]);
+        w->dir = l->dir ? strdup(l->dir) : NULL;
+        p->starting = 1;
+        p->sv = sv;
+        p->slot = h.slot;
+        *pid = -1;
+        return TRIAL_OK;
+    }
     sv->want = h.slot;
     sv->got = 0;
     while (!sv->got && !sv->dead) {
@@ -289,6 +329,16 @@ int trial__spawner_launch(trial__spawner_t *sv, const struct trial__launch *l,
     p->slot = h.slot;
     *pid = (pid_t)sv->answer.value;
     return TRIAL_OK;
+}
+
+int trial__spawner_fd(const trial__spawner_t *sv)
+{
+    return sv->dead ? -1 : sv->rep;
+}
+
+void trial__spawner_poll(trial__spawner_t *sv)
+{
+    drain(sv);
 }
 
 int trial__spawner_reap(trial__spawner_t *sv, trial_proc_t *p, int block)

@@ -34,6 +34,12 @@ typedef struct trial_spawn {
     int ranks;              /* processes for executors that start ranks (Slurm); 0 = 1 */
     double gpus;            /* GPUs requested, for executors that place them (Slurm) */
     int cpus;
+    /* 1: trial_start may return before the program's exec, where the executor can (the
+     * local executor's spawner), so that the caller need not wait for it. A program that
+     * then cannot run ends the trial with exit code 127, and trial_start_error says why;
+     * trial_pid is -1 until the start is known. 0: trial_start waits for the exec and
+     * reports such a program itself (TRIAL_ENOENT). */
+    int no_wait;
 } trial_spawn_t;
 
 /* How a trial ended. */
@@ -79,7 +85,17 @@ int trial_signal(trial_proc_t *p, int sig);
  * reaped), 0 while it runs, TRIAL_ERR on failure. */
 int trial_poll_exit(trial_proc_t *p, trial_exit_t *out);
 
+/* The program's pid; -1 while a no_wait start is not known yet (trial_exec_fd). */
 pid_t trial_pid(const trial_proc_t *p);
+/* Why a no_wait start failed after trial_start returned (the trial then ended with code
+ * 127), or NULL. Valid until trial_proc_free. */
+const char *trial_start_error(const trial_proc_t *p);
+/* An fd to poll, beside the trials' own, for what the executor learns on its own (a
+ * no_wait start's outcome, a trial's end), or -1 when it has none. When it is readable,
+ * trial_exec_poll takes that news in: trial_pid, trial_poll_exit and trial_start_error
+ * then tell it. */
+int trial_exec_fd(const trial_exec_t *ex);
+void trial_exec_poll(trial_exec_t *ex);
 /* Executor's own id and node ("12345.0", "node7") or "" when it has none. */
 const char *trial_exec_id(const trial_proc_t *p);
 const char *trial_node(const trial_proc_t *p);

@@ -39,6 +39,9 @@ struct trial_exec_ops {
     int (*check)(trial_exec_t *ex, int ranks, double gpus, int cpus, trial_capacity_t *cap,
                  char *err, size_t errlen);
     int (*cleanup)(trial_exec_t *ex, const char *experiment, char *err, size_t errlen);
+    /* Optional (NULL: nothing of its own to poll): trial_exec_fd and trial_exec_poll. */
+    int (*events_fd)(const trial_exec_t *ex);
+    void (*events)(trial_exec_t *ex);
 };
 
 struct trial_exec {
@@ -61,9 +64,11 @@ struct trial_proc {
      * signals and the end go through the spawner by slot. */
     trial__spawner_t *sv;
     uint64_t slot;
-    int fd;        /* read end of its stdout, non-blocking; -1 once EOF was read */
-    int log_fd;    /* stdout log (O_APPEND), or -1 */
-    int log_errno; /* why logging stopped (a failed write to the stdout log), or 0 */
+    int starting;    /* a no_wait start whose outcome the spawner has not told yet */
+    char *start_err; /* why a no_wait start failed, or NULL */
+    int fd;          /* read end of its stdout, non-blocking; -1 once EOF was read */
+    int log_fd;      /* stdout log (O_APPEND), or -1 */
+    int log_errno;   /* why logging stopped (a failed write to the stdout log), or 0 */
     int reaped;
     trial_exit_t exit; /* valid once reaped */
     /* The line splitter: the unfinished line, never longer than TRIAL_MAX_LINE (+ NUL). */
@@ -144,6 +149,9 @@ void trial__spawner_free(trial__spawner_t *sv);
 int trial__spawner_launch(trial__spawner_t *sv, const struct trial__launch *l,
                           const trial_spawn_t *sp, trial_proc_t *p, pid_t *pid, char *err,
                           size_t errlen);
+/* The answer fd (trial_exec_fd), and taking in what is on it (trial_exec_poll). */
+int trial__spawner_fd(const trial__spawner_t *sv);
+void trial__spawner_poll(trial__spawner_t *sv);
 /* trial__reap and trial__kill_group for a trial the spawner started. */
 int trial__spawner_reap(trial__spawner_t *sv, trial_proc_t *p, int block);
 int trial__spawner_signal(trial__spawner_t *sv, trial_proc_t *p, int sig);
