@@ -61,7 +61,7 @@ const char *trial_exec_name(const trial_exec_t *ex); /* "local", "slurm" */
 
 /* Starts a trial. On success *out is a new handle, freed with trial_proc_free once
  * trial_poll_exit has reported its end. A program that cannot be executed is reported
- * as TRIAL_ENOENT with the reason. */
+ * as TRIAL_ENOENT with the reason (with sp->no_wait, possibly at its end instead). */
 int trial_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t **out, char *err,
                 size_t errlen);
 
