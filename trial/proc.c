@@ -237,6 +237,12 @@ int trial__reap(trial_proc_t *p, int block)
     while (w < 0 && errno == EINTR);
     if (w < 0) return TRIAL_ERR;
     if (w == 0) return 0;
+    trial__set_exit(p, status);
+    return 1;
+}
+
+void trial__set_exit(trial_proc_t *p, int status)
+{
     p->reaped = 1;
     if (WIFSIGNALED(status)) {
         p->exit.code = -1;
@@ -245,7 +251,6 @@ int trial__reap(trial_proc_t *p, int block)
         p->exit.code = WEXITSTATUS(status);
         p->exit.signal = 0;
     }
-    return 1;
 }
 
 /* ---- reading stdout: log, then split into lines ----------------------------------- */

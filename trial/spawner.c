@@ -163,18 +163,6 @@ static int send_req(trial__spawner_t *sv, const void *buf, size_t len, const int
     return r == (ssize_t)len ? 0 : -1;
 }
 
-static void set_exit(trial_proc_t *p, int status)
-{
-    p->reaped = 1;
-    if (WIFSIGNALED(status)) {
-        p->exit.code = -1;
-        p->exit.signal = WTERMSIG(status);
-    } else {
-        p->exit.code = WEXITSTATUS(status);
-        p->exit.signal = 0;
-    }
-}
-
 static void unwatch(trial__spawner_t *sv, size_t i)
 {
     free(sv->w[i].prog);
@@ -197,7 +185,7 @@ static void started(trial__spawner_t *sv, size_t i, const struct trial__spawn_re
     trial__launch_error(&sp, m->value, m->err, msg, sizeof msg);
     free(p->start_err);
     p->start_err = strdup(msg);
-    set_exit(p, 127 << 8);
+    trial__set_exit(p, 127 << 8);
     unwatch(sv, i);
 }
 
@@ -216,7 +204,7 @@ static void drain(trial__spawner_t *sv)
             sv->dead = 1;
             while (sv->nw > 0) {
                 sv->w[0].p->starting = 0;
-                set_exit(sv->w[0].p, SIGKILL);
+                trial__set_exit(sv->w[0].p, SIGKILL);
                 unwatch(sv, 0);
             }
             return;
@@ -237,7 +225,7 @@ static void drain(trial__spawner_t *sv)
             }
             for (size_t i = 0; i < sv->nw; i++)
                 if (sv->w[i].slot == m[k].slot) {
-                    set_exit(sv->w[i].p, m[k].value);
+                    trial__set_exit(sv->w[i].p, m[k].value);
                     unwatch(sv, i);
                     break;
                 }

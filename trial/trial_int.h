@@ -168,6 +168,9 @@ int trial__read_pipe(trial_proc_t *p, trial_line_cb cb, void *ud, size_t max_byt
  * status (exit code, or the signal that killed it), so nothing is left to kill here. */
 int trial__reap(trial_proc_t *p, int block);
 
+/* Marks p reaped with wait status `status` (exit code, or the signal that killed it). */
+void trial__set_exit(trial_proc_t *p, int status);
+
 /* Sends sig to the trial's process group, through its keeper (sigqueue of TRIAL__RELAY_SIG
  * carrying sig; SIGKILL kills every descendant, in the group or not). A trial that is
  * already gone is not an error. */
