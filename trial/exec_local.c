@@ -125,7 +125,9 @@ static const char *keeper_program(void)
     return env && *env && access(env, X_OK) == 0 ? env : NULL;
 }
 
-char *const *trial__self_words(size_t *n)
+/* tune's own command line as words, read once: the keeper program shows it as its own, as
+ * a forked keeper does (ps, pgrep -f and the tests find tune's processes by it). */
+static char *const *self_words(size_t *n)
 {
     static char buf[8192], *words[256];
     static size_t nwords;
@@ -165,7 +167,7 @@ static pid_t spawn_keeper(const char *prog, const struct trial__launch *l)
         np++;
     while (l->argv[na])
         na++;
-    char *const *self = trial__self_words(&ns);
+    char *const *self = self_words(&ns);
     char **av = e ? NULL : malloc((ns + np + na + 8) * sizeof *av);
     if (!e && !av) e = ENOMEM;
     if (!e) {
@@ -268,8 +270,7 @@ int trial__launch_error(const trial_spawn_t *sp, int stage, int e, char *err, si
     }
 }
 
-/* Reads the status pipe to EOF: the trial's pid (or -1) and the first failure, if any. */
-static void read_status(int fd, pid_t *trial, int *stage, int *why)
+void trial__read_status(int fd, pid_t *trial, int *stage, int *why)
 {
     for (;;) {
         int msg[2];
@@ -395,7 +396,7 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
 
     pid_t trial = -1;
     int stage = 0, why = 0;
-    read_status(stp[0], &trial, &stage, &why);
+    trial__read_status(stp[0], &trial, &stage, &why);
     close_fd(&stp[0]);
     if (stage != 0 || trial <= 0) {
         /* The keeper ends promptly once the trial has given up (or without one). */

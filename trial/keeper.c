@@ -421,9 +421,8 @@ void trial__keeper_run(const struct trial__launch *l)
      * blocked signal is queued even when its default is to be ignored (SIGCHLD), and an
      * inherited SIG_IGN for SIGCHLD would even make children reap themselves. */
     /* Only the signals tune handles or ignores, as /proc says: a handful of system calls
-     * instead of one per signal, on the path tune waits on (every signal, if unreadable).
-     * Forked by the spawner, which reset its own once, there is nothing to read. */
-    if (!l->signals_default) trial__reset_signals();
+     * instead of one per signal, on the path tune waits on (every signal, if unreadable). */
+    trial__reset_signals();
     int st = move_up(l->status);
     if (st < 0) _exit(127);
     if (setpgid(0, 0) < 0) fail(st, TRIAL__FAIL_SETPGID, errno);

@@ -16,8 +16,9 @@
  * each, a launch's three fds passed with SCM_RIGHTS), taken in the order sent, so a SIGKILL
  * never overtakes the launch it is for; the spawner answers on a pipe: started (the pid)
  * or why not, for each launch, which trial_start waits for as it waited for the keeper's
- * status pipe; ended (the wait status) for each trial, after which it sends tune a SIGCHLD,
- * which is what woke tune's loop when the keeper was its child. The trial is not tune's
+ * status pipe (or, no_wait, takes in later); ended (the wait status) for each trial. The
+ * pipe is trial_exec_fd: tune's loop polls it, which is what a SIGCHLD did when the keeper
+ * was tune's child. The trial is not tune's
  * child, so tune never signals or waits for its pid itself: the spawner knows when that pid
  * stops being the trial's.
  *

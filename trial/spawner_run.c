@@ -91,24 +91,21 @@ static void queue(struct spawner *s, struct trial__spawn_rep r)
     if (grow((void **)&s->out, &s->outcap, s->nout, sizeof *s->out) == 0) s->out[s->nout++] = r;
 }
 
-/* Writes the answers (24 bytes each: atomic) and, for ends, wakes tune. */
+/* Writes the answers (24 bytes each: atomic). The pipe itself wakes tune: its loop polls
+ * it (trial_exec_fd), so no SIGCHLD is needed, as one was when the keeper was tune's child
+ * (a trial's stdout may reach EOF long before its end is known). */
 static void flush(struct spawner *s)
 {
     size_t done = 0;
-    int ends = 0;
     while (done < s->nout) {
         ssize_t w = write(s->rep, &s->out[done], sizeof *s->out);
         if (w < 0 && errno == EINTR) continue;
         if (w != (ssize_t)sizeof *s->out) break; /* EAGAIN: tune is behind; POLLOUT later */
-        ends |= s->out[done].kind == TRIAL__REP_ENDED;
         done++;
     }
     if (done == 0) return;
     memmove(s->out, s->out + done, (s->nout - done) * sizeof *s->out);
     s->nout -= done;
-    /* What woke tune's loop when the keeper was its child (a trial's stdout may have
-     * reached EOF long before). */
-    if (ends && getppid() == s->parent) kill(s->parent, SIGCHLD);
 }
 
 /* The running trial of that pid. An ended one's pid is free for reuse the moment it was
@@ -304,7 +301,6 @@ static void launch(struct spawner *s, const struct trial__spawn_req *h, char *bo
                                   .in = fd[0],
                                   .out = fd[1],
                                   .err = fd[2],
-                                  .status = -1,
                                   .parent = s->self,
                                   .relay = 0,
                                   .maxfd = h->maxfd};
@@ -312,7 +308,7 @@ static void launch(struct spawner *s, const struct trial__spawn_req *h, char *bo
          * exec succeeded. vfork returns once it has exec'd or exited, so the read never
          * waits (under valgrind, where vfork is a fork, it waits for that). */
         int st[2] = {-1, -1}, why[2] = {0, 0};
-        pid_t pid = -1;
+        pid_t pid = -1, unused = -1;
         if (pipe2(st, O_CLOEXEC) == 0) {
             l.status = st[1];
             pid = vfork();
@@ -320,17 +316,7 @@ static void launch(struct spawner *s, const struct trial__spawn_req *h, char *bo
         }
         int e = errno;
         if (st[1] >= 0) close(st[1]);
-        if (pid > 0) {
-            size_t got = 0;
-            ssize_t k;
-            while (got < sizeof why &&
-                   (k = read(st[0], (char *)why + got, sizeof why - got)) != 0) {
-                if (k < 0 && errno == EINTR) continue;
-                if (k < 0) break;
-                got += (size_t)k;
-            }
-            if (got < sizeof why) why[0] = 0;
-        }
+        if (pid > 0) trial__read_status(st[0], &unused, &why[0], &why[1]);
         if (st[0] >= 0) close(st[0]);
         if (pid < 0) {
             r.value = TRIAL__FAIL_FORK;

@@ -207,12 +207,11 @@ struct trial__launch {
     char *const *envp;
     char *const *paths; /* candidates for argv[0] */
     const char *dir;
-    int in, out, err;    /* become the trial's 0, 1 and 2 */
-    int status;          /* write end of the status pipe */
-    pid_t parent;        /* tune */
-    int relay;           /* TRIAL__RELAY_SIG */
-    int maxfd;           /* the close loop's bound if close_range is missing */
-    int signals_default; /* every disposition is the default already (the spawner's fork) */
+    int in, out, err; /* become the trial's 0, 1 and 2 */
+    int status;       /* write end of the status pipe */
+    pid_t parent;     /* tune */
+    int relay;        /* TRIAL__RELAY_SIG */
+    int maxfd;        /* the close loop's bound if close_range is missing */
 };
 
 /* Runs in tune's forked child: becomes the keeper, starts the trial, never returns. */
@@ -238,10 +237,10 @@ void trial__reset_signals(void);
  * keeper's way to find what to kill. Returns how many were stored, or -1. */
 int trial__keeper_children(pid_t parent, pid_t *out, int max, int scan);
 
-/* tune's own command line as words, read once (not thread-safe: tune's one thread): the
- * keeper program and the spawner program show it as their own, as a forked keeper does
- * (ps, pgrep -f and the tests find tune's processes by it). */
-char *const *trial__self_words(size_t *n);
+/* Reads a status pipe to EOF (every copy of its write end closed: the exec succeeded, or
+ * the child gave up): the trial's pid, if sent (else *trial unchanged), and the first
+ * failure's {stage, errno}, if any (else *stage unchanged, 0). */
+void trial__read_status(int fd, pid_t *trial, int *stage, int *why);
 
 /* The message and code for a start that failed at `stage` with errno e (exec_local.c). */
 int trial__launch_error(const trial_spawn_t *sp, int stage, int e, char *err, size_t errlen);
