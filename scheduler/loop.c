@@ -19,6 +19,10 @@
 
 /* The longest a turn spends launching trials before it reads results again. */
 #define LOOP_LAUNCH_SLICE_S 0.05
+/* What a turn of a real run takes in before it commits: after its wait, whatever else is
+ * ready without waiting, up to this many events or this long (sched_loop_turn). */
+#define LOOP_BATCH_EVENTS 1000
+#define LOOP_BATCH_S 0.01
 
 /* ---- clocks ------------------------------------------------------------------------ */
 static double clock_read(clockid_t id)
@@ -162,6 +166,7 @@ static void ev_line(void *ud, int64_t no, const char *line, size_t len, int trun
     struct sched_loop *L = ud;
     struct sched__trial *t = trial_of(L, no);
     if (!t) return;
+    L->nevents++;
     batch_begin(L);
     sched__on_line(L, t, line, len, truncated);
 }
@@ -171,6 +176,7 @@ static void ev_ended(void *ud, int64_t no, const sched_exit_t *ex)
     struct sched_loop *L = ud;
     struct sched__trial *t = trial_of(L, no);
     if (!t) return;
+    L->nevents++;
     batch_begin(L);
     sched__ended(L, t, ex);
 }
@@ -384,6 +390,15 @@ static void stop_running(struct sched_loop *L)
     }
 }
 
+/* Stop signals sched_run's handler counted during the wait (o->stops): taken before the
+ * turn launches anything, so that no trial starts after the user asked to stop. */
+static void take_stops(struct sched_loop *L)
+{
+    if (!L->o->stops) return;
+    for (sig_atomic_t n = *L->o->stops; L->stops_seen < n; L->stops_seen++)
+        sched_loop_stop(L, (int)*L->o->stop_sig);
+}
+
 int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
 {
     /* Trials without a struct sched__live of their own share the loop's all-zero one: a
@@ -397,6 +412,7 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
     }
     if (L->ended) return 0;
     batch_begin(L);
+    take_stops(L);
     /* Ray Tune's experiment-level time_budget_s: no new trials after it, running ones are
      * stopped and recorded. */
     double budget_end = L->set->time_budget_s > 0 ? L->t0 + L->set->time_budget_s : INFINITY;
@@ -431,13 +447,37 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
     L->rx_wall = L->rx_now = 0;
     const sched_exec_t *x = L->o->exec;
     double wait = deferred || wake < now ? 0 : wake - now;
+    L->nevents = 0;
     int rc = x->ops->wait(x->self, wait, L->o->wake_fd, &loop_events, L, err, errlen);
     if (rc < 0) return rc;
 
-    batch_begin(L);
-    now = sched__now(L);
-    sched__run_timers(L, now, now);
-    if (L->fatal || L->stopping) stop_running(L);
+    /* What the wait brought is acted on at once: trials whose slots it freed are launched
+     * before the turn commits, so that the next trial starts while this turn writes. Then
+     * a real run takes in what else is ready without waiting (LOOP_BATCH_*) before it
+     * commits: with many short trials, results and ends come faster than turns, and a
+     * commit per turn was most of what tune cost per trial. Every result is still
+     * committed before the loop next blocks. A simulation (commit_every_s) keeps one wait
+     * a turn: its wait hands one event a call, and its turns are its order of events. */
+    double batch_end = sched__now(L) + LOOP_BATCH_S;
+    size_t taken = L->nevents;
+    for (;;) {
+        batch_begin(L);
+        now = sched__now(L);
+        sched__run_timers(L, now, now);
+        take_stops(L);
+        if (L->fatal || L->stopping) {
+            stop_running(L);
+            break;
+        }
+        launch_ready(L);
+        if (L->o->commit_every_s > 0 || L->nevents == 0 || taken >= LOOP_BATCH_EVENTS ||
+            now >= batch_end)
+            break;
+        L->nevents = 0;
+        rc = x->ops->wait(x->self, 0, L->o->wake_fd, &loop_events, L, err, errlen);
+        if (rc < 0) return rc;
+        taken += L->nevents;
+    }
     batch_commit(L, 0);
     if (L->o->report && L->o->report_every_s > 0 && now - L->last_report >= L->o->report_every_s)
         sched__report(L, 0);
@@ -481,6 +521,8 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
     /* SIGCHLD wakes the executor's wait (a trial ended); SIGINT and SIGTERM stop. */
     sched_run_opts_t lo = *o;
     lo.wake_fd = sp[0];
+    lo.stops = &loop_stops;
+    lo.stop_sig = &loop_stop_sig;
     loop_sigpipe_w = sp[1];
     loop_stops = loop_stop_sig = 0;
     struct sigaction sa, old_int, old_term, old_chld;
@@ -498,12 +540,8 @@ int sched_run(const sched_run_opts_t *o, sched_run_result_t *res, char *err, siz
     }
     sched_loop_t *L = NULL;
     int rc = sched_loop_new(&lo, &L, err, errlen);
-    sig_atomic_t stops_seen = 0;
-    while (rc == 0 && (rc = sched_loop_turn(L, 1.0, err, errlen)) > 0) {
-        for (sig_atomic_t n = loop_stops; stops_seen < n; stops_seen++)
-            sched_loop_stop(L, (int)loop_stop_sig);
+    while (rc == 0 && (rc = sched_loop_turn(L, 1.0, err, errlen)) > 0)
         rc = 0;
-    }
     if (L && rc == 0) sched_loop_result(L, res);
     sched_loop_free(L);
     sigaction(SIGCHLD, &old_chld, NULL);

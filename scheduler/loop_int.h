@@ -168,8 +168,10 @@ struct sched_loop {
     int stop_signal;
     int fatal;
     char fatal_msg[1024];
-    int in_batch; /* a store transaction is open */
-    int ended;    /* the final report was made */
+    int in_batch;            /* a store transaction is open */
+    size_t nevents;          /* lines and ends the executor's last wait reported */
+    sig_atomic_t stops_seen; /* of o->stops, taken as sched_loop_stop */
+    int ended;               /* the final report was made */
     uint64_t results, ignored, bad_lines;
     double t0;
     double last_report;

@@ -456,6 +456,14 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
         }
         cJSON_Delete(r);
     }
+    /* A trial stopped by its scheduler may still print results (a trial that wrote them
+     * ahead of time, or before the stop reached it): they are only counted, so nothing of
+     * them is read but whether they are results. Reading the metric too (a strtod for a
+     * 17-digit number) cost more than everything else tune does for such a line. */
+    if (ignores_results(t) && trial_result_scan(line, len, NULL, 0, NULL) == 1) {
+        L->ignored++;
+        return;
+    }
     struct result_in in;
     if (L->nkeys <= TRIAL_SCAN_MAX_KEYS &&
         trial_result_scan(line, len, L->keys, L->nkeys, in.v) == 1 && !isnan(in.v[0])) {

@@ -6,6 +6,7 @@
 #ifndef TUNE_SCHED_H
 #define TUNE_SCHED_H
 
+#include <signal.h> /* sig_atomic_t */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -361,6 +362,10 @@ typedef struct sched_run_opts {
      * the end of its turn). > 0: at most this often, in real seconds, for executors whose
      * wait never blocks (a simulation), so that a turn per event costs no commit each. */
     double commit_every_s;
+    /* NULL, or how many stop signals (SIGINT, SIGTERM) came and the first one's number, as
+     * a signal handler counts them (sched_run's): each turn takes new ones as
+     * sched_loop_stop as soon as its wait returns. */
+    const volatile sig_atomic_t *stops, *stop_sig;
 } sched_run_opts_t;
 
 /* Why the experiment ended before every trial had run (sched_run_result_t.ended_by). */

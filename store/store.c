@@ -43,10 +43,8 @@
 #define DECISION_ROWS16 DECISION_ROWS8 ", " DECISION_ROWS8
 _Static_assert(STORE__RESULT_ROWS == 16, "the *_ROWS16 statements must match STORE__RESULT_ROWS");
 
-/* The SQL of every cached statement, indexed by enum store__stmt_id. The field masks in
- * the trial update are the STORE_TU_* values of store.h, pasted in as SQL hex literals. */
-#define TU_SET(col, bit, param)                                                                    \
-    col " = CASE WHEN ?2 & " STORE__STR(bit) " THEN " param " ELSE " col " END"
+/* The SQL of every cached statement, indexed by enum store__stmt_id (the trial update has a
+ * statement per set of fields, write.c). */
 static const char *const stmt_sql[STORE__NSTMT] = {
     [STORE__BEGIN] = "BEGIN IMMEDIATE",
     [STORE__COMMIT] = "COMMIT",
@@ -67,25 +65,6 @@ static const char *const stmt_sql[STORE__NSTMT] = {
     [STORE__PARAM_INSERT] =
         "INSERT INTO params (trial_id, name, value_real, value_text, value_json)"
         " VALUES (?1, ?2, ?3, ?4, ?5)",
-    /* clang-format off */
-    [STORE__TRIAL_UPDATE] =
-        "UPDATE trials SET"
-        " " TU_SET("status",        STORE_TU_STATUS,        "?3")  ","
-        " " TU_SET("early_stopped", STORE_TU_EARLY_STOPPED, "?4")  ","
-        " " TU_SET("slice",         STORE_TU_SLICE,         "?5")  ","
-        " " TU_SET("started_at",    STORE_TU_STARTED,       "?6")  ","
-        " " TU_SET("ended_at",      STORE_TU_ENDED,         "?7")  ","
-        " " TU_SET("exit_code",     STORE_TU_EXIT,          "?8")  ","
-        " " TU_SET("exit_signal",   STORE_TU_EXIT,          "?9")  ","
-        " " TU_SET("error",         STORE_TU_ERROR,         "?10") ","
-        " " TU_SET("stderr_tail",   STORE_TU_ERROR,         "?11") ","
-        " " TU_SET("pid",           STORE_TU_PID,           "?12") ","
-        " " TU_SET("exec_id",       STORE_TU_EXEC_ID,       "?13") ","
-        " " TU_SET("node",          STORE_TU_EXEC_ID,       "?14") ","
-        " " TU_SET("attempt",       STORE_TU_ATTEMPT,       "?15") ","
-        " " TU_SET("suggested_by",  STORE_TU_SUGGESTED,     "?16")
-        " WHERE id = ?1",
-    /* clang-format on */
     [STORE__TRIAL_EXISTS] = "SELECT 1 FROM trials WHERE id = ?1",
     [STORE__RESULT_INSERT1] = "INSERT INTO results (trial_id, attempt, iteration, time_value,"
                               " metric, wall_time, data) VALUES " RESULT_ROW,
@@ -208,6 +187,9 @@ sqlite3_stmt *store__stmt(store_t *st, enum store__stmt_id id, char *err, size_t
     return st->stmt[id];
 }
 
+static int run_stmt(store_t *st, enum store__stmt_id id, const char *what, char *err,
+                    size_t errlen);
+
 int store__writable(store_t *st, const char *what, char *err, size_t errlen)
 {
     if (st->readonly)
@@ -217,6 +199,14 @@ int store__writable(store_t *st, const char *what, char *err, size_t errlen)
         return store__err(err, errlen, st->batch_rc,
                           "%s: %s: the batch was abandoned after an earlier error: %s", st->path,
                           what, st->batch_err);
+    if (st->in_batch && !st->tx_open) {
+        /* IMMEDIATE takes the write lock before the batch's first write, so that a busy
+         * database is reported by that write, never halfway through the batch. A write
+         * that failed spoils its batch, this one too (store__fail). */
+        int rc = run_stmt(st, STORE__BEGIN, "cannot begin a batch", err, errlen);
+        if (rc) return rc;
+        st->tx_open = 1;
+    }
     return 0;
 }
 
@@ -582,6 +572,8 @@ void store_close(store_t *st)
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     for (int i = 0; i < STORE__NSTMT; i++)
         sqlite3_finalize(st->stmt[i]);
+    for (int i = 0; i < st->ntu; i++)
+        sqlite3_finalize(st->tu[i].stmt);
     sqlite3_close(st->db);
     store__free_pending(st);
     free(st->path);
@@ -599,11 +591,11 @@ int store_begin(store_t *st, char *err, size_t errlen)
         return store__err(err, errlen, STORE_ERR,
                           "%s: cannot begin a batch: one is open already (store_commit first)",
                           st->path);
-    /* IMMEDIATE takes the write lock now, so that a busy database is reported here,
-     * before any write of the batch, and never halfway through it. */
-    int rc = run_stmt(st, STORE__BEGIN, "cannot begin a batch", err, errlen);
-    if (rc) return rc;
+    /* The transaction itself begins at the batch's first write (store__writable): the
+     * scheduler opens a batch every turn, and most turns of a run with short trials
+     * write nothing (a BEGIN IMMEDIATE and COMMIT cost their lock calls even then). */
     st->in_batch = 1;
+    st->tx_open = 0;
     st->batch_rc = 0;
     st->batch_err[0] = 0;
     return 0;
@@ -615,10 +607,14 @@ int store_commit(store_t *st, char *err, size_t errlen)
         return store__err(err, errlen, STORE_ERR,
                           "%s: cannot commit: no batch is open (store_begin first)", st->path);
     int rc = st->batch_rc;
-    if (rc) {
+    if (rc)
         store__err(err, errlen, rc, "%s: batch rolled back after an earlier error: %s", st->path,
                    st->batch_err);
-    } else {
+    /* A result added outside a batch waits without a transaction for the batch that
+     * pending_added opens and commits at once: this is that commit, and it begins. */
+    else if (!st->tx_open && (st->npend || st->npdec))
+        rc = store__writable(st, "cannot commit", err, errlen);
+    if (!rc && st->tx_open) { /* else the batch wrote nothing: nothing to commit */
         rc = store__flush(st, err, errlen);
         if (!rc) rc = run_stmt(st, STORE__COMMIT, "cannot commit", err, errlen);
         if (!rc) {
@@ -644,6 +640,7 @@ int store_commit(store_t *st, char *err, size_t errlen)
         store__forget(st);
     }
     st->in_batch = 0;
+    st->tx_open = 0;
     st->batch_rc = 0;
     return rc;
 }

@@ -89,6 +89,7 @@ int store_trial_create(store_t *st, int64_t exp_id, int64_t trial_no, const char
 #define STORE_TU_EXEC_ID 0x100 /* executor's id (Slurm job/step) and node */
 #define STORE_TU_ATTEMPT 0x200
 #define STORE_TU_SUGGESTED 0x400 /* suggested_by */
+#define STORE_TU_ALL 0x7ff       /* every field above */
 
 typedef struct store_trial_update {
     unsigned fields;

@@ -347,6 +347,56 @@ int store_trial_create(store_t *st, int64_t exp_id, int64_t trial_no, const char
     return rc;
 }
 
+/* The UPDATE for one set of STORE_TU_* fields, prepared at its first use and kept (the
+ * oldest is replaced when the cache is full). Every statement takes the same parameters
+ * (?1 the trial's id, ?3.. the fields as listed below), so that one binding serves all;
+ * SQLite ignores a binding to a parameter a statement does not use. */
+static sqlite3_stmt *trial_update_stmt(store_t *st, unsigned fields, char *err, size_t errlen)
+{
+    static const struct {
+        unsigned bit;
+        const char *set;
+    } cols[] = {
+        {STORE_TU_STATUS, "status = ?3"},
+        {STORE_TU_EARLY_STOPPED, "early_stopped = ?4"},
+        {STORE_TU_SLICE, "slice = ?5"},
+        {STORE_TU_STARTED, "started_at = ?6"},
+        {STORE_TU_ENDED, "ended_at = ?7"},
+        {STORE_TU_EXIT, "exit_code = ?8, exit_signal = ?9"},
+        {STORE_TU_ERROR, "error = ?10, stderr_tail = ?11"},
+        {STORE_TU_PID, "pid = ?12"},
+        {STORE_TU_EXEC_ID, "exec_id = ?13, node = ?14"},
+        {STORE_TU_ATTEMPT, "attempt = ?15"},
+        {STORE_TU_SUGGESTED, "suggested_by = ?16"},
+    };
+    for (int i = 0; i < st->ntu; i++)
+        if (st->tu[i].fields == fields) return st->tu[i].stmt;
+    char sql[512];
+    size_t k = (size_t)snprintf(sql, sizeof sql, "UPDATE trials SET ");
+    const char *sep = "";
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
+        if (fields & cols[i].bit) {
+            k += (size_t)snprintf(sql + k, sizeof sql - k, "%s%s", sep, cols[i].set);
+            sep = ", ";
+        }
+    /* No field: the row is only looked for (store_trial_update reports a missing one). */
+    snprintf(sql + k, sizeof sql - k, "%s WHERE id = ?1", *sep ? "" : "id = id");
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL);
+    if (rc != SQLITE_OK) {
+        store__fail(st, rc, "cannot prepare a statement", err, errlen);
+        return NULL;
+    }
+    if (st->ntu == STORE__TU_STMTS) {
+        sqlite3_finalize(st->tu[0].stmt);
+        memmove(st->tu, st->tu + 1, (STORE__TU_STMTS - 1) * sizeof *st->tu);
+        st->ntu--;
+    }
+    st->tu[st->ntu].fields = fields;
+    st->tu[st->ntu++].stmt = s;
+    return s;
+}
+
 int store_trial_update(store_t *st, int64_t trial_id, const store_trial_update_t *u, char *err,
                        size_t errlen)
 {
@@ -363,10 +413,9 @@ int store_trial_update(store_t *st, int64_t trial_id, const store_trial_update_t
                           what, u->status ? u->status : "(null)",
                           one_of_text(ok, list, sizeof list));
     }
-    sqlite3_stmt *s = store__stmt(st, STORE__TRIAL_UPDATE, err, errlen);
+    sqlite3_stmt *s = trial_update_stmt(st, u->fields & STORE_TU_ALL, err, errlen);
     if (!s) return STORE_ERR;
     sqlite3_bind_int64(s, 1, trial_id);
-    sqlite3_bind_int(s, 2, (int)u->fields);
     bind_text(s, 3, u->status);
     sqlite3_bind_int(s, 4, u->early_stopped ? 1 : 0);
     bind_text(s, 5, u->slice);

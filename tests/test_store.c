@@ -1701,13 +1701,23 @@ TEST(busy_second_writer)
     store_t *b = open_rw(t.db);
     REQUIRE(a && b);
     char err[512] = "";
+    store_experiment_t ea = {.name = "a"}, eb = {.name = "b"};
     REQUIRE(store_begin(a, err, sizeof err) == 0);
-    /* b waits for the busy timeout (5 s), then gives up with a message. */
-    CHECK_EQ_INT(store_begin(b, err, sizeof err), STORE_BUSY);
-    CHECK_CONTAINS(err, "cannot begin a batch: the database is locked by another writer");
-    CHECK_EQ_INT(store_commit(a, err, sizeof err), 0);
+    REQUIRE(store_experiment_create(a, &ea, 1.0, NULL, err, sizeof err) == 0);
+    /* A batch takes the write lock at its first write: b's waits for the busy timeout
+     * (5 s), then gives up with a message, before it wrote anything. */
     CHECK_EQ_INT(store_begin(b, err, sizeof err), 0);
+    CHECK_EQ_INT(store_experiment_create(b, &eb, 1.0, NULL, err, sizeof err), STORE_BUSY);
+    CHECK_CONTAINS(err, "cannot begin a batch: the database is locked by another writer");
+    /* A failed write spoils its batch; nothing of it was written. */
+    CHECK_EQ_INT(store_commit(b, err, sizeof err), STORE_BUSY);
+    CHECK_CONTAINS(err, "batch rolled back after an earlier error");
+    CHECK_EQ_INT(store_commit(a, err, sizeof err), 0);
+    /* The lock is free: b's next batch writes. */
+    CHECK_EQ_INT(store_begin(b, err, sizeof err), 0);
+    CHECK_EQ_INT(store_experiment_create(b, &eb, 1.0, NULL, err, sizeof err), 0);
     CHECK_EQ_INT(store_commit(b, err, sizeof err), 0);
+    CHECK_STR(q(a, "SELECT group_concat(name) FROM experiments"), "a,b");
     store_close(a);
     store_close(b);
     tmp_clean(&t);
