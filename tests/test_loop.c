@@ -535,6 +535,50 @@ TEST(lines_fed_directly_take_the_same_path)
     rig_close(&r);
 }
 
+/* The final snapshot's line counts. */
+static void on_report_counts(void *ud, const sched_snapshot_t *s, int final)
+{
+    uint64_t *c = ud;
+    if (!final) return;
+    c[0] = s->ignored;
+    c[1] = s->bad_lines;
+}
+
+/* Lines a trial prints after its scheduler's decision to stop it are logged, not recorded,
+ * and not read: those that open like a result are counted (the table's "after stop"), a
+ * malformed one among them too, since it is not a result lost (bad_lines counts those). */
+TEST(lines_after_the_stop_decision_are_counted_not_recorded)
+{
+    static struct script s[MAX_T];
+    s[0] = (struct script){.results = 0, .period = 1000, .loss0 = 1};
+    struct rig r;
+    REQUIRE(rig_open(&r, "after_stop",
+                     SPACE("after_stop", "\"result_timeout_s\": 0, "
+                                         "\"stop\": {\"training_iteration\": 1}"),
+                     s, 1) == 0);
+    uint64_t counts[2] = {99, 99};
+    r.o.report = on_report_counts;
+    r.o.report_ud = counts;
+    sched_loop_t *L = NULL;
+    char err[512];
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    REQUIRE(sched_loop_turn(L, 0.5, err, sizeof err) == 1); /* launches trial 0 */
+    const char *first = "{\"training_iteration\": 1, \"loss\": 0.5}"; /* stops it */
+    const char *after = "  {\"training_iteration\": 2, \"loss\": 0.25}";
+    const char *bad = "{\"training_iteration\": 3, \"loss\": ";
+    sched_loop_line(L, 0, first, strlen(first), 0);
+    sched_loop_line(L, 0, after, strlen(after), 0);
+    sched_loop_line(L, 0, bad, strlen(bad), 0);
+    sched_loop_line(L, 0, "plain log line", 14, 0);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
+    sched_loop_free(L);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM results"), 1);
+    CHECK_EQ_INT(q(&r, "SELECT status = 'TERMINATED' FROM trials"), 1);
+    CHECK_EQ_INT(counts[0], 2);
+    CHECK_EQ_INT(counts[1], 0);
+    rig_close(&r);
+}
+
 /* A turn's lines go into the turn's one transaction (committed when the turn ends), not a
  * transaction each: another reader sees none of them while the executor is still waiting,
  * and every one of them once the turn is over. */
