@@ -47,24 +47,26 @@ char *space_format_number(double v, char buf[32])
         snprintf(buf, 32, v < 0 ? "-inf" : "inf");
         return buf;
     }
-    locale_t old = (locale_t)0, c = c_numeric_begin(&old);
     if (v == floor(v) && fabs(v) < 0x1.0p53) {
-        /* Integral values print as integers ("128", not "1.28e+02"). */
-        snprintf(buf, 32, "%.0f", v);
-    } else {
-        /* The shortest %g form that reads back as the same double. %.15g is that form
-         * whenever any form of 15 digits or fewer reads back: a shorter decimal D that
-         * reads back lies within half an ulp of v, far inside the 15-digit rounding
-         * interval, so %.15g rounds to D and %g drops the zeros after it; and a
-         * non-integral v below 2^53 needs more digits than its exponent, so %.15g picks
-         * the same fixed or exponent form as the shorter precision would. Three tries at
-         * most instead of seventeen: this runs for every number of every result line.
-         * Subnormals have an absolute ulp, so the argument does not hold for them: they
-         * try every precision. */
-        for (int prec = fabs(v) >= DBL_MIN ? 15 : 1; prec <= 17; prec++) {
-            snprintf(buf, 32, "%.*g", prec, v);
-            if (prec == 17 || strtod(buf, NULL) == v) break;
-        }
+        /* Integral values print as integers ("128", not "1.28e+02"), as %.0f prints them
+         * ("-0" too), through the integer formatter: %.0f's float path was most of the
+         * cost of a trial's environment (TUNE_NUM_GPUS, TUNE_MAX_T, ...). */
+        snprintf(buf, 32, "%s%lld", v == 0 && signbit(v) ? "-" : "", (long long)v);
+        return buf;
+    }
+    locale_t old = (locale_t)0, c = c_numeric_begin(&old);
+    /* The shortest %g form that reads back as the same double. %.15g is that form
+     * whenever any form of 15 digits or fewer reads back: a shorter decimal D that
+     * reads back lies within half an ulp of v, far inside the 15-digit rounding
+     * interval, so %.15g rounds to D and %g drops the zeros after it; and a
+     * non-integral v below 2^53 needs more digits than its exponent, so %.15g picks
+     * the same fixed or exponent form as the shorter precision would. Three tries at
+     * most instead of seventeen: this runs for every number of every result line.
+     * Subnormals have an absolute ulp, so the argument does not hold for them: they
+     * try every precision. */
+    for (int prec = fabs(v) >= DBL_MIN ? 15 : 1; prec <= 17; prec++) {
+        snprintf(buf, 32, "%.*g", prec, v);
+        if (prec == 17 || strtod(buf, NULL) == v) break;
     }
     c_numeric_end(c, old);
     return buf;

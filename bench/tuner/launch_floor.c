@@ -6,10 +6,18 @@
  * machine's own cost of those processes. Not a tuner (no early stopping, no parsing, no
  * storage, no process groups, no logs) and not a test: it asserts nothing about the lines.
  *
- *   launch_floor [--trials N] [--concurrent C] [--seed S] -- COMMAND [ARG...]
+ *   launch_floor [--trials N] [--concurrent C] [--seed S] [--relay] -- COMMAND [ARG...]
  *
  * Every occurrence of "{lr}" in an ARG becomes that trial's value, drawn log-uniformly
- * over [1e-5, 1] from the seed, so trials differ the way tune's do. */
+ * over [1e-5, 1] from the seed, so trials differ the way tune's do.
+ *
+ * --relay: the same, through the process structure tune's guarantees need (trial/spawner.c)
+ * and nothing else of tune: a forked child, a subreaper with a parent-death signal, starts
+ * each trial when asked over a socket (the trial's stdout pipe passed with the request) and
+ * answers its start and its end (reaped, its process group killed); a trial's slot is free
+ * once both its EOF and its end are in. What this adds to the plain floor is what those
+ * guarantees cost (two process wake-ups a trial: the end to us, the next start to it),
+ * before any of tune's own work. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -17,8 +25,12 @@
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,14 +49,26 @@ typedef struct slot {
     pid_t pid;
     int fd;
     int at_bol;
+    long id;   /* --relay: the trial's number, which the relay's answers name */
+    int ended; /* --relay: its end answer came */
+    int st;    /* --relay: its wait status */
 } slot_t;
+
+/* --relay: an answer, {trial id, pid or wait status, 0 started / 1 ended}. */
+struct relay_msg {
+    long id;
+    int value, ended;
+};
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: launch_floor [--trials N] [--concurrent C] [--seed S] -- COMMAND [ARG...]\n"
+    fprintf(f, "usage: launch_floor [--trials N] [--concurrent C] [--seed S] [--relay] -- COMMAND "
+               "[ARG...]\n"
                "  --trials N      trials to run (default 200)\n"
                "  --concurrent C  trials running at once (default 2)\n"
                "  --seed S        seed of the lr draw (default 0)\n"
+               "  --relay         each trial started and reaped by a forked subreaper, as tune's\n"
+               "                  spawner does, asked over a socket\n"
                "  \"{lr}\" in an ARG becomes the trial's lr, log-uniform over [1e-5, 1].\n"
                "  Prints {\"trials\": N, \"lines\": L, \"wall_s\": W}: L counts stdout lines\n"
                "  starting with '{', W runs from the first spawn to the last reap.\n");
@@ -107,8 +131,149 @@ static int spawn_trial(char *const argv[], slot_t *s)
         close(p[0]);
         return rc;
     }
-    s->fd = p[0];
-    s->at_bol = 1;
+    *s = (slot_t){.pid = s->pid, .fd = p[0], .at_bol = 1};
+    return 0;
+}
+
+/* ---- --relay ------------------------------------------------------------------------ */
+
+/* The relay's loop: a request is {id} followed by the argv as NUL-ended strings, with the
+ * trial's stdout as SCM_RIGHTS; it answers the start at once and the end once the trial is
+ * reaped (its group killed while it is a zombie, as the spawner does). Ends when we do. */
+static void relay_run(int sk)
+{
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    static char buf[65536];
+    char *av[256];
+    long ids[4096];
+    pid_t pids[4096];
+    int n = 0;
+    for (;;) {
+        struct pollfd pf[2] = {{sk, POLLIN, 0}, {sfd, POLLIN, 0}};
+        if (poll(pf, 2, -1) < 0 && errno != EINTR) _exit(1);
+        if (pf[1].revents) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof si) > 0) {
+            }
+            siginfo_t w;
+            for (;;) {
+                memset(&w, 0, sizeof w);
+                if (waitid(P_ALL, 0, &w, WEXITED | WNOHANG | WNOWAIT) < 0 || w.si_pid == 0) break;
+                int k = 0;
+                while (k < n && pids[k] != w.si_pid)
+                    k++;
+                if (k < n) kill(-w.si_pid, SIGKILL);
+                int st = 0;
+                waitpid(w.si_pid, &st, 0);
+                if (k == n) continue;
+                struct relay_msg m = {ids[k], st, 1};
+                if (send(sk, &m, sizeof m, 0) < 0) _exit(1);
+                ids[k] = ids[n - 1], pids[k] = pids[n - 1], n--;
+            }
+        }
+        if (!(pf[0].revents & (POLLIN | POLLHUP))) continue;
+        union {
+            struct cmsghdr h;
+            char b[CMSG_SPACE(sizeof(int))];
+        } c;
+        struct iovec iov = {buf, sizeof buf};
+        struct msghdr mh = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.b, .msg_controllen = sizeof c.b};
+        ssize_t r = recvmsg(sk, &mh, MSG_CMSG_CLOEXEC);
+        if (r <= 0) _exit(0); /* we are done, or gone */
+        struct cmsghdr *ch = CMSG_FIRSTHDR(&mh);
+        int fd = -1;
+        if (ch && ch->cmsg_type == SCM_RIGHTS) memcpy(&fd, CMSG_DATA(ch), sizeof fd);
+        long id;
+        memcpy(&id, buf, sizeof id);
+        int na = 0;
+        for (char *p = buf + sizeof id; p < buf + r && na < 255; p += strlen(p) + 1)
+            av[na++] = p;
+        av[na] = NULL;
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t at;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, fd, STDOUT_FILENO);
+        posix_spawnattr_init(&at);
+        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+        sigset_t none;
+        sigemptyset(&none);
+        posix_spawnattr_setsigmask(&at, &none);
+        pid_t pid = -1;
+        int rc = n < 4096 ? posix_spawnp(&pid, av[0], &fa, &at, av, environ) : EAGAIN;
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&at);
+        close(fd);
+        if (rc == 0) ids[n] = id, pids[n++] = pid;
+        struct relay_msg m = {id, rc == 0 ? (int)pid : -rc, rc != 0};
+        if (send(sk, &m, sizeof m, 0) < 0) _exit(1);
+    }
+}
+
+/* Forks the relay; our end of its socket, or -1. SIGCHLD is blocked across the fork, so
+ * that the relay's signalfd sees every end. */
+static int relay_start(void)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return -1;
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, &old);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(sv[0]);
+        relay_run(sv[1]);
+        _exit(0);
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    close(sv[1]);
+    if (pid < 0) {
+        close(sv[0]);
+        return -1;
+    }
+    return sv[0];
+}
+
+/* Asks the relay to start argv with stdout on a new pipe; its answer comes on sk. */
+static int relay_spawn(int sk, long id, char *const argv[], slot_t *s)
+{
+    static char buf[65536];
+    size_t k = sizeof id;
+    memcpy(buf, &id, sizeof id);
+    for (int i = 0; argv[i]; i++) {
+        size_t l = strlen(argv[i]) + 1;
+        if (k + l > sizeof buf) return E2BIG;
+        memcpy(buf + k, argv[i], l);
+        k += l;
+    }
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) return errno;
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(sizeof(int))];
+    } c;
+    memset(&c, 0, sizeof c);
+    struct iovec iov = {buf, k};
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.b, .msg_controllen = sizeof c.b};
+    struct cmsghdr *ch = CMSG_FIRSTHDR(&mh);
+    ch->cmsg_level = SOL_SOCKET;
+    ch->cmsg_type = SCM_RIGHTS;
+    ch->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(ch), &p[1], sizeof(int));
+    int rc = sendmsg(sk, &mh, 0) < 0 ? errno : 0;
+    close(p[1]);
+    if (rc != 0) {
+        close(p[0]);
+        return rc;
+    }
+    *s = (slot_t){.pid = -1, .fd = p[0], .at_bol = 1, .id = id};
     return 0;
 }
 
@@ -127,7 +292,7 @@ int main(int argc, char **argv)
 {
     long trials = 200, concurrent = 2;
     uint64_t seed = 0;
-    int cmd = 0;
+    int cmd = 0, relay = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--")) {
@@ -142,6 +307,8 @@ int main(int argc, char **argv)
             concurrent = arg_long(a, v, 1, 4096), i++;
         } else if (v && !strcmp(a, "--seed")) {
             seed = (uint64_t)arg_long(a, v, 0, 0x7fffffffL), i++;
+        } else if (!strcmp(a, "--relay")) {
+            relay = 1;
         } else {
             fprintf(stderr, "launch_floor: unknown option or missing value: \"%s\"\n", a);
             usage(stderr);
@@ -159,9 +326,15 @@ int main(int argc, char **argv)
     int cargc = argc - cmd;
     char **cargv = calloc((size_t)cargc + 1, sizeof *cargv);
     slot_t *run = calloc((size_t)concurrent, sizeof *run);
-    struct pollfd *pfd = calloc((size_t)concurrent, sizeof *pfd);
-    if (!cargv || !run || !pfd) {
+    struct pollfd *pfd = calloc((size_t)concurrent + 1, sizeof *pfd);
+    int *pslot = calloc((size_t)concurrent + 1, sizeof *pslot);
+    if (!cargv || !run || !pfd || !pslot) {
         fprintf(stderr, "launch_floor: out of memory\n");
+        return 1;
+    }
+    int sk = relay ? relay_start() : -1;
+    if (relay && sk < 0) {
+        fprintf(stderr, "launch_floor: cannot start the relay: %s\n", strerror(errno));
         return 1;
     }
     static char buf[65536];
@@ -181,7 +354,8 @@ int main(int argc, char **argv)
                     return 1;
                 }
             }
-            int rc = spawn_trial(cargv, &run[nrun]);
+            int rc = relay ? relay_spawn(sk, started, cargv, &run[nrun])
+                           : spawn_trial(cargv, &run[nrun]);
             for (int k = 0; k < cargc; k++)
                 if (cargv[k] != argv[cmd + k]) free(cargv[k]);
             if (rc != 0) {
@@ -190,43 +364,83 @@ int main(int argc, char **argv)
             }
             nrun++, started++;
         }
+        int np = 0;
         for (int j = 0; j < nrun; j++)
-            pfd[j] = (struct pollfd){.fd = run[j].fd, .events = POLLIN};
-        if (poll(pfd, (nfds_t)nrun, -1) < 0) {
+            if (run[j].fd >= 0) {
+                pslot[np] = j;
+                pfd[np++] = (struct pollfd){.fd = run[j].fd, .events = POLLIN};
+            }
+        if (relay) {
+            pslot[np] = -1;
+            pfd[np++] = (struct pollfd){.fd = sk, .events = POLLIN};
+        }
+        if (poll(pfd, (nfds_t)np, -1) < 0) {
             if (errno == EINTR) continue;
             fprintf(stderr, "launch_floor: poll: %s\n", strerror(errno));
             return 1;
         }
-        /* Backwards, so that moving the last slot into a finished one's place never skips
-         * a slot not yet looked at in this turn. */
-        for (int j = nrun - 1; j >= 0; j--) {
-            if (!pfd[j].revents) continue;
-            ssize_t n = read(run[j].fd, buf, sizeof buf);
+        for (int i = 0; i < np; i++) {
+            if (!pfd[i].revents) continue;
+            if (pslot[i] < 0) { /* the relay's answers */
+                struct relay_msg m;
+                ssize_t r;
+                while ((r = recv(sk, &m, sizeof m, MSG_DONTWAIT)) == (ssize_t)sizeof m) {
+                    int j = 0;
+                    while (j < nrun && run[j].id != m.id)
+                        j++;
+                    if (j == nrun) continue;
+                    if (!m.ended && m.value > 0) {
+                        run[j].pid = m.value;
+                        continue;
+                    }
+                    run[j].ended = 1;
+                    run[j].st = m.value < 0 ? 127 << 8 : m.value; /* < 0: it did not start */
+                }
+                if (r == 0) {
+                    fprintf(stderr, "launch_floor: the relay is gone\n");
+                    return 1;
+                }
+                continue;
+            }
+            slot_t *t = &run[pslot[i]];
+            ssize_t n = read(t->fd, buf, sizeof buf);
             if (n < 0 && errno == EINTR) continue;
             if (n > 0) {
-                lines += count_lines(&run[j], buf, n);
+                lines += count_lines(t, buf, n);
                 continue;
             }
             if (n < 0) fprintf(stderr, "launch_floor: read: %s\n", strerror(errno));
             /* EOF: the trial closed its stdout, so it has exited or is about to. */
-            close(run[j].fd);
+            close(t->fd);
+            t->fd = -1;
+            if (n < 0) t->st = 1 << 8;
+            if (relay) continue; /* reaped by the relay, which answers its end */
             int st;
-            while (waitpid(run[j].pid, &st, 0) < 0) {
+            while (waitpid(t->pid, &st, 0) < 0) {
                 if (errno != EINTR) {
                     fprintf(stderr, "launch_floor: waitpid: %s\n", strerror(errno));
                     return 1;
                 }
             }
-            if (n < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) failed++;
+            t->ended = 1;
+            if (!t->st) t->st = st;
+        }
+        /* A slot is free once its output is at EOF and its end is known; backwards, so that
+         * moving the last slot into a freed one's place skips none. */
+        for (int j = nrun - 1; j >= 0; j--) {
+            if (run[j].fd >= 0 || !run[j].ended) continue;
+            if (!WIFEXITED(run[j].st) || WEXITSTATUS(run[j].st) != 0) failed++;
             reaped++;
             run[j] = run[--nrun];
         }
     }
+    if (sk >= 0) close(sk); /* the relay reads EOF and exits */
     double wall = bench_clock_s(CLOCK_MONOTONIC) - t0;
     printf("{\"trials\": %ld, \"lines\": %ld, \"wall_s\": %.6f}\n", reaped, lines, wall);
     free(cargv);
     free(run);
     free(pfd);
+    free(pslot);
     if (failed) {
         fprintf(stderr, "launch_floor: %ld of %ld trials failed (exit status not 0)\n", failed,
                 reaped);
