@@ -562,7 +562,7 @@ TEST(lines_after_the_stop_decision_are_counted_not_recorded)
     sched_loop_t *L = NULL;
     char err[512];
     REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    REQUIRE(sched_loop_turn(L, 0.5, err, sizeof err) == 1); /* launches trial 0 */
+    REQUIRE(sched_loop_turn(L, 0.5, err, sizeof err) == 1);           /* launches trial 0 */
     const char *first = "{\"training_iteration\": 1, \"loss\": 0.5}"; /* stops it */
     const char *after = "  {\"training_iteration\": 2, \"loss\": 0.25}";
     const char *bad = "{\"training_iteration\": 3, \"loss\": ";

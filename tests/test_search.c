@@ -1207,8 +1207,18 @@ TEST(randn_moments)
 /* Integral values take the integer formatter: the text must be what %.0f prints. */
 TEST(format_number_prints_integral_values_as_percent_0f_does)
 {
-    const double v[] = {0.0, -0.0, 1, -1, 81, 128, 1e15, -1e15, 9007199254740991.0,
-                        -9007199254740991.0, 4503599627370496.0, 123456789012.0};
+    const double v[] = {0.0,
+                        -0.0,
+                        1,
+                        -1,
+                        81,
+                        128,
+                        1e15,
+                        -1e15,
+                        9007199254740991.0,
+                        -9007199254740991.0,
+                        4503599627370496.0,
+                        123456789012.0};
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
         char b[32], want[64];
         snprintf(want, sizeof want, "%.0f", v[i]);
