@@ -23,6 +23,8 @@
  * ready without waiting, up to this many events or this long (sched_loop_turn). */
 #define LOOP_BATCH_EVENTS 1000
 #define LOOP_BATCH_S 0.01
+/* The longest a running trial's row goes without the pid the executor reported (ev_pid). */
+#define LOOP_PID_SAVE_S 1.0
 
 /* ---- clocks ------------------------------------------------------------------------ */
 static double clock_read(clockid_t id)
@@ -81,7 +83,14 @@ int sched__better(int mode_max, double a, double b)
 void sched__update_row(struct sched_loop *L, struct sched__trial *t, const store_trial_update_t *u)
 {
     char err[256];
-    if (store_trial_update(L->o->store, t->id, u, err, sizeof err) != 0)
+    store_trial_update_t w = *u;
+    if (t->x->pid_unsaved) { /* the pid ev_pid kept goes with this update */
+        w.fields |= STORE_TU_PID;
+        w.pid = t->x->pid;
+        t->x->pid_unsaved = 0;
+        if (L->npid_unsaved) L->npid_unsaved--;
+    }
+    if (store_trial_update(L->o->store, t->id, &w, err, sizeof err) != 0)
         sched__fail(L, "cannot record trial state", err);
 }
 
@@ -194,14 +203,37 @@ static void ev_placed(void *ud, int64_t no, const char *exec_id, const char *nod
     sched__update_row(L, t, &u);
 }
 
+/* The pid comes in a wake-up of its own, soon after the start: written then, it cost a
+ * row update and often a commit of its own. It waits for the row's next update instead
+ * (most trials of a run with short trials end first), or for save_pids, so that a long
+ * trial's row has its pid within about LOOP_PID_SAVE_S. */
 static void ev_pid(void *ud, int64_t no, int64_t pid)
 {
     struct sched_loop *L = ud;
     struct sched__trial *t = trial_of(L, no);
-    if (!t || t->status != SCHED_TRIAL_RUNNING) return;
-    batch_begin(L);
-    store_trial_update_t u = {.fields = STORE_TU_PID, .pid = pid};
-    sched__update_row(L, t, &u);
+    if (!t || t->status != SCHED_TRIAL_RUNNING || pid <= 0) return;
+    if (!t->x->pid_unsaved) L->npid_unsaved++;
+    t->x->pid = pid;
+    t->x->pid_unsaved = 1;
+    t->x->pid_at = sched__now(L);
+}
+
+/* Writes the pids that waited LOOP_PID_SAVE_S for their row's next update. */
+static void save_pids(struct sched_loop *L, double now)
+{
+    size_t left = 0;
+    for (size_t k = 0; k < L->running; k++) {
+        struct sched__trial *t = sched__at(L, L->run[k]);
+        if (!t->x->pid_unsaved) continue;
+        if (now - t->x->pid_at < LOOP_PID_SAVE_S) {
+            left++;
+            continue;
+        }
+        batch_begin(L);
+        store_trial_update_t u = {0};
+        sched__update_row(L, t, &u);
+    }
+    L->npid_unsaved = left;
 }
 
 static const sched_events_t loop_events = {ev_line, ev_ended, ev_placed, ev_pid};
@@ -470,6 +502,7 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
             break;
         }
         launch_ready(L);
+        if (L->npid_unsaved) save_pids(L, now);
         if (L->o->commit_every_s > 0 || L->nevents == 0 || taken >= LOOP_BATCH_EVENTS ||
             now >= batch_end)
             break;

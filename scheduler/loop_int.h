@@ -65,6 +65,12 @@ struct sched__live {
     double first_result_at; /* this attempt's first result, 0 if none yet */
     char exec_id[96];       /* the executor's id last recorded (Slurm's job/step id arrives late) */
     char node[96];
+    /* The process id the executor reported after the start (a start that does not wait for
+     * the exec), not yet in the trial's row: written with the row's next update, or by a
+     * turn LOOP_PID_SAVE_S after it came (ev_pid, save_pids). */
+    int64_t pid;
+    int pid_unsaved;
+    double pid_at; /* loop clock */
     char *dir;
     char *resume_from; /* checkpoint handed to the next attempt (TUNE_RESUME_FROM) */
     int carry;         /* results of the attempt before, up to the checkpoint, to carry over */
@@ -170,6 +176,7 @@ struct sched_loop {
     char fatal_msg[1024];
     int in_batch;            /* a store transaction is open */
     size_t nevents;          /* lines and ends the executor's last wait reported */
+    size_t npid_unsaved;     /* running trials with pid_unsaved (at most: a sweep recounts) */
     sig_atomic_t stops_seen; /* of o->stops, taken as sched_loop_stop */
     int ended;               /* the final report was made */
     uint64_t results, ignored, bad_lines;

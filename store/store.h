@@ -40,8 +40,10 @@ void store_close(store_t *st); /* NULL-safe; commits nothing that was not commit
 int store_set_cache(store_t *st, int mib, char *err, size_t errlen);
 
 /* Writes are batched: everything between begin and commit is one transaction (the
- * scheduler commits once per turn of its event loop). Writes outside a batch commit
- * one by one. */
+ * scheduler commits once per turn of its event loop). The transaction begins at the
+ * batch's first write, which takes the write lock (so a busy database is reported by that
+ * write, never halfway through the batch); a batch that writes nothing costs nothing.
+ * Writes outside a batch commit one by one. */
 int store_begin(store_t *st, char *err, size_t errlen);
 int store_commit(store_t *st, char *err, size_t errlen);
 

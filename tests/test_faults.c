@@ -321,6 +321,22 @@ static void no_orphans_after(const char *name, int sig)
     /* tune and its spawner (a fork of tune) carry the database path in their command
      * line. */
     CHECK_EQ_INT(count_procs(db), 2);
+    /* The rows of running trials get their pids within about a second (the loop keeps a
+     * pid for the row's next update, LOOP_PID_SAVE_S), each a live trial process. */
+    long long with_pid = 0;
+    for (double until = e2e_mono() + 5; with_pid < 4 && e2e_mono() < until; e2e_nap_ms(50))
+        with_pid = db_int(dir, "SELECT count(pid) FROM trials WHERE status = 'RUNNING'");
+    CHECK_EQ_INT(with_pid, 4);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'RUNNING' AND pid IN"
+                             " (SELECT pid FROM trials GROUP BY pid HAVING count(*) = 1)"),
+                 4);
+    for (int k = 0; k < 4; k++) {
+        char q[128];
+        snprintf(q, sizeof q, "SELECT pid FROM trials WHERE status = 'RUNNING' LIMIT 1 OFFSET %d",
+                 k);
+        long long tp = db_int(dir, q);
+        CHECK(tp > 0 && kill((pid_t)tp, 0) == 0);
+    }
     double t0 = e2e_mono();
     kill(pid, sig);
     struct out o = finish_tune(dir, pid);

@@ -172,7 +172,14 @@ EOF
             exit 1
         }
         f1=$(now)
-        echo "$c $i $t0 $t1 $f0 $f1 $db $floor_json" >>"$pairs"
+        r0=$(now)
+        (cd "$work" && "$floor" --relay --trials "$trials" --concurrent "$c" --seed "$seed" \
+            -- "$synth" --lr '{lr}' --iters "$max_t" >/dev/null) || {
+            echo "run.sh: launch_floor --relay failed" >&2
+            exit 1
+        }
+        r1=$(now)
+        echo "$c $i $t0 $t1 $f0 $f1 $r0 $r1 $db $floor_json" >>"$pairs"
     done
 done
 
@@ -180,25 +187,39 @@ done
 "$py" - "$pairs" <<'EOF'
 import statistics, sys
 
-rows = [line.rstrip("\n").split(" ", 7) for line in open(sys.argv[1])]
+rows = [line.rstrip("\n").split(" ", 9) for line in open(sys.argv[1])]
 print()
 print("tune wall / launch-floor wall, the same trials in the same run (target <= 1.25x)")
 print(f"  {'concurrent':>10}  {'tune s':>8}  {'floor s':>8}  {'ratio':>7}  {'median':>7}   each pair")
 by_c = {}
-for c, i, t0, t1, f0, f1, db, fj in rows:
-    by_c.setdefault(int(c), []).append((float(t1) - float(t0), float(f1) - float(f0)))
-for c, pairs in by_c.items():
-    tb = min(t for t, f in pairs)
-    fb = min(f for t, f in pairs)
-    ratios = [t / f for t, f in pairs]
-    each = " ".join(f"{r:.2f}" for r in ratios)
+for c, i, t0, t1, f0, f1, r0, r1, db, fj in rows:
+    by_c.setdefault(int(c), []).append(
+        (float(t1) - float(t0), float(f1) - float(f0), float(r1) - float(r0)))
+for c, runs in by_c.items():
+    tb = min(t for t, f, r in runs)
+    fb = min(f for t, f, r in runs)
+    ratios = [t / f for t, f, r in runs]
+    each = " ".join(f"{x:.2f}" for x in ratios)
     print(f"  {c:>10}  {tb:>8.2f}  {fb:>8.2f}  {tb / fb:>6.2f}x"
           f"  {statistics.median(ratios):>6.2f}x   {each}")
 print("  tune s, floor s: each side's best of its runs (the least disturbed by other work on")
 print("  the machine), ratio: the one over the other; median and each: the ratio of each pair")
+print()
+print("what tune's guarantees cost, and what tune itself does: launch_floor --relay runs the same")
+print("trials through a forked subreaper that starts each on request and answers its end, as")
+print("tune's spawner does (no orphan after kill -9 of tune), and nothing else of tune")
+print(f"  {'concurrent':>10}  {'relay s':>8}  {'relay/floor':>11}  {'tune/relay':>10}   (medians of the pairs)")
+for c, runs in by_c.items():
+    rb = min(r for t, f, r in runs)
+    rf = statistics.median(r / f for t, f, r in runs)
+    tr = statistics.median(t / r for t, f, r in runs)
+    print(f"  {c:>10}  {rb:>8.2f}  {rf:>10.2f}x  {tr:>9.2f}x")
+print("  relay/floor: the process structure the guarantees need (a wake-up of the relay for every")
+print("  start and of the floor for every end); tune/relay: everything else tune does per trial")
+print("  (its trial directory and logs, parsing, ASHA, SQLite, the orphan checks)")
 EOF
 [ "$optuna" = 1 ] || exit 0
-read -r _ _ t0 t1 f0 f1 tune_db floor_json < <(grep "^$first_c 1 " "$pairs")
+read -r _ _ t0 t1 f0 f1 _ _ tune_db floor_json < <(grep "^$first_c 1 " "$pairs")
 
 # ---- the table ---------------------------------------------------------------------------
 "$py" - "$tune_db" "$t0" "$t1" "$optuna_json" "$trials" "$max_t" \
