@@ -423,6 +423,16 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
 
 /* A result line that could not be read: counted, and the first one kept (escaped) to be
  * quoted in the summary. */
+/* Whether the line's first character after blanks is '{': how a line meant as a result
+ * looks, where a plain log line does not. */
+static int opens_like_object(const char *line, size_t len)
+{
+    size_t i = 0;
+    while (i < len && (line[i] == ' ' || line[i] == '\t'))
+        i++;
+    return i < len && line[i] == '{';
+}
+
 static void bad_line(struct sched_loop *L, struct sched__trial *t, const char *line, size_t len)
 {
     L->bad_lines++;
@@ -463,10 +473,7 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
      * print 81 results at once, of which ASHA keeps 7). A malformed one is not a result
      * lost, so it is not reported as one (bad_line). */
     if (ignores_results(t) && !(L->is_pbt && mentions_checkpoint(line, len))) {
-        size_t i = 0;
-        while (i < len && (line[i] == ' ' || line[i] == '\t'))
-            i++;
-        if (i < len && line[i] == '{') L->ignored++;
+        if (opens_like_object(line, len)) L->ignored++;
         return;
     }
     struct result_in in;
@@ -495,10 +502,7 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
         /* A line that opens like a JSON object but does not parse was surely meant as a
          * result ("-nan" from printf, a Python dict printed with print()): count it so the
          * user hears of it, where plain log lines pass silently. */
-        size_t i = 0;
-        while (i < len && (line[i] == ' ' || line[i] == '\t'))
-            i++;
-        if (i < len && line[i] == '{') bad_line(L, t, line, len);
+        if (opens_like_object(line, len)) bad_line(L, t, line, len);
         return;
     }
     if (ignores_results(t)) {

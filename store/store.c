@@ -187,8 +187,16 @@ sqlite3_stmt *store__stmt(store_t *st, enum store__stmt_id id, char *err, size_t
     return st->stmt[id];
 }
 
-static int run_stmt(store_t *st, enum store__stmt_id id, const char *what, char *err,
-                    size_t errlen);
+/* Runs one cached statement that returns no rows. */
+static int run_stmt(store_t *st, enum store__stmt_id id, const char *what, char *err, size_t errlen)
+{
+    sqlite3_stmt *s = store__stmt(st, id, err, errlen);
+    if (!s) return STORE_ERR;
+    int rc = sqlite3_step(s);
+    int out = rc == SQLITE_DONE ? 0 : store__fail(st, rc, what, err, errlen);
+    sqlite3_reset(s);
+    return out;
+}
 
 int store__writable(store_t *st, const char *what, char *err, size_t errlen)
 {
@@ -213,17 +221,6 @@ int store__writable(store_t *st, const char *what, char *err, size_t errlen)
 int store__bind_real(sqlite3_stmt *s, int i, double v)
 {
     return v == v ? sqlite3_bind_double(s, i, v) : sqlite3_bind_null(s, i);
-}
-
-/* Runs one cached statement that returns no rows. */
-static int run_stmt(store_t *st, enum store__stmt_id id, const char *what, char *err, size_t errlen)
-{
-    sqlite3_stmt *s = store__stmt(st, id, err, errlen);
-    if (!s) return STORE_ERR;
-    int rc = sqlite3_step(s);
-    int out = rc == SQLITE_DONE ? 0 : store__fail(st, rc, what, err, errlen);
-    sqlite3_reset(s);
-    return out;
 }
 
 /* ---- open and close -------------------------------------------------------------- */

@@ -140,7 +140,8 @@ int store__fail(store_t *st, int src, const char *what, char *err, size_t errlen
 sqlite3_stmt *store__stmt(store_t *st, enum store__stmt_id id, char *err, size_t errlen);
 
 /* 0 when st may write now; STORE_READONLY for a read-only handle, or the error that
- * spoiled the open batch. */
+ * spoiled the open batch. Every write calls it first: in a batch, the first call begins
+ * the batch's transaction (STORE_BUSY if another writer holds the lock). */
 int store__writable(store_t *st, const char *what, char *err, size_t errlen);
 
 /* Binds a double, or NULL when it is NaN (SQLite would store NULL anyway; this says so). */
