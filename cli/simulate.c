@@ -400,7 +400,10 @@ int cli_cmd_simulate(int argc, char **argv)
                            * pages of the trials table and its indexes into the WAL, and
                            * at 0.2 s that was a fifth of a million-trial run */
                           .commit_every_s = 1.0};
-    if (sched_loop_new(&o, &L, err, sizeof err) != 0) {
+    /* Every row before the first turn: on the virtual clock nothing waits for a launch, and
+     * the first status block then shows time that has advanced. */
+    if (sched_loop_new(&o, &L, err, sizeof err) != 0 ||
+        sched_loop_create_rows(L, err, sizeof err) != 0) {
         cli_error("%s", err);
         goto out;
     }

@@ -26,6 +26,7 @@ struct pproc {
     trial_proc_t *p;
     int port;
     int eof, exited, killed, released;
+    int ended;     /* its end reported */
     int pid_known; /* its pid reported (at the start, or by events.pid) */
     trial_exit_t ex;
     double health_at; /* CLOCK_MONOTONIC: last trial_health check */
@@ -222,6 +223,51 @@ static int drain(struct pproc *e, const sched_events_t *ev, void *ud)
     return trial_read(e->p, on_read_line, &c, 0) != 0;
 }
 
+/* What the wait learned of trial e: where it runs, its health, its pid, and its end once
+ * it has exited and its output is read to EOF (woken: the executor had news, or a signal
+ * came). 1 when it reported e's end. */
+static int look_at(struct pproc *e, int woken, double now, const sched_events_t *ev, void *ud)
+{
+    if (e->released) return 0;
+    const char *xid = trial_exec_id(e->p);
+    if (strcmp(xid, e->exec_id) != 0) {
+        snprintf(e->exec_id, sizeof e->exec_id, "%s", xid);
+        ev->placed(ud, e->no, xid, trial_node(e->p));
+    }
+    /* The executor's watchdog, about once a second (Slurm: an srun whose controller is
+     * gone hangs forever): a trial it condemns is killed and ends with the reason. */
+    if (!e->killed && !e->exited && now - e->health_at >= 1.0) {
+        e->health_at = now;
+        if (trial_health(e->p, now, e->why, sizeof e->why) == 1) {
+            trial_signal(e->p, SIGKILL);
+            e->killed = 1;
+        } else {
+            e->why[0] = 0;
+        }
+    }
+    if (!e->pid_known && trial_pid(e->p) > 0) {
+        e->pid_known = 1;
+        if (ev->pid) ev->pid(ud, e->no, (int64_t)trial_pid(e->p));
+    }
+    if (!(woken || e->eof || e->killed)) return 0;
+    if (!e->exited && trial_poll_exit(e->p, &e->ex) == 1) {
+        e->exited = 1;
+        /* The leader is gone; anything left in its group (a forked child holding the
+         * pipe) is killed now so that the output reaches EOF and nothing lingers. */
+        if (!e->eof) trial_signal(e->p, SIGKILL);
+    }
+    if (e->exited && !e->eof && drain(e, ev, ud)) e->eof = 1;
+    if (!(e->exited && e->eof) || e->ended) return 0;
+    /* A start that failed after trial_start returned: its reason, as trial_start would
+     * have given it (the loop records it as the trial's error). */
+    const char *se = trial_start_error(e->p);
+    if (se && !e->why[0]) snprintf(e->why, sizeof e->why, "%s", se);
+    sched_exit_t ex = {e->ex.code, e->ex.signal, e->why[0] ? e->why : NULL};
+    e->ended = 1;
+    ev->ended(ud, e->no, &ex);
+    return 1;
+}
+
 static int proc_wait(void *self, double timeout, int wake_fd, const sched_events_t *ev, void *ud,
                      char *err, size_t errlen)
 {
@@ -272,60 +318,30 @@ static int proc_wait(void *self, double timeout, int wake_fd, const sched_events
         if (x->pidx[j] == (size_t)-2) {
             trial_exec_poll(x->tx);
             woken = 1;
-            continue;
-        }
-        if (x->pidx[j] == (size_t)-1) {
+        } else if (x->pidx[j] == (size_t)-1) {
             /* Drained before the ends are looked for (sched.h): a signal after the look
              * leaves a byte for the next wait. One read: what is left wakes that wait. */
             unsigned char buf[256];
             ssize_t r = read(wake_fd, buf, sizeof buf);
             (void)r;
             woken = 1;
-            continue;
         }
-        struct pproc *e = &x->v[x->pidx[j]];
-        if (!e->released && drain(e, ev, ud)) e->eof = 1;
     }
+    /* Ends first: a trial that ended frees its slot, and the loop launches the next trial
+     * as soon as this wait returns, so the other trials' output is left in their pipes for
+     * its next wait (the loop takes it in right after the launch) rather than read while
+     * the slot stands empty. An ended trial's own output is read to its end first. */
     double now = mono_now();
-    size_t n = x->n; /* callbacks may release, never add */
-    for (size_t i = 0; i < n; i++) {
-        struct pproc *e = &x->v[i];
-        if (e->released) continue;
-        const char *xid = trial_exec_id(e->p);
-        if (strcmp(xid, e->exec_id) != 0) {
-            snprintf(e->exec_id, sizeof e->exec_id, "%s", xid);
-            ev->placed(ud, e->no, xid, trial_node(e->p));
-        }
-        /* The executor's watchdog, about once a second (Slurm: an srun whose controller is
-         * gone hangs forever): a trial it condemns is killed and ends with the reason. */
-        if (!e->killed && !e->exited && now - e->health_at >= 1.0) {
-            e->health_at = now;
-            if (trial_health(e->p, now, e->why, sizeof e->why) == 1) {
-                trial_signal(e->p, SIGKILL);
-                e->killed = 1;
-            } else {
-                e->why[0] = 0;
-            }
-        }
-        if (!e->pid_known && trial_pid(e->p) > 0) {
-            e->pid_known = 1;
-            if (ev->pid) ev->pid(ud, e->no, (int64_t)trial_pid(e->p));
-        }
-        if (!(woken || e->eof || e->killed)) continue;
-        if (!e->exited && trial_poll_exit(e->p, &e->ex) == 1) {
-            e->exited = 1;
-            /* The leader is gone; anything left in its group (a forked child holding the
-             * pipe) is killed now so that the output reaches EOF and nothing lingers. */
-            if (!e->eof) trial_signal(e->p, SIGKILL);
-        }
-        if (e->exited && !e->eof && drain(e, ev, ud)) e->eof = 1;
-        if (e->exited && e->eof) {
-            /* A start that failed after trial_start returned: its reason, as trial_start
-             * would have given it (the loop records it as the trial's error). */
-            const char *se = trial_start_error(e->p);
-            if (se && !e->why[0]) snprintf(e->why, sizeof e->why, "%s", se);
-            sched_exit_t ex = {e->ex.code, e->ex.signal, e->why[0] ? e->why : NULL};
-            ev->ended(ud, e->no, &ex);
+    size_t n = x->n, ended = 0; /* callbacks may release, never add */
+    for (size_t i = 0; i < n; i++)
+        ended += look_at(&x->v[i], woken, now, ev, ud);
+    for (size_t j = 0; k > 0 && !ended && j < nfd; j++) {
+        if (!(x->pfd[j].revents & (POLLIN | POLLHUP | POLLERR)) || x->pidx[j] >= n) continue;
+        struct pproc *e = &x->v[x->pidx[j]];
+        if (e->released || e->eof) continue;
+        if (drain(e, ev, ud)) {
+            e->eof = 1;
+            look_at(e, woken, now, ev, ud);
         }
     }
     return k > 0 ? k : 0;

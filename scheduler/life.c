@@ -1077,11 +1077,6 @@ static int make_searcher(struct sched_loop *L, char *err, size_t errlen)
     return 0;
 }
 
-/* Random search samples every configuration up front and records each trial as PENDING,
- * in one transaction, so the database always lists the whole experiment. With a searcher
- * a trial's configuration is chosen, and its row created, at its launch (choose_config):
- * experiments.num_trials says how many there will be. On resume the trials come from the
- * store instead; any the store lacks are created as on a first run. */
 /* Announces trials to the policy up to trial i, in trial order (a resumed policy then
  * draws the same brackets). */
 int sched__add_upto(struct sched_loop *L, size_t i)
@@ -1161,11 +1156,8 @@ static void free_chunk(struct sched_loop *L, size_t c)
     L->chunk[c] = NULL;
 }
 
-/* Random search samples every configuration up front and records each trial as PENDING,
- * in one transaction, so the database always lists the whole experiment. With a searcher
- * a trial's configuration is chosen, and its row created, at its launch (choose_config):
- * experiments.num_trials says how many there will be. On resume the trials come from the
- * store instead; any the store lacks are created as on a first run. */
+/* The trials' records, and on resume what the store has of them. Their rows are made by
+ * sched__make_rows, in the first turn. */
 int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
 {
     const sched_run_opts_t *o = L->o;
@@ -1209,8 +1201,15 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
         }
     }
     if (o->resume && (rc = load_trials(L, err, errlen)) != 0) return rc;
-    if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
-    for (size_t i = 0; i < L->n; i++) {
+    return SCHED_OK;
+}
+
+int sched__make_rows(struct sched_loop *L, size_t upto, char *err, size_t errlen)
+{
+    const sched_run_opts_t *o = L->o;
+    if (upto > L->n) upto = L->n;
+    for (; L->rows_next < upto; L->rows_next++) {
+        size_t i = L->rows_next;
         struct sched__trial tmp, *t = sched__find(L, i);
         if (!t) { /* no record yet (may_forget): the row is made from a stand-in */
             memset(&tmp, 0, sizeof tmp);
@@ -1218,11 +1217,12 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
             snprintf(tmp.name, sizeof tmp.name, "trial_%05zu", i);
             t = &tmp;
         }
-        if (t->id > 0) continue; /* recorded already */
+        if (t->id > 0 || L->row_id[i] > 0) continue; /* recorded already */
         if (L->resample && space_sample(o->space, i, &t->config, err, errlen) != 0)
             return SCHED_EINVAL;
         if (!t->config) continue; /* chosen at launch */
-        if ((rc = create_row(L, t, NULL, err, errlen)) != 0) {
+        int rc = create_row(L, t, NULL, err, errlen);
+        if (rc != 0) {
             if (t == &tmp) cJSON_Delete(tmp.config);
             return rc;
         }
@@ -1232,7 +1232,7 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
             t->config = NULL;
         }
     }
-    return store_commit(o->store, err, errlen) == 0 ? 0 : SCHED_EINVAL;
+    return SCHED_OK;
 }
 
 static void free_live(struct sched__live *x)

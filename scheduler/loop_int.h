@@ -132,6 +132,7 @@ struct sched_loop {
     unsigned char *chunk_state; /* SCHED__CHUNK_NONE, _MADE or _FREED */
     uint16_t *chunk_gone;       /* how many of a made chunk's trials are gone */
     int64_t *row_id;            /* each trial's store row, 0 until it is created */
+    size_t rows_next;           /* trials below it have their rows (sched__make_rows) */
     size_t n;
     int may_forget; /* random search, no PBT, report_trials > 0 */
     size_t nadded;  /* trials announced to the policy (in trial order; lazily with may_forget) */
@@ -305,6 +306,14 @@ void sched__report(struct sched_loop *L, int final);
 
 /* life.c */
 int sched__create_trials(struct sched_loop *L, char *err, size_t errlen);
+/* Records trials rows_next..upto-1 that have no row yet as PENDING, in the open batch.
+ * Random search samples every configuration up front, so its rows list the whole
+ * experiment once the first turn has made them all (after its launches: the first trials
+ * need not wait for thousands of rows). With a searcher a trial's configuration is chosen,
+ * and its row created, at its launch (choose_config): experiments.num_trials says how
+ * many there will be. On resume, the trials the store lacks are created as on a first
+ * run. */
+int sched__make_rows(struct sched_loop *L, size_t upto, char *err, size_t errlen);
 /* Starts trial t if its slice is free now: 1 if started (or failed for good), 0 if it has
  * to wait for resources. */
 int sched__launch(struct sched_loop *L, struct sched__trial *t);

@@ -419,6 +419,44 @@ TEST(the_experiments_time_budget_ends_it_on_the_loops_clock)
     rig_close(&r);
 }
 
+/* The first trials start before the rest of the rows exist: the first turn records the
+ * row of each trial it launches, then at most a step of the others per turn, until the
+ * store lists every trial; sched_loop_create_rows records them all at once. */
+TEST(the_first_trials_launch_before_every_row_is_recorded)
+{
+    static struct script s[MAX_T];
+    for (int i = 0; i < 200; i++)
+        s[i] = (struct script){.results = 2, .period = 1, .loss0 = 1 + i};
+    struct rig r;
+    REQUIRE(rig_open(&r, "rows", SPACE("rows", "\"num_samples\": 200, \"max_concurrent\": 2"), s,
+                     1) == 0);
+    sched_loop_t *L = NULL;
+    char err[512];
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials"), 0);
+    REQUIRE(sched_loop_turn(L, 1.0, err, sizeof err) == 1);
+    CHECK_EQ_INT(r.x.starts, 2);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'RUNNING' AND trial_no < 2"), 2);
+    long long first = q(&r, "SELECT count(*) FROM trials");
+    CHECK(first > 2 && first < 200);
+    CHECK_EQ_INT(q(&r, "SELECT max(trial_no) + 1 FROM trials"), first); /* in trial order */
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 200);
+    sched_loop_free(L);
+    rig_close(&r);
+
+    REQUIRE(rig_open(&r, "rows2", SPACE("rows2", "\"num_samples\": 200, \"max_concurrent\": 2"), s,
+                     1) == 0);
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    CHECK_EQ_INT(sched_loop_create_rows(L, err, sizeof err), 0);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'PENDING'"), 200);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 200);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials"), 200);
+    sched_loop_free(L);
+    rig_close(&r);
+}
+
 TEST(asha_stops_trials_and_one_that_ignores_sigterm_is_killed_after_the_grace)
 {
     static struct script s[MAX_T];
@@ -786,6 +824,82 @@ TEST(the_process_executors_wait_drains_the_wake_pipe_when_it_wakes)
     close(p[1]);
     sched_exec_free(sx);
     trial_exec_free(tx);
+}
+
+/* The process executor reports an end before it reads the other trials' output: the slot
+ * is free, and the loop launches into it as soon as the wait returns, then takes the
+ * output in with its next wait. Trial 1 has a line waiting and trial 0 has ended when the
+ * first wait looks: it reports only the end, and the next wait the line. */
+struct ends_seen {
+    int lines[2], ended[2];
+    int order; /* 1: an end came before any line */
+};
+
+static void seen_line(void *ud, int64_t no, const char *line, size_t len, int truncated)
+{
+    struct ends_seen *s = ud;
+    (void)line, (void)len, (void)truncated;
+    s->lines[no]++;
+}
+
+static void seen_ended(void *ud, int64_t no, const sched_exit_t *ex)
+{
+    struct ends_seen *s = ud;
+    (void)ex;
+    if (!s->lines[0] && !s->lines[1]) s->order = 1;
+    s->ended[no]++;
+}
+
+TEST(the_process_executor_reports_an_end_before_other_trials_output)
+{
+    const char *text = "{\"name\": \"ends\", \"metric\": \"loss\", \"mode\": \"min\", "
+                       "\"command\": [\"sh\", \"-c\", \"{script}\"], "
+                       "\"space\": {\"script\": {\"choice\": [\"exit 0\"]}}}";
+    char err[512], dir[2][4096];
+    space_t *sp = NULL;
+    trial_exec_t *tx = NULL;
+    sched_exec_t *sx = NULL;
+    REQUIRE(space_parse(text, strlen(text), "space.json", &sp, err, sizeof err) == 0);
+    REQUIRE(trial_exec_local_new(&tx, err, sizeof err) == 0);
+    REQUIRE(sched_exec_proc_new(tx, sp, &sx, err, sizeof err) == 0);
+    const char *scripts[2] = {"exit 0", "echo '{\"loss\": 1}'; exec sleep 30"};
+    const char *b = getenv("TUNE_BINARY_DIR");
+    for (int i = 1; i >= 0; i--) { /* trial 1 first: its line is waiting when 0 ends */
+        snprintf(dir[i], sizeof dir[i], "%s/loop_ends_%d", b ? b : "/tmp", i);
+        REQUIRE(trial_mkdirs(dir[i]) == 0);
+        cJSON *cfg = cJSON_CreateObject();
+        cJSON_AddStringToObject(cfg, "script", scripts[i]);
+        sched_start_t st = {.experiment = "ends",
+                            .name = i ? "trial_00001" : "trial_00000",
+                            .trial_no = i,
+                            .attempt = 1,
+                            .config = cfg,
+                            .dir = dir[i],
+                            .devices = "",
+                            .cpus = 1};
+        sched_started_t out;
+        REQUIRE(sx->ops->start(sx->self, &st, &out, err, sizeof err) == 0);
+        cJSON_Delete(cfg);
+        if (i == 1) usleep(300 * 1000); /* its line is in the pipe */
+    }
+    usleep(300 * 1000); /* trial 0 has ended, and the spawner said so */
+    struct ends_seen s = {{0, 0}, {0, 0}, 0};
+    sched_events_t ev = {0};
+    ev.line = seen_line;
+    ev.ended = seen_ended;
+    for (int k = 0; k < 50 && !s.ended[0]; k++)
+        CHECK(sx->ops->wait(sx->self, 0.1, -1, &ev, &s, err, sizeof err) >= 0);
+    CHECK_EQ_INT(s.ended[0], 1);
+    CHECK_EQ_INT(s.order, 1);
+    CHECK_EQ_INT(s.lines[1], 0);
+    sx->ops->release(sx->self, 0);
+    CHECK(sx->ops->wait(sx->self, 1.0, -1, &ev, &s, err, sizeof err) >= 0);
+    CHECK_EQ_INT(s.lines[1], 1);
+    CHECK_EQ_INT(s.ended[1], 0);
+    sx->ops->release(sx->self, 1); /* kills it */
+    sched_exec_free(sx);
+    trial_exec_free(tx);
+    space_free(sp);
 }
 
 TT_MAIN
