@@ -23,12 +23,13 @@ inprocess=1
 optuna=1
 keeper_program=0
 keepers=0
+cpu=1
 
 usage() {
     cat <<EOF
 usage: bench/tuner/run.sh [--build DIR] [--trials N] [--max-t T] [--seed S]
                           [--concurrent "N..."] [--repeat R] [--keepers] [--keeper-program]
-                          [--keep] [--no-inprocess] [--no-optuna]
+                          [--keep] [--no-inprocess] [--no-optuna] [--no-cpu]
   --build DIR      build folder with bin/tune, bin/launch_floor, tests/progs/synth_trial
                    (default: build-bench in the repository)
   --trials N       trials on each side (default $trials)
@@ -46,6 +47,8 @@ usage: bench/tuner/run.sh [--build DIR] [--trials N] [--max-t T] [--seed S]
   --keep           keep the work folder (space.json, both databases, trial logs)
   --no-inprocess   skip bench_decide_store at the end
   --no-optuna      skip Optuna (and the table against it): only tune against the floor
+  --no-cpu         skip the table of CPU and idle core time per side (runs each side
+                   again under perf stat, when perf is installed)
 After tune, bin/launch_floor runs the same synth_trial commands (same trials, same
 concurrency) with no tuner: spawn, read stdout to EOF, reap; no early stopping, no
 storage. Its wall time is the machine's floor for these processes; the table shows
@@ -70,6 +73,7 @@ while [ $# -gt 0 ]; do
     --no-optuna) optuna=0; shift ;;
     --keep) keep=1; shift ;;
     --no-inprocess) inprocess=0; shift ;;
+    --no-cpu) cpu=0; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     esac
@@ -183,11 +187,46 @@ EOF
     done
 done
 
+# ---- where each side's time goes: CPU and idle cores ------------------------------------------
+# Each side again under perf stat (untimed runs of their own: perf's start is not in the
+# ratios above): task-clock is the CPU time of the whole process tree (trials included,
+# counted from the fork, wherever they are re-parented), and cores x elapsed - task-clock
+# the core time nothing of the run used, waiting on wake-ups and launches in a chain.
+cpu_rows="$work/cpu.txt"
+: >"$cpu_rows"
+if [ "$cpu" = 1 ] && command -v perf >/dev/null 2>&1 &&
+    perf stat -e task-clock -o /dev/null -- true >/dev/null 2>&1; then
+    for c in $concurrent; do
+        for i in $(seq 1 "$repeat"); do
+            for side in tune floor relay; do
+                case $side in
+                tune) cmd=("$tune" run "space_$c.json" --db "$work/cpu_${c}_$i.db" --gpus none
+                    --cpus "$c" --quiet) ;;
+                floor) cmd=("$floor" --trials "$trials" --concurrent "$c" --seed "$seed" --
+                    "$synth" --lr '{lr}' --iters "$max_t") ;;
+                relay) cmd=("$floor" --relay --trials "$trials" --concurrent "$c" --seed "$seed"
+                    -- "$synth" --lr '{lr}' --iters "$max_t") ;;
+                esac
+                (cd "$work" && perf stat -e task-clock -o "$work/perf.txt" -- "${cmd[@]}" \
+                    >/dev/null 2>&1) || {
+                    echo "run.sh: $side under perf stat failed" >&2
+                    exit 1
+                }
+                ms=$(awk '/task-clock/ {gsub(",", "", $1); print $1}' "$work/perf.txt")
+                el=$(awk '/seconds time elapsed/ {print $1}' "$work/perf.txt")
+                echo "$c $side $ms $el" >>"$cpu_rows"
+            done
+        done
+    done
+fi
+
 # ---- tune against the floor --------------------------------------------------------------
-"$py" - "$pairs" <<'EOF'
+"$py" - "$pairs" "$cpu_rows" "$(nproc)" <<'EOF'
 import statistics, sys
 
 rows = [line.rstrip("\n").split(" ", 9) for line in open(sys.argv[1])]
+cpu_rows = [line.split() for line in open(sys.argv[2])]
+ncpu = int(sys.argv[3])
 print()
 print("tune wall / launch-floor wall, the same trials in the same run (target <= 1.25x)")
 print(f"  {'concurrent':>10}  {'tune s':>8}  {'floor s':>8}  {'ratio':>7}  {'median':>7}   each pair")
@@ -217,6 +256,33 @@ for c, runs in by_c.items():
 print("  relay/floor: the process structure the guarantees need (a wake-up of the relay for every")
 print("  start and of the floor for every end); tune/relay: everything else tune does per trial")
 print("  (its trial directory and logs, parsing, ASHA, SQLite, the orphan checks)")
+if cpu_rows:
+    print()
+    print(f"where the time goes (perf stat, runs of their own, medians; {ncpu} cores): CPU of the")
+    print("whole process tree, and idle core time = cores x elapsed - CPU")
+    print(f"  {'concurrent':>10}  {'side':>6}  {'elapsed ms':>10}  {'CPU ms':>8}  {'idle ms':>8}"
+          f"  {'CPU - floor':>11}  {'idle - floor':>12}")
+    by = {}
+    for c, side, ms, el in cpu_rows:
+        by.setdefault((int(c), side), []).append((float(el) * 1e3, float(ms)))
+    for c in sorted({k[0] for k in by}):
+        med = {}
+        for side in ("floor", "relay", "tune"):
+            v = by.get((c, side), [])
+            if not v:
+                continue
+            el = statistics.median(e for e, m in v)
+            busy = statistics.median(m for e, m in v)
+            idle = statistics.median(ncpu * e - m for e, m in v)
+            med[side] = (el, busy, idle)
+        for side, (el, busy, idle) in med.items():
+            fb, fi = med["floor"][1], med["floor"][2]
+            print(f"  {c:>10}  {side:>6}  {el:>10.1f}  {busy:>8.1f}  {idle:>8.1f}"
+                  f"  {busy - fb:>+11.1f}  {idle - fi:>+12.1f}")
+    print("  relay - floor: what the guarantees' process structure costs (its idle cores are the")
+    print("  chain of wake-ups between a trial's end and the next start); tune - relay: tune's own")
+    print("  work (CPU) and the latency it adds to that chain (idle). Elapsed is perf's, with its")
+    print("  own start in it. Idle time is only meaningful on a machine nothing else uses.")
 EOF
 [ "$optuna" = 1 ] || exit 0
 read -r _ _ t0 t1 f0 f1 _ _ tune_db floor_json < <(grep "^$first_c 1 " "$pairs")
