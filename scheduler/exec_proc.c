@@ -27,6 +27,7 @@ struct pproc {
     int port;
     int eof, exited, killed, released;
     int ended;     /* its end reported */
+    int64_t after; /* held behind this running trial until its end is reported; -1 none */
     int pid_known; /* its pid reported (at the start, or by events.pid) */
     trial_exit_t ex;
     double health_at; /* CLOCK_MONOTONIC: last trial_health check */
@@ -163,6 +164,13 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
     char out_log[4200], err_log[4200];
     snprintf(out_log, sizeof out_log, "%s/stdout.log", s->dir);
     snprintf(err_log, sizeof err_log, "%s/stderr.log", s->dir);
+    const struct pproc *pred = s->held ? find(x, s->after) : NULL;
+    if (s->held && (!pred || !trial_exec_can_hold(x->tx))) {
+        space_argv_free(argv);
+        free(cfg);
+        snprintf(err, errlen, "this executor cannot hold a start");
+        return SCHED_EAGAIN;
+    }
     trial_spawn_t sp = {.argv = argv,
                         .env = env,
                         .dir = s->dir,
@@ -175,15 +183,17 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
                         /* The exec is not waited for (the loop goes on with other trials
                          * meanwhile): a program that cannot run ends the trial with
                          * trial_start_error's reason, and the pid comes as events.pid. */
-                        .no_wait = 1};
+                        .no_wait = 1,
+                        .after = pred ? pred->p : NULL};
     trial_proc_t *p = NULL;
     int rc = trial_start(x->tx, &sp, &p, err, errlen);
     free(cfg);
     space_argv_free(argv);
-    if (rc != 0) return SCHED_EINVAL;
+    if (rc != 0) return pred && rc == TRIAL_EINVAL ? SCHED_EAGAIN : SCHED_EINVAL;
     struct pproc *e = &x->v[x->n++];
     memset(e, 0, sizeof *e);
     e->no = s->trial_no;
+    e->after = pred ? pred->no : -1;
     e->p = p;
     e->port = pn;
     e->health_at = mono_now();
@@ -226,9 +236,12 @@ static int drain(struct pproc *e, const sched_events_t *ev, void *ud)
 /* What the wait learned of trial e: where it runs, its health, its pid, and its end once
  * it has exited and its output is read to EOF (woken: the executor had news, or a signal
  * came). 1 when it reported e's end. */
-static int look_at(struct pproc *e, int woken, double now, const sched_events_t *ev, void *ud)
+static int look_at(struct proc_exec *x, struct pproc *e, int woken, double now,
+                   const sched_events_t *ev, void *ud)
 {
-    if (e->released) return 0;
+    /* A held trial says nothing before its predecessor's end: the loop gives it that
+     * trial's slice then (it may have started, and even ended, a moment before). */
+    if (e->released || e->after >= 0) return 0;
     const char *xid = trial_exec_id(e->p);
     if (strcmp(xid, e->exec_id) != 0) {
         snprintf(e->exec_id, sizeof e->exec_id, "%s", xid);
@@ -264,6 +277,8 @@ static int look_at(struct pproc *e, int woken, double now, const sched_events_t 
     if (se && !e->why[0]) snprintf(e->why, sizeof e->why, "%s", se);
     sched_exit_t ex = {e->ex.code, e->ex.signal, e->why[0] ? e->why : NULL};
     e->ended = 1;
+    for (size_t i = 0; i < x->n; i++)
+        if (x->v[i].after == e->no && !x->v[i].released) x->v[i].after = -1;
     ev->ended(ud, e->no, &ex);
     return 1;
 }
@@ -299,6 +314,7 @@ static int proc_wait(void *self, double timeout, int wake_fd, const sched_events
         x->pidx[nfd++] = (size_t)-2;
     }
     for (size_t i = 0; i < x->n; i++) {
+        if (x->v[i].released || x->v[i].after >= 0) continue; /* held: read once it is not */
         int fd = trial_fd(x->v[i].p);
         if (fd < 0) continue;
         x->pfd[nfd].fd = fd;
@@ -334,17 +350,27 @@ static int proc_wait(void *self, double timeout, int wake_fd, const sched_events
     double now = mono_now();
     size_t n = x->n, ended = 0; /* callbacks may release, never add */
     for (size_t i = 0; i < n; i++)
-        ended += look_at(&x->v[i], woken, now, ev, ud);
+        ended += look_at(x, &x->v[i], woken, now, ev, ud);
     for (size_t j = 0; k > 0 && !ended && j < nfd; j++) {
         if (!(x->pfd[j].revents & (POLLIN | POLLHUP | POLLERR)) || x->pidx[j] >= n) continue;
         struct pproc *e = &x->v[x->pidx[j]];
         if (e->released || e->eof) continue;
         if (drain(e, ev, ud)) {
             e->eof = 1;
-            look_at(e, woken, now, ev, ud);
+            look_at(x, e, woken, now, ev, ud);
         }
     }
     return k > 0 ? k : 0;
+}
+
+static int proc_cancel(void *self, int64_t no)
+{
+    struct pproc *e = find(self, no);
+    if (!e || e->after < 0 || trial_cancel(e->p) != 1) return 0;
+    trial_proc_free(e->p);
+    e->p = NULL;
+    e->released = 1;
+    return 1;
 }
 
 static void proc_release(void *self, int64_t no)
@@ -368,9 +394,9 @@ static void proc_free(void *self)
 }
 
 static const sched_exec_ops_t proc_ops_local = {"local",      proc_start, proc_signal, proc_wait,
-                                                proc_release, proc_free,  NULL};
+                                                proc_release, proc_free,  NULL,        proc_cancel};
 static const sched_exec_ops_t proc_ops_slurm = {"slurm",      proc_start, proc_signal, proc_wait,
-                                                proc_release, proc_free,  NULL};
+                                                proc_release, proc_free,  NULL,        NULL};
 
 int sched_exec_proc_new(struct trial_exec *tx, const struct space *sp, sched_exec_t **out,
                         char *err, size_t errlen)

@@ -16,6 +16,8 @@
 #include "trial/trial.h"
 
 static void free_live(struct sched__live *x);
+static void running(struct sched_loop *L, struct sched__trial *t, const sched_slice_t *sl,
+                    const sched_started_t *st);
 
 static void count_early_failure(struct sched_loop *L, struct sched__trial *t, const char *msg);
 
@@ -173,37 +175,36 @@ static void prepare_exploit(struct sched__trial *t)
     t->x->resume_from = strdup(t->x->exploit_src);
 }
 
-int sched__launch(struct sched_loop *L, struct sched__trial *t)
+/* Starts trial t in slice through the executor (held: behind running trial `after`, see
+ * sched__hold_next). Returns the executor's code: 0, SCHED_EAGAIN (a start it cannot
+ * hold), another negative code with err (t cannot be started), or 1 when the loop itself
+ * failed (recorded: the run stops). */
+static int start_in(struct sched_loop *L, struct sched__trial *t, const sched_slice_t *slice,
+                    const struct sched__trial *after, sched_started_t *st, char *err, size_t errlen)
 {
     const space_settings_t *set = L->set;
-    sched_slice_t slice;
-    if (sched_pool_acquire(L->o->pool, set->gpus_per_trial, set->cpus_per_trial, &slice) != 0)
-        return 0;
-    char err[512], dir[4096], devs[512];
+    char dir[4096], devs[512];
     if (sched__add_upto(L, (size_t)t->no) != 0) {
-        sched_pool_release(L->o->pool, &slice);
         sched__fail(L, "cannot launch a trial", "the scheduler cannot take it");
-        return 0;
+        return 1;
     }
     if (sched__live(L, t) != 0) {
-        sched_pool_release(L->o->pool, &slice);
         sched__fail(L, "cannot launch a trial", "out of memory");
-        return 0;
+        return 1;
     }
     int crc = 0;
     if (!t->config)
-        crc = L->resample ? space_sample(L->o->space, (size_t)t->no, &t->config, err, sizeof err)
-                          : choose_config(L, t, err, sizeof err);
+        crc = L->resample ? space_sample(L->o->space, (size_t)t->no, &t->config, err, errlen)
+                          : choose_config(L, t, err, errlen);
     if (crc != 0) {
-        sched_pool_release(L->o->pool, &slice);
         sched__fail(L, "cannot choose a trial's configuration", err);
-        return 0;
+        return 1;
     }
     snprintf(dir, sizeof dir, "%s/%s", L->o->results_dir, t->name);
     free(t->x->dir);
     t->x->dir = strdup(dir);
     prepare_exploit(t);
-    sched_slice_devices(L->o->pool, &slice, devs, sizeof devs);
+    sched_slice_devices(L->o->pool, slice, devs, sizeof devs);
     sched_start_t s = {.experiment = set->name,
                        .name = t->name,
                        .trial_no = t->no,
@@ -211,17 +212,107 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
                        .config = t->config,
                        .dir = dir,
                        .devices = devs,
-                       .gpus = slice.ngpus * (slice.share_ppm / 1e6),
-                       .cpus = slice.cpus,
-                       .resume_from = t->x->resume_from};
-    sched_started_t st = {0, "", ""};
+                       .gpus = slice->ngpus * (slice->share_ppm / 1e6),
+                       .cpus = slice->cpus,
+                       .resume_from = t->x->resume_from,
+                       .held = after != NULL,
+                       .after = after ? after->no : -1};
     const sched_exec_t *x = L->o->exec;
-    if (x->ops->start(x->self, &s, &st, err, sizeof err) != 0) {
+    int rc = x->ops->start(x->self, &s, st, err, errlen);
+    if (rc == 0) t->x->started = 1;
+    return rc;
+}
+
+int sched__launch(struct sched_loop *L, struct sched__trial *t)
+{
+    const space_settings_t *set = L->set;
+    sched_slice_t slice;
+    if (sched_pool_acquire(L->o->pool, set->gpus_per_trial, set->cpus_per_trial, &slice) != 0)
+        return 0;
+    char err[512];
+    sched_started_t st = {0, "", ""};
+    int rc = start_in(L, t, &slice, NULL, &st, err, sizeof err);
+    if (rc != 0) {
         sched_pool_release(L->o->pool, &slice);
+        if (rc == 1) return 0;
         finish_error(L, t, err);
         return 1;
     }
-    t->x->started = 1;
+    running(L, t, &slice, &st);
+    return 1;
+}
+
+int sched__hold_next(struct sched_loop *L)
+{
+    const sched_exec_t *x = L->o->exec;
+    /* Not before the program has shown that it works (a result, no early failures): a run
+     * that fail_fast stops starts nothing after the failure that stopped it. */
+    if (!x->ops->cancel || L->no_hold || L->stopping || L->fatal || !L->resample || L->searcher ||
+        L->is_pbt || L->set->sched.promotion || L->npaused || L->nretry || !L->results_seen ||
+        !L->metric_checked || L->nearly > 0 || L->nheld >= L->running || L->next >= L->n)
+        return 0;
+    struct sched__trial *t = sched__make(L, L->next);
+    if (!t || t->status != SCHED_TRIAL_PENDING || t->id <= 0) return 0;
+    /* Behind the running trial likely to end first: one being stopped, else the oldest. */
+    struct sched__trial *a = NULL;
+    for (size_t k = 0; k < L->running; k++) {
+        struct sched__trial *r = sched__at(L, L->run[k]);
+        if (r->x->successor || r->x->stop == SCHED__STOP_PAUSE || r->x->stop == SCHED__STOP_EXPLOIT)
+            continue;
+        int better = !a || (r->x->term_sent && !a->x->term_sent) ||
+                     (r->x->term_sent == a->x->term_sent && r->x->started_at < a->x->started_at);
+        if (better) a = r;
+    }
+    if (!a || !a->x->has_slice) return 0;
+    char err[512];
+    sched_started_t st = {0, "", ""};
+    int rc = start_in(L, t, &a->x->slice, a, &st, err, sizeof err);
+    if (rc == SCHED_EAGAIN) {
+        L->no_hold = 1;
+        return 0;
+    }
+    if (rc == 1) return 0;
+    L->next++;
+    if (rc != 0) {
+        finish_error(L, t, err);
+        return 1;
+    }
+    t->x->held_after = a->no + 1;
+    a->x->successor = t->no + 1;
+    L->nheld++;
+    return 1;
+}
+
+int sched__unhold(struct sched_loop *L, struct sched__trial *t)
+{
+    if (!t->x->held_after) return 0;
+    const sched_exec_t *x = L->o->exec;
+    if (x->ops->cancel(x->self, t->no) != 1) return 0; /* started: its turn comes */
+    struct sched__trial *a = sched__at(L, (size_t)(t->x->held_after - 1));
+    a->x->successor = 0;
+    t->x->held_after = 0;
+    t->x->started = 0;
+    L->nheld--;
+    L->retry[L->nretry++] = (size_t)t->no; /* first in line, before `next` */
+    return 1;
+}
+
+int sched__slice_free(struct sched_loop *L)
+{
+    const space_settings_t *set = L->set;
+    if (set->max_concurrent > 0 && (int)L->running >= set->max_concurrent) return 0;
+    sched_slice_t s;
+    if (sched_pool_acquire(L->o->pool, set->gpus_per_trial, set->cpus_per_trial, &s) != 0) return 0;
+    sched_pool_release(L->o->pool, &s);
+    return 1;
+}
+
+/* Trial t's start, in slice, as RUNNING: the running list, its timers and its row. */
+static void running(struct sched_loop *L, struct sched__trial *t, const sched_slice_t *sl,
+                    const sched_started_t *st)
+{
+    const space_settings_t *set = L->set;
+    sched_slice_t slice = *sl;
     t->gen++;
     t->x->run_pos = L->running;
     L->run[L->running] = (size_t)t->no;
@@ -234,8 +325,8 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
     t->x->term_sent = 0;
     free(t->x->named_ckpt);
     t->x->named_ckpt = NULL;
-    snprintf(t->x->exec_id, sizeof t->x->exec_id, "%s", st.exec_id ? st.exec_id : "");
-    snprintf(t->x->node, sizeof t->x->node, "%s", st.node ? st.node : "");
+    snprintf(t->x->exec_id, sizeof t->x->exec_id, "%s", st->exec_id ? st->exec_id : "");
+    snprintf(t->x->node, sizeof t->x->node, "%s", st->node ? st->node : "");
     char slice_txt[64];
     sched_slice_format(L->o->pool, &slice, slice_txt, sizeof slice_txt);
     t->slice_str = sched__intern(L, slice_txt);
@@ -249,11 +340,10 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
                               .status = "RUNNING",
                               .slice = t->slice_str,
                               .started_at = sched__wall(L),
-                              .pid = st.pid,
+                              .pid = st->pid,
                               .exec_id = t->x->exec_id,
                               .node = t->x->node};
     sched__update_row(L, t, &u);
-    return 1;
 }
 
 /* Stops a running trial: SIGTERM now, SIGKILL after stop_grace_s. A trial that completed
@@ -457,14 +547,25 @@ static void check_buffered(struct sched_loop *L, struct sched__trial *t)
 /* The executor lets the trial go (it was reaped, its output read to the end). */
 static void release(struct sched_loop *L, struct sched__trial *t)
 {
-    if (t->x->has_slice) sched_pool_release(L->o->pool, &t->x->slice);
+    /* A start held behind t has happened in t's slice (the executor made it at t's end):
+     * that trial runs now, in t's slice. */
+    struct sched__trial *b = t->x->successor ? sched__at(L, (size_t)(t->x->successor - 1)) : NULL;
+    sched_slice_t slice = t->x->slice;
+    if (t->x->has_slice && !b) sched_pool_release(L->o->pool, &t->x->slice);
     t->x->has_slice = 0;
+    t->x->successor = 0;
     if (t->x->started) L->o->exec->ops->release(L->o->exec->self, t->no);
     t->x->started = 0;
     /* out of the running list: the last one takes its place */
     size_t last = L->run[--L->running];
     L->run[t->x->run_pos] = last;
     sched__at(L, last)->x->run_pos = t->x->run_pos;
+    if (b) {
+        b->x->held_after = 0;
+        L->nheld--;
+        sched_started_t st = {0, "", ""};
+        running(L, b, &slice, &st);
+    }
 }
 
 /* A trial the policy paused has ended: PAUSED, its slice back in the pool, and where it

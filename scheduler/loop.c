@@ -364,6 +364,18 @@ int sched_loop_create_rows(sched_loop_t *L, char *err, size_t errlen)
     return rc ? SCHED_EINVAL : SCHED_OK;
 }
 
+/* Takes back one start the executor holds (sched__unhold): 1 if one is pending again,
+ * first in line. */
+static int take_back_held(struct sched_loop *L)
+{
+    for (size_t k = 0; k < L->running; k++) {
+        struct sched__trial *a = sched__at(L, L->run[k]);
+        if (a->x->successor && sched__unhold(L, sched__at(L, (size_t)(a->x->successor - 1))))
+            return 1;
+    }
+    return 0;
+}
+
 /* Launches retries first, then, for each free slice, the paused trial the policy chooses
  * (choose_next) or else the next pending trial in order, while their slices fit, for at
  * most LOOP_LAUNCH_SLICE_S: a launch waits for the trial's exec, which under load takes
@@ -375,6 +387,7 @@ static int launch_ready(struct sched_loop *L)
     int maxc = L->set->max_concurrent;
     double until = sched__now(L) + LOOP_LAUNCH_SLICE_S;
     int deferred = 0;
+again:
     while (!deferred && !L->stopping && L->nretry > 0 && (maxc <= 0 || (int)L->running < maxc)) {
         if (!sched__launch(L, sched__at(L, L->retry[0]))) break;
         memmove(L->retry, L->retry + 1, --L->nretry * sizeof *L->retry);
@@ -401,7 +414,12 @@ static int launch_ready(struct sched_loop *L)
                 continue;
             }
         }
-        if (L->next >= L->n) break;
+        if (L->next >= L->n) {
+            /* A slice is free and nothing new is left for it: a trial whose start waits
+             * behind a running one takes it instead (unless it has just started). */
+            if (L->nheld > 0 && sched__slice_free(L) && take_back_held(L)) goto again;
+            break;
+        }
         struct sched__trial *t = sched__make(L, L->next);
         if (!t) {
             sched__fail(L, "cannot launch a trial", "out of memory");
@@ -416,6 +434,10 @@ static int launch_ready(struct sched_loop *L)
         L->next++;
         deferred = sched__now(L) >= until;
     }
+    /* Every slice taken: the next trials wait in the executor, each behind a running one,
+     * to start the moment it ends (sched__hold_next). */
+    while (!deferred && L->rows_next > L->next && sched__hold_next(L))
+        deferred = sched__now(L) >= until;
     return deferred;
 }
 
@@ -427,6 +449,10 @@ static void stop_running(struct sched_loop *L)
 {
     int by_user = L->ended_by == SCHED_END_ALL || L->stop_signal ||
                   L->ended_by == SCHED_END_FAIL_FAST || L->ended_by == SCHED_END_NO_METRIC;
+    /* Starts held behind running trials are taken back: nothing new starts now. (One that
+     * has started meanwhile runs once its predecessor's end is in, and is stopped then.) */
+    while (L->nheld > 0 && take_back_held(L)) {
+    }
     /* request_stop leaves the running list as it is: walking it is safe */
     for (size_t k = 0; k < L->running; k++) {
         struct sched__trial *t = sched__at(L, L->run[k]);

@@ -88,6 +88,9 @@ struct sched__live {
     int64_t exploit_iter; /* the donor's iteration and time at exploit_src */
     double exploit_time;
     int policy_paused; /* resume: the policy's replayed decision on its last result was PAUSE */
+    /* A start held by the executor (sched__hold_next): on the held trial, 1 + the running
+     * trial it waits for; on that trial, 1 + the held one. 0: none. */
+    int64_t held_after, successor;
 };
 
 /* One per trial of the experiment, for its whole run: what the live table, the outcome
@@ -144,6 +147,8 @@ struct sched_loop {
     struct sched__key *kept;
     size_t nkept;
     size_t next;   /* next trial to launch */
+    size_t nheld;  /* trials whose start the executor holds (sched__hold_next) */
+    int no_hold;   /* the executor cannot hold a start: never asked again */
     size_t *retry; /* trials waiting for another attempt, launched before `next` */
     size_t nretry;
     size_t running;
@@ -193,6 +198,7 @@ struct sched_loop {
     size_t nkeys, col0, ncols;
     int dup[SCHED__MAX_KEYS]; /* the earlier slot holding the same key, or -1 */
     int metric_checked;       /* the first result was checked for metric and time_attr */
+    int results_seen;         /* a trial of this run has reported a result */
     char notice[1024];        /* allow_missing_metric's warning */
     sched_end_t ended_by;
     int64_t end_trial;
@@ -317,6 +323,17 @@ int sched__make_rows(struct sched_loop *L, size_t upto, char *err, size_t errlen
 /* Starts trial t if its slice is free now: 1 if started (or failed for good), 0 if it has
  * to wait for resources. */
 int sched__launch(struct sched_loop *L, struct sched__trial *t);
+/* When every slice is taken: has the executor hold the next pending trial's start behind
+ * a running trial, in that trial's slice, so that it starts the moment that trial ends,
+ * with no turn of the loop in between (a wake-up of tune each way, on the critical path
+ * of every start). Only where nothing the loop learns meanwhile could change which trial
+ * goes next: random search, no retries, no pausing policy. 1 if one is now held. */
+int sched__hold_next(struct sched_loop *L);
+/* Takes back a held start that has not happened (L stopping, or a slice is free with
+ * nothing else to run): 1 and t is pending again, 0 when it has started meanwhile. */
+int sched__unhold(struct sched_loop *L, struct sched__trial *t);
+/* Whether one more trial could start now: a slice free and max_concurrent not reached. */
+int sched__slice_free(struct sched_loop *L);
 void sched__request_stop(struct sched_loop *L, struct sched__trial *t, enum sched__stop why);
 /* The executor reported the trial's end: record it, retry it, or let it go. */
 void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit_t *ex);

@@ -193,21 +193,11 @@ static void note_checkpoint(struct sched_loop *L, struct sched__trial *t, const 
     cJSON_Delete(r);
 }
 
-/* Whether one more trial could start now: a slice free and max_concurrent not reached. */
-static int slice_free(struct sched_loop *L)
-{
-    const space_settings_t *set = L->set;
-    if (set->max_concurrent > 0 && (int)L->running >= set->max_concurrent) return 0;
-    sched_slice_t s;
-    if (sched_pool_acquire(L->o->pool, set->gpus_per_trial, set->cpus_per_trial, &s) != 0) return 0;
-    sched_pool_release(L->o->pool, &s);
-    return 1;
-}
-
 /* One result of trial t: recorded, counted and judged. */
 static void on_result(struct sched_loop *L, struct sched__trial *t, const struct result_in *in)
 {
     const space_settings_t *set = L->set;
+    L->results_seen = 1;
     double it = in->v[0], tv = in->v[1], m = in->v[2];
     if (L->rx_wall == 0) {
         L->rx_wall = sched__wall(L);
@@ -293,7 +283,7 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
      * PBT pauses it while trials are PENDING or PAUSED, which in Ray means they wait for
      * resources); it resumes, least progressed first, from its checkpoint */
     if (d.yield && d.action == SCHED_CONTINUE && !L->stopping &&
-        (L->npaused > 0 || L->nretry > 0 || L->next < L->n) && !slice_free(L))
+        (L->npaused > 0 || L->nretry > 0 || L->next < L->n) && !sched__slice_free(L))
         d.action = SCHED_PAUSE;
     if (d.judged && L->is_pbt && d.action != SCHED_COMPLETE) {
         char reason[300], cb[32], vb[32];

@@ -181,6 +181,11 @@ typedef struct sched_start {
     double gpus;                /* GPUs in the slice (fractions for shared devices) */
     int cpus;                   /* cores in the slice */
     const char *resume_from;    /* checkpoint to continue from (TUNE_RESUME_FROM), or NULL */
+    /* 1: start it in the slice of running trial `after` once that trial has ended, without
+     * waiting for the loop (ops.cancel says whether the executor can; the loop names the
+     * slice of `after` above). Its events come only after `after`'s end was reported. */
+    int held;
+    int64_t after;
 } sched_start_t;
 
 /* What start tells back about the started trial. Strings are the executor's, valid while
@@ -240,6 +245,11 @@ typedef struct sched_exec_ops {
      * NULL: the newest checkpoint* file in the trial's directory, or what its results
      * named (real processes). The simulator answers "iteration:N". */
     int (*checkpoint)(void *self, int64_t trial_no, char *buf, size_t n);
+    /* Optional (NULL: start never holds a trial, sched_start_t.held). Drops a held start
+     * that has not happened yet: 1, and the trial is forgotten as if never started; 0 when
+     * it has started (its predecessor's end is then about to be reported). A start that
+     * cannot be held returns SCHED_EAGAIN, nothing started. */
+    int (*cancel)(void *self, int64_t trial_no);
 } sched_exec_ops_t;
 
 typedef struct sched_exec {

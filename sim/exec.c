@@ -325,8 +325,8 @@ static void s_free(void *self)
     free(x);
 }
 
-static const sched_exec_ops_t sim_ops = {"simulated", s_start, s_signal,    s_wait,
-                                         s_release,   s_free,  s_checkpoint};
+static const sched_exec_ops_t sim_ops = {"simulated", s_start, s_signal,     s_wait,
+                                         s_release,   s_free,  s_checkpoint, NULL};
 
 static double s_now(void *ud)
 {

@@ -361,6 +361,51 @@ TEST(sigterm_of_tune_leaves_no_trial_process)
     no_orphans_after("sigterm_orphans", SIGTERM);
 }
 
+/* With every slice taken, the next trials wait in the spawner behind the running ones
+ * (held starts, trial_spawn_t.after): their folders and logs are made, nothing of them
+ * runs, and when tune dies they never start. */
+TEST(held_starts_never_run_after_kill_9_of_tune)
+{
+    char dir[4096], sp[8192], tag[64];
+    fresh_dir(dir, sizeof dir, "held_kill9");
+    snprintf(tag, sizeof tag, "held-%d", (int)getpid());
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"held\", \"num_samples\": 6, \"max_concurrent\": 2, \"stop_grace_s\": 1,"
+             " \"metric\": \"loss\","
+             " \"command\": [\"%s\", \"--iters\", \"100000\", \"--sleep-ms\", \"50\","
+             " \"--fork-child\", \"--ignore-term\", \"--tag\", \"%s\"]}",
+             g_synth, tag);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", "--cpus", "2", "--gpus", "none", NULL};
+    pid_t pid = spawn_tune(dir, a, NULL);
+    CHECK_EQ_INT(wait_procs(tag, 4, 20), 4); /* two trials, each with its child */
+    char held[2][4300];
+    for (int k = 0; k < 2; k++)
+        snprintf(held[k], sizeof held[k], "%s/tune_results/held/trial_%05d/stdout.log", dir, 2 + k);
+    struct stat sb;
+    double until = e2e_mono() + 10;
+    while ((stat(held[0], &sb) != 0 || stat(held[1], &sb) != 0) && e2e_mono() < until)
+        e2e_nap_ms(20);
+    CHECK(stat(held[0], &sb) == 0 && stat(held[1], &sb) == 0); /* both starts are held */
+    e2e_nap_ms(300);
+    CHECK_EQ_INT(count_procs(tag), 4); /* and neither runs */
+    kill(pid, SIGKILL);
+    struct out o = finish_tune(dir, pid);
+    CHECK_EQ_INT(o.code, 128 + SIGKILL);
+    out_free(&o);
+    CHECK_EQ_INT(wait_procs(tag, 0, 10), 0);
+    e2e_nap_ms(500);
+    CHECK_EQ_INT(count_procs(tag), 0); /* no held start happened late */
+    for (int k = 0; k < 2; k++) {
+        char *text = slurp(held[k]);
+        CHECK(text && text[0] == 0);
+        free(text);
+    }
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE trial_no >= 2 AND status = "
+                             "'PENDING'"),
+                 4);
+}
+
 /* ---- hostile trial output ------------------------------------------------------------ */
 
 #ifdef __SANITIZE_ADDRESS__

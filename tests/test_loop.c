@@ -52,6 +52,8 @@ struct strial {
     double started, end_at; /* end_at: when a signal ends it (INFINITY: not yet) */
     int sent;               /* results sent */
     int sig;                /* the signal that ends it, 0 for its own exit */
+    int held;               /* 1 + the trial whose end starts it (sched_start_t.held) */
+    double ended;           /* when its end was reported */
 };
 
 struct sexec {
@@ -62,7 +64,22 @@ struct sexec {
     int64_t start_order[256];
     const char *peek_db;  /* set: after each line, count the results another reader sees */
     long long seen_extra; /* the most results it saw beyond those of earlier turns */
+    int can_hold;         /* holds starts behind running trials, as the spawner does */
+    int holds, taken_back;
 };
+
+/* Trial no's start happens now: running, its clock started. */
+static void s_begin(struct sexec *x, int64_t no)
+{
+    struct strial *t = &x->t[no];
+    t->running = 1;
+    t->held = 0;
+    t->started = x->clock->t;
+    t->end_at = INFINITY;
+    if (x->starts < 256) x->start_order[x->starts] = no;
+    x->starts++;
+    if (++x->running > x->max_running) x->max_running = x->running;
+}
 
 static int s_start(void *self, const sched_start_t *s, sched_started_t *out, char *err,
                    size_t errlen)
@@ -70,15 +87,19 @@ static int s_start(void *self, const sched_start_t *s, sched_started_t *out, cha
     struct sexec *x = self;
     (void)err;
     (void)errlen;
+    if (s->held && (!x->can_hold || !x->t[s->after].running)) return SCHED_EAGAIN;
     struct strial *t = &x->t[s->trial_no];
     memset(t, 0, sizeof *t);
-    t->running = 1;
     t->attempt = s->attempt;
-    t->started = x->clock->t;
-    t->end_at = INFINITY;
-    if (x->starts < 256) x->start_order[x->starts] = s->trial_no;
-    x->starts++;
-    if (++x->running > x->max_running) x->max_running = x->running;
+    if (s->held) {
+        t->held = (int)s->after + 1;
+        x->holds++;
+        out->pid = 0;
+        out->exec_id = "";
+        out->node = "";
+        return 0;
+    }
+    s_begin(x, s->trial_no);
     out->pid = 1000 + s->trial_no;
     out->exec_id = "";
     out->node = "";
@@ -162,13 +183,27 @@ static int s_wait(void *self, double timeout, int wake_fd, const sched_events_t 
     }
     t->running = 0;
     x->running--;
+    t->ended = x->clock->t;
+    /* what the spawner does: the start held behind it happens now, before its end is told */
+    for (int64_t i = 0; i < MAX_T; i++)
+        if (x->t[i].held == best + 1) s_begin(x, i);
     ev->ended(ud, best, &ex);
+    return 1;
+}
+
+static int s_cancel(void *self, int64_t no)
+{
+    struct sexec *x = self;
+    if (!x->t[no].held) return 0;
+    x->t[no].held = 0;
+    x->taken_back++;
     return 1;
 }
 
 static void s_release(void *self, int64_t no)
 {
     struct sexec *x = self;
+    x->t[no].held = 0;
     if (x->t[no].running) { /* torn down while running: killed */
         x->t[no].running = 0;
         x->running--;
@@ -182,7 +217,7 @@ static void s_free(void *self)
 }
 
 static const sched_exec_ops_t scripted_ops = {"scripted", s_start, s_signal, s_wait,
-                                              s_release,  s_free,  NULL};
+                                              s_release,  s_free,  NULL,     s_cancel};
 
 /* ---- an experiment ------------------------------------------------------------------ */
 struct rig {
@@ -454,6 +489,95 @@ TEST(the_first_trials_launch_before_every_row_is_recorded)
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 200);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials"), 200);
     sched_loop_free(L);
+    rig_close(&r);
+}
+
+/* Starts held behind running trials (sched_exec_ops.cancel): once a result has come in,
+ * with every slice taken, the next pending trial waits in the executor behind a running
+ * one and starts in its slice the moment it ends, without a turn of the loop in between.
+ * On the scripted executor every trial runs as without holds (the same results and
+ * decisions), never more than max_concurrent at once. */
+TEST(a_held_start_takes_the_slice_of_the_trial_it_follows)
+{
+    static struct script s[MAX_T];
+    for (int i = 0; i < 12; i++)
+        s[i] = (struct script){.results = 3 + i % 4, .period = 1 + i * 0.1, .loss0 = 1 + i};
+    long long res[2], dec[2];
+    for (int hold = 0; hold < 2; hold++) {
+        struct rig r;
+        char name[32];
+        snprintf(name, sizeof name, "hold%d", hold);
+        REQUIRE(rig_open(&r, name, SPACE("hold", "\"num_samples\": 12, \"max_concurrent\": 3"), s,
+                         1) == 0);
+        r.x.can_hold = hold;
+        CHECK_EQ_INT(run_to_end(&r, 0, 0, NULL), 0);
+        CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 12);
+        CHECK_EQ_INT(r.x.starts, 12);
+        CHECK(r.x.max_running <= 3);
+        res[hold] = q(&r, "SELECT count(*) FROM results");
+        dec[hold] = q(&r, "SELECT count(*) FROM decisions");
+        if (hold) {
+            CHECK(r.x.holds >= 6);
+            /* each held start began as the trial before it in that slice ended */
+            int matched = 0;
+            for (int i = 3; i < 12; i++)
+                for (int j = 0; j < i; j++)
+                    matched += r.x.t[j].ended == r.x.t[i].started;
+            CHECK(matched >= 6);
+            CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE started_at IS NULL"), 0);
+        } else {
+            CHECK_EQ_INT(r.x.holds, 0);
+        }
+        rig_close(&r);
+    }
+    /* (A held trial goes where the trial it follows ends, not where the first slice frees,
+     * so the two schedules differ.) */
+    CHECK_EQ_INT(res[1], res[0]);
+    CHECK_EQ_INT(dec[1], dec[0]);
+}
+
+/* A held start is taken back when the experiment stops (here its time budget): the trial
+ * never started and stays PENDING. And when a slice is free with nothing new left for it,
+ * a held trial takes it instead of waiting for the trial it follows. */
+TEST(held_starts_are_taken_back_when_the_run_stops_or_a_slice_is_free)
+{
+    static struct script s[MAX_T];
+    for (int i = 0; i < 6; i++)
+        s[i] = (struct script){.results = 10, .period = 1, .loss0 = 1 + i};
+    struct rig r;
+    REQUIRE(rig_open(&r, "xhold",
+                     SPACE("xhold", "\"num_samples\": 6, \"max_concurrent\": 2, "
+                                    "\"time_budget_s\": 15, \"stop_grace_s\": 1"),
+                     s, 1) == 0);
+    r.x.can_hold = 1;
+    sched_run_result_t res;
+    CHECK_EQ_INT(run_to_end(&r, 0, 0, &res), 0);
+    /* as without holds: 0, 1 ran 10 s; 2, 3 were cut at 15 s; 4, 5 never started */
+    CHECK_EQ_INT(res.ended_by, SCHED_END_BUDGET);
+    CHECK_EQ_INT(r.x.starts, 4);
+    CHECK(r.x.holds >= 4);
+    CHECK_EQ_INT(r.x.taken_back, 2);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'PENDING'"), 2);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'PENDING' AND started_at IS "
+                       "NULL AND trial_no >= 4"),
+                 2);
+    rig_close(&r);
+
+    /* trial 0 runs 10 s, trial 1 2 s; trial 2 waits behind 0 until 1's slice is free */
+    static struct script s2[MAX_T];
+    s2[0] = (struct script){.results = 10, .period = 1, .loss0 = 1};
+    s2[1] = (struct script){.results = 2, .period = 1, .loss0 = 2};
+    s2[2] = (struct script){.results = 2, .period = 1, .loss0 = 3};
+    REQUIRE(rig_open(&r, "xfree", SPACE("xfree", "\"num_samples\": 3, \"max_concurrent\": 2"), s2,
+                     1) == 0);
+    r.x.can_hold = 1;
+    CHECK_EQ_INT(run_to_end(&r, 0, 0, NULL), 0);
+    CHECK_EQ_INT(r.x.holds, 1);
+    CHECK_EQ_INT(r.x.taken_back, 1);
+    /* at 1's end (its 2 results, then its exit: 3 s), not at 0's (11 s) */
+    CHECK(fabs(r.x.t[2].started - r.x.t[1].ended) < 1e-9);
+    CHECK(fabs(r.x.t[1].ended - r.x.t[1].started - 3) < 1e-9);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 3);
     rig_close(&r);
 }
 

@@ -193,8 +193,8 @@ static int s_checkpoint(void *self, int64_t no, char *buf, size_t n)
     return 0;
 }
 
-static const sched_exec_ops_t scripted_ops = {"scripted", s_start, s_signal,    s_wait,
-                                              s_release,  s_free,  s_checkpoint};
+static const sched_exec_ops_t scripted_ops = {"scripted", s_start, s_signal,     s_wait,
+                                              s_release,  s_free,  s_checkpoint, NULL};
 
 /* ---- an experiment ------------------------------------------------------------------ */
 struct rig {

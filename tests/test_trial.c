@@ -1443,6 +1443,148 @@ TEST(a_start_that_does_not_wait_reports_a_failed_exec_at_the_end)
     lines_free(&L);
 }
 
+/* ---- starts held behind another trial (trial_spawn_t.after) ------------------------- */
+
+/* Polls the executor's news until trial p's pid is known or timeout_s passes. */
+static pid_t wait_pid(trial_exec_t *ex, trial_proc_t *p, double timeout_s)
+{
+    struct pollfd pf = {.fd = trial_exec_fd(ex), .events = POLLIN};
+    double t0 = e2e_mono();
+    while (trial_pid(p) < 0 && e2e_mono() - t0 < timeout_s) {
+        poll(&pf, 1, 20);
+        trial_exec_poll(ex);
+    }
+    return trial_pid(p);
+}
+
+/* Starts argv (no_wait), held behind `after` when it is not NULL. */
+static trial_proc_t *start_after(trial_exec_t *ex, char **argv, const trial_proc_t *after,
+                                 const char *log)
+{
+    char err[512];
+    trial_spawn_t sp = {.argv = argv, .no_wait = 1, .after = after, .stdout_log = log};
+    trial_proc_t *p = NULL;
+    if (trial_start(ex, &sp, &p, err, sizeof err) != 0) fprintf(stderr, "start: %s\n", err);
+    return p;
+}
+
+/* Without the spawner nothing can hold a start: trial_start refuses one. */
+TEST(a_held_start_needs_the_spawner)
+{
+    char err[512];
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    CHECK_EQ_INT(trial_exec_can_hold(ex), spawner_mode());
+    char *a[] = {HELPER, "sleep:100", NULL};
+    trial_proc_t *p = start_after(ex, a, NULL, NULL);
+    REQUIRE(p);
+    trial_spawn_t sp = {.argv = a, .no_wait = 0, .after = p};
+    trial_proc_t *q = NULL;
+    CHECK_EQ_INT(trial_start(ex, &sp, &q, err, sizeof err), TRIAL_EINVAL); /* waits: never */
+    sp.no_wait = 1;
+    int rc = trial_start(ex, &sp, &q, err, sizeof err);
+    if (spawner_mode()) {
+        CHECK_EQ_INT(rc, 0);
+        trial_proc_free(q);
+    } else {
+        CHECK_EQ_INT(rc, TRIAL_EINVAL);
+        CHECK_CONTAINS(err, "cannot hold a start");
+    }
+    CHECK_EQ_INT(trial_cancel(p), 0); /* never held */
+    trial_proc_free(p);
+    trial_exec_free(ex);
+}
+
+/* A held start happens when the trial it follows has ended, and only then. */
+TEST(a_held_start_waits_for_the_trial_it_follows)
+{
+    if (!spawner_mode()) return;
+    char err[512];
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *a[] = {HELPER, "sleep:500", NULL}, *b[] = {HELPER, "ids", NULL};
+    trial_proc_t *pa = start_after(ex, a, NULL, NULL);
+    REQUIRE(pa);
+    REQUIRE(wait_pid(ex, pa, 10) > 0);
+    trial_proc_t *pb = start_after(ex, b, pa, NULL);
+    REQUIRE(pb);
+    CHECK_EQ_INT((int)wait_pid(ex, pb, 0.3), -1); /* a still runs */
+    trial_exit_t x = {-5, -5};
+    CHECK_EQ_INT(wait_exit(pa, &x, 10), 1);
+    CHECK_EQ_INT(x.code, 0);
+    pid_t pid = wait_pid(ex, pb, 10);
+    CHECK(pid > 0);
+    struct lines L = {0};
+    CHECK_EQ_INT(drain(pb, &L), 1);
+    int p1 = 0, g = 0, pp = 0;
+    REQUIRE(L.n >= 1);
+    CHECK_EQ_INT(sscanf(L.v[0], "pid %d pgid %d ppid %d", &p1, &g, &pp), 3);
+    CHECK_EQ_INT(p1, (int)pid);
+    CHECK_EQ_INT(g, p1); /* a group of its own, as any trial */
+    CHECK_EQ_INT(wait_exit(pb, &x, 10), 1);
+    CHECK_EQ_INT(x.code, 0);
+    CHECK_EQ_INT(trial_cancel(pb), 0); /* it ran */
+    lines_free(&L);
+    trial_proc_free(pb);
+    trial_proc_free(pa);
+    trial_exec_free(ex);
+}
+
+/* Taken back before it happens (trial_cancel), or freed while held, a start never
+ * happens: the trial counts as ended by SIGKILL and wrote nothing. Taken back too late,
+ * it has started and runs. Held behind a trial that has already ended, it starts at once. */
+TEST(a_held_start_taken_back_never_runs)
+{
+    if (!spawner_mode()) return;
+    char err[512], dir[4096], log1[4200], log2[4200];
+    scratch(dir, sizeof dir);
+    snprintf(log1, sizeof log1, "%s/b.log", dir);
+    snprintf(log2, sizeof log2, "%s/c.log", dir);
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    char *a[] = {HELPER, "sleep:300", NULL}, *b[] = {HELPER, "print:ran", NULL};
+    trial_proc_t *pa = start_after(ex, a, NULL, NULL);
+    REQUIRE(pa);
+    trial_proc_t *pb = start_after(ex, b, pa, log1);
+    trial_proc_t *pc = start_after(ex, b, pa, log2);
+    REQUIRE(pb && pc);
+    CHECK_EQ_INT(trial_cancel(pb), 1);
+    trial_exit_t x = {-5, -5};
+    CHECK_EQ_INT(wait_exit(pb, &x, 1), 1);
+    CHECK_EQ_INT(x.signal, SIGKILL);
+    CHECK_EQ_INT(trial_cancel(pb), 0); /* no longer held */
+    trial_proc_free(pb);
+    trial_proc_free(pc); /* freed while held: dropped too */
+    CHECK_EQ_INT(wait_exit(pa, &x, 10), 1);
+    e2e_nap_ms(300);
+    size_t n1 = 99, n2 = 99;
+    free(slurp_len(log1, &n1));
+    free(slurp_len(log2, &n2));
+    CHECK_EQ_INT((int)n1, 0);
+    CHECK_EQ_INT((int)n2, 0);
+
+    /* a trial that ends at once: the held start happens before it can be taken back */
+    char *q[] = {HELPER, "exit:0", NULL}, *r[] = {HELPER, "print:late", "sleep:200", NULL};
+    trial_proc_t *pq = start_after(ex, q, NULL, NULL);
+    REQUIRE(pq);
+    CHECK_EQ_INT(wait_exit(pq, &x, 10), 1);
+    trial_proc_t *pr = start_after(ex, r, pq, NULL); /* pq has ended: it starts at once */
+    REQUIRE(pr);
+    CHECK(wait_pid(ex, pr, 10) > 0);
+    CHECK_EQ_INT(trial_cancel(pr), 0);
+    struct lines L = {0};
+    CHECK_EQ_INT(drain(pr, &L), 1);
+    CHECK(lines_has(&L, "late"));
+    CHECK_EQ_INT(wait_exit(pr, &x, 10), 1);
+    CHECK_EQ_INT(x.code, 0);
+    lines_free(&L);
+    trial_proc_free(pr);
+    trial_proc_free(pq);
+    trial_proc_free(pa);
+    trial_exec_free(ex);
+    rm_rf(dir);
+}
+
 TEST(keeper_finds_its_children_both_ways)
 {
     /* The children file and the /proc scan (its fallback) agree, also on a child whose name

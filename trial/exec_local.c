@@ -360,7 +360,12 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
             *out_fd = outp[0];
             return TRIAL_OK;
         }
-        /* Not taken: a keeper of our own, with its status pipe. */
+        /* Not taken: a keeper of our own, with its status pipe; a held start cannot be. */
+        if (sp->after) {
+            trial__errf(err, errlen, "the spawner cannot hold this start");
+            rc = TRIAL_EINVAL;
+            goto fail;
+        }
         if (pipe2(stp, O_CLOEXEC) < 0) {
             trial__errf(err, errlen, "cannot create a pipe: %s", strerror(errno));
             goto fail;
@@ -508,6 +513,18 @@ static void local_events(trial_exec_t *ex)
     if (lx->sv) trial__spawner_poll(lx->sv);
 }
 
+static int local_can_hold(trial_exec_t *ex)
+{
+    const struct local *lx = ex->priv;
+    /* Before the first start: whether it will have a spawner. */
+    return lx->tried ? lx->sv && trial__spawner_fd(lx->sv) >= 0 : spawner_wanted();
+}
+
+static int local_cancel(trial_proc_t *p)
+{
+    return p->sv ? trial__spawner_cancel(p->sv, p) : 0;
+}
+
 static void local_exec_free(trial_exec_t *ex)
 {
     struct local *lx = ex->priv;
@@ -526,6 +543,8 @@ static const struct trial_exec_ops local_ops = {
     .node = local_none,
     .proc_free = local_proc_free,
     .exec_free = local_exec_free,
+    .can_hold = local_can_hold,
+    .cancel = local_cancel,
     .events_fd = local_events_fd,
     .events = local_events,
 };

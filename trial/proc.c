@@ -67,6 +67,10 @@ int trial_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t **out, c
             return TRIAL_EINVAL;
         }
     }
+    if (sp->after && (!sp->no_wait || sp->after->ex != ex || !trial_exec_can_hold(ex))) {
+        trial__errf(err, errlen, "this executor cannot hold a start behind another trial");
+        return TRIAL_EINVAL;
+    }
     trial_proc_t *p = calloc(1, sizeof *p);
     if (!p) {
         trial__errf(err, errlen, "out of memory");
@@ -130,6 +134,16 @@ int trial_signal(trial_proc_t *p, int sig)
      * belong to someone else by now: there is nothing of this trial left to signal. */
     if (p->reaped) return TRIAL_OK;
     return p->ex->ops->signal(p, sig);
+}
+
+int trial_exec_can_hold(trial_exec_t *ex)
+{
+    return ex && ex->ops->can_hold ? ex->ops->can_hold(ex) : 0;
+}
+
+int trial_cancel(trial_proc_t *p)
+{
+    return p && p->ex->ops->cancel ? p->ex->ops->cancel(p) : 0;
 }
 
 int trial_poll_exit(trial_proc_t *p, trial_exit_t *out)

@@ -22,8 +22,15 @@
  * child, so tune never signals or waits for its pid itself: the spawner knows when that pid
  * stops being the trial's.
  *
+ * A launch may be held behind a running trial (trial_spawn_t.after): the spawner starts it
+ * the moment that trial's end is answered, so the next trial does not wait for tune to
+ * wake, read the end and ask (three wake-ups in a row on a busy machine, most of what a
+ * slot stood empty between two short trials); trial_cancel takes it back if it has not
+ * happened.
+ *
  * The spawner dies with tune (its parent-death signal, or EOF on its socket) after killing
- * every trial and what they left; and a trial dies with the spawner (PR_SET_PDEATHSIG). */
+ * every trial and what they left, and dropping every held launch; and a trial dies with the
+ * spawner (PR_SET_PDEATHSIG). */
 #include "trial/trial_int.h"
 
 #include <errno.h>
@@ -177,6 +184,13 @@ static void started(trial__spawner_t *sv, size_t i, const struct trial__spawn_re
 {
     trial_proc_t *p = sv->w[i].p;
     p->starting = 0;
+    p->held = 0;
+    if (m->kind == TRIAL__REP_CANCELLED) { /* it never ran */
+        p->cancelled = 1;
+        trial__set_exit(p, SIGKILL);
+        unwatch(sv, i);
+        return;
+    }
     if (m->kind == TRIAL__REP_STARTED) {
         p->trial_pid = (pid_t)m->value;
         return;
@@ -247,8 +261,11 @@ int trial__spawner_launch(trial__spawner_t *sv, const struct trial__launch *l,
                           size_t errlen)
 {
     if (sv->dead) return 1;
-    struct trial__spawn_req h = {
-        .type = TRIAL__REQ_LAUNCH, .maxfd = l->maxfd, .has_dir = l->dir != NULL};
+    if (sp->after && (sp->after->sv != sv || !sp->no_wait)) return 1;
+    struct trial__spawn_req h = {.type = TRIAL__REQ_LAUNCH,
+                                 .maxfd = l->maxfd,
+                                 .has_dir = l->dir != NULL,
+                                 .after = sp->after ? sp->after->slot : 0};
     /* How the spawner tells a trial's orphans apart (spawner_run.c): this trial's marker,
      * in place of any it inherited (a trial that runs tune itself). */
     char marker[64];
@@ -289,6 +306,7 @@ int trial__spawner_launch(trial__spawner_t *sv, const struct trial__launch *l,
         w->prog = strdup(l->argv[0]);
         w->dir = l->dir ? strdup(l->dir) : NULL;
         p->starting = 1;
+        p->held = sp->after != NULL;
         p->sv = sv;
         p->slot = h.slot;
         *pid = -1;
@@ -346,6 +364,23 @@ int trial__spawner_signal(trial__spawner_t *sv, trial_proc_t *p, int sig)
     struct trial__spawn_req h = {.type = TRIAL__REQ_SIGNAL, .sig = sig, .slot = p->slot};
     if (send_req(sv, &h, sizeof h, NULL, 0) == 0) return TRIAL_OK;
     return errno == EPIPE || errno == ECONNRESET ? TRIAL_OK : TRIAL_ERR;
+}
+
+int trial__spawner_cancel(trial__spawner_t *sv, trial_proc_t *p)
+{
+    if (!p->held) return 0;
+    struct trial__spawn_req h = {.type = TRIAL__REQ_CANCEL, .slot = p->slot};
+    /* If the request cannot go, the spawner is gone: the EOF below says so. */
+    if (!sv->dead) send_req(sv, &h, sizeof h, NULL, 0);
+    while (p->held && !sv->dead) {
+        drain(sv);
+        if (p->held && !sv->dead && wait_answer(sv) != TRIAL_OK) break;
+    }
+    if (p->held && sv->dead) { /* gone before it started it: it never ran */
+        p->held = 0;
+        p->cancelled = 1;
+    }
+    return p->cancelled;
 }
 
 void trial__spawner_forget(trial__spawner_t *sv, trial_proc_t *p)

@@ -50,6 +50,14 @@ struct trial {
     int status; /* once ended */
 };
 
+/* A launch held until the trial of slot `after` has ended (trial_spawn_t.after). */
+struct held {
+    struct trial__spawn_req h;
+    char *body; /* the request after its header */
+    size_t len;
+    int fd[3];
+};
+
 /* A child of the spawner that no trial leads: something a trial left behind. */
 struct orphan {
     pid_t pid;
@@ -67,6 +75,8 @@ struct spawner {
     size_t no, ocap;
     struct trial__spawn_rep *out; /* answers not yet written */
     size_t nout, outcap;
+    struct held *held;
+    size_t nheld, heldcap;
     uint64_t last_slot; /* the last launch's */
     int busy;           /* killing, or an end waits for its orphans: look again soon */
     char marker[64];    /* "TUNE_SPAWN_SLOT=<self>:" */
@@ -172,6 +182,8 @@ static int running_since(const struct spawner *s, uint64_t before)
     return 0;
 }
 
+static void start_held(struct spawner *s);
+
 /* Finds the orphans among the spawner's children, kills those whose trial ended (or, not
  * knowing whose, every trial that could have left them), and answers each ended trial
  * that has none left. */
@@ -223,6 +235,7 @@ static void look(struct spawner *s)
         queue(s, (struct trial__spawn_rep){t->slot, TRIAL__REP_ENDED, t->status, 0, 0});
         *t = s->t[--s->nt];
     }
+    start_held(s);
 }
 
 /* Reaps whatever has ended: a trial (its group killed while it is a zombie), or an orphan.
@@ -338,8 +351,58 @@ static void launch(struct spawner *s, const struct trial__spawn_req *h, char *bo
     close_fds(fd, 3);
 }
 
+/* The held launches whose trial has ended (its end answered just now, or before the launch
+ * came): started, in the order they came, each answered after that end. */
+static void start_held(struct spawner *s)
+{
+    for (size_t i = 0; i < s->nheld;) {
+        struct held *x = &s->held[i];
+        if (by_slot(s, x->h.after)) {
+            i++;
+            continue;
+        }
+        struct held y = *x;
+        memmove(x, x + 1, (s->nheld - i - 1) * sizeof *x);
+        s->nheld--;
+        launch(s, &y.h, y.body, y.body + y.len, y.fd);
+        free(y.body);
+    }
+}
+
+/* Holds a launch until its `after` trial has ended; 0 when it could not (then it is
+ * started now: nothing is lost but the wait). */
+static int hold(struct spawner *s, const struct trial__spawn_req *h, const char *body, size_t len,
+                const int *fd)
+{
+    char *copy = malloc(len ? len : 1);
+    if (!copy || grow((void **)&s->held, &s->heldcap, s->nheld, sizeof *s->held) < 0) {
+        free(copy);
+        return 0;
+    }
+    memcpy(copy, body, len);
+    s->held[s->nheld++] = (struct held){*h, copy, len, {fd[0], fd[1], fd[2]}};
+    return 1;
+}
+
+/* Drops held launch `slot`, answered CANCELLED: 1, or 0 when none is held by that slot. */
+static int drop_held(struct spawner *s, uint64_t slot)
+{
+    for (size_t i = 0; i < s->nheld; i++)
+        if (s->held[i].h.slot == slot) {
+            close_fds(s->held[i].fd, 3);
+            free(s->held[i].body);
+            memmove(&s->held[i], &s->held[i + 1], (s->nheld - i - 1) * sizeof *s->held);
+            s->nheld--;
+            queue(s, (struct trial__spawn_rep){slot, TRIAL__REP_CANCELLED, 0, 0, 0});
+            return 1;
+        }
+    return 0;
+}
+
 static void send_signal(struct spawner *s, const struct trial__spawn_req *h)
 {
+    /* A SIGKILL of a held launch (its trial freed) drops it. */
+    if (h->sig == SIGKILL && drop_held(s, h->slot)) return;
     struct trial *t = by_slot(s, h->slot);
     /* Unreaped: its group id is still its own. What a SIGKILL of the group misses (a
      * descendant that left it) is killed as the ended trial's orphan. */
@@ -380,10 +443,14 @@ static int request(struct spawner *s)
     }
     memcpy(&h, s->buf, sizeof h);
     if (h.type == TRIAL__REQ_LAUNCH && nfd == 3) {
-        launch(s, &h, s->buf + sizeof h, s->buf + r, fd);
+        /* Held while its trial runs, or has ended with its end not yet answered. */
+        if (!h.after || !by_slot(s, h.after) ||
+            !hold(s, &h, s->buf + sizeof h, (size_t)r - sizeof h, fd))
+            launch(s, &h, s->buf + sizeof h, s->buf + r, fd);
     } else {
         close_fds(fd, nfd);
         if (h.type == TRIAL__REQ_SIGNAL) send_signal(s, &h);
+        if (h.type == TRIAL__REQ_CANCEL) drop_held(s, h.slot);
     }
     return 1;
 }

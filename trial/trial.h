@@ -40,6 +40,12 @@ typedef struct trial_spawn {
      * trial_pid is -1 until the start is known. 0: trial_start waits for the exec and
      * reports such a program itself (TRIAL_ENOENT). */
     int no_wait;
+    /* With no_wait, where trial_exec_can_hold says so (else TRIAL_EINVAL): start it only
+     * once this trial, started by the same executor, has ended and nothing of it is left.
+     * The executor holds the start and makes it the moment that trial's end is known,
+     * without the caller, so no wake-up of tune stands between one trial's end and the
+     * next one's start; both outcomes then come in order (trial_exec_fd). NULL: now. */
+    const trial_proc_t *after;
 } trial_spawn_t;
 
 /* How a trial ended. */
@@ -96,6 +102,13 @@ const char *trial_start_error(const trial_proc_t *p);
  * then tell it. */
 int trial_exec_fd(const trial_exec_t *ex);
 void trial_exec_poll(trial_exec_t *ex);
+/* Whether trial_spawn_t.after can be given (the local executor with its spawner): 1 or 0. */
+int trial_exec_can_hold(trial_exec_t *ex);
+/* Drops a start held behind another trial (trial_spawn_t.after) that has not happened yet:
+ * returns 1, and the trial never ran (it counts as ended by SIGKILL; trial_proc_free it).
+ * 0 when it has started or failed to start (stop it as any other), or was never held.
+ * Blocks until the executor has said which. */
+int trial_cancel(trial_proc_t *p);
 /* Executor's own id and node ("12345.0", "node7") or "" when it has none. */
 const char *trial_exec_id(const trial_proc_t *p);
 const char *trial_node(const trial_proc_t *p);

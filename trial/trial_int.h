@@ -39,6 +39,10 @@ struct trial_exec_ops {
     int (*check)(trial_exec_t *ex, int ranks, double gpus, int cpus, trial_capacity_t *cap,
                  char *err, size_t errlen);
     int (*cleanup)(trial_exec_t *ex, const char *experiment, char *err, size_t errlen);
+    /* Optional (NULL: no start is ever held, trial_spawn_t.after): trial_exec_can_hold
+     * and trial_cancel. */
+    int (*can_hold)(trial_exec_t *ex);
+    int (*cancel)(trial_proc_t *p);
     /* Optional (NULL: nothing of its own to poll): trial_exec_fd and trial_exec_poll. */
     int (*events_fd)(const trial_exec_t *ex);
     void (*events)(trial_exec_t *ex);
@@ -65,6 +69,8 @@ struct trial_proc {
     trial__spawner_t *sv;
     uint64_t slot;
     int starting;    /* a no_wait start whose outcome the spawner has not told yet */
+    int held;        /* ... held behind another trial's end (trial_spawn_t.after) */
+    int cancelled;   /* a held start dropped before it happened (trial_cancel) */
     char *start_err; /* why a no_wait start failed, or NULL */
     int fd;          /* read end of its stdout, non-blocking; -1 once EOF was read */
     int log_fd;      /* stdout log (O_APPEND), or -1 */
@@ -112,8 +118,17 @@ int trial__spawn_proc(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_
  * hundreds of kilobytes) goes through a keeper forked by tune instead. */
 #define TRIAL__SPAWN_MAX (64u * 1024u)
 
-enum { TRIAL__REQ_LAUNCH = 1, TRIAL__REQ_SIGNAL = 2 };
-enum { TRIAL__REP_STARTED = 1, TRIAL__REP_FAILED = 2, TRIAL__REP_ENDED = 3 };
+/* A launch may be held until an earlier launch's trial has ended (after: its slot): the
+ * spawner answers that trial's end, then starts the held one at once and answers its
+ * start. A cancel (or a SIGKILL) of a held launch drops it, answered CANCELLED; of one
+ * already started, nothing (its start was answered before). */
+enum { TRIAL__REQ_LAUNCH = 1, TRIAL__REQ_SIGNAL = 2, TRIAL__REQ_CANCEL = 3 };
+enum {
+    TRIAL__REP_STARTED = 1,
+    TRIAL__REP_FAILED = 2,
+    TRIAL__REP_ENDED = 3,
+    TRIAL__REP_CANCELLED = 4
+};
 
 struct trial__spawn_req {
     uint32_t type;
@@ -122,6 +137,7 @@ struct trial__spawn_req {
     uint32_t nargv, nenv, npaths, has_dir; /* TRIAL__REQ_LAUNCH */
     int32_t maxfd;
     int32_t pad;
+    uint64_t after; /* TRIAL__REQ_LAUNCH: hold it until this slot's trial ended; 0: now */
 };
 
 struct trial__spawn_rep {
@@ -157,6 +173,8 @@ int trial__spawner_reap(trial__spawner_t *sv, trial_proc_t *p, int block);
 int trial__spawner_signal(trial__spawner_t *sv, trial_proc_t *p, int sig);
 /* Stops awaiting p's end (p is being freed). */
 void trial__spawner_forget(trial__spawner_t *sv, trial_proc_t *p);
+/* trial_cancel for a trial the spawner holds (p->held). */
+int trial__spawner_cancel(trial__spawner_t *sv, trial_proc_t *p);
 
 /* Reads p->fd, logs and splits it into lines: the shared body of trial_read for every
  * executor whose trial output arrives on a pipe. */

@@ -421,7 +421,7 @@ static void bx_free(void *self)
 }
 
 static const sched_exec_ops_t bench_exec_ops = {"bench",    bx_start, bx_signal, bx_wait,
-                                                bx_release, bx_free,  NULL};
+                                                bx_release, bx_free,  NULL,      NULL};
 
 /* The whole path: each round an experiment of its own (a fresh ASHA policy, as in
  * run_policy) run by sched_loop_turn over the bench executor, into st. Creating the trial
