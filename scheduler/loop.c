@@ -325,9 +325,14 @@ int sched_loop_new(const sched_run_opts_t *o, sched_loop_t **out, char *err, siz
     return SCHED_OK;
 }
 
+static int take_back_held(struct sched_loop *L);
+
 void sched_loop_free(sched_loop_t *L)
 {
     if (!L) return;
+    /* Held starts first: freeing the trial one follows would let it start. */
+    while (L->nheld > 0 && take_back_held(L)) {
+    }
     if (L->in_batch) batch_commit(L, 1);
     sched__free_trials(L);
     free(L);
