@@ -77,7 +77,7 @@ struct spawner {
     size_t nout, outcap;
     struct held *held;
     size_t nheld, heldcap;
-    uint64_t last_slot; /* the last launch's */
+    uint64_t last_slot; /* the newest launch started (held ones start late) */
     int busy;           /* killing, or an end waits for its orphans: look again soon */
     char marker[64];    /* "TUNE_SPAWN_SLOT=<self>:" */
     size_t marker_len;
@@ -340,7 +340,7 @@ static void launch(struct spawner *s, const struct trial__spawn_req *h, char *bo
         } else {
             setpgid(pid, pid); /* both sides: the group exists before anything signals it */
             s->t[s->nt++] = (struct trial){h->slot, pid, 0, 0};
-            s->last_slot = h->slot;
+            if (h->slot > s->last_slot) s->last_slot = h->slot; /* a held launch is older */
             r.kind = TRIAL__REP_STARTED;
             r.value = (int32_t)pid;
             r.err = 0;
