@@ -87,9 +87,14 @@ static int pick_port(const struct proc_exec *x, int64_t no)
 /* Drops released entries (never while a wait is walking the array). */
 static void compact(struct proc_exec *x)
 {
+    /* An entry is 700 bytes (its messages): only those behind a released one move. At 16
+     * trials, copying every entry onto itself each wait was 2% of tune's time. */
     size_t k = 0;
-    for (size_t i = 0; i < x->n; i++)
-        if (!x->v[i].released) x->v[k++] = x->v[i];
+    for (size_t i = 0; i < x->n; i++) {
+        if (x->v[i].released) continue;
+        if (k != i) x->v[k] = x->v[i];
+        k++;
+    }
     x->n = k;
 }
 
