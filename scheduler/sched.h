@@ -418,9 +418,9 @@ typedef struct sched_loop sched_loop_t;
  * and must outlive *out, freed with sched_loop_free. */
 int sched_loop_new(const sched_run_opts_t *o, sched_loop_t **out, char *err, size_t errlen);
 /* Records the row of every trial that has none yet, as PENDING (random search samples
- * them all up front). The first turn does it after its launches, so that the first trials
- * do not wait for the rest's rows; a caller that times turns apart from creating the
- * experiment (a benchmark) calls it first. Rows made before a failure are kept. */
+ * them all up front). Otherwise the turns do it, a step after each one's launches, so that
+ * the first trials do not wait for the others' rows; a caller on a virtual clock (the
+ * simulator) calls it first. Rows made before a failure are kept. */
 int sched_loop_create_rows(sched_loop_t *L, char *err, size_t errlen);
 /* One turn: launch what fits, wait at most timeout seconds for trial output (less when a
  * timer is due), handle it, fire timers, record it all in one transaction, report when
