@@ -253,15 +253,19 @@ int sched__hold_next(struct sched_loop *L)
         return 0;
     struct sched__trial *t = sched__make(L, L->next);
     if (!t || t->status != SCHED_TRIAL_PENDING || t->id <= 0) return 0;
-    /* Behind the running trial likely to end first: one being stopped, else the oldest. */
+    /* Only behind a trial that is ending: one the policy stopped, one that reached max_t (it
+     * exits by itself, or is stopped after the grace) or one past a time limit. Behind one
+     * that runs on, the next trial would wait for it while another slice freed first, and
+     * what its start was given at the hold (MASTER_PORT, probed free then) would grow old.
+     * The one signalled first, else the first to have been told. */
     struct sched__trial *a = NULL;
     for (size_t k = 0; k < L->running; k++) {
         struct sched__trial *r = sched__at(L, L->run[k]);
-        if (r->x->successor || r->x->stop == SCHED__STOP_PAUSE || r->x->stop == SCHED__STOP_EXPLOIT)
+        enum sched__stop why = r->x->stop;
+        if (r->x->successor ||
+            (why != SCHED__STOP_EARLY && why != SCHED__STOP_COMPLETE && why != SCHED__STOP_TIMEOUT))
             continue;
-        int better = !a || (r->x->term_sent && !a->x->term_sent) ||
-                     (r->x->term_sent == a->x->term_sent && r->x->started_at < a->x->started_at);
-        if (better) a = r;
+        if (!a || (r->x->term_sent && !a->x->term_sent)) a = r;
     }
     if (!a || !a->x->has_slice) return 0;
     char err[512];

@@ -324,10 +324,11 @@ int sched__make_rows(struct sched_loop *L, size_t upto, char *err, size_t errlen
  * to wait for resources. */
 int sched__launch(struct sched_loop *L, struct sched__trial *t);
 /* When every slice is taken: has the executor hold the next pending trial's start behind
- * a running trial, in that trial's slice, so that it starts the moment that trial ends,
- * with no turn of the loop in between (a wake-up of tune each way, on the critical path
- * of every start). Only where nothing the loop learns meanwhile could change which trial
- * goes next: random search, no retries, no pausing policy. 1 if one is now held. */
+ * a running trial that is ending (stopped by the policy, at max_t, past a time limit), in
+ * that trial's slice, so that it starts the moment that trial ends, with no turn of the
+ * loop in between (a wake-up of tune each way, on the critical path of every start). Only
+ * where nothing the loop learns meanwhile could change which trial goes next: random
+ * search, no retries, no pausing policy. 1 if one is now held. */
 int sched__hold_next(struct sched_loop *L);
 /* Takes back a held start that has not happened (L stopping, or a slice is free with
  * nothing else to run): 1 and t is pending again, 0 when it has started meanwhile. */

@@ -361,17 +361,19 @@ TEST(sigterm_of_tune_leaves_no_trial_process)
     no_orphans_after("sigterm_orphans", SIGTERM);
 }
 
-/* With every slice taken, the next trials wait in the spawner behind the running ones
- * (held starts, trial_spawn_t.after): their folders and logs are made, nothing of them
- * runs, and when tune dies they never start. */
+/* With every slice taken, the next trials wait in the spawner behind running ones that are
+ * ending (held starts, trial_spawn_t.after): here two trials reached max_t and are given a
+ * long grace to exit. The held trials' folders and logs are made, nothing of them runs,
+ * and when tune dies they never start. */
 TEST(held_starts_never_run_after_kill_9_of_tune)
 {
     char dir[4096], sp[8192], tag[64];
     fresh_dir(dir, sizeof dir, "held_kill9");
     snprintf(tag, sizeof tag, "held-%d", (int)getpid());
     snprintf(sp, sizeof sp,
-             "{\"name\": \"held\", \"num_samples\": 6, \"max_concurrent\": 2, \"stop_grace_s\": 1,"
-             " \"metric\": \"loss\","
+             "{\"name\": \"held\", \"num_samples\": 6, \"max_concurrent\": 2,"
+             " \"stop_grace_s\": 60, \"metric\": \"loss\", \"mode\": \"min\","
+             " \"scheduler\": {\"type\": \"asha\", \"max_t\": 3, \"grace_period\": 3},"
              " \"command\": [\"%s\", \"--iters\", \"100000\", \"--sleep-ms\", \"50\","
              " \"--fork-child\", \"--ignore-term\", \"--tag\", \"%s\"]}",
              g_synth, tag);

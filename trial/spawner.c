@@ -22,7 +22,8 @@
  * child, so tune never signals or waits for its pid itself: the spawner knows when that pid
  * stops being the trial's.
  *
- * A launch may be held behind a running trial (trial_spawn_t.after): the spawner starts it
+ * A launch may be held behind a running trial (trial_spawn_t.after; tune holds one only
+ * behind a trial it is stopping): the spawner starts it
  * the moment that trial's end is answered, so the next trial does not wait for tune to
  * wake, read the end and ask (three wake-ups in a row on a busy machine, most of what a
  * slot stood empty between two short trials); trial_cancel takes it back if it has not
