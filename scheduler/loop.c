@@ -439,8 +439,8 @@ again:
         L->next++;
         deferred = sched__now(L) >= until;
     }
-    /* Every slice taken: the next trials wait in the executor, each behind a running one,
-     * to start the moment it ends (sched__hold_next). */
+    /* Every slice taken: the next trials wait in the executor, each behind a running trial
+     * that is ending, to start the moment it ends (sched__hold_next). */
     while (!deferred && L->rows_next > L->next && sched__hold_next(L))
         deferred = sched__now(L) >= until;
     return deferred;

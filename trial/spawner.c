@@ -23,11 +23,9 @@
  * stops being the trial's.
  *
  * A launch may be held behind a running trial (trial_spawn_t.after; tune holds one only
- * behind a trial it is stopping): the spawner starts it
- * the moment that trial's end is answered, so the next trial does not wait for tune to
- * wake, read the end and ask (three wake-ups in a row on a busy machine, most of what a
- * slot stood empty between two short trials); trial_cancel takes it back if it has not
- * happened.
+ * behind a trial it is stopping): the spawner starts it the moment that trial's end is
+ * answered, so the next trial does not wait for tune to wake, read the end and ask (three
+ * wake-ups in a row); trial_cancel takes it back if it has not happened.
  *
  * The spawner dies with tune (its parent-death signal, or EOF on its socket) after killing
  * every trial and what they left, and dropping every held launch; and a trial dies with the
