@@ -113,6 +113,12 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
         x->v = v;
         x->cap = cap;
     }
+    /* Refused before anything is made for it (its folder, argv, environment). */
+    const struct pproc *pred = s->held ? find(x, s->after) : NULL;
+    if (s->held && (!pred || !trial_exec_can_hold(x->tx))) {
+        snprintf(err, errlen, "this executor cannot hold a start");
+        return SCHED_EAGAIN;
+    }
     if (trial_mkdirs(s->dir) != 0) {
         snprintf(err, errlen, "cannot create trial directory %.400s: %s", s->dir, strerror(errno));
         return SCHED_EINVAL;
@@ -169,13 +175,6 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
     char out_log[4200], err_log[4200];
     snprintf(out_log, sizeof out_log, "%s/stdout.log", s->dir);
     snprintf(err_log, sizeof err_log, "%s/stderr.log", s->dir);
-    const struct pproc *pred = s->held ? find(x, s->after) : NULL;
-    if (s->held && (!pred || !trial_exec_can_hold(x->tx))) {
-        space_argv_free(argv);
-        free(cfg);
-        snprintf(err, errlen, "this executor cannot hold a start");
-        return SCHED_EAGAIN;
-    }
     trial_spawn_t sp = {.argv = argv,
                         .env = env,
                         .dir = s->dir,

@@ -434,14 +434,14 @@ again:
             L->next++;
             continue;
         }
-        if (L->rows_next <= L->next && !make_rows(L, L->next + 1)) break;
+        if (!make_rows(L, L->next + 1)) break;
         if (!sched__launch(L, t)) break;
         L->next++;
         deferred = sched__now(L) >= until;
     }
     /* Every slice taken: the next trials wait in the executor, each behind a running trial
      * that is ending, to start the moment it ends (sched__hold_next). */
-    while (!deferred && L->rows_next > L->next && sched__hold_next(L))
+    while (!deferred && sched__hold_next(L))
         deferred = sched__now(L) >= until;
     return deferred;
 }
