@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "bench/bench_common.h"
+#include "bench/tuner/floor_sql.h"
 #include "scheduler/sched.h"
 #include "search/space.h"
 #include "store/store.h"
@@ -639,22 +640,6 @@ BENCH_PART static span_t run_store(const bench_t *b, const trace_ent_t *trace, l
 }
 
 /* ---- the SQLite floor ------------------------------------------------------------ */
-/* What store/store.c's store_open sets on a writable handle, copied by value since its
- * constants are private to store.c (10000 is its STORE_CHECKPOINT_PAGES): keep in step. */
-static const char floor_pragmas[] = "PRAGMA journal_mode = WAL;"
-                                    "PRAGMA synchronous = NORMAL;"
-                                    "PRAGMA foreign_keys = ON;"
-                                    "PRAGMA wal_autocheckpoint = 10000;";
-/* store/schema.sql's results table, column for column. */
-static const char floor_schema[] = "CREATE TABLE results ("
-                                   " id         INTEGER PRIMARY KEY,"
-                                   " trial_id   INTEGER NOT NULL,"
-                                   " attempt    INTEGER NOT NULL,"
-                                   " iteration  INTEGER,"
-                                   " time_value REAL,"
-                                   " metric     REAL,"
-                                   " wall_time  REAL,"
-                                   " data       TEXT NOT NULL)";
 /* Rows per INSERT, as STORE__RESULT_ROWS in store/store_int.h (private to the store). */
 #define FLOOR_ROWS 16
 

@@ -1,12 +1,14 @@
 /* launch_floor: the least work any tuner that runs real trial processes must do, timed.
  * It runs N trials of a command, at most C at once, each through posix_spawn (no shell)
  * with stdout on a pipe, reads every pipe to EOF with poll(), counts lines that start
- * with '{', reaps every child, and prints {"trials": N, "lines": L, "wall_s": W}.
- * bench/tuner/run.sh runs it beside `tune run` to show how much of tune's wall time is the
- * machine's own cost of those processes. Not a tuner (no early stopping, no parsing, no
- * storage, no process groups, no logs) and not a test: it asserts nothing about the lines.
+ * with '{', reaps every child, and prints {"trials": N, "lines": L, "recorded": R,
+ * "wall_s": W}. bench/tuner/run.sh runs it beside `tune run` to show how much of tune's
+ * wall time is the machine's own cost of those processes. Not a tuner (no early stopping,
+ * no parsing, no storage, no process groups, no logs unless asked) and not a test: it
+ * asserts nothing about the lines.
  *
- *   launch_floor [--trials N] [--concurrent C] [--seed S] [--relay] -- COMMAND [ARG...]
+ *   launch_floor [--trials N] [--concurrent C] [--seed S] [--relay] [--logs DIR]
+ *                [--db FILE [--record COUNTS]] -- COMMAND [ARG...]
  *
  * Every occurrence of "{lr}" in an ARG becomes that trial's value, drawn log-uniformly
  * over [1e-5, 1] from the seed, so trials differ the way tune's do.
@@ -17,9 +19,19 @@
  * answers its start and its end (reaped, its process group killed); a trial's slot is free
  * once both its EOF and its end are in. What this adds to the plain floor is what those
  * guarantees cost (two process wake-ups a trial: the end to us, the next start to it),
- * before any of tune's own work. */
+ * before any of tune's own work.
+ *
+ * --logs DIR and --db FILE add the other two guarantees tune keeps, each as the least work
+ * that keeps it: every log kept (each trial in a folder DIR/trial_NNNNN of its own, its
+ * stderr on stderr.log, every byte of its stdout copied to stdout.log as it is read) and
+ * every result durable (each result line, whole, a row of store/schema.sql's results table
+ * in FILE, with tune's pragmas, committed before the next wait that would block; nothing
+ * parsed). --record COUNTS records only as many lines of each trial as tune did: the i-th
+ * number in the file COUNTS (one per line, cycling when there are fewer than trials) is
+ * how many of trial i's result lines go to FILE; the rest are read and logged only. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <spawn.h>
@@ -31,11 +43,15 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "bench/bench_common.h"
+#include "bench/tuner/floor_sql.h"
 
 extern char **environ;
 
@@ -49,9 +65,14 @@ typedef struct slot {
     pid_t pid;
     int fd;
     int at_bol;
-    long id;   /* --relay: the trial's number, which the relay's answers name */
-    int ended; /* --relay: its end answer came */
-    int st;    /* --relay: its wait status */
+    long id;    /* the trial's number, which the relay's answers name */
+    int ended;  /* --relay: its end answer came */
+    int st;     /* --relay: its wait status */
+    int log_fd; /* --logs: its stdout.log, else -1 */
+    long nrec;  /* --db: its lines recorded so far */
+    long limit; /* --db: and how many it may record */
+    char *part; /* --db: the line begun in an earlier read (owned) */
+    size_t plen, pcap;
 } slot_t;
 
 /* --relay: an answer, {trial id, pid or wait status, 0 started / 1 ended}. */
@@ -62,16 +83,24 @@ struct relay_msg {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: launch_floor [--trials N] [--concurrent C] [--seed S] [--relay] -- COMMAND "
-               "[ARG...]\n"
-               "  --trials N      trials to run (default 200)\n"
-               "  --concurrent C  trials running at once (default 2)\n"
-               "  --seed S        seed of the lr draw (default 0)\n"
-               "  --relay         each trial started and reaped by a forked subreaper, as tune's\n"
-               "                  spawner does, asked over a socket\n"
-               "  \"{lr}\" in an ARG becomes the trial's lr, log-uniform over [1e-5, 1].\n"
-               "  Prints {\"trials\": N, \"lines\": L, \"wall_s\": W}: L counts stdout lines\n"
-               "  starting with '{', W runs from the first spawn to the last reap.\n");
+    fprintf(f,
+            "usage: launch_floor [--trials N] [--concurrent C] [--seed S] [--relay]\n"
+            "                    [--logs DIR] [--db FILE [--record COUNTS]] -- COMMAND [ARG...]\n"
+            "  --trials N       trials to run (default 200)\n"
+            "  --concurrent C   trials running at once (default 2)\n"
+            "  --seed S         seed of the lr draw (default 0)\n"
+            "  --relay          each trial started and reaped by a forked subreaper, as tune's\n"
+            "                   spawner does, asked over a socket\n"
+            "  --logs DIR       each trial in DIR/trial_NNNNN, stderr on stderr.log, stdout\n"
+            "                   copied to stdout.log as it is read\n"
+            "  --db FILE        each result line a row of a results table in the new SQLite\n"
+            "                   file FILE (tune's pragmas), committed before a blocking wait\n"
+            "  --record COUNTS  with --db: record only the first k result lines of trial i,\n"
+            "                   k the i-th number in file COUNTS (one a line, cycling)\n"
+            "  \"{lr}\" in an ARG becomes the trial's lr, log-uniform over [1e-5, 1].\n"
+            "  Prints {\"trials\": N, \"lines\": L, \"recorded\": R, \"wall_s\": W}: L counts\n"
+            "  stdout lines starting with '{', R those recorded, W runs from the first spawn\n"
+            "  to the last reap.\n");
 }
 
 static long arg_long(const char *opt, const char *v, long lo, long hi)
@@ -114,7 +143,7 @@ static char *substitute(const char *arg, const char *value)
 /* Starts one trial with stdout on a new pipe. Both pipe ends are close-on-exec, so no
  * trial inherits another's pipe and each EOF comes when that trial alone has exited;
  * dup2 onto fd 1 clears the flag for the trial's own stdout. Returns 0, or an errno. */
-static int spawn_trial(char *const argv[], slot_t *s)
+static int spawn_trial(char *const argv[], int errfd, slot_t *s)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) return errno;
@@ -122,6 +151,7 @@ static int spawn_trial(char *const argv[], slot_t *s)
     int rc = posix_spawn_file_actions_init(&fa);
     if (rc == 0) {
         rc = posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+        if (rc == 0 && errfd >= 0) rc = posix_spawn_file_actions_adddup2(&fa, errfd, 2);
         /* glibc's posix_spawn uses CLONE_VFORK and reports a failed exec here, as rc. */
         if (rc == 0) rc = posix_spawnp(&s->pid, argv[0], &fa, NULL, argv, environ);
         posix_spawn_file_actions_destroy(&fa);
@@ -131,7 +161,7 @@ static int spawn_trial(char *const argv[], slot_t *s)
         close(p[0]);
         return rc;
     }
-    *s = (slot_t){.pid = s->pid, .fd = p[0], .at_bol = 1};
+    s->fd = p[0];
     return 0;
 }
 
@@ -179,7 +209,7 @@ static void relay_run(int sk)
         if (!(pf[0].revents & (POLLIN | POLLHUP))) continue;
         union {
             struct cmsghdr h;
-            char b[CMSG_SPACE(sizeof(int))];
+            char b[CMSG_SPACE(2 * sizeof(int))];
         } c;
         struct iovec iov = {buf, sizeof buf};
         struct msghdr mh = {
@@ -187,8 +217,9 @@ static void relay_run(int sk)
         ssize_t r = recvmsg(sk, &mh, MSG_CMSG_CLOEXEC);
         if (r <= 0) _exit(0); /* we are done, or gone */
         struct cmsghdr *ch = CMSG_FIRSTHDR(&mh);
-        int fd = -1;
-        if (ch && ch->cmsg_type == SCM_RIGHTS) memcpy(&fd, CMSG_DATA(ch), sizeof fd);
+        int fds[2] = {-1, -1}; /* stdout, and stderr when --logs */
+        if (ch && ch->cmsg_type == SCM_RIGHTS)
+            memcpy(fds, CMSG_DATA(ch), ch->cmsg_len - CMSG_LEN(0));
         long id;
         memcpy(&id, buf, sizeof id);
         int na = 0;
@@ -198,7 +229,8 @@ static void relay_run(int sk)
         posix_spawn_file_actions_t fa;
         posix_spawnattr_t at;
         posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, fd, STDOUT_FILENO);
+        posix_spawn_file_actions_adddup2(&fa, fds[0], STDOUT_FILENO);
+        if (fds[1] >= 0) posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
         posix_spawnattr_init(&at);
         posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
         sigset_t none;
@@ -208,7 +240,8 @@ static void relay_run(int sk)
         int rc = n < 4096 ? posix_spawnp(&pid, av[0], &fa, &at, av, environ) : EAGAIN;
         posix_spawn_file_actions_destroy(&fa);
         posix_spawnattr_destroy(&at);
-        close(fd);
+        close(fds[0]);
+        if (fds[1] >= 0) close(fds[1]);
         if (rc == 0) ids[n] = id, pids[n++] = pid;
         struct relay_msg m = {id, rc == 0 ? (int)pid : -rc, rc != 0};
         if (send(sk, &m, sizeof m, 0) < 0) _exit(1);
@@ -240,8 +273,9 @@ static int relay_start(void)
     return sv[0];
 }
 
-/* Asks the relay to start argv with stdout on a new pipe; its answer comes on sk. */
-static int relay_spawn(int sk, long id, char *const argv[], slot_t *s)
+/* Asks the relay to start argv with stdout on a new pipe (and stderr on errfd, unless -1);
+ * its answer comes on sk. */
+static int relay_spawn(int sk, long id, char *const argv[], int errfd, slot_t *s)
 {
     static char buf[65536];
     size_t k = sizeof id;
@@ -256,25 +290,181 @@ static int relay_spawn(int sk, long id, char *const argv[], slot_t *s)
     if (pipe2(p, O_CLOEXEC) != 0) return errno;
     union {
         struct cmsghdr h;
-        char b[CMSG_SPACE(sizeof(int))];
+        char b[CMSG_SPACE(2 * sizeof(int))];
     } c;
     memset(&c, 0, sizeof c);
+    int fds[2] = {p[1], errfd}, nfd = errfd >= 0 ? 2 : 1;
     struct iovec iov = {buf, k};
-    struct msghdr mh = {
-        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = c.b, .msg_controllen = sizeof c.b};
+    struct msghdr mh = {.msg_iov = &iov,
+                        .msg_iovlen = 1,
+                        .msg_control = c.b,
+                        .msg_controllen = CMSG_SPACE(nfd * sizeof(int))};
     struct cmsghdr *ch = CMSG_FIRSTHDR(&mh);
     ch->cmsg_level = SOL_SOCKET;
     ch->cmsg_type = SCM_RIGHTS;
-    ch->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(ch), &p[1], sizeof(int));
+    ch->cmsg_len = CMSG_LEN(nfd * sizeof(int));
+    memcpy(CMSG_DATA(ch), fds, nfd * sizeof(int));
     int rc = sendmsg(sk, &mh, 0) < 0 ? errno : 0;
     close(p[1]);
     if (rc != 0) {
         close(p[0]);
         return rc;
     }
-    *s = (slot_t){.pid = -1, .fd = p[0], .at_bol = 1, .id = id};
+    s->pid = -1;
+    s->fd = p[0];
     return 0;
+}
+
+/* ---- --logs and --db ------------------------------------------------------------------ */
+
+/* --db: the results table in a new file with tune's pragmas, one prepared INSERT, and
+ * whether a transaction is open. */
+typedef struct rec {
+    sqlite3 *db;
+    sqlite3_stmt *ins, *begin, *commit;
+    int tx;
+    long rows;
+    long *limits; /* --record: lines to record per trial, cycling; NULL: all */
+    long nlimits;
+} rec_t;
+
+static void rec_die(const rec_t *r, const char *what)
+{
+    fprintf(stderr, "launch_floor: %s: %s\n", what,
+            r->db ? sqlite3_errmsg(r->db) : "out of memory");
+    exit(1);
+}
+
+static sqlite3_stmt *rec_prepare(rec_t *r, const char *sql)
+{
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v3(r->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK)
+        rec_die(r, "cannot prepare a statement");
+    return s;
+}
+
+static void rec_open(rec_t *r, const char *path)
+{
+    if (access(path, F_OK) == 0) {
+        fprintf(stderr, "launch_floor: --db %s exists: give the path of a new file\n", path);
+        exit(2);
+    }
+    if (sqlite3_open_v2(path, &r->db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK ||
+        sqlite3_exec(r->db, floor_pragmas, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(r->db, floor_schema, NULL, NULL, NULL) != SQLITE_OK)
+        rec_die(r, "cannot create the database");
+    /* IMMEDIATE, as tune's store begins its batches. */
+    r->begin = rec_prepare(r, "BEGIN IMMEDIATE");
+    r->commit = rec_prepare(r, "COMMIT");
+    r->ins = rec_prepare(r, "INSERT INTO results (trial_id, attempt, iteration, wall_time, data)"
+                            " VALUES (?, 1, ?, ?, ?)");
+}
+
+static void rec_step(const rec_t *r, sqlite3_stmt *s, const char *what)
+{
+    if (sqlite3_step(s) != SQLITE_DONE) rec_die(r, what);
+    sqlite3_reset(s);
+}
+
+/* Makes what was recorded durable, as tune does before it blocks. */
+static void rec_commit(rec_t *r)
+{
+    if (!r->tx) return;
+    rec_step(r, r->commit, "cannot commit");
+    r->tx = 0;
+}
+
+/* Reads --record's file: whole numbers, one per line. */
+static void rec_limits(rec_t *r, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "launch_floor: cannot read --record %s: %s\n", path, strerror(errno));
+        exit(2);
+    }
+    long v, cap = 0;
+    while (fscanf(f, "%ld", &v) == 1) {
+        if (r->nlimits == cap) {
+            cap = cap ? 2 * cap : 256;
+            r->limits = realloc(r->limits, (size_t)cap * sizeof *r->limits);
+            if (!r->limits) rec_die(r, "--record");
+        }
+        r->limits[r->nlimits++] = v < 0 ? 0 : v;
+    }
+    int bad = !feof(f);
+    fclose(f);
+    if (bad || !r->nlimits) {
+        fprintf(stderr, "launch_floor: --record %s: want whole numbers, one per line\n", path);
+        exit(2);
+    }
+}
+
+/* Records trial t's complete lines in buf[0..n) that start with '{', up to its limit, each
+ * as a row; a line split between two reads waits in t->part for its end. */
+static void rec_lines(rec_t *r, slot_t *t, const char *buf, size_t n)
+{
+    double now = bench_clock_s(CLOCK_REALTIME); /* one clock read a read, as tune's turn */
+    while (n > 0 && t->nrec < t->limit) {
+        const char *nl = memchr(buf, '\n', n);
+        size_t k = nl ? (size_t)(nl - buf) : n;
+        if (!nl || t->plen) {
+            if (t->plen + k > t->pcap) {
+                t->pcap = 2 * (t->plen + k);
+                if (!(t->part = realloc(t->part, t->pcap))) rec_die(r, "a long line");
+            }
+            memcpy(t->part + t->plen, buf, k);
+            t->plen += k;
+        }
+        if (!nl) return;
+        const char *line = t->plen ? t->part : buf;
+        size_t len = t->plen ? t->plen : k;
+        if (len && line[0] == '{') {
+            if (!r->tx) {
+                rec_step(r, r->begin, "cannot begin");
+                r->tx = 1;
+            }
+            sqlite3_bind_int64(r->ins, 1, t->id + 1);
+            sqlite3_bind_int64(r->ins, 2, t->nrec + 1);
+            sqlite3_bind_double(r->ins, 3, now);
+            sqlite3_bind_text(r->ins, 4, line, (int)len, SQLITE_STATIC);
+            rec_step(r, r->ins, "cannot insert a result");
+            t->nrec++;
+            r->rows++;
+        }
+        t->plen = 0;
+        buf += k + 1;
+        n -= k + 1;
+    }
+}
+
+/* --logs: trial `id`'s folder under dir, its stdout.log (kept in the slot) and its
+ * stderr.log (returned, for the trial's fd 2). */
+static int open_logs(const char *dir, long id, slot_t *s)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/trial_%05ld", dir, id);
+    if (mkdir(path, 0777) != 0 && errno != EEXIST) return -1;
+    size_t k = strlen(path);
+    snprintf(path + k, sizeof path - k, "/stdout.log");
+    s->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    snprintf(path + k, sizeof path - k, "/stderr.log");
+    return s->log_fd < 0 ? -1 : open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+}
+
+static void write_all(int fd, const char *buf, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, buf, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            fprintf(stderr, "launch_floor: cannot write a log: %s\n", strerror(errno));
+            exit(1);
+        }
+        buf += w;
+        n -= (size_t)w;
+    }
 }
 
 /* Counts the lines in buf[0..n) that start with '{'. */
@@ -293,6 +483,7 @@ int main(int argc, char **argv)
     long trials = 200, concurrent = 2;
     uint64_t seed = 0;
     int cmd = 0, relay = 0;
+    const char *logs = NULL, *dbpath = NULL, *counts = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--")) {
@@ -309,6 +500,12 @@ int main(int argc, char **argv)
             seed = (uint64_t)arg_long(a, v, 0, 0x7fffffffL), i++;
         } else if (!strcmp(a, "--relay")) {
             relay = 1;
+        } else if (v && !strcmp(a, "--logs")) {
+            logs = v, i++;
+        } else if (v && !strcmp(a, "--db")) {
+            dbpath = v, i++;
+        } else if (v && !strcmp(a, "--record")) {
+            counts = v, i++;
         } else {
             fprintf(stderr, "launch_floor: unknown option or missing value: \"%s\"\n", a);
             usage(stderr);
@@ -321,6 +518,16 @@ int main(int argc, char **argv)
         return 2;
     }
     if (concurrent > trials) concurrent = trials;
+    if (counts && !dbpath) {
+        fprintf(stderr, "launch_floor: --record needs --db\n");
+        return 2;
+    }
+    rec_t rec = {0};
+    if (counts) rec_limits(&rec, counts);
+    if (logs && mkdir(logs, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "launch_floor: cannot create --logs %s: %s\n", logs, strerror(errno));
+        return 1;
+    }
 
     /* The command's argv, with the arguments that hold the placeholder rebuilt per trial. */
     int cargc = argc - cmd;
@@ -337,6 +544,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "launch_floor: cannot start the relay: %s\n", strerror(errno));
         return 1;
     }
+    if (dbpath) rec_open(&rec, dbpath);
     static char buf[65536];
     uint64_t rng = seed;
     long started = 0, reaped = 0, lines = 0, failed = 0;
@@ -354,8 +562,18 @@ int main(int argc, char **argv)
                     return 1;
                 }
             }
-            int rc = relay ? relay_spawn(sk, started, cargv, &run[nrun])
-                           : spawn_trial(cargv, &run[nrun]);
+            slot_t *s = &run[nrun];
+            *s = (slot_t){.fd = -1, .at_bol = 1, .id = started, .log_fd = -1, .limit = LONG_MAX};
+            if (rec.limits) s->limit = rec.limits[started % rec.nlimits];
+            int errfd = -1;
+            if (logs && (errfd = open_logs(logs, started, s)) < 0) {
+                fprintf(stderr, "launch_floor: cannot create trial %ld's logs under %s: %s\n",
+                        started, logs, strerror(errno));
+                return 1;
+            }
+            int rc =
+                relay ? relay_spawn(sk, started, cargv, errfd, s) : spawn_trial(cargv, errfd, s);
+            if (errfd >= 0) close(errfd);
             for (int k = 0; k < cargc; k++)
                 if (cargv[k] != argv[cmd + k]) free(cargv[k]);
             if (rc != 0) {
@@ -374,7 +592,13 @@ int main(int argc, char **argv)
             pslot[np] = -1;
             pfd[np++] = (struct pollfd){.fd = sk, .events = POLLIN};
         }
-        if (poll(pfd, (nfds_t)np, -1) < 0) {
+        /* --db: what was recorded is committed before a wait that would block. */
+        int pr = poll(pfd, (nfds_t)np, rec.tx ? 0 : -1);
+        if (pr == 0) {
+            rec_commit(&rec);
+            pr = poll(pfd, (nfds_t)np, -1);
+        }
+        if (pr < 0) {
             if (errno == EINTR) continue;
             fprintf(stderr, "launch_floor: poll: %s\n", strerror(errno));
             return 1;
@@ -406,13 +630,19 @@ int main(int argc, char **argv)
             ssize_t n = read(t->fd, buf, sizeof buf);
             if (n < 0 && errno == EINTR) continue;
             if (n > 0) {
+                if (t->log_fd >= 0) write_all(t->log_fd, buf, (size_t)n);
                 lines += count_lines(t, buf, n);
+                if (rec.db) rec_lines(&rec, t, buf, (size_t)n);
                 continue;
             }
             if (n < 0) fprintf(stderr, "launch_floor: read: %s\n", strerror(errno));
             /* EOF: the trial closed its stdout, so it has exited or is about to. */
             close(t->fd);
             t->fd = -1;
+            if (t->log_fd >= 0) close(t->log_fd);
+            t->log_fd = -1;
+            free(t->part);
+            t->part = NULL;
             if (n < 0) t->st = 1 << 8;
             if (relay) continue; /* reaped by the relay, which answers its end */
             int st;
@@ -435,8 +665,17 @@ int main(int argc, char **argv)
         }
     }
     if (sk >= 0) close(sk); /* the relay reads EOF and exits */
+    if (rec.db) {
+        rec_commit(&rec);
+        sqlite3_finalize(rec.ins);
+        sqlite3_finalize(rec.begin);
+        sqlite3_finalize(rec.commit);
+        if (sqlite3_close(rec.db) != SQLITE_OK) rec_die(&rec, "cannot close the database");
+        free(rec.limits);
+    }
     double wall = bench_clock_s(CLOCK_MONOTONIC) - t0;
-    printf("{\"trials\": %ld, \"lines\": %ld, \"wall_s\": %.6f}\n", reaped, lines, wall);
+    printf("{\"trials\": %ld, \"lines\": %ld, \"recorded\": %ld, \"wall_s\": %.6f}\n", reaped,
+           lines, rec.rows, wall);
     free(cargv);
     free(run);
     free(pfd);

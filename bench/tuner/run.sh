@@ -183,7 +183,25 @@ EOF
             exit 1
         }
         r1=$(now)
-        echo "$c $i $t0 $t1 $f0 $f1 $r0 $r1 $db $floor_json" >>"$pairs"
+        # The guarantees' floor: the relay, each trial's folder and logs, and as many of
+        # each trial's result lines durable in SQLite as this pair's tune recorded.
+        "$py" - "$db" >"$work/counts_$c.txt" <<'PY'
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+for (n,) in con.execute("SELECT count(r.id) FROM trials t LEFT JOIN results r ON r.trial_id = t.id"
+                        " GROUP BY t.id ORDER BY t.trial_no"):
+    print(n)
+PY
+        rm -rf "$work/kept" "$work/kept.db" "$work/kept.db-wal" "$work/kept.db-shm"
+        k0=$(now)
+        (cd "$work" && "$floor" --relay --logs "$work/kept" --db "$work/kept.db" \
+            --record "$work/counts_$c.txt" --trials "$trials" --concurrent "$c" --seed "$seed" \
+            -- "$synth" --lr '{lr}' --iters "$max_t" >/dev/null) || {
+            echo "run.sh: launch_floor --relay --logs --db failed" >&2
+            exit 1
+        }
+        k1=$(now)
+        echo "$c $i $t0 $t1 $f0 $f1 $r0 $r1 $k0 $k1 $db $floor_json" >>"$pairs"
     done
 done
 
@@ -198,13 +216,17 @@ if [ "$cpu" = 1 ] && command -v perf >/dev/null 2>&1 &&
     perf stat -e task-clock -o /dev/null -- true >/dev/null 2>&1; then
     for c in $concurrent; do
         for i in $(seq 1 "$repeat"); do
-            for side in tune floor relay; do
+            for side in tune floor relay kept; do
+                rm -rf "$work/kept" "$work/kept.db" "$work/kept.db-wal" "$work/kept.db-shm"
                 case $side in
                 tune) cmd=("$tune" run "space_$c.json" --db "$work/cpu_${c}_$i.db" --gpus none
                     --cpus "$c" --quiet) ;;
                 floor) cmd=("$floor" --trials "$trials" --concurrent "$c" --seed "$seed" --
                     "$synth" --lr '{lr}' --iters "$max_t") ;;
                 relay) cmd=("$floor" --relay --trials "$trials" --concurrent "$c" --seed "$seed"
+                    -- "$synth" --lr '{lr}' --iters "$max_t") ;;
+                kept) cmd=("$floor" --relay --logs "$work/kept" --db "$work/kept.db" --record
+                    "$work/counts_$c.txt" --trials "$trials" --concurrent "$c" --seed "$seed"
                     -- "$synth" --lr '{lr}' --iters "$max_t") ;;
                 esac
                 (cd "$work" && perf stat -e task-clock -o "$work/perf.txt" -- "${cmd[@]}" \
@@ -224,38 +246,44 @@ fi
 "$py" - "$pairs" "$cpu_rows" "$(nproc)" <<'EOF'
 import statistics, sys
 
-rows = [line.rstrip("\n").split(" ", 9) for line in open(sys.argv[1])]
+rows = [line.rstrip("\n").split(" ", 11) for line in open(sys.argv[1])]
 cpu_rows = [line.split() for line in open(sys.argv[2])]
 ncpu = int(sys.argv[3])
 print()
 print("tune wall / launch-floor wall, the same trials in the same run (target <= 1.25x)")
 print(f"  {'concurrent':>10}  {'tune s':>8}  {'floor s':>8}  {'ratio':>7}  {'median':>7}   each pair")
 by_c = {}
-for c, i, t0, t1, f0, f1, r0, r1, db, fj in rows:
+for c, i, t0, t1, f0, f1, r0, r1, k0, k1, db, fj in rows:
     by_c.setdefault(int(c), []).append(
-        (float(t1) - float(t0), float(f1) - float(f0), float(r1) - float(r0)))
+        (float(t1) - float(t0), float(f1) - float(f0), float(r1) - float(r0),
+         float(k1) - float(k0)))
 for c, runs in by_c.items():
-    tb = min(t for t, f, r in runs)
-    fb = min(f for t, f, r in runs)
-    ratios = [t / f for t, f, r in runs]
+    tb = min(t for t, f, r, k in runs)
+    fb = min(f for t, f, r, k in runs)
+    ratios = [t / f for t, f, r, k in runs]
     each = " ".join(f"{x:.2f}" for x in ratios)
     print(f"  {c:>10}  {tb:>8.2f}  {fb:>8.2f}  {tb / fb:>6.2f}x"
           f"  {statistics.median(ratios):>6.2f}x   {each}")
 print("  tune s, floor s: each side's best of its runs (the least disturbed by other work on")
 print("  the machine), ratio: the one over the other; median and each: the ratio of each pair")
 print()
-print("what tune's guarantees cost, and what tune itself does: launch_floor --relay runs the same")
-print("trials through a forked subreaper that starts each on request and answers its end, as")
-print("tune's spawner does (no orphan after kill -9 of tune), and nothing else of tune")
-print(f"  {'concurrent':>10}  {'relay s':>8}  {'relay/floor':>11}  {'tune/relay':>10}   (medians of the pairs)")
+print("what tune's guarantees cost, and what tune itself does: the same trials through")
+print("launch_floor --relay (a forked subreaper starts each on request and answers its end, as")
+print("tune's spawner does: no orphan after kill -9 of tune) and launch_floor --relay --logs --db")
+print("('kept': also each trial's folder, its stderr.log and stdout.log, and as many of its result")
+print("lines as tune recorded in that pair written to SQLite with tune's pragmas, committed before")
+print("each blocking wait: every log kept, every result durable), and nothing else of tune")
+print(f"  {'concurrent':>10}  {'relay/floor':>11}  {'kept/floor':>10}  {'tune/kept':>9}"
+      "   (medians of the pairs)")
 for c, runs in by_c.items():
-    rb = min(r for t, f, r in runs)
-    rf = statistics.median(r / f for t, f, r in runs)
-    tr = statistics.median(t / r for t, f, r in runs)
-    print(f"  {c:>10}  {rb:>8.2f}  {rf:>10.2f}x  {tr:>9.2f}x")
-print("  relay/floor: the process structure the guarantees need (a wake-up of the relay for every")
-print("  start and of the floor for every end); tune/relay: everything else tune does per trial")
-print("  (its trial directory and logs, parsing, ASHA, SQLite, the orphan checks)")
+    rf = statistics.median(r / f for t, f, r, k in runs)
+    kf = statistics.median(k / f for t, f, r, k in runs)
+    tk = statistics.median(t / k for t, f, r, k in runs)
+    print(f"  {c:>10}  {rf:>10.2f}x  {kf:>9.2f}x  {tk:>8.2f}x")
+print("  relay/floor: the process structure the orphan guarantee needs; kept/floor: the least work")
+print("  that keeps all three guarantees; tune/kept: everything else tune does (its startup and")
+print("  schema, trial rows and configurations, parsing, ASHA, decisions, MASTER_PORT, the")
+print("  checkpoint folders)")
 if cpu_rows:
     print()
     print(f"where the time goes (perf stat, runs of their own, medians; {ncpu} cores): CPU of the")
@@ -267,7 +295,7 @@ if cpu_rows:
         by.setdefault((int(c), side), []).append((float(el) * 1e3, float(ms)))
     for c in sorted({k[0] for k in by}):
         med = {}
-        for side in ("floor", "relay", "tune"):
+        for side in ("floor", "relay", "kept", "tune"):
             v = by.get((c, side), [])
             if not v:
                 continue
@@ -280,12 +308,13 @@ if cpu_rows:
             print(f"  {c:>10}  {side:>6}  {el:>10.1f}  {busy:>8.1f}  {idle:>8.1f}"
                   f"  {busy - fb:>+11.1f}  {idle - fi:>+12.1f}")
     print("  relay - floor: what the guarantees' process structure costs (its idle cores are the")
-    print("  chain of wake-ups between a trial's end and the next start); tune - relay: tune's own")
-    print("  work (CPU) and the latency it adds to that chain (idle). Elapsed is perf's, with its")
-    print("  own start in it. Idle time is only meaningful on a machine nothing else uses.")
+    print("  chain of wake-ups between a trial's end and the next start); kept - relay: the logs and")
+    print("  the durable results; tune - kept: tune's own work (CPU) and the latency it adds to that")
+    print("  chain (idle). Elapsed is perf's, with its own start in it. Idle time is only")
+    print("  meaningful on a machine nothing else uses.")
 EOF
 [ "$optuna" = 1 ] || exit 0
-read -r _ _ t0 t1 f0 f1 _ _ tune_db floor_json < <(grep "^$first_c 1 " "$pairs")
+read -r _ _ t0 t1 f0 f1 _ _ _ _ tune_db floor_json < <(grep "^$first_c 1 " "$pairs")
 
 # ---- the table ---------------------------------------------------------------------------
 "$py" - "$tune_db" "$t0" "$t1" "$optuna_json" "$trials" "$max_t" \
