@@ -1,7 +1,8 @@
 -- tune's database schema, version 3: every experiment, trial, result and scheduler
 -- decision, plus views for the common questions. This file is compiled into the store
--- library (store/CMakeLists.txt) and run once when a database is created; it is
--- documented, with example queries, in docs/schema.md. It is not a migration script:
+-- library (store/CMakeLists.txt), and run once at build time into the empty database that
+-- store_open writes for a new file (store/mkimage.c); it is documented, with example
+-- queries, in docs/schema.md. It is not a migration script:
 -- a schema change bumps schema_version here and STORE_SCHEMA_VERSION in store/store.h.
 --
 -- Conventions: times are Unix epoch seconds (REAL); JSON is stored as text and read with

@@ -8,6 +8,20 @@
 
 #include <sqlite3.h>
 
+/* The row a new database gets besides schema.sql's own, saying which tune made it: written
+ * by create_schema and by store/mkimage.c's image of an empty database alike. */
+#ifdef TUNE_VERSION
+#define STORE__CREATED_BY_SQL                                                                      \
+    "INSERT INTO meta (key, value) VALUES ('created_by', 'tune " TUNE_VERSION "')"
+#else
+#define STORE__CREATED_BY_SQL "SELECT 1"
+#endif
+
+/* Writes a new database at path, whole, from the image of an empty one made at build time
+ * (store/mkimage.c); 0, or -1 when it did not (path exists, or cannot be written or
+ * linked). store_open's way to create a database; exposed for test_store. */
+int store__write_image(const char *path);
+
 /* Prepared statements, prepared on first use and kept for the life of the handle: the
  * hot path is then bind + step + reset, never a parse. */
 enum store__stmt_id {

@@ -5,6 +5,7 @@
 #include "tinytest.h"
 
 #include "store/store.h"
+#include "store/store_int.h" /* store__write_image */
 
 #include <dirent.h>
 #include <errno.h>
@@ -230,6 +231,94 @@ TEST(open_create_close)
     REQUIRE(st);
     CHECK_STR(q(st, "SELECT count(*) FROM trial_summary"), "0");
     store_close(st);
+    tmp_clean(&t);
+}
+
+/* Everything of a database that its creation decides, as text, read with SQLite alone. */
+static void describe(const char *path, char *out, size_t n)
+{
+    static const char *const sql[] = {
+        "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master ORDER BY rowid",
+        "SELECT key, value FROM meta ORDER BY key",
+        "PRAGMA page_size",
+        "PRAGMA journal_mode",
+        "PRAGMA encoding",
+        "PRAGMA auto_vacuum",
+        "PRAGMA user_version",
+        "PRAGMA application_id",
+        "PRAGMA integrity_check"};
+    sqlite3 *db = NULL;
+    size_t k = 0;
+    out[0] = 0;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        snprintf(out, n, "cannot open %s", path);
+        sqlite3_close(db);
+        return;
+    }
+    for (size_t i = 0; i < sizeof sql / sizeof *sql; i++) {
+        sqlite3_stmt *s = NULL;
+        if (sqlite3_prepare_v2(db, sql[i], -1, &s, NULL) != SQLITE_OK) {
+            k += (size_t)snprintf(out + k, n - k, "error: %s\n", sqlite3_errmsg(db));
+            continue;
+        }
+        while (sqlite3_step(s) == SQLITE_ROW && k < n)
+            for (int c = 0; c < sqlite3_column_count(s) && k < n; c++) {
+                const unsigned char *v = sqlite3_column_text(s, c);
+                k += (size_t)snprintf(out + k, n - k, "%s%c", v ? (const char *)v : "NULL",
+                                      c + 1 < sqlite3_column_count(s) ? '|' : '\n');
+            }
+        sqlite3_finalize(s);
+    }
+    sqlite3_close(db);
+}
+
+static long file_bytes(const char *path, unsigned char *buf, size_t n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    long k = (long)fread(buf, 1, n, f);
+    fclose(f);
+    return k;
+}
+
+/* A new database is written from the build-time image of an empty one; a file that exists
+ * but is empty is filled by running schema.sql. The two must be the same database. */
+TEST(new_database_from_image_is_the_schema)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    char by_sql[700], image[700];
+    snprintf(by_sql, sizeof by_sql, "%s/by_sql.db", t.dir);
+    snprintf(image, sizeof image, "%s/image.db", t.dir);
+    write_file(by_sql, "");
+    store_t *st = open_rw(by_sql);
+    REQUIRE(st);
+    store_close(st);
+    REQUIRE(store__write_image(image) == 0);
+    CHECK(store__write_image(image) == -1); /* it exists: left as it is */
+    static char a[65536], b[65536];
+    describe(by_sql, a, sizeof a);
+    describe(image, b, sizeof b);
+    CHECK_CONTAINS(a, "CREATE VIEW trial_summary");
+    CHECK_CONTAINS(a, "created_by|tune " TUNE_VERSION "\n");
+    CHECK_CONTAINS(a, "4096\nwal\nUTF-8\n0\n0\n0\nok\n");
+    CHECK_STR(b, a);
+
+    /* store_open writes the image (the file is the image's bytes until a checkpoint), and
+     * leaves no file of its own beside it. */
+    st = open_rw(t.db);
+    REQUIRE(st);
+    static unsigned char x[1 << 18], y[1 << 18];
+    long nx = file_bytes(t.db, x, sizeof x), ny = file_bytes(image, y, sizeof y);
+    CHECK(nx > 0 && nx == ny && memcmp(x, y, (size_t)nx) == 0);
+    store_close(st);
+    DIR *d = opendir(t.dir);
+    struct dirent *e;
+    int others = 0;
+    while (d && (e = readdir(d)))
+        others += strstr(e->d_name, ".new-") != NULL;
+    if (d) closedir(d);
+    CHECK_EQ_INT(others, 0);
     tmp_clean(&t);
 }
 
