@@ -226,6 +226,14 @@ static pid_t spawn_keeper(const char *prog, const struct trial__launch *l)
 
 /* ---- the parent ------------------------------------------------------------------ */
 
+int trial__fd_bound(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        return rl.rlim_cur < (1u << 20) ? (int)rl.rlim_cur : (1 << 20);
+    return 65536;
+}
+
 static int open_null(int flags)
 {
     return open("/dev/null", flags | O_CLOEXEC);
@@ -322,16 +330,15 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
         trial__errf(err, errlen, "cannot create a pipe: %s", strerror(errno));
         goto fail;
     }
-    /* Only our end is non-blocking: the trial writes to an ordinary blocking pipe. */
-    if (fcntl(outp[0], F_SETFL, fcntl(outp[0], F_GETFL) | O_NONBLOCK) < 0) {
+    /* Only our end is non-blocking: the trial writes to an ordinary blocking pipe. (A new
+     * pipe's end has no other status flag to keep.) */
+    if (fcntl(outp[0], F_SETFL, O_NONBLOCK) < 0) {
         trial__errf(err, errlen, "cannot make the trial's stdout non-blocking: %s",
                     strerror(errno));
         goto fail;
     }
-    struct rlimit rl;
-    int maxfd = 65536;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-        maxfd = rl.rlim_cur < (1u << 20) ? (int)rl.rlim_cur : (1 << 20);
+    /* The keeper's parent and close bound are asked for only when a keeper is made: the
+     * spawner has its own (two system calls a trial). */
     struct trial__launch l = {.argv = sp->argv,
                               .envp = envp,
                               .paths = paths,
@@ -340,9 +347,9 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
                               .out = outp[1],
                               .err = errfd,
                               .status = stp[1],
-                              .parent = getpid(),
+                              .parent = sv ? 0 : getpid(),
                               .relay = TRIAL__RELAY_SIG,
-                              .maxfd = maxfd};
+                              .maxfd = sv ? 0 : trial__fd_bound()};
 
     if (sv) {
         pid_t trial = -1;
@@ -371,6 +378,8 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
             goto fail;
         }
         l.status = stp[1];
+        l.parent = getpid();
+        l.maxfd = trial__fd_bound();
     }
     /* The keeper program if there is one; if it cannot be started, a fork of tune. */
     const char *kp = keeper_program();

@@ -57,6 +57,7 @@ struct trial__spawner {
     int rep;   /* read end of the answer pipe, non-blocking */
     int dead;  /* EOF on the answers: the spawner is gone, and every trial with it */
     uint64_t next_slot;
+    int maxfd;        /* trial__fd_bound, asked once */
     struct waiter *w; /* trials whose end is awaited */
     size_t nw, wcap;
     /* The answer to the launch being waited for (slot 0: none). */
@@ -105,6 +106,7 @@ int trial__spawner_new(trial__spawner_t **out, char *err, size_t errlen)
     sv->req = sk[0];
     sv->rep = rp[0];
     sv->next_slot = 1;
+    sv->maxfd = trial__fd_bound();
     *out = sv;
     return TRIAL_OK;
 fail:
@@ -262,7 +264,7 @@ int trial__spawner_launch(trial__spawner_t *sv, const struct trial__launch *l,
     if (sv->dead) return 1;
     if (sp->after && (sp->after->sv != sv || !sp->no_wait)) return 1;
     struct trial__spawn_req h = {.type = TRIAL__REQ_LAUNCH,
-                                 .maxfd = l->maxfd,
+                                 .maxfd = sv->maxfd,
                                  .has_dir = l->dir != NULL,
                                  .after = sp->after ? sp->after->slot : 0};
     /* How the spawner tells a trial's orphans apart (spawner_run.c): this trial's marker,

@@ -243,6 +243,10 @@ __attribute__((noreturn)) void trial__keeper_run(const struct trial__launch *l);
 __attribute__((noreturn)) void trial__trial_run(const struct trial__launch *l, pid_t parent,
                                                 int st);
 
+/* The bound of trial__close_all_but's loop where close_range is missing: RLIMIT_NOFILE,
+ * at most 2^20. */
+int trial__fd_bound(void);
+
 /* Closes every fd but the n in keep (distinct, any order; n <= 4). Async-signal-safe. */
 void trial__close_all_but(int *keep, int n, int maxfd);
 
