@@ -7,7 +7,7 @@
  * no parsing, no storage, no process groups, no logs unless asked) and not a test: it
  * asserts nothing about the lines.
  *
- *   launch_floor [--trials N] [--concurrent C] [--seed S] [--relay] [--logs DIR]
+ *   launch_floor [--trials N] [--concurrent C] [--seed S] [--relay [--hold]] [--logs DIR]
  *                [--db FILE [--record COUNTS]] -- COMMAND [ARG...]
  *
  * Every occurrence of "{lr}" in an ARG becomes that trial's value, drawn log-uniformly
@@ -19,7 +19,10 @@
  * answers its start and its end (reaped, its process group killed); a trial's slot is free
  * once both its EOF and its end are in. What this adds to the plain floor is what those
  * guarantees cost (two process wake-ups a trial: the end to us, the next start to it),
- * before any of tune's own work.
+ * before any of tune's own work. --hold takes one of them out as tune does (sched__hold_next):
+ * each running trial has the next start held behind it in the relay, which makes it the
+ * moment that trial is reaped (tune holds behind a trial that is ending; here every trial
+ * runs to its end).
  *
  * --logs DIR and --db FILE add the other two guarantees tune keeps, each as the least work
  * that keeps it: every log kept (each trial in a folder DIR/trial_NNNNN of its own, its
@@ -65,13 +68,16 @@ typedef struct slot {
     pid_t pid;
     int fd;
     int at_bol;
-    long id;    /* the trial's number, which the relay's answers name */
-    int ended;  /* --relay: its end answer came */
-    int st;     /* --relay: its wait status */
-    int log_fd; /* --logs: its stdout.log, else -1 */
-    long nrec;  /* --db: its lines recorded so far */
-    long limit; /* --db: and how many it may record */
-    char *part; /* --db: the line begun in an earlier read (owned) */
+    long id;      /* the trial's number, which the relay's answers name */
+    int ended;    /* --relay: its end answer came */
+    int st;       /* --relay: its wait status */
+    int waiting;  /* --hold: its start is held behind a trial whose end has not come */
+    int has_succ; /* --hold: the next start is held behind it */
+    long after;   /* --hold: the trial it waits for */
+    int log_fd;   /* --logs: its stdout.log, else -1 */
+    long nrec;    /* --db: its lines recorded so far */
+    long limit;   /* --db: and how many it may record */
+    char *part;   /* --db: the line begun in an earlier read (owned) */
     size_t plen, pcap;
 } slot_t;
 
@@ -84,13 +90,15 @@ struct relay_msg {
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: launch_floor [--trials N] [--concurrent C] [--seed S] [--relay]\n"
+            "usage: launch_floor [--trials N] [--concurrent C] [--seed S] [--relay [--hold]]\n"
             "                    [--logs DIR] [--db FILE [--record COUNTS]] -- COMMAND [ARG...]\n"
             "  --trials N       trials to run (default 200)\n"
             "  --concurrent C   trials running at once (default 2)\n"
             "  --seed S         seed of the lr draw (default 0)\n"
             "  --relay          each trial started and reaped by a forked subreaper, as tune's\n"
             "                   spawner does, asked over a socket\n"
+            "  --hold           with --relay: the next start held in the relay behind each\n"
+            "                   running trial, made when that trial is reaped\n"
             "  --logs DIR       each trial in DIR/trial_NNNNN, stderr on stderr.log, stdout\n"
             "                   copied to stdout.log as it is read\n"
             "  --db FILE        each result line a row of a results table in the new SQLite\n"
@@ -167,9 +175,56 @@ static int spawn_trial(char *const argv[], int errfd, slot_t *s)
 
 /* ---- --relay ------------------------------------------------------------------------ */
 
-/* The relay's loop: a request is {id} followed by the argv as NUL-ended strings, with the
- * trial's stdout as SCM_RIGHTS; it answers the start at once and the end once the trial is
- * reaped (its group killed while it is a zombie, as the spawner does). Ends when we do. */
+/* The relay's state: its running trials, and the starts it holds (--hold). */
+struct relay {
+    int sk;
+    long ids[4096];
+    pid_t pids[4096];
+    int n;
+    struct held {
+        long after, id;
+        char *args; /* the argv as NUL-ended strings, `len` bytes (owned) */
+        size_t len;
+        int fds[2];
+    } held[4096];
+    int nheld;
+};
+
+/* Starts trial `id` (argv packed in args[0..len)) with stdout on fds[0] (and stderr on
+ * fds[1] unless -1), in a process group of its own, and answers its start. */
+static void relay_launch(struct relay *R, long id, char *args, size_t len, const int fds[2])
+{
+    char *av[256];
+    int na = 0;
+    for (char *p = args; p < args + len && na < 255; p += strlen(p) + 1)
+        av[na++] = p;
+    av[na] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[0], STDOUT_FILENO);
+    if (fds[1] >= 0) posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&at, &none);
+    pid_t pid = -1;
+    int rc = R->n < 4096 ? posix_spawnp(&pid, av[0], &fa, &at, av, environ) : EAGAIN;
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    close(fds[0]);
+    if (fds[1] >= 0) close(fds[1]);
+    if (rc == 0) R->ids[R->n] = id, R->pids[R->n++] = pid;
+    struct relay_msg m = {id, rc == 0 ? (int)pid : -rc, rc != 0};
+    if (send(R->sk, &m, sizeof m, 0) < 0) _exit(1);
+}
+
+/* The relay's loop: a request is {id, after} followed by the argv as NUL-ended strings,
+ * with the trial's stdout (and stderr) as SCM_RIGHTS; it answers the start at once, or,
+ * when `after` names a trial still running (--hold), once that trial is reaped; and the
+ * end once the trial is reaped (its group killed while it is a zombie, as the spawner
+ * does). Ends when we do. */
 static void relay_run(int sk)
 {
     prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -179,10 +234,8 @@ static void relay_run(int sk)
     sigaddset(&set, SIGCHLD);
     int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     static char buf[65536];
-    char *av[256];
-    long ids[4096];
-    pid_t pids[4096];
-    int n = 0;
+    static struct relay R;
+    R.sk = sk;
     for (;;) {
         struct pollfd pf[2] = {{sk, POLLIN, 0}, {sfd, POLLIN, 0}};
         if (poll(pf, 2, -1) < 0 && errno != EINTR) _exit(1);
@@ -195,15 +248,25 @@ static void relay_run(int sk)
                 memset(&w, 0, sizeof w);
                 if (waitid(P_ALL, 0, &w, WEXITED | WNOHANG | WNOWAIT) < 0 || w.si_pid == 0) break;
                 int k = 0;
-                while (k < n && pids[k] != w.si_pid)
+                while (k < R.n && R.pids[k] != w.si_pid)
                     k++;
-                if (k < n) kill(-w.si_pid, SIGKILL);
+                if (k < R.n) kill(-w.si_pid, SIGKILL);
                 int st = 0;
                 waitpid(w.si_pid, &st, 0);
-                if (k == n) continue;
-                struct relay_msg m = {ids[k], st, 1};
+                if (k == R.n) continue;
+                long id = R.ids[k];
+                R.ids[k] = R.ids[R.n - 1], R.pids[k] = R.pids[R.n - 1], R.n--;
+                /* The start held behind it first: the slot is free now. */
+                for (int h = 0; h < R.nheld; h++) {
+                    if (R.held[h].after != id) continue;
+                    struct held x = R.held[h];
+                    R.held[h] = R.held[--R.nheld];
+                    relay_launch(&R, x.id, x.args, x.len, x.fds);
+                    free(x.args);
+                    break;
+                }
+                struct relay_msg m = {id, st, 1};
                 if (send(sk, &m, sizeof m, 0) < 0) _exit(1);
-                ids[k] = ids[n - 1], pids[k] = pids[n - 1], n--;
             }
         }
         if (!(pf[0].revents & (POLLIN | POLLHUP))) continue;
@@ -220,31 +283,24 @@ static void relay_run(int sk)
         int fds[2] = {-1, -1}; /* stdout, and stderr when --logs */
         if (ch && ch->cmsg_type == SCM_RIGHTS)
             memcpy(fds, CMSG_DATA(ch), ch->cmsg_len - CMSG_LEN(0));
-        long id;
+        long id, after;
         memcpy(&id, buf, sizeof id);
-        int na = 0;
-        for (char *p = buf + sizeof id; p < buf + r && na < 255; p += strlen(p) + 1)
-            av[na++] = p;
-        av[na] = NULL;
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t at;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, fds[0], STDOUT_FILENO);
-        if (fds[1] >= 0) posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-        posix_spawnattr_init(&at);
-        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
-        sigset_t none;
-        sigemptyset(&none);
-        posix_spawnattr_setsigmask(&at, &none);
-        pid_t pid = -1;
-        int rc = n < 4096 ? posix_spawnp(&pid, av[0], &fa, &at, av, environ) : EAGAIN;
-        posix_spawn_file_actions_destroy(&fa);
-        posix_spawnattr_destroy(&at);
-        close(fds[0]);
-        if (fds[1] >= 0) close(fds[1]);
-        if (rc == 0) ids[n] = id, pids[n++] = pid;
-        struct relay_msg m = {id, rc == 0 ? (int)pid : -rc, rc != 0};
-        if (send(sk, &m, sizeof m, 0) < 0) _exit(1);
+        memcpy(&after, buf + sizeof id, sizeof after);
+        char *args = buf + 2 * sizeof id;
+        size_t len = (size_t)r - 2 * sizeof id;
+        int running = 0;
+        for (int k = 0; k < R.n && after >= 0 && !running; k++)
+            running = R.ids[k] == after;
+        if (running && R.nheld < 4096) {
+            struct held *x = &R.held[R.nheld];
+            if (!(x->args = malloc(len))) _exit(1);
+            memcpy(x->args, args, len);
+            x->len = len, x->after = after, x->id = id;
+            memcpy(x->fds, fds, sizeof fds);
+            R.nheld++;
+            continue;
+        }
+        relay_launch(&R, id, args, len, fds);
     }
 }
 
@@ -273,13 +329,14 @@ static int relay_start(void)
     return sv[0];
 }
 
-/* Asks the relay to start argv with stdout on a new pipe (and stderr on errfd, unless -1);
- * its answer comes on sk. */
-static int relay_spawn(int sk, long id, char *const argv[], int errfd, slot_t *s)
+/* Asks the relay to start argv with stdout on a new pipe (and stderr on errfd, unless -1),
+ * once trial `after` has been reaped (-1: now); its answer comes on sk. */
+static int relay_spawn(int sk, long id, long after, char *const argv[], int errfd, slot_t *s)
 {
     static char buf[65536];
-    size_t k = sizeof id;
+    size_t k = 2 * sizeof id;
     memcpy(buf, &id, sizeof id);
+    memcpy(buf + sizeof id, &after, sizeof after);
     for (int i = 0; argv[i]; i++) {
         size_t l = strlen(argv[i]) + 1;
         if (k + l > sizeof buf) return E2BIG;
@@ -482,7 +539,7 @@ int main(int argc, char **argv)
 {
     long trials = 200, concurrent = 2;
     uint64_t seed = 0;
-    int cmd = 0, relay = 0;
+    int cmd = 0, relay = 0, hold = 0;
     const char *logs = NULL, *dbpath = NULL, *counts = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -500,6 +557,8 @@ int main(int argc, char **argv)
             seed = (uint64_t)arg_long(a, v, 0, 0x7fffffffL), i++;
         } else if (!strcmp(a, "--relay")) {
             relay = 1;
+        } else if (!strcmp(a, "--hold")) {
+            hold = 1;
         } else if (v && !strcmp(a, "--logs")) {
             logs = v, i++;
         } else if (v && !strcmp(a, "--db")) {
@@ -518,6 +577,10 @@ int main(int argc, char **argv)
         return 2;
     }
     if (concurrent > trials) concurrent = trials;
+    if (hold && !relay) {
+        fprintf(stderr, "launch_floor: --hold needs --relay\n");
+        return 2;
+    }
     if (counts && !dbpath) {
         fprintf(stderr, "launch_floor: --record needs --db\n");
         return 2;
@@ -532,9 +595,12 @@ int main(int argc, char **argv)
     /* The command's argv, with the arguments that hold the placeholder rebuilt per trial. */
     int cargc = argc - cmd;
     char **cargv = calloc((size_t)cargc + 1, sizeof *cargv);
-    slot_t *run = calloc((size_t)concurrent, sizeof *run);
-    struct pollfd *pfd = calloc((size_t)concurrent + 1, sizeof *pfd);
-    int *pslot = calloc((size_t)concurrent + 1, sizeof *pslot);
+    /* With --hold, room for a start held behind each running trial, and for trials that
+     * have ended while their output is not at EOF yet. */
+    int cap = hold ? 4 * (int)concurrent : (int)concurrent;
+    slot_t *run = calloc((size_t)cap, sizeof *run);
+    struct pollfd *pfd = calloc((size_t)cap + 1, sizeof *pfd);
+    int *pslot = calloc((size_t)cap + 1, sizeof *pslot);
     if (!cargv || !run || !pfd || !pslot) {
         fprintf(stderr, "launch_floor: out of memory\n");
         return 1;
@@ -551,7 +617,23 @@ int main(int argc, char **argv)
     int nrun = 0; /* run[0..nrun) are the running trials, kept dense so pfd matches them */
     double t0 = bench_clock_s(CLOCK_MONOTONIC);
     while (reaped < trials) {
-        while (nrun < concurrent && started < trials) {
+        while (started < trials && nrun < cap) {
+            /* A free slot starts a trial now; with --hold, a running trial without a
+             * successor gets the next start held behind it (a slot whose trial has ended
+             * but whose output is not at EOF yet is free then: its successor runs). */
+            int active = nrun;
+            if (hold)
+                for (int j = 0; j < nrun; j++)
+                    active -= run[j].waiting || run[j].ended;
+            long after = -1;
+            if (active >= concurrent) {
+                int j = 0;
+                while (hold && j < nrun && (run[j].waiting || run[j].has_succ || run[j].ended))
+                    j++;
+                if (!hold || j == nrun) break;
+                run[j].has_succ = 1;
+                after = run[j].id;
+            }
             char lr[32];
             snprintf(lr, sizeof lr, "%.17g", draw_lr(&rng));
             for (int k = 0; k < cargc; k++) {
@@ -563,7 +645,13 @@ int main(int argc, char **argv)
                 }
             }
             slot_t *s = &run[nrun];
-            *s = (slot_t){.fd = -1, .at_bol = 1, .id = started, .log_fd = -1, .limit = LONG_MAX};
+            *s = (slot_t){.fd = -1,
+                          .at_bol = 1,
+                          .id = started,
+                          .waiting = after >= 0,
+                          .after = after,
+                          .log_fd = -1,
+                          .limit = LONG_MAX};
             if (rec.limits) s->limit = rec.limits[started % rec.nlimits];
             int errfd = -1;
             if (logs && (errfd = open_logs(logs, started, s)) < 0) {
@@ -571,8 +659,8 @@ int main(int argc, char **argv)
                         started, logs, strerror(errno));
                 return 1;
             }
-            int rc =
-                relay ? relay_spawn(sk, started, cargv, errfd, s) : spawn_trial(cargv, errfd, s);
+            int rc = relay ? relay_spawn(sk, started, after, cargv, errfd, s)
+                           : spawn_trial(cargv, errfd, s);
             if (errfd >= 0) close(errfd);
             for (int k = 0; k < cargc; k++)
                 if (cargv[k] != argv[cmd + k]) free(cargv[k]);
@@ -619,6 +707,8 @@ int main(int argc, char **argv)
                     }
                     run[j].ended = 1;
                     run[j].st = m.value < 0 ? 127 << 8 : m.value; /* < 0: it did not start */
+                    for (int k = 0; k < nrun; k++) /* what was held behind it runs now */
+                        if (run[k].waiting && run[k].after == m.id) run[k].waiting = 0;
                 }
                 if (r == 0) {
                     fprintf(stderr, "launch_floor: the relay is gone\n");

@@ -177,9 +177,9 @@ EOF
         }
         f1=$(now)
         r0=$(now)
-        (cd "$work" && "$floor" --relay --trials "$trials" --concurrent "$c" --seed "$seed" \
+        (cd "$work" && "$floor" --relay --hold --trials "$trials" --concurrent "$c" --seed "$seed" \
             -- "$synth" --lr '{lr}' --iters "$max_t" >/dev/null) || {
-            echo "run.sh: launch_floor --relay failed" >&2
+            echo "run.sh: launch_floor --relay --hold failed" >&2
             exit 1
         }
         r1=$(now)
@@ -194,10 +194,10 @@ for (n,) in con.execute("SELECT count(r.id) FROM trials t LEFT JOIN results r ON
 PY
         rm -rf "$work/kept" "$work/kept.db" "$work/kept.db-wal" "$work/kept.db-shm"
         k0=$(now)
-        (cd "$work" && "$floor" --relay --logs "$work/kept" --db "$work/kept.db" \
+        (cd "$work" && "$floor" --relay --hold --logs "$work/kept" --db "$work/kept.db" \
             --record "$work/counts_$c.txt" --trials "$trials" --concurrent "$c" --seed "$seed" \
             -- "$synth" --lr '{lr}' --iters "$max_t" >/dev/null) || {
-            echo "run.sh: launch_floor --relay --logs --db failed" >&2
+            echo "run.sh: launch_floor --relay --hold --logs --db failed" >&2
             exit 1
         }
         k1=$(now)
@@ -223,11 +223,11 @@ if [ "$cpu" = 1 ] && command -v perf >/dev/null 2>&1 &&
                     --cpus "$c" --quiet) ;;
                 floor) cmd=("$floor" --trials "$trials" --concurrent "$c" --seed "$seed" --
                     "$synth" --lr '{lr}' --iters "$max_t") ;;
-                relay) cmd=("$floor" --relay --trials "$trials" --concurrent "$c" --seed "$seed"
-                    -- "$synth" --lr '{lr}' --iters "$max_t") ;;
-                kept) cmd=("$floor" --relay --logs "$work/kept" --db "$work/kept.db" --record
-                    "$work/counts_$c.txt" --trials "$trials" --concurrent "$c" --seed "$seed"
-                    -- "$synth" --lr '{lr}' --iters "$max_t") ;;
+                relay) cmd=("$floor" --relay --hold --trials "$trials" --concurrent "$c"
+                    --seed "$seed" -- "$synth" --lr '{lr}' --iters "$max_t") ;;
+                kept) cmd=("$floor" --relay --hold --logs "$work/kept" --db "$work/kept.db"
+                    --record "$work/counts_$c.txt" --trials "$trials" --concurrent "$c"
+                    --seed "$seed" -- "$synth" --lr '{lr}' --iters "$max_t") ;;
                 esac
                 (cd "$work" && perf stat -e task-clock -o "$work/perf.txt" -- "${cmd[@]}" \
                     >/dev/null 2>&1) || {
@@ -268,11 +268,12 @@ print("  tune s, floor s: each side's best of its runs (the least disturbed by o
 print("  the machine), ratio: the one over the other; median and each: the ratio of each pair")
 print()
 print("what tune's guarantees cost, and what tune itself does: the same trials through")
-print("launch_floor --relay (a forked subreaper starts each on request and answers its end, as")
-print("tune's spawner does: no orphan after kill -9 of tune) and launch_floor --relay --logs --db")
-print("('kept': also each trial's folder, its stderr.log and stdout.log, and as many of its result")
-print("lines as tune recorded in that pair written to SQLite with tune's pragmas, committed before")
-print("each blocking wait: every log kept, every result durable), and nothing else of tune")
+print("launch_floor --relay --hold (a forked subreaper starts each on request, or held behind a")
+print("running trial the moment that one is reaped, and answers its end, as tune's spawner does:")
+print("no orphan after kill -9 of tune) and launch_floor --relay --hold --logs --db ('kept': also")
+print("each trial's folder, its stderr.log and stdout.log, and as many of its result lines as tune")
+print("recorded in that pair written to SQLite with tune's pragmas, committed before each blocking")
+print("wait: every log kept, every result durable), and nothing else of tune")
 print(f"  {'concurrent':>10}  {'relay/floor':>11}  {'kept/floor':>10}  {'tune/kept':>9}"
       "   (medians of the pairs)")
 for c, runs in by_c.items():
