@@ -729,6 +729,32 @@ TEST(only_stdio_fds_reach_the_trial)
     lines_free(&L);
 }
 
+/* A trial reads end-of-file from /dev/null on its stdin, never tune's terminal or input:
+ * through the spawner (its one /dev/null for every trial) and behind a keeper alike. Two
+ * trials, so that the spawner's /dev/null serves more than one. */
+TEST(a_trials_stdin_is_dev_null)
+{
+    char err[512] = "";
+    trial_exec_t *ex = NULL;
+    REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
+    for (int i = 0; i < 2; i++) {
+        char *argv[] = {HELPER, "stdin", NULL};
+        trial_spawn_t sp = {.argv = argv};
+        trial_proc_t *p = NULL;
+        REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
+        struct lines L = {0};
+        CHECK_EQ_INT(drain(p, &L), 1);
+        REQUIRE(L.n == 1);
+        CHECK_STR(L.v[0], "stdin /dev/null 0");
+        trial_exit_t x;
+        CHECK_EQ_INT(wait_exit(p, &x, 20), 1);
+        CHECK_EQ_INT(x.code, 0);
+        trial_proc_free(p);
+        lines_free(&L);
+    }
+    trial_exec_free(ex);
+}
+
 TEST(works_when_tune_has_stdin_and_stdout_closed)
 {
     /* The pipes and /dev/null may then land on fds 0 and 1 themselves. */

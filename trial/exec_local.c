@@ -313,7 +313,8 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
         trial__errf(err, errlen, "out of memory");
         goto fail;
     }
-    if ((in = open_null(O_RDONLY)) < 0) {
+    /* Through the spawner the trial's stdin is the spawner's /dev/null. */
+    if (!sv && (in = open_null(O_RDONLY)) < 0) {
         trial__errf(err, errlen, "cannot open /dev/null: %s", strerror(errno));
         goto fail;
     }
@@ -373,10 +374,15 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
             rc = TRIAL_EINVAL;
             goto fail;
         }
+        if ((in = open_null(O_RDONLY)) < 0) {
+            trial__errf(err, errlen, "cannot open /dev/null: %s", strerror(errno));
+            goto fail;
+        }
         if (pipe2(stp, O_CLOEXEC) < 0) {
             trial__errf(err, errlen, "cannot create a pipe: %s", strerror(errno));
             goto fail;
         }
+        l.in = in;
         l.status = stp[1];
         l.parent = getpid();
         l.maxfd = trial__fd_bound();

@@ -151,7 +151,7 @@ static int send_req(trial__spawner_t *sv, const void *buf, size_t len, const int
 {
     union {
         struct cmsghdr h;
-        char b[CMSG_SPACE(3 * sizeof(int))];
+        char b[CMSG_SPACE(2 * sizeof(int))];
     } c;
     memset(&c, 0, sizeof c);
     struct iovec iov = {(void *)buf, len};
@@ -296,8 +296,9 @@ int trial__spawner_launch(trial__spawner_t *sv, const struct trial__launch *l,
     at += put_strings(at, l->paths, &h.npaths, NULL);
     if (l->dir) memcpy(at, l->dir, strlen(l->dir) + 1);
     memcpy(sv->buf, &h, sizeof h);
-    int fd[3] = {l->in, l->out, l->err};
-    if (send_req(sv, sv->buf, len, fd, 3) < 0) return 1; /* gone, or too big after all */
+    /* stdin is the spawner's /dev/null: one open for all trials, not one each. */
+    int fd[2] = {l->out, l->err};
+    if (send_req(sv, sv->buf, len, fd, 2) < 0) return 1; /* gone, or too big after all */
     /* Awaited from now on: its end may come in the same read as its start. */
     p->reaped = 0;
     sv->w[sv->nw++] = (struct waiter){h.slot, p, NULL, NULL};

@@ -78,6 +78,7 @@ struct spawner {
     struct held *held;
     size_t nheld, heldcap;
     uint64_t last_slot; /* the newest launch started (held ones start late) */
+    int null_in;        /* /dev/null, every trial's stdin (tune sends only stdout, stderr) */
     int busy;           /* killing, or an end waits for its orphans: look again soon */
     char marker[64];    /* "TUNE_SPAWN_SLOT=<self>:" */
     size_t marker_len;
@@ -311,7 +312,7 @@ static void launch(struct spawner *s, const struct trial__spawn_req *h, char *bo
                                   .envp = envp,
                                   .paths = paths,
                                   .dir = dir,
-                                  .in = fd[0],
+                                  .in = fd[0] >= 0 ? fd[0] : s->null_in,
                                   .out = fd[1],
                                   .err = fd[2],
                                   .parent = s->self,
@@ -423,6 +424,8 @@ static int request(struct spawner *s)
     ssize_t r = recvmsg(s->req, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     if (r < 0) return errno == EINTR || errno == EAGAIN;
     if (r == 0) return 0;
+    /* A launch comes with the trial's stdout and stderr, which become fd[1] and fd[2];
+     * its stdin is the spawner's own /dev/null (fd[0] -1). */
     int nfd = 0;
     for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h))
         if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
@@ -430,25 +433,25 @@ static int request(struct spawner *s)
             for (int i = 0; i < k; i++) {
                 int f;
                 memcpy(&f, CMSG_DATA(h) + i * sizeof(int), sizeof f);
-                if (nfd < 3)
-                    fd[nfd++] = f;
+                if (nfd < 2)
+                    fd[1 + nfd++] = f;
                 else
                     close(f);
             }
         }
     struct trial__spawn_req h;
     if ((size_t)r < sizeof h || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-        close_fds(fd, nfd);
+        close_fds(fd, 3);
         return 1; /* tune never sends these */
     }
     memcpy(&h, s->buf, sizeof h);
-    if (h.type == TRIAL__REQ_LAUNCH && nfd == 3) {
+    if (h.type == TRIAL__REQ_LAUNCH && nfd == 2) {
         /* Held while its trial runs, or has ended with its end not yet answered. */
         if (!h.after || !by_slot(s, h.after) ||
             !hold(s, &h, s->buf + sizeof h, (size_t)r - sizeof h, fd))
             launch(s, &h, s->buf + sizeof h, s->buf + r, fd);
     } else {
-        close_fds(fd, nfd);
+        close_fds(fd, 3);
         if (h.type == TRIAL__REQ_SIGNAL) send_signal(s, &h);
         if (h.type == TRIAL__REQ_CANCEL) drop_held(s, h.slot);
     }
@@ -513,11 +516,15 @@ void trial__spawner_run(int req, int rep, pid_t parent)
     sigset_t set;
     sigfillset(&set);
     int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-    struct spawner s = {.self = getpid(), .parent = parent, .req = req, .rep = rep};
+    struct spawner s = {.self = getpid(),
+                        .parent = parent,
+                        .req = req,
+                        .rep = rep,
+                        .null_in = open("/dev/null", O_RDONLY | O_CLOEXEC)};
     int ml = snprintf(s.marker, sizeof s.marker, "TUNE_SPAWN_SLOT=%ld:", (long)s.self);
     s.marker_len = ml > 0 ? (size_t)ml : 0;
     s.buf = malloc(TRIAL__SPAWN_MAX);
-    if (sfd < 0 || !s.buf || prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
+    if (sfd < 0 || s.null_in < 0 || !s.buf || prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 ||
         prctl(PR_SET_PDEATHSIG, TRIAL__RELAY_SIG) < 0 || getppid() != parent)
         _exit(0); /* tune reads EOF on the answers and starts trials itself */
     for (;;) {

@@ -107,6 +107,12 @@ int main(int argc, char **argv)
             for (int k = 0; k < 4096; k++)
                 if (seen[k]) printf(" %d", k);
             printf("\n");
+        } else if (IS("stdin")) { /* "stdin PATH N": what fd 0 is, and what a read gives */
+            char path[4096] = "";
+            ssize_t k = readlink("/proc/self/fd/0", path, sizeof path - 1);
+            path[k > 0 ? k : 0] = 0;
+            char c;
+            printf("stdin %s %d\n", path, (int)read(0, &c, 1));
         } else if (IS("status")) { /* status:SigIgn -> that line of /proc/self/status */
             status_line(v);
         } else if (IS("ids")) { /* "pid P pgid G ppid Q" */
