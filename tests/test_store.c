@@ -1812,6 +1812,60 @@ TEST(busy_second_writer)
     tmp_clean(&t);
 }
 
+/* Several tunes creating the same new file at the same moment: each opens one whole
+ * database (the one whose image was linked first) and records in it; none sees a part of
+ * one, and no temporary file is left beside it. */
+TEST(tunes_creating_one_database_at_once_share_it)
+{
+    enum { N = 6 };
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    int go[2];
+    REQUIRE(pipe(go) == 0);
+    pid_t kids[N];
+    for (int i = 0; i < N; i++) {
+        kids[i] = fork();
+        REQUIRE(kids[i] >= 0);
+        if (kids[i] == 0) {
+            close(go[1]);
+            char c;
+            if (read(go[0], &c, 1) != 0) _exit(10); /* EOF: all start together */
+            store_t *st = NULL;
+            char err[512];
+            if (store_open(t.db, 0, &st, err, sizeof err) != 0) _exit(11);
+            char name[16];
+            snprintf(name, sizeof name, "e%d", i);
+            store_experiment_t e = {.name = name};
+            int rc = store_begin(st, err, sizeof err) ||
+                     store_experiment_create(st, &e, 1.0, NULL, err, sizeof err) ||
+                     store_commit(st, err, sizeof err);
+            store_close(st);
+            _exit(rc ? 12 : 0);
+        }
+    }
+    close(go[0]);
+    close(go[1]);
+    for (int i = 0; i < N; i++) {
+        int status = -1;
+        REQUIRE(waitpid(kids[i], &status, 0) == kids[i]);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    store_t *st = open_ro(t.db);
+    REQUIRE(st);
+    CHECK_STR(q(st, "SELECT count(*) FROM experiments"), "6");
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
+    CHECK_STR(q(st, "PRAGMA integrity_check"), "ok");
+    store_close(st);
+    DIR *d = opendir(t.dir);
+    struct dirent *e;
+    int others = 0;
+    while (d && (e = readdir(d)))
+        others += strstr(e->d_name, ".new-") != NULL;
+    if (d) closedir(d);
+    CHECK_EQ_INT(others, 0);
+    tmp_clean(&t);
+}
+
 /* What the disk-full child reports to the parent through a pipe. */
 struct full_report {
     int rc;        /* the first failure's code */
