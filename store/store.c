@@ -453,11 +453,11 @@ static void immutable_uri(const char *path, char *uri, size_t n)
 /* Writes a new database at `path` from the image of an empty one (schema_image.h: what
  * create_schema makes, in WAL mode, made at build time). SQLite running schema.sql took
  * about a millisecond of parsing at the start of every run, and six fsyncs. The image is
- * written whole, synced, under a name of its own and then linked into place, so that no
- * one ever opens a part of it and a second tune creating the same file at the same
- * moment finds one whole database or the other. Returns 0 when it wrote the file, else -1
- * (it exists already, the directory cannot hold it, or it allows no hard links): the
- * caller opens the path as usual, and SQLite creates a file that create_schema fills. */
+ * written whole, synced, under a name of its own and then linked into place (and the
+ * directory synced), so that no one ever opens a part of it and a second tune creating
+ * the same file at the same moment finds one whole database or the other. Returns 0 when it wrote
+ * the file, else -1 (it exists already, the directory cannot hold it, or it allows no hard links):
+ * the caller opens the path as usual, and SQLite creates a file that create_schema fills. */
 int store__write_image(const char *path)
 {
     unsigned char *img = calloc(1, STORE__IMAGE_LEN);
@@ -499,6 +499,16 @@ int store__write_image(const char *path)
     free(img);
     ok = ok && link(tmp, path) == 0;
     unlink(tmp);
+    if (ok) { /* the new name survives a power loss, as SQLite's own creation syncs it */
+        char dir[4096];
+        const char *slash = strrchr(path, '/');
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+    }
     return ok ? 0 : -1;
 }
 
