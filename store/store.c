@@ -395,18 +395,24 @@ static int check_schema(store_t *st, char *err, size_t errlen)
     return 0;
 }
 
+/* The directory `path` is in: "." for a bare name, "/" for a file at the root. */
+static void dir_of(const char *path, char *dir, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, n, ".");
+    else if (slash == path)
+        snprintf(dir, n, "/");
+    else
+        snprintf(dir, n, "%.*s", (int)(slash - path), path);
+}
+
 /* Why a file cannot be created at `path`, judged by its directory; "" when the directory
  * looks fine. */
 static void dir_problem(const char *path, char *why, size_t n)
 {
     char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    dir_of(path, dir, sizeof dir);
     struct stat sb;
     if (stat(dir, &sb) != 0)
         snprintf(why, n, "%s (its directory)", strerror(errno));
@@ -430,8 +436,7 @@ static void immutable_uri(const char *path, char *uri, size_t n)
     char wal[4200], dir[4096];
     snprintf(wal, sizeof wal, "%s-wal", path);
     if (access(wal, F_OK) == 0 || errno != ENOENT) return;
-    const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+    dir_of(path, dir, sizeof dir);
     if (faccessat(AT_FDCWD, dir, W_OK, AT_EACCESS) == 0 || (errno != EACCES && errno != EROFS))
         return;
     size_t k = (size_t)snprintf(uri, n, "file:");
@@ -501,8 +506,7 @@ int store__write_image(const char *path)
     unlink(tmp);
     if (ok) { /* the new name survives a power loss, as SQLite's own creation syncs it */
         char dir[4096];
-        const char *slash = strrchr(path, '/');
-        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+        dir_of(path, dir, sizeof dir);
         int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd >= 0) {
             fsync(dfd);

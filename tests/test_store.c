@@ -281,6 +281,18 @@ static long file_bytes(const char *path, unsigned char *buf, size_t n)
     return k;
 }
 
+/* How many of dir's files are a new database's image under its own name (".new-"). */
+static int new_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d)))
+        n += strstr(e->d_name, ".new-") != NULL;
+    if (d) closedir(d);
+    return n;
+}
+
 /* A new database is written from the build-time image of an empty one; a file that exists
  * but is empty is filled by running schema.sql. The two must be the same database. */
 TEST(new_database_from_image_is_the_schema)
@@ -312,13 +324,7 @@ TEST(new_database_from_image_is_the_schema)
     long nx = file_bytes(t.db, x, sizeof x), ny = file_bytes(image, y, sizeof y);
     CHECK(nx > 0 && nx == ny && memcmp(x, y, (size_t)nx) == 0);
     store_close(st);
-    DIR *d = opendir(t.dir);
-    struct dirent *e;
-    int others = 0;
-    while (d && (e = readdir(d)))
-        others += strstr(e->d_name, ".new-") != NULL;
-    if (d) closedir(d);
-    CHECK_EQ_INT(others, 0);
+    CHECK_EQ_INT(new_files(t.dir), 0);
     tmp_clean(&t);
 }
 
@@ -1856,13 +1862,7 @@ TEST(tunes_creating_one_database_at_once_share_it)
     CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
     CHECK_STR(q(st, "PRAGMA integrity_check"), "ok");
     store_close(st);
-    DIR *d = opendir(t.dir);
-    struct dirent *e;
-    int others = 0;
-    while (d && (e = readdir(d)))
-        others += strstr(e->d_name, ".new-") != NULL;
-    if (d) closedir(d);
-    CHECK_EQ_INT(others, 0);
+    CHECK_EQ_INT(new_files(t.dir), 0);
     tmp_clean(&t);
 }
 

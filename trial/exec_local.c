@@ -313,11 +313,6 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
         trial__errf(err, errlen, "out of memory");
         goto fail;
     }
-    /* Through the spawner the trial's stdin is the spawner's /dev/null. */
-    if (!sv && (in = open_null(O_RDONLY)) < 0) {
-        trial__errf(err, errlen, "cannot open /dev/null: %s", strerror(errno));
-        goto fail;
-    }
     if (sp->stderr_log)
         errfd = open(sp->stderr_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
     else
@@ -327,7 +322,7 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
                     sp->stderr_log ? sp->stderr_log : "/dev/null", strerror(errno));
         goto fail;
     }
-    if (pipe2(outp, O_CLOEXEC) < 0 || (!sv && pipe2(stp, O_CLOEXEC) < 0)) {
+    if (pipe2(outp, O_CLOEXEC) < 0) {
         trial__errf(err, errlen, "cannot create a pipe: %s", strerror(errno));
         goto fail;
     }
@@ -338,19 +333,17 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
                     strerror(errno));
         goto fail;
     }
-    /* The keeper's parent and close bound are asked for only when a keeper is made: the
-     * spawner has its own (two system calls a trial). */
+    /* stdin, the status pipe, the parent and the close bound are a keeper's (below): the
+     * spawner has its own /dev/null and bound, and answers on its own pipe. */
     struct trial__launch l = {.argv = sp->argv,
                               .envp = envp,
                               .paths = paths,
                               .dir = sp->dir,
-                              .in = in,
+                              .in = -1,
                               .out = outp[1],
                               .err = errfd,
-                              .status = stp[1],
-                              .parent = sv ? 0 : getpid(),
-                              .relay = TRIAL__RELAY_SIG,
-                              .maxfd = sv ? 0 : trial__fd_bound()};
+                              .status = -1,
+                              .relay = TRIAL__RELAY_SIG};
 
     if (sv) {
         pid_t trial = -1;
@@ -358,7 +351,6 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
         if (src != 1) {
             rc = src;
             if (rc != TRIAL_OK) goto fail;
-            close_fd(&in);
             close_fd(&errfd);
             close_fd(&outp[1]);
             free(envp);
@@ -368,25 +360,25 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
             *out_fd = outp[0];
             return TRIAL_OK;
         }
-        /* Not taken: a keeper of our own, with its status pipe; a held start cannot be. */
+        /* Not taken: a keeper of our own; a held start cannot be. */
         if (sp->after) {
             trial__errf(err, errlen, "the spawner cannot hold this start");
             rc = TRIAL_EINVAL;
             goto fail;
         }
-        if ((in = open_null(O_RDONLY)) < 0) {
-            trial__errf(err, errlen, "cannot open /dev/null: %s", strerror(errno));
-            goto fail;
-        }
-        if (pipe2(stp, O_CLOEXEC) < 0) {
-            trial__errf(err, errlen, "cannot create a pipe: %s", strerror(errno));
-            goto fail;
-        }
-        l.in = in;
-        l.status = stp[1];
-        l.parent = getpid();
-        l.maxfd = trial__fd_bound();
     }
+    if ((in = open_null(O_RDONLY)) < 0) {
+        trial__errf(err, errlen, "cannot open /dev/null: %s", strerror(errno));
+        goto fail;
+    }
+    if (pipe2(stp, O_CLOEXEC) < 0) {
+        trial__errf(err, errlen, "cannot create a pipe: %s", strerror(errno));
+        goto fail;
+    }
+    l.in = in;
+    l.status = stp[1];
+    l.parent = getpid();
+    l.maxfd = trial__fd_bound();
     /* The keeper program if there is one; if it cannot be started, a fork of tune. */
     const char *kp = keeper_program();
     pid_t pid = kp ? spawn_keeper(kp, &l) : -1;
