@@ -55,7 +55,7 @@ struct held {
     struct trial__spawn_req h;
     char *body; /* the request after its header */
     size_t len;
-    int fd[3];
+    int fd[2]; /* the trial's stdout and stderr */
 };
 
 /* A child of the spawner that no trial leads: something a trial left behind. */
@@ -312,9 +312,9 @@ static void launch(struct spawner *s, const struct trial__spawn_req *h, char *bo
                                   .envp = envp,
                                   .paths = paths,
                                   .dir = dir,
-                                  .in = fd[0] >= 0 ? fd[0] : s->null_in,
-                                  .out = fd[1],
-                                  .err = fd[2],
+                                  .in = s->null_in,
+                                  .out = fd[0],
+                                  .err = fd[1],
                                   .parent = s->self,
                                   .relay = 0,
                                   .maxfd = h->maxfd};
@@ -349,7 +349,7 @@ static void launch(struct spawner *s, const struct trial__spawn_req *h, char *bo
     }
     queue(s, r);
     free(v);
-    close_fds(fd, 3);
+    close_fds(fd, 2);
 }
 
 /* The held launches whose trial has ended (its end answered just now, or before the launch
@@ -381,7 +381,7 @@ static int hold(struct spawner *s, const struct trial__spawn_req *h, const char 
         return 0;
     }
     memcpy(copy, body, len);
-    s->held[s->nheld++] = (struct held){*h, copy, len, {fd[0], fd[1], fd[2]}};
+    s->held[s->nheld++] = (struct held){*h, copy, len, {fd[0], fd[1]}};
     return 1;
 }
 
@@ -390,7 +390,7 @@ static int drop_held(struct spawner *s, uint64_t slot)
 {
     for (size_t i = 0; i < s->nheld; i++)
         if (s->held[i].h.slot == slot) {
-            close_fds(s->held[i].fd, 3);
+            close_fds(s->held[i].fd, 2);
             free(s->held[i].body);
             memmove(&s->held[i], &s->held[i + 1], (s->nheld - i - 1) * sizeof *s->held);
             s->nheld--;
@@ -413,7 +413,7 @@ static void send_signal(struct spawner *s, const struct trial__spawn_req *h)
 /* Reads one request; 0 when tune is gone or done with us. */
 static int request(struct spawner *s)
 {
-    int fd[3] = {-1, -1, -1};
+    int fd[2] = {-1, -1};
     union {
         struct cmsghdr h;
         char b[CMSG_SPACE(4 * sizeof(int))];
@@ -424,8 +424,8 @@ static int request(struct spawner *s)
     ssize_t r = recvmsg(s->req, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
     if (r < 0) return errno == EINTR || errno == EAGAIN;
     if (r == 0) return 0;
-    /* A launch comes with the trial's stdout and stderr, which become fd[1] and fd[2];
-     * its stdin is the spawner's own /dev/null (fd[0] -1). */
+    /* A launch comes with the trial's stdout and stderr; its stdin is the spawner's own
+     * /dev/null. */
     int nfd = 0;
     for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h))
         if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
@@ -434,14 +434,14 @@ static int request(struct spawner *s)
                 int f;
                 memcpy(&f, CMSG_DATA(h) + i * sizeof(int), sizeof f);
                 if (nfd < 2)
-                    fd[1 + nfd++] = f;
+                    fd[nfd++] = f;
                 else
                     close(f);
             }
         }
     struct trial__spawn_req h;
     if ((size_t)r < sizeof h || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-        close_fds(fd, 3);
+        close_fds(fd, 2);
         return 1; /* tune never sends these */
     }
     memcpy(&h, s->buf, sizeof h);
@@ -451,7 +451,7 @@ static int request(struct spawner *s)
             !hold(s, &h, s->buf + sizeof h, (size_t)r - sizeof h, fd))
             launch(s, &h, s->buf + sizeof h, s->buf + r, fd);
     } else {
-        close_fds(fd, 3);
+        close_fds(fd, 2);
         if (h.type == TRIAL__REQ_SIGNAL) send_signal(s, &h);
         if (h.type == TRIAL__REQ_CANCEL) drop_held(s, h.slot);
     }
