@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "scheduler/sched.h"
+#include "search/space.h"
 #include "store/store.h"
 
 /* Exit statuses: 0 done (no trial ended in ERROR), 1 tune itself failed, 2 bad usage or
@@ -101,6 +102,13 @@ int cli_help(int argc, char **argv, const char *usage);
 /* Opens the database read-only, as every reading command does; prints the error and
  * returns NULL when it cannot. Closed with store_close. */
 store_t *cli_open_ro(const char *db);
+
+/* Records the experiment of space sp in st (its name, text, metric, scheduler and
+ * settings) as tune run and tune simulate create it: settings is space_settings_json(sp),
+ * perhaps with more in it (NULL: none), and is taken. results_dir: where its trials' folders
+ * go ("" for none). */
+int cli_experiment_create(store_t *st, const space_t *sp, cJSON *settings, const char *results_dir,
+                          double now, int64_t *id, char *err, size_t errlen);
 
 /* Prints "tune: " + message to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

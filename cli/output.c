@@ -351,3 +351,23 @@ store_t *cli_open_ro(const char *db)
     }
     return st;
 }
+
+int cli_experiment_create(store_t *st, const space_t *sp, cJSON *settings, const char *results_dir,
+                          double now, int64_t *id, char *err, size_t errlen)
+{
+    const space_settings_t *set = space_settings(sp);
+    char *text = settings ? cJSON_PrintUnformatted(settings) : NULL;
+    cJSON_Delete(settings);
+    store_experiment_t e = {.name = set->name,
+                            .space_text = space_text(sp),
+                            .settings_json = text ? text : "{}",
+                            .metric = set->metric,
+                            .mode_max = set->mode == SPACE_MODE_MAX,
+                            .scheduler = space_sched_name(set->sched.type),
+                            .results_dir = results_dir,
+                            .num_trials = (int64_t)space_num_trials(sp),
+                            .seed = set->seed};
+    int rc = store_experiment_create(st, &e, now, id, err, errlen);
+    free(text);
+    return rc;
+}

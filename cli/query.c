@@ -69,14 +69,19 @@ static int parse_args(int argc, char **argv, struct args *a, int need_pos, const
     return 0;
 }
 
-/* The experiment a command means: the one named, or the only one in the database. On
- * success *name is a new string; else the error is printed and the exit status returned. */
-static int pick_experiment(store_t *st, const char *given, const char *db, char **name)
+/* The database (--db, read-only) and the experiment a command means: the one named, or
+ * the only one in the database. On success *st is open and *name a new string, both the
+ * caller's; else the error is printed, nothing is left open and the exit status returned. */
+static int open_experiment(int argc, char **argv, const char *given, store_t **st, char **name)
 {
+    const char *db = cli_db_path(argc, argv);
+    if (!(*st = cli_open_ro(db))) return CLI_EXIT_FAIL;
     char err[1024];
-    int rc = cli_exp_pick(st, db, given, name, err, sizeof err);
+    int rc = cli_exp_pick(*st, db, given, name, err, sizeof err);
     if (rc == 0) return CLI_EXIT_OK;
     cli_error("%s", err);
+    store_close(*st);
+    *st = NULL;
     return rc == CLI_EXP_AMBIGUOUS ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 }
 
@@ -380,14 +385,10 @@ int cli_cmd_trials(int argc, char **argv)
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
     if (parse_args(argc, argv, &a, 0, usage)) return CLI_EXIT_USAGE;
-    store_t *st = cli_open_ro(cli_db_path(argc, argv));
-    if (!st) return CLI_EXIT_FAIL;
+    store_t *st = NULL;
     char *name = NULL;
-    int rc = pick_experiment(st, a.pos, cli_db_path(argc, argv), &name);
-    if (rc) {
-        store_close(st);
-        return rc;
-    }
+    int rc = open_experiment(argc, argv, a.pos, &st, &name);
+    if (rc) return rc;
     const char *b[] = {name};
     static const char sql_json[] =
         "SELECT s.trial_no AS id, s.trial AS name, s.status, s.early_stopped, s.config,"
@@ -454,14 +455,10 @@ int cli_cmd_best(int argc, char **argv)
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
     if (parse_args(argc, argv, &a, 0, usage)) return CLI_EXIT_USAGE;
-    store_t *st = cli_open_ro(cli_db_path(argc, argv));
-    if (!st) return CLI_EXIT_FAIL;
+    store_t *st = NULL;
     char *name = NULL;
-    int rc = pick_experiment(st, a.pos, cli_db_path(argc, argv), &name);
-    if (rc) {
-        store_close(st);
-        return rc;
-    }
+    int rc = open_experiment(argc, argv, a.pos, &st, &name);
+    if (rc) return rc;
     /* Ties go to the lower trial number. */
     static const char sql_last[] =
         "SELECT s.trial_no AS id, s.trial AS name, s.status, s.early_stopped,"
@@ -556,14 +553,10 @@ int cli_cmd_export(int argc, char **argv)
         cli_error("export: say --csv or --json");
         return CLI_EXIT_USAGE;
     }
-    store_t *st = cli_open_ro(cli_db_path(argc, argv));
-    if (!st) return CLI_EXIT_FAIL;
+    store_t *st = NULL;
     char *name = NULL;
-    int rc = pick_experiment(st, a.pos, cli_db_path(argc, argv), &name);
-    if (rc) {
-        store_close(st);
-        return rc;
-    }
+    int rc = open_experiment(argc, argv, a.pos, &st, &name);
+    if (rc) return rc;
     static const char sql_cur[] =
         "SELECT t.trial_no AS trial_id, r.attempt, r.data, t.name, t.config FROM results_current r"
         " JOIN trials t ON t.id = r.trial_id JOIN experiments e ON e.id = t.experiment_id"

@@ -507,20 +507,8 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
     int resume = exp_id != 0;
     int rc;
     if (!resume) {
-        cJSON *sj = space_settings_json(sp);
-        char *settings = sj ? cJSON_PrintUnformatted(sj) : NULL;
-        cJSON_Delete(sj);
-        store_experiment_t e = {.name = name,
-                                .space_text = space_text(sp),
-                                .settings_json = settings ? settings : "{}",
-                                .metric = set->metric,
-                                .mode_max = set->mode == SPACE_MODE_MAX,
-                                .scheduler = space_sched_name(set->sched.type),
-                                .results_dir = results_dir,
-                                .num_trials = (int64_t)space_num_trials(sp),
-                                .seed = set->seed};
-        rc = store_experiment_create(st, &e, wall_now(), &exp_id, err, sizeof err);
-        free(settings);
+        rc = cli_experiment_create(st, sp, space_settings_json(sp), results_dir, wall_now(),
+                                   &exp_id, err, sizeof err);
     } else {
         rc = store_experiment_set_status(st, exp_id, "RUNNING", wall_now(), err, sizeof err);
     }

@@ -317,21 +317,11 @@ int cli_cmd_simulate(int argc, char **argv)
     cJSON_AddNumberToObject(simj, "workers", (double)workers);
     cJSON_AddNumberToObject(simj, "start_delay", a.start_delay);
     cJSON_AddNumberToObject(simj, "stop_delay", a.stop_delay);
-    if (sj) cJSON_AddItemToObject(sj, "simulated", simj);
-    char *settings = sj ? cJSON_PrintUnformatted(sj) : NULL;
-    cJSON_Delete(sj);
-    store_experiment_t e = {.name = name,
-                            .space_text = space_text(sp),
-                            .settings_json = settings ? settings : "{}",
-                            .metric = set->metric,
-                            .mode_max = set->mode == SPACE_MODE_MAX,
-                            .scheduler = space_sched_name(set->sched.type),
-                            .results_dir = "",
-                            .num_trials = (int64_t)space_num_trials(sp),
-                            .seed = set->seed};
-    int erc = store_experiment_create(st, &e, wall0, &exp_id, err, sizeof err);
-    free(settings);
-    if (erc != 0) {
+    if (sj)
+        cJSON_AddItemToObject(sj, "simulated", simj);
+    else
+        cJSON_Delete(simj);
+    if (cli_experiment_create(st, sp, sj, "", wall0, &exp_id, err, sizeof err) != 0) {
         cli_error("%s", err);
         goto out;
     }

@@ -85,7 +85,8 @@ static int check_trial(store_t *st, int64_t id, const char *what, char *err, siz
 
 /* ---- pending results ------------------------------------------------------------------ */
 
-void store__forget(store_t *st)
+/* The pending results and decisions, dropped: written, or rolled back with their batch. */
+static void drop_pending(store_t *st)
 {
     if (st->group_slots)
         memset(st->group_slot, 0, (size_t)st->group_slots * sizeof *st->group_slot);
@@ -93,6 +94,11 @@ void store__forget(store_t *st)
     st->npend = 0;
     st->npdec = 0;
     st->arena_len = 0;
+}
+
+void store__forget(store_t *st)
+{
+    drop_pending(st);
     /* A rolled-back batch may have held the creation of a trial we remember. */
     if (st->known_slots) memset(st->known, 0, (size_t)st->known_slots * sizeof *st->known);
     st->nknown = 0;
@@ -362,12 +368,7 @@ out:
         snprintf(st->batch_err, sizeof st->batch_err, "%s", err ? err : what);
     }
     /* Written or not, these results are done with: on failure the batch rolls back. */
-    if (st->group_slots)
-        memset(st->group_slot, 0, (size_t)st->group_slots * sizeof *st->group_slot);
-    st->ngroups = 0;
-    st->npend = 0;
-    st->npdec = 0;
-    st->arena_len = 0;
+    drop_pending(st);
     return rc;
 }
 

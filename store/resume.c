@@ -226,16 +226,6 @@ static int carry(store_t *st, int64_t trial_id, int from_attempt, int to_attempt
     return rc;
 }
 
-/* Steps a cached statement whose outcome does not matter (a rollback on the way out). */
-static void step_quietly(store_t *st, enum store__stmt_id id)
-{
-    sqlite3_stmt *s = store__stmt(st, id, NULL, 0);
-    if (s) {
-        sqlite3_step(s);
-        sqlite3_reset(s);
-    }
-}
-
 int store_results_carry(store_t *st, int64_t trial_id, int from_attempt, int to_attempt,
                         int64_t below, int64_t *moved, char *err, size_t errlen)
 {
@@ -244,20 +234,7 @@ int store_results_carry(store_t *st, int64_t trial_id, int from_attempt, int to_
     if (rc) return rc;
     if (st->in_batch && (rc = store__flush(st, err, errlen)) != 0) return rc;
     /* The moves and the new ranges land together, in a batch or not. */
-    sqlite3_stmt *sp = store__stmt(st, STORE__SP_BEGIN, err, errlen);
-    if (!sp) return STORE_ERR;
-    int src = sqlite3_step(sp);
-    sqlite3_reset(sp);
-    if (src != SQLITE_DONE) return store__fail(st, src, what, err, errlen);
+    if ((rc = store__sp_begin(st, what, err, errlen)) != 0) return rc;
     rc = carry(st, trial_id, from_attempt, to_attempt, below, moved, what, err, errlen);
-    if (rc && !sqlite3_get_autocommit(st->db)) step_quietly(st, STORE__SP_ROLLBACK);
-    if (!sqlite3_get_autocommit(st->db)) {
-        sqlite3_stmt *rel = store__stmt(st, STORE__SP_RELEASE, NULL, 0);
-        src = rel ? sqlite3_step(rel) : SQLITE_NOMEM;
-        if (src != SQLITE_DONE && !rc) rc = store__fail(st, src, what, err, errlen);
-        if (rel) sqlite3_reset(rel);
-        if (src != SQLITE_DONE && !st->in_batch && !sqlite3_get_autocommit(st->db))
-            step_quietly(st, STORE__ROLLBACK);
-    }
-    return rc;
+    return store__sp_end(st, rc, what, err, errlen);
 }

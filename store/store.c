@@ -199,6 +199,42 @@ static int run_stmt(store_t *st, enum store__stmt_id id, const char *what, char 
     return out;
 }
 
+/* Steps a cached statement whose outcome does not matter (a rollback on the way out). */
+static void step_quietly(store_t *st, enum store__stmt_id id)
+{
+    sqlite3_stmt *s = store__stmt(st, id, NULL, 0);
+    if (s) {
+        sqlite3_step(s);
+        sqlite3_reset(s);
+    }
+}
+
+int store__sp_begin(store_t *st, const char *what, char *err, size_t errlen)
+{
+    sqlite3_stmt *sp = store__stmt(st, STORE__SP_BEGIN, err, errlen);
+    if (!sp) return STORE_ERR;
+    int src = sqlite3_step(sp);
+    sqlite3_reset(sp);
+    return src == SQLITE_DONE ? 0 : store__fail(st, src, what, err, errlen);
+}
+
+int store__sp_end(store_t *st, int rc, const char *what, char *err, size_t errlen)
+{
+    /* ROLLBACK TO keeps the savepoint open; RELEASE then ends it. SQLite may have rolled
+     * everything back itself after an I/O error: then there is no savepoint left to end. */
+    if (rc && !sqlite3_get_autocommit(st->db)) step_quietly(st, STORE__SP_ROLLBACK);
+    if (!sqlite3_get_autocommit(st->db)) {
+        sqlite3_stmt *rel = store__stmt(st, STORE__SP_RELEASE, NULL, 0);
+        int src = rel ? sqlite3_step(rel) : SQLITE_NOMEM;
+        if (src != SQLITE_DONE && !rc) rc = store__fail(st, src, what, err, errlen);
+        if (rel) sqlite3_reset(rel);
+        /* A failed RELEASE outside a batch is a failed commit: end it like store_commit. */
+        if (src != SQLITE_DONE && !st->in_batch && !sqlite3_get_autocommit(st->db))
+            step_quietly(st, STORE__ROLLBACK);
+    }
+    return rc;
+}
+
 int store__writable(store_t *st, const char *what, char *err, size_t errlen)
 {
     if (st->readonly)
@@ -690,13 +726,7 @@ int store_commit(store_t *st, char *err, size_t errlen)
     /* After a failed commit (or a spoiled batch) SQLite may have rolled back already;
      * if it has not, roll back now so that the next batch starts clean. */
     if (rc) {
-        if (!sqlite3_get_autocommit(st->db)) {
-            sqlite3_stmt *s = store__stmt(st, STORE__ROLLBACK, NULL, 0);
-            if (s) {
-                sqlite3_step(s);
-                sqlite3_reset(s);
-            }
-        }
+        if (!sqlite3_get_autocommit(st->db)) step_quietly(st, STORE__ROLLBACK);
         store__forget(st);
     }
     st->in_batch = 0;

@@ -153,6 +153,13 @@ int store__fail(store_t *st, int src, const char *what, char *err, size_t errlen
  * with err filled on failure. */
 sqlite3_stmt *store__stmt(store_t *st, enum store__stmt_id id, char *err, size_t errlen);
 
+/* Writes that land together or not at all, in a batch or not (a trial and its params, the
+ * results a resumed attempt carries over): store__sp_begin opens the savepoint; store__sp_end
+ * rolls back to it when rc is an error, then ends it, which commits when no batch is open.
+ * store__sp_end returns rc, or else the failure of ending the savepoint. */
+int store__sp_begin(store_t *st, const char *what, char *err, size_t errlen);
+int store__sp_end(store_t *st, int rc, const char *what, char *err, size_t errlen);
+
 /* 0 when st may write now; STORE_READONLY for a read-only handle, or the error that
  * spoiled the open batch. Every write calls it first: in a batch, the first call begins
  * the batch's transaction (STORE_BUSY if another writer holds the lock). */

@@ -42,16 +42,6 @@ static const char *one_of_text(const char *const *list, char *buf, size_t n)
     return buf;
 }
 
-/* Steps a cached statement whose outcome does not matter (a rollback on the way out). */
-static void step_cached(store_t *st, enum store__stmt_id id)
-{
-    sqlite3_stmt *s = store__stmt(st, id, NULL, 0);
-    if (s) {
-        sqlite3_step(s);
-        sqlite3_reset(s);
-    }
-}
-
 /* The primary and extended code of the last error, to tell constraint kinds apart. */
 static int ext_code(store_t *st)
 {
@@ -291,25 +281,18 @@ int store_trial_create(store_t *st, int64_t exp_id, int64_t trial_no, const char
     }
 
     /* The trial and its params land together or not at all, in a batch or not. */
-    rc = 0;
-    sqlite3_stmt *sp = store__stmt(st, STORE__SP_BEGIN, err, errlen);
-    sqlite3_stmt *s = sp ? store__stmt(st, STORE__TRIAL_INSERT, err, errlen) : NULL;
-    if (!s) {
+    sqlite3_stmt *s = store__stmt(st, STORE__TRIAL_INSERT, err, errlen);
+    rc = s ? store__sp_begin(st, what, err, errlen) : STORE_ERR;
+    if (rc) {
         cJSON_Delete(cfg);
-        return STORE_ERR;
-    }
-    int src = sqlite3_step(sp);
-    sqlite3_reset(sp);
-    if (src != SQLITE_DONE) {
-        cJSON_Delete(cfg);
-        return store__fail(st, src, what, err, errlen);
+        return rc;
     }
     sqlite3_bind_int64(s, 1, exp_id);
     sqlite3_bind_int64(s, 2, trial_no);
     bind_text(s, 3, name);
     bind_text(s, 4, config_json);
     bind_text(s, 5, trial_dir);
-    src = sqlite3_step(s);
+    int src = sqlite3_step(s);
     int64_t id = 0;
     if (src == SQLITE_DONE) {
         id = sqlite3_last_insert_rowid(st->db);
@@ -327,19 +310,7 @@ int store_trial_create(store_t *st, int64_t exp_id, int64_t trial_no, const char
     if (!rc) rc = insert_params(st, id, cfg, config_json, what, err, errlen);
     cJSON_Delete(cfg);
 
-    /* ROLLBACK TO keeps the savepoint open; RELEASE then ends it, which commits when no
-     * batch is open. SQLite may have rolled everything back itself after an I/O error:
-     * then there is no savepoint left to end. */
-    if (rc && !sqlite3_get_autocommit(st->db)) step_cached(st, STORE__SP_ROLLBACK);
-    if (!sqlite3_get_autocommit(st->db)) {
-        sqlite3_stmt *rel = store__stmt(st, STORE__SP_RELEASE, NULL, 0);
-        src = rel ? sqlite3_step(rel) : SQLITE_NOMEM;
-        if (src != SQLITE_DONE && !rc) rc = store__fail(st, src, what, err, errlen);
-        if (rel) sqlite3_reset(rel);
-        /* A failed RELEASE outside a batch is a failed commit: end it like store_commit. */
-        if (src != SQLITE_DONE && !st->in_batch && !sqlite3_get_autocommit(st->db))
-            step_cached(st, STORE__ROLLBACK);
-    }
+    rc = store__sp_end(st, rc, what, err, errlen);
     if (!rc) {
         store__know_trial(st, id);
         if (id_out) *id_out = id;

@@ -38,9 +38,8 @@ struct hdr {
     uint32_t batch_size, epochs, nesterov, schedule;
 };
 
-static int write_all(int fd, const void *buf, size_t len, uLong *crc)
+static int write_all(int fd, const void *buf, size_t len)
 {
-    *crc = crc32_z(*crc, buf, len);
     while (len) {
         ssize_t n = write(fd, buf, len);
         if (n < 0) {
@@ -53,6 +52,36 @@ static int write_all(int fd, const void *buf, size_t len, uLong *crc)
     return 0;
 }
 
+int train__write_atomic(const char *dir, const char *name, const train__part_t *parts, int n,
+                        int *made)
+{
+    char path[PATH_MAX + 32], tmp[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp.XXXXXX", dir, name);
+    if (made) *made = 0;
+    int fd = mkstemp(tmp);
+    if (fd < 0) return -1;
+    if (made) *made = 1;
+    int ok = 1;
+    for (int i = 0; ok && i < n; i++)
+        ok = write_all(fd, parts[i].p, parts[i].n) == 0;
+    ok = ok && fsync(fd) == 0;
+    int saved = errno;
+    close(fd);
+    if (!ok || rename(tmp, path) != 0) {
+        if (ok) saved = errno;
+        unlink(tmp);
+        errno = saved;
+        return -1;
+    }
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return 0;
+}
+
 int train__ckpt_write(const char *dir, const train__ckpt_t *c, char *err, size_t errlen)
 {
     return train__ckpt_write_as(dir, TRAIN_CKPT_NAME, c, err, errlen);
@@ -61,14 +90,6 @@ int train__ckpt_write(const char *dir, const train__ckpt_t *c, char *err, size_t
 int train__ckpt_write_as(const char *dir, const char *name, const train__ckpt_t *c, char *err,
                          size_t errlen)
 {
-    char path[PATH_MAX + 32], tmp[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp.XXXXXX", dir, name);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot write a checkpoint in %s: %s", dir, strerror(errno));
-        return TRAIN_ERR;
-    }
     struct hdr h = {.v1 = {.model = c->model,
                            .hidden = c->hidden,
                            .layers = c->layers,
@@ -96,27 +117,26 @@ int train__ckpt_write_as(const char *dir, const char *name, const train__ckpt_t 
                     .schedule = c->hp.schedule};
     memcpy(h.v1.rng, c->rng.s, sizeof h.v1.rng);
     uint32_t ver = CKPT_VERSION, hlen = sizeof h;
-    uLong crc = crc32(0L, Z_NULL, 0);
     size_t np = (size_t)c->nparams;
-    int ok = write_all(fd, CKPT_MAGIC, 8, &crc) == 0 && write_all(fd, &ver, 4, &crc) == 0 &&
-             write_all(fd, &hlen, 4, &crc) == 0 && write_all(fd, &h, sizeof h, &crc) == 0 &&
-             write_all(fd, c->params, sizeof(float) * np, &crc) == 0 &&
-             write_all(fd, c->state, sizeof(float) * np * c->nstate, &crc) == 0;
+    train__part_t parts[7] = {{CKPT_MAGIC, 8},
+                              {&ver, 4},
+                              {&hlen, 4},
+                              {&h, sizeof h},
+                              {c->params, sizeof(float) * np},
+                              {c->state, sizeof(float) * np * c->nstate},
+                              {NULL, 4}};
+    uLong crc = crc32(0L, Z_NULL, 0);
+    for (int i = 0; i < 6; i++)
+        crc = crc32_z(crc, parts[i].p, parts[i].n);
     uint32_t crc32v = (uint32_t)crc;
-    uLong dummy = 0;
-    ok = ok && write_all(fd, &crc32v, 4, &dummy) == 0 && fsync(fd) == 0;
-    int saved = errno;
-    close(fd);
-    if (!ok || rename(tmp, path) != 0) {
-        if (ok) saved = errno;
-        unlink(tmp);
-        snprintf(err, errlen, "cannot write checkpoint %s: %s", path, strerror(saved));
+    parts[6].p = &crc32v;
+    int made;
+    if (train__write_atomic(dir, name, parts, 7, &made) != 0) {
+        if (!made)
+            snprintf(err, errlen, "cannot write a checkpoint in %s: %s", dir, strerror(errno));
+        else
+            snprintf(err, errlen, "cannot write checkpoint %s/%s: %s", dir, name, strerror(errno));
         return TRAIN_ERR;
-    }
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
     }
     return 0;
 }

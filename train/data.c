@@ -16,7 +16,7 @@
 
 #include <zlib.h>
 
-#include "train.h"
+#include "train_int.h"
 
 #define IDX_IMAGES_MAGIC 0x00000803u /* unsigned byte, 3 dimensions */
 #define IDX_LABELS_MAGIC 0x00000801u /* unsigned byte, 1 dimension */
@@ -206,20 +206,6 @@ static int cache_map(const char *path, const char *key, train_data_t *d)
     return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-    while (len) {
-        ssize_t n = write(fd, buf, len);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return -1;
-        }
-        buf = (const char *)buf + n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 static int mkdir_p(const char *dir)
 {
     char tmp[PATH_MAX];
@@ -238,17 +224,9 @@ static int mkdir_p(const char *dir)
 static void cache_write(const char *cache_dir, const char *path, const char *key,
                         const train_data_t *d, char *warn, size_t warnlen)
 {
-    char tmp[PATH_MAX + 32];
     if (mkdir_p(cache_dir) != 0) {
         snprintf(warn, warnlen, "not caching the decoded data set: cannot create %s: %s", cache_dir,
                  strerror(errno));
-        return;
-    }
-    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(warn, warnlen, "not caching the decoded data set: cannot write in %s: %s",
-                 cache_dir, strerror(errno));
         return;
     }
     size_t img = (size_t)d->rows * d->cols;
@@ -271,24 +249,19 @@ static void cache_write(const char *cache_dir, const char *path, const char *key
     char page[CACHE_HDR];
     memset(page, 0, sizeof page);
     memcpy(page, &h, sizeof h);
-    int ok = write_all(fd, page, sizeof page) == 0 &&
-             write_all(fd, d->train_x, (size_t)d->n_train * img) == 0 &&
-             write_all(fd, d->train_y, (size_t)d->n_train) == 0 &&
-             write_all(fd, d->test_x, (size_t)d->n_test * img) == 0 &&
-             write_all(fd, d->test_y, (size_t)d->n_test) == 0 && fsync(fd) == 0;
-    int saved = errno;
-    close(fd);
-    if (!ok || rename(tmp, path) != 0) {
-        if (ok) saved = errno;
-        unlink(tmp);
-        snprintf(warn, warnlen, "not caching the decoded data set: writing %s failed: %s", path,
-                 strerror(saved));
-        return;
-    }
-    int dfd = open(cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
+    train__part_t parts[5] = {{page, sizeof page},
+                              {d->train_x, (size_t)d->n_train * img},
+                              {d->train_y, (size_t)d->n_train},
+                              {d->test_x, (size_t)d->n_test * img},
+                              {d->test_y, (size_t)d->n_test}};
+    int made;
+    if (train__write_atomic(cache_dir, path + strlen(cache_dir) + 1, parts, 5, &made) != 0) {
+        if (!made)
+            snprintf(warn, warnlen, "not caching the decoded data set: cannot write in %s: %s",
+                     cache_dir, strerror(errno));
+        else
+            snprintf(warn, warnlen, "not caching the decoded data set: writing %s failed: %s", path,
+                     strerror(errno));
     }
 }
 

@@ -148,6 +148,18 @@ int train__net_sum(train__net_t *n, double *v, int count, char *err, size_t errl
  * to ddp.c's shared-memory sum. */
 int train__net_allreduce(train__net_t *n, float *buf, size_t count, char *err, size_t errlen);
 
+/* ---- files written whole or not at all (ckpt.c) ---------------------------------------- */
+typedef struct train__part {
+    const void *p;
+    size_t n;
+} train__part_t;
+/* Writes the n parts, in order, to dir/name atomically: a hidden temp file in dir
+ * (".NAME.tmp.XXXXXX"), fsync, rename over dir/name, fsync of dir. 0, or -1 with errno;
+ * *made (may be NULL) says whether the temp file could be created at all. A failure
+ * leaves no temp file behind. */
+int train__write_atomic(const char *dir, const char *name, const train__part_t *parts, int n,
+                        int *made);
+
 /* ---- checkpoints (ckpt.c) ------------------------------------------------------------ */
 /* The hyperparameters a checkpoint was trained with (version 2 on), so that a resume with
  * other ones (Population Based Training's explore step) can say what changed. */
