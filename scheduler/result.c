@@ -193,6 +193,26 @@ static void note_checkpoint(struct sched_loop *L, struct sched__trial *t, const 
     cJSON_Delete(r);
 }
 
+/* Records the policy's decision d on trial t's result at (it, tv), as `action`, with the
+ * reason in words. */
+static void record(struct sched_loop *L, const struct sched__trial *t, double it, double tv,
+                   double now, const sched_decision_t *d, const char *action, int bracket, int rung,
+                   const char *reason)
+{
+    store_decision_t sd = {.trial_id = t->id,
+                           .iteration = (int64_t)it,
+                           .time_value = tv,
+                           .action = action,
+                           .bracket = bracket,
+                           .rung = rung,
+                           .milestone = d->milestone,
+                           .value = d->value,
+                           .cutoff = d->cutoff,
+                           .reason = reason,
+                           .wall_time = now};
+    sched__add_decision(L, &sd);
+}
+
 /* One result of trial t: recorded, counted and judged. */
 static void on_result(struct sched_loop *L, struct sched__trial *t, const struct result_in *in)
 {
@@ -302,18 +322,8 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
             snprintf(reason + k, sizeof reason - k,
                      "; paused so that a waiting trial runs (least progressed first)");
         }
-        store_decision_t sd = {.trial_id = t->id,
-                               .iteration = (int64_t)it,
-                               .time_value = tv,
-                               .action = d.action == SCHED_PAUSE ? "pause" : "continue",
-                               .bracket = -1,
-                               .rung = -1,
-                               .milestone = d.milestone,
-                               .value = d.value,
-                               .cutoff = d.cutoff,
-                               .reason = reason,
-                               .wall_time = now};
-        sched__add_decision(L, &sd);
+        record(L, t, it, tv, now, &d, d.action == SCHED_PAUSE ? "pause" : "continue", -1, -1,
+               reason);
         if (L->fatal) return;
     } else if (d.judged) {
         const char *action = d.action == SCHED_STOP       ? "stop"
@@ -355,18 +365,7 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
                                                     : ": promoted");
             *p = 0;
         }
-        store_decision_t sd = {.trial_id = t->id,
-                               .iteration = (int64_t)it,
-                               .time_value = tv,
-                               .action = action,
-                               .bracket = d.bracket,
-                               .rung = d.rung,
-                               .milestone = d.milestone,
-                               .value = d.value,
-                               .cutoff = d.cutoff,
-                               .reason = reason,
-                               .wall_time = now};
-        sched__add_decision(L, &sd);
+        record(L, t, it, tv, now, &d, action, d.bracket, d.rung, reason);
         if (L->fatal) return;
     }
     if (d.action == SCHED_STOP) {
