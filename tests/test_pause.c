@@ -218,14 +218,7 @@ static int rig_reopen(struct rig *r, const char *name, const char *space_text,
     memset(r, 0, sizeof *r);
     const char *b = getenv("TUNE_BINARY_DIR");
     snprintf(r->db, sizeof r->db, "%s/pause_%s.db", b ? b : "/tmp", name);
-    char p[4200];
-    if (fresh) {
-        unlink(r->db);
-        snprintf(p, sizeof p, "%s-wal", r->db);
-        unlink(p);
-        snprintf(p, sizeof p, "%s-shm", r->db);
-        unlink(p);
-    }
+    if (fresh) testdb_remove(r->db);
     if (space_parse(space_text, strlen(space_text), "space.json", &r->sp, err, sizeof err) != 0 ||
         store_open(r->db, 0, &r->st, err, sizeof err) != 0 ||
         sched_pool_new(NULL, 0, 64, &r->pool, err, sizeof err) != 0) {

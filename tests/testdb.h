@@ -6,6 +6,18 @@
 
 #include <sqlite3.h>
 #include <stdio.h>
+#include <unistd.h>
+
+/* Removes the database at path and its -wal and -shm files, for a test that starts afresh. */
+static inline void testdb_remove(const char *path)
+{
+    char p[4200];
+    unlink(path);
+    snprintf(p, sizeof p, "%s-wal", path);
+    unlink(p);
+    snprintf(p, sizeof p, "%s-shm", path);
+    unlink(p);
+}
 
 /* Opens path read-only, or read-write; NULL when it cannot be opened. A failed open still
  * allocates a handle, which is closed here: under LeakSanitizer a test that looks at a
