@@ -280,7 +280,8 @@ static void run_gpu_case(const char *name, const char *gpus_per_trial, double sh
     snprintf(
         sp, sizeof sp,
         "{\"name\": \"%s\", \"metric\": \"loss\", \"num_samples\": 12, \"max_concurrent\": 16,"
-        " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"4\", \"--sleep-ms\", \"15\"],"
+        " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"4\", \"--sleep-ms\", \"15\","
+        "   \"--slice-log\"],"
         " \"resources\": {\"gpus_per_trial\": %s, \"cpus_per_trial\": 1},"
         " \"space\": {\"lr\": {\"uniform\": [0.001, 0.1]}}}",
         name, g_synth, gpus_per_trial);

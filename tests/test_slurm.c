@@ -967,7 +967,8 @@ TEST(gpu_slices_from_slurm_are_disjoint)
     snprintf(
         sp, sizeof sp,
         "{\"name\": \"gpuS\", \"metric\": \"loss\", \"num_samples\": 12, \"max_concurrent\": 6,"
-        " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"4\", \"--sleep-ms\", \"150\"],"
+        " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"4\", \"--sleep-ms\", \"150\","
+        "   \"--slice-log\"],"
         " \"resources\": {\"gpus_per_trial\": 1, \"cpus_per_trial\": 1},"
         " \"executor\": {\"type\": \"slurm\", \"srun_args\": [\"--partition=debug\"]},"
         " \"space\": {\"lr\": {\"uniform\": [0.001, 0.1]}}}",
@@ -1045,7 +1046,7 @@ TEST(early_stop_goes_through_scancel_sigterm)
              "{\"name\": \"stopS\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 1,"
              " \"max_concurrent\": 1, \"stop_grace_s\": 20,"
              " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"100\", \"--sleep-ms\","
-             "   \"300\"],"
+             "   \"300\", \"--slice-log\"],"
              " \"scheduler\": {\"type\": \"asha\", \"max_t\": 3, \"grace_period\": 1,"
              "   \"reduction_factor\": 2},"
              " \"executor\": {\"type\": \"slurm\"},"
@@ -1091,7 +1092,7 @@ TEST(task_ignoring_sigterm_is_killed_after_the_grace)
              "{\"name\": \"ignS\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 1,"
              " \"max_concurrent\": 1, \"stop_grace_s\": 1,"
              " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"1000\", \"--sleep-ms\","
-             "   \"100\", \"--ignore-term\"],"
+             "   \"100\", \"--ignore-term\", \"--slice-log\"],"
              " \"scheduler\": {\"type\": \"asha\", \"max_t\": 3, \"grace_period\": 1,"
              "   \"reduction_factor\": 2},"
              " \"executor\": {\"type\": \"slurm\"},"

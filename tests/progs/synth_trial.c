@@ -1,8 +1,10 @@
 /* synth_trial: a cheap, deterministic trial program for end-to-end tests and benchmarks.
  * It reports a synthetic learning curve whose quality depends on --lr (best near 0.01),
  * so ASHA has something real to decide, and it can misbehave on request (fail, crash,
- * ignore SIGTERM, fork a child, print garbage). It also appends its start and end times
- * and its GPU slice to $TUNE_TRIAL_DIR/slice.log so tests can check slices over time.
+ * ignore SIGTERM, fork a child, print garbage). With --slice-log it also appends its start
+ * and end times and its GPU slice to $TUNE_TRIAL_DIR/slice.log, so tests can check slices
+ * over time; only on request, because a benchmark runs the same trials under tune and with
+ * no tuner (bench/tuner), and the log's file I/O would make tune's copies do more work.
  * Not for: anything outside tests and bench/. */
 #include <math.h>
 #include <signal.h>
@@ -19,10 +21,10 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void slice_log(const char *what)
+static void slice_log(int on, const char *what)
 {
     const char *dir = getenv("TUNE_TRIAL_DIR");
-    if (!dir) return;
+    if (!on || !dir) return;
     char path[4096];
     snprintf(path, sizeof path, "%s/slice.log", dir);
     FILE *f = fopen(path, "a");
@@ -45,7 +47,7 @@ int main(int argc, char **argv)
     double lr = 0.01, sleep_ms = 0;
     long iters = 10, fail_at = -1, crash_at = -1;
     int ignore_term = 0, fork_child = 0, env_dump = 0, no_iter = 0, argv_dump = 0;
-    int garbage = 0, extra_after_term = 0, checkpoint = 0;
+    int garbage = 0, extra_after_term = 0, checkpoint = 0, slices = 0;
     long fail_once_at = -1;
     const char *metric = "loss";
     for (int i = 1; i < argc; i++) {
@@ -81,8 +83,10 @@ int main(int argc, char **argv)
             fail_once_at = atol(v), i++;
         else if (!strcmp(a, "--checkpoint"))
             checkpoint = 1;
+        else if (!strcmp(a, "--slice-log"))
+            slices = 1;
     }
-    slice_log("start");
+    slice_log(slices, "start");
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = ignore_term ? SIG_IGN : on_term;
@@ -141,19 +145,19 @@ int main(int argc, char **argv)
         if (got_term && !extra_after_term) break;
         if (t == fail_at) {
             fprintf(stderr, "synth_trial: failing on purpose at iteration %ld\n", t);
-            slice_log("end");
+            slice_log(slices, "end");
             return 3;
         }
         if (t == fail_once_at && marker[0] && access(marker, F_OK) != 0) {
             FILE *m = fopen(marker, "w");
             if (m) fclose(m);
             fprintf(stderr, "synth_trial: failing once at iteration %ld\n", t);
-            slice_log("end");
+            slice_log(slices, "end");
             return 4;
         }
         if (t == crash_at) {
             fprintf(stderr, "synth_trial: crashing at iteration %ld\n", t);
-            slice_log("end");
+            slice_log(slices, "end");
             raise(SIGSEGV);
         }
         double loss = floor_ + 1.0 / sqrt((double)t);
@@ -176,6 +180,6 @@ int main(int argc, char **argv)
             }
         }
     }
-    slice_log("end");
+    slice_log(slices, "end");
     return 0;
 }
