@@ -328,4 +328,53 @@ static inline int run_ok(const char *dir, const char *space, const char *const *
     return code;
 }
 
+/* One device taken or given back by a trial, as `synth_trial --slice-log` writes them to
+ * its trial folder's slice.log (a line per start and end: the time, CUDA_VISIBLE_DEVICES
+ * or "-", TUNE_NUM_GPUS). */
+struct e2e_slice_ev {
+    double t;
+    int dev;
+    int start; /* 1: taken, 0: given back */
+};
+
+/* The slice events of trials 0..ntrials-1 of experiment exp under dir, one per device a
+ * line names, sorted by time (ends before starts at the same time), at most max of them.
+ * Returns how many; *nodev (when not NULL) counts the lines that named no device. */
+static inline int e2e_slice_events(const char *dir, const char *exp, int ntrials,
+                                   struct e2e_slice_ev *ev, int max, int *nodev)
+{
+    int nev = 0;
+    if (nodev) *nodev = 0;
+    for (int i = 0; i < ntrials; i++) {
+        char p[4400];
+        snprintf(p, sizeof p, "%s/tune_results/%s/trial_%05d/slice.log", dir, exp, i);
+        FILE *f = fopen(p, "r");
+        if (!f) continue;
+        char what[16], devs[256], ng[32];
+        double t;
+        while (fscanf(f, "%15s %lf %255s %31s", what, &t, devs, ng) == 4) {
+            if (strcmp(devs, "-") == 0) {
+                if (nodev) (*nodev)++;
+                continue;
+            }
+            for (char *tok = strtok(devs, ","); tok && nev < max; tok = strtok(NULL, ",")) {
+                ev[nev].t = t;
+                ev[nev].dev = atoi(tok);
+                ev[nev].start = strcmp(what, "start") == 0;
+                nev++;
+            }
+        }
+        fclose(f);
+    }
+    for (int i = 1; i < nev; i++)
+        for (int j = i; j > 0 && (ev[j].t < ev[j - 1].t ||
+                                  (ev[j].t == ev[j - 1].t && ev[j].start < ev[j - 1].start));
+             j--) {
+            struct e2e_slice_ev x = ev[j];
+            ev[j] = ev[j - 1];
+            ev[j - 1] = x;
+        }
+    return nev;
+}
+
 #endif

@@ -223,45 +223,13 @@ TEST(asha_stops_poor_trials_and_records_why)
  * than its capacity. */
 static void check_slices(const char *dir, const char *exp, int ntrials, double share)
 {
-    struct ev {
-        double t;
-        int dev;
-        double d;
-    } ev[4096];
-    int nev = 0;
-    for (int i = 0; i < ntrials; i++) {
-        char p[4400];
-        snprintf(p, sizeof p, "%s/tune_results/%s/trial_%05d/slice.log", dir, exp, i);
-        FILE *f = fopen(p, "r");
-        if (!f) continue;
-        char what[16], devs[256], ng[32];
-        double t;
-        while (fscanf(f, "%15s %lf %255s %31s", what, &t, devs, ng) == 4) {
-            int start = strcmp(what, "start") == 0;
-            if (strcmp(devs, "-") == 0) continue;
-            for (char *tok = strtok(devs, ","); tok && nev < 4096; tok = strtok(NULL, ",")) {
-                ev[nev].t = t;
-                ev[nev].dev = atoi(tok);
-                ev[nev].d = start ? share : -share;
-                nev++;
-            }
-        }
-        fclose(f);
-    }
+    struct e2e_slice_ev ev[4096];
+    int nev = e2e_slice_events(dir, exp, ntrials, ev, 4096, NULL);
     CHECK(nev > 0);
-    /* sort by time, ends before starts at equal times */
-    for (int i = 1; i < nev; i++)
-        for (int j = i;
-             j > 0 && (ev[j].t < ev[j - 1].t || (ev[j].t == ev[j - 1].t && ev[j].d < ev[j - 1].d));
-             j--) {
-            struct ev x = ev[j];
-            ev[j] = ev[j - 1];
-            ev[j - 1] = x;
-        }
     double load[16] = {0}, peak = 0;
     for (int i = 0; i < nev; i++) {
         REQUIRE(ev[i].dev >= 0 && ev[i].dev < 16);
-        load[ev[i].dev] += ev[i].d;
+        load[ev[i].dev] += ev[i].start ? share : -share;
         if (load[ev[i].dev] > 1.0 + 1e-9) {
             fprintf(stderr, "device %d over-given: %g at %.6f\n", ev[i].dev, load[ev[i].dev],
                     ev[i].t);

@@ -908,38 +908,10 @@ TEST(asha_through_slurm_decides_as_locally)
  * largest number of GPUs in use at once. */
 static int check_disjoint(const char *dir, const char *exp, int ntrials, int ngpus)
 {
-    struct ev {
-        double t;
-        int dev, d;
-    } ev[4096];
-    int nev = 0;
-    for (int i = 0; i < ntrials; i++) {
-        char p[4400];
-        snprintf(p, sizeof p, "%s/tune_results/%s/trial_%05d/slice.log", dir, exp, i);
-        FILE *f = fopen(p, "r");
-        if (!f) continue;
-        char what[16], devs[256], ng[32];
-        double t;
-        while (fscanf(f, "%15s %lf %255s %31s", what, &t, devs, ng) == 4) {
-            CHECK(strcmp(devs, "-") != 0); /* Slurm set CUDA_VISIBLE_DEVICES */
-            if (strcmp(devs, "-") == 0) continue;
-            for (char *tok = strtok(devs, ","); tok && nev < 4096; tok = strtok(NULL, ",")) {
-                ev[nev].t = t;
-                ev[nev].dev = atoi(tok);
-                ev[nev].d = strcmp(what, "start") == 0 ? 1 : -1;
-                nev++;
-            }
-        }
-        fclose(f);
-    }
-    for (int i = 1; i < nev; i++)
-        for (int j = i;
-             j > 0 && (ev[j].t < ev[j - 1].t || (ev[j].t == ev[j - 1].t && ev[j].d < ev[j - 1].d));
-             j--) {
-            struct ev x = ev[j];
-            ev[j] = ev[j - 1];
-            ev[j - 1] = x;
-        }
+    struct e2e_slice_ev ev[4096];
+    int nodev = 0;
+    int nev = e2e_slice_events(dir, exp, ntrials, ev, 4096, &nodev);
+    CHECK_EQ_INT(nodev, 0); /* Slurm set CUDA_VISIBLE_DEVICES */
     int load[64] = {0}, inuse = 0, peak = 0;
     for (int i = 0; i < nev; i++) {
         if (ev[i].dev < 0 || ev[i].dev >= ngpus) {
@@ -947,8 +919,9 @@ static int check_disjoint(const char *dir, const char *exp, int ntrials, int ngp
             CHECK(0);
             return -1;
         }
-        load[ev[i].dev] += ev[i].d;
-        inuse += ev[i].d;
+        int d = ev[i].start ? 1 : -1;
+        load[ev[i].dev] += d;
+        inuse += d;
         if (load[ev[i].dev] > 1) {
             fprintf(stderr, "GPU %d given twice at %.6f\n", ev[i].dev, ev[i].t);
             CHECK(0);
