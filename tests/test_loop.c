@@ -14,331 +14,16 @@
 #include "scheduler/sched.h"
 #include "search/space.h"
 #include "store/store.h"
+#include "scripted.h"
 #include "testdb.h"
 #include "trial/trial.h"
 #include "tinytest.h"
 
-/* ---- the virtual clock ------------------------------------------------------------ */
-struct vclock {
-    double t;
-};
-
-static double v_now(void *ud)
-{
-    return ((struct vclock *)ud)->t;
-}
-
-static double v_wall(void *ud)
-{
-    return 1.7e9 + ((struct vclock *)ud)->t;
-}
-
-/* ---- the scripted executor -------------------------------------------------------- */
-/* What a scripted trial does, by trial number. */
-struct script {
-    int results;      /* results it reports, one every `period` s, then exits */
-    double period;    /* seconds between results */
-    int exit_code;    /* after its last result (first attempt only if fail_once) */
-    int fail_once;    /* exit_code applies to the first attempt only; later ones exit 0 */
-    int silent_after; /* > 0: after this many results it reports nothing and never exits */
-    int ignore_term;  /* SIGTERM does nothing; only SIGKILL ends it */
-    double loss0;     /* its curve: loss = loss0 / iteration */
-};
-
-#define MAX_T 640
-
-struct strial {
-    int running, attempt;
-    double started, end_at; /* end_at: when a signal ends it (INFINITY: not yet) */
-    int sent;               /* results sent */
-    int sig;                /* the signal that ends it, 0 for its own exit */
-    int held;               /* 1 + the trial whose end starts it (sched_start_t.held) */
-    double ended;           /* when its end was reported */
-};
-
-struct sexec {
-    struct vclock *clock;
-    const struct script *scripts;
-    struct strial t[MAX_T];
-    int starts, released, max_running, running;
-    int64_t start_order[256];
-    const char *peek_db;  /* set: after each line, count the results another reader sees */
-    long long seen_extra; /* the most results it saw beyond those of earlier turns */
-    int can_hold;         /* holds starts behind running trials, as the spawner does */
-    int holds, taken_back;
-};
-
-/* Trial no's start happens now: running, its clock started. */
-static void s_begin(struct sexec *x, int64_t no)
-{
-    struct strial *t = &x->t[no];
-    t->running = 1;
-    t->held = 0;
-    t->started = x->clock->t;
-    t->end_at = INFINITY;
-    if (x->starts < 256) x->start_order[x->starts] = no;
-    x->starts++;
-    if (++x->running > x->max_running) x->max_running = x->running;
-}
-
-static int s_start(void *self, const sched_start_t *s, sched_started_t *out, char *err,
-                   size_t errlen)
-{
-    struct sexec *x = self;
-    (void)err;
-    (void)errlen;
-    if (s->held && (!x->can_hold || !x->t[s->after].running)) return SCHED_EAGAIN;
-    struct strial *t = &x->t[s->trial_no];
-    memset(t, 0, sizeof *t);
-    t->attempt = s->attempt;
-    if (s->held) {
-        t->held = (int)s->after + 1;
-        x->holds++;
-        out->pid = 0;
-        out->exec_id = "";
-        out->node = "";
-        return 0;
-    }
-    s_begin(x, s->trial_no);
-    out->pid = 1000 + s->trial_no;
-    out->exec_id = "";
-    out->node = "";
-    return 0;
-}
-
-static void s_signal(void *self, int64_t no, int sig)
-{
-    struct sexec *x = self;
-    struct strial *t = &x->t[no];
-    if (!t->running) return;
-    if (sig == SIGTERM && x->scripts[no].ignore_term) return;
-    double at = x->clock->t + (sig == SIGKILL ? 0 : 0.01);
-    if (at < t->end_at) {
-        t->end_at = at;
-        t->sig = sig;
-    }
-}
-
-/* The time of trial no's next event: a result, its own exit, or the end a signal set. */
-static double next_event(const struct sexec *x, int64_t no, int *is_result)
-{
-    const struct strial *t = &x->t[no];
-    const struct script *sc = &x->scripts[no];
-    *is_result = 0;
-    double own = INFINITY;
-    int silent = sc->silent_after > 0 && t->sent >= sc->silent_after;
-    if (!silent) {
-        own = t->started + sc->period * (t->sent + 1);
-        *is_result = t->sent < sc->results;
-    }
-    if (t->end_at <= own) {
-        *is_result = 0;
-        return t->end_at;
-    }
-    return own;
-}
-
-static int s_wait(void *self, double timeout, int wake_fd, const sched_events_t *ev, void *ud,
-                  char *err, size_t errlen)
-{
-    struct sexec *x = self;
-    (void)wake_fd;
-    (void)err;
-    (void)errlen;
-    int64_t best = -1;
-    int best_res = 0;
-    double when = x->clock->t + timeout;
-    for (int64_t i = 0; i < MAX_T; i++) {
-        if (!x->t[i].running) continue;
-        int r;
-        double e = next_event(x, i, &r);
-        if (e <= when && (best < 0 || e < when)) {
-            when = e;
-            best = i;
-            best_res = r;
-        }
-    }
-    if (when > x->clock->t) x->clock->t = when;
-    if (best < 0) return 0;
-    struct strial *t = &x->t[best];
-    const struct script *sc = &x->scripts[best];
-    if (best_res) {
-        t->sent++;
-        char line[256];
-        int n = snprintf(line, sizeof line, "{\"training_iteration\": %d, \"loss\": %.17g}",
-                         t->sent, sc->loss0 / t->sent);
-        ev->line(ud, best, line, (size_t)n, 0);
-        if (x->peek_db) {
-            long long seen = testdb_int(x->peek_db, "SELECT count(*) FROM results");
-            if (seen - (t->sent - 1) > x->seen_extra) x->seen_extra = seen - (t->sent - 1);
-        }
-        return 1;
-    }
-    sched_exit_t ex = {0, 0, NULL};
-    if (t->sig) {
-        ex.code = -1;
-        ex.signal = t->sig;
-    } else if (!sc->fail_once || t->attempt == 1) {
-        ex.code = sc->exit_code;
-    }
-    t->running = 0;
-    x->running--;
-    t->ended = x->clock->t;
-    /* what the spawner does: the start held behind it happens now, before its end is told */
-    for (int64_t i = 0; i < MAX_T; i++)
-        if (x->t[i].held == best + 1) s_begin(x, i);
-    ev->ended(ud, best, &ex);
-    return 1;
-}
-
-static int s_cancel(void *self, int64_t no)
-{
-    struct sexec *x = self;
-    if (!x->t[no].held) return 0;
-    x->t[no].held = 0;
-    x->taken_back++;
-    return 1;
-}
-
-static void s_release(void *self, int64_t no)
-{
-    struct sexec *x = self;
-    x->t[no].held = 0;
-    if (x->t[no].running) { /* torn down while running: killed */
-        x->t[no].running = 0;
-        x->running--;
-    }
-    x->released++;
-}
-
-static void s_free(void *self)
-{
-    (void)self;
-}
-
-static const sched_exec_ops_t scripted_ops = {"scripted", s_start, s_signal, s_wait,
-                                              s_release,  s_free,  NULL,     s_cancel};
-
-/* ---- an experiment ------------------------------------------------------------------ */
-struct rig {
-    char db[4096];
-    space_t *sp;
-    store_t *st;
-    sched_pool_t *pool;
-    struct vclock clock;
-    struct sexec x;
-    sched_exec_t ex;
-    sched_clock_t clk;
-    sched_run_opts_t o;
-    int64_t exp_id;
-};
-
 static int rig_open(struct rig *r, const char *name, const char *space_text,
                     const struct script *scripts, int fresh)
 {
-    char err[1024];
-    const char *b = getenv("TUNE_BINARY_DIR");
-    snprintf(r->db, sizeof r->db, "%s/loop_%s.db", b ? b : "/tmp", name);
-    if (fresh) testdb_remove(r->db);
-    if (space_parse(space_text, strlen(space_text), "space.json", &r->sp, err, sizeof err) != 0 ||
-        store_open(r->db, 0, &r->st, err, sizeof err) != 0 ||
-        sched_pool_new(NULL, 0, 64, &r->pool, err, sizeof err) != 0) {
-        fprintf(stderr, "rig: %s\n", err);
-        return -1;
-    }
-    const space_settings_t *set = space_settings(r->sp);
-    if (fresh) {
-        store_experiment_t e = {.name = set->name,
-                                .space_text = space_text,
-                                .settings_json = "{}",
-                                .metric = set->metric,
-                                .mode_max = 0,
-                                .scheduler = "x",
-                                .results_dir = "/nonexistent",
-                                .num_trials = (int64_t)space_num_trials(r->sp)};
-        if (store_experiment_create(r->st, &e, 0, &r->exp_id, err, sizeof err) != 0) {
-            fprintf(stderr, "rig: %s\n", err);
-            return -1;
-        }
-    } else if (store_experiment_find(r->st, set->name, &r->exp_id, err, sizeof err) != 0) {
-        fprintf(stderr, "rig: %s\n", err);
-        return -1;
-    }
-    memset(&r->x, 0, sizeof r->x);
-    r->x.clock = &r->clock;
-    r->x.scripts = scripts;
-    r->ex.ops = &scripted_ops;
-    r->ex.self = &r->x;
-    r->clk.now = v_now;
-    r->clk.wall = v_wall;
-    r->clk.ud = &r->clock;
-    sched_run_opts_t o = {.space = r->sp,
-                          .store = r->st,
-                          .experiment_id = r->exp_id,
-                          .resume = !fresh,
-                          .exec = &r->ex,
-                          .pool = r->pool,
-                          .results_dir = "/nonexistent/results",
-                          .clock = &r->clk,
-                          .wake_fd = -1};
-    r->o = o;
-    return 0;
+    return rig_start(r, "loop", name, space_text, scripts, fresh, &scripted_ops);
 }
-
-static void rig_close(struct rig *r)
-{
-    sched_pool_free(r->pool);
-    store_close(r->st);
-    space_free(r->sp);
-}
-
-/* Turns the loop until it ends (or `stop_at` virtual seconds pass: then Ctrl-C once, and
- * again at `hard_at` when > 0). Returns the last turn's code; *turns gets how many. */
-static int drive(struct rig *r, sched_loop_t *L, double stop_at, double hard_at, int *turns)
-{
-    char err[512];
-    int rc, n = 0, stopped = 0;
-    while ((rc = sched_loop_turn(L, 1.0, err, sizeof err)) > 0 && n < 100000) {
-        n++;
-        if (stop_at > 0 && !stopped && r->clock.t >= stop_at) {
-            sched_loop_stop(L, SIGINT);
-            stopped = 1;
-        }
-        if (hard_at > 0 && stopped == 1 && r->clock.t >= hard_at) {
-            sched_loop_stop(L, SIGINT);
-            stopped = 2;
-        }
-    }
-    if (rc < 0) fprintf(stderr, "turn: %s\n", err);
-    if (turns) *turns = n;
-    return rc;
-}
-
-/* The common case: a loop over the rig, turned to its end (Ctrl-C at stop_at and again at
- * hard_at when > 0), its outcome in *res (may be NULL). Returns the last turn's code, or
- * -100 when the loop cannot be built. */
-static int run_to_end(struct rig *r, double stop_at, double hard_at, sched_run_result_t *res)
-{
-    sched_loop_t *L = NULL;
-    char err[512];
-    if (sched_loop_new(&r->o, &L, err, sizeof err) != 0) {
-        fprintf(stderr, "sched_loop_new: %s\n", err);
-        return -100;
-    }
-    int rc = drive(r, L, stop_at, hard_at, NULL);
-    if (res) sched_loop_result(L, res);
-    sched_loop_free(L);
-    return rc;
-}
-
-static long long q(struct rig *r, const char *sql)
-{
-    return testdb_int(r->db, sql);
-}
-
-#define SPACE(name, extra)                                                                         \
-    "{\"name\": \"" name "\", \"metric\": \"loss\", \"mode\": \"min\", \"command\": [\"x\"], "     \
-    "\"space\": {\"lr\": {\"uniform\": [0, 1]}}, " extra "}"
 
 /* ---- the cases ------------------------------------------------------------------------ */
 TEST(fifo_runs_every_trial_to_its_end_within_max_concurrent)
@@ -363,9 +48,9 @@ TEST(fifo_runs_every_trial_to_its_end_within_max_concurrent)
     CHECK_EQ_INT(sched_loop_turn(L, 1.0, err, sizeof err), 0); /* ended stays ended */
     sched_loop_free(L);
     CHECK_EQ_INT(r.x.max_running, 2);
-    CHECK_EQ_INT(r.x.starts, 5);
+    CHECK_EQ_INT(r.x.nstarts, 5);
     CHECK_EQ_INT(r.x.released, 5);
-    CHECK_EQ_INT(r.x.start_order[2], 2); /* in trial order */
+    CHECK_EQ_INT(r.x.starts[2].no, 2); /* in trial order */
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM results"), 20);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 5);
     /* wall times come from the loop's clock: the first result of trial 0 at 1 s */
@@ -382,7 +67,7 @@ TEST(a_failed_attempt_is_retried_up_to_max_failures)
     REQUIRE(rig_open(&r, "retry", SPACE("retry", "\"num_samples\": 2, \"max_failures\": 1"), s,
                      1) == 0);
     CHECK_EQ_INT(run_to_end(&r, 0, 0, NULL), 0);
-    CHECK_EQ_INT(r.x.starts, 4); /* each trial twice */
+    CHECK_EQ_INT(r.x.nstarts, 4); /* each trial twice */
     CHECK_EQ_INT(q(&r, "SELECT attempt FROM trials WHERE trial_no = 0"), 2);
     CHECK_EQ_INT(q(&r, "SELECT status = 'TERMINATED' FROM trials WHERE trial_no = 0"), 1);
     CHECK_EQ_INT(q(&r, "SELECT status = 'ERROR' FROM trials WHERE trial_no = 1"), 1);
@@ -436,7 +121,7 @@ TEST(the_experiments_time_budget_ends_it_on_the_loops_clock)
     /* trials 0, 1 ran 10 s; 2, 3 were cut at 15 s; 4, 5 never started */
     CHECK_EQ_INT(res.ended_by, SCHED_END_BUDGET);
     CHECK(r.clock.t >= 15 && r.clock.t < 16);
-    CHECK_EQ_INT(r.x.starts, 4);
+    CHECK_EQ_INT(r.x.nstarts, 4);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'TERMINATED' AND error IS "
                        "NULL"),
                  4);
@@ -463,7 +148,7 @@ TEST(the_first_trials_launch_before_every_row_is_recorded)
     REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials"), 0);
     REQUIRE(sched_loop_turn(L, 1.0, err, sizeof err) == 1);
-    CHECK_EQ_INT(r.x.starts, 2);
+    CHECK_EQ_INT(r.x.nstarts, 2);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'RUNNING' AND trial_no < 2"), 2);
     long long first = q(&r, "SELECT count(*) FROM trials");
     CHECK(first > 2 && first < 200);
@@ -509,7 +194,7 @@ TEST(a_held_start_takes_the_slice_of_the_trial_it_follows)
         r.x.can_hold = hold;
         CHECK_EQ_INT(run_to_end(&r, 0, 0, NULL), 0);
         CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 12);
-        CHECK_EQ_INT(r.x.starts, 12);
+        CHECK_EQ_INT(r.x.nstarts, 12);
         CHECK(r.x.max_running <= 3);
         CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE started_at IS NULL"), 0);
         if (hold) {
@@ -550,7 +235,7 @@ TEST(held_starts_are_taken_back_when_the_run_stops_or_a_slice_is_free)
     sched_run_result_t res;
     CHECK_EQ_INT(run_to_end(&r, 0, 0, &res), 0);
     CHECK_EQ_INT(res.ended_by, SCHED_END_BUDGET);
-    CHECK_EQ_INT(r.x.starts, 6);
+    CHECK_EQ_INT(r.x.nstarts, 6);
     CHECK_EQ_INT(r.x.holds, 6);
     CHECK_EQ_INT(r.x.taken_back, 2);
     CHECK(fabs(r.x.t[2].started - t0 - 6.01) < 1e-6);

@@ -15,248 +15,15 @@
 #include "scheduler/sched.h"
 #include "search/space.h"
 #include "store/store.h"
+#include "scripted.h"
 #include "testdb.h"
 #include "tinytest.h"
-
-/* ---- the virtual clock and the scripted executor ------------------------------------ */
-struct vclock {
-    double t;
-};
-
-static double v_now(void *ud)
-{
-    return ((struct vclock *)ud)->t;
-}
-
-static double v_wall(void *ud)
-{
-    return 1.7e9 + ((struct vclock *)ud)->t;
-}
-
-/* A scripted trial reports loss = loss0 / iteration every `period` s up to `results`
- * iterations, then exits 0; SIGTERM ends it 0.01 s later. Its "checkpoint" is the last
- * iteration it reported, handed back as "iteration:N"; a start with that resume_from
- * continues after N. */
-struct script {
-    int results;
-    double period;
-    double loss0;
-};
-
-#define MAX_T 32
-
-struct strial {
-    int running;
-    double started, end_at;
-    int from, sent, sig;
-    int reached; /* iterations reported when it last ended */
-};
-
-struct start_rec {
-    int64_t no;
-    int attempt;
-    char resume_from[64];
-};
-
-struct sexec {
-    struct vclock *clock;
-    const struct script *scripts;
-    struct strial t[MAX_T];
-    int running, max_running, nstarts;
-    int name_ckpt; /* results name their checkpoint: "checkpoint": "ck_<iteration>" */
-    struct start_rec starts[256];
-};
-
-static int s_start(void *self, const sched_start_t *s, sched_started_t *out, char *err,
-                   size_t errlen)
-{
-    struct sexec *x = self;
-    (void)err;
-    (void)errlen;
-    struct strial *t = &x->t[s->trial_no];
-    int reached = t->reached;
-    memset(t, 0, sizeof *t);
-    t->reached = reached;
-    t->running = 1;
-    t->started = x->clock->t;
-    t->end_at = INFINITY;
-    if (s->resume_from) {
-        const char *k = strstr(s->resume_from, "ck_");
-        if (k)
-            sscanf(k, "ck_%d", &t->from);
-        else
-            sscanf(s->resume_from, "iteration:%d", &t->from);
-    }
-    t->sent = t->from;
-    if (x->nstarts < 256) {
-        struct start_rec *r = &x->starts[x->nstarts];
-        r->no = s->trial_no;
-        r->attempt = s->attempt;
-        snprintf(r->resume_from, sizeof r->resume_from, "%s", s->resume_from ? s->resume_from : "");
-    }
-    x->nstarts++;
-    if (++x->running > x->max_running) x->max_running = x->running;
-    out->pid = 1000 + s->trial_no;
-    out->exec_id = "";
-    out->node = "";
-    return 0;
-}
-
-static void s_signal(void *self, int64_t no, int sig)
-{
-    struct sexec *x = self;
-    struct strial *t = &x->t[no];
-    if (!t->running) return;
-    double at = x->clock->t + (sig == SIGKILL ? 0 : 0.01);
-    if (at < t->end_at) {
-        t->end_at = at;
-        t->sig = sig;
-    }
-}
-
-static double next_event(const struct sexec *x, int64_t no, int *is_result)
-{
-    const struct strial *t = &x->t[no];
-    const struct script *sc = &x->scripts[no];
-    double own = t->started + sc->period * (t->sent - t->from + 1);
-    *is_result = t->sent < sc->results;
-    if (t->end_at <= own) {
-        *is_result = 0;
-        return t->end_at;
-    }
-    return own;
-}
-
-static int s_wait(void *self, double timeout, int wake_fd, const sched_events_t *ev, void *ud,
-                  char *err, size_t errlen)
-{
-    struct sexec *x = self;
-    (void)wake_fd;
-    (void)err;
-    (void)errlen;
-    int64_t best = -1;
-    int best_res = 0;
-    double when = x->clock->t + timeout;
-    for (int64_t i = 0; i < MAX_T; i++) {
-        if (!x->t[i].running) continue;
-        int r;
-        double e = next_event(x, i, &r);
-        if (e <= when && (best < 0 || e < when)) {
-            when = e;
-            best = i;
-            best_res = r;
-        }
-    }
-    if (when > x->clock->t) x->clock->t = when;
-    if (best < 0) return 0;
-    struct strial *t = &x->t[best];
-    if (best_res) {
-        t->sent++;
-        char line[256];
-        int n = x->name_ckpt
-                    ? snprintf(line, sizeof line,
-                               "{\"training_iteration\": %d, \"loss\": %.17g, "
-                               "\"checkpoint\": \"ck_%d\"}",
-                               t->sent, x->scripts[best].loss0 / t->sent, t->sent)
-                    : snprintf(line, sizeof line, "{\"training_iteration\": %d, \"loss\": %.17g}",
-                               t->sent, x->scripts[best].loss0 / t->sent);
-        ev->line(ud, best, line, (size_t)n, 0);
-        return 1;
-    }
-    sched_exit_t ex = {t->sig ? -1 : 0, t->sig, NULL};
-    t->running = 0;
-    t->reached = t->sent;
-    x->running--;
-    ev->ended(ud, best, &ex);
-    return 1;
-}
-
-static void s_release(void *self, int64_t no)
-{
-    struct sexec *x = self;
-    if (x->t[no].running) {
-        x->t[no].running = 0;
-        x->running--;
-    }
-}
-
-static void s_free(void *self)
-{
-    (void)self;
-}
-
-static int s_checkpoint(void *self, int64_t no, char *buf, size_t n)
-{
-    struct sexec *x = self;
-    if (x->t[no].reached <= 0) return -1;
-    snprintf(buf, n, "iteration:%d", x->t[no].reached);
-    return 0;
-}
-
-static const sched_exec_ops_t scripted_ops = {"scripted", s_start, s_signal,     s_wait,
-                                              s_release,  s_free,  s_checkpoint, NULL};
-
-/* ---- an experiment ------------------------------------------------------------------ */
-struct rig {
-    char db[4096];
-    space_t *sp;
-    store_t *st;
-    sched_pool_t *pool;
-    struct vclock clock;
-    struct sexec x;
-    sched_exec_t ex;
-    sched_clock_t clk;
-    sched_run_opts_t o;
-    int64_t exp_id;
-};
 
 /* fresh 0: the same database again, for a resume (the executor starts afresh too). */
 static int rig_reopen(struct rig *r, const char *name, const char *space_text,
                       const struct script *scripts, int fresh)
 {
-    char err[1024];
-    memset(r, 0, sizeof *r);
-    const char *b = getenv("TUNE_BINARY_DIR");
-    snprintf(r->db, sizeof r->db, "%s/pause_%s.db", b ? b : "/tmp", name);
-    if (fresh) testdb_remove(r->db);
-    if (space_parse(space_text, strlen(space_text), "space.json", &r->sp, err, sizeof err) != 0 ||
-        store_open(r->db, 0, &r->st, err, sizeof err) != 0 ||
-        sched_pool_new(NULL, 0, 64, &r->pool, err, sizeof err) != 0) {
-        fprintf(stderr, "rig: %s\n", err);
-        return -1;
-    }
-    const space_settings_t *set = space_settings(r->sp);
-    store_experiment_t e = {.name = set->name,
-                            .space_text = space_text,
-                            .settings_json = "{}",
-                            .metric = set->metric,
-                            .mode_max = 0,
-                            .scheduler = "x",
-                            .results_dir = "/nonexistent",
-                            .num_trials = (int64_t)space_num_trials(r->sp)};
-    if (fresh ? store_experiment_create(r->st, &e, 0, &r->exp_id, err, sizeof err)
-              : store_experiment_find(r->st, set->name, &r->exp_id, err, sizeof err)) {
-        fprintf(stderr, "rig: %s\n", err);
-        return -1;
-    }
-    r->x.clock = &r->clock;
-    r->x.scripts = scripts;
-    r->ex.ops = &scripted_ops;
-    r->ex.self = &r->x;
-    r->clk.now = v_now;
-    r->clk.wall = v_wall;
-    r->clk.ud = &r->clock;
-    sched_run_opts_t o = {.space = r->sp,
-                          .store = r->st,
-                          .experiment_id = r->exp_id,
-                          .resume = !fresh,
-                          .exec = &r->ex,
-                          .pool = r->pool,
-                          .results_dir = "/nonexistent/results",
-                          .clock = &r->clk,
-                          .wake_fd = -1};
-    r->o = o;
-    return 0;
+    return rig_start(r, "pause", name, space_text, scripts, fresh, &scripted_ckpt_ops);
 }
 
 static int rig_open(struct rig *r, const char *name, const char *space_text,
@@ -264,46 +31,6 @@ static int rig_open(struct rig *r, const char *name, const char *space_text,
 {
     return rig_reopen(r, name, space_text, scripts, 1);
 }
-
-static void rig_close(struct rig *r)
-{
-    sched_pool_free(r->pool);
-    store_close(r->st);
-    space_free(r->sp);
-}
-
-/* Turns the loop until it ends; the last turn's code. */
-static int drive(sched_loop_t *L)
-{
-    char err[512];
-    int rc, n = 0;
-    while ((rc = sched_loop_turn(L, 1.0, err, sizeof err)) > 0 && n < 100000)
-        n++;
-    if (rc < 0) fprintf(stderr, "turn: %s\n", err);
-    return rc;
-}
-
-/* Turns the loop until `at` virtual seconds, then Ctrl-C, then until it ends. */
-static int drive_stop_at(struct rig *r, sched_loop_t *L, double at)
-{
-    char err[512];
-    int rc, n = 0, stopped = 0;
-    while ((rc = sched_loop_turn(L, 1.0, err, sizeof err)) > 0 && n++ < 100000)
-        if (!stopped && r->clock.t >= at) {
-            sched_loop_stop(L, SIGINT);
-            stopped = 1;
-        }
-    return rc;
-}
-
-static long long q(struct rig *r, const char *sql)
-{
-    return testdb_int(r->db, sql);
-}
-
-#define SPACE(name, extra)                                                                         \
-    "{\"name\": \"" name "\", \"metric\": \"loss\", \"mode\": \"min\", \"command\": [\"x\"], "     \
-    "\"space\": {\"lr\": {\"uniform\": [0, 1]}}, " extra "}"
 
 /* ---- the cases ------------------------------------------------------------------------ */
 /* One slot, six trials, rungs at 1 and 3 (max_t 3, rf 3): each trial pauses at rung 0 and
@@ -325,7 +52,7 @@ TEST(promotion_pauses_at_each_rung_and_promotes_the_best_of_the_top_1_over_rf)
     sched_loop_t *L = NULL;
     char err[512];
     REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive(L), 0);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
     sched_loop_free(L);
     CHECK_EQ_INT(r.x.max_running, 1);
     /* a pause frees the slot: the next trial starts while the first is paused */
@@ -379,7 +106,7 @@ TEST(a_checkpoint_named_by_a_result_is_where_the_trial_resumes)
     sched_loop_t *L = NULL;
     char err[512];
     REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive(L), 0);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
     sched_loop_free(L);
     REQUIRE(r.x.nstarts == 8);
     CHECK_EQ_INT(r.x.starts[3].no, 1);
@@ -406,7 +133,7 @@ TEST(ctrl_c_keeps_paused_trials_and_resume_promotes_as_before)
     sched_loop_t *L = NULL;
     char err[512];
     REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive_stop_at(&r, L, 2.5), 0); /* trials 0, 1 and 2 paused */
+    CHECK_EQ_INT(drive(&r, L, 2.5, 0, NULL), 0); /* trials 0, 1 and 2 paused */
     sched_loop_free(L);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'PAUSED'"), 3);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE action = 'promote'"), 0);
@@ -414,7 +141,7 @@ TEST(ctrl_c_keeps_paused_trials_and_resume_promotes_as_before)
 
     REQUIRE(rig_reopen(&r, "promo_resume", space, s, 0) == 0);
     REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive(L), 0);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
     sched_loop_free(L);
     /* the three trials paused at rung 0 wait as paused (none is relaunched at once): the
      * run goes on exactly as the uninterrupted one, trial 1 promoted first */
@@ -447,7 +174,7 @@ TEST(the_stopping_variant_never_pauses)
     sched_loop_t *L = NULL;
     char err[512];
     REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive(L), 0);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
     sched_loop_free(L);
     CHECK_EQ_INT(r.x.nstarts, 6);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE action IN ('pause', 'promote')"), 0);
@@ -471,7 +198,7 @@ TEST(promotion_respects_max_concurrent_and_everything_ends)
     sched_loop_t *L = NULL;
     char err[512];
     REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive(L), 0);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
     sched_run_result_t res;
     sched_loop_result(L, &res);
     sched_loop_free(L);
@@ -512,7 +239,7 @@ TEST(median_with_hard_stop_false_pauses_and_resumes_when_nothing_is_pending)
     sched_loop_t *L = NULL;
     char err[512];
     REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive(L), 0);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
     sched_loop_free(L);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE action = 'pause'"), 2);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE action = 'stop'"), 0);
@@ -535,7 +262,7 @@ TEST(median_with_hard_stop_false_pauses_and_resumes_when_nothing_is_pending)
                                     "\"min_samples_required\": 1}"),
                      s) == 0);
     REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
-    CHECK_EQ_INT(drive(L), 0);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
     sched_loop_free(L);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE action = 'stop'"), 2);
     CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE action = 'pause'"), 0);
