@@ -343,13 +343,14 @@ struct e2e_slice_ev {
 static inline int e2e_slice_events(const char *dir, const char *exp, int ntrials,
                                    struct e2e_slice_ev *ev, int max, int *nodev)
 {
-    int nev = 0;
+    int nev = 0, nfiles = 0;
     if (nodev) *nodev = 0;
     for (int i = 0; i < ntrials; i++) {
         char p[4400];
         snprintf(p, sizeof p, "%s/tune_results/%s/trial_%05d/slice.log", dir, exp, i);
         FILE *f = fopen(p, "r");
         if (!f) continue;
+        nfiles++;
         char what[16], devs[256], ng[32];
         double t;
         while (fscanf(f, "%15s %lf %255s %31s", what, &t, devs, ng) == 4) {
@@ -366,6 +367,11 @@ static inline int e2e_slice_events(const char *dir, const char *exp, int ntrials
         }
         fclose(f);
     }
+    if (nfiles == 0)
+        fprintf(stderr,
+                "no slice.log under %s/tune_results/%s: the trials write it only when "
+                "their command passes synth_trial --slice-log\n",
+                dir, exp);
     for (int i = 1; i < nev; i++)
         for (int j = i; j > 0 && (ev[j].t < ev[j - 1].t ||
                                   (ev[j].t == ev[j - 1].t && ev[j].start < ev[j - 1].start));

@@ -911,6 +911,7 @@ static int check_disjoint(const char *dir, const char *exp, int ntrials, int ngp
     struct e2e_slice_ev ev[4096];
     int nodev = 0;
     int nev = e2e_slice_events(dir, exp, ntrials, ev, 4096, &nodev);
+    CHECK(nev > 0);
     CHECK_EQ_INT(nodev, 0); /* Slurm set CUDA_VISIBLE_DEVICES */
     int load[64] = {0}, inuse = 0, peak = 0;
     for (int i = 0; i < nev; i++) {
@@ -1183,7 +1184,8 @@ TEST(allocation_mode_runs_steps_without_blocking)
     snprintf(
         sp, sizeof sp,
         "{\"name\": \"allocS\", \"metric\": \"loss\", \"num_samples\": 8,"
-        " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"3\", \"--sleep-ms\", \"100\"],"
+        " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"3\", \"--sleep-ms\", \"100\","
+        "   \"--slice-log\"],"
         " \"resources\": {\"gpus_per_trial\": 1, \"cpus_per_trial\": 1},"
         " \"executor\": {\"type\": \"slurm\"},"
         " \"space\": {\"lr\": {\"uniform\": [0.001, 0.1]}}}",
