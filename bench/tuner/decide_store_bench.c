@@ -249,7 +249,14 @@ static int64_t trial_id_of(const bench_t *b, uint32_t round, int slot)
 
 /* ---- the runs ------------------------------------------------------------------- */
 /* Which measurements --only keeps; the policy always runs, since it fixes the stream. */
-enum { ONLY_PARSE = 1, ONLY_STORE = 2, ONLY_WHOLE = 4, ONLY_FLOOR = 8, ONLY_SCHEMA = 16 };
+enum {
+    ONLY_PARSE = 1,
+    ONLY_STORE = 2,
+    ONLY_WHOLE = 4,
+    ONLY_FLOOR = 8,
+    ONLY_SCHEMA = 16,
+    ONLY_DECISIONS = 32
+};
 
 /* The keys loop.c's on_line asks trial_result_scan for: training_iteration, the time_attr
  * (NULL: it is training_iteration) and the metric. */
@@ -728,10 +735,11 @@ typedef struct floor_rows {
 /* Writes the batch trace[i, end) as the store does with the schema's rows: results grouped
  * by trial (ids consecutive per trial), 16 to an INSERT; a result_ranges row per trial in
  * the batch, in the table's key order, 16 to an INSERT; the judged results' decisions, 16
- * to an INSERT. The grouping is done here (a pass over the batch); nothing else is. */
+ * to an INSERT (ranges 0: no result_ranges rows). The grouping is done here (a pass over
+ * the batch); nothing else is. */
 static void floor_schema_batch(const bench_t *b, sqlite3 *db, floor_rows_t *f,
                                const trace_ent_t *trace, long i, long end, double now,
-                               int64_t *next_id)
+                               int64_t *next_id, int ranges)
 {
     int n = (int)(end - i), ns = 0;
     for (int k = 0; k < n; k++) {
@@ -767,7 +775,7 @@ static void floor_schema_batch(const bench_t *b, sqlite3 *db, floor_rows_t *f,
     int w = 0;
     for (int slot = 0; slot < f->nslots && w < ns; slot++)
         if (f->head[slot] >= 0) f->slots[w++] = slot;
-    for (int g = 0; g < ns;) {
+    for (int g = 0; ranges && g < ns;) {
         int rows = ns - g >= FLOOR_ROWS ? FLOOR_ROWS : 1;
         sqlite3_stmt *s = rows == 1 ? f->g1 : f->gn;
         for (int j = 0; j < rows; j++) {
@@ -831,12 +839,17 @@ static void floor_schema_batch(const bench_t *b, sqlite3 *db, floor_rows_t *f,
  * FLOOR_SCHEMA: the rows the schema asks for besides: a result_ranges row per trial per
  * batch (its foreign key checked) and the decisions, written as floor_schema_batch says:
  * what SQLite itself costs a store that keeps store/schema.sql as it is.
- * (store_commit's timed checkpoint, every 10 s, is left out of both.) */
-enum { FLOOR_RESULTS, FLOOR_SCHEMA };
+ * FLOOR_DECISIONS: the same without the result_ranges rows: results and decisions, the
+ * rows any tuner that records every result and every decision must write.
+ * (store_commit's timed checkpoint, every 10 s, is left out of all three.) */
+enum { FLOOR_RESULTS, FLOOR_SCHEMA, FLOOR_DECISIONS };
 
 BENCH_PART static span_t run_floor(const bench_t *b, const trace_ent_t *trace, long n, int rows)
 {
-    const char *name = rows == FLOOR_SCHEMA ? "floor_schema" : "floor";
+    const char *name = rows == FLOOR_SCHEMA      ? "floor_schema"
+                       : rows == FLOOR_DECISIONS ? "floor_decisions"
+                                                 : "floor";
+    int more = rows != FLOOR_RESULTS, ranges = rows == FLOOR_SCHEMA;
     char path[4200];
     new_db_path(b, name, path, sizeof path);
     sqlite3 *db = NULL;
@@ -845,8 +858,7 @@ BENCH_PART static span_t run_floor(const bench_t *b, const trace_ent_t *trace, l
         floor_die(db, "sqlite3_open_v2");
     if (sqlite3_exec(db, floor_pragmas, NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(db, floor_schema, NULL, NULL, NULL) != SQLITE_OK ||
-        (rows == FLOOR_SCHEMA &&
-         sqlite3_exec(db, floor_schema_more, NULL, NULL, NULL) != SQLITE_OK))
+        (more && sqlite3_exec(db, floor_schema_more, NULL, NULL, NULL) != SQLITE_OK))
         floor_die(db, "floor database");
     sqlite3_stmt *begin = NULL, *commit = NULL, *count = NULL;
     if (sqlite3_prepare_v3(db, "BEGIN IMMEDIATE", -1, SQLITE_PREPARE_PERSISTENT, &begin, NULL) ||
@@ -862,7 +874,7 @@ BENCH_PART static span_t run_floor(const bench_t *b, const trace_ent_t *trace, l
     floor_rows_t f = {.r1 = floor_prepare(db, rhead, 7, 1),
                       .rn = floor_prepare(db, rhead, 7, FLOOR_ROWS),
                       .nslots = b->ntrials};
-    if (rows == FLOOR_SCHEMA) {
+    if (more) {
         f.g1 = floor_prepare(db, ghead, 7, 1);
         f.gn = floor_prepare(db, ghead, 7, FLOOR_ROWS);
         f.d1 = floor_prepare(db, dhead, 11, 1);
@@ -887,7 +899,7 @@ BENCH_PART static span_t run_floor(const bench_t *b, const trace_ent_t *trace, l
     int64_t next_id = 1;
     uint32_t round = UINT32_MAX;
     for (long i = 0; i < n;) {
-        if (rows == FLOOR_SCHEMA && trace[i].round != round) {
+        if (ranges && trace[i].round != round) {
             /* the round's trial rows, untimed (the store's are created untimed too) */
             round = trace[i].round;
             floor_step(db, begin, "BEGIN");
@@ -901,8 +913,8 @@ BENCH_PART static span_t run_floor(const bench_t *b, const trace_ent_t *trace, l
         floor_step(db, begin, "BEGIN");
         double now = wall_now();
         long end = batch_end(b, trace, n, i);
-        if (rows == FLOOR_SCHEMA) {
-            floor_schema_batch(b, db, &f, trace, i, end, now, &next_id);
+        if (more) {
+            floor_schema_batch(b, db, &f, trace, i, end, now, &next_id, ranges);
             i = end;
         }
         while (i < end) {
@@ -951,7 +963,8 @@ static void usage(FILE *f)
                "  --batch N    results per store transaction, as one loop turn (default 1000)\n"
                "  --only PARTS measure only these (comma-separated): parse, policy, store,\n"
                "               floor (bare SQLite, results rows only: the peer), schema (bare\n"
-               "               SQLite, the schema's rows: results, ranges, decisions) or\n"
+               "               SQLite, the schema's rows: results, ranges, decisions),\n"
+               "               decisions (bare SQLite, results and decisions, no ranges) or\n"
                "               whole (e.g. --only floor,whole under perf)\n"
                "  --dir DIR    where the databases go (default: a new folder under $TMPDIR)\n"
                "  --keep       keep the databases\n");
@@ -963,8 +976,9 @@ static unsigned parse_only(const char *v)
     static const struct {
         const char *name;
         unsigned bit;
-    } parts[] = {{"parse", ONLY_PARSE}, {"policy", 0},           {"store", ONLY_STORE},
-                 {"floor", ONLY_FLOOR}, {"schema", ONLY_SCHEMA}, {"whole", ONLY_WHOLE}};
+    } parts[] = {{"parse", ONLY_PARSE},        {"policy", 0},           {"store", ONLY_STORE},
+                 {"floor", ONLY_FLOOR},        {"schema", ONLY_SCHEMA}, {"whole", ONLY_WHOLE},
+                 {"decisions", ONLY_DECISIONS}};
     unsigned only = 0;
     while (*v) {
         size_t n = strcspn(v, ",");
@@ -1001,7 +1015,8 @@ int main(int argc, char **argv)
 {
     bench_t b = {.nresults = 2000000, .ntrials = 1000, .max_t = 243, .batch = 1000, .seed = 1};
     const char *dir = NULL;
-    unsigned only = ONLY_PARSE | ONLY_STORE | ONLY_FLOOR | ONLY_SCHEMA | ONLY_WHOLE;
+    unsigned only =
+        ONLY_PARSE | ONLY_STORE | ONLY_FLOOR | ONLY_SCHEMA | ONLY_DECISIONS | ONLY_WHOLE;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -1023,7 +1038,8 @@ int main(int argc, char **argv)
             only = parse_only(v);
             if (only == ~0u) {
                 fprintf(stderr,
-                        "bench_decide_store: --only wants parse, policy, store, floor, schema or "
+                        "bench_decide_store: --only wants parse, policy, store, floor, schema, "
+                        "decisions or "
                         "whole (or several, comma-separated), not \"%s\"\n",
                         v);
                 return 2;
@@ -1060,6 +1076,7 @@ int main(int argc, char **argv)
     /* 4. The peer: bare SQLite writing the same result rows. */
     span_t floor_s = only & ONLY_FLOOR ? run_floor(&b, trace, cp.results, FLOOR_RESULTS) : none;
     span_t schema_s = only & ONLY_SCHEMA ? run_floor(&b, trace, cp.results, FLOOR_SCHEMA) : none;
+    span_t dec_s = only & ONLY_DECISIONS ? run_floor(&b, trace, cp.results, FLOOR_DECISIONS) : none;
     /* 5. The whole path, into a fresh database. */
     counts_t cw = cp;
     if (only & ONLY_WHOLE) {
@@ -1113,7 +1130,8 @@ int main(int argc, char **argv)
     }
     if (only & ONLY_FLOOR) row("floor: bare SQLite, results INSERTs only", cp.results, floor_s);
     if (only & ONLY_SCHEMA) row("bare SQLite, results + ranges + decisions", cp.results, schema_s);
-    if (only & (ONLY_WHOLE | ONLY_FLOOR | ONLY_SCHEMA)) printf("\n");
+    if (only & ONLY_DECISIONS) row("bare SQLite, results + decisions", cp.results, dec_s);
+    if (only & (ONLY_WHOLE | ONLY_FLOOR | ONLY_SCHEMA | ONLY_DECISIONS)) printf("\n");
     if (only & ONLY_WHOLE) {
         double whole = rate(cw.results, cw.work.wall);
         printf("  trials: %ld created, launched and ended in %.3f s (%.0f trials/s), timed apart "
@@ -1150,6 +1168,26 @@ int main(int argc, char **argv)
                    sc > 0 ? rate(cw.results, cw.work.wall) / sc : 0,
                    sc_cpu > 0 ? rate(cw.results, cw.work.cpu) / sc_cpu : 0);
         printf("\n");
+    }
+    if ((only & ONLY_DECISIONS) && (only & ONLY_FLOOR)) {
+        /* 0.8x the floor leaves a fixed budget a result beyond the results rows; the rows
+         * that record each decision, and the scan of the line, are not optional for a tuner
+         * that records every decision and reads its trials' output. Per CPU second: the
+         * machine's other work moves wall time more. */
+        double fl_ns = 1e9 * floor_s.cpu / (double)cp.results;
+        double dec_ns = 1e9 * (dec_s.cpu - floor_s.cpu) / (double)cp.results;
+        printf("  decisions: bare SQLite writing results and decisions (no ranges) %.0f "
+               "results/s = %.2fx the floor (%.2fx per CPU second); the decision rows %.0f ns a "
+               "result\n",
+               rate(cp.results, dec_s.wall),
+               rate(cp.results, dec_s.wall) / rate(cp.results, floor_s.wall),
+               rate(cp.results, dec_s.cpu) / rate(cp.results, floor_s.cpu), dec_ns);
+        printf("  budget: 0.8x the floor leaves %.0f ns of CPU a result beyond the results rows "
+               "for everything else; the decision rows take %.0f of them",
+               fl_ns * (1 / 0.8 - 1), dec_ns);
+        if (only & ONLY_PARSE)
+            printf(", the scan of the line %.0f", 1e9 * parse_s.cpu / (double)cp.results);
+        printf(", ASHA %.0f\n", 1e9 * cp.work.cpu / (double)cp.results);
     }
 
     remove_db(&b, "whole");
