@@ -216,15 +216,25 @@ int dirs_remove(int dirfd, const char *rel, char *err, size_t errlen)
     return rc;
 }
 
-int dirs_exists(int dirfd, const char *rel)
+int dirs_stat(int dirfd, const char *rel, struct stat *st)
 {
     int parent;
     char name[NAME_MAX + 1];
-    if (walk(dirfd, rel, 0, &parent, name, NULL, 0) != DIRS_OK) return 0;
-    struct stat st;
-    int ok = fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    int rc = walk(dirfd, rel, 0, &parent, name, NULL, 0);
+    if (rc) return rc;
+    struct stat s;
+    if (fstatat(parent, name, &s, AT_SYMLINK_NOFOLLOW) == 0)
+        *st = s;
+    else
+        rc = errno == ENOENT ? DIRS_ENOENT : DIRS_ERR;
     if (parent != dirfd) close(parent);
-    return ok;
+    return rc;
+}
+
+int dirs_exists(int dirfd, const char *rel)
+{
+    struct stat st;
+    return dirs_stat(dirfd, rel, &st) == DIRS_OK;
 }
 
 /* Copies regular file sname (in folder sp) to dname (in dp) byte for byte, through a

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #define DIRS_OK 0
 #define DIRS_ERR (-1)      /* a system call failed; the message says which */
@@ -62,5 +63,9 @@ int dirs_copy(int srcfd, const char *src_rel, int dstfd, const char *dst_rel, di
 /* Whether rel beneath dirfd exists (not followed if a symlink): 1, 0, or 0 when rel fails
  * dirs_check. */
 int dirs_exists(int dirfd, const char *rel);
+
+/* lstat of rel beneath dirfd (a symlink is described, not followed). DIRS_OK,
+ * DIRS_EOUTSIDE, DIRS_ENOENT or DIRS_ERR; *st untouched on error. */
+int dirs_stat(int dirfd, const char *rel, struct stat *st);
 
 #endif

@@ -52,6 +52,44 @@ static double mono_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Linux's limit on one argv or environment string (MAX_ARG_STRLEN: 32 pages), with room
+ * for the name: a longer TUNE_CONFIG would make the exec fail (E2BIG). */
+#define PROC_ENV_MAX (32u * 4096u - 64u)
+
+/* "KEY=value" in a new string (the caller frees), or NULL when out of memory. */
+static char *env_pair(const char *key, const char *value)
+{
+    size_t k = strlen(key), v = strlen(value);
+    char *e = malloc(k + v + 2);
+    if (!e) return NULL;
+    memcpy(e, key, k);
+    e[k] = '=';
+    memcpy(e + k + 1, value, v + 1);
+    return e;
+}
+
+/* A configuration too long for one environment string goes to the trial's folder as
+ * config.json (written whole, then renamed: a trial never reads half of it), and the
+ * trial gets TUNE_CONFIG_FILE naming it instead of TUNE_CONFIG. 0, or -1 with err. */
+static int write_config_file(const char *dir, const char *cfg, char *path, size_t n, char *err,
+                             size_t errlen)
+{
+    char tmp[4300];
+    snprintf(path, n, "%s/config.json", dir);
+    snprintf(tmp, sizeof tmp, "%s/.config.json.tmp", dir);
+    FILE *f = fopen(tmp, "w");
+    size_t len = strlen(cfg);
+    int ok = f && fwrite(cfg, 1, len, f) == len;
+    if (f && fclose(f) != 0) ok = 0;
+    if (!ok || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write the configuration to %.400s: %s", path,
+                 strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
 static struct pproc *find(struct proc_exec *x, int64_t no)
 {
     for (size_t i = 0; i < x->n; i++)
@@ -128,12 +166,36 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
     char **argv = NULL;
     if (space_render_argv(x->sp, s->config, idbuf, s->dir, &argv, err, errlen) != 0)
         return SCHED_EINVAL;
-    char cfg_env[8192 + 16], num_gpus[64], omp[32], port[32], trial_id[64], exp[160], tdir[4200];
-    char *cfg = space_json_print(s->config);
+    char num_gpus[64], omp[32], port[32], trial_id[64], exp[160], tdir[4200];
+    /* The configuration and the checkpoint path have no length limit of tune's own: each
+     * is as long as it is (a config too long for the environment goes to a file). */
+    char *cfg = space_json_print(s->config), *cfg_env = NULL, cfg_path[4300];
+    if (!cfg) {
+        snprintf(err, errlen, "out of memory");
+        space_argv_free(argv);
+        return SCHED_ENOMEM;
+    }
+    if (strlen(cfg) <= PROC_ENV_MAX) {
+        cfg_env = env_pair("TUNE_CONFIG", cfg);
+    } else if (write_config_file(s->dir, cfg, cfg_path, sizeof cfg_path, err, errlen) == 0) {
+        cfg_env = env_pair("TUNE_CONFIG_FILE", cfg_path);
+    } else {
+        space_argv_free(argv);
+        free(cfg);
+        return SCHED_EINVAL;
+    }
+    char *resume = s->resume_from ? env_pair("TUNE_RESUME_FROM", s->resume_from) : NULL;
+    if (!cfg_env || (s->resume_from && !resume)) {
+        snprintf(err, errlen, "out of memory");
+        space_argv_free(argv);
+        free(cfg);
+        free(cfg_env);
+        free(resume);
+        return SCHED_ENOMEM;
+    }
     int pn = pick_port(x, s->trial_no);
     char cuda[600];
     snprintf(cuda, sizeof cuda, "CUDA_VISIBLE_DEVICES=%s", s->devices ? s->devices : "");
-    snprintf(cfg_env, sizeof cfg_env, "TUNE_CONFIG=%s", cfg ? cfg : "{}");
     char nb[32];
     snprintf(num_gpus, sizeof num_gpus, "TUNE_NUM_GPUS=%s", space_format_number(s->gpus, nb));
     snprintf(omp, sizeof omp, "OMP_NUM_THREADS=%d", s->cpus > 0 ? s->cpus : 1);
@@ -150,11 +212,11 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
         snprintf(err, errlen, "cannot create %.400s: %s", ckdir, strerror(errno));
         space_argv_free(argv);
         free(cfg);
+        free(cfg_env);
+        free(resume);
         return SCHED_EINVAL;
     }
     snprintf(ckenv, sizeof ckenv, "TUNE_CHECKPOINT_DIR=%s", ckdir);
-    char resume[4200] = "";
-    if (s->resume_from) snprintf(resume, sizeof resume, "TUNE_RESUME_FROM=%s", s->resume_from);
     /* How far the scheduler lets it run (max_t in time_attr units), so that a trial that
      * is paused and promoted (asha's promotion variant) can also stop by itself; pbt has
      * one only when it was given. */
@@ -169,7 +231,7 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
                      port,     ckenv};
     int ne = 10;
     if (!getenv("PYTHONUNBUFFERED")) env[ne++] = "PYTHONUNBUFFERED=1";
-    if (resume[0]) env[ne++] = resume;
+    if (resume) env[ne++] = resume;
     if (maxt[0]) env[ne++] = maxt;
     env[ne] = NULL;
     char out_log[4200], err_log[4200];
@@ -192,6 +254,8 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
     trial_proc_t *p = NULL;
     int rc = trial_start(x->tx, &sp, &p, err, errlen);
     free(cfg);
+    free(cfg_env);
+    free(resume);
     space_argv_free(argv);
     if (rc != 0) return pred && rc == TRIAL_EINVAL ? SCHED_EAGAIN : SCHED_EINVAL;
     struct pproc *e = &x->v[x->n++];

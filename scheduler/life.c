@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dirs/dirs.h"
 #include "scheduler/loop_int.h"
 #include "trial/trial.h"
 
@@ -102,76 +103,103 @@ static int choose_config(struct sched_loop *L, struct sched__trial *t, char *err
     return create_row(L, t, why, err, errlen);
 }
 
-/* mkdir -p of path's parent folders. */
-static int make_parents(const char *path)
+/* Trial t's folder as text (the results folder's, then its name): what its checkpoints'
+ * names are read against. The folder itself is only ever opened beneath the results
+ * folder tune holds (open_trial). */
+static const char *dir_text(const struct sched_loop *L, const struct sched__trial *t, char *buf,
+                            size_t n)
 {
-    char buf[4200];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    return 0;
+    snprintf(buf, n, "%s/%s", L->o->results_dir, t->name);
+    return buf;
 }
 
-/* Copies a file or a folder tree from src to dst, each file a hard link where the file
- * system allows (a checkpoint of gigabytes costs nothing), else a copy of its bytes. A
- * trial writes a new checkpoint as a new file (or renames one over the old), so the donor
- * going on never changes what the clone got. */
-static int copy_tree(const char *src, const char *dst)
+/* Trial t's folder, opened beneath the results folder without following a symlink: the
+ * folder a trial's checkpoints are deleted and copied in. -1 when there is none. */
+static int open_trial(const struct sched_loop *L, const struct sched__trial *t)
 {
-    struct stat st;
-    if (stat(src, &st) != 0) return -1;
-    if (S_ISDIR(st.st_mode)) {
-        if (mkdir(dst, 0777) != 0 && errno != EEXIST) return -1;
-        DIR *d = opendir(src);
-        if (!d) return -1;
-        struct dirent *e;
-        int rc = 0;
-        while (!rc && (e = readdir(d))) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            char a[4200], b[4200];
-            snprintf(a, sizeof a, "%s/%s", src, e->d_name);
-            snprintf(b, sizeof b, "%s/%s", dst, e->d_name);
-            rc = copy_tree(a, b);
-        }
-        closedir(d);
-        return rc;
+    return L->results_fd >= 0 ? dirs_openat(L->results_fd, t->name) : -1;
+}
+
+/* Where checkpoint `path` (as recorded: the trial's folder, '/', what it named; or an
+ * absolute path) lies inside trial t's folder, or NULL with why: elsewhere, or a name
+ * with "." or ".." in it. Only then is it resolved beneath the folder (dirs_*). */
+static const char *ckpt_rel(const struct sched_loop *L, const struct sched__trial *t,
+                            const char *path, char *why, size_t n)
+{
+    char d[4200];
+    size_t dl = strlen(dir_text(L, t, d, sizeof d));
+    if (strncmp(path, d, dl) != 0 || path[dl] != '/') {
+        snprintf(why, n, "it is outside the trial's folder");
+        return NULL;
     }
-    if (link(src, dst) == 0) return 0;
-    if (errno == EEXIST) return 0; /* a resume after a crash made it already */
-    FILE *in = fopen(src, "rb"), *out = in ? fopen(dst, "wb") : NULL;
-    int rc = in && out ? 0 : -1;
-    char buf[65536];
-    size_t k;
-    while (!rc && (k = fread(buf, 1, sizeof buf, in)) > 0)
-        if (fwrite(buf, 1, k, out) != k) rc = -1;
-    if (in) fclose(in);
-    if (out && fclose(out) != 0) rc = -1;
-    return rc;
+    return dirs_check(path + dl + 1, why, n) == DIRS_OK ? path + dl + 1 : NULL;
+}
+
+/* The last name of a relative path ("a/b/" gives "b"), into out. */
+static void last_name(const char *rel, char *out, size_t n)
+{
+    size_t k = strlen(rel);
+    while (k > 0 && rel[k - 1] == '/')
+        k--;
+    size_t b = k;
+    while (b > 0 && rel[b - 1] != '/')
+        b--;
+    snprintf(out, n, "%.*s", (int)(k - b), rel + b);
+}
+
+/* pbt: copies donor d's checkpoint src into trial t's folder as resume/attempt_N/NAME, the
+ * copy t's attempt `attempt` restores from: each file a hard link where the file system
+ * allows (a checkpoint of gigabytes costs nothing), so that whatever the donor does next
+ * (a new checkpoint under the same name after its own restart) never changes it. Only a
+ * checkpoint inside the donor's own folder is copied, nothing in it is followed out of
+ * it (dirs_copy), and the copy lands inside t's folder. The copy's path into dst (empty
+ * when none was made: the donor's checkpoint is then handed on as it is, pinned). */
+static void copy_donor(const struct sched_loop *L, const struct sched__trial *d,
+                       const struct sched__trial *t, int attempt, const char *src, char *dst,
+                       size_t n)
+{
+    char why[256], base[300], rel[400], td[4200];
+    dst[0] = 0;
+    const char *srel = ckpt_rel(L, d, src, why, sizeof why);
+    if (!srel) return;
+    last_name(srel, base, sizeof base);
+    snprintf(rel, sizeof rel, "resume/attempt_%d/%s", attempt, base);
+    int dfd = open_trial(L, d), tfd = dfd >= 0 ? open_trial(L, t) : -1;
+    if (tfd >= 0 && dirs_copy(dfd, srel, tfd, rel, NULL, why, sizeof why) == DIRS_OK)
+        snprintf(dst, n, "%s/%s", dir_text(L, t, td, sizeof td), rel);
+    if (dfd >= 0) close(dfd);
+    if (tfd >= 0) close(tfd);
 }
 
 /* pbt: the new attempt of an exploited trial gets its copy of the donor's checkpoint
  * (the simulator's "iteration:N" is handed on as it is). */
-static void prepare_exploit(struct sched__trial *t)
+static void prepare_exploit(struct sched_loop *L, struct sched__trial *t)
 {
     if (!t->x->exploit_src) return;
     free(t->x->resume_from);
     t->x->resume_from = NULL;
-    struct stat st;
+    t->x->resume_iter = t->x->exploit_iter;
+    t->x->has_resume_iter = 1;
     /* the copy was made at the exploit (sched__exploit); made now after a resume that
      * found none */
-    if (t->x->exploit_dst &&
-        (stat(t->x->exploit_dst, &st) == 0 ||
-         (stat(t->x->exploit_src, &st) == 0 && make_parents(t->x->exploit_dst) == 0 &&
-          copy_tree(t->x->exploit_src, t->x->exploit_dst) == 0))) {
+    char why[256];
+    const char *rel = t->x->exploit_dst ? ckpt_rel(L, t, t->x->exploit_dst, why, sizeof why) : NULL;
+    int tfd = rel ? open_trial(L, t) : -1;
+    int have = tfd >= 0 && dirs_exists(tfd, rel);
+    if (tfd >= 0) close(tfd);
+    if (!have && t->x->exploit_dst && t->x->exploit_donor > 0) {
+        char dst[4600];
+        copy_donor(L, sched__at(L, (size_t)(t->x->exploit_donor - 1)), t, t->attempt,
+                   t->x->exploit_src, dst, sizeof dst);
+        have = dst[0] && strcmp(dst, t->x->exploit_dst) == 0;
+    }
+    if (have) {
         t->x->resume_from = strdup(t->x->exploit_dst);
         return;
     }
-    /* No copy could be made (or the checkpoint is the simulator's "iteration:N"): the
-     * donor's own, which stays pinned until the new attempt has restored from it. */
+    /* No copy could be made (or the checkpoint is the simulator's "iteration:N", or one
+     * outside the donor's folder): the donor's own, which stays pinned until the new
+     * attempt has restored from it. */
     t->x->resume_from = strdup(t->x->exploit_src);
 }
 
@@ -203,7 +231,7 @@ static int start_in(struct sched_loop *L, struct sched__trial *t, const sched_sl
     snprintf(dir, sizeof dir, "%s/%s", L->o->results_dir, t->name);
     free(t->x->dir);
     t->x->dir = strdup(dir);
-    prepare_exploit(t);
+    prepare_exploit(L, t);
     sched_slice_devices(L->o->pool, slice, devs, sizeof devs);
     sched_start_t s = {.experiment = set->name,
                        .name = t->name,
@@ -338,8 +366,11 @@ static void running(struct sched_loop *L, struct sched__trial *t, const sched_sl
     if (set->trial_time_limit_s > 0)
         sched__timer_add(L, t, t->x->started_at + set->trial_time_limit_s);
     if (set->result_timeout_s > 0) sched__timer_add(L, t, t->x->started_at + set->result_timeout_s);
+    /* A new attempt becomes the trial's attempt in the store only at its first result
+     * (sched__take_over): until then the store shows the results it continues. */
     store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_SLICE | STORE_TU_STARTED |
-                                        STORE_TU_PID | STORE_TU_EXEC_ID | STORE_TU_ATTEMPT,
+                                        STORE_TU_PID | STORE_TU_EXEC_ID |
+                                        (t->x->shown ? 0 : STORE_TU_ATTEMPT),
                               .attempt = t->attempt,
                               .status = "RUNNING",
                               .slice = t->slice_str,
@@ -581,6 +612,8 @@ static void pause_ended(struct sched_loop *L, struct sched__trial *t, const sche
     char buf[4200];
     free(t->x->resume_from);
     t->x->resume_from = NULL;
+    t->x->has_resume_iter = 0;
+    long long n = 0;
     if (t->x->stop == SCHED__STOP_EXPLOIT) {
         /* it restarts from its copy of the donor's checkpoint (prepare_exploit, at its
          * launch); what it saved itself is no longer its state */
@@ -589,9 +622,16 @@ static void pause_ended(struct sched_loop *L, struct sched__trial *t, const sche
     } else if (t->x->named_ckpt) {
         t->x->resume_from = t->x->named_ckpt; /* the trial's own word comes first */
         t->x->named_ckpt = NULL;
+        t->x->resume_iter = t->x->named_ckpt_iter;
+        t->x->has_resume_iter = 1;
     } else if (x->ops->checkpoint) {
-        if (x->ops->checkpoint(x->self, t->no, buf, sizeof buf) == 0)
+        if (x->ops->checkpoint(x->self, t->no, buf, sizeof buf) == 0) {
             t->x->resume_from = strdup(buf);
+            if (sscanf(buf, "iteration:%lld", &n) == 1) { /* the simulator's */
+                t->x->resume_iter = n;
+                t->x->has_resume_iter = 1;
+            }
+        }
     } else {
         t->x->resume_from = find_checkpoint(t->x->dir);
     }
@@ -610,15 +650,17 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
 {
     struct sched__trial *t = sched__at(L, L->paused[k]);
     struct sched__trial saved = *t; /* restored if no slice is free */
+    int shown = t->x->shown, carry = t->x->carry;
+    /* Its counters stay until its first result (sched__take_over): a resumed trial
+     * continues, and one with nothing left to run, ending without a result, keeps them. */
+    if (!t->x->shown) t->x->shown = t->attempt;
     t->attempt++;
     t->x->carry = t->x->resume_from != NULL || t->x->exploit_src != NULL;
-    t->iters = 0;
-    /* last_time, last_metric and best_metric stay until its first result: a resumed trial
-     * continues (and one with nothing left to run, ending without a result, keeps them) */
-    if (!t->x->carry) t->last_time = t->last_metric = t->best_metric = NAN;
     t->x->killed = 0;
     if (!sched__launch(L, t)) {
         *t = saved;
+        t->x->shown = shown;
+        t->x->carry = carry;
         return 0;
     }
     memmove(L->paused + k, L->paused + k + 1, (--L->npaused - k) * sizeof *L->paused);
@@ -663,6 +705,7 @@ void sched__end_paused(struct sched_loop *L)
     for (size_t k = 0; k < L->npaused; k++) {
         struct sched__trial *t = sched__at(L, L->paused[k]);
         if (t->status != SCHED_TRIAL_PAUSED) continue;
+        if (t->x->shown) sched__take_over(L, t, INT64_MAX); /* see sched__ended */
         t->status = SCHED_TRIAL_TERMINATED;
         t->early_stopped = 1;
         store_decision_t sd = {.trial_id = t->id,
@@ -702,18 +745,10 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
     }
     check_buffered(L, t);
     t->ran_s = sched__now(L) - t->x->started_at;
-    /* An attempt that resumed from a checkpoint and ended without a result (it had
-     * nothing left to do: PBT's donor was at the end) still continues the attempt
-     * before it: all of that attempt's results become its own. */
-    if (t->x->carry) {
-        char err[512];
-        int64_t carried = 0;
-        t->x->carry = 0;
-        if (store_results_carry(L->o->store, t->id, t->attempt - 1, t->attempt, INT64_MAX, &carried,
-                                err, sizeof err) != 0)
-            sched__fail(L, "cannot record result", err);
-        t->iters = carried;
-    }
+    /* An attempt that ended before its first result (PBT's donor was at the end, it
+     * failed at once, it was interrupted) has not taken over: the store still shows the
+     * results it would have continued. Interrupted, or to be retried, it stays so; an
+     * attempt that ends the trial for good takes over below, all of them its own. */
     /* an attempt started from a donor's checkpoint ended without restoring from it */
     if (t->x->pinned && t->x->stop != SCHED__STOP_EXPLOIT && t->x->stop != SCHED__STOP_PAUSE)
         sched__unpin(L, t);
@@ -786,18 +821,26 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
         /* the checkpoint its results named, else the newest checkpoint* file, else the one
          * the failed attempt started from (after a PBT exploit: its copy of the donor's) */
         char *from = NULL;
-        if (t->x->named_ckpt && stat(t->x->named_ckpt, &sb) == 0)
+        int known = 0;
+        int64_t at = 0;
+        if (t->x->named_ckpt && stat(t->x->named_ckpt, &sb) == 0) {
             from = strdup(t->x->named_ckpt);
-        else if (!(from = find_checkpoint(t->x->dir)) && t->x->resume_from &&
-                 stat(t->x->resume_from, &sb) == 0)
+            known = 1;
+            at = t->x->named_ckpt_iter;
+        } else if (!(from = find_checkpoint(t->x->dir)) && t->x->resume_from &&
+                   stat(t->x->resume_from, &sb) == 0) {
             from = strdup(t->x->resume_from);
+            known = t->x->has_resume_iter;
+            at = t->x->resume_iter;
+        }
         free(t->x->resume_from);
         t->x->resume_from = from;
+        t->x->resume_iter = at;
+        t->x->has_resume_iter = known;
         t->x->carry = t->x->resume_from != NULL;
+        if (!t->x->shown) t->x->shown = t->attempt;
         t->attempt++;
         t->status = SCHED_TRIAL_PENDING;
-        t->iters = 0;
-        t->last_time = t->last_metric = t->best_metric = NAN;
         t->x->stop = SCHED__STOP_NONE;
         t->x->killed = 0;
         store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_ERROR | STORE_TU_EXIT,
@@ -811,6 +854,7 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
         L->retry[L->nretry++] = (size_t)t->no;
         return;
     }
+    if (t->x->shown && t->status != SCHED_TRIAL_PAUSED) sched__take_over(L, t, INT64_MAX);
     store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_EARLY_STOPPED | STORE_TU_ENDED |
                                         STORE_TU_EXIT,
                               .status = status,
@@ -831,6 +875,38 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
     if (t->status != SCHED_TRIAL_PAUSED) sched__retire(L, t); /* PAUSED: the user's stop */
 }
 
+int sched__take_over(struct sched_loop *L, struct sched__trial *t, int64_t it)
+{
+    char err[512];
+    store_carried_t c = {0, NAN, NAN};
+    /* From a checkpoint: the results before the iteration it continues from are its own
+     * (those from there on are being computed again, and stay behind, superseded). From
+     * scratch: nothing of the earlier attempts is. Whatever attempts came in between
+     * without a result never showed: `shown` is the one the store shows. */
+    if (t->x->carry && store_results_carry(L->o->store, t->id, t->x->shown, t->attempt, it, &c, err,
+                                           sizeof err) != 0) {
+        sched__fail(L, "cannot record result", err);
+        return -1;
+    }
+    store_trial_update_t u = {.fields = STORE_TU_ATTEMPT, .attempt = t->attempt};
+    sched__update_row(L, t, &u);
+    /* from scratch, its first result is its first; continued, the last carried result
+     * stays its last until its own first comes */
+    if (!t->x->carry) t->last_time = t->last_metric = NAN;
+    t->x->shown = 0;
+    t->x->carry = 0;
+    t->iters = c.moved;
+    t->best_metric = L->set->mode == SPACE_MODE_MAX ? c.max_metric : c.min_metric;
+    return L->fatal ? -1 : 0;
+}
+
+int64_t sched__counted_iteration(const struct sched__trial *t)
+{
+    if (!t->x->shown) return t->iters + 1;
+    if (!t->x->carry) return 1;
+    return (t->x->has_resume_iter ? t->x->resume_iter : t->iters) + 1;
+}
+
 /* ---- resume --------------------------------------------------------------------- */
 struct id_index {
     int64_t id;
@@ -847,6 +923,9 @@ struct resume_ctx {
     struct sched_loop *L;
     struct id_index *by_id;
     size_t nby;
+    /* per trial: the newest attempt that has results (a file written by a tune that
+     * recorded an attempt at its launch may show a newer one that has none) */
+    int *last_attempt;
 };
 
 /* The trial whose store row is `id`, or NULL (a row of no trial of this space). */
@@ -935,6 +1014,8 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
             return -1;
         }
     }
+    t->reported = 1;
+    if (r->attempt > c->last_attempt[t->no]) c->last_attempt[t->no] = r->attempt;
     if (r->attempt == t->attempt) {
         t->iters++;
         t->last_time = r->time_value;
@@ -992,10 +1073,12 @@ static int on_pending_exploit(void *ud, int ncol, const char *const *names,
     (void)names;
     (void)types;
     struct resume_ctx *c = ud;
-    if (ncol < 6 || !values[0] || !values[1] || !values[2]) return 0;
+    if (ncol < 7 || !values[0] || !values[1] || !values[2]) return 0;
     struct sched__trial *t = resume_trial(c, strtoll(values[0], NULL, 10));
     if (!t) return 0;
     if (sched__live(c->L, t) != 0) return resume_nomem(c->L);
+    struct sched__trial *d = values[6] ? resume_trial(c, strtoll(values[6], NULL, 10)) : NULL;
+    t->x->exploit_donor = d ? d->no + 1 : 0;
     free(t->x->exploit_src);
     free(t->x->exploit_dst);
     t->x->exploit_src = strdup(values[2]);
@@ -1003,9 +1086,107 @@ static int on_pending_exploit(void *ud, int ncol, const char *const *names,
     t->x->pinned = 1;
     t->x->exploit_iter = values[4] ? strtoll(values[4], NULL, 10) : 0;
     t->x->exploit_time = values[5] ? strtod(values[5], NULL) : NAN;
-    /* the attempt before the new one: the restart below adds one */
+    /* the attempt before the new one: the restart below adds one; until the new one's
+     * first result the store shows the trial's own */
+    t->x->shown = t->attempt;
     t->attempt = (int)strtol(values[1], NULL, 10) - 1;
     return 0;
+}
+
+/* Where an interrupted trial goes on from: the checkpoint its results named last (when it
+ * is still there), else the newest checkpoint* file in its folder, else NULL (scratch). */
+static char *resume_point(const struct sched_loop *L, const struct sched__trial *t, int64_t *iter,
+                          int *known)
+{
+    struct stat sb;
+    *known = 0;
+    if (t->x->named_ckpt && stat(t->x->named_ckpt, &sb) == 0) {
+        *iter = t->x->named_ckpt_iter;
+        *known = 1;
+        return strdup(t->x->named_ckpt);
+    }
+    char dir[4200];
+    return find_checkpoint(dir_text(L, t, dir, sizeof dir));
+}
+
+/* After the replay: each trial that was running, paused or waiting for another attempt
+ * when tune stopped is set to go on as it would have, and its row says so.
+ * last_attempt[i]: the newest attempt of trial i with results. */
+static int restart_interrupted(struct sched_loop *L, const int *last_attempt, char *err,
+                               size_t errlen)
+{
+    const sched_run_opts_t *o = L->o;
+    if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
+    for (size_t i = 0; i < L->n; i++) {
+        struct sched__trial *t = sched__at(L, i);
+        if (t->status == SCHED_TRIAL_TERMINATED || t->status == SCHED_TRIAL_ERROR) {
+            sched_on_trial_complete(L->policy, t->no);
+            sched__searcher_end(L, t);
+            sched__retire(L, t);
+            continue;
+        }
+        /* Waiting for another attempt when tune stopped (a retry, or a resume's restart
+         * that had not started yet): it ran before, and goes on as an interrupted one. */
+        int waited = t->status == SCHED_TRIAL_PENDING && (t->reported || t->attempt > 1);
+        if ((t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED || waited ||
+             t->x->exploit_src) &&
+            sched__live(L, t) != 0) {
+            snprintf(err, errlen, "out of memory");
+            return SCHED_ENOMEM;
+        }
+        if ((t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) &&
+            t->x->stop != SCHED__STOP_NONE) {
+            t->status = SCHED_TRIAL_TERMINATED;
+            t->early_stopped = t->x->stop == SCHED__STOP_EARLY;
+            store_trial_update_t u = {.fields =
+                                          STORE_TU_STATUS | STORE_TU_EARLY_STOPPED | STORE_TU_ENDED,
+                                      .status = "TERMINATED",
+                                      .early_stopped = t->early_stopped,
+                                      .ended_at = sched__wall(L)};
+            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
+            sched_on_trial_complete(L->policy, t->no);
+            sched__searcher_end(L, t);
+            sched__retire(L, t);
+        } else if ((t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) &&
+                   t->x->policy_paused) {
+            /* The policy had paused it: paused again, resumed when the policy chooses it. */
+            t->x->resume_from = resume_point(L, t, &t->x->resume_iter, &t->x->has_resume_iter);
+            t->status = SCHED_TRIAL_PAUSED;
+            t->slice_str = "";
+            store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PAUSED"};
+            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
+            L->paused[L->npaused++] = i;
+        } else if (t->x->exploit_src && t->status != SCHED_TRIAL_TERMINATED &&
+                   t->status != SCHED_TRIAL_ERROR) {
+            /* PBT exploited it and its new attempt had not started: it waits, paused, for
+             * a slice like any exploited trial, and restarts from its copy of the donor's
+             * checkpoint (prepare_exploit) as the attempt the lineage row names. */
+            t->status = SCHED_TRIAL_PAUSED;
+            t->x->stop = SCHED__STOP_NONE;
+            t->slice_str = "";
+            store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PAUSED"};
+            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
+            L->paused[L->npaused++] = i;
+        } else if (t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED || waited) {
+            /* Interrupted: a new attempt, from its checkpoint where there is one, continuing
+             * the attempt the store shows (sched__take_over at its first result): however
+             * many interruptions came before, its history is carried once, whole. */
+            t->x->resume_from = resume_point(L, t, &t->x->resume_iter, &t->x->has_resume_iter);
+            t->x->carry = t->x->resume_from != NULL;
+            int shown = t->attempt;
+            if (last_attempt[i] > 0 && last_attempt[i] < shown && t->iters == 0)
+                shown = last_attempt[i]; /* an older tune moved the row on at the launch */
+            t->x->shown = shown;
+            t->attempt = (last_attempt[i] > t->attempt ? last_attempt[i] : t->attempt) + 1;
+            t->status = SCHED_TRIAL_PENDING;
+            t->x->stop = SCHED__STOP_NONE;
+            t->slice_str = "";
+            store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PENDING"};
+            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
+            L->retry[L->nretry++] = i;
+        }
+    }
+    return store_commit(o->store, err, errlen) == 0 ? 0 : SCHED_EINVAL;
 }
 
 static int load_trials(struct sched_loop *L, char *err, size_t errlen)
@@ -1017,8 +1198,11 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
         snprintf(err, errlen, "%s", L->fatal_msg);
         return SCHED_EINVAL;
     }
-    struct resume_ctx c = {L, calloc(L->n ? L->n : 1, sizeof *c.by_id), 0};
-    if (!c.by_id) {
+    struct resume_ctx c = {L, calloc(L->n ? L->n : 1, sizeof *c.by_id), 0,
+                           calloc(L->n ? L->n : 1, sizeof *c.last_attempt)};
+    if (!c.by_id || !c.last_attempt) {
+        free(c.by_id);
+        free(c.last_attempt);
         snprintf(err, errlen, "out of memory");
         return SCHED_ENOMEM;
     }
@@ -1069,91 +1253,19 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
         if (rc == 0 && L->is_pbt)
             rc = store_query(o->store,
                              "SELECT l.trial_id, l.attempt, l.donor_checkpoint, l.resume_from,"
-                             " l.donor_iteration, l.donor_time_value FROM lineage l JOIN trials t "
+                             " l.donor_iteration, l.donor_time_value, l.donor_trial_id"
+                             " FROM lineage l JOIN trials t "
                              "ON t.id = l.trial_id"
                              " WHERE l.experiment_id = ?1 AND l.attempt > t.attempt"
                              " AND t.status IN ('RUNNING', 'PAUSED', 'PENDING') ORDER BY l.id",
                              b, 1, on_pending_exploit, &c, err, errlen);
     }
     free(c.by_id);
-    if (rc == 0 && L->fatal_msg[0]) {
-        snprintf(err, errlen, "%s", L->fatal_msg);
-        rc = -1;
-    }
-    if (rc != 0) return SCHED_EINVAL;
-    if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
-    for (size_t i = 0; i < L->n; i++) {
-        struct sched__trial *t = sched__at(L, i);
-        if (t->status == SCHED_TRIAL_TERMINATED || t->status == SCHED_TRIAL_ERROR) {
-            sched_on_trial_complete(L->policy, t->no);
-            sched__searcher_end(L, t);
-            sched__retire(L, t);
-            continue;
-        }
-        if ((t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED ||
-             t->x->exploit_src) &&
-            sched__live(L, t) != 0) {
-            snprintf(err, errlen, "out of memory");
-            return SCHED_ENOMEM;
-        }
-        if ((t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) &&
-            t->x->stop != SCHED__STOP_NONE) {
-            t->status = SCHED_TRIAL_TERMINATED;
-            t->early_stopped = t->x->stop == SCHED__STOP_EARLY;
-            store_trial_update_t u = {.fields =
-                                          STORE_TU_STATUS | STORE_TU_EARLY_STOPPED | STORE_TU_ENDED,
-                                      .status = "TERMINATED",
-                                      .early_stopped = t->early_stopped,
-                                      .ended_at = sched__wall(L)};
-            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
-            sched_on_trial_complete(L->policy, t->no);
-            sched__searcher_end(L, t);
-            sched__retire(L, t);
-        } else if ((t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) &&
-                   t->x->policy_paused) {
-            /* The policy had paused it: paused again, resumed when the policy chooses it. */
-            char dir[4096];
-            snprintf(dir, sizeof dir, "%s/%s", o->results_dir, t->name);
-            t->x->resume_from = find_checkpoint(dir);
-            t->status = SCHED_TRIAL_PAUSED;
-            t->slice_str = "";
-            store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PAUSED"};
-            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
-            L->paused[L->npaused++] = i;
-        } else if (t->x->exploit_src && t->status != SCHED_TRIAL_TERMINATED &&
-                   t->status != SCHED_TRIAL_ERROR) {
-            /* PBT exploited it and its new attempt had not started: it waits, paused, for
-             * a slice like any exploited trial, and restarts from its copy of the donor's
-             * checkpoint (prepare_exploit) as the attempt the lineage row names. */
-            t->status = SCHED_TRIAL_PAUSED;
-            t->x->stop = SCHED__STOP_NONE;
-            t->slice_str = "";
-            store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PAUSED"};
-            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
-            L->paused[L->npaused++] = i;
-        } else if (t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) {
-            /* Interrupted mid-run: a new attempt, from its checkpoint where there is one
-             * (the one its results named, else the newest checkpoint* file in its folder). */
-            char dir[4096];
-            struct stat sb;
-            snprintf(dir, sizeof dir, "%s/%s", o->results_dir, t->name);
-            if (t->x->named_ckpt && stat(t->x->named_ckpt, &sb) == 0)
-                t->x->resume_from = strdup(t->x->named_ckpt);
-            else
-                t->x->resume_from = find_checkpoint(dir);
-            t->x->carry = t->x->resume_from != NULL;
-            t->attempt++;
-            t->iters = 0;
-            t->last_time = t->last_metric = t->best_metric = NAN;
-            t->status = SCHED_TRIAL_PENDING;
-            t->x->stop = SCHED__STOP_NONE;
-            t->slice_str = "";
-            store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PENDING"};
-            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
-            L->retry[L->nretry++] = i;
-        }
-    }
-    return store_commit(o->store, err, errlen) == 0 ? 0 : SCHED_EINVAL;
+    if (rc == 0 && L->fatal_msg[0]) snprintf(err, errlen, "%s", L->fatal_msg);
+    rc = rc == 0 && !L->fatal_msg[0] ? restart_interrupted(L, c.last_attempt, err, errlen)
+                                     : SCHED_EINVAL;
+    free(c.last_attempt);
+    return rc;
 }
 
 /* The searcher, for TPE or points_to_evaluate, told ASHA's milestones. With more than one
@@ -1478,40 +1590,18 @@ static int pinned_by_other(const struct sched_loop *L, const char *path)
     return 0;
 }
 
-/* rm -rf of a checkpoint (a file or a folder). */
-static void remove_tree(const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR *d = opendir(path);
-        struct dirent *e;
-        while (d && (e = readdir(d))) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-            char sub[4200];
-            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-            remove_tree(sub);
-        }
-        if (d) closedir(d);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 /* Lets go of trial t's checkpoints beyond keep_checkpoints (deleted after the next commit,
  * sched__delete_doomed). */
 static void trim_checkpoints(struct sched_loop *L, struct sched__trial *t)
 {
     /* The oldest go first; one another trial still needs stays (and is tried again at the
-     * next checkpoint). Only checkpoints inside the trial's own folder are deleted: a path
-     * elsewhere is the user's. */
-    size_t keep = (size_t)L->set->sched.keep_checkpoints, dl = t->x->dir ? strlen(t->x->dir) : 0;
+     * next checkpoint). Only files inside the trial's own folder are ever deleted (dev and
+     * ino known, sched__note_checkpoint): a path elsewhere is the user's. */
+    size_t keep = (size_t)L->set->sched.keep_checkpoints;
     size_t excess = t->x->nckpts > keep ? t->x->nckpts - keep : 0, w = 0;
     for (size_t i = 0; i < t->x->nckpts; i++) {
         struct sched__ckpt c = t->x->ckpts[i];
-        int own = dl && strncmp(c.path, t->x->dir, dl) == 0 && c.path[dl] == '/' &&
-                  !strstr(c.path + dl, "/../");
+        int own = c.dev || c.ino;
         if (excess > 0 && i + 1 < t->x->nckpts && own && !pinned_by_other(L, c.path)) {
             excess--;
             if (L->ndoomed == L->capdoomed) {
@@ -1532,13 +1622,53 @@ static void trim_checkpoints(struct sched_loop *L, struct sched__trial *t)
     t->x->nckpts = w;
 }
 
+/* The first checkpoint of t that keep_checkpoints may not delete is recorded as a
+ * decision, with why, so that the disk it keeps is explained. */
+static void note_kept(struct sched_loop *L, struct sched__trial *t, const char *path,
+                      const char *why)
+{
+    if (t->x->kept_noted) return;
+    t->x->kept_noted = 1;
+    char reason[1200];
+    snprintf(reason, sizeof reason,
+             "checkpoint %.600s is never deleted by keep_checkpoints: %s (tune deletes only files "
+             "inside the trial's own folder, named without \".\" or \"..\" and reached without "
+             "a symlink: save checkpoints in TUNE_CHECKPOINT_DIR)",
+             path, why);
+    store_decision_t sd = {.trial_id = t->id,
+                           .iteration = t->x->named_ckpt_iter,
+                           .time_value = t->x->named_ckpt_time,
+                           .action = "keep",
+                           .bracket = -1,
+                           .rung = -1,
+                           .milestone = NAN,
+                           .value = t->last_metric,
+                           .cutoff = NAN,
+                           .reason = reason,
+                           .wall_time = sched__wall(L)};
+    sched__add_decision(L, &sd);
+}
+
 void sched__note_checkpoint(struct sched_loop *L, struct sched__trial *t, const char *path)
 {
     struct stat st;
-    struct sched__ckpt c = {NULL, 0, 0};
-    if (lstat(path, &st) == 0) {
+    struct sched__ckpt c = {NULL, 0, 0, t->no};
+    char why[300] = "";
+    const char *rel = ckpt_rel(L, t, path, why, sizeof why);
+    int fd = rel ? open_trial(L, t) : -1;
+    int src = fd >= 0 ? dirs_stat(fd, rel, &st) : DIRS_ERR;
+    if (fd >= 0) close(fd);
+    if (src == DIRS_OK) {
         c.dev = (unsigned long long)st.st_dev;
         c.ino = (unsigned long long)st.st_ino;
+    } else if (rel && src == DIRS_EOUTSIDE) {
+        snprintf(why, sizeof why, "a folder on its way is a symlink");
+    }
+    if (!c.dev && !c.ino) {
+        /* never deleted, so not counted either: keep_checkpoints keeps the newest of the
+         * trial's own */
+        if (why[0] && L->results_fd >= 0) note_kept(L, t, path, why);
+        return;
     }
     size_t n = t->x->nckpts;
     if (n > 0 && strcmp(t->x->ckpts[n - 1].path, path) == 0) {
@@ -1566,6 +1696,22 @@ void sched__note_checkpoint(struct sched_loop *L, struct sched__trial *t, const 
     trim_checkpoints(L, t);
 }
 
+/* Deletes checkpoint c, if it is still the very file that was named, beneath its trial's
+ * folder (dirs_remove: nothing outside it, no symlink followed). */
+static void delete_checkpoint(struct sched_loop *L, const struct sched__ckpt *c)
+{
+    if (!c->dev && !c->ino) return;
+    const struct sched__trial *t = sched__at(L, (size_t)c->owner);
+    char why[300];
+    const char *rel = ckpt_rel(L, t, c->path, why, sizeof why);
+    int fd = rel ? open_trial(L, t) : -1;
+    struct stat st;
+    if (fd >= 0 && dirs_stat(fd, rel, &st) == DIRS_OK && (unsigned long long)st.st_dev == c->dev &&
+        (unsigned long long)st.st_ino == c->ino)
+        dirs_remove(fd, rel, why, sizeof why); /* a failure leaves it on disk: safe */
+    if (fd >= 0) close(fd);
+}
+
 void sched__delete_doomed(struct sched_loop *L)
 {
     if (!L->is_pbt) return; /* nothing is let go otherwise: no walk over a big population */
@@ -1582,10 +1728,7 @@ void sched__delete_doomed(struct sched_loop *L)
         for (size_t k = 0; !keep && k < L->n; k++)
             for (size_t j = 0; !keep && j < sched__at(L, k)->x->nckpts; j++)
                 keep = strcmp(sched__at(L, k)->x->ckpts[j].path, c->path) == 0;
-        struct stat st;
-        if (!keep && (c->dev || c->ino) && lstat(c->path, &st) == 0 &&
-            (unsigned long long)st.st_dev == c->dev && (unsigned long long)st.st_ino == c->ino)
-            remove_tree(c->path);
+        if (!keep) delete_checkpoint(L, c);
         free(c->path);
     }
     L->ndoomed = 0;
@@ -1677,15 +1820,10 @@ void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_de
     char *old_txt = space_json_print(t->config), *new_txt = space_json_print(ncfg);
     char *what_txt = space_json_print(what);
     cJSON_Delete(what);
+    /* The copy is made now, so that whatever the donor does next (a new checkpoint under
+     * the same name after its own restart) never changes it. */
     char dst[4600] = "";
-    int is_file = src[0] == '/';
-    if (is_file && t->x->dir) {
-        /* The copy (hard links) is made now, so that whatever the donor does next (a new
-         * checkpoint under the same name after its own restart) never changes it. */
-        const char *base = strrchr(src, '/');
-        snprintf(dst, sizeof dst, "%s/resume/attempt_%d/%s", t->x->dir, t->attempt + 1, base + 1);
-        if (make_parents(dst) != 0 || copy_tree(src, dst) != 0) dst[0] = 0;
-    }
+    copy_donor(L, donor, t, t->attempt + 1, src, dst, sizeof dst);
     if (!old_txt || !new_txt || !what_txt) {
         sched__fail(L, "cannot explore a configuration", "out of memory");
         goto done;
@@ -1728,6 +1866,7 @@ void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_de
     t->x->exploit_dst = dst[0] ? strdup(dst) : NULL;
     t->x->exploit_iter = diter;
     t->x->exploit_time = dtime;
+    t->x->exploit_donor = donor->no + 1;
     t->x->pinned = 1;
     src = NULL;
     sched__request_stop(L, t, SCHED__STOP_EXPLOIT);

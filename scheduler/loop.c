@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dirs/dirs.h"
 #include "scheduler/loop_int.h"
 
 /* The longest a turn spends launching trials before it reads results again. */
@@ -289,6 +290,7 @@ int sched_loop_new(const sched_run_opts_t *o, sched_loop_t **out, char *err, siz
         return SCHED_ENOMEM;
     }
     L->o = o;
+    L->results_fd = o->results_dir ? dirs_open(o->results_dir) : -1;
     L->set = space_settings(o->space);
     L->clock = o->clock ? o->clock : &sched_clock_real;
     L->t0 = sched__now(L);
@@ -335,6 +337,7 @@ void sched_loop_free(sched_loop_t *L)
     }
     if (L->in_batch) batch_commit(L, 1);
     sched__free_trials(L);
+    if (L->results_fd >= 0) close(L->results_fd);
     free(L);
 }
 

@@ -41,7 +41,8 @@ enum sched__stop {
  * checkpoint by its name alone would take with it. */
 struct sched__ckpt {
     char *path;
-    unsigned long long dev, ino; /* 0, 0: it could not be looked at, never deleted */
+    unsigned long long dev, ino; /* 0, 0: not a file inside its trial's folder, never deleted */
+    int64_t owner;               /* the trial whose folder holds it */
 };
 
 /* What a trial needs only while it is launched, paused or waiting for another attempt:
@@ -72,9 +73,19 @@ struct sched__live {
     int pid_unsaved;
     double pid_at; /* loop clock */
     char *dir;
-    char *resume_from; /* checkpoint handed to the next attempt (TUNE_RESUME_FROM) */
-    int carry;         /* results of the attempt before, up to the checkpoint, to carry over */
-    char *named_ckpt;  /* the last "checkpoint" a result of this attempt named, or NULL */
+    char *resume_from;   /* checkpoint handed to the next attempt (TUNE_RESUME_FROM) */
+    int64_t resume_iter; /* the iteration resume_from holds, when known (has_resume_iter) */
+    int has_resume_iter;
+    /* The attempt whose results the store shows as the trial's (trials.attempt), while a
+     * newer attempt (sched__trial.attempt) has not reported yet; 0 when they are the same.
+     * The newer attempt takes over at its first result, in the same transaction
+     * (sched__take_over), so that an interruption at any moment leaves the trial's whole
+     * history current: never doubled, never hidden. */
+    int shown;
+    int carry;               /* it resumed from a checkpoint: the shown attempt's results before the
+                              * checkpoint's iteration carry over to it at the take-over */
+    int kept_noted;          /* a checkpoint keep_checkpoints may not delete was recorded as such */
+    char *named_ckpt;        /* the last "checkpoint" a result of this attempt named, or NULL */
     int64_t named_ckpt_iter; /* the iteration of the result that named it (kept past a pause) */
     double named_ckpt_time;  /* and its time_attr value */
     /* pbt: the checkpoints this trial named, oldest first, for keep_checkpoints */
@@ -84,8 +95,9 @@ struct sched__live {
      * copy the next attempt gets in TUNE_RESUME_FROM; pinned (never deleted) until the
      * new attempt has reported a result, i.e. restored from it */
     char *exploit_src, *exploit_dst;
-    int pinned;           /* exploit_src is pinned for this trial */
-    int64_t exploit_iter; /* the donor's iteration and time at exploit_src */
+    int64_t exploit_donor; /* 1 + the donor's trial number (0: not known) */
+    int pinned;            /* exploit_src is pinned for this trial */
+    int64_t exploit_iter;  /* the donor's iteration and time at exploit_src */
     double exploit_time;
     int policy_paused; /* resume: the policy's replayed decision on its last result was PAUSE */
     /* A start held by the executor (sched__hold_next): on the held trial, 1 + the running
@@ -159,6 +171,10 @@ struct sched_loop {
     int64_t *paused_ids;
     size_t npaused;
     int is_pbt; /* the policy is pbt: exploits, yields, keep_checkpoints */
+    /* The experiment's results folder, held open: every deletion and copy of a checkpoint
+     * is resolved beneath it (dirs/dirs.h), never by a path's text. -1 where there is none
+     * (the simulator's). */
+    int results_fd;
     /* pbt: checkpoints past keep_checkpoints, deleted once the turn that named newer ones
      * is committed, so that the database never names a deleted checkpoint as a trial's
      * latest (a kill -9 between the two resumes from what the database says) */
@@ -363,6 +379,16 @@ void sched__note_checkpoint(struct sched_loop *L, struct sched__trial *t, const 
 void sched__unpin(struct sched_loop *L, struct sched__trial *t);
 /* pbt: deletes the checkpoints sched__note_checkpoint let go, after a commit. */
 void sched__delete_doomed(struct sched_loop *L);
+
+/* The first result of an attempt that has not reported yet (sched__live.shown) at
+ * iteration it: the trial's results before the checkpoint it resumed from carry over to
+ * it, and the store shows it as the trial's attempt from now on. 0, or -1 when the store
+ * failed (recorded with sched__fail). */
+int sched__take_over(struct sched_loop *L, struct sched__trial *t, int64_t it);
+/* The training_iteration tune counts for t's next result when the trial sends none: on
+ * from its history; an attempt that has not reported yet goes on from its checkpoint's
+ * iteration (when known), or starts again at 1 from scratch. */
+int64_t sched__counted_iteration(const struct sched__trial *t);
 
 /* result.c */
 void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *line, size_t len,

@@ -224,19 +224,9 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
         L->rx_now = sched__now(L);
     }
     char err[256];
-    if (t->x->carry) {
-        /* The first result of an attempt that resumed from a checkpoint says where the
-         * checkpoint was: the earlier attempt's results before it belong to this one, those
-         * from it on are superseded (they are being computed again). */
-        t->x->carry = 0;
-        int64_t carried = 0;
-        if (store_results_carry(L->o->store, t->id, t->attempt - 1, t->attempt, (int64_t)it,
-                                &carried, err, sizeof err) != 0) {
-            sched__fail(L, "cannot record result", err);
-            return;
-        }
-        t->iters = carried;
-    }
+    /* The first result of a new attempt says where its checkpoint was: it takes over the
+     * trial's history up to there, in this result's transaction. */
+    if (t->x->shown && sched__take_over(L, t, (int64_t)it) != 0) return;
     double now = L->rx_wall;
     store_result_t sr = {.trial_id = t->id,
                          .attempt = t->attempt,
@@ -507,7 +497,7 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
         if (isnan(in.v[0])) {
             /* Counted by the scheduler when the trial does not send it (Ray Tune does the
              * same for function trainables). */
-            in.v[0] = (double)(t->iters + 1);
+            in.v[0] = (double)sched__counted_iteration(t);
             cJSON_AddNumberToObject(r, "training_iteration", in.v[0]);
             added = 1;
         }

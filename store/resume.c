@@ -226,8 +226,30 @@ static int carry(store_t *st, int64_t trial_id, int from_attempt, int to_attempt
     return rc;
 }
 
+/* The best values among to_attempt's results, read off its ranges. */
+static int span(store_t *st, int64_t trial_id, int attempt, store_carried_t *out, const char *what,
+                char *err, size_t errlen)
+{
+    sqlite3_stmt *s = prepare(st,
+                              "SELECT min(min_metric), max(max_metric) FROM result_ranges"
+                              " WHERE trial_id = ?1 AND attempt = ?2",
+                              what, err, errlen);
+    if (!s) return STORE_ERR;
+    sqlite3_bind_int64(s, 1, trial_id);
+    sqlite3_bind_int(s, 2, attempt);
+    int src = sqlite3_step(s), rc = 0;
+    if (src == SQLITE_ROW) {
+        out->min_metric = col_real(s, 0);
+        out->max_metric = col_real(s, 1);
+    } else {
+        rc = store__fail(st, src, what, err, errlen);
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
 int store_results_carry(store_t *st, int64_t trial_id, int from_attempt, int to_attempt,
-                        int64_t below, int64_t *moved, char *err, size_t errlen)
+                        int64_t below, store_carried_t *out, char *err, size_t errlen)
 {
     const char *what = "cannot carry results over to the resumed attempt";
     int rc = store__writable(st, what, err, errlen);
@@ -235,6 +257,14 @@ int store_results_carry(store_t *st, int64_t trial_id, int from_attempt, int to_
     if (st->in_batch && (rc = store__flush(st, err, errlen)) != 0) return rc;
     /* The moves and the new ranges land together, in a batch or not. */
     if ((rc = store__sp_begin(st, what, err, errlen)) != 0) return rc;
-    rc = carry(st, trial_id, from_attempt, to_attempt, below, moved, what, err, errlen);
-    return store__sp_end(st, rc, what, err, errlen);
+    int64_t moved = 0;
+    store_carried_t c = {0, NAN, NAN};
+    rc = carry(st, trial_id, from_attempt, to_attempt, below, &moved, what, err, errlen);
+    if (!rc && out) rc = span(st, trial_id, to_attempt, &c, what, err, errlen);
+    rc = store__sp_end(st, rc, what, err, errlen);
+    if (!rc && out) {
+        c.moved = moved;
+        *out = c;
+    }
+    return rc;
 }

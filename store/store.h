@@ -199,11 +199,16 @@ typedef int (*store_result_cb)(void *ud, const store_result_row_t *r);
 /* Calls cb for every result of the experiment (every attempt) in arrival order. */
 int store_results_replay(store_t *st, int64_t exp_id, store_result_cb cb, void *ud, char *err,
                          size_t errlen);
-/* An attempt that resumed from a checkpoint continues the attempt before it: the earlier
- * attempt's results with iteration < `below` move to `to_attempt` (the rest stay behind,
- * superseded). *moved (may be NULL) gets how many moved. */
+/* What store_results_carry moved. */
+typedef struct store_carried {
+    int64_t moved;                 /* results that moved */
+    double min_metric, max_metric; /* over to_attempt's results after the move (NaN: none) */
+} store_carried_t;
+/* An attempt that resumed from a checkpoint continues an earlier attempt: that attempt's
+ * results with iteration < `below` move to `to_attempt` (the rest stay behind,
+ * superseded). *out (may be NULL) says what moved. */
 int store_results_carry(store_t *st, int64_t trial_id, int from_attempt, int to_attempt,
-                        int64_t below, int64_t *moved, char *err, size_t errlen);
+                        int64_t below, store_carried_t *out, char *err, size_t errlen);
 
 /* ---- reading -------------------------------------------------------------------- */
 /* Column types as SQLite reports them. */

@@ -1708,9 +1708,11 @@ TEST(resume_carry_results_keeps_ranges)
     store_trial_update_t u = {.fields = STORE_TU_ATTEMPT, .attempt = 2};
     REQUIRE(store_trial_update(st, a, &u, err, sizeof err) == 0);
     REQUIRE(store_begin(st, err, sizeof err) == 0);
-    int64_t moved = -1;
+    store_carried_t moved = {-1, 0, 0};
     CHECK_EQ_INT(store_results_carry(st, a, 1, 2, 4, &moved, err, sizeof err), 0);
-    CHECK_EQ_INT(moved, 3);
+    CHECK_EQ_INT(moved.moved, 3);
+    /* the best of what attempt 2 now holds (1, 1/2, 1/3), not of attempt 1's superseded */
+    CHECK(fabs(moved.min_metric - 1.0 / 3) < 1e-12 && moved.max_metric == 1.0);
     add_result(st, a, 2, 4, 0.2);
     REQUIRE(store_commit(st, err, sizeof err) == 0);
     check_ranges(st);
@@ -1735,7 +1737,8 @@ TEST(resume_carry_results_keeps_ranges)
               "6");
     /* Outside a batch, and with nothing to move. */
     CHECK_EQ_INT(store_results_carry(st, b, 3, 4, 100, &moved, err, sizeof err), 0);
-    CHECK_EQ_INT(moved, 0);
+    CHECK_EQ_INT(moved.moved, 0);
+    CHECK(isnan(moved.min_metric) && isnan(moved.max_metric));
     CHECK_EQ_INT(store_results_carry(st, b, 1, 2, 3, NULL, err, sizeof err), 0);
     check_ranges(st);
     CHECK_STR(

@@ -54,6 +54,11 @@ def main(argv=None):
         sys.path.insert(0, p)
     os.environ["TUNE_PYTHON_TRIAL"] = "1"  # tune.run refuses to nest inside a trial
     raw = os.environ.get("TUNE_CONFIG")
+    if raw is None and os.environ.get("TUNE_CONFIG_FILE"):
+        # a configuration too long for one environment string (over 128 KiB): tune wrote it
+        # to the trial's folder instead
+        with open(os.environ["TUNE_CONFIG_FILE"], encoding="utf-8") as f:
+            raw = f.read()
     if raw is None:
         raise SystemExit("tune.trial: TUNE_CONFIG is not set: this runs as one of tune's trials "
                          "(tune.run or `tune run`), which sets it")

@@ -1,0 +1,280 @@
+/* test_durable: the promises that must hold however a run is treated (docs/durability.md):
+ * a checkpoint a trial names is deleted only inside its own folder, whatever the name says
+ * or a symlink points at; interruptions in a row (Ctrl-C while a trial waits for a slice,
+ * kill -9 while a resumed attempt loads) never double a trial's results nor hide its
+ * history; a configuration of any length reaches the trial whole. The real tune binary on
+ * resumable_trial (tests/progs), which keeps the checkpoint contract to the letter. The
+ * randomized sequences of interruptions are tests/python/test_interrupt.py. */
+#include <dirent.h>
+
+#include "e2e.h"
+#include "tinytest.h"
+
+static char g_trial[4200];
+
+static void paths(void)
+{
+    e2e_paths();
+    const char *b = getenv("TUNE_BINARY_DIR");
+    snprintf(g_trial, sizeof g_trial, "%s/tests/progs/resumable_trial", b ? b : ".");
+}
+
+static int exists(const char *dir, const char *rel)
+{
+    char p[8400];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    return lstat(p, &st) == 0;
+}
+
+/* Processes whose command line holds tag (the trials of one case, tagged with --tag). */
+static int count_tagged(const char *tag)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        char p[300], buf[8192];
+        snprintf(p, sizeof p, "/proc/%s/cmdline", e->d_name);
+        FILE *f = fopen(p, "rb");
+        if (!f) continue;
+        size_t k = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        for (size_t i = 0; i < k; i++)
+            if (!buf[i]) buf[i] = ' ';
+        buf[k] = 0;
+        if (strstr(buf, tag) && !strstr(buf, "test_durable")) n++;
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+/* Waits (up to limit_s) until sql on dir/tune.db gives at least `want`: 1 if it did. Only
+ * bounds a hang: the condition is what the case needs, never a guess at timing. */
+static int wait_for(const char *dir, const char *sql, long long want, double limit_s)
+{
+    double t0 = e2e_mono();
+    while (e2e_mono() - t0 < limit_s) {
+        if (db_int(dir, sql) >= want) return 1;
+        e2e_nap_ms(20);
+    }
+    fprintf(stderr, "waited %.0f s for %s >= %lld\n", limit_s, sql, want);
+    return 0;
+}
+
+static int stop_and_wait(pid_t pid, int sig)
+{
+    kill(pid, sig);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* No trial of the case is left (after kill -9 of tune they die with its spawner). */
+static int none_left(const char *tag)
+{
+    for (int i = 0; i < 250 && count_tagged(tag) > 0; i++)
+        e2e_nap_ms(20);
+    return count_tagged(tag) == 0;
+}
+
+/* Each trial's current results are iterations 1..iters, each once. */
+static long long bad_histories(const char *dir, int iters)
+{
+    char q[600];
+    snprintf(q, sizeof q,
+             "SELECT count(*) FROM trials t WHERE (SELECT count(*) FROM results_current r WHERE"
+             " r.trial_id = t.id) != %d OR (SELECT count(DISTINCT iteration) FROM results_current r"
+             " WHERE r.trial_id = t.id) != %d OR (SELECT max(iteration) FROM results_current r"
+             " WHERE r.trial_id = t.id) != %d",
+             iters, iters, iters);
+    return db_int(dir, q);
+}
+
+/* A later attempt that started from scratch though results (so checkpoints) came before. */
+static long long scratch_restarts(const char *dir)
+{
+    return db_int(dir, "SELECT count(*) FROM results_all f WHERE f.attempt > 1"
+                       " AND json_extract(f.data, '$.resumed_from') = 0"
+                       " AND f.id = (SELECT min(id) FROM results_all g WHERE g.trial_id ="
+                       " f.trial_id AND g.attempt = f.attempt)"
+                       " AND EXISTS (SELECT 1 FROM results_all h WHERE h.trial_id = f.trial_id"
+                       " AND h.id < f.id)");
+}
+
+/* A trial that names "..", "checkpoints/..", ".", a symlink's "lnk/..", "lnk/", a file
+ * under the symlink and a file elsewhere as its checkpoints, among real ones, under PBT with
+ * keep_checkpoints 1: tune deletes only its real, older checkpoints, says once per trial
+ * which one it will never delete and why, and the folder beside (the symlink's target),
+ * the other trials, the trial's own logs and the experiment's lock are all still there. */
+TEST(keep_checkpoints_never_deletes_outside_the_trial_folder)
+{
+    paths();
+    char dir[4096], sp[16384], victim[4200];
+    e2e_fresh_dir(dir, sizeof dir, "durable", "ckpt_escape");
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    char p[8400];
+    mkdir(victim, 0777);
+    snprintf(p, sizeof p, "%s/a", victim);
+    write_file(p, "a\n");
+    snprintf(p, sizeof p, "%s/sub", victim);
+    mkdir(p, 0777);
+    snprintf(p, sizeof p, "%s/sub/b", victim);
+    write_file(p, "b\n");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"esc\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 4,"
+             " \"max_concurrent\": 4, \"seed\": 3,"
+             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"12\", \"--symlink\","
+             " \"lnk:%s\", \"--name-at\", \"2:..\", \"--name-at\", \"3:checkpoints/..\","
+             " \"--name-at\", \"4:.\", \"--name-at\", \"5:lnk/..\", \"--name-at\", \"6:lnk/a\","
+             " \"--name-at\", \"7:%s/a\", \"--name-at\", \"9:lnk/\"],"
+             " \"scheduler\": {\"type\": \"pbt\", \"perturbation_interval\": 100,"
+             " \"keep_checkpoints\": 1},"
+             " \"space\": {\"lr\": {\"uniform\": [0.05, 0.5]}}}",
+             g_trial, victim, victim);
+    const char *args[] = {"run", "space.json", "--gpus", "none", "--cpus", "4", "--quiet", NULL};
+    CHECK_EQ_INT(run_ok(dir, sp, args), 0);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 4);
+    /* nothing outside a trial's folder was touched */
+    CHECK(exists(victim, "a"));
+    CHECK(exists(victim, "sub/b"));
+    CHECK(exists(dir, "tune_results/esc/.tune.lock"));
+    for (int k = 0; k < 4; k++) {
+        char rel[200];
+        snprintf(rel, sizeof rel, "tune_results/esc/trial_%05d/stdout.log", k);
+        CHECK(exists(dir, rel));
+        snprintf(rel, sizeof rel, "tune_results/esc/trial_%05d/stderr.log", k);
+        CHECK(exists(dir, rel));
+        /* its real checkpoints were kept to one: the newest stays, older named ones went */
+        snprintf(rel, sizeof rel, "tune_results/esc/trial_%05d/checkpoints/ckpt_000012", k);
+        CHECK(exists(dir, rel));
+        snprintf(rel, sizeof rel, "tune_results/esc/trial_%05d/checkpoints/ckpt_000010", k);
+        CHECK(!exists(dir, rel));
+        snprintf(rel, sizeof rel, "tune_results/esc/trial_%05d/checkpoints/ckpt_000001", k);
+        CHECK(!exists(dir, rel));
+    }
+    /* one 'keep' decision per trial, saying why */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM decisions WHERE action = 'keep'"), 4);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(DISTINCT trial_id) FROM decisions WHERE action ="
+                             " 'keep' AND reason LIKE '%never deleted by keep_checkpoints%'"),
+                 4);
+}
+
+/* run, Ctrl-C, resume with one CPU (so one trial waits, PENDING), Ctrl-C while it waits,
+ * resume: the waiting trial goes on from its checkpoint as a new attempt, and every
+ * trial's current results hold each iteration once (issue 26, found 2). */
+TEST(two_interruptions_in_a_row_never_double_a_trial)
+{
+    paths();
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "durable", "twice");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"tw\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 2,"
+             " \"max_concurrent\": 2, \"seed\": 1,"
+             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"30\", \"--sleep-ms\","
+             " \"25\", \"--tag\", \"durable-twice\"],"
+             " \"space\": {\"lr\": {\"uniform\": [0.05, 0.5]}}}",
+             g_trial);
+    space_file(dir, sp);
+    const char *run[] = {"run", "space.json", "--gpus", "none", "--cpus", "2", "--quiet", NULL};
+    pid_t pid = spawn_tune(dir, run, NULL);
+    CHECK(wait_for(dir,
+                   "SELECT count(*) FROM trials t WHERE (SELECT count(*) FROM results r WHERE"
+                   " r.trial_id = t.id) >= 3",
+                   2, 60));
+    CHECK_EQ_INT(stop_and_wait(pid, SIGINT), 130);
+    const char *one[] = {"resume", "tw", "--gpus", "none", "--cpus", "1", "--quiet", NULL};
+    pid = spawn_tune(dir, one, NULL);
+    /* the trial that got the CPU has taken over as its second attempt */
+    CHECK(wait_for(dir, "SELECT count(*) FROM trials WHERE attempt = 2", 1, 60));
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'PENDING'"), 1);
+    CHECK_EQ_INT(stop_and_wait(pid, SIGINT), 130);
+    CHECK(none_left("durable-twice"));
+    const char *all[] = {"resume", "tw", "--gpus", "none", "--quiet", NULL};
+    struct out o = run_tune(dir, all);
+    if (o.code != 0) fprintf(stderr, "%s\n%s\n", o.out, o.err);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    CHECK_EQ_INT(bad_histories(dir, 30), 0);
+    CHECK_EQ_INT(scratch_restarts(dir), 0);
+    CHECK(none_left("durable-twice"));
+}
+
+/* run, kill -9, resume, kill -9 while the resumed attempts restore (before their first
+ * result), resume: every trial's whole history is current, each iteration once (issue 26,
+ * found 3: the carry came from the empty attempt in between). */
+TEST(kill_9_before_a_resumed_attempt_reports_hides_nothing)
+{
+    paths();
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "durable", "kill9_load");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"kl\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 2,"
+             " \"max_concurrent\": 2, \"seed\": 2,"
+             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"20\", \"--sleep-ms\","
+             " \"20\", \"--load-ms\", \"1500\", \"--tag\", \"durable-kill9-load\"],"
+             " \"space\": {\"lr\": {\"uniform\": [0.05, 0.5]}}}",
+             g_trial);
+    space_file(dir, sp);
+    const char *run[] = {"run", "space.json", "--gpus", "none", "--cpus", "2", "--quiet", NULL};
+    pid_t pid = spawn_tune(dir, run, NULL);
+    CHECK(wait_for(dir,
+                   "SELECT count(*) FROM trials t WHERE (SELECT count(*) FROM results r WHERE"
+                   " r.trial_id = t.id) >= 3",
+                   2, 60));
+    CHECK_EQ_INT(stop_and_wait(pid, SIGKILL), 128 + SIGKILL);
+    CHECK(none_left("durable-kill9-load"));
+    const char *resume[] = {"resume", "kl", "--gpus", "none", "--quiet", NULL};
+    long long before = db_int(dir, "SELECT count(*) FROM results");
+    pid = spawn_tune(dir, resume, NULL);
+    /* both restarted (RUNNING, a new attempt launched) and restoring: no result yet */
+    CHECK(wait_for(dir,
+                   "SELECT count(*) FROM trials WHERE status = 'RUNNING' AND started_at >"
+                   " (SELECT max(wall_time) FROM results)",
+                   2, 60));
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results"), before);
+    CHECK_EQ_INT(stop_and_wait(pid, SIGKILL), 128 + SIGKILL);
+    CHECK(none_left("durable-kill9-load"));
+    /* nothing is hidden meanwhile: the store still shows every result as current */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results_current"), before);
+    struct out o = run_tune(dir, resume);
+    if (o.code != 0) fprintf(stderr, "%s\n%s\n", o.out, o.err);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    CHECK_EQ_INT(bad_histories(dir, 20), 0);
+    CHECK_EQ_INT(scratch_restarts(dir), 0);
+}
+
+/* A configuration far longer than one environment string may be (128 KiB on Linux), and
+ * one just under it: each reaches the trial whole, through TUNE_CONFIG or, past the limit,
+ * through the file TUNE_CONFIG_FILE names (issue 26, found 5: cut at 8 KiB, silently). */
+TEST(a_configuration_of_any_length_reaches_the_trial_whole)
+{
+    paths();
+    const int sizes[] = {3000, 40000};
+    for (int s = 0; s < 2; s++) {
+        char dir[4096], name[64];
+        snprintf(name, sizeof name, "config_%d", sizes[s]);
+        e2e_fresh_dir(dir, sizeof dir, "durable", name);
+        size_t cap = (size_t)sizes[s] * 12 + 4096;
+        char *sp = malloc(cap);
+        REQUIRE(sp);
+        size_t k = (size_t)snprintf(sp, cap,
+                                    "{\"name\": \"cf\", \"metric\": \"loss\", \"command\": [\"%s\","
+                                    " \"--check-config\"], \"space\": {\"xs\": [",
+                                    g_trial);
+        for (int i = 0; i < sizes[s]; i++)
+            k += (size_t)snprintf(sp + k, cap - k, "%s%d.125", i ? ", " : "", 100000 + i);
+        snprintf(sp + k, cap - k, "]}}");
+        CHECK_EQ_INT(run_ok(dir, sp, NULL), 0);
+        free(sp);
+        CHECK_EQ_INT(db_int(dir, "SELECT json_extract(data, '$.config_valid') FROM results"), 1);
+        CHECK_EQ_INT(db_int(dir, "SELECT json_extract(data, '$.xs') FROM results"), sizes[s]);
+        CHECK_EQ_INT(db_int(dir, "SELECT json_extract(data, '$.from_file') FROM results"),
+                     sizes[s] > 10000);
+    }
+}
+
+TT_MAIN
