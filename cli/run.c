@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -578,6 +579,15 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
                            .wake_fd = -1};
     sched_run_result_t res;
     rc = sched_run(&so, &res, err, sizeof err);
+    /* The run is over and its trials are stopped: what is left is recording how it ended.
+     * A stop signal now (a second Ctrl-C, or one that crossed the end) would kill tune in
+     * the middle of that, with a default exit status: it waits, blocked, until tune exits
+     * with the status it chose. */
+    sigset_t stops;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    sigprocmask(SIG_BLOCK, &stops, NULL);
     sched_exec_free(sx);
     int exit_code = CLI_EXIT_OK;
     if (rc != 0) {

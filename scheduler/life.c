@@ -888,6 +888,34 @@ int sched__take_over(struct sched_loop *L, struct sched__trial *t, int64_t it)
         sched__fail(L, "cannot record result", err);
         return -1;
     }
+    /* A checkpoint tune found by its name (one no result named) can be ahead of the last
+     * result recorded: the trial saved it and was stopped, or tune was killed, before that
+     * result was recorded. The results in between are lost: said, once, with the fix. */
+    if (t->x->carry && !t->x->has_resume_iter && it != INT64_MAX && c.moved < it - 1) {
+        char reason[1200], a[32], b[32];
+        snprintf(a, sizeof a, "%lld", (long long)c.moved + 1);
+        snprintf(b, sizeof b, "%lld", (long long)it - 1);
+        snprintf(reason, sizeof reason,
+                 "attempt %d resumed from %.600s at iteration %lld: iteration%s %s%s%s were "
+                 "computed before the interruption but never recorded, and are missing from "
+                 "the trial's results. Name each checkpoint in the result it belongs to "
+                 "(\"checkpoint\": path), and a resume starts from the last one recorded",
+                 t->attempt, t->x->resume_from ? t->x->resume_from : "?", (long long)it,
+                 c.moved + 1 < it - 1 ? "s" : "", a, c.moved + 1 < it - 1 ? " to " : "",
+                 c.moved + 1 < it - 1 ? b : "");
+        store_decision_t sd = {.trial_id = t->id,
+                               .iteration = it,
+                               .time_value = NAN,
+                               .action = "gap",
+                               .bracket = -1,
+                               .rung = -1,
+                               .milestone = NAN,
+                               .value = NAN,
+                               .cutoff = NAN,
+                               .reason = reason,
+                               .wall_time = sched__wall(L)};
+        sched__add_decision(L, &sd);
+    }
     store_trial_update_t u = {.fields = STORE_TU_ATTEMPT, .attempt = t->attempt};
     sched__update_row(L, t, &u);
     /* from scratch, its first result is its first; continued, the last carried result
