@@ -22,6 +22,10 @@
 #define CLI_EXIT_TRIALS 3
 #define CLI_EXIT_INTERRUPTED 130
 
+/* The most trials a live table or status block of `tune run` lists (the rest are counted
+ * by status): the scheduler keeps records of no more finished trials than that. */
+#define CLI_REPORT_TRIALS 1000
+
 /* A result set held in memory (query output is small enough for that). */
 typedef struct cli_rows {
     int ncol;

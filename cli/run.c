@@ -573,6 +573,11 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
                            .pool = pool,
                            .results_dir = results_dir,
                            .report_every_s = view.tty ? 0.25 : 1.0,
+                           /* No table shows more: with more trials than this, a finished
+                            * trial the table cannot show is forgotten and a pending one has
+                            * no record until it is needed, so that a run (or `tune extend`)
+                            * of millions of trials starts at once in bounded memory. */
+                           .report_trials = CLI_REPORT_TRIALS,
                            .report = on_report,
                            .report_ud = &view,
                            .handle_signals = 1,

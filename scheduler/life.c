@@ -989,7 +989,15 @@ static int on_stored_trial(void *ud, const store_trial_row_t *r)
 {
     struct sched_loop *L = ud;
     if (r->trial_no < 0 || (size_t)r->trial_no >= L->n) return 0; /* not of this space */
-    struct sched__trial *t = sched__at(L, r->trial_no);
+    /* With may_forget only the stored trials get records (the rest are made as they are
+     * needed, as in a first run), announced to the policy in trial order. */
+    struct sched__trial *t = sched__make(L, (size_t)r->trial_no);
+    if (!t || sched__add_upto(L, (size_t)r->trial_no) != 0) {
+        snprintf(L->fatal_msg, sizeof L->fatal_msg, "cannot resume: out of memory");
+        return -1;
+    }
+    if ((size_t)r->trial_no >= L->nloaded) L->nloaded = (size_t)r->trial_no + 1;
+    L->row_id[r->trial_no] = r->id;
     t->id = r->id;
     t->status = status_from(r->status);
     t->early_stopped = r->early_stopped;
@@ -1093,6 +1101,33 @@ static int on_stored_checkpoint(void *ud, int ncol, const char *const *names,
     return 0;
 }
 
+static void note_checkpoint(struct sched_loop *L, struct sched__trial *t, const char *path,
+                            int quiet);
+
+/* pbt: every checkpoint a trial named and every copy an exploit made for it, oldest first,
+ * noted again as the run noted them (quietly), so that keep_checkpoints trims what an
+ * interruption left on disk, as if the run had never stopped. */
+static int on_kept_checkpoint(void *ud, int ncol, const char *const *names,
+                              const char *const *values, const int *types)
+{
+    (void)names;
+    (void)types;
+    struct resume_ctx *c = ud;
+    if (ncol < 4 || !values[0] || !values[1] || !values[1][0] || !values[3]) return 0;
+    struct sched__trial *t = resume_trial(c, strtoll(values[0], NULL, 10));
+    if (!t) return 0;
+    if (sched__live(c->L, t) != 0) return resume_nomem(c->L);
+    char buf[8400];
+    if (values[1][0] == '/')
+        snprintf(buf, sizeof buf, "%s", values[1]);
+    else
+        snprintf(buf, sizeof buf, "%s/%s/%s", c->L->o->results_dir, t->name, values[1]);
+    char *slash = strrchr(buf, '/');
+    if (values[3][0] == '1' && slash) *slash = 0; /* an exploit's copy: kept as its folder */
+    note_checkpoint(c->L, t, buf, 1);
+    return 0;
+}
+
 /* PBT: an exploit recorded (lineage) whose new attempt had not started when tune died:
  * its trial restarts from the donor's checkpoint, pinned until it has restored. */
 static int on_pending_exploit(void *ud, int ncol, const char *const *names,
@@ -1145,8 +1180,9 @@ static int restart_interrupted(struct sched_loop *L, const int *last_attempt, ch
 {
     const sched_run_opts_t *o = L->o;
     if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
-    for (size_t i = 0; i < L->n; i++) {
-        struct sched__trial *t = sched__at(L, i);
+    for (size_t i = 0; i < L->nloaded; i++) {
+        struct sched__trial *t = sched__find(L, i);
+        if (!t) continue; /* forgotten already: its chunk's trials all ended */
         if (t->status == SCHED_TRIAL_TERMINATED || t->status == SCHED_TRIAL_ERROR) {
             sched_on_trial_complete(L->policy, t->no);
             sched__searcher_end(L, t);
@@ -1234,7 +1270,7 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return SCHED_ENOMEM;
     }
-    for (size_t i = 0; i < L->n; i++)
+    for (size_t i = 0; i < L->nloaded; i++)
         if (sched__at(L, i)->id > 0) c.by_id[c.nby++] = (struct id_index){sched__at(L, i)->id, i};
     qsort(c.by_id, c.nby, sizeof *c.by_id, cmp_id);
     int rc = store_results_replay(o->store, o->experiment_id, on_stored_result, &c, err, errlen);
@@ -1287,6 +1323,17 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
                              " WHERE l.experiment_id = ?1 AND l.attempt > t.attempt"
                              " AND t.status IN ('RUNNING', 'PAUSED', 'PENDING') ORDER BY l.id",
                              b, 1, on_pending_exploit, &c, err, errlen);
+        /* last: what each trial still needs (named_ckpt, the pending exploits) is known */
+        if (rc == 0 && L->is_pbt)
+            rc = store_query(o->store,
+                             "SELECT t.id, json_extract(r.data, '$.checkpoint'), r.wall_time, 0"
+                             " FROM trials t JOIN result_ranges g ON g.trial_id = t.id"
+                             " JOIN results r ON r.id BETWEEN g.first_id AND g.last_id"
+                             " WHERE t.experiment_id = ?1 AND r.data LIKE '%\"checkpoint\"%'"
+                             " UNION ALL SELECT l.trial_id, l.resume_from, l.wall_time, 1"
+                             " FROM lineage l WHERE l.experiment_id = ?1"
+                             " AND l.resume_from IS NOT l.donor_checkpoint ORDER BY 3, 4",
+                             b, 1, on_kept_checkpoint, &c, err, errlen);
     }
     free(c.by_id);
     if (rc == 0 && L->fatal_msg[0]) snprintf(err, errlen, "%s", L->fatal_msg);
@@ -1435,7 +1482,7 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory for %zu trials", L->n);
         return SCHED_ENOMEM;
     }
-    if (!L->may_forget || o->resume) {
+    if (!L->may_forget) {
         for (size_t c = 0; c * SCHED__CHUNK < L->n; c++)
             if ((rc = make_chunk(L, c, err, errlen)) != 0) return rc;
         /* Bracket assignment follows trial order, so a resumed policy assigns the same;
@@ -1606,15 +1653,20 @@ void sched__free_trials(struct sched_loop *L)
  * checkpoint (what an exploit of it would take). */
 static int pinned_by_other(const struct sched_loop *L, const char *path)
 {
+    /* path itself or a folder holding it (an exploit's copy is kept as its folder) */
+    size_t n = strlen(path);
+#define COVERS(p) ((p) && strncmp((p), path, n) == 0 && ((p)[n] == 0 || (p)[n] == '/'))
     for (size_t i = 0; i < L->n; i++) {
         const struct sched__trial *u = sched__at(L, i);
-        if (u->x->pinned && u->x->exploit_src && strcmp(u->x->exploit_src, path) == 0) return 1;
+        if (u->x->pinned && COVERS(u->x->exploit_src)) return 1;
         /* a paused trial's, or a launched one's until its first result (it restores) */
-        if (u->x->resume_from && (u->status != SCHED_TRIAL_RUNNING || u->x->first_result_at == 0) &&
-            strcmp(u->x->resume_from, path) == 0)
+        if ((u->status != SCHED_TRIAL_RUNNING || u->x->first_result_at == 0) &&
+            COVERS(u->x->resume_from))
             return 1;
-        if (u->x->named_ckpt && strcmp(u->x->named_ckpt, path) == 0) return 1;
+        /* an exploit decided but not started yet: the copy it restores from */
+        if (COVERS(u->x->exploit_dst) || COVERS(u->x->named_ckpt)) return 1;
     }
+#undef COVERS
     return 0;
 }
 
@@ -1677,7 +1729,17 @@ static void note_kept(struct sched_loop *L, struct sched__trial *t, const char *
     sched__add_decision(L, &sd);
 }
 
+static void note_checkpoint(struct sched_loop *L, struct sched__trial *t, const char *path,
+                            int quiet);
+
 void sched__note_checkpoint(struct sched_loop *L, struct sched__trial *t, const char *path)
+{
+    note_checkpoint(L, t, path, 0);
+}
+
+/* sched__note_checkpoint; quiet: no 'keep' decision (a resume noting them again). */
+static void note_checkpoint(struct sched_loop *L, struct sched__trial *t, const char *path,
+                            int quiet)
 {
     struct stat st;
     struct sched__ckpt c = {NULL, 0, 0, t->no};
@@ -1695,7 +1757,7 @@ void sched__note_checkpoint(struct sched_loop *L, struct sched__trial *t, const 
     if (!c.dev && !c.ino) {
         /* never deleted, so not counted either: keep_checkpoints keeps the newest of the
          * trial's own */
-        if (why[0] && L->results_fd >= 0) note_kept(L, t, path, why);
+        if (why[0] && L->results_fd >= 0 && !quiet) note_kept(L, t, path, why);
         return;
     }
     size_t n = t->x->nckpts;
@@ -1852,6 +1914,14 @@ void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_de
      * the same name after its own restart) never changes it. */
     char dst[4600] = "";
     copy_donor(L, donor, t, t->attempt + 1, src, dst, sizeof dst);
+    if (dst[0]) {
+        /* the copy is one of t's checkpoints for keep_checkpoints, as its folder: deleted in
+         * turn once t has newer ones of its own */
+        char folder[4600];
+        snprintf(folder, sizeof folder, "%s", dst);
+        *strrchr(folder, '/') = 0;
+        sched__note_checkpoint(L, t, folder);
+    }
     if (!old_txt || !new_txt || !what_txt) {
         sched__fail(L, "cannot explore a configuration", "out of memory");
         goto done;

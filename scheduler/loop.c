@@ -529,7 +529,9 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
         int by_user = L->stop_signal || L->fatal || L->ended_by == SCHED_END_FAIL_FAST ||
                       L->ended_by == SCHED_END_NO_METRIC;
         if (!by_user) sched__end_paused(L);
-        make_rows(L, L->n); /* trials never launched are listed PENDING */
+        /* Trials never launched are listed PENDING when the run is over; a stopped one
+         * makes them on resume (as it goes: a run of millions stops at once). */
+        if (!by_user) make_rows(L, L->n);
         batch_commit(L, 1);
         L->ended = 1;
         sched__report(L, 1);

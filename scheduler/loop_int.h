@@ -149,6 +149,7 @@ struct sched_loop {
     int64_t *row_id;            /* each trial's store row, 0 until it is created */
     size_t rows_next;           /* trials below it have their rows (sched__make_rows) */
     size_t n;
+    size_t nloaded; /* resume: trials below it had rows in the store (their records made) */
     int may_forget; /* random search, no PBT, report_trials > 0 */
     size_t nadded;  /* trials announced to the policy (in trial order; lazily with may_forget) */
     /* what the gone trials add to the snapshot and the outcome */

@@ -131,24 +131,29 @@ int sched__offer(struct sched__key *sel, size_t *m, size_t k, struct sched__key 
 static size_t select_trials(const struct sched_loop *L, size_t k, struct sched__key *sel)
 {
     int mx = L->set->mode == SPACE_MODE_MAX;
-    size_t m = 0;
+    size_t m = 0, npending = 0;
     struct sched__key out; /* what drops out: nothing to do with it here */
+    /* Pending trials come last in the order, by trial number: once k of them were offered,
+     * no later one can be among the first k, so a run of millions of trials pays for k
+     * pending ones, not for every one (the chunks are walked in trial order). */
     for (size_t c = 0; c * SCHED__CHUNK < L->n; c++) {
         const struct sched__trial *v = L->chunk[c];
         size_t n = sched__chunk_size(L, c);
         if (!v) {
             if (L->chunk_state[c] != SCHED__CHUNK_NONE) continue;
-            for (size_t j = 0; j < n && j < k; j++)
+            for (size_t j = 0; j < n && npending < k; j++, npending++)
                 sched__offer(
                     sel, &m, k,
                     (struct sched__key){SCHED_TRIAL_PENDING, NAN, (int64_t)(c * SCHED__CHUNK + j)},
                     mx, &out);
             continue;
         }
-        for (size_t j = 0; j < n; j++)
-            if (v[j].fate != SCHED__GONE)
-                sched__offer(sel, &m, k,
-                             (struct sched__key){v[j].status, v[j].last_metric, v[j].no}, mx, &out);
+        for (size_t j = 0; j < n; j++) {
+            if (v[j].fate == SCHED__GONE) continue;
+            if (v[j].status == SCHED_TRIAL_PENDING && npending++ >= k) continue;
+            sched__offer(sel, &m, k, (struct sched__key){v[j].status, v[j].last_metric, v[j].no},
+                         mx, &out);
+        }
     }
     /* trial order, as a snapshot of every trial has it */
     for (size_t i = 1; i < m; i++) {

@@ -277,4 +277,102 @@ TEST(a_configuration_of_any_length_reaches_the_trial_whole)
     }
 }
 
+/* tune extend by ten million trials: the run starts at once, makes the rows of the trials
+ * it launches as it goes (not ten million first), holds records of no more finished trials
+ * than a table shows, and a Ctrl-C stops it at once, leaving the trials it never launched
+ * for a resume to make (issue 26, found 7: every row was written before anything ran). */
+TEST(extend_by_millions_makes_rows_only_as_trials_need_them)
+{
+    paths();
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "durable", "extend");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"ex\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 2,"
+             " \"seed\": 1, \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"2\"],"
+             " \"space\": {\"lr\": {\"uniform\": [0.05, 0.5]}}}",
+             g_trial);
+    const char *args[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
+    CHECK_EQ_INT(run_ok(dir, sp, args), 0);
+    const char *ext[] = {"extend", "ex", "10000000", "--gpus", "none", "--quiet", NULL};
+    pid_t pid = spawn_tune(dir, ext, NULL);
+    CHECK(wait_for(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'", 50, 120));
+    kill(pid, SIGINT);
+    struct out o = finish_tune(dir, pid);
+    CHECK_EQ_INT(o.code, 130);
+    CHECK(o.maxrss_kb < 512 * 1024);
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT num_trials FROM experiments"), 10000002);
+    CHECK(db_int(dir, "SELECT count(*) FROM trials") < 1000000);
+    /* and it resumes from there: the next trials start where the launched ones stopped */
+    long long made = db_int(dir, "SELECT count(*) FROM trials");
+    pid = spawn_tune(dir, (const char *const[]){"resume", "ex", "--gpus", "none", "--quiet", NULL},
+                     NULL);
+    CHECK(wait_for(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'", 100, 120));
+    kill(pid, SIGINT);
+    o = finish_tune(dir, pid);
+    CHECK_EQ_INT(o.code, 130);
+    out_free(&o);
+    CHECK(db_int(dir, "SELECT count(*) FROM trials") >= made);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM (SELECT trial_no FROM trials GROUP BY trial_no"
+                             " HAVING count(*) > 1)"),
+                 0);
+}
+
+/* What a trial of experiment exp keeps on disk: its checkpoint files and the folders of
+ * its exploits' copies (resume/attempt_N); the most of any trial. */
+static int most_on_disk(const char *dir, const char *exp, int ntrials)
+{
+    int most = 0;
+    for (int k = 0; k < ntrials; k++) {
+        int n = 0;
+        const char *sub[] = {"checkpoints", "resume"};
+        for (int s = 0; s < 2; s++) {
+            char p[8400];
+            snprintf(p, sizeof p, "%s/tune_results/%s/trial_%05d/%s", dir, exp, k, sub[s]);
+            DIR *d = opendir(p);
+            struct dirent *e;
+            while (d && (e = readdir(d)))
+                if (e->d_name[0] != '.') n++;
+            if (d) closedir(d);
+        }
+        if (n > most) most = n;
+    }
+    return most;
+}
+
+/* PBT with keep_checkpoints 2 on a population larger than its slices (trials pause and
+ * clones restart from copies), killed with -9 in the middle and resumed: at the end no
+ * trial keeps more than 2 checkpoints on disk, the copies its exploits made counted, the
+ * ones named before the kill included (issue 26, found 7). */
+TEST(keep_checkpoints_bounds_disk_across_exploits_and_kill_9)
+{
+    paths();
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "durable", "disk");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"dk\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 6,"
+             " \"seed\": 5, \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"40\","
+             " \"--sleep-ms\", \"10\", \"--tag\", \"durable-disk\"],"
+             " \"scheduler\": {\"type\": \"pbt\", \"perturbation_interval\": 4,"
+             " \"keep_checkpoints\": 2},"
+             " \"space\": {\"lr\": {\"uniform\": [0.05, 0.5]}}}",
+             g_trial);
+    space_file(dir, sp);
+    const char *run[] = {"run", "space.json", "--gpus", "none", "--cpus", "2", "--quiet", NULL};
+    pid_t pid = spawn_tune(dir, run, NULL);
+    CHECK(wait_for(dir, "SELECT count(*) FROM lineage", 3, 60));
+    CHECK_EQ_INT(stop_and_wait(pid, SIGKILL), 128 + SIGKILL);
+    CHECK(none_left("durable-disk"));
+    const char *resume[] = {"resume", "dk", "--gpus", "none", "--cpus", "2", "--quiet", NULL};
+    struct out o = run_tune(dir, resume);
+    if (o.code != 0) fprintf(stderr, "%s\n%s\n", o.out, o.err);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 6);
+    CHECK(db_int(dir, "SELECT count(*) FROM lineage WHERE resume_from != donor_checkpoint") >= 3);
+    int most = most_on_disk(dir, "dk", 6);
+    if (most > 2) fprintf(stderr, "a trial keeps %d checkpoints on disk\n", most);
+    CHECK(most <= 2);
+}
+
 TT_MAIN

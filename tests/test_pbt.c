@@ -525,29 +525,72 @@ static void toy_space(char *sp, size_t n, const char *name, const char *sched, i
     "{\"type\": \"pbt\", \"perturbation_interval\": 4, \"quantile_fraction\": 0.25,"               \
     " \"resample_probability\": 0.25, \"perturbation_factors\": [1.2, 0.8]" extra "}"
 
-/* Every lineage row's copy holds the donor's checkpoint at donor_iteration. */
+/* Every exploit restored its donor's state: the clone reported the donor's checkpoint
+ * iteration + 1 under its new lr, with the loss the toy's step gives from the donor's loss
+ * there, and a copy still on disk (keep_checkpoints deletes them in turn) holds that
+ * iteration. A clone of a donor already at the end has nothing left to run. Returns how
+ * many exploits were checked, or minus how many were wrong. */
 static int check_copies(const char *dir)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/tune.db", dir);
     sqlite3 *db;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return -1;
-    sqlite3_stmt *st;
+    sqlite3_stmt *st, *first, *donor;
     int bad = 0, rows = 0;
-    sqlite3_prepare_v2(db, "SELECT resume_from, donor_iteration FROM lineage", -1, &st, NULL);
+    sqlite3_prepare_v2(db,
+                       "SELECT l.trial_id, json_extract(l.new_config, '$.lr'), 0, l.donor_trial_id,"
+                       " l.donor_iteration, l.resume_from, (SELECT max(r.iteration) FROM"
+                       " results_all r JOIN trials u ON u.id = r.trial_id WHERE u.experiment_id ="
+                       " l.experiment_id) FROM lineage l",
+                       -1, &st, NULL);
+    sqlite3_prepare_v2(db,
+                       "SELECT r.iteration, json_extract(r.data, '$.loss'),"
+                       " json_extract(r.data, '$.lr') FROM results_all r WHERE r.trial_id = ?1"
+                       " AND r.iteration = ?2 AND json_extract(r.data, '$.lr') = ?3",
+                       -1, &first, NULL);
+    sqlite3_prepare_v2(db,
+                       "SELECT json_extract(data, '$.loss') FROM results_all WHERE trial_id = ?1"
+                       " AND iteration = ?2",
+                       -1, &donor, NULL);
     while (sqlite3_step(st) == SQLITE_ROW) {
         rows++;
-        const char *p = (const char *)sqlite3_column_text(st, 0);
-        long it = 0, want = (long)sqlite3_column_int64(st, 1);
+        long long tid = sqlite3_column_int64(st, 0);
+        long want = (long)sqlite3_column_int64(st, 4), end = (long)sqlite3_column_int64(st, 6);
+        const char *p = (const char *)sqlite3_column_text(st, 5);
+        long it = 0;
         double loss;
         FILE *f = p ? fopen(p, "r") : NULL;
-        if (!f || fscanf(f, "%ld %lf", &it, &loss) != 2 || it != want) {
-            fprintf(stderr, "lineage copy %s: iteration %ld, want %ld\n", p ? p : "?", it, want);
+        if (f && (fscanf(f, "%ld %lf", &it, &loss) != 2 || it != want)) {
+            fprintf(stderr, "lineage copy %s: iteration %ld, want %ld\n", p, it, want);
             bad++;
         }
         if (f) fclose(f);
+        sqlite3_bind_int64(first, 1, tid);
+        sqlite3_bind_int64(first, 2, want + 1);
+        sqlite3_bind_double(first, 3, sqlite3_column_double(st, 1));
+        int seen = 0, match = 0;
+        while (sqlite3_step(first) == SQLITE_ROW) {
+            double l1 = sqlite3_column_double(first, 1), lr = sqlite3_column_double(first, 2);
+            seen = 1;
+            sqlite3_bind_int64(donor, 1, sqlite3_column_int64(st, 3));
+            sqlite3_bind_int64(donor, 2, want);
+            while (sqlite3_step(donor) == SQLITE_ROW) {
+                double dl = sqlite3_column_double(donor, 0);
+                match |= fabs((1 - lr) * dl + lr * lr - l1) <= 1e-12 * fabs(l1) + 1e-300;
+            }
+            sqlite3_reset(donor);
+        }
+        sqlite3_reset(first);
+        if (seen ? !match : want != end) {
+            fprintf(stderr, "trial %lld: %s at iteration %ld after its exploit\n", tid,
+                    seen ? "not the donor's state" : "no result", want + 1);
+            bad++;
+        }
     }
     sqlite3_finalize(st);
+    sqlite3_finalize(first);
+    sqlite3_finalize(donor);
     sqlite3_close(db);
     return bad ? -bad : rows;
 }

@@ -144,6 +144,8 @@ class Sequence:
 
     def start(self, resume):
         cpus = str(self.rng.choice([1, 1, 2, 3]))
+        if resume and self.status() is None:
+            resume = False  # killed before it recorded the experiment: run it again
         args = ([self.tune, "resume", self.name] if resume else [self.tune, "run", "space.json"])
         args += ["--gpus", "none", "--cpus", cpus, "--quiet"]
         log = open(os.path.join(self.dir, "tune.log"), "ab")
