@@ -5,6 +5,7 @@
 #define TUNE_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <cjson/cJSON.h>
@@ -92,6 +93,48 @@ int cli_cmd_plot(int argc, char **argv);
 int cli_cmd_report(int argc, char **argv);
 /* rm.c: deletes an experiment's rows and its results folder. */
 int cli_cmd_rm(int argc, char **argv);
+
+/* ---- folder.c: an experiment's results folder, tune_results/NAME beside its database, and
+ * which database owns it (README, "Trials"; docs/durability.md, "Who owns a results
+ * folder"). ---- */
+enum {
+    CLI_FOLDER_FOREIGN = 0, /* not this experiment's: why says whose it is */
+    CLI_FOLDER_OURS,        /* its owner file names this database and experiment */
+    CLI_FOLDER_MOVED,       /* ... and where this database was before it moved (or the folder
+                             * was copied along with it): ours, its owner file to rewrite */
+    CLI_FOLDER_LEGACY,      /* no owner file (an older tune's), and the row names it */
+    CLI_FOLDER_UNCLAIMED    /* no owner file and nothing in it: anyone's to claim */
+};
+typedef struct cli_folder {
+    int parent;      /* the open folder it is in (tune_results); -1 */
+    int fd;          /* the folder, open; -1 when it could not be opened (why says) */
+    int lock;        /* its .tune.lock, held (cli_folder_lock); -1 */
+    int owner;       /* CLI_FOLDER_* */
+    char path[4400]; /* absolute, as trials are told it */
+    char why[4800];  /* whose it is, when not this experiment's */
+    char was[4400];  /* CLI_FOLDER_MOVED: where the database was */
+} cli_folder_t;
+
+/* tune run, resume and extend (exp_id 0: a new experiment): the experiment's folder beside
+ * the database, made with its owner file when there is none (or, when there is none and
+ * the database was moved away from its folder alone, the folder its row names), refused
+ * when another database or experiment owns it, and locked for this process (its pid
+ * written into the lock). The row's results_dir follows the folder. Returns 0 or an exit
+ * status, the message printed; close f with cli_folder_close. */
+int cli_folder_take(store_t *st, const char *db, const char *name, int64_t exp_id, cli_folder_t *f);
+/* tune rm: the folders experiment exp_id may have, judged: the one beside the database and
+ * the one its row names, if another. *n gets how many there are (0 to 2) in out, each closed
+ * with cli_folder_close. -1 with err when the name could not be a folder's name (nothing is
+ * looked at then) or the database's identity cannot be had. */
+int cli_folder_find(store_t *st, const char *db, const char *name, int64_t exp_id,
+                    cli_folder_t out[2], int *n, char *err, size_t errlen);
+/* Takes f's .tune.lock: 0; 1 when a tune process holds it (pid, as it wrote it, in pid[n]);
+ * -1 with errno. */
+int cli_folder_lock(cli_folder_t *f, char *pid, size_t n);
+/* Deletes folder f, `name` in f->parent, when it is still the folder that was judged
+ * (dirs_remove: nothing beneath it followed). 0 or -1 with err. */
+int cli_folder_remove(cli_folder_t *f, const char *name, char *err, size_t errlen);
+void cli_folder_close(cli_folder_t *f); /* NULL-safe */
 
 /* Text from a trial (its output, error, stderr tail, result strings) made safe for a
  * terminal: control characters and bytes that are not UTF-8 become \xNN (C1 controls

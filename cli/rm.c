@@ -1,27 +1,16 @@
-/* `tune rm NAME`: deletes an experiment's rows from the database and its results folder,
- * after asking on a terminal (--yes skips the question). Not for: stopping a run; an
- * experiment a tune process holds (its lock file) is refused. */
+/* `tune rm NAME`: deletes an experiment's rows from the database and the results folder this
+ * database owns (cli/folder.c), after asking on a terminal (--yes skips the question). Not
+ * for: stopping a run; an experiment a tune process holds (its lock file) is refused; a
+ * folder another database owns (the original of a copy, say) is left and said. */
 #include "cli/cli.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
-
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb, (void)flag, (void)ftw;
-    return remove(path) != 0 && errno != ENOENT ? -1 : 0;
-}
 
 struct exp_row {
     int found;
     long long id, ntrials, nresults;
-    char dir[4096];
 };
 
 static int read_exp(void *ud, int ncol, const char *const *names, const char *const *v,
@@ -31,9 +20,8 @@ static int read_exp(void *ud, int ncol, const char *const *names, const char *co
     struct exp_row *e = ud;
     e->found = 1;
     e->id = strtoll(v[0], NULL, 10);
-    snprintf(e->dir, sizeof e->dir, "%s", v[1] ? v[1] : "");
-    e->ntrials = v[2] ? strtoll(v[2], NULL, 10) : 0;
-    e->nresults = v[3] ? strtoll(v[3], NULL, 10) : 0;
+    e->ntrials = v[1] ? strtoll(v[1], NULL, 10) : 0;
+    e->nresults = v[2] ? strtoll(v[2], NULL, 10) : 0;
     return 0;
 }
 
@@ -42,9 +30,10 @@ int cli_cmd_rm(int argc, char **argv)
     static const char usage[] =
         "usage: tune rm NAME [--yes] [--db PATH]\n"
         "  deletes the experiment (its trials, results and decisions) from the database and\n"
-        "  its results folder tune_results/NAME; asks first on a terminal (--yes: do not\n"
-        "  ask). Refused while a tune process runs the experiment. A name that begins with\n"
-        "  '-' goes after --: tune rm -- -x\n";
+        "  its results folder tune_results/NAME when this database owns it (a folder another\n"
+        "  database owns, the original of a copied database say, is left and said); asks\n"
+        "  first on a terminal (--yes: do not ask). Refused while a tune process runs the\n"
+        "  experiment. A name that begins with '-' goes after --: tune rm -- -x\n";
     const char *name = NULL;
     int yes = 0, opts = 1;
     for (int i = 1; i < argc; i++) {
@@ -88,7 +77,7 @@ int cli_cmd_rm(int argc, char **argv)
     struct exp_row e = {0};
     const char *b[] = {name};
     int rc = store_query(st,
-                         "SELECT e.id, e.results_dir,"
+                         "SELECT e.id,"
                          " (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id),"
                          " (SELECT coalesce(sum(g.n), 0) FROM result_ranges g JOIN trials t"
                          "   ON t.id = g.trial_id WHERE t.experiment_id = e.id)"
@@ -102,68 +91,86 @@ int cli_cmd_rm(int argc, char **argv)
         store_close(st);
         return CLI_EXIT_FAIL;
     }
-    /* A folder is removed only when it is the experiment's own: .../tune_results/NAME. */
-    char tail[256];
-    snprintf(tail, sizeof tail, "/tune_results/%s", name);
-    size_t dl = strlen(e.dir), tl = strlen(tail);
-    int own_dir = dl > tl && strcmp(e.dir + dl - tl, tail) == 0;
-    struct stat sb;
-    int have_dir = own_dir && lstat(e.dir, &sb) == 0 && S_ISDIR(sb.st_mode);
+    /* The folders it may have, each judged by its owner file (cli/folder.c): only those
+     * this database owns are deleted. No path is built from a name tune would not make. */
+    cli_folder_t fs[2];
+    int nf = 0;
+    char ferr[1024] = "";
+    int looked = cli_folder_find(st, db, name, e.id, fs, &nf, ferr, sizeof ferr) == 0;
+    for (int i = 0; i < nf; i++)
+        fs[i].owner =
+            fs[i].fd >= 0 && (fs[i].owner == CLI_FOLDER_OURS || fs[i].owner == CLI_FOLDER_MOVED ||
+                              fs[i].owner == CLI_FOLDER_LEGACY)
+                ? CLI_FOLDER_OURS
+                : CLI_FOLDER_FOREIGN;
 
-    /* The run's lock (cli/run.c, lock_experiment): while a tune process holds it the
-     * experiment is being written, and deleting under it would lose the run. Held by us
-     * until the folder is gone, so that no run starts in between. */
-    int lock = -1;
-    if (have_dir) {
-        char lp[4200];
-        snprintf(lp, sizeof lp, "%s/.tune.lock", e.dir);
-        lock = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) != 0) {
-            char pid[32] = "";
-            ssize_t k = pread(lock, pid, sizeof pid - 1, 0);
-            if (k > 0) pid[k] = 0;
-            pid[strcspn(pid, "\n")] = 0;
+    /* The run's lock (cli_folder_take): while a tune process holds it the experiment is
+     * being written, and deleting under it would lose the run. Held by us until the folder
+     * is gone, so that no run starts in between. */
+    for (int i = 0; i < nf; i++) {
+        char pid[32];
+        if (fs[i].owner != CLI_FOLDER_OURS) continue;
+        if (cli_folder_lock(&fs[i], pid, sizeof pid) == 1) {
             cli_error("experiment \"%s\" is being run by a tune process%s%s%s: stop it first "
                       "(Ctrl-C, or kill that process), then tune rm %s",
                       name, pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "", name);
-            close(lock);
-            store_close(st);
-            return CLI_EXIT_FAIL;
+            rc = CLI_EXIT_FAIL;
+            goto out;
         }
     }
     if (!yes) {
         if (!isatty(STDIN_FILENO)) {
             cli_error("rm: not asking without a terminal: say tune rm %s --yes to delete it", name);
-            if (lock >= 0) close(lock);
-            store_close(st);
-            return CLI_EXIT_USAGE;
+            rc = CLI_EXIT_USAGE;
+            goto out;
         }
-        fprintf(stderr, "Delete experiment \"%s\" (%lld trials, %lld results) from %s%s%s? [y/N] ",
-                name, e.ntrials, e.nresults, db, have_dir ? " and the folder " : "",
-                have_dir ? e.dir : "");
+        fprintf(stderr, "Delete experiment \"%s\" (%lld trials, %lld results) from %s", name,
+                e.ntrials, e.nresults, db);
+        for (int i = 0; i < nf; i++)
+            if (fs[i].owner == CLI_FOLDER_OURS) fprintf(stderr, " and the folder %s", fs[i].path);
+        fprintf(stderr, "? [y/N] ");
         char line[64] = "";
         if (!fgets(line, sizeof line, stdin) || (line[0] != 'y' && line[0] != 'Y')) {
             fprintf(stderr, "Nothing deleted.\n");
-            if (lock >= 0) close(lock);
-            store_close(st);
-            return CLI_EXIT_FAIL;
+            rc = CLI_EXIT_FAIL;
+            goto out;
         }
     }
     rc = store_experiment_delete(st, e.id, err, sizeof err);
     store_close(st);
+    st = NULL;
     if (rc != 0) {
         cli_error("%s", err);
-        if (lock >= 0) close(lock);
-        return CLI_EXIT_FAIL;
+        rc = CLI_EXIT_FAIL;
+        goto out;
     }
-    int dir_rc = have_dir ? nftw(e.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS) : 0;
-    if (lock >= 0) close(lock);
-    if (dir_rc != 0) {
-        cli_error("deleted experiment \"%s\" from %s, but could not remove %s: %s", name, db, e.dir,
-                  strerror(errno));
-        return CLI_EXIT_FAIL;
+    rc = CLI_EXIT_OK;
+    for (int i = 0; i < nf; i++) {
+        if (fs[i].owner != CLI_FOLDER_OURS) continue;
+        if (cli_folder_remove(&fs[i], name, err, sizeof err) != 0) {
+            cli_error("deleted experiment \"%s\" from %s, but could not remove %s: %s", name, db,
+                      fs[i].path, err);
+            fs[i].owner = CLI_FOLDER_FOREIGN;
+            fs[i].why[0] = 0;
+            rc = CLI_EXIT_FAIL;
+        }
     }
-    printf("Deleted experiment %s: %lld trials, %lld results%s%s\n", name, e.ntrials, e.nresults,
-           have_dir ? "; removed " : "", have_dir ? e.dir : "");
-    return CLI_EXIT_OK;
+    printf("Deleted experiment %s: %lld trials, %lld results", name, e.ntrials, e.nresults);
+    for (int i = 0; i < nf; i++)
+        if (fs[i].owner == CLI_FOLDER_OURS) printf("; removed %s", fs[i].path);
+    printf("\n");
+    fflush(stdout);
+    for (int i = 0; i < nf; i++)
+        if (fs[i].owner != CLI_FOLDER_OURS && fs[i].why[0])
+            fprintf(stderr, "tune: left %s as it is: %s\n", fs[i].path, fs[i].why);
+    if (!looked)
+        fprintf(stderr,
+                "tune: only the rows were deleted: tune does not look for a results folder by "
+                "this name (%s)\n",
+                ferr);
+out:
+    for (int i = 0; i < 2; i++)
+        cli_folder_close(&fs[i]);
+    store_close(st);
+    return rc;
 }

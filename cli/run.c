@@ -4,15 +4,12 @@
 #include "cli/cli.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -181,37 +178,6 @@ static int find_in_path(const char *prog, char *out, size_t n)
         p = e + 1;
     }
     return -1;
-}
-
-/* One tune process writes an experiment at a time: an advisory lock on a file in the
- * experiment's results directory, released by the kernel however tune ends (even
- * kill -9), so a stale lock never blocks a resume. Returns the fd, or -1 with a message. */
-static int lock_experiment(const char *results_dir, const char *name)
-{
-    char path[PATH_MAX + 320]; /* results_dir is at most PATH_MAX + 300 (see execute) */
-    snprintf(path, sizeof path, "%s/.tune.lock", results_dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        cli_error("cannot create %s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        char pid[32] = "";
-        ssize_t k = pread(fd, pid, sizeof pid - 1, 0);
-        if (k > 0) pid[k] = 0;
-        pid[strcspn(pid, "\n")] = 0;
-        cli_error("experiment \"%s\" is being run by another tune process%s%s%s; readers (tune "
-                  "trials, tune query) work meanwhile",
-                  name, pid[0] ? " (pid " : "", pid, pid[0] ? ")" : "");
-        close(fd);
-        return -1;
-    }
-    char pid[32];
-    int k = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-    if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)k, 0) < 0) {
-        /* the pid is only informative */
-    }
-    return fd;
 }
 
 /* ---- relative paths -------------------------------------------------------------- */
@@ -480,30 +446,18 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
         return CLI_EXIT_USAGE;
     }
 
-    /* Absolute, because trials run in their own directories and get TUNE_TRIAL_DIR. */
-    char dbdir0[PATH_MAX], dbdir[PATH_MAX], results_dir[PATH_MAX + 300];
-    snprintf(dbdir0, sizeof dbdir0, "%s", db);
-    char *slash = strrchr(dbdir0, '/');
-    if (!slash)
-        snprintf(dbdir0, sizeof dbdir0, ".");
-    else if (slash == dbdir0)
-        dbdir0[1] = 0;
-    else
-        *slash = 0;
-    if (!realpath(dbdir0, dbdir)) snprintf(dbdir, sizeof dbdir, "%s", dbdir0);
-    snprintf(results_dir, sizeof results_dir, "%s/tune_results/%s", dbdir, name);
-    if (trial_mkdirs(results_dir) != 0) {
-        cli_error("cannot create the results directory %s: %s", results_dir, strerror(errno));
+    /* The experiment's folder, tune_results/NAME beside the database, owned by this
+     * database (cli/folder.c) and locked: one tune process writes an experiment at a
+     * time, and the kernel releases the lock however tune ends (even kill -9). Absolute,
+     * because trials run in their own directories and get TUNE_TRIAL_DIR. */
+    cli_folder_t folder;
+    int frc = cli_folder_take(st, db, name, exp_id, &folder);
+    if (frc != 0) {
         sched_pool_free(pool);
         trial_exec_free(ex);
-        return CLI_EXIT_FAIL;
+        return frc;
     }
-    int lock = lock_experiment(results_dir, name);
-    if (lock < 0) {
-        sched_pool_free(pool);
-        trial_exec_free(ex);
-        return CLI_EXIT_FAIL;
-    }
+    const char *results_dir = folder.path;
 
     int resume = exp_id != 0;
     int rc;
@@ -515,7 +469,7 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
     }
     if (rc != 0) {
         cli_error("%s", err);
-        close(lock);
+        cli_folder_close(&folder);
         sched_pool_free(pool);
         trial_exec_free(ex);
         return CLI_EXIT_FAIL;
@@ -560,7 +514,7 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
     if (sched_exec_proc_new(ex, sp, &sx, err, sizeof err) != 0) {
         cli_error("%s", err);
         free(params);
-        close(lock);
+        cli_folder_close(&folder);
         sched_pool_free(pool);
         trial_exec_free(ex);
         return CLI_EXIT_FAIL;
@@ -685,7 +639,7 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
     fflush(stdout);
     free(params);
     trial_exec_free(ex);
-    close(lock);
+    cli_folder_close(&folder);
     sched_pool_free(pool);
     return exit_code;
 }

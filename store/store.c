@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -659,6 +660,91 @@ int store_set_cache(store_t *st, int mib, char *err, size_t errlen)
     char sql[64];
     snprintf(sql, sizeof sql, "PRAGMA cache_size = %d", -1024 * mib);
     return exec(st, sql, "cannot set the page cache", err, errlen);
+}
+
+/* meta's database_id when it is one tune wrote (STORE_ID_LEN hex digits): 1, 0 when there
+ * is none, or an error. */
+static int read_identity(store_t *st, char *id, char *err, size_t errlen)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = 'database_id'", -1, &s,
+                                NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(s);
+    int out = 0;
+    if (rc == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(s, 0);
+        size_t n = v ? strlen(v) : 0;
+        out = n == STORE_ID_LEN && strspn(v, "0123456789abcdef") == n;
+        if (out)
+            memcpy(id, v, n + 1);
+        else
+            out = store__err(err, errlen, STORE_ERR,
+                             "%s: meta.database_id \"%.40s\" is not an identity tune wrote "
+                             "(%d hex digits)",
+                             st->path, v ? v : "", STORE_ID_LEN);
+    } else if (rc != SQLITE_DONE) {
+        out = store__fail(st, rc, "cannot read the database's identity", err, errlen);
+    }
+    sqlite3_finalize(s);
+    return out;
+}
+
+/* 16 random bytes from the kernel. */
+static int random_bytes(unsigned char *b, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = getrandom(b + got, n - got, 0);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    if (got == n) return 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    for (got = 0; got < n;) {
+        ssize_t k = read(fd, b + got, n - got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    close(fd);
+    return got == n ? 0 : -1;
+}
+
+int store_identity(store_t *st, char *id, char *err, size_t errlen)
+{
+    int rc = read_identity(st, id, err, errlen);
+    if (rc) return rc < 0 ? rc : 0;
+    if (st->readonly)
+        return store__err(err, errlen, STORE_NOTFOUND,
+                          "%s has no identity yet (a tune that writes it gives it one)", st->path);
+    if (st->in_batch)
+        return store__err(err, errlen, STORE_ERR,
+                          "%s: cannot make the database's identity inside a batch", st->path);
+    unsigned char r[STORE_ID_LEN / 2];
+    char hex[STORE_ID_LEN + 1];
+    if (random_bytes(r, sizeof r) != 0)
+        return store__err(err, errlen, STORE_ERR,
+                          "%s: cannot make the database's identity: no random bytes (%s)", st->path,
+                          strerror(errno));
+    for (size_t i = 0; i < sizeof r; i++)
+        snprintf(hex + 2 * i, 3, "%02x", r[i]);
+    /* OR IGNORE: a second tune making one at the same moment keeps the first one's, and
+     * both read that one back. */
+    sqlite3_stmt *s = NULL;
+    int src = sqlite3_prepare_v2(
+        st->db, "INSERT OR IGNORE INTO meta (key, value) VALUES ('database_id', ?1)", -1, &s, NULL);
+    if (src == SQLITE_OK) src = sqlite3_bind_text(s, 1, hex, -1, SQLITE_STATIC);
+    if (src == SQLITE_OK) src = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (src != SQLITE_DONE)
+        return store__fail(st, src, "cannot record the database's identity", err, errlen);
+    rc = read_identity(st, id, err, errlen);
+    if (rc == 0)
+        return store__err(err, errlen, STORE_ERR, "%s: the database's identity did not stay",
+                          st->path);
+    return rc < 0 ? rc : 0;
 }
 
 void store_close(store_t *st)

@@ -33,6 +33,14 @@ typedef struct store store_t;
  * handle closed with store_close. */
 int store_open(const char *path, int flags, store_t **out, char *err, size_t errlen);
 void store_close(store_t *st); /* NULL-safe; commits nothing that was not committed */
+/* The database's identity: a random 128-bit id as STORE_ID_LEN lowercase hex digits, kept
+ * in meta ('database_id'). A results folder records it to say which database owns it
+ * (cli/folder.c); a copy of the file carries the same id, so the folder also records where
+ * its database was. Made on the first call on a writable handle, outside a batch (a file
+ * made by an older tune gains it then); id gets STORE_ID_LEN + 1 bytes. STORE_NOTFOUND on a
+ * read-only handle of a file that has none yet. */
+#define STORE_ID_LEN 32
+int store_identity(store_t *st, char *id, char *err, size_t errlen);
 /* Lets SQLite's page cache grow to `mib` MiB (SQLite's default is 2 MiB). For a large
  * experiment written fast (a simulation of a million trials): a transaction that outgrows
  * the cache spills pages into the WAL before its commit and reads them back. A real run

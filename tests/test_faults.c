@@ -8,6 +8,8 @@
 #include "tinytest.h"
 
 #include <dirent.h>
+#include <stdarg.h>
+#include <sys/file.h>
 
 static void fresh_dir(char *dir, size_t n, const char *name)
 {
@@ -85,6 +87,551 @@ TEST(experiment_name_cannot_escape_the_results_directory)
     out_free(&o);
     snprintf(p, sizeof p, "%s/tune_results", dir);
     CHECK(access(p, F_OK) != 0);
+}
+
+/* ---- who owns a results folder ------------------------------------------------------- */
+
+/* dir/space.json for experiment `name`: n trials of synth_trial, 3 iterations each. */
+static void owner_space(const char *dir, const char *name, int n)
+{
+    char sp[8192];
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"%s\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": %d,"
+             " \"command\": [\"%s\", \"--iters\", \"3\", \"--lr\", \"{lr}\"],"
+             " \"space\": {\"lr\": {\"loguniform\": [0.001, 0.1]}}}",
+             name, n, g_synth);
+    space_file(dir, sp);
+}
+
+/* tune in dir with the arguments up to NULL. */
+static struct out tune_in(const char *dir, ...)
+{
+    const char *a[32];
+    int n = 0;
+    va_list ap;
+    va_start(ap, dir);
+    for (const char *s; n < 31 && (s = va_arg(ap, const char *));)
+        a[n++] = s;
+    va_end(ap);
+    a[n] = NULL;
+    struct out o = run_tune(dir, a);
+    if (o.code != 0) fprintf(stderr, "tune %s exited %d:\n%s%s\n", a[0], o.code, o.out, o.err);
+    return o;
+}
+
+/* Whether dir/rel exists (a symlink counts, never followed). */
+static int exists_in(const char *dir, const char *rel)
+{
+    char p[16400];
+    struct stat sb;
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    return lstat(p, &sb) == 0;
+}
+
+/* dir/rel's text ("" when it cannot be read); the caller frees. */
+static char *text_in(const char *dir, const char *rel)
+{
+    char p[16400];
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    return slurp(p);
+}
+
+/* A fresh directory under the case's, made, its absolute path resolved (tune's messages
+ * name resolved paths). */
+static void sub_dir(char *out, size_t n, const char *root, const char *name)
+{
+    char p[8400];
+    snprintf(p, sizeof p, "%s/%s", root, name);
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) abort();
+    if (!realpath(p, out)) abort();
+    (void)n;
+}
+
+/* cp from to, byte for byte (a database closed by tune has no -wal file to copy). */
+static int copy_file(const char *from, const char *to)
+{
+    char *t = NULL;
+    FILE *f = fopen(from, "rb"), *g = fopen(to, "wb");
+    int ok = f && g;
+    char buf[65536];
+    size_t k;
+    while (ok && (k = fread(buf, 1, sizeof buf, f)) > 0)
+        ok = fwrite(buf, 1, k, g) == k;
+    if (f) fclose(f);
+    if (g && fclose(g) != 0) ok = 0;
+    free(t);
+    return ok ? 0 : -1;
+}
+
+/* A copied database shares its original's identity, and its rows name the original's
+ * folder: tune rm of the copy leaves that folder (issue #26: `cp proj/tune.db backup/ &&
+ * cd backup && tune rm e1 --yes` deleted proj/tune_results/e1), a resume of the copy writes
+ * into a folder of its own, and a copy beside its original is refused the original's. */
+TEST(a_copied_database_never_touches_its_originals_folder)
+{
+    char root[4096], proj[4096], backup[4096], other[4096], p[16400], q[16400], want[32768];
+    fresh_dir(root, sizeof root, "owner_copy");
+    sub_dir(proj, sizeof proj, root, "proj");
+    sub_dir(backup, sizeof backup, root, "backup");
+    owner_space(proj, "e1", 2);
+    struct out o = tune_in(proj, "run", "space.json", "--gpus", "none", "--quiet", NULL);
+    REQUIRE(o.code == 0);
+    out_free(&o);
+    char *log0 = text_in(proj, "tune_results/e1/trial_00000/stdout.log");
+    REQUIRE(strstr(log0, "loss") != NULL);
+    /* The owner file names the database and the experiment. */
+    char *owner = text_in(proj, "tune_results/e1/.tune-owner");
+    snprintf(want, sizeof want, "\"database\":\"%s/tune.db\"", proj);
+    CHECK_CONTAINS(owner, want);
+    CHECK_CONTAINS(owner, "\"experiment\":\"e1\"");
+    free(owner);
+    snprintf(p, sizeof p, "%s/tune.db", proj);
+    snprintf(q, sizeof q, "%s/tune.db", backup);
+    REQUIRE(copy_file(p, q) == 0);
+
+    /* The copy goes on in a folder of its own. */
+    o = tune_in(backup, "extend", "e1", "1", "--gpus", "none", "--quiet", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    CHECK(exists_in(backup, "tune_results/e1/trial_00002/stdout.log"));
+    CHECK(!exists_in(proj, "tune_results/e1/trial_00002"));
+
+    /* An empty folder no database claims (a tune killed as it made it) is left by rm too. */
+    sub_dir(other, sizeof other, backup, "other");
+    snprintf(q, sizeof q, "%s/tune.db", other);
+    snprintf(want, sizeof want, "%s/tune.db", backup);
+    REQUIRE(copy_file(want, q) == 0);
+    REQUIRE(mkdir(strcat(strcpy(want, other), "/tune_results"), 0755) == 0);
+    REQUIRE(mkdir(strcat(want, "/e1"), 0755) == 0);
+    o = tune_in(other, "rm", "e1", "--yes", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_STR(o.out, "Deleted experiment e1: 3 trials, 9 results\n");
+    snprintf(want, sizeof want,
+             "tune: left %s/tune_results/e1 as it is: it is empty and no database has claimed it",
+             other);
+    CHECK_CONTAINS(o.err, want);
+    snprintf(want, sizeof want,
+             "tune: left %s/tune_results/e1 as it is: it belongs to %s/tune.db, a database with "
+             "this one's identity",
+             backup, backup);
+    CHECK_CONTAINS(o.err, want);
+    out_free(&o);
+    CHECK(exists_in(other, "tune_results/e1"));
+    CHECK(exists_in(backup, "tune_results/e1/trial_00002/stdout.log"));
+    CHECK(exists_in(proj, "tune_results/e1/trial_00000/stdout.log"));
+
+    /* rm of the copy: its rows, never the original's folder. */
+    snprintf(p, sizeof p, "%s/tune.db", proj);
+    snprintf(q, sizeof q, "%s/tune.db", backup);
+    REQUIRE(copy_file(p, q) == 0);
+    o = tune_in(backup, "rm", "e1", "--yes", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    snprintf(want, sizeof want,
+             "Deleted experiment e1: 2 trials, 6 results; removed %s/tune_results/e1\n", backup);
+    CHECK_STR(o.out, want); /* the copy's own folder, which its extend made */
+    snprintf(want, sizeof want,
+             "tune: left %s/tune_results/e1 as it is: it belongs to %s/tune.db, a database with "
+             "this one's identity: this one is a copy of it (or it of this one)",
+             proj, proj);
+    CHECK_CONTAINS(o.err, want);
+    out_free(&o);
+    char *log1 = text_in(proj, "tune_results/e1/trial_00000/stdout.log");
+    CHECK_STR(log1, log0);
+    free(log1);
+    snprintf(q, sizeof q, "%s/tune.db", backup);
+    CHECK_EQ_INT(testdb_int(q, "SELECT count(*) FROM experiments"), 0);
+    CHECK_EQ_INT(db_int(proj, "SELECT count(*) FROM trials"), 2);
+
+    /* A copy beside its original: the original's folder is refused to it. */
+    snprintf(q, sizeof q, "%s/b.db", proj);
+    REQUIRE(copy_file(p, q) == 0);
+    o = tune_in(proj, "extend", "e1", "1", "--db", "b.db", "--gpus", "none", "--quiet", NULL);
+    CHECK_EQ_INT(o.code, 2);
+    snprintf(want, sizeof want,
+             "tune: %s/tune_results/e1 cannot be the results folder of experiment \"e1\" of "
+             "b.db: it belongs to %s/tune.db, a database with this one's identity",
+             proj, proj);
+    CHECK_CONTAINS(o.err, want);
+    CHECK_CONTAINS(o.err, "Keep this database in a folder of its own (move it there and pass "
+                          "--db DIR/b.db)");
+    out_free(&o);
+    CHECK(!exists_in(proj, "tune_results/e1/trial_00002"));
+    o = tune_in(proj, "rm", "e1", "--db", "b.db", "--yes", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.err, "as it is: it belongs to");
+    out_free(&o);
+    CHECK(exists_in(proj, "tune_results/e1/trial_00000/stdout.log"));
+
+    /* The whole project copied (cp -a): the copied folder is the copy's, the original's
+     * stays the original's. */
+    char proj3[8400], cmd[20000];
+    snprintf(proj3, sizeof proj3, "%s3", proj);
+    snprintf(cmd, sizeof cmd, "cp -a '%s' '%s'", proj, proj3);
+    REQUIRE(system(cmd) == 0);
+    o = tune_in(proj3, "extend", "e1", "1", "--gpus", "none", "--quiet", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    CHECK(exists_in(proj3, "tune_results/e1/trial_00002/stdout.log"));
+    CHECK(!exists_in(proj, "tune_results/e1/trial_00002"));
+    owner = text_in(proj3, "tune_results/e1/.tune-owner");
+    snprintf(want, sizeof want, "\"database\":\"%s/tune.db\"", proj3);
+    CHECK_CONTAINS(owner, want);
+    free(owner);
+    o = tune_in(proj3, "rm", "e1", "--yes", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    snprintf(want, sizeof want, "; removed %s/tune_results/e1\n", proj3);
+    CHECK_CONTAINS(o.out, want);
+    out_free(&o);
+    CHECK(!exists_in(proj3, "tune_results/e1"));
+    log1 = text_in(proj, "tune_results/e1/trial_00000/stdout.log");
+    CHECK_STR(log1, log0);
+    free(log1);
+
+    /* The original removes its own. */
+    o = tune_in(proj, "rm", "e1", "--yes", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    snprintf(want, sizeof want, "; removed %s/tune_results/e1\n", proj);
+    CHECK_CONTAINS(o.out, want);
+    out_free(&o);
+    CHECK(!exists_in(proj, "tune_results/e1"));
+    free(log0);
+}
+
+/* Two databases in one folder with the same experiment name (issue #26: the second run
+ * appended to the first's trial logs, and tune rm of the second deleted the first's
+ * trials): the second is refused the folder, and rm of it never touches the first's. */
+TEST(two_databases_in_one_folder_never_share_a_results_folder)
+{
+    char dir[4096], root[4096], other[4096], p[16400], q[16400], want[32768];
+    fresh_dir(root, sizeof root, "owner_two_dbs");
+    sub_dir(dir, sizeof dir, root, "proj");
+    owner_space(dir, "e1", 2);
+    struct out o =
+        tune_in(dir, "run", "space.json", "--db", "a.db", "--gpus", "none", "--quiet", NULL);
+    REQUIRE(o.code == 0);
+    out_free(&o);
+    char *log0 = text_in(dir, "tune_results/e1/trial_00000/stdout.log");
+    REQUIRE(strstr(log0, "loss") != NULL);
+
+    o = tune_in(dir, "run", "space.json", "--db", "b.db", "--gpus", "none", "--quiet", NULL);
+    CHECK_EQ_INT(o.code, 2);
+    snprintf(want, sizeof want,
+             "tune: %s/tune_results/e1 cannot be the results folder of experiment \"e1\" of b.db: "
+             "it belongs to experiment \"e1\" of another database, %s/a.db. Give the experiment "
+             "another name (\"name\" in space.json), or keep this database in a folder of its own "
+             "(--db DIR/b.db)",
+             dir, dir);
+    CHECK_CONTAINS(o.err, want);
+    out_free(&o);
+    char *log1 = text_in(dir, "tune_results/e1/trial_00000/stdout.log");
+    CHECK_STR(log1, log0);
+    free(log1);
+    snprintf(p, sizeof p, "%s/b.db", dir);
+    CHECK(testdb_int(p, "SELECT count(*) FROM experiments") <= 0);
+    o = tune_in(dir, "rm", "e1", "--db", "b.db", "--yes", NULL);
+    CHECK_EQ_INT(o.code, 1);
+    CHECK_CONTAINS(o.err, "no experiment named \"e1\" in b.db");
+    out_free(&o);
+    CHECK(exists_in(dir, "tune_results/e1/trial_00000/stdout.log"));
+
+    /* A database that has an e1 of its own, moved beside a.db: refused a.db's folder, and
+     * its rm deletes its own folder only. */
+    sub_dir(other, sizeof other, root, "other");
+    owner_space(other, "e1", 2);
+    o = tune_in(other, "run", "space.json", "--db", "c.db", "--gpus", "none", "--quiet", NULL);
+    REQUIRE(o.code == 0);
+    out_free(&o);
+    snprintf(p, sizeof p, "%s/c.db", other);
+    snprintf(q, sizeof q, "%s/c.db", dir);
+    REQUIRE(rename(p, q) == 0);
+    o = tune_in(dir, "extend", "e1", "1", "--db", "c.db", "--gpus", "none", "--quiet", NULL);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "it belongs to experiment \"e1\" of another database");
+    CHECK_CONTAINS(o.err, "Keep this database in a folder of its own");
+    out_free(&o);
+    CHECK(!exists_in(dir, "tune_results/e1/trial_00002"));
+    o = tune_in(dir, "rm", "e1", "--db", "c.db", "--yes", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    snprintf(want, sizeof want, "; removed %s/tune_results/e1\n", other);
+    CHECK_CONTAINS(o.out, want);
+    snprintf(want, sizeof want,
+             "tune: left %s/tune_results/e1 as it is: it belongs to experiment \"e1\" of another "
+             "database, %s/a.db\n",
+             dir, dir);
+    CHECK_CONTAINS(o.err, want);
+    out_free(&o);
+    CHECK(!exists_in(other, "tune_results/e1"));
+    log1 = text_in(dir, "tune_results/e1/trial_00000/stdout.log");
+    CHECK_STR(log1, log0);
+    free(log1);
+
+    /* a.db goes on as before. */
+    o = tune_in(dir, "extend", "e1", "1", "--db", "a.db", "--gpus", "none", "--quiet", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    CHECK(exists_in(dir, "tune_results/e1/trial_00002/stdout.log"));
+    free(log0);
+}
+
+/* A database whose rows were crafted (issue #26: an experiment named "x/../.." made tune rm
+ * delete outside tune_results): the name is checked before any path is built, only the
+ * rows go, and nothing outside is touched. */
+TEST(crafted_names_never_make_rm_touch_anything_outside)
+{
+    char root[4096], dir[4096], want[32768];
+    fresh_dir(root, sizeof root, "owner_crafted");
+    sub_dir(dir, sizeof dir, root, "proj");
+    owner_space(dir, "x", 2);
+    struct out o = tune_in(dir, "run", "space.json", "--gpus", "none", "--quiet", NULL);
+    REQUIRE(o.code == 0);
+    out_free(&o);
+    owner_space(dir, "y", 1);
+    o = tune_in(dir, "run", "space.json", "--gpus", "none", "--quiet", NULL);
+    REQUIRE(o.code == 0);
+    out_free(&o);
+    char victim[8400];
+    snprintf(victim, sizeof victim, "%s/victim", dir);
+    REQUIRE(mkdir(victim, 0755) == 0);
+    strcat(victim, "/keep");
+    write_file(victim, "keep\n");
+    /* x's folder as text is the project folder; y's is the victim folder beside it. */
+    REQUIRE(db_exec(dir, "UPDATE experiments SET name = 'x/../..',"
+                         " results_dir = results_dir || '/../..' WHERE name = 'x';"
+                         " UPDATE experiments SET name = '../victim',"
+                         " results_dir = replace(results_dir, '/y', '/../victim')"
+                         " WHERE name = 'y'") == 0);
+
+    o = tune_in(dir, "extend", "x/../..", "1", NULL);
+    CHECK_EQ_INT(o.code, 1);
+    CHECK_CONTAINS(o.err, "'/' is not allowed");
+    out_free(&o);
+    o = tune_in(dir, "rm", "x/../..", "--yes", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "Deleted experiment x/../..: 2 trials, 6 results\n");
+    CHECK_CONTAINS(o.err, "tune: only the rows were deleted: tune does not look for a results "
+                          "folder by this name (experiment name \"x/../..\": '/' is not allowed");
+    out_free(&o);
+    o = tune_in(dir, "rm", "../victim", "--yes", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.err, "tune: only the rows were deleted");
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments"), 0);
+    /* Nothing else was touched: not the folders, not the victim, no lock file made. */
+    CHECK(exists_in(dir, "tune_results/x/trial_00001/stdout.log"));
+    CHECK(exists_in(dir, "tune_results/y/trial_00000/stdout.log"));
+    CHECK(exists_in(dir, "victim/keep"));
+    CHECK(!exists_in(dir, ".tune.lock"));
+    CHECK(!exists_in(root, ".tune.lock"));
+    CHECK(!exists_in(dir, "victim/.tune.lock"));
+
+    /* A symlink planted where an experiment's folder goes is never followed. */
+    REQUIRE(symlink("../victim", strcat(strcpy(want, dir), "/tune_results/z")) == 0);
+    owner_space(dir, "z", 1);
+    o = tune_in(dir, "run", "space.json", "--gpus", "none", "--quiet", NULL);
+    CHECK_EQ_INT(o.code, 2);
+    snprintf(want, sizeof want,
+             "%s/tune_results/z cannot be the results folder of experiment \"z\" of tune.db: it "
+             "is a symlink or not a folder, which tune never follows",
+             dir);
+    CHECK_CONTAINS(o.err, want);
+    out_free(&o);
+    CHECK(!exists_in(dir, "victim/.tune.lock"));
+    CHECK(!exists_in(dir, "victim/.tune-owner"));
+    CHECK(!exists_in(dir, "victim/trial_00000"));
+}
+
+/* A moved database keeps its folder (issue #26's other side: tune rm followed the absolute
+ * path in the row, which a move leaves behind): moved with its project folder, it resumes
+ * there; moved alone, it goes on in the folder its row names; tune rm removes that folder. */
+TEST(a_moved_database_resumes_and_removes_its_own_folder)
+{
+    char root[4096], proj[4096], proj2[8400], alone[4096], p[16400], q[16400], want[32768];
+    fresh_dir(root, sizeof root, "owner_moved");
+    sub_dir(proj, sizeof proj, root, "proj");
+    owner_space(proj, "e1", 2);
+    struct out o = tune_in(proj, "run", "space.json", "--gpus", "none", "--quiet", NULL);
+    REQUIRE(o.code == 0);
+    out_free(&o);
+    snprintf(proj2, sizeof proj2, "%s2", proj);
+    REQUIRE(rename(proj, proj2) == 0);
+
+    o = tune_in(proj2, "extend", "e1", "1", "--gpus", "none", "--quiet", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    CHECK(exists_in(proj2, "tune_results/e1/trial_00002/stdout.log"));
+    char *owner = text_in(proj2, "tune_results/e1/.tune-owner");
+    snprintf(want, sizeof want, "\"database\":\"%s/tune.db\"", proj2);
+    CHECK_CONTAINS(owner, want); /* from now on a copy is told apart from it */
+    free(owner);
+    snprintf(want, sizeof want, "%s/tune_results/e1", proj2);
+    snprintf(q, sizeof q, "%s/tune.db", proj2);
+    sqlite3 *db = testdb_open(q, 0);
+    sqlite3_stmt *st = NULL;
+    REQUIRE(db && sqlite3_prepare_v2(db, "SELECT results_dir FROM experiments", -1, &st, NULL) ==
+                      SQLITE_OK);
+    CHECK(sqlite3_step(st) == SQLITE_ROW);
+    CHECK_STR((const char *)sqlite3_column_text(st, 0), want);
+    testdb_done(db, st);
+
+    /* The database alone. */
+    sub_dir(alone, sizeof alone, root, "alone");
+    snprintf(p, sizeof p, "%s/tune.db", alone);
+    REQUIRE(rename(q, p) == 0);
+    o = tune_in(alone, "extend", "e1", "1", "--gpus", "none", "--quiet", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    snprintf(want, sizeof want,
+             "tune: experiment e1 goes on in its results folder %s/tune_results/e1, made when "
+             "this database was %s/tune.db\n",
+             proj2, proj2);
+    CHECK_CONTAINS(o.err, want);
+    out_free(&o);
+    CHECK(exists_in(proj2, "tune_results/e1/trial_00003/stdout.log"));
+    CHECK(!exists_in(alone, "tune_results"));
+
+    o = tune_in(alone, "rm", "e1", "--yes", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    snprintf(want, sizeof want,
+             "Deleted experiment e1: 4 trials, 12 results; removed %s/tune_results/e1\n", proj2);
+    CHECK_CONTAINS(o.out, want);
+    out_free(&o);
+    CHECK(!exists_in(proj2, "tune_results/e1"));
+}
+
+/* A folder an older tune made (no owner file) is taken by the database whose row names
+ * it, and by no other; a folder whose owner file is not tune's, or names another
+ * experiment of this database, is refused. */
+TEST(a_folder_without_an_owner_file_is_adopted_only_by_its_own_database)
+{
+    char root[4096], dir[4096], p[16400], q[16400];
+    fresh_dir(root, sizeof root, "owner_legacy");
+    sub_dir(dir, sizeof dir, root, "proj");
+    owner_space(dir, "e1", 2);
+    struct out o =
+        tune_in(dir, "run", "space.json", "--db", "a.db", "--gpus", "none", "--quiet", NULL);
+    REQUIRE(o.code == 0);
+    out_free(&o);
+    snprintf(p, sizeof p, "%s/tune_results/e1/.tune-owner", dir);
+    REQUIRE(unlink(p) == 0); /* as a tune older than owner files left it */
+
+    o = tune_in(dir, "run", "space.json", "--db", "b.db", "--gpus", "none", "--quiet", NULL);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "of b.db: it holds files, and no database has claimed it (a tune older "
+                          "than owner files made it, for another database or for an experiment "
+                          "since deleted)");
+    out_free(&o);
+    CHECK(!exists_in(dir, "tune_results/e1/.tune-owner"));
+    o = tune_in(dir, "extend", "e1", "1", "--db", "a.db", "--gpus", "none", "--quiet", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    char *owner = text_in(dir, "tune_results/e1/.tune-owner");
+    CHECK_CONTAINS(owner, "/a.db\"");
+    free(owner);
+    CHECK(exists_in(dir, "tune_results/e1/trial_00002/stdout.log"));
+
+    /* An owner file that is not tune's, or a symlink in its place: refused. */
+    snprintf(q, sizeof q, "%s/tune_results/e1/.tune-owner.saved", dir);
+    REQUIRE(rename(p, q) == 0);
+    write_file(p, "{\"database\": 3}\n");
+    o = tune_in(dir, "extend", "e1", "1", "--db", "a.db", "--gpus", "none", "--quiet", NULL);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "of a.db: its owner file .tune-owner is not one tune wrote. Keep this "
+                          "database in a folder of its own");
+    out_free(&o);
+    REQUIRE(unlink(p) == 0 && symlink(".tune-owner.saved", p) == 0);
+    o = tune_in(dir, "extend", "e1", "1", "--db", "a.db", "--gpus", "none", "--quiet", NULL);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "its owner file .tune-owner cannot be read (");
+    out_free(&o);
+    o = tune_in(dir, "rm", "e1", "--db", "a.db", "--yes", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.err, "as it is: its owner file .tune-owner cannot be read (");
+    out_free(&o);
+    CHECK(exists_in(dir, "tune_results/e1/trial_00000/stdout.log"));
+    REQUIRE(unlink(p) == 0 && rename(q, p) == 0);
+
+    /* A folder renamed by hand belongs to the experiment that made it. */
+    owner_space(dir, "e3", 1);
+    snprintf(q, sizeof q, "%s/tune_results/e3", dir);
+    snprintf(p, sizeof p, "%s/tune_results/e1", dir);
+    REQUIRE(rename(p, q) == 0);
+    o = tune_in(dir, "run", "space.json", "--db", "a.db", "--gpus", "none", "--quiet", NULL);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "of a.db: it belongs to experiment \"e1\" of this database (the folder "
+                          "was renamed)");
+    out_free(&o);
+    CHECK(!exists_in(dir, "tune_results/e3/trial_00003"));
+}
+
+/* tune killed (SIGKILL) at any moment of a run or a resume, between making the folder and
+ * its owner file or the experiment's row included: what it leaves is taken up by the next
+ * run, and tune rm removes the folder. */
+TEST(kill_9_between_the_folder_its_owner_file_and_the_row_leaves_a_usable_state)
+{
+    char root[4096], dir[4096], p[16400], want[32768];
+    fresh_dir(root, sizeof root, "owner_kill9");
+    sub_dir(dir, sizeof dir, root, "proj");
+    owner_space(dir, "k", 2);
+    /* Killed after mkdir, before the owner file (with a claim cut short in it). */
+    REQUIRE(mkdir(strcat(strcpy(p, dir), "/tune_results"), 0755) == 0);
+    REQUIRE(mkdir(strcat(p, "/k"), 0755) == 0);
+    write_file(strcat(p, "/.tune-owner.99999"), "");
+    struct out o = tune_in(dir, "run", "space.json", "--gpus", "none", "--quiet", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    char *owner = text_in(dir, "tune_results/k/.tune-owner");
+    snprintf(want, sizeof want, "\"database\":\"%s/tune.db\",\"experiment\":\"k\"", dir);
+    CHECK_CONTAINS(owner, want);
+    free(owner);
+
+    /* Killed after the owner file, before the row: rm has no experiment to delete and
+     * leaves the folder; the next run takes it back. */
+    REQUIRE(db_exec(dir, "PRAGMA foreign_keys = ON; DELETE FROM experiments") == 0);
+    o = tune_in(dir, "rm", "k", "--yes", NULL);
+    CHECK_EQ_INT(o.code, 1);
+    out_free(&o);
+    CHECK(exists_in(dir, "tune_results/k/.tune-owner"));
+    o = tune_in(dir, "run", "space.json", "--gpus", "none", "--quiet", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments WHERE status = 'FINISHED'"), 1);
+    o = tune_in(dir, "rm", "k", "--yes", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    CHECK(!exists_in(dir, "tune_results/k"));
+
+    /* SIGKILL at many moments from the start of a run, then of each resume: whatever
+     * state it stops in, every later run goes on and the folder stays the database's. */
+    char sp[8192];
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"k\", \"metric\": \"loss\", \"num_samples\": 3, \"max_concurrent\": 1,"
+             " \"command\": [\"%s\", \"--iters\", \"4\", \"--sleep-ms\", \"40\"], \"space\": {}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
+    const char *r[] = {"run", "space.json", "--resume", "--gpus", "none", "--quiet", NULL};
+    for (int round = 0; round < 12; round++) {
+        pid_t pid = spawn_tune(dir, round == 0 ? a : r, NULL);
+        usleep((useconds_t)(round * 5000));
+        kill(-pid, SIGKILL);
+        int st;
+        waitpid(pid, &st, 0);
+        /* Either no folder yet, or one this database owns or may claim. */
+        owner = text_in(dir, "tune_results/k/.tune-owner");
+        CHECK(!owner[0] || strstr(owner, "\"experiment\":\"k\""));
+        free(owner);
+    }
+    if (db_int(dir, "SELECT count(*) FROM experiments WHERE status = 'FINISHED'") != 1) {
+        o = tune_in(dir, "run", "space.json", "--resume", "--gpus", "none", "--quiet", NULL);
+        CHECK_EQ_INT(o.code, 0);
+        out_free(&o);
+    }
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 3);
+    o = tune_in(dir, "rm", "k", "--yes", NULL);
+    CHECK_EQ_INT(o.code, 0);
+    snprintf(want, sizeof want, "; removed %s/tune_results/k\n", dir);
+    CHECK_CONTAINS(o.out, want);
+    out_free(&o);
+    CHECK(!exists_in(dir, "tune_results/k"));
 }
 
 /* ---- store faults ------------------------------------------------------------------- */

@@ -695,6 +695,27 @@ TEST(e2e_a_checkpoint_another_trial_needs_is_never_deleted)
 {
     char dir[4096], sp[8192];
     e2e_fresh_dir(dir, sizeof dir, "pbt", "keep");
+    /* The folder is planted before the run, so it must say that this database owns it
+     * (cli/folder.c: a folder holding files that no database has claimed is refused): the
+     * database gets its identity from a first experiment, and the owner file names it. */
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"warm\", \"num_samples\": 1, \"command\": [\"%s\", \"--iters\","
+             " \"1\"], \"space\": {}}",
+             g_synth);
+    CHECK_EQ_INT(run_ok(dir, sp, NULL), 0);
+    const char *rm[] = {"rm", "warm", "--yes", NULL};
+    struct out o = run_tune(dir, rm);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    char db[4300], real[4096], owner[8192], id[64] = "";
+    snprintf(db, sizeof db, "%s/tune.db", dir);
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    if (testdb_row(db, "SELECT value FROM meta WHERE key = 'database_id'", &h, &st)) {
+        snprintf(id, sizeof id, "%s", (const char *)sqlite3_column_text(st, 0));
+        testdb_done(h, st);
+    }
+    REQUIRE(id[0] && realpath(dir, real));
     for (int k = 0; k < 8; k++) {
         char p[4300];
         snprintf(p, sizeof p, "%s/tune_results/keep/trial_%05d", dir, k);
@@ -707,6 +728,11 @@ TEST(e2e_a_checkpoint_another_trial_needs_is_never_deleted)
         snprintf(mk, sizeof mk, "%s/resume", p);
         write_file(mk, "not a folder: no copy can be made here\n");
     }
+    snprintf(owner, sizeof owner,
+             "{\"database_id\": \"%s\", \"database\": \"%s/tune.db\", \"experiment\": \"keep\"}\n",
+             id, real);
+    snprintf(db, sizeof db, "%s/tune_results/keep/.tune-owner", dir);
+    write_file(db, owner);
     toy_space(sp, sizeof sp, "keep", PBT_SCHED(", \"keep_checkpoints\": 1"), 40, 2);
     const char *args[] = {"run", "space.json", "--gpus", "none", "--cpus", "2", "--quiet", NULL};
     CHECK_EQ_INT(run_ok(dir, sp, args), 0);

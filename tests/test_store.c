@@ -602,6 +602,60 @@ TEST(readonly_query_refuses_writes)
     tmp_clean(&t);
 }
 
+/* The database's identity (store_identity): made once, on the first call of a writable
+ * handle, the same ever after and in a copy of the file; a reader of a file without one is
+ * told so; a value tune did not write is refused; never inside a batch. */
+TEST(identity_is_made_once_and_kept)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    char err[512] = "", a[STORE_ID_LEN + 1] = "", b[STORE_ID_LEN + 1] = "";
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    store_close(st);
+    /* A new file has none until it is asked for (store_open writes nothing for it). */
+    st = open_ro(t.db);
+    REQUIRE(st);
+    CHECK_EQ_INT(store_identity(st, a, err, sizeof err), STORE_NOTFOUND);
+    CHECK_CONTAINS(err, "has no identity yet (a tune that writes it gives it one)");
+    store_close(st);
+    st = open_rw(t.db);
+    REQUIRE(st);
+    CHECK_EQ_INT(store_begin(st, err, sizeof err), 0);
+    CHECK_EQ_INT(store_identity(st, a, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "cannot make the database's identity inside a batch");
+    CHECK_EQ_INT(store_commit(st, err, sizeof err), 0);
+    CHECK_EQ_INT(store_identity(st, a, err, sizeof err), 0);
+    CHECK_EQ_INT(strlen(a), STORE_ID_LEN);
+    CHECK_EQ_INT(strspn(a, "0123456789abcdef"), STORE_ID_LEN);
+    CHECK_EQ_INT(store_identity(st, b, err, sizeof err), 0);
+    CHECK_STR(b, a);
+    store_close(st);
+    /* Read back by a reader, and by a writer of the file later. */
+    st = open_ro(t.db);
+    REQUIRE(st);
+    CHECK_EQ_INT(store_identity(st, b, err, sizeof err), 0);
+    CHECK_STR(b, a);
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'database_id'"), a);
+    store_close(st);
+    /* Another database gets another one. */
+    char other[700];
+    snprintf(other, sizeof other, "%s/other.db", t.dir);
+    st = open_rw(other);
+    REQUIRE(st);
+    CHECK_EQ_INT(store_identity(st, b, err, sizeof err), 0);
+    CHECK(strcmp(a, b) != 0);
+    /* A value tune did not write. */
+    CHECK_EQ_INT(store_query(st, "UPDATE meta SET value = 'x/../..' WHERE key = 'database_id'",
+                             NULL, 0, NULL, NULL, err, sizeof err),
+                 0);
+    CHECK_EQ_INT(store_identity(st, b, err, sizeof err), STORE_ERR);
+    CHECK_CONTAINS(err, "meta.database_id \"x/../..\" is not an identity tune wrote (32 hex "
+                        "digits)");
+    store_close(st);
+    tmp_clean(&t);
+}
+
 TEST(query_one_statement_only)
 {
     struct tmp t;

@@ -161,6 +161,10 @@ EOF
         "$repeat pairs ..."
     for i in $(seq 1 "$repeat"); do
         db="$work/tune_${c}_$i.db"
+        # Each pair's database is a new one in the same folder: its experiment's results
+        # folder must be its own (tune refuses one another database owns), so the last
+        # pair's goes first, untimed.
+        rm -rf "$work/tune_results"
         t0=$(now)
         (cd "$work" && "$tune" run "space_$c.json" --db "$db" --gpus none --cpus "$c" \
             --quiet >"$work/tune.out" 2>&1) || {
@@ -218,6 +222,7 @@ if [ "$cpu" = 1 ] && command -v perf >/dev/null 2>&1 &&
         for i in $(seq 1 "$repeat"); do
             for side in tune floor relay kept; do
                 rm -rf "$work/kept" "$work/kept.db" "$work/kept.db-wal" "$work/kept.db-shm"
+                rm -rf "$work/tune_results"
                 case $side in
                 tune) cmd=("$tune" run "space_$c.json" --db "$work/cpu_${c}_$i.db" --gpus none
                     --cpus "$c" --quiet) ;;
