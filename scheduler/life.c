@@ -891,7 +891,28 @@ int sched__take_over(struct sched_loop *L, struct sched__trial *t, int64_t it)
     /* A checkpoint tune found by its name (one no result named) can be ahead of the last
      * result recorded: the trial saved it and was stopped, or tune was killed, before that
      * result was recorded. The results in between are lost: said, once, with the fix. */
-    if (t->x->carry && !t->x->has_resume_iter && it != INT64_MAX && c.moved < it - 1) {
+    if (t->x->carry && !t->x->has_resume_iter && it == INT64_MAX) {
+        char reason[1200];
+        snprintf(reason, sizeof reason,
+                 "attempt %d resumed from %.600s and ended without a result: if that checkpoint "
+                 "was ahead of iteration %lld, the last recorded, the iterations after it were "
+                 "computed before the interruption but never recorded. Name each checkpoint in "
+                 "the result it belongs to (\"checkpoint\": path), and a resume starts from the "
+                 "last one recorded",
+                 t->attempt, t->x->resume_from ? t->x->resume_from : "?", (long long)c.moved);
+        store_decision_t sd = {.trial_id = t->id,
+                               .iteration = c.moved + 1,
+                               .time_value = NAN,
+                               .action = "gap",
+                               .bracket = -1,
+                               .rung = -1,
+                               .milestone = NAN,
+                               .value = NAN,
+                               .cutoff = NAN,
+                               .reason = reason,
+                               .wall_time = sched__wall(L)};
+        sched__add_decision(L, &sd);
+    } else if (t->x->carry && !t->x->has_resume_iter && c.moved < it - 1) {
         char reason[1200], a[32], b[32];
         snprintf(a, sizeof a, "%lld", (long long)c.moved + 1);
         snprintf(b, sizeof b, "%lld", (long long)it - 1);

@@ -252,9 +252,16 @@ class Sequence:
             at_end = self.db("SELECT count(*) FROM lineage l JOIN trials t ON t.id ="
                              " l.trial_id WHERE l.trial_id = ? AND l.attempt = t.attempt AND"
                              " l.donor_iteration = ?", tid, ITERS)[0][0]
+            # a resume from an unnamed checkpoint at the end, which reported nothing: tune
+            # said that the iterations after the last recorded one may be lost
+            said = self.db("SELECT count(*) FROM decisions WHERE trial_id = ? AND action = 'gap'"
+                           " AND iteration = ?", tid, top + 1)[0][0]
             if status == "TERMINATED" and not (stop_early and early) and top != ITERS and \
                     not at_end:
-                self.note("unfinished", 1, f"trial {no} ended at {top}, not {ITERS}")
+                if said:
+                    self.f["unrecorded"] += ITERS - top
+                else:
+                    self.note("unfinished", 1, f"trial {no} ended at {top}, not {ITERS}")
             if self.sched == "pbt":
                 jumps = {(a, b + 1) for a, b in self.db(
                     "SELECT iteration, donor_iteration FROM lineage WHERE trial_id = ?", tid)}
