@@ -384,6 +384,79 @@ TEST(a_bad_table_is_an_error_at_its_line_with_exit_2)
     free(nometric);
 }
 
+/* Trials that fail end a simulation as they end a real run (README, "Exit status"): exit 3
+ * with the cause said, and an experiment that fail_fast stopped is not FINISHED. Before,
+ * a grid value the table lacks ended in fail_fast with exit 0, experiment FINISHED. */
+TEST(failed_trials_exit_3_with_the_cause_said)
+{
+    char dir[4096], sp[8192], path[4400];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "failed");
+    snprintf(path, sizeof path, "%s/t.csv", dir);
+    write_file(path, small_table);
+    /* 0.5, 0.7 and 0.9 have no rows: three identical failures, fail_fast's 3 */
+    snprintf(sp, sizeof sp, small_space, "gr", 1, "",
+             "{\"grid_search\": [0.001, 0.003, 0.5, 0.7, 0.9]}");
+    space_file(dir, sp);
+    const char *a[] = {"simulate", "space.json", "--table", "t.csv", "--quiet", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 3);
+    CHECK_CONTAINS(o.out, "Stopped gr-sim: ");
+    CHECK_CONTAINS(o.err, "experiment gr-sim stopped: 3 trials failed the same way before "
+                          "reporting any result (fail_fast 3): no row of the table has this "
+                          "configuration's grid_search values");
+    CHECK_CONTAINS(o.err, "Fix the table or space.json, then simulate again");
+    CHECK(strstr(o.err, "stderr.log") == NULL); /* simulated trials have none */
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments WHERE name = 'gr-sim' AND status "
+                             "= 'INTERRUPTED'"),
+                 1);
+    /* without fail_fast every trial runs: the failed ones are listed, still exit 3 */
+    snprintf(sp, sizeof sp, small_space, "gr0", 1, ", \"fail_fast\": 0",
+             "{\"grid_search\": [0.001, 0.003, 0.5, 0.7, 0.9]}");
+    space_file(dir, sp);
+    o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 3);
+    CHECK_CONTAINS(o.out, "Simulated gr0-sim: 2 trials terminated");
+    CHECK_CONTAINS(o.out, "3 trials failed: see `tune trials gr0-sim --db tune.db`.\n"
+                          "  trial_00002: no row of the table has this configuration's "
+                          "grid_search values");
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments WHERE name = 'gr0-sim' AND "
+                             "status = 'FINISHED'"),
+                 1);
+}
+
+/* A metric the first result lacks (its cell empty) stops the run as in a real one: exit 2,
+ * the trials PAUSED, the experiment not FINISHED. Before: exit 0, nothing said. */
+TEST(a_metric_the_first_result_lacks_exits_2)
+{
+    char dir[4096], sp[8192], path[4400];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "no_metric");
+    /* every trial's first iteration reports no loss */
+    char *t1 = replaced(small_table, ",1,1.5,1\n", ",1,1.5,\n");
+    char *t2 = replaced(t1, ",1,1.5,0.5\n", ",1,1.5,\n");
+    char *t3 = replaced(t2, ",1,1.5,0.3\n", ",1,1.5,\n");
+    snprintf(path, sizeof path, "%s/t.csv", dir);
+    write_file(path, t3);
+    free(t1);
+    free(t2);
+    free(t3);
+    snprintf(sp, sizeof sp, small_space, "nm", 2, "", "{\"loguniform\": [0.001, 0.01]}");
+    space_file(dir, sp);
+    const char *a[] = {"simulate", "space.json", "--table", "t.csv", "--quiet", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.out, "Stopped nm-sim: 0 trials terminated (0 stopped early by asha), 0 "
+                          "failed, 2 paused.");
+    CHECK_CONTAINS(o.err, "experiment nm-sim stopped: trial_00000 reports no \"loss\", the "
+                          "experiment's \"metric\"");
+    CHECK_CONTAINS(o.err, "Then simulate again");
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments WHERE name = 'nm-sim' AND status "
+                             "= 'INTERRUPTED'"),
+                 1);
+}
+
 TEST(simulate_bad_arguments_are_clear_errors)
 {
     char dir[4096], sp[8192];
