@@ -408,8 +408,11 @@ int cli_cmd_simulate(int argc, char **argv)
     double every = a.status_interval > 0 ? a.status_interval : view.tty ? 1 : 10;
     double next_report = real_s() + every;
     unsigned turns = 0;
-    /* No signal pipe to wake for: the virtual clock jumps straight to the next event. */
-    while ((trc = sched_loop_turn(L, 3600, err, sizeof err)) > 0) {
+    /* No signal pipe to wake for and no cap on the wait: the loop's own timers (a time
+     * budget, a trial's time limit) bound it, and past them the virtual clock jumps
+     * straight to the next event. (With a cap of an hour, a curve whose iterations took
+     * 1e12 s cost a turn per virtual hour: 47 s of real time.) */
+    while ((trc = sched_loop_turn(L, INFINITY, err, sizeof err)) > 0) {
         if (sim_interrupted > seen) sched_loop_stop(L, SIGINT), seen = sim_interrupted;
         if (!a.quiet && (++turns & 255) == 0 && real_s() >= next_report) {
             sched_loop_report(L);

@@ -384,6 +384,46 @@ TEST(a_bad_table_is_an_error_at_its_line_with_exit_2)
     free(nometric);
 }
 
+/* Two trials at once, FIFO; other settings: %s (", ..." or ""). */
+static const char fifo_space[] =
+    "{\"name\": \"%s\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 2,"
+    " \"max_concurrent\": 2, \"seed\": 1, \"command\": [\"unused\"]%s,"
+    " \"space\": {\"lr\": {\"loguniform\": [0.001, 0.1]}}}";
+
+/* The virtual clock jumps to the next event, however far: iterations of most of a year
+ * (2.5e7 s, 20,000 of them per trial) take as long as short ones. Before, the loop was
+ * given an hour at most per turn and the clock crept an hour a turn: this run took 12 s
+ * (1e12 s iterations, minutes). */
+TEST(the_virtual_clock_jumps_to_the_next_event)
+{
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "jump");
+    snprintf(sp, sizeof sp, fifo_space, "jump", "");
+    space_file(dir, sp);
+    const char *a[] = {"simulate",    "space.json",
+                       "--synthetic", "time=2.5e7,time_spread=0,iters=20000",
+                       "--quiet",     NULL};
+    struct out o = run_tune(dir, a);
+    if (o.code != 0) fprintf(stderr, "%s%s", o.out, o.err);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK(o.secs < 4); /* 0.07 s here; the creeping clock took 12 s */
+    out_free(&o);
+    /* the last result at exactly start delay + 20,000 iterations */
+    CHECK_NEAR(db_real(dir, "SELECT max(r.wall_time) - e.created_at FROM results r JOIN trials t "
+                            "ON t.id = r.trial_id JOIN experiments e ON e.id = t.experiment_id"),
+               0.05 + 20000 * 2.5e7, 1e-3);
+    /* and a time budget still ends it where it says, with the summary saying so */
+    snprintf(sp, sizeof sp, fifo_space, "jumpb", ", \"time_budget_s\": 1e11");
+    space_file(dir, sp);
+    o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "The time budget ended the run (time_budget_s 1e+11 s)");
+    out_free(&o);
+    CHECK_NEAR(db_real(dir, "SELECT ended_at - created_at FROM experiments WHERE name = "
+                            "'jumpb-sim'"),
+               1e11 + 0.05, 1e-3); /* the running trials end a stop delay after it */
+}
+
 /* Trials that fail end a simulation as they end a real run (README, "Exit status"): exit 3
  * with the cause said, and an experiment that fail_fast stopped is not FINISHED. Before,
  * a grid value the table lacks ended in fail_fast with exit 0, experiment FINISHED. */
