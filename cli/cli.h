@@ -166,6 +166,32 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * trials were written and left out. Returns 0, or -1 with err filled. */
 int cli_write_table(store_t *st, const char *name, double min_time, FILE *f, size_t *kept,
                     size_t *left, char *err, size_t errlen);
+/* How a run of the loop ended (outcome.c), for tune run and tune simulate alike. A run
+ * that ended for a mistake (a metric or time_attr no trial reports, fail_fast's identical
+ * early failures) is recorded as INTERRUPTED and stays resumable. */
+int cli_run_mistake(const sched_run_result_t *res);
+/* Records the end of experiment exp_id at `when`: INTERRUPTED when it was interrupted or
+ * ended for a mistake, else FINISHED (a failure to record it is printed). */
+void cli_run_record_end(store_t *st, int64_t exp_id, const sched_run_result_t *res, double when);
+/* The summary's first lines: "DONE NAME: N trials terminated (...), K failed." (DONE is
+ * "Interrupted" or "Stopped" when the run was), why it ended early when a time budget or
+ * a target ended it, and the best trial. trials: how many the experiment has. */
+void cli_run_print_ended(const char *name, const sched_run_result_t *res,
+                         const space_settings_t *set, size_t trials, const char *done);
+/* What each command tells the user to do after a failure, in its own words. */
+typedef struct cli_run_fix {
+    const char *failed_where; /* after "N trials failed: see `tune trials NAME --db DB`" */
+    const char *fail_fast;    /* after fail_fast's common error */
+    const char *no_metric;    /* after the message about a metric no trial reports */
+    int stderr_logs;          /* trials write a stderr.log, whose first lines fail_fast quotes */
+} cli_run_fix_t;
+/* Says why trials failed or the run stopped (the first failed trials and their errors on
+ * stdout; fail_fast's common error or the missing metric on stderr, each with its fix) and
+ * returns the exit status: 130 interrupted, else 2 for a metric no trial reports, 3 when
+ * trials failed or fail_fast stopped the run, 0 otherwise. */
+int cli_run_outcome(store_t *st, int64_t exp_id, const char *name, const char *db,
+                    const sched_run_result_t *res, const cli_run_fix_t *fix);
+
 /* `tune simulate` (simulate.c). */
 int cli_cmd_simulate(int argc, char **argv);
 /* `tune export NAME --table` (tables.c). */

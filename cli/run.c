@@ -327,40 +327,6 @@ static int make_executor(const space_settings_t *set, const struct run_opts *ro,
     return 0;
 }
 
-static int error_row_cb(void *ud, int ncol, const char *const *names, const char *const *values,
-                        const int *types)
-{
-    (void)names;
-    (void)types;
-    (void)ud;
-    if (ncol < 2) return 1;
-    char e[400];
-    /* The message can quote a trial's stderr: escaped so it cannot drive the terminal. */
-    size_t k = 0;
-    for (const char *p = values[1] ? values[1] : ""; *p && k + 5 < sizeof e; p++) {
-        unsigned char ch = (unsigned char)*p;
-        if (ch < 0x20 || ch == 0x7f)
-            k += (size_t)snprintf(e + k, sizeof e - k, "\\x%02x", ch);
-        else
-            e[k++] = (char)ch;
-    }
-    e[k] = 0;
-    printf("  %s: %s\n", values[0] ? values[0] : "?", e);
-    return 0;
-}
-
-/* The first failed trials with their errors (which carry the last line of stderr). */
-static void print_errors(store_t *st, int64_t exp_id)
-{
-    char id[32], err[256];
-    snprintf(id, sizeof id, "%lld", (long long)exp_id);
-    const char *b[] = {id};
-    store_query(st,
-                "SELECT name, error FROM trials WHERE experiment_id = ?1 AND status = 'ERROR' "
-                "ORDER BY trial_no LIMIT 3",
-                b, 1, error_row_cb, NULL, err, sizeof err);
-}
-
 /* Runs (exp_id == 0: creates) the experiment described by sp. */
 static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_opts *ro,
                    const char *file)
@@ -559,38 +525,8 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
                 db, name, db);
         exit_code = CLI_EXIT_FAIL;
     } else {
-        /* A run stopped for a mistake (no metric, identical early failures) stays
-         * resumable; one that ran out of budget or reached its target is finished. */
-        int mistake = res.ended_by == SCHED_END_NO_METRIC || res.ended_by == SCHED_END_FAIL_FAST;
-        const char *status = res.interrupted || mistake ? "INTERRUPTED" : "FINISHED";
-        if (store_experiment_set_status(st, exp_id, status, wall_now(), err, sizeof err) != 0)
-            cli_error("cannot record the end of the experiment: %s", err);
-        printf("\n%s %s: %zu trials terminated (%zu stopped early by %s), %zu failed",
-               res.interrupted ? "Interrupted"
-               : mistake       ? "Stopped"
-                               : "Finished",
-               name, res.terminated, res.early_stopped, space_sched_name(set->sched.type),
-               res.errored);
-        if (res.paused) printf(", %zu paused", res.paused);
-        printf(".\n");
-        size_t total = space_num_trials(sp);
-        size_t ended = res.terminated + res.errored + res.paused;
-        size_t never = total > ended ? total - ended : 0;
-        if (res.ended_by == SCHED_END_BUDGET) {
-            printf("The time budget ended the run (time_budget_s %g s): running trials were "
-                   "stopped and recorded as TERMINATED",
-                   set->time_budget_s);
-            if (never) printf("; %zu trial%s never started", never, never == 1 ? "" : "s");
-            printf(".\n");
-        } else if (res.ended_by == SCHED_END_TARGET)
-            printf("Target reached, experiment stopped (stop_experiment_on_target): %s.\n",
-                   res.end_msg);
-        if (res.best_trial >= 0) {
-            char num[32];
-            printf("Best trial: trial_%05lld with %s=%s (last result).\n",
-                   (long long)res.best_trial, set->metric,
-                   space_format_number(res.best_metric, num));
-        }
+        cli_run_record_end(st, exp_id, &res, wall_now());
+        cli_run_print_ended(name, &res, set, space_num_trials(sp), "Finished");
         printf("Results are in %s. More: tune best %s --db %s | tune trials %s --db %s | tune "
                "query \"SELECT * FROM trial_summary\" --db %s\n",
                db, name, db, name, db, db);
@@ -607,34 +543,22 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
                    "dict printed as is has single quotes and is not JSON.\n",
                    (long long)res.bad_trial, res.bad_example);
         if (res.notice[0] && !view.noticed) fprintf(stderr, "tune: %s\n", res.notice);
-        if (res.errored) {
-            printf("%zu trial%s failed: see `tune trials %s --db %s` and the stderr.log in each "
-                   "trial's directory under %s.\n",
-                   res.errored, res.errored == 1 ? "" : "s", name, db, results_dir);
-            print_errors(st, exp_id);
-            exit_code = CLI_EXIT_TRIALS;
-        }
-        if (res.ended_by == SCHED_END_FAIL_FAST) {
-            cli_error("experiment %s stopped: %s", name, res.end_msg);
-            if (res.end_detail[0]) fprintf(stderr, "%s", res.end_detail);
-            fprintf(stderr,
-                    "Fix the cause (a relative path is looked up in each trial's own directory), "
-                    "then run again with --restart, or `tune resume %s --db %s` if the fix is "
-                    "outside space.json. \"fail_fast\": 0 turns this check off.\n",
-                    name, db);
-            exit_code = CLI_EXIT_TRIALS;
-        } else if (res.ended_by == SCHED_END_NO_METRIC) {
-            cli_error("experiment %s stopped: %s", name, res.end_msg);
-            fprintf(stderr,
-                    "Then run it again under a fresh name with `tune run %s --restart` (the "
-                    "stored experiment keeps its space.json).\n",
-                    file);
-            exit_code = CLI_EXIT_USAGE;
-        }
-        if (res.interrupted) {
-            printf("Continue with: tune resume %s --db %s\n", name, db);
-            exit_code = CLI_EXIT_INTERRUPTED;
-        }
+        char where[sizeof results_dir + 80], ff[2 * PATH_MAX], nm[PATH_MAX + 200];
+        snprintf(where, sizeof where, " and the stderr.log in each trial's directory under %s",
+                 results_dir);
+        snprintf(ff, sizeof ff,
+                 "Fix the cause (a relative path is looked up in each trial's own directory), "
+                 "then run again with --restart, or `tune resume %s --db %s` if the fix is "
+                 "outside space.json.",
+                 name, db);
+        snprintf(nm, sizeof nm,
+                 "Then run it again under a fresh name with `tune run %s --restart` (the "
+                 "stored experiment keeps its space.json).",
+                 file);
+        cli_run_fix_t fix = {
+            .failed_where = where, .fail_fast = ff, .no_metric = nm, .stderr_logs = 1};
+        exit_code = cli_run_outcome(st, exp_id, name, db, &res, &fix);
+        if (res.interrupted) printf("Continue with: tune resume %s --db %s\n", name, db);
     }
     fflush(stdout);
     free(params);

@@ -408,8 +408,11 @@ int cli_cmd_simulate(int argc, char **argv)
     double every = a.status_interval > 0 ? a.status_interval : view.tty ? 1 : 10;
     double next_report = real_s() + every;
     unsigned turns = 0;
-    /* No signal pipe to wake for: the virtual clock jumps straight to the next event. */
-    while ((trc = sched_loop_turn(L, 3600, err, sizeof err)) > 0) {
+    /* No signal pipe to wake for and no cap on the wait: the loop's own timers (a time
+     * budget, a trial's time limit) bound it, and past them the virtual clock jumps
+     * straight to the next event. (With a cap of an hour, a curve whose iterations took
+     * 1e12 s cost a turn per virtual hour: 47 s of real time.) */
+    while ((trc = sched_loop_turn(L, INFINITY, err, sizeof err)) > 0) {
         if (sim_interrupted > seen) sched_loop_stop(L, SIGINT), seen = sim_interrupted;
         if (!a.quiet && (++turns & 255) == 0 && real_s() >= next_report) {
             sched_loop_report(L);
@@ -426,13 +429,10 @@ int cli_cmd_simulate(int argc, char **argv)
     sched_loop_result(L, &res);
     sim_stats_t ss;
     sim_exec_stats(ex, &ss);
-    store_experiment_set_status(st, exp_id, res.interrupted ? "INTERRUPTED" : "FINISHED",
-                                wall0 + ss.elapsed_s, err, sizeof err);
+    cli_run_record_end(st, exp_id, &res, wall0 + ss.elapsed_s);
+    cli_run_print_ended(name, &res, set, space_num_trials(sp), "Simulated");
     char hms[32];
     fmt_hms(ss.elapsed_s, hms, sizeof hms);
-    printf("\n%s %s: %zu trials terminated (%zu stopped early by %s), %zu failed.\n",
-           res.interrupted ? "Interrupted" : "Simulated", name, res.terminated, res.early_stopped,
-           space_sched_name(set->sched.type), res.errored);
     printf("Virtual time %s with %ld worker%s; compute spent %.4g trial-hours", hms, workers,
            workers == 1 ? "" : "s", ss.spent_s / 3600);
     if (ss.full_s > 0)
@@ -443,14 +443,18 @@ int cli_cmd_simulate(int argc, char **argv)
         printf("Largest distance from a configuration to the table row that answered it: %.4g "
                "(0 = the same, 1 = as far as can be).\n",
                ss.max_distance);
-    if (res.best_trial >= 0) {
-        char num[32];
-        printf("Best trial: trial_%05lld with %s=%s (last result).\n", (long long)res.best_trial,
-               set->metric ? set->metric : "metric", space_format_number(res.best_metric, num));
-    }
     printf("Results are in %s (experiment %s): tune best %s --db %s | tune report %s --db %s\n",
            a.db, name, name, a.db, name, a.db);
-    rc = res.interrupted ? CLI_EXIT_INTERRUPTED : CLI_EXIT_OK;
+    if (res.notice[0]) fprintf(stderr, "tune: %s\n", res.notice);
+    /* A simulation is never resumed (tune resume would start the real trials): after a
+     * mistake it is simulated again, as a new experiment. */
+    cli_run_fix_t fix = {
+        .failed_where = "",
+        .fail_fast = "Fix the table or space.json, then simulate again (each simulation is "
+                     "recorded as a new experiment).",
+        .no_metric = "Then simulate again (each simulation is recorded as a new experiment)."};
+    fflush(stdout);
+    rc = cli_run_outcome(st, exp_id, name, a.db, &res, &fix);
 out:
     sched_loop_free(L);
     sched_exec_free(ex);

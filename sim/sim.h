@@ -25,13 +25,23 @@
 struct space;
 typedef struct sim_curves sim_curves_t;
 
+/* The longest an iteration may take, in seconds: 365 days. A table or a synthetic spec
+ * with a longer one (or a non-finite or negative one) is an error: it is taken for a
+ * mistake, such as milliseconds or nanoseconds written as seconds (docs/simulate.md). */
+#define SIM_MAX_ITER_S 31536000.0
+
 /* Parses a table held in memory (CSV; `name` is used in messages, which point at
  * "NAME:LINE: ...") and binds it to the space: every parameter of the space that is not a
- * constant needs a `config/NAME` column, and every value of a grid_search parameter
- * must occur in the table. On success *out is a new source freed with sim_curves_free. */
+ * constant needs a `config/NAME` column, the space's metric and its scheduler's time_attr
+ * a column (unless allow_missing_metric), and each configuration's rows come together
+ * with training_iteration increasing and seconds from 0 to SIM_MAX_ITER_S. A grid_search
+ * value that no row has is not checked here: sim_curves_lookup fails for it. On success
+ * *out is a new source freed with sim_curves_free. */
 int sim_table_parse(const char *text, size_t len, const char *name, const struct space *sp,
                     sim_curves_t **out, char *err, size_t errlen);
-/* Reads a table file (plain or gzip-compressed CSV) and parses it. */
+/* Reads a table file (plain or gzip-compressed CSV) and parses it. A gzip stream that is
+ * damaged or does not end (the file was cut short) is an error (SIM_EINVAL), at the line
+ * where it stops. */
 int sim_table_open(const char *path, const struct space *sp, sim_curves_t **out, char *err,
                    size_t errlen);
 

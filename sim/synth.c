@@ -94,6 +94,16 @@ int sim_synth_open(const char *spec, const struct space *sp, sim_curves_t **out,
             return SIM_EINVAL;
         }
     }
+    /* time_this_iter_s is time * (1 + time_spread (u - 0.5)), u in [0, 1] */
+    double longest = s.time * (1 + s.time_spread / 2);
+    if (!(longest <= SIM_MAX_ITER_S)) {
+        snprintf(err, errlen,
+                 "synthetic spec: time=%g with time_spread=%g makes iterations of up to %.4g s, "
+                 "more than %.0f (365 days): an iteration longer than a year is taken for a "
+                 "mistake",
+                 s.time, s.time_spread, longest, SIM_MAX_ITER_S);
+        return SIM_EINVAL;
+    }
     uint64_t z = s.seed;
     for (int i = 0; i < SIM_MAX_DIMS; i++) {
         s.c[i] = 0.2 + 0.6 * unit_of(mix64(z++));

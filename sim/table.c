@@ -60,14 +60,15 @@ static int record_push(struct record *r, const char *s, size_t len)
 
 /* Reads one record from *p (advancing it). Returns 1 with r filled, 0 at the end of the
  * text, -1 on a malformed field (an unterminated quote) or out of memory. Blank lines are
- * skipped. */
-static int read_record(const char **p, const char *end, struct record *r, int *line)
+ * skipped; *start gets the line the record starts on. */
+static int read_record(const char **p, const char *end, struct record *r, int *line, int *start)
 {
     record_clear(r);
     while (*p < end && (**p == '\n' || **p == '\r')) {
         if (**p == '\n') (*line)++;
         (*p)++;
     }
+    *start = *line;
     if (*p >= end) return 0;
     char *buf = NULL;
     size_t cap = 0;
@@ -388,6 +389,179 @@ static sim_curves_t *curves_new(const struct space *sp)
     return c;
 }
 
+/* What a replayed result reports: training_iteration, time_this_iter_s (a column, or the
+ * steps of time_total_s) and every other column but `trial` and the config/ ones. */
+static int table_reports(const struct record *h, const struct cols *k, const char *key)
+{
+    if (strcmp(key, "training_iteration") == 0 || strcmp(key, "time_this_iter_s") == 0) return 1;
+    for (size_t m = 0; m < k->nmetric; m++)
+        if (strcmp(h->f[k->metric[m]], key) == 0) return 1;
+    return 0;
+}
+
+/* The experiment's metric and the scheduler's time_attr must be among what the table's
+ * results report, as the loop checks the first result of a real run (check_first_result
+ * in scheduler/result.c): from a table without them every trial would report neither, and
+ * the run would stop at its first result. With allow_missing_metric the run goes on and
+ * warns, as a real one does. */
+static int check_reported(const struct record *h, const sim_curves_t *c, const struct cols *k,
+                          const char *name, char *err, size_t errlen)
+{
+    const space_settings_t *set = space_settings(c->sp);
+    if (set->allow_missing_metric) return 0;
+    const char *missing[2], *what[2];
+    int nm = 0;
+    if (set->metric && !table_reports(h, k, set->metric)) {
+        missing[nm] = set->metric;
+        what[nm++] = "the experiment's \"metric\"";
+    }
+    if (set->sched.type != SPACE_SCHED_FIFO &&
+        strcmp(set->sched.time_attr, "training_iteration") != 0 &&
+        !table_reports(h, k, set->sched.time_attr)) {
+        missing[nm] = set->sched.time_attr;
+        what[nm++] = "the scheduler's \"time_attr\"";
+    }
+    if (nm == 0) return 0;
+    const char *cand[64] = {"training_iteration", "time_this_iter_s"};
+    size_t nc = 2;
+    char keys[400] = "\"training_iteration\", \"time_this_iter_s\"";
+    size_t kl = strlen(keys);
+    for (size_t m = 0; m < k->nmetric; m++) {
+        const char *f = h->f[k->metric[m]];
+        if (k->metric[m] == k->iter || strcmp(f, "time_this_iter_s") == 0) continue;
+        if (nc < 64) cand[nc++] = f;
+        if (kl + strlen(f) + 8 < sizeof keys)
+            kl += (size_t)snprintf(keys + kl, sizeof keys - kl, ", \"%s\"", f);
+    }
+    char msg[1024];
+    size_t ml = 0;
+    for (int i = 0; i < nm && ml < sizeof msg; i++) {
+        const char *dym = space_suggest(missing[i], cand, nc);
+        ml += (size_t)snprintf(msg + ml, sizeof msg - ml, "%s no \"%.100s\" column, %s%s%.100s%s",
+                               i ? ";" : "", missing[i], what[i], dym ? " (did you mean \"" : "",
+                               dym ? dym : "", dym ? "\"?)" : "");
+    }
+    return fail(err, errlen, SIM_EINVAL,
+                "%s:1: the table has%s. Its results report: %s. Fix the name in space.json, or "
+                "replay a table that records it (or set \"allow_missing_metric\": true to run "
+                "anyway)",
+                name, msg, keys);
+}
+
+/* The configurations read so far, by the key that groups their rows (group_key), with the
+ * lines their rows took: a key that comes back after other rows is a curve split apart
+ * (rows written in order of arrival, two recordings under one name). */
+struct seen_conf {
+    char *key;
+    int first, last; /* the lines of its first and last rows */
+};
+
+struct seen {
+    struct seen_conf *conf; /* per configuration, in file order */
+    size_t n, cap;
+    size_t *slot; /* open addressing over conf: index + 1, 0 when empty */
+    size_t nslot; /* a power of two, more than twice n */
+};
+
+static size_t key_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (size_t)h;
+}
+
+/* The configuration read with this key, or -1. */
+static long seen_find(const struct seen *s, const char *key)
+{
+    if (!s->nslot) return -1;
+    for (size_t i = key_hash(key) & (s->nslot - 1);; i = (i + 1) & (s->nslot - 1)) {
+        if (!s->slot[i]) return -1;
+        if (strcmp(s->conf[s->slot[i] - 1].key, key) == 0) return (long)(s->slot[i] - 1);
+    }
+}
+
+static void seen_place(struct seen *s, size_t ci)
+{
+    size_t i = key_hash(s->conf[ci].key) & (s->nslot - 1);
+    while (s->slot[i])
+        i = (i + 1) & (s->nslot - 1);
+    s->slot[i] = ci + 1;
+}
+
+/* Records the next configuration, whose first row is at `line`. -1 without memory. */
+static int seen_add(struct seen *s, const char *key, int line)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        struct seen_conf *conf = realloc(s->conf, cap * sizeof *conf);
+        if (!conf) return -1;
+        s->conf = conf;
+        s->cap = cap;
+    }
+    if (2 * (s->n + 1) >= s->nslot) {
+        size_t nslot = s->nslot ? s->nslot * 2 : 256;
+        size_t *slot = calloc(nslot, sizeof *slot);
+        if (!slot) return -1;
+        free(s->slot);
+        s->slot = slot;
+        s->nslot = nslot;
+        for (size_t ci = 0; ci < s->n; ci++)
+            seen_place(s, ci);
+    }
+    char *k = strdup(key);
+    if (!k) return -1;
+    s->conf[s->n] = (struct seen_conf){k, line, line};
+    seen_place(s, s->n++);
+    return 0;
+}
+
+static void seen_free(struct seen *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->conf[i].key);
+    free(s->conf);
+    free(s->slot);
+}
+
+/* A row's seconds: its time_this_iter_s, or the step of its time_total_s from *total_prev
+ * (updated). Finite, from 0 to SIM_MAX_ITER_S. */
+static int row_seconds(const struct record *r, const struct cols *k, double *total_prev,
+                       double *secs, const char *name, int line, char *err, size_t errlen)
+{
+    static const char mistake[] = "an iteration longer than a year is taken for a mistake "
+                                  "(milliseconds or nanoseconds written as seconds?)";
+    double v = NAN;
+    if (k->secs >= 0) {
+        const char *cell = r->f[k->secs];
+        if (!cell_number(cell, &v) || !(v >= 0) || !(v <= SIM_MAX_ITER_S))
+            return fail(err, errlen, SIM_EINVAL,
+                        "%s:%d: time_this_iter_s must be a number of seconds from 0 to %.0f "
+                        "(365 days), not \"%s\"%s%s",
+                        name, line, SIM_MAX_ITER_S, cell, isfinite(v) && v > 0 ? ": " : "",
+                        isfinite(v) && v > 0 ? mistake : "");
+        *secs = v;
+        return 0;
+    }
+    const char *cell = r->f[k->total];
+    if (!cell_number(cell, &v) || !isfinite(v) || !(v >= *total_prev))
+        return fail(err, errlen, SIM_EINVAL,
+                    "%s:%d: time_total_s must be a finite number of seconds that does not "
+                    "decrease, not \"%s\"",
+                    name, line, cell);
+    if (!(v - *total_prev <= SIM_MAX_ITER_S)) {
+        char nb[32];
+        return fail(err, errlen, SIM_EINVAL,
+                    "%s:%d: time_total_s %s makes this iteration %.4g s long (from %s), more than "
+                    "%.0f (365 days): %s",
+                    name, line, cell, v - *total_prev, space_format_number(*total_prev, nb),
+                    SIM_MAX_ITER_S, mistake);
+    }
+    *secs = v - *total_prev;
+    *total_prev = v;
+    return 0;
+}
+
 int sim_table_parse(const char *text, size_t len, const char *name, const struct space *sp,
                     sim_curves_t **out, char *err, size_t errlen)
 {
@@ -395,18 +569,21 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
     struct record r = {0};
     struct cols k = {0};
     struct sbuf key = {0}, prev = {0}, line = {0};
+    struct seen seen = {0};
     int rc = SIM_ENOMEM;
     if (!c) goto nomem;
     const char *p = text, *end = text + len;
     int lineno = 1, rowline;
-    if (read_record(&p, end, &r, &lineno) != 1) {
+    if (read_record(&p, end, &r, &lineno, &rowline) != 1) {
         rc = fail(err, errlen, SIM_EINVAL, "%s: the table is empty (it needs a header line)", name);
         goto out;
     }
     k.param = calloc(c->nparams + 1, sizeof *k.param);
     k.metric = calloc(r.n + 1, sizeof *k.metric);
     if (!k.param || !k.metric) goto nomem;
-    if ((rc = find_cols(&r, c, &k, name, err, errlen)) != 0) goto out;
+    if ((rc = find_cols(&r, c, &k, name, err, errlen)) != 0 ||
+        (rc = check_reported(&r, c, &k, name, err, errlen)) != 0)
+        goto out;
     char **header = calloc(r.n + 1, sizeof *header);
     size_t ncols = r.n;
     if (!header) goto nomem;
@@ -416,11 +593,9 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
     }
     r.n = 0;
     size_t conf_cap = 0, row_cap = 0;
-    double total_prev = 0;
-    int have_prev = 0;
+    double total_prev = 0, it_prev = 0;
     for (;;) {
-        rowline = lineno;
-        int got = read_record(&p, end, &r, &lineno);
+        int got = read_record(&p, end, &r, &lineno, &rowline);
         if (got == 0) break;
         if (got < 0) {
             rc = fail(err, errlen, SIM_EINVAL,
@@ -435,7 +610,28 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
         if (grow(c, &conf_cap, &row_cap) != 0) goto nomem_header;
         group_key(&r, &k, c, &key);
         if (key.oom) goto nomem_header;
-        if (!have_prev || strcmp(key.s ? key.s : "", prev.s ? prev.s : "") != 0) {
+        const char *ks = key.s ? key.s : "";
+        if (seen.n == 0 || strcmp(ks, prev.s ? prev.s : "") != 0) {
+            long before = seen_find(&seen, ks);
+            if (before >= 0) {
+                const struct seen_conf *b = &seen.conf[before];
+                if (k.trial >= 0)
+                    rc = fail(err, errlen, SIM_EINVAL,
+                              "%s:%d: trial \"%.80s\" had its rows at lines %d-%d, before other "
+                              "trials' rows: each trial's rows come together, in increasing "
+                              "training_iteration (two recordings of one configuration need "
+                              "two names)",
+                              name, rowline, r.f[k.trial], b->first, b->last);
+                else
+                    rc = fail(err, errlen, SIM_EINVAL,
+                              "%s:%d: these config/ values had their rows at lines %d-%d, "
+                              "before other rows: each configuration's rows come together, in "
+                              "increasing training_iteration (a trial column tells two "
+                              "recordings of one configuration apart)",
+                              name, rowline, b->first, b->last);
+                goto out_header;
+            }
+            if (seen_add(&seen, ks, rowline) != 0) goto nomem_header;
             struct sim_tconf *t = &c->conf[c->nconf];
             t->first = c->nrows;
             t->n = 0;
@@ -448,37 +644,44 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
             if ((rc = bind_conf(c, c->nconf - 1, &r, &k, name, rowline, err, errlen)) != 0)
                 goto out_header;
             prev.n = 0;
-            sb_str(&prev, key.s ? key.s : "");
+            sb_str(&prev, ks);
             if (prev.oom) goto nomem_header;
-            have_prev = 1;
             total_prev = 0;
+            it_prev = 0;
         }
-        double it, secs;
-        if (!cell_number(r.f[k.iter], &it) || !(it >= 1) || it != floor(it)) {
+        double it, secs = 0;
+        if (!cell_number(r.f[k.iter], &it) || !(it >= 1) || !(it <= 0x1p53) || it != floor(it)) {
             rc = fail(err, errlen, SIM_EINVAL,
-                      "%s:%d: training_iteration must be a whole number >= 1, not \"%s\"", name,
-                      rowline, r.f[k.iter]);
+                      "%s:%d: training_iteration must be a whole number from 1 to 2^53, not "
+                      "\"%s\"",
+                      name, rowline, r.f[k.iter]);
             goto out_header;
         }
-        if (k.secs >= 0) {
-            if (!cell_number(r.f[k.secs], &secs) || !(secs >= 0)) {
+        if (!(it > it_prev)) {
+            /* The loop would take such rows as they come: a rung met twice, a curve that
+             * goes back in time. */
+            char nb[32];
+            struct seen_conf *b = &seen.conf[seen.n - 1];
+            if (it == it_prev)
                 rc = fail(err, errlen, SIM_EINVAL,
-                          "%s:%d: time_this_iter_s must be a number >= 0, not \"%s\"", name,
-                          rowline, r.f[k.secs]);
-                goto out_header;
-            }
-        } else {
-            double tot;
-            if (!cell_number(r.f[k.total], &tot) || !(tot >= total_prev)) {
+                          "%s:%d: training_iteration %s again (line %d has it too): a "
+                          "configuration's rows are its iterations in increasing order, one row "
+                          "per iteration (%s)",
+                          name, rowline, r.f[k.iter], b->last,
+                          k.trial >= 0 ? "two recordings of one configuration need two names"
+                                       : "a trial column tells two recordings of one "
+                                         "configuration apart");
+            else
                 rc = fail(err, errlen, SIM_EINVAL,
-                          "%s:%d: time_total_s must be a number that does not decrease, not "
-                          "\"%s\"",
-                          name, rowline, r.f[k.total]);
-                goto out_header;
-            }
-            secs = tot - total_prev;
-            total_prev = tot;
+                          "%s:%d: training_iteration %s after %s (line %d): a configuration's "
+                          "rows are its iterations in increasing order, one row per iteration",
+                          name, rowline, r.f[k.iter], space_format_number(it_prev, nb), b->last);
+            goto out_header;
         }
+        it_prev = it;
+        seen.conf[seen.n - 1].last = rowline;
+        if ((rc = row_seconds(&r, &k, &total_prev, &secs, name, rowline, err, errlen)) != 0)
+            goto out_header;
         line.n = 0;
         sb_str(&line, "{\"training_iteration\": ");
         sb_num(&line, it);
@@ -515,18 +718,10 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
         rc = fail(err, errlen, SIM_EINVAL, "%s: the table has a header but no rows", name);
         goto out_header;
     }
-    for (size_t i = 0; i < ncols; i++)
-        free(header[i]);
-    free(header);
-    record_clear(&r);
-    free(r.f);
-    free(k.param);
-    free(k.metric);
-    free(key.s);
-    free(prev.s);
-    free(line.s);
     *out = c;
-    return SIM_OK;
+    c = NULL;
+    rc = SIM_OK;
+    goto out_header;
 nomem_header:
     rc = fail(err, errlen, SIM_ENOMEM, "out of memory");
 out_header:
@@ -544,8 +739,18 @@ out:
     free(key.s);
     free(prev.s);
     free(line.s);
+    seen_free(&seen);
     sim_curves_free(c);
     return rc;
+}
+
+/* The line of a text that its byte n is on (1-based). */
+static int line_at(const char *text, size_t n)
+{
+    int line = 1;
+    for (size_t i = 0; i < n; i++)
+        line += text[i] == '\n';
+    return line;
 }
 
 int sim_table_open(const char *path, const struct space *sp, sim_curves_t **out, char *err,
@@ -556,37 +761,53 @@ int sim_table_open(const char *path, const struct space *sp, sim_curves_t **out,
     if (!f) return fail(err, errlen, SIM_EIO, "cannot open %s: %s", path, strerror(errno));
     char *buf = NULL;
     size_t n = 0, cap = 0;
+    int rc = SIM_OK, zerr = Z_OK;
     for (;;) {
         if (n + 65536 > cap) {
             cap = cap ? cap * 2 : 1 << 20;
             if (cap > TABLE_MAX_BYTES) {
-                free(buf);
-                gzclose(f);
-                return fail(err, errlen, SIM_EINVAL, "%s: larger than %u MiB uncompressed", path,
-                            TABLE_MAX_BYTES >> 20);
+                rc = fail(err, errlen, SIM_EINVAL, "%s: larger than %u MiB uncompressed", path,
+                          TABLE_MAX_BYTES >> 20);
+                break;
             }
             char *nb = realloc(buf, cap);
             if (!nb) {
-                free(buf);
-                gzclose(f);
-                return fail(err, errlen, SIM_ENOMEM, "out of memory reading %s", path);
+                rc = fail(err, errlen, SIM_ENOMEM, "out of memory reading %s", path);
+                break;
             }
             buf = nb;
         }
         int k = gzread(f, buf + n, 65536);
         if (k < 0) {
-            int zerr;
+            int saved = errno;
             const char *m = gzerror(f, &zerr);
-            int rc = fail(err, errlen, SIM_EIO, "cannot read %s: %s", path, m);
-            free(buf);
-            gzclose(f);
-            return rc;
+            size_t pl = strlen(path); /* zlib's message is "PATH: what" */
+            if (strncmp(m, path, pl) == 0 && strncmp(m + pl, ": ", 2) == 0) m += pl + 2;
+            /* No line: zlib drops what it decoded in the read that failed. */
+            if (zerr == Z_ERRNO)
+                rc = fail(err, errlen, SIM_EIO, "cannot read %s: %s", path, strerror(saved));
+            else
+                rc = fail(err, errlen, SIM_EINVAL,
+                          "%s: the gzip stream is damaged (%s): copy or write the table again "
+                          "(gzip -t checks a file)",
+                          path, m);
+            break;
         }
         if (k == 0) break;
         n += (size_t)k;
     }
-    gzclose(f);
-    int rc = sim_table_parse(buf ? buf : "", n, path, sp, out, err, errlen);
+    /* A stream cut short (a copy or a download that stopped, a writer killed) reads as far as
+     * it goes and then ends, its last row perhaps cut in the middle of a number: zlib says so
+     * only as Z_BUF_ERROR, at the end. */
+    if (rc == SIM_OK) gzerror(f, &zerr);
+    int crc = gzclose(f);
+    if (rc == SIM_OK && (zerr == Z_BUF_ERROR || crc == Z_BUF_ERROR))
+        rc = fail(err, errlen, SIM_EINVAL,
+                  "%s:%d: the file ends inside its gzip stream: it was cut short (copied or "
+                  "written only in part?), and the rows up to here may be too. Copy or write the "
+                  "table again (gzip -t checks a file)",
+                  path, line_at(buf, n));
+    if (rc == SIM_OK) rc = sim_table_parse(buf ? buf : "", n, path, sp, out, err, errlen);
     free(buf);
     return rc;
 }
@@ -658,7 +879,8 @@ int sim_curves_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *o
     }
     if (best == (size_t)-1)
         return fail(err, errlen, SIM_EINVAL,
-                    "no configuration of the table has this configuration's grid_search values");
+                    "no row of the table has this configuration's grid_search values (they must "
+                    "match exactly): record curves for them, or leave them out of space.json");
     memset(out, 0, sizeof *out);
     out->row = best;
     out->distance = nused ? sqrt(best_d / (double)nused) : 0;

@@ -29,6 +29,13 @@ static const char g_space[] =
     " \"space\": {\"lr\": {\"loguniform\": [0.001, 0.1]}, \"opt\": {\"choice\": [\"sgd\", "
     "\"adam\"]}, \"width\": {\"uniform\": [0, 10]}, \"note\": \"fixed\"}}";
 
+/* g_space for tables that record no val_loss: the tests of rows and cells. */
+static const char g_lenient[] =
+    "{\"name\": \"s\", \"metric\": \"val_loss\", \"mode\": \"min\", \"command\": [\"x\"],"
+    " \"allow_missing_metric\": true, \"space\": {\"lr\": {\"loguniform\": [0.001, 0.1]},"
+    " \"opt\": {\"choice\": [\"sgd\", \"adam\"]}, \"width\": {\"uniform\": [0, 10]},"
+    " \"note\": \"fixed\"}}";
+
 static const char table_text[] = "trial,config/lr,config/opt,config/width,training_iteration,"
                                  "time_this_iter_s,val_loss,val_accuracy\n"
                                  "a,0.001,sgd,0,1,2.5,0.9,0.5\n"
@@ -142,32 +149,155 @@ static void expect_table_error(const char *space, const char *table, const char 
 
 TEST(table_errors_say_where_and_why)
 {
-    expect_table_error(g_space, "", "t.csv: the table is empty");
-    expect_table_error(g_space, "trial,config/lr,config/opt,config/width,time_this_iter_s\n",
+    expect_table_error(g_lenient, "", "t.csv: the table is empty");
+    expect_table_error(g_lenient, "trial,config/lr,config/opt,config/width,time_this_iter_s\n",
                        "t.csv:1: the table has no training_iteration column");
-    expect_table_error(g_space, "config/lr,config/opt,config/width,training_iteration\n",
+    expect_table_error(g_lenient, "config/lr,config/opt,config/width,training_iteration\n",
                        "no time_this_iter_s (or time_total_s) column");
-    expect_table_error(g_space, "config/lr,config/opt,training_iteration,time_this_iter_s\n",
+    expect_table_error(g_lenient, "config/lr,config/opt,training_iteration,time_this_iter_s\n",
                        "t.csv:1: the table has no config/width column");
-    expect_table_error(g_space,
+    expect_table_error(g_lenient,
                        "config/lr,config/opt,config/width,training_iteration,time_this_iter_s\n"
                        "0.01,sgd,1,1,1\n0.01,sgd,1,2\n",
                        "t.csv:3: 4 fields where the header has 5");
-    expect_table_error(g_space,
+    expect_table_error(g_lenient,
                        "config/lr,config/opt,config/width,training_iteration,time_this_iter_s\n"
                        "0.01,sgd,1,zero,1\n",
-                       "t.csv:2: training_iteration must be a whole number >= 1, not \"zero\"");
-    expect_table_error(g_space,
+                       "t.csv:2: training_iteration must be a whole number from 1 to 2^53, not "
+                       "\"zero\"");
+    expect_table_error(g_lenient,
                        "config/lr,config/opt,config/width,training_iteration,time_this_iter_s\n"
                        "0.01,sgd,wide,1,1\n",
                        "t.csv:2: config/width: \"wide\" is not a value of width");
-    expect_table_error(g_space,
+    expect_table_error(g_lenient,
                        "config/lr,config/opt,config/width,training_iteration,time_this_iter_s\n"
                        "\"0.01,sgd,1,1,1\n",
                        "t.csv:2: unterminated quoted field");
-    expect_table_error(g_space,
+    expect_table_error(g_lenient,
                        "config/lr,config/opt,config/width,training_iteration,time_this_iter_s\n",
                        "has a header but no rows");
+}
+
+/* The header of g_lenient's tables without a trial column, and with one. */
+#define PLAIN_HEAD "config/lr,config/opt,config/width,training_iteration,time_this_iter_s\n"
+#define NAMED_HEAD "trial,config/lr,config/opt,config/width,training_iteration,time_this_iter_s\n"
+
+static void expect_table_ok(const char *space, const char *table)
+{
+    space_t *s = parse_space(space);
+    REQUIRE(s);
+    sim_curves_t *c = NULL;
+    char err[512] = "";
+    int rc = sim_table_parse(table, strlen(table), "t.csv", s, &c, err, sizeof err);
+    if (rc) fprintf(stderr, "%s\n", err);
+    CHECK(rc == 0);
+    sim_curves_free(c);
+    space_free(s);
+}
+
+/* An iteration's seconds are a finite number from 0 to a year (SIM_MAX_ITER_S): inf never
+ * ends on the virtual clock, and 1e12 s is a unit mistake, not a measurement. */
+TEST(iteration_times_must_be_finite_and_at_most_a_year)
+{
+    expect_table_error(g_lenient, PLAIN_HEAD "0.01,sgd,1,1,inf\n",
+                       "t.csv:2: time_this_iter_s must be a number of seconds from 0 to 31536000 "
+                       "(365 days), not \"inf\"");
+    expect_table_error(g_lenient, PLAIN_HEAD "0.01,sgd,1,1,1\n0.01,sgd,1,2,-Infinity\n",
+                       "t.csv:3: time_this_iter_s must be a number of seconds from 0 to 31536000");
+    expect_table_error(g_lenient, PLAIN_HEAD "0.01,sgd,1,1,1e999\n", "not \"1e999\"");
+    expect_table_error(g_lenient, PLAIN_HEAD "0.01,sgd,1,1,-1\n", "from 0 to 31536000");
+    expect_table_error(g_lenient, PLAIN_HEAD "0.01,sgd,1,1,1e12\n",
+                       "t.csv:2: time_this_iter_s must be a number of seconds from 0 to 31536000 "
+                       "(365 days), not \"1e12\": an iteration longer than a year is taken for a "
+                       "mistake (milliseconds or nanoseconds written as seconds?)");
+    expect_table_error(g_lenient, PLAIN_HEAD "0.01,sgd,1,1,31536000.5\n", "longer than a year");
+    expect_table_ok(g_lenient, PLAIN_HEAD "0.01,sgd,1,1,31536000\n0.01,sgd,1,2,0\n");
+    static const char total[] = "{\"name\": \"s\", \"metric\": \"loss\", \"command\": [\"x\"],"
+                                " \"space\": {\"x\": {\"uniform\": [0, 1]}}}";
+    expect_table_error(total, "config/x,training_iteration,time_total_s,loss\n0.1,1,inf,1\n",
+                       "t.csv:2: time_total_s must be a finite number of seconds that does not "
+                       "decrease, not \"inf\"");
+    expect_table_error(total,
+                       "config/x,training_iteration,time_total_s,loss\n0.1,1,5,1\n0.1,2,4e7,1\n",
+                       "t.csv:3: time_total_s 4e7 makes this iteration 4e+07 s long (from 5), "
+                       "more than 31536000 (365 days)");
+    expect_table_ok(total, "config/x,training_iteration,time_total_s,loss\n0.1,1,5,1\n"
+                           "0.1,2,31536005,1\n");
+    /* training_iteration too: a whole number, so not inf */
+    expect_table_error(g_lenient, PLAIN_HEAD "0.01,sgd,1,inf,1\n",
+                       "t.csv:2: training_iteration must be a whole number from 1 to 2^53, not "
+                       "\"inf\"");
+}
+
+/* A configuration's rows are its iterations in increasing order: the simulator replays
+ * rows in file order, so a repeated or earlier training_iteration (a table sorted by
+ * another column, rows of two recordings run together) would meet a rung twice or go back
+ * in time. Gaps are allowed (a trial that reports every other epoch). */
+TEST(iterations_must_increase_within_a_configuration)
+{
+    expect_table_error(g_lenient,
+                       NAMED_HEAD "a,0.01,sgd,1,1,1\na,0.01,sgd,1,2,1\na,0.01,sgd,1,2,1\n",
+                       "t.csv:4: training_iteration 2 again (line 3 has it too): a "
+                       "configuration's rows are its iterations in increasing order, one row per "
+                       "iteration (two recordings of one configuration need two names)");
+    expect_table_error(g_lenient, PLAIN_HEAD "0.01,sgd,1,1,1\n0.01,sgd,1,1,1\n",
+                       "t.csv:3: training_iteration 1 again (line 2 has it too): a "
+                       "configuration's rows are its iterations in increasing order, one row per "
+                       "iteration (a trial column tells two recordings of one configuration "
+                       "apart)");
+    expect_table_error(g_lenient,
+                       NAMED_HEAD "a,0.01,sgd,1,1,1\na,0.01,sgd,1,3,1\n\na,0.01,sgd,1,2,1\n",
+                       "t.csv:5: training_iteration 2 after 3 (line 3): a configuration's rows "
+                       "are its iterations in increasing order, one row per iteration");
+    /* rows in order of arrival: trial a's curve is split by b's rows */
+    expect_table_error(g_lenient,
+                       NAMED_HEAD "a,0.01,sgd,1,1,1\nb,0.1,sgd,1,1,1\na,0.01,sgd,1,2,1\n",
+                       "t.csv:4: trial \"a\" had its rows at lines 2-2, before other trials' "
+                       "rows: each trial's rows come together, in increasing training_iteration");
+    expect_table_error(g_lenient,
+                       PLAIN_HEAD "0.01,sgd,1,1,1\n0.01,sgd,1,2,1\n0.1,sgd,1,1,1\n"
+                                  "0.01,sgd,1,3,1\n",
+                       "t.csv:5: these config/ values had their rows at lines 2-3, before other "
+                       "rows: each configuration's rows come together");
+    expect_table_ok(g_lenient, NAMED_HEAD "a,0.01,sgd,1,2,1\na,0.01,sgd,1,4,1\na,0.01,sgd,1,6,1\n"
+                                          "b,0.01,sgd,1,1,1\n");
+}
+
+/* The experiment's metric and the scheduler's time_attr must be columns: from a table
+ * without them every trial would report neither, and the run would stop at its first
+ * result with every trial PAUSED. allow_missing_metric runs anyway, as in a real run. */
+TEST(the_metric_and_time_attr_must_be_columns)
+{
+    expect_table_error(g_space, PLAIN_HEAD "0.01,sgd,1,1,1\n",
+                       "t.csv:1: the table has no \"val_loss\" column, the experiment's "
+                       "\"metric\". Its results report: \"training_iteration\", "
+                       "\"time_this_iter_s\". Fix the name in space.json, or replay a table that "
+                       "records it (or set \"allow_missing_metric\": true to run anyway)");
+    expect_table_error(g_space,
+                       "config/lr,config/opt,config/width,training_iteration,time_this_iter_s,"
+                       "val_lossx\n0.01,sgd,1,1,1,2\n",
+                       "no \"val_loss\" column, the experiment's \"metric\" (did you mean "
+                       "\"val_lossx\"?)");
+    static const char asha[] = "{\"name\": \"s\", \"metric\": \"loss\", \"mode\": \"min\", "
+                               "\"command\": [\"x\"], \"scheduler\": {\"type\": "
+                               "\"asha\", \"time_attr\": \"time_total_s\", \"max_t\": 100},"
+                               " \"space\": {\"x\": {\"uniform\": [0, 1]}}}";
+    expect_table_error(asha, "config/x,training_iteration,time_this_iter_s,loss\n0.1,1,1,1\n",
+                       "t.csv:1: the table has no \"time_total_s\" column, the scheduler's "
+                       "\"time_attr\". Its results report: \"training_iteration\", "
+                       "\"time_this_iter_s\", \"loss\"");
+    expect_table_ok(asha, "config/x,training_iteration,time_total_s,loss\n0.1,1,1,1\n");
+    static const char allow[] =
+        "{\"name\": \"s\", \"metric\": \"loss\", \"command\": [\"x\"], \"allow_missing_metric\": "
+        "true, \"space\": {\"x\": {\"uniform\": [0, 1]}}}";
+    expect_table_ok(allow, "config/x,training_iteration,time_this_iter_s,acc\n0.1,1,1,1\n");
+}
+
+/* Line numbers count the blank lines a table may have between rows. */
+TEST(errors_point_at_the_row_after_blank_lines)
+{
+    expect_table_error(g_lenient, PLAIN_HEAD "\n\n0.01,sgd,wide,1,1\n",
+                       "t.csv:4: config/width: \"wide\" is not a value of width");
 }
 
 TEST(table_without_trial_column_groups_by_configuration_and_reads_total_time)
@@ -220,6 +350,75 @@ TEST(grid_values_must_match_exactly)
     space_free(s);
 }
 
+/* Writes text gzip-compressed to path and returns the compressed bytes (malloc'd, *n). */
+static unsigned char *gzip_bytes(const char *path, const char *text, size_t *n)
+{
+    gzFile f = gzopen(path, "wb");
+    if (!f) return NULL;
+    gzputs(f, text);
+    gzclose(f);
+    FILE *in = fopen(path, "rb");
+    unsigned char *b = malloc(1 << 16);
+    *n = in && b ? fread(b, 1, 1 << 16, in) : 0;
+    if (in) fclose(in);
+    return b;
+}
+
+static void put_bytes(const char *path, const unsigned char *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fwrite(b, 1, n, f);
+        fclose(f);
+    }
+}
+
+/* A gzip stream that does not end cleanly is an error at the line where it stops: cut
+ * short, zlib hands out what it has, and the last row (a number cut in the middle) would
+ * have been replayed as if recorded. */
+TEST(gzip_streams_that_do_not_end_cleanly_are_errors_at_their_line)
+{
+    const char *dir = getenv("TUNE_BINARY_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sim_test_cut.csv.gz", dir ? dir : "/tmp");
+    size_t n = 0;
+    unsigned char *b = gzip_bytes(path, table_text, &n);
+    REQUIRE(b && n > 40);
+    space_t *s = parse_space(g_space);
+    REQUIRE(s);
+    sim_curves_t *c = NULL;
+    char err[512] = "", want[4400];
+    /* without its 8-byte trailer (CRC and length): every row is there, but not the end */
+    put_bytes(path, b, n - 8);
+    CHECK(sim_table_open(path, s, &c, err, sizeof err) == SIM_EINVAL);
+    CHECK(c == NULL);
+    snprintf(want, sizeof want, "%s:8: the file ends inside its gzip stream: it was cut short",
+             path);
+    CHECK_CONTAINS(err, want);
+    CHECK_CONTAINS(err, "Copy or write the table again (gzip -t checks a file)");
+    /* cut in the middle of the compressed rows */
+    put_bytes(path, b, n / 2);
+    CHECK(sim_table_open(path, s, &c, err, sizeof err) == SIM_EINVAL);
+    CHECK_CONTAINS(err, "the file ends inside its gzip stream");
+    /* a damaged stream: its CRC no longer matches (zlib drops what it decoded in the read
+     * that failed, so no line is named) */
+    b[n - 8] ^= 0xff;
+    put_bytes(path, b, n);
+    CHECK(sim_table_open(path, s, &c, err, sizeof err) == SIM_EINVAL);
+    snprintf(want, sizeof want,
+             "%s: the gzip stream is damaged (incorrect data check): copy or write the table "
+             "again (gzip -t checks a file)",
+             path);
+    CHECK_STR(err, want);
+    b[n - 8] ^= 0xff;
+    put_bytes(path, b, n);
+    CHECK(sim_table_open(path, s, &c, err, sizeof err) == SIM_OK);
+    sim_curves_free(c);
+    free(b);
+    space_free(s);
+    remove(path);
+}
+
 TEST(gzip_tables_read_like_plain_ones)
 {
     const char *dir = getenv("TUNE_BINARY_DIR");
@@ -240,6 +439,22 @@ TEST(gzip_tables_read_like_plain_ones)
     CHECK_CONTAINS(err, "cannot open /nonexistent/t.csv.gz");
     space_free(s);
     remove(path);
+}
+
+/* The synthetic family's iterations obey the same bound as a table's. */
+TEST(synthetic_iterations_longer_than_a_year_are_refused)
+{
+    space_t *s = parse_space(g_space);
+    REQUIRE(s);
+    sim_curves_t *c = NULL;
+    char err[512];
+    CHECK(sim_synth_open("time=1e12", s, &c, err, sizeof err) == SIM_EINVAL);
+    CHECK_CONTAINS(err, "synthetic spec: time=1e+12 with time_spread=0.5 makes iterations of up "
+                        "to 1.25e+12 s, more than 31536000 (365 days)");
+    CHECK(sim_synth_open("time=3e7,time_spread=0.2", s, &c, err, sizeof err) == SIM_EINVAL);
+    REQUIRE(sim_synth_open("time=3e7,time_spread=0", s, &c, err, sizeof err) == SIM_OK);
+    sim_curves_free(c);
+    space_free(s);
 }
 
 static double synth_value(sim_curves_t *c, const char *cfg_text, int64_t it)

@@ -7,6 +7,7 @@
 #include "tinytest.h"
 
 #include <cjson/cJSON.h>
+#include <zlib.h>
 
 #include "search/space.h"
 #include "sim/sim.h"
@@ -286,6 +287,214 @@ TEST(simulated_asha_decides_as_the_real_run_it_replays)
                  db_int(dir, "SELECT count(*) FROM decisions d JOIN trials t ON t.id = "
                              "d.trial_id JOIN experiments e ON e.id = t.experiment_id WHERE "
                              "e.name = 'real-sim'"));
+}
+
+/* A small recorded table: 5 configurations of lr, 4 iterations of 1.5 s each. */
+static const char small_table[] = "trial,config/lr,training_iteration,time_this_iter_s,loss\n"
+                                  "t0,0.001,1,1.5,1\nt0,0.001,2,1.5,0.5\nt0,0.001,3,1.5,0.33\n"
+                                  "t0,0.001,4,1.5,0.25\nt1,0.003,1,1.5,0.5\nt1,0.003,2,1.5,0.25\n"
+                                  "t1,0.003,3,1.5,0.16\nt1,0.003,4,1.5,0.125\nt2,0.01,1,1.5,0.3\n"
+                                  "t2,0.01,2,1.5,0.2\nt2,0.01,3,1.5,0.1\nt2,0.01,4,1.5,0.05\n";
+
+/* "lr" in the space: %s (a distribution); other settings: %s (", ..." or ""). */
+static const char small_space[] =
+    "{\"name\": \"%s\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": %d,"
+    " \"max_concurrent\": 2, \"seed\": 1, \"command\": [\"unused\"]%s,"
+    " \"scheduler\": {\"type\": \"asha\", \"max_t\": 4, \"grace_period\": 1, "
+    "\"reduction_factor\": 2}, \"space\": {\"lr\": %s}}";
+
+/* text with every `from` replaced by `to`; the caller frees. */
+static char *replaced(const char *text, const char *from, const char *to)
+{
+    size_t nf = strlen(from), n = strlen(text) + 1;
+    if (strlen(to) > nf) n += count_of(text, from) * (strlen(to) - nf);
+    char *out = malloc(n), *o = out;
+    for (const char *p = text; *p;) {
+        if (strncmp(p, from, nf) == 0) {
+            o += sprintf(o, "%s", to);
+            p += nf;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = 0;
+    return out;
+}
+
+/* A table tune simulate cannot replay faithfully is bad input: exit 2 with the file and
+ * line, before any experiment is recorded. Before, each of these ran and exited 0: the
+ * truncated file replayed its last number cut short, inf never ended, the repeated and
+ * out-of-order rows were replayed as they came, and without the metric's column every
+ * trial was left PAUSED. */
+TEST(a_bad_table_is_an_error_at_its_line_with_exit_2)
+{
+    char dir[4096], sp[8192], path[4400];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "bad_table");
+    snprintf(sp, sizeof sp, small_space, "bt", 3, "", "{\"loguniform\": [0.001, 0.01]}");
+    space_file(dir, sp);
+    /* gzip, then cut inside the last row's number */
+    snprintf(path, sizeof path, "%s/cut.csv.gz", dir);
+    gzFile g = gzopen(path, "wb");
+    REQUIRE(g);
+    gzputs(g, small_table);
+    gzclose(g);
+    FILE *f = fopen(path, "rb");
+    REQUIRE(f);
+    unsigned char bytes[4096];
+    size_t nb = fread(bytes, 1, sizeof bytes, f);
+    fclose(f);
+    f = fopen(path, "wb");
+    REQUIRE(f && nb > 40);
+    fwrite(bytes, 1, nb - 12, f); /* its trailer (8 bytes) and the end of its last row */
+    fclose(f);
+    char *inf = replaced(small_table, "t1,0.003,3,1.5", "t1,0.003,3,inf");
+    char *huge = replaced(small_table, "t1,0.003,3,1.5", "t1,0.003,3,1e12");
+    char *again = replaced(small_table, "t2,0.01,3,", "t2,0.01,2,");
+    char *back = replaced(small_table, "t2,0.01,4,", "t2,0.01,1,");
+    char *nometric = replaced(small_table, ",loss\n", ",val_loss\n");
+    struct {
+        const char *file, *text, *msg;
+    } cases[] = {
+        {"cut.csv.gz", NULL, "cut.csv.gz:13: the file ends inside its gzip stream"},
+        {"inf.csv", inf,
+         "inf.csv:8: time_this_iter_s must be a number of seconds from 0 to 31536000 (365 "
+         "days), not \"inf\""},
+        {"huge.csv", huge, "huge.csv:8: time_this_iter_s must be a number of seconds"},
+        {"again.csv", again, "again.csv:12: training_iteration 2 again (line 11 has it too)"},
+        {"back.csv", back, "back.csv:13: training_iteration 1 after 3 (line 12)"},
+        {"nometric.csv", nometric,
+         "nometric.csv:1: the table has no \"loss\" column, the experiment's \"metric\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].text) {
+            snprintf(path, sizeof path, "%s/%s", dir, cases[i].file);
+            write_file(path, cases[i].text);
+        }
+        const char *a[] = {"simulate", "space.json", "--table", cases[i].file, "--quiet", NULL};
+        struct out o = run_tune(dir, a);
+        CHECK_EQ_INT(o.code, 2);
+        CHECK_CONTAINS(o.err, cases[i].msg);
+        out_free(&o);
+    }
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments"), 0);
+    free(inf);
+    free(huge);
+    free(again);
+    free(back);
+    free(nometric);
+}
+
+/* Two trials at once, FIFO; other settings: %s (", ..." or ""). */
+static const char fifo_space[] =
+    "{\"name\": \"%s\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 2,"
+    " \"max_concurrent\": 2, \"seed\": 1, \"command\": [\"unused\"]%s,"
+    " \"space\": {\"lr\": {\"loguniform\": [0.001, 0.1]}}}";
+
+/* The virtual clock jumps to the next event, however far: iterations of most of a year
+ * (2.5e7 s, 20,000 of them per trial) take as long as short ones. Before, the loop was
+ * given an hour at most per turn and the clock crept an hour a turn: this run took 12 s
+ * (1e12 s iterations, minutes). */
+TEST(the_virtual_clock_jumps_to_the_next_event)
+{
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "jump");
+    snprintf(sp, sizeof sp, fifo_space, "jump", "");
+    space_file(dir, sp);
+    const char *a[] = {"simulate",    "space.json",
+                       "--synthetic", "time=2.5e7,time_spread=0,iters=20000",
+                       "--quiet",     NULL};
+    struct out o = run_tune(dir, a);
+    if (o.code != 0) fprintf(stderr, "%s%s", o.out, o.err);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK(o.secs < 4); /* 0.07 s here; the creeping clock took 12 s */
+    out_free(&o);
+    /* the last result at exactly start delay + 20,000 iterations */
+    CHECK_NEAR(db_real(dir, "SELECT max(r.wall_time) - e.created_at FROM results r JOIN trials t "
+                            "ON t.id = r.trial_id JOIN experiments e ON e.id = t.experiment_id"),
+               0.05 + 20000 * 2.5e7, 1e-3);
+    /* and a time budget still ends it where it says, with the summary saying so */
+    snprintf(sp, sizeof sp, fifo_space, "jumpb", ", \"time_budget_s\": 1e11");
+    space_file(dir, sp);
+    o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "The time budget ended the run (time_budget_s 1e+11 s)");
+    out_free(&o);
+    CHECK_NEAR(db_real(dir, "SELECT ended_at - created_at FROM experiments WHERE name = "
+                            "'jumpb-sim'"),
+               1e11 + 0.05, 1e-3); /* the running trials end a stop delay after it */
+}
+
+/* Trials that fail end a simulation as they end a real run (README, "Exit status"): exit 3
+ * with the cause said, and an experiment that fail_fast stopped is not FINISHED. Before,
+ * a grid value the table lacks ended in fail_fast with exit 0, experiment FINISHED. */
+TEST(failed_trials_exit_3_with_the_cause_said)
+{
+    char dir[4096], sp[8192], path[4400];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "failed");
+    snprintf(path, sizeof path, "%s/t.csv", dir);
+    write_file(path, small_table);
+    /* 0.5, 0.7 and 0.9 have no rows: three identical failures, fail_fast's 3 */
+    snprintf(sp, sizeof sp, small_space, "gr", 1, "",
+             "{\"grid_search\": [0.001, 0.003, 0.5, 0.7, 0.9]}");
+    space_file(dir, sp);
+    const char *a[] = {"simulate", "space.json", "--table", "t.csv", "--quiet", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 3);
+    CHECK_CONTAINS(o.out, "Stopped gr-sim: ");
+    CHECK_CONTAINS(o.err, "experiment gr-sim stopped: 3 trials failed the same way before "
+                          "reporting any result (fail_fast 3): no row of the table has this "
+                          "configuration's grid_search values");
+    CHECK_CONTAINS(o.err, "Fix the table or space.json, then simulate again");
+    CHECK(strstr(o.err, "stderr.log") == NULL); /* simulated trials have none */
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments WHERE name = 'gr-sim' AND status "
+                             "= 'INTERRUPTED'"),
+                 1);
+    /* without fail_fast every trial runs: the failed ones are listed, still exit 3 */
+    snprintf(sp, sizeof sp, small_space, "gr0", 1, ", \"fail_fast\": 0",
+             "{\"grid_search\": [0.001, 0.003, 0.5, 0.7, 0.9]}");
+    space_file(dir, sp);
+    o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 3);
+    CHECK_CONTAINS(o.out, "Simulated gr0-sim: 2 trials terminated");
+    CHECK_CONTAINS(o.out, "3 trials failed: see `tune trials gr0-sim --db tune.db`.\n"
+                          "  trial_00002: no row of the table has this configuration's "
+                          "grid_search values");
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments WHERE name = 'gr0-sim' AND "
+                             "status = 'FINISHED'"),
+                 1);
+}
+
+/* A metric the first result lacks (its cell empty) stops the run as in a real one: exit 2,
+ * the trials PAUSED, the experiment not FINISHED. Before: exit 0, nothing said. */
+TEST(a_metric_the_first_result_lacks_exits_2)
+{
+    char dir[4096], sp[8192], path[4400];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "no_metric");
+    /* every trial's first iteration reports no loss */
+    char *t1 = replaced(small_table, ",1,1.5,1\n", ",1,1.5,\n");
+    char *t2 = replaced(t1, ",1,1.5,0.5\n", ",1,1.5,\n");
+    char *t3 = replaced(t2, ",1,1.5,0.3\n", ",1,1.5,\n");
+    snprintf(path, sizeof path, "%s/t.csv", dir);
+    write_file(path, t3);
+    free(t1);
+    free(t2);
+    free(t3);
+    snprintf(sp, sizeof sp, small_space, "nm", 2, "", "{\"loguniform\": [0.001, 0.01]}");
+    space_file(dir, sp);
+    const char *a[] = {"simulate", "space.json", "--table", "t.csv", "--quiet", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.out, "Stopped nm-sim: 0 trials terminated (0 stopped early by asha), 0 "
+                          "failed, 2 paused.");
+    CHECK_CONTAINS(o.err, "experiment nm-sim stopped: trial_00000 reports no \"loss\", the "
+                          "experiment's \"metric\"");
+    CHECK_CONTAINS(o.err, "Then simulate again");
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments WHERE name = 'nm-sim' AND status "
+                             "= 'INTERRUPTED'"),
+                 1);
 }
 
 TEST(simulate_bad_arguments_are_clear_errors)
