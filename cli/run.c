@@ -543,7 +543,7 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
                    "dict printed as is has single quotes and is not JSON.\n",
                    (long long)res.bad_trial, res.bad_example);
         if (res.notice[0] && !view.noticed) fprintf(stderr, "tune: %s\n", res.notice);
-        char where[sizeof results_dir + 80], ff[2 * PATH_MAX], nm[PATH_MAX + 200];
+        char where[sizeof folder.path + 80], ff[2 * PATH_MAX], nm[PATH_MAX + 200];
         snprintf(where, sizeof where, " and the stderr.log in each trial's directory under %s",
                  results_dir);
         snprintf(ff, sizeof ff,
