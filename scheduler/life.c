@@ -113,6 +113,15 @@ static const char *dir_text(const struct sched_loop *L, const struct sched__tria
     return buf;
 }
 
+void sched__ckpt_path(const struct sched_loop *L, const struct sched__trial *t, const char *named,
+                      char *buf, size_t n)
+{
+    if (named[0] == '/')
+        snprintf(buf, n, "%s", named);
+    else
+        snprintf(buf, n, "%s/%s/%s", L->o->results_dir, t->name, named);
+}
+
 /* Trial t's folder, opened beneath the results folder without following a symlink: the
  * folder a trial's checkpoints are deleted and copied in. -1 when there is none. */
 static int open_trial(const struct sched_loop *L, const struct sched__trial *t)
@@ -708,19 +717,9 @@ void sched__end_paused(struct sched_loop *L)
         if (t->x->shown) sched__take_over(L, t, INT64_MAX); /* see sched__ended */
         t->status = SCHED_TRIAL_TERMINATED;
         t->early_stopped = 1;
-        store_decision_t sd = {.trial_id = t->id,
-                               .iteration = t->iters,
-                               .time_value = t->last_time,
-                               .action = "stop",
-                               .bracket = -1,
-                               .rung = -1,
-                               .milestone = NAN,
-                               .value = t->last_metric,
-                               .cutoff = NAN,
-                               .reason = "still paused when nothing else was left to run: the "
-                                         "policy never chose to resume it",
-                               .wall_time = sched__wall(L)};
-        sched__add_decision(L, &sd);
+        sched__add_note(L, t, "stop", t->iters, t->last_time, t->last_metric,
+                        "still paused when nothing else was left to run: the policy never "
+                        "chose to resume it");
         store_trial_update_t u = {.fields =
                                       STORE_TU_STATUS | STORE_TU_EARLY_STOPPED | STORE_TU_ENDED,
                                   .status = "TERMINATED",
@@ -891,51 +890,32 @@ int sched__take_over(struct sched_loop *L, struct sched__trial *t, int64_t it)
     /* A checkpoint tune found by its name (one no result named) can be ahead of the last
      * result recorded: the trial saved it and was stopped, or tune was killed, before that
      * result was recorded. The results in between are lost: said, once, with the fix. */
-    if (t->x->carry && !t->x->has_resume_iter && it == INT64_MAX) {
-        char reason[1200];
-        snprintf(reason, sizeof reason,
-                 "attempt %d resumed from %.600s and ended without a result: if that checkpoint "
-                 "was ahead of iteration %lld, the last recorded, the iterations after it were "
-                 "computed before the interruption but never recorded. Name each checkpoint in "
-                 "the result it belongs to (\"checkpoint\": path), and a resume starts from the "
-                 "last one recorded",
-                 t->attempt, t->x->resume_from ? t->x->resume_from : "?", (long long)c.moved);
-        store_decision_t sd = {.trial_id = t->id,
-                               .iteration = c.moved + 1,
-                               .time_value = NAN,
-                               .action = "gap",
-                               .bracket = -1,
-                               .rung = -1,
-                               .milestone = NAN,
-                               .value = NAN,
-                               .cutoff = NAN,
-                               .reason = reason,
-                               .wall_time = sched__wall(L)};
-        sched__add_decision(L, &sd);
-    } else if (t->x->carry && !t->x->has_resume_iter && c.moved < it - 1) {
-        char reason[1200], a[32], b[32];
-        snprintf(a, sizeof a, "%lld", (long long)c.moved + 1);
-        snprintf(b, sizeof b, "%lld", (long long)it - 1);
-        snprintf(reason, sizeof reason,
-                 "attempt %d resumed from %.600s at iteration %lld: iteration%s %s%s%s were "
-                 "computed before the interruption but never recorded, and are missing from "
-                 "the trial's results. Name each checkpoint in the result it belongs to "
-                 "(\"checkpoint\": path), and a resume starts from the last one recorded",
-                 t->attempt, t->x->resume_from ? t->x->resume_from : "?", (long long)it,
-                 c.moved + 1 < it - 1 ? "s" : "", a, c.moved + 1 < it - 1 ? " to " : "",
-                 c.moved + 1 < it - 1 ? b : "");
-        store_decision_t sd = {.trial_id = t->id,
-                               .iteration = it,
-                               .time_value = NAN,
-                               .action = "gap",
-                               .bracket = -1,
-                               .rung = -1,
-                               .milestone = NAN,
-                               .value = NAN,
-                               .cutoff = NAN,
-                               .reason = reason,
-                               .wall_time = sched__wall(L)};
-        sched__add_decision(L, &sd);
+    if (t->x->carry && !t->x->has_resume_iter && (it == INT64_MAX || c.moved < it - 1)) {
+        char reason[1200], lost[96];
+        const char *from = t->x->resume_from ? t->x->resume_from : "?";
+        if (it == INT64_MAX)
+            snprintf(reason, sizeof reason,
+                     "attempt %d resumed from %.600s and ended without a result: if that "
+                     "checkpoint was ahead of iteration %lld, the last recorded, the iterations "
+                     "after it were computed before the interruption but never recorded",
+                     t->attempt, from, (long long)c.moved);
+        else {
+            if (c.moved + 1 < it - 1)
+                snprintf(lost, sizeof lost, "iterations %lld to %lld", (long long)c.moved + 1,
+                         (long long)it - 1);
+            else
+                snprintf(lost, sizeof lost, "iteration %lld", (long long)it - 1);
+            snprintf(reason, sizeof reason,
+                     "attempt %d resumed from %.600s at iteration %lld: %s were computed before "
+                     "the interruption but never recorded, and are missing from the trial's "
+                     "results",
+                     t->attempt, from, (long long)it, lost);
+        }
+        size_t k = strlen(reason);
+        snprintf(reason + k, sizeof reason - k,
+                 ". Name each checkpoint in the result it belongs to (\"checkpoint\": path), "
+                 "and a resume starts from the last one recorded");
+        sched__add_note(L, t, "gap", it == INT64_MAX ? c.moved + 1 : it, NAN, NAN, reason);
     }
     store_trial_update_t u = {.fields = STORE_TU_ATTEMPT, .attempt = t->attempt};
     sched__update_row(L, t, &u);
@@ -1098,6 +1078,26 @@ static int on_stored_stop(void *ud, int ncol, const char *const *names, const ch
     return 0;
 }
 
+/* A stored row naming a checkpoint (values: the trial's row id, the name as the result
+ * gave it): its trial, made live, with the checkpoint's path in buf; NULL for a row of no
+ * trial of this run or, with live_only, of one that ended for good (*rc: resume_nomem's
+ * code when out of memory, else 0). */
+static struct sched__trial *stored_checkpoint(struct resume_ctx *c, int ncol,
+                                              const char *const *values, int live_only,
+                                              char *buf, size_t n, int *rc)
+{
+    *rc = 0;
+    if (ncol < 4 || !values[0] || !values[1] || !values[1][0]) return NULL;
+    struct sched__trial *t = resume_trial(c, strtoll(values[0], NULL, 10));
+    if (!t || (live_only && ended_for_good(c->L, t))) return NULL;
+    if (sched__live(c->L, t) != 0) {
+        *rc = resume_nomem(c->L);
+        return NULL;
+    }
+    sched__ckpt_path(c->L, t, values[1], buf, n);
+    return t;
+}
+
 /* The trial's last named checkpoint of its current attempt (absolute), so that an
  * interrupted trial restarts from it and PBT's donors have theirs. */
 static int on_stored_checkpoint(void *ud, int ncol, const char *const *names,
@@ -1105,16 +1105,10 @@ static int on_stored_checkpoint(void *ud, int ncol, const char *const *names,
 {
     (void)names;
     (void)types;
-    struct resume_ctx *c = ud;
-    if (ncol < 4 || !values[0] || !values[1] || !values[1][0]) return 0;
-    struct sched__trial *t = resume_trial(c, strtoll(values[0], NULL, 10));
-    if (!t || ended_for_good(c->L, t)) return 0;
-    if (sched__live(c->L, t) != 0) return resume_nomem(c->L);
     char buf[8400];
-    if (values[1][0] == '/')
-        snprintf(buf, sizeof buf, "%s", values[1]);
-    else
-        snprintf(buf, sizeof buf, "%s/%s/%s", c->L->o->results_dir, t->name, values[1]);
+    int rc;
+    struct sched__trial *t = stored_checkpoint(ud, ncol, values, 1, buf, sizeof buf, &rc);
+    if (!t) return rc;
     free(t->x->named_ckpt);
     t->x->named_ckpt = strdup(buf);
     t->x->named_ckpt_iter = values[2] ? strtoll(values[2], NULL, 10) : 0;
@@ -1134,15 +1128,10 @@ static int on_kept_checkpoint(void *ud, int ncol, const char *const *names,
     (void)names;
     (void)types;
     struct resume_ctx *c = ud;
-    if (ncol < 4 || !values[0] || !values[1] || !values[1][0] || !values[3]) return 0;
-    struct sched__trial *t = resume_trial(c, strtoll(values[0], NULL, 10));
-    if (!t) return 0;
-    if (sched__live(c->L, t) != 0) return resume_nomem(c->L);
     char buf[8400];
-    if (values[1][0] == '/')
-        snprintf(buf, sizeof buf, "%s", values[1]);
-    else
-        snprintf(buf, sizeof buf, "%s/%s/%s", c->L->o->results_dir, t->name, values[1]);
+    int rc;
+    struct sched__trial *t = stored_checkpoint(c, ncol, values, 0, buf, sizeof buf, &rc);
+    if (!t || !values[3]) return rc;
     char *slash = strrchr(buf, '/');
     if (values[3][0] == '1' && slash) *slash = 0; /* an exploit's copy: kept as its folder */
     note_checkpoint(c->L, t, buf, 1);
@@ -1736,18 +1725,8 @@ static void note_kept(struct sched_loop *L, struct sched__trial *t, const char *
              "inside the trial's own folder, named without \".\" or \"..\" and reached without "
              "a symlink: save checkpoints in TUNE_CHECKPOINT_DIR)",
              path, why);
-    store_decision_t sd = {.trial_id = t->id,
-                           .iteration = t->x->named_ckpt_iter,
-                           .time_value = t->x->named_ckpt_time,
-                           .action = "keep",
-                           .bracket = -1,
-                           .rung = -1,
-                           .milestone = NAN,
-                           .value = t->last_metric,
-                           .cutoff = NAN,
-                           .reason = reason,
-                           .wall_time = sched__wall(L)};
-    sched__add_decision(L, &sd);
+    sched__add_note(L, t, "keep", t->x->named_ckpt_iter, t->x->named_ckpt_time, t->last_metric,
+                    reason);
 }
 
 static void note_checkpoint(struct sched_loop *L, struct sched__trial *t, const char *path,

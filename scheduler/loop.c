@@ -133,6 +133,23 @@ void sched__add_decision(struct sched_loop *L, const store_decision_t *sd)
         sched__fail(L, "cannot record decision", err);
 }
 
+void sched__add_note(struct sched_loop *L, const struct sched__trial *t, const char *action,
+                     int64_t it, double tv, double v, const char *reason)
+{
+    store_decision_t sd = {.trial_id = t->id,
+                           .iteration = it,
+                           .time_value = tv,
+                           .action = action,
+                           .bracket = -1,
+                           .rung = -1,
+                           .milestone = NAN,
+                           .value = v,
+                           .cutoff = NAN,
+                           .reason = reason,
+                           .wall_time = sched__wall(L)};
+    sched__add_decision(L, &sd);
+}
+
 /* A turn's writes are one transaction; it is closed before the loop waits, so that
  * readers never wait on a write lock held across a blocking wait. */
 static void batch_begin(struct sched_loop *L)
@@ -468,18 +485,7 @@ static void stop_running(struct sched_loop *L)
         if (!by_user && !L->fatal) {
             char reason[1100];
             snprintf(reason, sizeof reason, "experiment stopped: %s", L->end_msg);
-            store_decision_t sd = {.trial_id = t->id,
-                                   .iteration = t->iters,
-                                   .time_value = t->last_time,
-                                   .action = "complete",
-                                   .bracket = -1,
-                                   .rung = -1,
-                                   .milestone = NAN,
-                                   .value = t->last_metric,
-                                   .cutoff = NAN,
-                                   .reason = reason,
-                                   .wall_time = sched__wall(L)};
-            sched__add_decision(L, &sd);
+            sched__add_note(L, t, "complete", t->iters, t->last_time, t->last_metric, reason);
         }
         sched__request_stop(L, t, by_user || L->fatal ? SCHED__STOP_USER : SCHED__STOP_EXPERIMENT);
     }

@@ -319,6 +319,10 @@ void sched__end_experiment(struct sched_loop *L, sched_end_t why, int64_t trial,
 void sched__escape_quote(const char *s, size_t len, char *out, size_t n, size_t max);
 /* Records a decision row (a failure goes to sched__fail). */
 void sched__add_decision(struct sched_loop *L, const store_decision_t *sd);
+/* Records a decision on trial t that no rung or cutoff judged (the end of the run, a
+ * checkpoint kept, a gap after a resume): at iteration it and time tv, with t's value v. */
+void sched__add_note(struct sched_loop *L, const struct sched__trial *t, const char *action,
+                     int64_t it, double tv, double v, const char *reason);
 void sched__update_row(struct sched_loop *L, struct sched__trial *t, const store_trial_update_t *u);
 
 /* timers.c: fires the timers due at `now` and returns the time of the nearest one ahead
@@ -390,6 +394,11 @@ int sched__take_over(struct sched_loop *L, struct sched__trial *t, int64_t it);
  * from its history; an attempt that has not reported yet goes on from its checkpoint's
  * iteration (when known), or starts again at 1 from scratch. */
 int64_t sched__counted_iteration(const struct sched__trial *t);
+
+/* The path of a checkpoint a result of trial t named: as it is when absolute, else in the
+ * trial's folder (as text: it is resolved beneath the folder when deleted or copied). */
+void sched__ckpt_path(const struct sched_loop *L, const struct sched__trial *t, const char *named,
+                      char *buf, size_t n);
 
 /* result.c */
 void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *line, size_t len,

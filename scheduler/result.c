@@ -180,10 +180,7 @@ static void note_checkpoint(struct sched_loop *L, struct sched__trial *t, const 
     const char *p = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "checkpoint"));
     if (p && *p) {
         char buf[8400];
-        if (p[0] == '/' || !t->x->dir)
-            snprintf(buf, sizeof buf, "%s", p);
-        else
-            snprintf(buf, sizeof buf, "%s/%s", t->x->dir, p);
+        sched__ckpt_path(L, t, p, buf, sizeof buf);
         free(t->x->named_ckpt);
         t->x->named_ckpt = strdup(buf);
         t->x->named_ckpt_iter = (int64_t)it;
@@ -439,8 +436,7 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
         if (trial_result_parse(line, len, &r) == 1 &&
             (p = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "checkpoint"))) && *p) {
             char buf[8400];
-            snprintf(buf, sizeof buf, "%s%s%s", p[0] == '/' || !t->x->dir ? "" : t->x->dir,
-                     p[0] == '/' || !t->x->dir ? "" : "/", p);
+            sched__ckpt_path(L, t, p, buf, sizeof buf);
             sched__note_checkpoint(L, t, buf);
         }
         cJSON_Delete(r);
