@@ -1083,8 +1083,8 @@ static int on_stored_stop(void *ud, int ncol, const char *const *names, const ch
  * trial of this run or, with live_only, of one that ended for good (*rc: resume_nomem's
  * code when out of memory, else 0). */
 static struct sched__trial *stored_checkpoint(struct resume_ctx *c, int ncol,
-                                              const char *const *values, int live_only,
-                                              char *buf, size_t n, int *rc)
+                                              const char *const *values, int live_only, char *buf,
+                                              size_t n, int *rc)
 {
     *rc = 0;
     if (ncol < 4 || !values[0] || !values[1] || !values[1][0]) return NULL;
@@ -1182,6 +1182,23 @@ static char *resume_point(const struct sched_loop *L, const struct sched__trial 
     return find_checkpoint(dir_text(L, t, dir, sizeof dir));
 }
 
+/* A stored trial that will run again waits, as `status`: PAUSED for the policy to choose
+ * it (resumed from its checkpoint), PENDING for a slice before any new trial (a retry). */
+static int wait_again(struct sched_loop *L, struct sched__trial *t, sched_trial_status_t status,
+                      char *err, size_t errlen)
+{
+    t->status = status;
+    t->x->stop = SCHED__STOP_NONE;
+    t->slice_str = "";
+    store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = sched_status_name(status)};
+    if (store_trial_update(L->o->store, t->id, &u, err, errlen) != 0) return -1;
+    if (status == SCHED_TRIAL_PAUSED)
+        L->paused[L->npaused++] = (size_t)t->no;
+    else
+        L->retry[L->nretry++] = (size_t)t->no;
+    return 0;
+}
+
 /* After the replay: each trial that was running, paused or waiting for another attempt
  * when tune stopped is set to go on as it would have, and its row says so.
  * last_attempt[i]: the newest attempt of trial i with results. */
@@ -1225,22 +1242,13 @@ static int restart_interrupted(struct sched_loop *L, const int *last_attempt, ch
                    t->x->policy_paused) {
             /* The policy had paused it: paused again, resumed when the policy chooses it. */
             t->x->resume_from = resume_point(L, t, &t->x->resume_iter, &t->x->has_resume_iter);
-            t->status = SCHED_TRIAL_PAUSED;
-            t->slice_str = "";
-            store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PAUSED"};
-            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
-            L->paused[L->npaused++] = i;
+            if (wait_again(L, t, SCHED_TRIAL_PAUSED, err, errlen) != 0) return SCHED_EINVAL;
         } else if (t->x->exploit_src && t->status != SCHED_TRIAL_TERMINATED &&
                    t->status != SCHED_TRIAL_ERROR) {
             /* PBT exploited it and its new attempt had not started: it waits, paused, for
              * a slice like any exploited trial, and restarts from its copy of the donor's
              * checkpoint (prepare_exploit) as the attempt the lineage row names. */
-            t->status = SCHED_TRIAL_PAUSED;
-            t->x->stop = SCHED__STOP_NONE;
-            t->slice_str = "";
-            store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PAUSED"};
-            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
-            L->paused[L->npaused++] = i;
+            if (wait_again(L, t, SCHED_TRIAL_PAUSED, err, errlen) != 0) return SCHED_EINVAL;
         } else if (t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED || waited) {
             /* Interrupted: a new attempt, from its checkpoint where there is one, continuing
              * the attempt the store shows (sched__take_over at its first result): however
@@ -1252,12 +1260,7 @@ static int restart_interrupted(struct sched_loop *L, const int *last_attempt, ch
                 shown = last_attempt[i]; /* an older tune moved the row on at the launch */
             t->x->shown = shown;
             t->attempt = (last_attempt[i] > t->attempt ? last_attempt[i] : t->attempt) + 1;
-            t->status = SCHED_TRIAL_PENDING;
-            t->x->stop = SCHED__STOP_NONE;
-            t->slice_str = "";
-            store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = "PENDING"};
-            if (store_trial_update(o->store, t->id, &u, err, errlen) != 0) return SCHED_EINVAL;
-            L->retry[L->nretry++] = i;
+            if (wait_again(L, t, SCHED_TRIAL_PENDING, err, errlen) != 0) return SCHED_EINVAL;
         }
     }
     return store_commit(o->store, err, errlen) == 0 ? 0 : SCHED_EINVAL;
