@@ -335,6 +335,16 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
     const char *db = ro->db;
     const char *name = set->name;
     char err[1024];
+    /* How a PBT exploit copies its donor's checkpoint: hard links (the default: free), or
+     * bytes, for trials that rewrite a checkpoint file in place (a link would change too). */
+    const char *copy = getenv("TUNE_CHECKPOINT_COPY");
+    if (copy && *copy && strcmp(copy, "link") != 0 && strcmp(copy, "bytes") != 0) {
+        cli_error("TUNE_CHECKPOINT_COPY=%s: say link (a PBT exploit hard-links its donor's "
+                  "checkpoint, the default) or bytes (copies it, for trials that rewrite their "
+                  "checkpoint files in place)",
+                  copy);
+        return CLI_EXIT_USAGE;
+    }
     for (char **c = set->parameter_columns; c && *c; c++) {
         size_t np = space_num_params(sp), i = 0;
         const char *cand[256];
@@ -498,6 +508,7 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
                             * no record until it is needed, so that a run (or `tune extend`)
                             * of millions of trials starts at once in bounded memory. */
                            .report_trials = CLI_REPORT_TRIALS,
+                           .copy_bytes = copy && strcmp(copy, "bytes") == 0,
                            .report = on_report,
                            .report_ud = &view,
                            .handle_signals = 1,

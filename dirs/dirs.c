@@ -287,7 +287,7 @@ static int copy_bytes(int sp, const char *sname, int dp, const char *dname, mode
     return rc;
 }
 
-static int copy_node(int sp, const char *sname, int dp, const char *dname, int depth,
+static int copy_node(int sp, const char *sname, int dp, const char *dname, int depth, int flags,
                      dirs_copied_t *what, char *err, size_t errlen)
 {
     struct stat st;
@@ -296,13 +296,18 @@ static int copy_node(int sp, const char *sname, int dp, const char *dname, int d
                                : fail(err, errlen, DIRS_ERR, "cannot look at %.200s: %s", sname,
                                       strerror(errno));
     if (S_ISREG(st.st_mode)) {
-        if (linkat(sp, sname, dp, dname, 0) == 0) {
-            if (what) what->linked++;
-            return DIRS_OK;
-        }
-        if (errno == EEXIST) return DIRS_OK; /* made by an earlier try */
         struct stat dst;
+        if (!(flags & DIRS_BYTES)) {
+            if (linkat(sp, sname, dp, dname, 0) == 0) {
+                if (what) what->linked++;
+                return DIRS_OK;
+            }
+            if (errno == EEXIST) return DIRS_OK; /* made by an earlier try */
+        }
         if (fstatat(dp, dname, &dst, AT_SYMLINK_NOFOLLOW) == 0) return DIRS_OK;
+        if (flags & DIRS_LINK_ONLY)
+            return fail(err, errlen, DIRS_EBYTES, "%.200s cannot be linked: only a copy would do",
+                        sname);
         return copy_bytes(sp, sname, dp, dname, st.st_mode, what, err, errlen);
     }
     if (!S_ISDIR(st.st_mode)) {
@@ -331,7 +336,7 @@ static int copy_node(int sp, const char *sname, int dp, const char *dname, int d
     struct dirent *e;
     while (!rc && (e = readdir(d))) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        rc = copy_node(dirfd(d), e->d_name, dfd, e->d_name, depth + 1, what, err, errlen);
+        rc = copy_node(dirfd(d), e->d_name, dfd, e->d_name, depth + 1, flags, what, err, errlen);
         if (rc == DIRS_ENOENT) rc = DIRS_OK; /* gone while we read: nothing to copy */
     }
     closedir(d);
@@ -339,8 +344,8 @@ static int copy_node(int sp, const char *sname, int dp, const char *dname, int d
     return rc;
 }
 
-int dirs_copy(int srcfd, const char *src_rel, int dstfd, const char *dst_rel, dirs_copied_t *what,
-              char *err, size_t errlen)
+int dirs_copy(int srcfd, const char *src_rel, int dstfd, const char *dst_rel, int flags,
+              dirs_copied_t *what, char *err, size_t errlen)
 {
     int sp, dp;
     char sname[NAME_MAX + 1], dname[NAME_MAX + 1];
@@ -354,7 +359,7 @@ int dirs_copy(int srcfd, const char *src_rel, int dstfd, const char *dst_rel, di
     } else if (S_ISLNK(st.st_mode)) {
         rc = fail(err, errlen, DIRS_EOUTSIDE, "%.200s is a symlink: not followed", src_rel);
     } else if ((rc = walk(dstfd, dst_rel, 1, &dp, dname, err, errlen)) == DIRS_OK) {
-        rc = copy_node(sp, sname, dp, dname, 0, what, err, errlen);
+        rc = copy_node(sp, sname, dp, dname, 0, flags, what, err, errlen);
         if (rc == DIRS_ENOENT) fail(err, errlen, rc, "%.200s: no such file", src_rel);
         if (dp != dstfd) close(dp);
     }

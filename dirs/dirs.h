@@ -16,6 +16,11 @@
 #define DIRS_ERR (-1)      /* a system call failed; the message says which */
 #define DIRS_EOUTSIDE (-2) /* the path would leave the folder: "..", ".", absolute, a symlink */
 #define DIRS_ENOENT (-3)   /* nothing there (removing it is then done) */
+#define DIRS_EBYTES (-4)   /* dirs_copy with DIRS_LINK_ONLY: a file would need its bytes copied */
+
+/* dirs_copy's flags */
+#define DIRS_LINK_ONLY 1 /* link, or stop with DIRS_EBYTES where only a byte copy would do */
+#define DIRS_BYTES 2     /* copy every file's bytes, never link */
 
 /* Whether rel is a path tune may resolve beneath a folder: relative, not empty, no "." or
  * ".." component (empty components, as in "a//b" or "a/", are skipped). DIRS_OK or
@@ -53,12 +58,12 @@ typedef struct dirs_copied {
 
 /* Copies src_rel beneath srcfd (a file or a tree) to dst_rel beneath dstfd, whose parent
  * folders are made: each regular file hard-linked where the file system allows it (a
- * checkpoint of gigabytes costs nothing), else copied; symlinks, devices and the like are
- * left out, never followed; a file already at the destination is kept (a resume making
- * the copy again). `what` (may be NULL) counts what was done. DIRS_OK, DIRS_EOUTSIDE,
- * DIRS_ENOENT (no source) or DIRS_ERR. */
-int dirs_copy(int srcfd, const char *src_rel, int dstfd, const char *dst_rel, dirs_copied_t *what,
-              char *err, size_t errlen);
+ * checkpoint of gigabytes costs nothing), else copied (flags: DIRS_LINK_ONLY, DIRS_BYTES,
+ * or 0); symlinks, devices and the like are left out, never followed; a file already at
+ * the destination is kept (a resume making the copy again). `what` (may be NULL) counts
+ * what was done. DIRS_OK, DIRS_EOUTSIDE, DIRS_ENOENT (no source), DIRS_EBYTES or DIRS_ERR. */
+int dirs_copy(int srcfd, const char *src_rel, int dstfd, const char *dst_rel, int flags,
+              dirs_copied_t *what, char *err, size_t errlen);
 
 /* Whether rel beneath dirfd exists (not followed if a symlink): 1, 0, or 0 when rel fails
  * dirs_check. */

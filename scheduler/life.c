@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "dirs/dirs.h"
@@ -156,60 +158,119 @@ static void last_name(const char *rel, char *out, size_t n)
     snprintf(out, n, "%.*s", (int)(k - b), rel + b);
 }
 
+/* What copy_donor did. */
+enum { COPY_NONE, COPY_DONE, COPY_PENDING };
+
 /* pbt: copies donor d's checkpoint src into trial t's folder as resume/attempt_N/NAME, the
  * copy t's attempt `attempt` restores from: each file a hard link where the file system
  * allows (a checkpoint of gigabytes costs nothing), so that whatever the donor does next
  * (a new checkpoint under the same name after its own restart) never changes it. Only a
  * checkpoint inside the donor's own folder is copied, nothing in it is followed out of
- * it (dirs_copy), and the copy lands inside t's folder. The copy's path into dst (empty
- * when none was made: the donor's checkpoint is then handed on as it is, pinned). */
-static void copy_donor(const struct sched_loop *L, const struct sched__trial *d,
-                       const struct sched__trial *t, int attempt, const char *src, char *dst,
-                       size_t n)
+ * it (dirs_copy), and the copy lands inside t's folder, made under a name of its own and
+ * renamed into place whole, so that a copy cut short is never taken for one. Where a file
+ * needs its bytes copied (another file system, or the run asks for copies: copy_bytes), a
+ * child process copies them and the loop goes on; t's launch waits for it (copy_ready).
+ * The copy's path into dst; COPY_NONE (dst empty: the donor's checkpoint is then handed on
+ * as it is, pinned), COPY_DONE or COPY_PENDING. */
+static int copy_donor(struct sched_loop *L, const struct sched__trial *d, struct sched__trial *t,
+                      int attempt, const char *src, char *dst, size_t n)
 {
-    char why[256], base[300], rel[400], td[4200];
+    char why[256], base[300], whole[64], part[64], in[400], td[4200];
     dst[0] = 0;
     const char *srel = ckpt_rel(L, d, src, why, sizeof why);
-    if (!srel) return;
+    if (!srel || t->x->copy_pid > 0) return COPY_NONE;
     last_name(srel, base, sizeof base);
-    snprintf(rel, sizeof rel, "resume/attempt_%d/%s", attempt, base);
-    int dfd = open_trial(L, d), tfd = dfd >= 0 ? open_trial(L, t) : -1;
-    if (tfd >= 0 && dirs_copy(dfd, srel, tfd, rel, NULL, why, sizeof why) == DIRS_OK)
-        snprintf(dst, n, "%s/%s", dir_text(L, t, td, sizeof td), rel);
+    snprintf(whole, sizeof whole, "attempt_%d", attempt);
+    snprintf(part, sizeof part, ".attempt_%d.partial", attempt);
+    snprintf(in, sizeof in, "%s/%s", part, base);
+    int dfd = open_trial(L, d), tfd = dfd >= 0 ? open_trial(L, t) : -1, rfd = -1;
+    int rc = COPY_NONE;
+    if (tfd >= 0 && dirs_mkdirs(tfd, "resume", why, sizeof why) == DIRS_OK)
+        rfd = dirs_openat(tfd, "resume");
+    if (rfd < 0) goto out;
+    if (dirs_exists(rfd, whole)) { /* made whole before (a resume making it again) */
+        rc = COPY_DONE;
+        goto out;
+    }
+    dirs_remove(rfd, part, why, sizeof why); /* what a copy cut short left */
+    int crc = L->o->copy_bytes
+                  ? DIRS_EBYTES
+                  : dirs_copy(dfd, srel, rfd, in, DIRS_LINK_ONLY, NULL, why, sizeof why);
+    if (crc == DIRS_OK && renameat(rfd, part, rfd, whole) == 0) {
+        rc = COPY_DONE;
+    } else if (crc == DIRS_EBYTES) {
+        pid_t parent = getpid(), pid = fork();
+        if (pid == 0) { /* tune has one thread: the child may use what the parent does */
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) _exit(1);
+            int flags = L->o->copy_bytes ? DIRS_BYTES : 0;
+            _exit(dirs_copy(dfd, srel, rfd, in, flags, NULL, why, sizeof why) == DIRS_OK &&
+                          renameat(rfd, part, rfd, whole) == 0
+                      ? 0
+                      : 1);
+        }
+        if (pid > 0) {
+            t->x->copy_pid = pid;
+            rc = COPY_PENDING;
+        }
+    }
+out:
+    if (rc != COPY_NONE)
+        snprintf(dst, n, "%s/resume/%s/%s", dir_text(L, t, td, sizeof td), whole, base);
+    if (rfd >= 0) close(rfd);
     if (dfd >= 0) close(dfd);
     if (tfd >= 0) close(tfd);
+    return rc;
 }
 
-/* pbt: the new attempt of an exploited trial gets its copy of the donor's checkpoint
- * (the simulator's "iteration:N" is handed on as it is). */
-static void prepare_exploit(struct sched_loop *L, struct sched__trial *t)
+/* pbt: whether trial t may launch: its exploit's copy is made (copy_donor, now if a resume
+ * found none) or known to be impossible. 0 while a child still copies it. */
+static int copy_ready(struct sched_loop *L, struct sched__trial *t)
 {
-    if (!t->x->exploit_src) return;
-    free(t->x->resume_from);
-    t->x->resume_from = NULL;
-    t->x->resume_iter = t->x->exploit_iter;
-    t->x->has_resume_iter = 1;
-    /* the copy was made at the exploit (sched__exploit); made now after a resume that
-     * found none */
-    char why[256];
-    const char *rel = t->x->exploit_dst ? ckpt_rel(L, t, t->x->exploit_dst, why, sizeof why) : NULL;
+    if (t->x->copy_pid > 0) {
+        int st = 0;
+        pid_t w = waitpid((pid_t)t->x->copy_pid, &st, WNOHANG);
+        if (w == 0) return 0;
+        t->x->copy_pid = 0;
+        if (w < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) { /* the donor's own, then */
+            free(t->x->exploit_dst);
+            t->x->exploit_dst = NULL;
+        } else if (t->x->exploit_dst) { /* one of t's checkpoints now (sched__exploit) */
+            char folder[4600];
+            snprintf(folder, sizeof folder, "%s", t->x->exploit_dst);
+            *strrchr(folder, '/') = 0;
+            sched__note_checkpoint(L, t, folder);
+        }
+        return 1;
+    }
+    if (!t->x->exploit_src || !t->x->exploit_dst || t->x->exploit_donor <= 0) return 1;
+    char why[256], dst[4600];
+    const char *rel = ckpt_rel(L, t, t->x->exploit_dst, why, sizeof why);
     int tfd = rel ? open_trial(L, t) : -1;
     int have = tfd >= 0 && dirs_exists(tfd, rel);
     if (tfd >= 0) close(tfd);
-    if (!have && t->x->exploit_dst && t->x->exploit_donor > 0) {
-        char dst[4600];
-        copy_donor(L, sched__at(L, (size_t)(t->x->exploit_donor - 1)), t, t->attempt,
-                   t->x->exploit_src, dst, sizeof dst);
-        have = dst[0] && strcmp(dst, t->x->exploit_dst) == 0;
+    if (have) return 1;
+    int rc = copy_donor(L, sched__at(L, (size_t)(t->x->exploit_donor - 1)), t, t->attempt,
+                        t->x->exploit_src, dst, sizeof dst);
+    if (rc == COPY_PENDING) return 0;
+    if (rc == COPY_NONE || strcmp(dst, t->x->exploit_dst) != 0) {
+        free(t->x->exploit_dst);
+        t->x->exploit_dst = NULL;
     }
-    if (have) {
-        t->x->resume_from = strdup(t->x->exploit_dst);
-        return;
-    }
-    /* No copy could be made (or the checkpoint is the simulator's "iteration:N", or one
-     * outside the donor's folder): the donor's own, which stays pinned until the new
-     * attempt has restored from it. */
-    t->x->resume_from = strdup(t->x->exploit_src);
+    return 1;
+}
+
+/* pbt: the new attempt of an exploited trial gets its copy of the donor's checkpoint
+ * (copy_ready made sure it is there), or the donor's own where no copy could be made (or
+ * the checkpoint is the simulator's "iteration:N", or one outside the donor's folder),
+ * which stays pinned until the new attempt has restored from it. */
+static void prepare_exploit(struct sched__trial *t)
+{
+    if (!t->x->exploit_src) return;
+    free(t->x->resume_from);
+    t->x->resume_from = strdup(t->x->exploit_dst ? t->x->exploit_dst : t->x->exploit_src);
+    t->x->resume_iter = t->x->exploit_iter;
+    t->x->has_resume_iter = 1;
 }
 
 /* Starts trial t in slice through the executor (held: behind running trial `after`, see
@@ -240,7 +301,7 @@ static int start_in(struct sched_loop *L, struct sched__trial *t, const sched_sl
     snprintf(dir, sizeof dir, "%s/%s", L->o->results_dir, t->name);
     free(t->x->dir);
     t->x->dir = strdup(dir);
-    prepare_exploit(L, t);
+    prepare_exploit(t);
     sched_slice_devices(L->o->pool, slice, devs, sizeof devs);
     sched_start_t s = {.experiment = set->name,
                        .name = t->name,
@@ -264,7 +325,8 @@ int sched__launch(struct sched_loop *L, struct sched__trial *t)
 {
     const space_settings_t *set = L->set;
     sched_slice_t slice;
-    if (sched_pool_acquire(L->o->pool, set->gpus_per_trial, set->cpus_per_trial, &slice) != 0)
+    if (!copy_ready(L, t) ||
+        sched_pool_acquire(L->o->pool, set->gpus_per_trial, set->cpus_per_trial, &slice) != 0)
         return 0;
     char err[512];
     sched_started_t st = {0, "", ""};
@@ -1542,6 +1604,11 @@ int sched__make_rows(struct sched_loop *L, size_t upto, char *err, size_t errlen
 
 static void free_live(struct sched__live *x)
 {
+    if (x->copy_pid > 0) { /* a copy still under way: it stops here */
+        kill((pid_t)x->copy_pid, SIGKILL);
+        while (waitpid((pid_t)x->copy_pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+    }
     free(x->dir);
     free(x->resume_from);
     free(x->named_ckpt);
@@ -1900,6 +1967,19 @@ void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_de
                  "no exploit (report \"checkpoint\" in results to allow one)",
                  set->sched.time_attr, space_format_number(tv, vb), t->name, donor->name);
         sched__add_decision(L, &sd);
+        return;
+    }
+    struct stat sb;
+    if (src[0] == '/' && stat(src, &sb) != 0) {
+        /* named, but not there (deleted by hand, or never written): a clone could not
+         * restore from it, and would fail */
+        snprintf(reason, sizeof reason,
+                 "perturbation at %s %s: %s in the bottom quantile, but %s's checkpoint %.600s "
+                 "is not there (%s): no exploit",
+                 set->sched.time_attr, space_format_number(tv, vb), t->name, donor->name, src,
+                 strerror(errno));
+        sched__add_decision(L, &sd);
+        free(src);
         return;
     }
     char err[512];

@@ -96,6 +96,7 @@ struct sched__live {
      * new attempt has reported a result, i.e. restored from it */
     char *exploit_src, *exploit_dst;
     int64_t exploit_donor; /* 1 + the donor's trial number (0: not known) */
+    int64_t copy_pid;      /* a child copying exploit_dst's bytes (copy_donor), 0 if none */
     int pinned;            /* exploit_src is pinned for this trial */
     int64_t exploit_iter;  /* the donor's iteration and time at exploit_src */
     double exploit_time;

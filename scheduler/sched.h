@@ -368,6 +368,10 @@ typedef struct sched_run_opts {
      * sched_view_order, so that a report costs no memory per trial (a simulation of a
      * million); 0: every trial. */
     size_t report_trials;
+    /* 1: a PBT exploit copies its donor's checkpoint byte for byte (in a child process,
+     * the loop going on) instead of hard-linking it, for trials that rewrite their
+     * checkpoint files in place (TUNE_CHECKPOINT_COPY=bytes). */
+    int copy_bytes;
     /* 0: each turn is committed before the loop waits (a real run: a result is durable by
      * the end of its turn). > 0: at most this often, in real seconds, for executors whose
      * wait never blocks (a simulation), so that a turn per event costs no commit each. */

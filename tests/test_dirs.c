@@ -159,7 +159,7 @@ TEST(copy_links_files_and_leaves_symlinks_out)
     REQUIRE(src >= 0);
     dirs_copied_t what = {0};
     char err[256];
-    CHECK_EQ_INT(dirs_copy(src, "ck", fd, "clone/resume/attempt_2/ck", &what, err, sizeof err),
+    CHECK_EQ_INT(dirs_copy(src, "ck", fd, "clone/resume/attempt_2/ck", 0, &what, err, sizeof err),
                  DIRS_OK);
     CHECK(there("held/clone/resume/attempt_2/ck/w"));
     CHECK(there("held/clone/resume/attempt_2/ck/sub/o"));
@@ -168,15 +168,15 @@ TEST(copy_links_files_and_leaves_symlinks_out)
     CHECK_EQ_INT((int)what.linked, 2);
     CHECK_EQ_INT((int)what.skipped, 2);
     /* again (a resume making the copy once more): nothing changes */
-    CHECK_EQ_INT(dirs_copy(src, "ck", fd, "clone/resume/attempt_2/ck", NULL, err, sizeof err),
+    CHECK_EQ_INT(dirs_copy(src, "ck", fd, "clone/resume/attempt_2/ck", 0, NULL, err, sizeof err),
                  DIRS_OK);
     /* a source that is a symlink, or leaves the donor, is refused */
-    CHECK_EQ_INT(dirs_copy(src, "ck/leak", fd, "x", NULL, err, sizeof err), DIRS_EOUTSIDE);
-    CHECK_EQ_INT(dirs_copy(src, "../victim", fd, "x", NULL, err, sizeof err), DIRS_EOUTSIDE);
-    CHECK_EQ_INT(dirs_copy(src, "nope", fd, "x", NULL, err, sizeof err), DIRS_ENOENT);
+    CHECK_EQ_INT(dirs_copy(src, "ck/leak", fd, "x", 0, NULL, err, sizeof err), DIRS_EOUTSIDE);
+    CHECK_EQ_INT(dirs_copy(src, "../victim", fd, "x", 0, NULL, err, sizeof err), DIRS_EOUTSIDE);
+    CHECK_EQ_INT(dirs_copy(src, "nope", fd, "x", 0, NULL, err, sizeof err), DIRS_ENOENT);
     /* a destination whose parent is a symlink out is refused */
     sym("../victim", "held/out");
-    CHECK_EQ_INT(dirs_copy(src, "ck/w", fd, "out/w", NULL, err, sizeof err), DIRS_EOUTSIDE);
+    CHECK_EQ_INT(dirs_copy(src, "ck/w", fd, "out/w", 0, NULL, err, sizeof err), DIRS_EOUTSIDE);
     CHECK(!there("victim/w"));
     CHECK(victim_intact());
     close(src);
@@ -205,6 +205,33 @@ TEST(mkdirs_and_openat_never_follow)
     close(fd);
 }
 
+static int same_dev(const char *a, const char *b)
+{
+    struct stat x, y;
+    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev;
+}
+
+/* DIRS_BYTES: every file copied, none linked (a clone whose donor rewrites its files in
+ * place must not see it change). */
+TEST(copy_bytes_never_links)
+{
+    int fd = fresh("copy_bytes_only");
+    REQUIRE(fd >= 0);
+    mk("held/d");
+    put("held/d/w", "weights");
+    dirs_copied_t what = {0};
+    char err[256];
+    CHECK_EQ_INT(dirs_copy(fd, "d", fd, "e/d", DIRS_BYTES, &what, err, sizeof err), DIRS_OK);
+    CHECK_EQ_INT((int)what.linked, 0);
+    CHECK_EQ_INT((int)what.copied, 1);
+    struct stat a, b;
+    char p[4300], q[4300];
+    snprintf(p, sizeof p, "%s/held/d/w", g_root);
+    snprintf(q, sizeof q, "%s/held/e/d/w", g_root);
+    CHECK(stat(p, &a) == 0 && stat(q, &b) == 0 && a.st_ino != b.st_ino && b.st_size == 7);
+    close(fd);
+}
+
 TEST(copy_across_file_systems_copies_bytes)
 {
     int fd = fresh("copy_bytes");
@@ -229,7 +256,10 @@ TEST(copy_across_file_systems_copies_bytes)
     CHECK(stat(p, &a) == 0);
     dirs_copied_t what = {0};
     char err[256];
-    int rc = dirs_copy(src, "ck", fd, "clone/ck", &what, err, sizeof err);
+    /* link only: refused, nothing made */
+    CHECK_EQ_INT(dirs_copy(src, "ck", fd, "clone/ck", DIRS_LINK_ONLY, NULL, err, sizeof err),
+                 same_dev(shm, g_root) ? DIRS_OK : DIRS_EBYTES);
+    int rc = dirs_copy(src, "ck", fd, "clone/ck", 0, &what, err, sizeof err);
     char q[4200];
     snprintf(q, sizeof q, "%s/held/clone/ck", g_root);
     struct stat dst;

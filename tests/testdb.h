@@ -6,6 +6,8 @@
 
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Removes the database at path and its -wal and -shm files, for a test that starts afresh. */
@@ -75,6 +77,18 @@ static inline long long testdb_int(const char *path, const char *sql)
     long long v = sqlite3_column_int64(st, 0);
     testdb_done(db, st);
     return v;
+}
+
+/* The same as text, copied (the caller frees), or NULL for none. */
+static inline char *testdb_text(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    if (!testdb_row(path, sql, &db, &st)) return NULL;
+    const unsigned char *v = sqlite3_column_text(st, 0);
+    char *out = v ? strdup((const char *)v) : NULL;
+    testdb_done(db, st);
+    return out;
 }
 
 /* Runs writing statements; 0 on success, -1 (printed) otherwise. */
