@@ -203,6 +203,14 @@ static int copy_donor(struct sched_loop *L, const struct sched__trial *d, struct
         if (pid == 0) { /* tune has one thread: the child may use what the parent does */
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() != parent) _exit(1);
+            /* nothing of tune's but the two folders: above all not the experiment's lock
+             * (.tune.lock, an flock the child would hold after a kill -9 of tune) */
+            int lo = dfd < rfd ? dfd : rfd, hi = dfd < rfd ? rfd : dfd;
+            if (lo > 3) close_range(3, (unsigned)lo - 1, 0);
+            if (hi > lo + 1) close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
+            close_range((unsigned)hi + 1, ~0u, 0);
+            signal(SIGINT, SIG_DFL);
+            signal(SIGTERM, SIG_DFL);
             int flags = L->o->copy_bytes ? DIRS_BYTES : 0;
             _exit(dirs_copy(dfd, srel, rfd, in, flags, NULL, why, sizeof why) == DIRS_OK &&
                           renameat(rfd, part, rfd, whole) == 0

@@ -460,7 +460,7 @@ TEST(no_exploit_of_a_checkpoint_that_is_not_there)
     snprintf(sp, sizeof sp,
              "{\"name\": \"gn\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 6,"
              " \"seed\": 4, \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"12\","
-             " \"--name-at\", \"4:gone\", \"--name-at\", \"8:gone\", \"--name-at\", \"12:gone\"],"
+             " \"--sleep-ms\", \"10\", \"--name-at\", \"0:gone\"],"
              " \"scheduler\": {\"type\": \"pbt\", \"perturbation_interval\": 4},"
              " \"space\": {\"lr\": {\"uniform\": [0.05, 0.5]}}}",
              g_trial);

@@ -11,7 +11,8 @@
  *                        [--name-at K:TEXT]... [--symlink NAME:TARGET]... [--reference]
  *   --file             one checkpoint file, TUNE_TRIAL_DIR/checkpoint, never named in results
  *                      (tune finds it by its name): else TUNE_CHECKPOINT_DIR/ckpt_NNNNNN, named
- *   --name-at K:TEXT   at iteration K name TEXT as the checkpoint instead (a hostile trial)
+ *   --name-at K:TEXT   at iteration K name TEXT as the checkpoint instead (a hostile trial);
+ *                      K 0: at every iteration
  *   --symlink N:T      make symlink N in the trial's folder pointing at T, at the start
  *   --tag T            ignored: marks the process, so that a test can count what is left
  *   --load-ms M        restoring takes M ms (a window for an interruption while it loads)
@@ -149,7 +150,7 @@ int main(int argc, char **argv)
         }
         const char *name = one_file ? NULL : ck[0] ? ck : NULL;
         for (int k = 0; k < nnamed; k++)
-            if (named_at[k] == it) name = named_text[k];
+            if (named_at[k] == it || named_at[k] == 0) name = named_text[k];
         printf(
             "{\"training_iteration\": %ld, \"loss\": %.17g, \"lr\": %.17g, \"resumed_from\": %ld",
             it, loss, lr, from);
