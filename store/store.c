@@ -4,12 +4,14 @@
  * or for reading (query.c). */
 #include "store/store_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -500,6 +502,26 @@ static void immutable_uri(const char *path, char *uri, size_t n)
  * the same file at the same moment finds one whole database or the other. Returns 0 when it wrote
  * the file, else -1 (it exists already, the directory cannot hold it, or it allows no hard links):
  * the caller opens the path as usual, and SQLite creates a file that create_schema fills. */
+/* Removes the named images (path.new-PID-K) that processes no longer alive left in dir. */
+static void sweep_images(const char *path, const char *dir)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t bl = strlen(base);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        long pid = 0;
+        int k = 0;
+        if (strncmp(e->d_name, base, bl) != 0 ||
+            sscanf(e->d_name + bl, ".new-%ld-%d", &pid, &k) != 2 || pid <= 0)
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours */
+        unlinkat(dirfd(d), e->d_name, 0);
+    }
+    if (d) closedir(d);
+}
+
 int store__write_image(const char *path)
 {
     unsigned char *img = calloc(1, STORE__IMAGE_LEN);
@@ -518,8 +540,15 @@ int store__write_image(const char *path)
         at += zeros + bytes;
         i += bytes;
     }
-    char tmp[4200];
-    int fd = -1;
+    char tmp[4200], dir[4096];
+    dir_of(path, dir, sizeof dir);
+    /* A file with no name until it is whole (O_TMPFILE): a tune killed while writing it
+     * leaves nothing beside the database. Where the file system has none, a named one,
+     * which a kill can leave; those that processes gone left (an older tune's too) are
+     * removed first. */
+    sweep_images(path, dir);
+    int fd = open(dir, O_WRONLY | O_TMPFILE | O_CLOEXEC, 0644);
+    int anon = fd >= 0;
     for (int k = 0; k < 100 && fd < 0; k++) {
         snprintf(tmp, sizeof tmp, "%s.new-%ld-%d", path, (long)getpid(), k);
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -529,6 +558,7 @@ int store__write_image(const char *path)
         free(img);
         return -1;
     }
+    if (anon) snprintf(tmp, sizeof tmp, "/proc/self/fd/%d", fd);
     size_t done = 0;
     while (done < n) {
         ssize_t w = write(fd, img + done, n - done);
@@ -537,13 +567,12 @@ int store__write_image(const char *path)
         done += (size_t)w;
     }
     int ok = done == n && fdatasync(fd) == 0;
-    close(fd);
     free(img);
-    ok = ok && link(tmp, path) == 0;
-    unlink(tmp);
+    /* linked into place only if nothing is there yet (link never replaces a file) */
+    ok = ok && linkat(AT_FDCWD, tmp, AT_FDCWD, path, anon ? AT_SYMLINK_FOLLOW : 0) == 0;
+    close(fd);
+    if (!anon) unlink(tmp);
     if (ok) { /* the new name survives a power loss, as SQLite's own creation syncs it */
-        char dir[4096];
-        dir_of(path, dir, sizeof dir);
         int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd >= 0) {
             fsync(dfd);

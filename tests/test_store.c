@@ -328,6 +328,28 @@ TEST(new_database_from_image_is_the_schema)
     tmp_clean(&t);
 }
 
+/* A new database's image left under its own name by a tune killed while writing it (an
+ * older tune's, or where the file system has no O_TMPFILE) is removed by the next creation
+ * beside it, once the process that made it is gone; a live process's is left to it. */
+TEST(an_image_left_by_a_killed_tune_is_removed)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    char gone[800], live[800];
+    snprintf(gone, sizeof gone, "%s.new-999999999-0", t.db); /* over any pid_max */
+    snprintf(live, sizeof live, "%s.new-%ld-0", t.db, (long)getppid());
+    write_file(gone, "half an image");
+    write_file(live, "another tune's, being written");
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    store_close(st);
+    CHECK(access(gone, F_OK) != 0);
+    CHECK(access(live, F_OK) == 0);
+    CHECK_EQ_INT(new_files(t.dir), 1);
+    unlink(live);
+    tmp_clean(&t);
+}
+
 TEST(reopen_keeps_data)
 {
     struct tmp t;

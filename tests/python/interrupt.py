@@ -85,6 +85,22 @@ def wait_gone(tag, limit=10.0):
     return tagged(tag)
 
 
+def lock_holders(lock):
+    """The processes that hold lock (a file) open: who keeps an experiment locked."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == lock:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        out.append(f"{pid} {f.read().replace(bytes(1), b' ')[:80].decode()}")
+        except OSError:
+            pass
+    return out
+
+
 def snapshot(root):
     """Every entry under root with its kind, size and mtime: a change anywhere shows."""
     out = {}
@@ -177,7 +193,9 @@ class Sequence:
                 "int2": -signal.SIGINT}
         ok = {0, 130} | ({sent[kind]} if kind in sent else set())
         if code not in ok:
-            self.note("refused", 1, f"exit {code} after {kind}")
+            lock = os.path.join(self.run_dir, "tune_results", self.name, ".tune.lock")
+            self.note("refused", 1, f"exit {code} after {kind} (lock held by: "
+                      f"{lock_holders(lock) or 'nobody'})")
 
     def drive(self):
         self.setup()
