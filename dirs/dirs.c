@@ -216,6 +216,34 @@ int dirs_remove(int dirfd, const char *rel, char *err, size_t errlen)
     return rc;
 }
 
+int dirs_remove_if(int dirfd, const char *rel, uint64_t dev, uint64_t ino, char *err, size_t errlen)
+{
+    int parent;
+    char name[NAME_MAX + 1], aside[NAME_MAX + 1];
+    int rc = walk(dirfd, rel, 0, &parent, name, err, errlen);
+    if (rc == DIRS_ENOENT) return DIRS_OK;
+    if (rc) return rc;
+    struct stat st, pst;
+#define SAME(s) ((uint64_t)(s).st_dev == dev && (uint64_t)(s).st_ino == ino)
+    /* gone, or saved anew since: the common case, decided without a move */
+    if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !SAME(st)) goto out;
+    /* the name aside ends in ".tmp", which no checkpoint search takes for a checkpoint */
+    if (snprintf(aside, sizeof aside, ".%.200s.tune-deleting.tmp", name) >= (int)sizeof aside ||
+        renameat(parent, name, parent, aside) != 0)
+        goto out; /* left on disk, which is safe */
+    if (fstatat(parent, aside, &st, AT_SYMLINK_NOFOLLOW) == 0 && SAME(st)) {
+        rc = fstat(parent, &pst) == 0 ? remove_node(parent, aside, pst.st_dev, 0, err, errlen)
+                                      : fail(err, errlen, DIRS_ERR, "cannot look at %.200s", rel);
+    } else if (renameat2(parent, aside, parent, name, RENAME_NOREPLACE) != 0 &&
+               fstat(parent, &pst) == 0) {
+        rc = remove_node(parent, aside, pst.st_dev, 0, err, errlen); /* superseded meanwhile */
+    }
+#undef SAME
+out:
+    if (parent != dirfd) close(parent);
+    return rc;
+}
+
 int dirs_stat(int dirfd, const char *rel, struct stat *st)
 {
     int parent;

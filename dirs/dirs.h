@@ -49,6 +49,15 @@ int dirs_mkdirs(int dirfd, const char *rel, char *err, size_t errlen);
  * there), DIRS_EOUTSIDE (refused, nothing deleted) or DIRS_ERR (partly deleted). */
 int dirs_remove(int dirfd, const char *rel, char *err, size_t errlen);
 
+/* dirs_remove of rel only if it is still the file with this device and inode: the name is
+ * moved aside first (within its folder, atomically), the file moved is the one checked,
+ * and another one is put back (unless the name was taken again meanwhile, which supersedes
+ * it). A trial saving a new file under the same name at any moment never loses it, as a
+ * look and then an unlink of the name would make it. DIRS_OK (also when nothing matching
+ * was there), DIRS_EOUTSIDE or DIRS_ERR. */
+int dirs_remove_if(int dirfd, const char *rel, uint64_t dev, uint64_t ino, char *err,
+                   size_t errlen);
+
 /* What dirs_copy did. */
 typedef struct dirs_copied {
     uint64_t linked, copied; /* files hard-linked, files copied byte for byte */

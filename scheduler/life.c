@@ -1865,7 +1865,8 @@ static void note_checkpoint(struct sched_loop *L, struct sched__trial *t, const 
 }
 
 /* Deletes checkpoint c, if it is still the very file that was named, beneath its trial's
- * folder (dirs_remove: nothing outside it, no symlink followed). */
+ * folder (nothing outside it, no symlink followed), never a file the trial saved under the
+ * same name since, even at that very moment (dirs_remove_if). */
 static void delete_checkpoint(struct sched_loop *L, const struct sched__ckpt *c)
 {
     if (!c->dev && !c->ino) return;
@@ -1873,10 +1874,7 @@ static void delete_checkpoint(struct sched_loop *L, const struct sched__ckpt *c)
     char why[300];
     const char *rel = ckpt_rel(L, t, c->path, why, sizeof why);
     int fd = rel ? open_trial(L, t) : -1;
-    struct stat st;
-    if (fd >= 0 && dirs_stat(fd, rel, &st) == DIRS_OK && (unsigned long long)st.st_dev == c->dev &&
-        (unsigned long long)st.st_ino == c->ino)
-        dirs_remove(fd, rel, why, sizeof why); /* a failure leaves it on disk: safe */
+    if (fd >= 0) dirs_remove_if(fd, rel, c->dev, c->ino, why, sizeof why); /* or left: safe */
     if (fd >= 0) close(fd);
 }
 

@@ -276,4 +276,38 @@ TEST(copy_across_file_systems_copies_bytes)
     close(fd);
 }
 
+/* dirs_remove_if deletes a name only while it is the very file looked at before: one
+ * saved anew under the name (another inode) stays, and so does whatever lies outside. */
+TEST(remove_if_deletes_only_that_very_file)
+{
+    int fd = fresh("remove_if");
+    REQUIRE(fd >= 0);
+    mk("held/checkpoints");
+    put("held/checkpoints/ck", "old");
+    struct stat st;
+    char err[256];
+    REQUIRE(dirs_stat(fd, "checkpoints/ck", &st) == DIRS_OK);
+    /* saved anew: a new file renamed over the name */
+    put("held/checkpoints/ck.tmp", "new");
+    char a[4300], b[4300];
+    snprintf(a, sizeof a, "%s/held/checkpoints/ck.tmp", g_root);
+    snprintf(b, sizeof b, "%s/held/checkpoints/ck", g_root);
+    REQUIRE(rename(a, b) == 0);
+    CHECK_EQ_INT(dirs_remove_if(fd, "checkpoints/ck", st.st_dev, st.st_ino, err, sizeof err),
+                 DIRS_OK);
+    CHECK(there("held/checkpoints/ck"));
+    /* the very file: deleted, and nothing is left aside */
+    REQUIRE(dirs_stat(fd, "checkpoints/ck", &st) == DIRS_OK);
+    CHECK_EQ_INT(dirs_remove_if(fd, "checkpoints/ck", st.st_dev, st.st_ino, err, sizeof err),
+                 DIRS_OK);
+    CHECK(!there("held/checkpoints/ck"));
+    CHECK(!there("held/checkpoints/.ck.tune-deleting.tmp"));
+    CHECK_EQ_INT(dirs_remove_if(fd, "checkpoints/ck", st.st_dev, st.st_ino, err, sizeof err),
+                 DIRS_OK); /* gone already */
+    sym("../victim", "held/lnk");
+    CHECK_EQ_INT(dirs_remove_if(fd, "lnk/file", 0, 0, err, sizeof err), DIRS_EOUTSIDE);
+    CHECK(victim_intact());
+    close(fd);
+}
+
 TT_MAIN
