@@ -4,6 +4,7 @@
  * the loop's turn (loop.c) or the per-result path (result.c). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1499,6 +1500,32 @@ static void remove_tree(const char *path)
     }
 }
 
+/* Deletes the checkpoint c names if the file at its path is still the very one that was
+ * named (c's device and inode). A running trial may save a new one under the same name at
+ * any moment (a new attempt redoing the iterations an earlier one ran through after its
+ * stop), and checking the inode and then unlinking the name deletes that new one whenever
+ * the save lands in between, which a busy machine makes likely (issue #26: a paused
+ * trial's own resume point was lost). So the name is first moved aside, atomically, the
+ * file moved is the one checked, and a newer one is put back, unless the trial has saved
+ * yet another under the name meanwhile, which supersedes it. The name aside ends in
+ * ".tmp", which no checkpoint search takes for a checkpoint. */
+static void remove_if_unchanged(const struct sched__ckpt *c)
+{
+    struct stat st;
+    if (lstat(c->path, &st) != 0 || (unsigned long long)st.st_dev != c->dev ||
+        (unsigned long long)st.st_ino != c->ino)
+        return; /* gone, or saved anew since: the common case, decided without a move */
+    char aside[4300];
+    snprintf(aside, sizeof aside, "%s.tune-deleting.tmp", c->path);
+    if (rename(c->path, aside) != 0) return; /* left on disk, which is safe */
+    if (lstat(aside, &st) == 0 && (unsigned long long)st.st_dev == c->dev &&
+        (unsigned long long)st.st_ino == c->ino) {
+        remove_tree(aside);
+        return;
+    }
+    if (renameat2(AT_FDCWD, aside, AT_FDCWD, c->path, RENAME_NOREPLACE) != 0) remove_tree(aside);
+}
+
 /* Lets go of trial t's checkpoints beyond keep_checkpoints (deleted after the next commit,
  * sched__delete_doomed). */
 static void trim_checkpoints(struct sched_loop *L, struct sched__trial *t)
@@ -1582,10 +1609,7 @@ void sched__delete_doomed(struct sched_loop *L)
         for (size_t k = 0; !keep && k < L->n; k++)
             for (size_t j = 0; !keep && j < sched__at(L, k)->x->nckpts; j++)
                 keep = strcmp(sched__at(L, k)->x->ckpts[j].path, c->path) == 0;
-        struct stat st;
-        if (!keep && (c->dev || c->ino) && lstat(c->path, &st) == 0 &&
-            (unsigned long long)st.st_dev == c->dev && (unsigned long long)st.st_ino == c->ino)
-            remove_tree(c->path);
+        if (!keep && (c->dev || c->ino)) remove_if_unchanged(c);
         free(c->path);
     }
     L->ndoomed = 0;
