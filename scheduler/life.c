@@ -4,6 +4,7 @@
  * the loop's turn (loop.c) or the per-result path (result.c). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>

@@ -111,8 +111,6 @@ struct how {
     const char *const *env;       /* "NAME=VALUE" sets, "NAME" unsets; NULL-terminated */
     const char *const *env_pairs; /* NAME, VALUE, NAME, VALUE, ..., NULL: sets (values
                                    * built at run time need no "NAME=VALUE" buffer) */
-    int sig_after_ms;             /* > 0: SIGINT this many ms after the start ... */
-    int second_sig_ms;            /* ... and again this many ms later (> 0) */
     int timeout_s;                /* > 0: SIGKILL to the whole group after this long (code 124) */
 };
 
@@ -181,13 +179,12 @@ static inline pid_t e2e_spawn(const char *dir, const char *const *argv, const st
     return e2e_spawn_to(dir, argv, op, ep, h);
 }
 
-/* Waits for pid (sending the signals and applying the timeout h asks for) and collects
- * its outputs. */
+/* Waits for pid (applying the timeout h asks for) and collects its outputs. */
 static inline struct out e2e_finish(const char *dir, pid_t pid, const struct how *h)
 {
     struct out o = {0};
     double t0 = e2e_mono();
-    int st = 0, sigs = 0, killed = 0;
+    int st = 0, killed = 0;
     struct rusage ru;
     memset(&ru, 0, sizeof ru);
     for (;;) {
@@ -195,14 +192,6 @@ static inline struct out e2e_finish(const char *dir, pid_t pid, const struct how
         if (w == pid) break;
         if (w < 0 && errno != EINTR) break;
         double ms = (e2e_mono() - t0) * 1000.0;
-        if (h && h->sig_after_ms > 0 && sigs == 0 && ms >= h->sig_after_ms) {
-            kill(pid, SIGINT);
-            sigs = 1;
-        }
-        if (h && h->second_sig_ms > 0 && sigs == 1 && ms >= h->sig_after_ms + h->second_sig_ms) {
-            kill(pid, SIGINT);
-            sigs = 2;
-        }
         if (h && h->timeout_s > 0 && ms >= h->timeout_s * 1000.0) {
             kill(-pid, SIGKILL);
             while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
@@ -286,6 +275,75 @@ static inline int db_exec(const char *dir, const char *sql)
     char path[4200];
     snprintf(path, sizeof path, "%s/tune.db", dir);
     return testdb_exec(path, sql);
+}
+
+/* Waits until the integer sql reads from dir/tune.db is at least want: the state a test
+ * must see before it acts (a result recorded, both trials running), never a fixed sleep
+ * that a busy machine can outlast. Polls quietly (tune may still be creating the file or
+ * its tables) and returns the last value read, -1 if none; timeout_s only bounds a hang,
+ * so give it tens of seconds: the caller checks the value. */
+static inline long long e2e_wait_db(const char *dir, const char *sql, long long want,
+                                    double timeout_s)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tune.db", dir);
+    long long v = -1;
+    for (double end = e2e_mono() + timeout_s;; e2e_nap_ms(10)) {
+        sqlite3 *db = testdb_open(path, 0);
+        sqlite3_stmt *st = NULL;
+        if (db && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        if (v >= want || e2e_mono() >= end) return v;
+    }
+}
+
+/* Whether signal sig is pending for process pid (its /proc status, SigPnd or ShdPnd). */
+static inline int e2e_sig_pending(pid_t pid, int sig)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    int pending = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long long mask;
+        if ((sscanf(line, "SigPnd: %llx", &mask) == 1 ||
+             sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
+            (mask >> (sig - 1) & 1))
+            pending = 1;
+    }
+    if (f) fclose(f);
+    return pending;
+}
+
+/* Sends sig to pid and waits until the process has taken it (it is no longer pending), up
+ * to timeout_s: two signals sent before the first is taken are one signal to the kernel, so
+ * a test that means two waits in between. 1 when it was taken, 0 at the timeout. */
+static inline int e2e_signal_taken(pid_t pid, int sig, double timeout_s)
+{
+    if (kill(pid, sig) != 0) return 0;
+    for (double end = e2e_mono() + timeout_s; e2e_sig_pending(pid, sig); e2e_nap_ms(5))
+        if (e2e_mono() >= end) return 0;
+    return 1;
+}
+
+/* Starts tune with args in dir, interrupts it (SIGINT, Ctrl-C) once sql on its database
+ * reads at least want (e2e_wait_db, up to a minute), and waits for it to end. What the
+ * interrupt finds is then the case's to choose, not the machine's: give the trials more
+ * work than any wait could outlast (they are interrupted anyway). *reached (when not
+ * NULL): whether the condition held when the interrupt was sent. */
+static inline struct out run_tune_interrupted(const char *dir, const char *const *args,
+                                              const char *sql, long long want, int *reached)
+{
+    pid_t pid = spawn_tune(dir, args, NULL);
+    long long v = e2e_wait_db(dir, sql, want, 60);
+    if (v < want) fprintf(stderr, "never reached before the interrupt: %s >= %lld\n", sql, want);
+    if (reached) *reached = v >= want;
+    kill(pid, SIGINT);
+    struct how h = {.timeout_s = 120};
+    return e2e_finish(dir, pid, &h);
 }
 
 /* How many times needle occurs in hay. */

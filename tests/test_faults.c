@@ -863,16 +863,16 @@ static void no_orphans_after(const char *name, int sig)
     const char *a[] = {"run", "space.json", "--db", db, "--cpus", "4", "--gpus", "none", NULL};
     pid_t pid = spawn_tune(dir, a, NULL);
     /* 4 trials, each with the child it forked. */
-    int n = wait_procs(tag, 8, 20);
+    int n = wait_procs(tag, 8, 60);
     CHECK_EQ_INT(n, 8);
     /* tune and its spawner (a fork of tune) carry the database path in their command
      * line. */
     CHECK_EQ_INT(count_procs(db), 2);
     /* The rows of running trials get their pids within about a second (the loop keeps a
-     * pid for the row's next update, LOOP_PID_SAVE_S), each a live trial process. */
-    long long with_pid = 0;
-    for (double until = e2e_mono() + 5; with_pid < 4 && e2e_mono() < until; e2e_nap_ms(50))
-        with_pid = db_int(dir, "SELECT count(pid) FROM trials WHERE status = 'RUNNING'");
+     * pid for the row's next update, LOOP_PID_SAVE_S), each a live trial process. (The
+     * wait only bounds a hang: a busy machine may take longer than that second.) */
+    long long with_pid =
+        e2e_wait_db(dir, "SELECT count(pid) FROM trials WHERE status = 'RUNNING'", 4, 60);
     CHECK_EQ_INT(with_pid, 4);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'RUNNING' AND pid IN"
                              " (SELECT pid FROM trials GROUP BY pid HAVING count(*) = 1)"),
@@ -892,8 +892,8 @@ static void no_orphans_after(const char *name, int sig)
     else
         CHECK_EQ_INT(o.code, 130);
     out_free(&o);
-    CHECK_EQ_INT(wait_procs(tag, 0, 10), 0);
-    CHECK_EQ_INT(wait_procs(db, 0, 10), 0);
+    CHECK_EQ_INT(wait_procs(tag, 0, 30), 0);
+    CHECK_EQ_INT(wait_procs(db, 0, 30), 0);
     fprintf(stderr, "%s: every trial process gone %.2f s after the signal\n", name,
             e2e_mono() - t0);
 }
@@ -927,12 +927,12 @@ TEST(held_starts_never_run_after_kill_9_of_tune)
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--cpus", "2", "--gpus", "none", NULL};
     pid_t pid = spawn_tune(dir, a, NULL);
-    CHECK_EQ_INT(wait_procs(tag, 4, 20), 4); /* two trials, each with its child */
+    CHECK_EQ_INT(wait_procs(tag, 4, 60), 4); /* two trials, each with its child */
     char held[2][4300];
     for (int k = 0; k < 2; k++)
         snprintf(held[k], sizeof held[k], "%s/tune_results/held/trial_%05d/stdout.log", dir, 2 + k);
     struct stat sb;
-    double until = e2e_mono() + 10;
+    double until = e2e_mono() + 60;
     while ((stat(held[0], &sb) != 0 || stat(held[1], &sb) != 0) && e2e_mono() < until)
         e2e_nap_ms(20);
     CHECK(stat(held[0], &sb) == 0 && stat(held[1], &sb) == 0); /* both starts are held */
@@ -942,7 +942,7 @@ TEST(held_starts_never_run_after_kill_9_of_tune)
     struct out o = finish_tune(dir, pid);
     CHECK_EQ_INT(o.code, 128 + SIGKILL);
     out_free(&o);
-    CHECK_EQ_INT(wait_procs(tag, 0, 10), 0);
+    CHECK_EQ_INT(wait_procs(tag, 0, 30), 0);
     e2e_nap_ms(500);
     CHECK_EQ_INT(count_procs(tag), 0); /* no held start happened late */
     for (int k = 0; k < 2; k++) {

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "scheduler/sched.h"
@@ -17,6 +19,7 @@
 #include "scripted.h"
 #include "testdb.h"
 #include "trial/trial.h"
+#include "trial/trial_int.h"
 #include "tinytest.h"
 
 static int rig_open(struct rig *r, const char *name, const char *space_text,
@@ -640,7 +643,18 @@ TEST(the_process_executors_wait_drains_the_wake_pipe_when_it_wakes)
 /* The process executor reports an end before it reads the other trials' output: the slot
  * is free, and the loop launches into it as soon as the wait returns, then takes the
  * output in with its next wait. Trial 1 has a line waiting and trial 0 has ended when the
- * first wait looks: it reports only the end, and the next wait the line. */
+ * first wait looks: it reports only the end, and the next wait the line. The case waits
+ * for both to be true rather than sleeping (a busy machine can outlast any sleep): trial 1
+ * touches a file once its line is written, and the spawner's answers (one per start and
+ * one per end, trial/trial_int.h) wait in the executor's pipe, unread until the first wait:
+ * three of them mean trial 0's end has been told. */
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 struct ends_seen {
     int lines[2], ended[2];
     int order; /* 1: an end came before any line */
@@ -673,11 +687,15 @@ TEST(the_process_executor_reports_an_end_before_other_trials_output)
     REQUIRE(space_parse(text, strlen(text), "space.json", &sp, err, sizeof err) == 0);
     REQUIRE(trial_exec_local_new(&tx, err, sizeof err) == 0);
     REQUIRE(sched_exec_proc_new(tx, sp, &sx, err, sizeof err) == 0);
-    const char *scripts[2] = {"exit 0", "echo '{\"loss\": 1}'; exec sleep 30"};
+    const char *scripts[2] = {"exit 0",
+                              "echo '{\"loss\": 1}'; : > \"$TUNE_TRIAL_DIR/said\"; exec sleep 30"};
     const char *b = getenv("TUNE_BINARY_DIR");
     for (int i = 1; i >= 0; i--) { /* trial 1 first: its line is waiting when 0 ends */
         snprintf(dir[i], sizeof dir[i], "%s/loop_ends_%d", b ? b : "/tmp", i);
         REQUIRE(trial_mkdirs(dir[i]) == 0);
+        char stale[4200]; /* a file the script touches, left by an earlier run */
+        snprintf(stale, sizeof stale, "%s/said", dir[i]);
+        unlink(stale);
         cJSON *cfg = cJSON_CreateObject();
         cJSON_AddStringToObject(cfg, "script", scripts[i]);
         sched_start_t st = {.experiment = "ends",
@@ -691,9 +709,17 @@ TEST(the_process_executor_reports_an_end_before_other_trials_output)
         sched_started_t out;
         REQUIRE(sx->ops->start(sx->self, &st, &out, err, sizeof err) == 0);
         cJSON_Delete(cfg);
-        if (i == 1) usleep(300 * 1000); /* its line is in the pipe */
     }
-    usleep(300 * 1000); /* trial 0 has ended, and the spawner said so */
+    int xfd = trial_exec_fd(tx);
+    if (xfd < 0) SKIP("no spawner (TUNE_SPAWNER=0): its answers are what this case waits on");
+    char said[4200];
+    snprintf(said, sizeof said, "%s/said", dir[1]);
+    int answers = 0, told = 0;
+    for (double end = mono_s() + 60; !told && mono_s() < end; usleep(5000)) {
+        if (ioctl(xfd, FIONREAD, &answers) != 0) answers = 0;
+        told = access(said, F_OK) == 0 && answers >= 3 * (int)sizeof(struct trial__spawn_rep);
+    }
+    REQUIRE(told); /* trial 1's line is in its pipe, and trial 0's end in the executor's */
     struct ends_seen s = {{0, 0}, {0, 0}, 0};
     sched_events_t ev = {0};
     ev.line = seen_line;

@@ -298,7 +298,9 @@ TEST(time_budget_is_the_experiments_and_trial_time_limit_the_trials)
     space_file(dir, sp);
     struct out o = run_in(dir);
     CHECK_EQ_INT(o.code, 0);
-    CHECK(o.secs < 8);
+    /* The budget ended it: the trials alone would run 50 s. A bound on what happened, with
+     * room for a busy machine, not a measure of speed. */
+    CHECK(o.secs < 40);
     CHECK_CONTAINS(o.err, "\"time_budget_s\" (1 s) now limits the whole experiment");
     CHECK_CONTAINS(o.out, "The time budget ended the run (time_budget_s 1 s)");
     CHECK_CONTAINS(o.out, "2 trials never started");
@@ -430,8 +432,11 @@ TEST(resume_uses_the_stored_space_and_shows_the_difference)
              g_synth);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--gpus", "none", NULL};
-    struct how h = {.sig_after_ms = 500};
-    struct out o = run_tune_how(dir, a, &h);
+    /* Interrupted once the experiment is recorded and running (a result in), not after a
+     * fixed delay a slow start can outlast; three trials of a second each remain. */
+    int reached = 0;
+    struct out o = run_tune_interrupted(dir, a, "SELECT count(*) FROM results", 1, &reached);
+    CHECK(reached);
     CHECK_EQ_INT(o.code, 130);
     out_free(&o);
     /* The file is edited: more samples and another range. */
@@ -722,10 +727,7 @@ TEST(trial_that_reached_a_stop_criterion_stays_done_after_kill_9)
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--gpus", "none", NULL};
     pid_t pid = spawn_tune(dir, a, NULL);
-    double t0 = e2e_mono();
-    while (db_int(dir, "SELECT count(*) FROM decisions WHERE action = 'complete'") < 1 &&
-           e2e_mono() - t0 < 20)
-        usleep(20000);
+    e2e_wait_db(dir, "SELECT count(*) FROM decisions WHERE action = 'complete'", 1, 60);
     kill(-pid, SIGKILL);
     int st;
     waitpid(pid, &st, 0);

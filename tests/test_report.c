@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "big_experiment.h"
 #include "include/tune_report.h"
 #include "store/store.h"
 
@@ -1032,137 +1033,37 @@ TEST(report_draws_a_tune_train_pbt_run)
     out_free(&o);
 }
 
-/* A database of 5,000 ASHA-like trials written through the store (fast: one batch). */
-static void make_big_db(const char *db, int ntrials)
-{
-    char err[512];
-    store_t *st = NULL;
-    if (store_open(db, 0, &st, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err);
-        abort();
-    }
-    static const char settings[] =
-        "{\"name\":\"big\",\"metric\":\"loss\",\"mode\":\"min\",\"num_samples\":5000,"
-        "\"max_concurrent\":0,\"seed\":0,\"command\":[\"synth_trial\"],"
-        "\"resources\":{\"gpus_per_trial\":0,\"cpus_per_trial\":1},"
-        "\"scheduler\":{\"type\":\"asha\",\"time_attr\":\"training_iteration\",\"max_t\":100,"
-        "\"grace_period\":9,\"reduction_factor\":3,\"brackets\":1,\"min_samples_required\":3},"
-        "\"num_trials\":5000,\"params\":[{\"name\":\"lr\",\"kind\":\"loguniform\"},"
-        "{\"name\":\"batch\",\"kind\":\"choice\"},{\"name\":\"mom\",\"kind\":\"uniform\"}]}";
-    store_experiment_t ex = {.name = "big",
-                             .space_text = "{}",
-                             .settings_json = settings,
-                             .metric = "loss",
-                             .scheduler = "asha",
-                             .results_dir = "/tmp",
-                             .num_trials = ntrials};
-    int64_t eid;
-    double now = (double)time(NULL) - 3600;
-    if (store_experiment_create(st, &ex, now, &eid, err, sizeof err) != 0) abort();
-    /* Quality by rank decides the rung a trial reaches (1/3 go on at each rung): with rungs
-     * at 9, 27 and 81 and max_t 100 that is about 21 results a trial, 100,000 in all. */
-    double *floor_ = malloc(sizeof(double) * (size_t)ntrials);
-    double *lr = malloc(sizeof(double) * (size_t)ntrials);
-    unsigned seed = 12345;
-    for (int i = 0; i < ntrials; i++) {
-        seed = seed * 1103515245u + 12345u;
-        lr[i] = pow(10, -5 + 5.0 * (seed >> 8) / 16777216.0);
-        floor_[i] = 0.1 + 0.3 * fabs(log10(lr[i] / 0.01));
-    }
-    if (store_begin(st, err, sizeof err) != 0) abort();
-    static const int ms[] = {9, 27, 81};
-    for (int i = 0; i < ntrials; i++) {
-        int better = 0;
-        for (int j = 0; j < ntrials; j++)
-            better += floor_[j] < floor_[i];
-        double q = (double)better / ntrials;
-        int stop_at = q > 1.0 / 3 ? 9 : q > 1.0 / 9 ? 27 : q > 1.0 / 27 ? 81 : 100;
-        char name[32], cfg[256];
-        snprintf(name, sizeof name, "trial_%05d", i);
-        snprintf(cfg, sizeof cfg, "{\"lr\":%.17g,\"batch\":%d,\"mom\":%.4f}", lr[i], 16 << (i % 3),
-                 0.5 + 0.49 * (i % 97) / 96.0);
-        int64_t tid;
-        if (store_trial_create(st, eid, i, name, cfg, "/tmp", &tid, err, sizeof err) != 0) abort();
-        for (int t = 1; t <= stop_at; t++) {
-            double loss = floor_[i] + 1.0 / sqrt(t) + 0.02 * sin(0.7 * t + i);
-            char js[128];
-            int n = snprintf(js, sizeof js, "{\"training_iteration\":%d,\"loss\":%.17g}", t, loss);
-            store_result_t r = {.trial_id = tid,
-                                .attempt = 1,
-                                .iteration = t,
-                                .time_value = t,
-                                .metric = loss,
-                                .wall_time = now + i * 0.5 + t * 0.01,
-                                .json = js,
-                                .json_len = (size_t)n};
-            if (store_result_add(st, &r, err, sizeof err) != 0) abort();
-            for (int m = 0; m < 3; m++) {
-                if (ms[m] != t) continue;
-                int stop = t == stop_at;
-                store_decision_t d = {.trial_id = tid,
-                                      .iteration = t,
-                                      .time_value = t,
-                                      .action = stop ? "stop" : "continue",
-                                      .bracket = 0,
-                                      .rung = m,
-                                      .milestone = t,
-                                      .value = loss,
-                                      .cutoff = loss - (stop ? 0.05 : -0.05),
-                                      .reason = stop ? "worse than the cutoff" : "promoted",
-                                      .wall_time = now};
-                if (store_decision_add(st, &d, err, sizeof err) != 0) abort();
-            }
-        }
-        store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_EARLY_STOPPED |
-                                            STORE_TU_SLICE | STORE_TU_STARTED | STORE_TU_ENDED |
-                                            STORE_TU_EXIT,
-                                  .status = "TERMINATED",
-                                  .early_stopped = stop_at < 100,
-                                  .slice = "cpu:1",
-                                  .started_at = now + i * 0.5,
-                                  .ended_at = now + i * 0.5 + stop_at * 0.01,
-                                  .exit_code = 0};
-        if (store_trial_update(st, tid, &u, err, sizeof err) != 0) abort();
-    }
-    if (store_experiment_set_status(st, eid, "FINISHED", now + 3000, err, sizeof err) != 0) abort();
-    if (store_commit(st, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err);
-        abort();
-    }
-    store_close(st);
-    free(floor_);
-    free(lr);
-}
-
-TEST(report_of_5000_trials_renders_fast)
+/* tune report and tune plot of 5,000 trials and 100,000 results: every trial is in the
+ * report and drawn by it, and the plot names them all. What they cost is measured by
+ * bench/report (report_bench), not asserted here: a test on a busy machine checks what
+ * happened, never how fast. */
+TEST(report_of_5000_trials_holds_and_draws_every_trial)
 {
     char dir[4096], db[4300], html[4300];
     fresh_dir(dir, sizeof dir, "big");
     snprintf(db, sizeof db, "%s/tune.db", dir);
-    double t0 = e2e_mono();
-    make_big_db(db, 5000);
+    big_experiment_write(db, 5000);
     long long nres = db_int(dir, "SELECT count(*) FROM results");
-    fprintf(stderr, "5000 trials, %lld results written in %.2f s\n", nres, e2e_mono() - t0);
+    CHECK(nres > 50000);
     const char *a[] = {"report", "big", "-o", "big.html", NULL};
     struct out o = tune(dir, a);
     CHECK_EQ_INT(o.code, 0);
-    struct stat sb;
-    snprintf(html, sizeof html, "%s/big.html", dir);
-    CHECK(stat(html, &sb) == 0);
-    fprintf(stderr, "tune report: %.2f s, %.1f MB: %s", o.secs, (double)sb.st_size / 1e6, o.err);
-    /* Sane, not tight: the machine may be busy. The numbers are in the log. */
-    CHECK(o.secs < 30);
+    char said[128];
+    snprintf(said, sizeof said, "wrote big.html (big: 5000 trials, %lld results, ", nres);
+    CHECK_CONTAINS(o.err, said);
     out_free(&o);
+    snprintf(html, sizeof html, "%s/big.html", dir);
+    char *page = slurp(html);
+    CHECK_CONTAINS(page, "\"trial_00000\"");
+    CHECK_CONTAINS(page, "\"trial_04999\"");
+    free(page);
     const char *p[] = {"plot", "big", NULL};
     o = tune(dir, p);
     CHECK_EQ_INT(o.code, 0);
     CHECK_CONTAINS(o.out, "big: loss (min) of 5000 trials");
-    fprintf(stderr, "tune plot: %.2f s\n", o.secs);
     out_free(&o);
     if (access(chromium, X_OK) != 0) SKIP("no /usr/bin/chromium (apt-get install chromium)");
-    double secs = 0;
-    check_rendered(dir, html, 5000, 5000, 3, 30000, &secs);
-    CHECK(secs < 120);
+    check_rendered(dir, html, 5000, 5000, 3, 30000, NULL);
     char png[4300], shot[4400];
     snprintf(png, sizeof png, "%s/big.png", dir);
     snprintf(shot, sizeof shot, "--screenshot=%s", png);

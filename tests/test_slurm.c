@@ -1119,7 +1119,9 @@ TEST(failing_rank_ends_the_trial_quickly)
     CHECK_EQ_INT(o.code, 3); /* the trial ended in ERROR */
     CHECK_CONTAINS(o.out, "1 failed");
     out_free(&o);
-    CHECK(took < 20); /* rank 0 would have slept 60 s without -K1 */
+    /* rank 0 would have slept 60 s without -K1: a bound that tells the two apart on a busy
+     * machine, not a speed */
+    CHECK(took < 45);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'ERROR'"), 1);
     char *r = db_rows(dir, "SELECT error, stderr_tail FROM trials");
     CHECK_CONTAINS(r, "slurm_rank: rank 1 failing on purpose");

@@ -918,7 +918,9 @@ TEST(free_kills_and_reaps_a_running_trial)
     pid_t pid = trial_pid(p);
     double t0 = e2e_mono();
     trial_proc_free(p);
-    CHECK(e2e_mono() - t0 < 2.0);
+    /* It did not wait for the trial, which ignores SIGTERM and would sleep 30 s (a bound
+     * that tells the two apart on a busy machine, not a speed). */
+    CHECK(e2e_mono() - t0 < 20);
     /* Reaped by free: not even a zombie is left. */
     CHECK(kill(pid, 0) != 0 && errno == ESRCH);
     CHECK(gc > 0 && pid_gone(gc, 5));
@@ -946,7 +948,9 @@ TEST(executor_freed_before_its_trial)
  * dies: 0 exits, 1 is SIGKILLed, 2 has its whole process group SIGKILLed (a shell's
  * `kill -9 %1`). The trial has a child in its group and a child and grandchild that each
  * called setsid(), all ignoring SIGTERM or not; counting processes by a marker argument,
- * every one of them must be gone within a second, and the keeper too. */
+ * every one of them must go by itself, and the keeper too. Left alone they would sleep a
+ * minute: the case waits half of that for them (a bound on a hang; on an idle machine
+ * they are gone in milliseconds, which the log shows) rather than asserting a speed. */
 static void tune_dies(int how)
 {
     char marker[128];
@@ -996,15 +1000,15 @@ static void tune_dies(int how)
     close(go[1]);
     int st;
     waitpid(tune, &st, 0);
-    double gone = wait_unmarked(marker, 5);
+    double gone = wait_unmarked(marker, 30);
     if (gone >= 0) gone = e2e_mono() - t0;
     fprintf(stderr, "tune %s: all 4 trial processes gone %.1f ms after\n",
             how == 0   ? "exited"
             : how == 1 ? "SIGKILLed"
                        : "group SIGKILLed",
             gone * 1e3);
-    CHECK(gone >= 0 && gone < 1.0);
-    CHECK(keeper > 1 && pid_gone(keeper, 1.0));
+    CHECK(gone >= 0);
+    CHECK(keeper > 1 && pid_gone(keeper, 30));
     for (int i = 0; i < 4; i++)
         CHECK(pids[i] > 0 && pid_gone(pids[i], 0.1));
     if (count_marked(marker) > 0) { /* don't leave them behind for the next test */
@@ -1098,9 +1102,7 @@ TEST(trial_exit_kills_its_whole_tree_before_it_is_reported)
     CHECK(pid_reaped(c1));
     CHECK(pid_reaped(c2));
     CHECK_EQ_INT(count_marked(marker), 0);
-    double t0 = e2e_mono();
-    CHECK_EQ_INT(drain(p, &L), 1);
-    CHECK(e2e_mono() - t0 < 1.0);
+    CHECK_EQ_INT(drain(p, &L), 1); /* nothing holds the pipe: the end of output, not a wait */
     trial_proc_free(p);
     trial_exec_free(ex);
     lines_free(&L);
@@ -1568,7 +1570,9 @@ TEST(a_held_start_taken_back_never_runs)
     snprintf(log2, sizeof log2, "%s/c.log", dir);
     trial_exec_t *ex = NULL;
     REQUIRE(trial_exec_local_new(&ex, err, sizeof err) == 0);
-    char *a[] = {HELPER, "sleep:300", NULL}, *b[] = {HELPER, "print:ran", NULL};
+    /* a runs until the case kills it: the two starts stay held behind it however long
+     * this process waits between the calls */
+    char *a[] = {HELPER, "sleep:30000", NULL}, *b[] = {HELPER, "print:ran", NULL};
     trial_proc_t *pa = start_after(ex, a, NULL, NULL);
     REQUIRE(pa);
     trial_proc_t *pb = start_after(ex, b, pa, log1);
@@ -1576,11 +1580,12 @@ TEST(a_held_start_taken_back_never_runs)
     REQUIRE(pb && pc);
     CHECK_EQ_INT(trial_cancel(pb), 1);
     trial_exit_t x = {-5, -5};
-    CHECK_EQ_INT(wait_exit(pb, &x, 1), 1);
+    CHECK_EQ_INT(wait_exit(pb, &x, 10), 1);
     CHECK_EQ_INT(x.signal, SIGKILL);
     CHECK_EQ_INT(trial_cancel(pb), 0); /* no longer held */
     trial_proc_free(pb);
     trial_proc_free(pc); /* freed while held: dropped too */
+    CHECK_EQ_INT(trial_signal(pa, SIGKILL), 0);
     CHECK_EQ_INT(wait_exit(pa, &x, 10), 1);
     e2e_nap_ms(300);
     size_t n1 = 99, n2 = 99;
@@ -1616,16 +1621,26 @@ TEST(keeper_finds_its_children_both_ways)
     /* The children file and the /proc scan (its fallback) agree, also on a child whose name
      * holds ") " and spaces, which a careless parse of /proc/<pid>/stat gets wrong. */
     pid_t kids[3];
+    int renamed[2];
+    REQUIRE(pipe(renamed) == 0);
     for (int i = 0; i < 3; i++) {
         kids[i] = fork();
         REQUIRE(kids[i] >= 0);
         if (kids[i] == 0) {
             if (i == 1) prctl(PR_SET_NAME, "a) S 1 (b");
+            if (write(renamed[1], "r", 1) != 1) _exit(1); /* named as it will stay */
             for (;;)
                 pause();
         }
     }
-    e2e_nap_ms(50); /* let the rename happen */
+    close(renamed[1]);
+    char r3[3];
+    for (size_t got = 0; got < sizeof r3;) { /* every child has its name */
+        ssize_t k = read(renamed[0], r3 + got, sizeof r3 - got);
+        REQUIRE(k > 0);
+        got += (size_t)k;
+    }
+    close(renamed[0]);
     pid_t viafile[64], viascan[64];
     int nf = trial__keeper_children(getpid(), viafile, 64, 0);
     int ns = trial__keeper_children(getpid(), viascan, 64, 1);
