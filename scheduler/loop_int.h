@@ -1,5 +1,6 @@
 /* loop_int.h: the event loop's state, shared by its files: loop.c (the handle and its
  * turn), life.c (a trial's life: created, launched, stopped, ended, retried, resumed),
+ * ckpt.c (a trial's checkpoints: found, kept, deleted, copied for PBT's exploits),
  * result.c (the per-result path: record, decide, word the reason), timers.c (the timer
  * heap) and report.c (snapshots and the outcome). Not for anything outside scheduler/
  * (sched.h is the API). */
@@ -371,15 +372,32 @@ void sched__end_paused(struct sched_loop *L);
 /* Tells the searcher (if any) that trial t has ended for good. */
 void sched__searcher_end(struct sched_loop *L, const struct sched__trial *t);
 
-/* pbt (life.c): trial t, at iteration it and time tv, exploits the trial d->donor names:
+/* ckpt.c: a trial's checkpoints. */
+/* The newest "checkpoint*" file in trial t's folder (the caller frees), or NULL: where a
+ * trial whose results named none goes on from. */
+char *sched__newest_checkpoint(const struct sched_loop *L, const struct sched__trial *t);
+/* The path of a checkpoint a result of trial t named: as it is when absolute, else in the
+ * trial's folder (as text: it is resolved beneath the folder when deleted or copied). */
+void sched__ckpt_path(const struct sched_loop *L, const struct sched__trial *t, const char *named,
+                      char *buf, size_t n);
+/* pbt: trial t, at iteration it and time tv, exploits the trial d->donor names:
  * the configuration explored, lineage and decision recorded, the donor's checkpoint
- * pinned, t stopped to restart from it. No checkpoint on the donor: recorded, and t goes
- * on (Ray Tune's "no checkpoint for trial, skip exploit"). */
+ * pinned and copied into t's folder, t stopped to restart from it. No checkpoint on the
+ * donor (or not on disk): recorded, and t goes on (Ray Tune's "no checkpoint for trial,
+ * skip exploit"). */
 void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_decision_t *d,
                     int64_t it, double tv);
+/* pbt: whether exploited trial t may launch now: its copy of the donor's checkpoint is made
+ * (now, if a resume found none) or cannot be; 0 while a child still copies its bytes. */
+int sched__copy_ready(struct sched_loop *L, struct sched__trial *t);
+/* pbt: the new attempt of an exploited trial starts from its copy of the donor's
+ * checkpoint (TUNE_RESUME_FROM), or from the donor's own where none could be made. */
+void sched__prepare_exploit(struct sched__trial *t);
 /* pbt: a new checkpoint of trial t (its path): kept, and its checkpoints beyond
- * keep_checkpoints deleted, oldest first, unless another trial's exploit still needs one. */
-void sched__note_checkpoint(struct sched_loop *L, struct sched__trial *t, const char *path);
+ * keep_checkpoints deleted, oldest first, unless another trial's exploit still needs one.
+ * quiet: a resume noting them again, no 'keep' decision for one never deleted. */
+void sched__note_checkpoint(struct sched_loop *L, struct sched__trial *t, const char *path,
+                            int quiet);
 /* pbt: t's new attempt has restored (reported a result) or ended: its donor's checkpoint
  * is no longer needed for it. */
 void sched__unpin(struct sched_loop *L, struct sched__trial *t);
@@ -395,11 +413,6 @@ int sched__take_over(struct sched_loop *L, struct sched__trial *t, int64_t it);
  * from its history; an attempt that has not reported yet goes on from its checkpoint's
  * iteration (when known), or starts again at 1 from scratch. */
 int64_t sched__counted_iteration(const struct sched__trial *t);
-
-/* The path of a checkpoint a result of trial t named: as it is when absolute, else in the
- * trial's folder (as text: it is resolved beneath the folder when deleted or copied). */
-void sched__ckpt_path(const struct sched_loop *L, const struct sched__trial *t, const char *named,
-                      char *buf, size_t n);
 
 /* result.c */
 void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *line, size_t len,

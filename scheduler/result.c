@@ -185,7 +185,7 @@ static void note_checkpoint(struct sched_loop *L, struct sched__trial *t, const 
         t->x->named_ckpt = strdup(buf);
         t->x->named_ckpt_iter = (int64_t)it;
         t->x->named_ckpt_time = tv;
-        if (L->is_pbt) sched__note_checkpoint(L, t, buf);
+        if (L->is_pbt) sched__note_checkpoint(L, t, buf, 0);
     }
     cJSON_Delete(r);
 }
@@ -437,7 +437,7 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
             (p = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "checkpoint"))) && *p) {
             char buf[8400];
             sched__ckpt_path(L, t, p, buf, sizeof buf);
-            sched__note_checkpoint(L, t, buf);
+            sched__note_checkpoint(L, t, buf, 0);
         }
         cJSON_Delete(r);
     }
