@@ -5,6 +5,7 @@
 #ifndef TUNE_E2E_H
 #define TUNE_E2E_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <fcntl.h>
@@ -344,6 +345,44 @@ static inline struct out run_tune_interrupted(const char *dir, const char *const
     kill(pid, SIGINT);
     struct how h = {.timeout_s = 120};
     return e2e_finish(dir, pid, &h);
+}
+
+/* Live processes (zombies have no command line) with `arg` as one whole argument, found
+ * through /proc as `pgrep -f` would; matching whole arguments, it never counts the test
+ * itself or a shell that mentions arg inside a longer string. */
+static inline int e2e_count_procs(const char *arg)
+{
+    DIR *d = opendir("/proc");
+    int n = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9') continue;
+        char path[300], buf[8192];
+        snprintf(path, sizeof path, "/proc/%s/cmdline", de->d_name);
+        FILE *f = fopen(path, "rb");
+        if (!f) continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
+            if (strcmp(buf + i, arg) == 0) {
+                n++;
+                break;
+            }
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+/* Waits until e2e_count_procs(arg) == want, up to timeout_s (a bound on a hang, not a
+ * guess at timing); returns the last count. */
+static inline int e2e_wait_procs(const char *arg, int want, double timeout_s)
+{
+    double end = e2e_mono() + timeout_s;
+    int n;
+    while ((n = e2e_count_procs(arg)) != want && e2e_mono() < end)
+        e2e_nap_ms(20);
+    return n;
 }
 
 /* How many times needle occurs in hay. */

@@ -446,20 +446,6 @@ TEST(parameter_values_never_reach_a_shell)
     CHECK(stat(p, &s) != 0);
 }
 
-static int count_procs_with_arg(const char *needle)
-{
-    char cmd[512];
-    /* "[x]yz" matches "xyz" but not this shell's own command line. */
-    snprintf(cmd, sizeof cmd, "pgrep -f -c -- '[%c]%s' 2>/dev/null", needle[0], needle + 1);
-    FILE *f = popen(cmd, "r");
-    int n = 0;
-    if (f) {
-        if (fscanf(f, "%d", &n) != 1) n = 0;
-        pclose(f);
-    }
-    return n;
-}
-
 /* The interrupt lands once both running trials have recorded a result (not after a fixed
  * delay, which a busy machine can outlast before anything ran); the trials would run for
  * half an hour, so both are still running when it does. */
@@ -487,7 +473,7 @@ TEST(ctrl_c_stops_trials_and_exits_130)
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status='PENDING'"), 4);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments WHERE status='INTERRUPTED'"), 1);
     CHECK(db_int(dir, "SELECT count(*) FROM results") > 0);
-    CHECK_EQ_INT(count_procs_with_arg("0.0123456"), 0); /* children of trials died too */
+    CHECK_EQ_INT(e2e_count_procs("0.0123456"), 0); /* children of trials died too */
 }
 
 /* The first Ctrl-C once both trials run (they ignore the SIGTERM it brings, and have 60 s
@@ -520,7 +506,7 @@ TEST(second_ctrl_c_kills_at_once)
      * Ctrl-C brings ends them before 60 s (a bound on the behaviour, not on speed). */
     CHECK(took < 45);
     out_free(&o);
-    CHECK_EQ_INT(count_procs_with_arg("0.0234567"), 0);
+    CHECK_EQ_INT(e2e_count_procs("0.0234567"), 0);
 }
 
 TEST(trial_ignoring_sigterm_is_killed_after_grace)

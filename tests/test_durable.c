@@ -5,8 +5,6 @@
  * history; a configuration of any length reaches the trial whole. The real tune binary on
  * resumable_trial (tests/progs), which keeps the checkpoint contract to the letter. The
  * randomized sequences of interruptions are tests/python/test_interrupt.py. */
-#include <dirent.h>
-
 #include "e2e.h"
 #include "tinytest.h"
 
@@ -27,40 +25,37 @@ static int exists(const char *dir, const char *rel)
     return lstat(p, &st) == 0;
 }
 
-/* Processes whose command line holds tag (the trials of one case, tagged with --tag). */
-static int count_tagged(const char *tag)
-{
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    int n = 0;
-    while (d && (e = readdir(d))) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-        char p[300], buf[8192];
-        snprintf(p, sizeof p, "/proc/%s/cmdline", e->d_name);
-        FILE *f = fopen(p, "rb");
-        if (!f) continue;
-        size_t k = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        for (size_t i = 0; i < k; i++)
-            if (!buf[i]) buf[i] = ' ';
-        buf[k] = 0;
-        if (strstr(buf, tag) && !strstr(buf, "test_durable")) n++;
-    }
-    if (d) closedir(d);
-    return n;
-}
-
 /* Waits (up to limit_s) until sql on dir/tune.db gives at least `want`: 1 if it did. Only
  * bounds a hang: the condition is what the case needs, never a guess at timing. */
 static int wait_for(const char *dir, const char *sql, long long want, double limit_s)
 {
-    double t0 = e2e_mono();
-    while (e2e_mono() - t0 < limit_s) {
-        if (db_int(dir, sql) >= want) return 1;
-        e2e_nap_ms(20);
-    }
+    if (e2e_wait_db(dir, sql, want, limit_s) >= want) return 1;
     fprintf(stderr, "waited %.0f s for %s >= %lld\n", limit_s, sql, want);
     return 0;
+}
+
+/* Starts tune with args in dir and waits until each of its n trials has `results`
+ * results recorded; returns its pid. */
+static pid_t start_until_results(const char *dir, const char *const *args, int n, int results)
+{
+    char q[300];
+    snprintf(q, sizeof q,
+             "SELECT count(*) FROM trials t WHERE (SELECT count(*) FROM results r WHERE"
+             " r.trial_id = t.id) >= %d",
+             results);
+    pid_t pid = spawn_tune(dir, args, NULL);
+    CHECK(wait_for(dir, q, n, 60));
+    return pid;
+}
+
+/* The last resume of a case, to the end: 0 when it exited 0 (its output shown if not). */
+static int finish_resume(const char *dir, const char *const *args)
+{
+    struct out o = run_tune(dir, args);
+    if (o.code != 0) fprintf(stderr, "tune exited %d:\n%s\n%s\n", o.code, o.out, o.err);
+    int code = o.code;
+    out_free(&o);
+    return code;
 }
 
 static int stop_and_wait(pid_t pid, int sig)
@@ -75,9 +70,7 @@ static int stop_and_wait(pid_t pid, int sig)
 /* No trial of the case is left (after kill -9 of tune they die with its spawner). */
 static int none_left(const char *tag)
 {
-    for (int i = 0; i < 250 && count_tagged(tag) > 0; i++)
-        e2e_nap_ms(20);
-    return count_tagged(tag) == 0;
+    return e2e_wait_procs(tag, 0, 5) == 0;
 }
 
 /* Each trial's current results are iterations 1..iters, each once. */
@@ -179,11 +172,7 @@ TEST(two_interruptions_in_a_row_never_double_a_trial)
              g_trial);
     space_file(dir, sp);
     const char *run[] = {"run", "space.json", "--gpus", "none", "--cpus", "2", "--quiet", NULL};
-    pid_t pid = spawn_tune(dir, run, NULL);
-    CHECK(wait_for(dir,
-                   "SELECT count(*) FROM trials t WHERE (SELECT count(*) FROM results r WHERE"
-                   " r.trial_id = t.id) >= 3",
-                   2, 60));
+    pid_t pid = start_until_results(dir, run, 2, 3);
     CHECK_EQ_INT(stop_and_wait(pid, SIGINT), 130);
     const char *one[] = {"resume", "tw", "--gpus", "none", "--cpus", "1", "--quiet", NULL};
     pid = spawn_tune(dir, one, NULL);
@@ -193,10 +182,7 @@ TEST(two_interruptions_in_a_row_never_double_a_trial)
     CHECK_EQ_INT(stop_and_wait(pid, SIGINT), 130);
     CHECK(none_left("durable-twice"));
     const char *all[] = {"resume", "tw", "--gpus", "none", "--quiet", NULL};
-    struct out o = run_tune(dir, all);
-    if (o.code != 0) fprintf(stderr, "%s\n%s\n", o.out, o.err);
-    CHECK_EQ_INT(o.code, 0);
-    out_free(&o);
+    CHECK_EQ_INT(finish_resume(dir, all), 0);
     CHECK_EQ_INT(bad_histories(dir, 30), 0);
     CHECK_EQ_INT(scratch_restarts(dir), 0);
     CHECK(none_left("durable-twice"));
@@ -219,11 +205,7 @@ TEST(kill_9_before_a_resumed_attempt_reports_hides_nothing)
              g_trial);
     space_file(dir, sp);
     const char *run[] = {"run", "space.json", "--gpus", "none", "--cpus", "2", "--quiet", NULL};
-    pid_t pid = spawn_tune(dir, run, NULL);
-    CHECK(wait_for(dir,
-                   "SELECT count(*) FROM trials t WHERE (SELECT count(*) FROM results r WHERE"
-                   " r.trial_id = t.id) >= 3",
-                   2, 60));
+    pid_t pid = start_until_results(dir, run, 2, 3);
     CHECK_EQ_INT(stop_and_wait(pid, SIGKILL), 128 + SIGKILL);
     CHECK(none_left("durable-kill9-load"));
     const char *resume[] = {"resume", "kl", "--gpus", "none", "--quiet", NULL};
@@ -239,10 +221,7 @@ TEST(kill_9_before_a_resumed_attempt_reports_hides_nothing)
     CHECK(none_left("durable-kill9-load"));
     /* nothing is hidden meanwhile: the store still shows every result as current */
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results_current"), before);
-    struct out o = run_tune(dir, resume);
-    if (o.code != 0) fprintf(stderr, "%s\n%s\n", o.out, o.err);
-    CHECK_EQ_INT(o.code, 0);
-    out_free(&o);
+    CHECK_EQ_INT(finish_resume(dir, resume), 0);
     CHECK_EQ_INT(bad_histories(dir, 20), 0);
     CHECK_EQ_INT(scratch_restarts(dir), 0);
 }
@@ -364,10 +343,7 @@ TEST(keep_checkpoints_bounds_disk_across_exploits_and_kill_9)
     CHECK_EQ_INT(stop_and_wait(pid, SIGKILL), 128 + SIGKILL);
     CHECK(none_left("durable-disk"));
     const char *resume[] = {"resume", "dk", "--gpus", "none", "--cpus", "2", "--quiet", NULL};
-    struct out o = run_tune(dir, resume);
-    if (o.code != 0) fprintf(stderr, "%s\n%s\n", o.out, o.err);
-    CHECK_EQ_INT(o.code, 0);
-    out_free(&o);
+    CHECK_EQ_INT(finish_resume(dir, resume), 0);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 6);
     CHECK(db_int(dir, "SELECT count(*) FROM lineage WHERE resume_from != donor_checkpoint") >= 3);
     int most = most_on_disk(dir, "dk", 6);

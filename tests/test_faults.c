@@ -16,42 +16,6 @@ static void fresh_dir(char *dir, size_t n, const char *name)
     e2e_fresh_dir(dir, n, "faults", name);
 }
 
-/* Live processes whose command line contains token (zombies have none, so they do not
- * count). Scans /proc like ps does. */
-static int count_procs(const char *token)
-{
-    DIR *d = opendir("/proc");
-    if (!d) return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-        char path[300], buf[8192];
-        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
-        int fd = open(path, O_RDONLY);
-        if (fd < 0) continue;
-        ssize_t k = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (k <= 0) continue;
-        for (ssize_t i = 0; i < k; i++)
-            if (buf[i] == 0) buf[i] = ' ';
-        buf[k] = 0;
-        if (strstr(buf, token)) n++;
-    }
-    closedir(d);
-    return n;
-}
-
-/* Waits until count_procs(token) == want, up to timeout_s; returns the last count. */
-static int wait_procs(const char *token, int want, double timeout_s)
-{
-    double end = e2e_mono() + timeout_s;
-    int n;
-    while ((n = count_procs(token)) != want && e2e_mono() < end)
-        usleep(20000);
-    return n;
-}
-
 /* ---- hostile experiment names --------------------------------------------------------- */
 
 TEST(experiment_name_cannot_escape_the_results_directory)
@@ -658,7 +622,7 @@ TEST(disk_full_stops_cleanly_and_resume_finishes)
     CHECK_CONTAINS(o.err, "the disk is full or the file size limit was reached");
     CHECK_CONTAINS(o.err, "Everything recorded before the stop is in");
     out_free(&o);
-    CHECK_EQ_INT(count_procs(tag), 0); /* every trial was stopped */
+    CHECK_EQ_INT(e2e_count_procs(tag), 0); /* every trial was stopped */
 
     long long got = db_int(dir, "SELECT count(*) FROM results");
     CHECK(got > 0);
@@ -863,11 +827,11 @@ static void no_orphans_after(const char *name, int sig)
     const char *a[] = {"run", "space.json", "--db", db, "--cpus", "4", "--gpus", "none", NULL};
     pid_t pid = spawn_tune(dir, a, NULL);
     /* 4 trials, each with the child it forked. */
-    int n = wait_procs(tag, 8, 60);
+    int n = e2e_wait_procs(tag, 8, 60);
     CHECK_EQ_INT(n, 8);
     /* tune and its spawner (a fork of tune) carry the database path in their command
      * line. */
-    CHECK_EQ_INT(count_procs(db), 2);
+    CHECK_EQ_INT(e2e_count_procs(db), 2);
     /* The rows of running trials get their pids within about a second (the loop keeps a
      * pid for the row's next update, LOOP_PID_SAVE_S), each a live trial process. (The
      * wait only bounds a hang: a busy machine may take longer than that second.) */
@@ -892,8 +856,8 @@ static void no_orphans_after(const char *name, int sig)
     else
         CHECK_EQ_INT(o.code, 130);
     out_free(&o);
-    CHECK_EQ_INT(wait_procs(tag, 0, 30), 0);
-    CHECK_EQ_INT(wait_procs(db, 0, 30), 0);
+    CHECK_EQ_INT(e2e_wait_procs(tag, 0, 30), 0);
+    CHECK_EQ_INT(e2e_wait_procs(db, 0, 30), 0);
     fprintf(stderr, "%s: every trial process gone %.2f s after the signal\n", name,
             e2e_mono() - t0);
 }
@@ -927,7 +891,7 @@ TEST(held_starts_never_run_after_kill_9_of_tune)
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--cpus", "2", "--gpus", "none", NULL};
     pid_t pid = spawn_tune(dir, a, NULL);
-    CHECK_EQ_INT(wait_procs(tag, 4, 60), 4); /* two trials, each with its child */
+    CHECK_EQ_INT(e2e_wait_procs(tag, 4, 60), 4); /* two trials, each with its child */
     char held[2][4300];
     for (int k = 0; k < 2; k++)
         snprintf(held[k], sizeof held[k], "%s/tune_results/held/trial_%05d/stdout.log", dir, 2 + k);
@@ -937,14 +901,14 @@ TEST(held_starts_never_run_after_kill_9_of_tune)
         e2e_nap_ms(20);
     CHECK(stat(held[0], &sb) == 0 && stat(held[1], &sb) == 0); /* both starts are held */
     e2e_nap_ms(300);
-    CHECK_EQ_INT(count_procs(tag), 4); /* and neither runs */
+    CHECK_EQ_INT(e2e_count_procs(tag), 4); /* and neither runs */
     kill(pid, SIGKILL);
     struct out o = finish_tune(dir, pid);
     CHECK_EQ_INT(o.code, 128 + SIGKILL);
     out_free(&o);
-    CHECK_EQ_INT(wait_procs(tag, 0, 30), 0);
+    CHECK_EQ_INT(e2e_wait_procs(tag, 0, 30), 0);
     e2e_nap_ms(500);
-    CHECK_EQ_INT(count_procs(tag), 0); /* no held start happened late */
+    CHECK_EQ_INT(e2e_count_procs(tag), 0); /* no held start happened late */
     for (int k = 0; k < 2; k++) {
         char *text = slurp(held[k]);
         CHECK(text && text[0] == 0);

@@ -223,33 +223,6 @@ static int pid_reaped(pid_t pid)
     return kill(pid, 0) != 0 && errno == ESRCH;
 }
 
-/* Live processes (zombies have no command line) with `marker` as one whole argument, found
- * through /proc as `pgrep -f` would; matching whole arguments, it can never count the test
- * itself or a shell that mentions the marker inside a longer string. */
-static int count_marked(const char *marker)
-{
-    DIR *d = opendir("/proc");
-    int n = 0;
-    struct dirent *de;
-    while (d && (de = readdir(d))) {
-        if (de->d_name[0] < '0' || de->d_name[0] > '9') continue;
-        char path[300], buf[4096];
-        snprintf(path, sizeof path, "/proc/%s/cmdline", de->d_name);
-        FILE *f = fopen(path, "rb");
-        if (!f) continue;
-        size_t len = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[len] = '\0';
-        for (size_t i = 0; i < len; i += strlen(buf + i) + 1)
-            if (strcmp(buf + i, marker) == 0) {
-                n++;
-                break;
-            }
-    }
-    if (d) closedir(d);
-    return n;
-}
-
 /* A marker argument no other process on the machine carries. */
 static void make_marker(char *buf, size_t n, const char *what)
 {
@@ -263,7 +236,7 @@ static double wait_unmarked(const char *marker, double timeout_s)
 {
     double t0 = e2e_mono();
     do {
-        if (count_marked(marker) == 0) return e2e_mono() - t0;
+        if (e2e_count_procs(marker) == 0) return e2e_mono() - t0;
         e2e_nap_ms(5);
     } while (e2e_mono() - t0 < timeout_s);
     return -1;
@@ -992,7 +965,7 @@ static void tune_dies(int how)
     int ok = r == sizeof pids && pids[0] > 0 && pids[1] > 0 && pids[2] > 0 && pids[3] > 0 &&
              proc_stat(pids[0], NULL, &keeper, NULL, NULL, 0);
     CHECK(ok);
-    CHECK_EQ_INT(count_marked(marker), 4);
+    CHECK_EQ_INT(e2e_count_procs(marker), 4);
     double t0 = e2e_mono();
     if (how == 0 && write(go[1], "g", 1) != 1) kill(tune, SIGKILL);
     if (how == 1) kill(tune, SIGKILL);
@@ -1011,7 +984,7 @@ static void tune_dies(int how)
     CHECK(keeper > 1 && pid_gone(keeper, 30));
     for (int i = 0; i < 4; i++)
         CHECK(pids[i] > 0 && pid_gone(pids[i], 0.1));
-    if (count_marked(marker) > 0) { /* don't leave them behind for the next test */
+    if (e2e_count_procs(marker) > 0) { /* don't leave them behind for the next test */
         for (int i = 0; i < 4; i++)
             if (pids[i] > 0) kill(pids[i], SIGKILL);
     }
@@ -1091,7 +1064,7 @@ TEST(trial_exit_kills_its_whole_tree_before_it_is_reported)
     int c1 = 0, c2 = 0, gc = 0;
     tree_pids(&L, &c1, &c2, &gc);
     REQUIRE(c1 > 0 && c2 > 0 && gc > 0);
-    CHECK_EQ_INT(count_marked(marker), 4);
+    CHECK_EQ_INT(e2e_count_procs(marker), 4);
     trial_exit_t x = {-5, -5};
     CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
     CHECK_EQ_INT(x.code, 5);
@@ -1101,7 +1074,7 @@ TEST(trial_exit_kills_its_whole_tree_before_it_is_reported)
     CHECK(pid_reaped(gc));
     CHECK(pid_reaped(c1));
     CHECK(pid_reaped(c2));
-    CHECK_EQ_INT(count_marked(marker), 0);
+    CHECK_EQ_INT(e2e_count_procs(marker), 0);
     CHECK_EQ_INT(drain(p, &L), 1); /* nothing holds the pipe: the end of output, not a wait */
     trial_proc_free(p);
     trial_exec_free(ex);
@@ -1127,7 +1100,7 @@ TEST(sigterm_ignored_by_a_setsid_tree_then_sigkill)
     CHECK_EQ_INT(trial_signal(p, SIGTERM), 0);
     trial_exit_t x = {0, 0};
     CHECK_EQ_INT(wait_exit(p, &x, 0.3), 0); /* still running, all three */
-    CHECK_EQ_INT(count_marked(marker), 3);
+    CHECK_EQ_INT(e2e_count_procs(marker), 3);
     double t0 = e2e_mono();
     CHECK_EQ_INT(trial_signal(p, SIGKILL), 0);
     CHECK_EQ_INT(wait_exit(p, &x, 10), 1);
@@ -1136,7 +1109,7 @@ TEST(sigterm_ignored_by_a_setsid_tree_then_sigkill)
     CHECK_EQ_INT(x.code, -1);
     CHECK_EQ_INT(x.signal, SIGKILL);
     CHECK(pid_reaped(c1) && pid_reaped(c2));
-    CHECK_EQ_INT(count_marked(marker), 0);
+    CHECK_EQ_INT(e2e_count_procs(marker), 0);
     CHECK_EQ_INT(drain(p, &L), 1);
     trial_proc_free(p);
     trial_exec_free(ex);
@@ -1156,9 +1129,9 @@ TEST(free_kills_a_setsid_tree)
     REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
     struct lines L = {0};
     CHECK_EQ_INT(drain_until(p, &L, "ready", 10, 0), 2);
-    CHECK_EQ_INT(count_marked(marker), 3);
+    CHECK_EQ_INT(e2e_count_procs(marker), 3);
     trial_proc_free(p);
-    CHECK_EQ_INT(count_marked(marker), 0);
+    CHECK_EQ_INT(e2e_count_procs(marker), 0);
     trial_exec_free(ex);
     lines_free(&L);
 }
