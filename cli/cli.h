@@ -131,6 +131,9 @@ int cli_folder_find(store_t *st, const char *db, const char *name, int64_t exp_i
 /* Takes f's .tune.lock: 0; 1 when a tune process holds it (pid, as it wrote it, in pid[n]);
  * -1 with errno. */
 int cli_folder_lock(cli_folder_t *f, char *pid, size_t n);
+/* Whether f is this experiment's to write into or delete: opened, and owned by this
+ * database (its own, moved with it, or an older tune's the row names). */
+int cli_folder_ours(const cli_folder_t *f);
 /* Deletes folder f, `name` in f->parent, when it is still the folder that was judged
  * (dirs_remove: nothing beneath it followed). 0 or -1 with err. */
 int cli_folder_remove(cli_folder_t *f, const char *name, char *err, size_t errlen);

@@ -346,10 +346,10 @@ static int open_stored(cli_folder_t *f, const char *stored, const char *sparent,
     return 0;
 }
 
-static int is_ours(const cli_folder_t *f)
+int cli_folder_ours(const cli_folder_t *f)
 {
-    return f->owner == CLI_FOLDER_OURS || f->owner == CLI_FOLDER_MOVED ||
-           f->owner == CLI_FOLDER_LEGACY;
+    return f->fd >= 0 && (f->owner == CLI_FOLDER_OURS || f->owner == CLI_FOLDER_MOVED ||
+                          f->owner == CLI_FOLDER_LEGACY);
 }
 
 int cli_folder_find(store_t *st, const char *db, const char *name, int64_t exp_id,
@@ -468,7 +468,7 @@ static int open_or_make(cli_folder_t *f, const struct who *w, const char *name, 
     if (strcmp(stored, f->path) != 0) {
         cli_folder_t g;
         folder_init(&g);
-        if (open_stored(&g, stored, sparent, name, w) == 0 && g.fd >= 0 && is_ours(&g)) {
+        if (open_stored(&g, stored, sparent, name, w) == 0 && cli_folder_ours(&g)) {
             cli_folder_close(f);
             *f = g;
             fprintf(stderr,
@@ -535,7 +535,7 @@ int cli_folder_take(store_t *st, const char *db, const char *name, int64_t exp_i
             break;
         }
     }
-    if (!is_ours(f)) {
+    if (!cli_folder_ours(f)) {
         int rc = refuse(f, db, name, exp_id);
         cli_folder_close(f);
         return rc;

@@ -98,11 +98,7 @@ int cli_cmd_rm(int argc, char **argv)
     char ferr[1024] = "";
     int looked = cli_folder_find(st, db, name, e.id, fs, &nf, ferr, sizeof ferr) == 0;
     for (int i = 0; i < nf; i++)
-        fs[i].owner =
-            fs[i].fd >= 0 && (fs[i].owner == CLI_FOLDER_OURS || fs[i].owner == CLI_FOLDER_MOVED ||
-                              fs[i].owner == CLI_FOLDER_LEGACY)
-                ? CLI_FOLDER_OURS
-                : CLI_FOLDER_FOREIGN;
+        fs[i].owner = cli_folder_ours(&fs[i]) ? CLI_FOLDER_OURS : CLI_FOLDER_FOREIGN;
 
     /* The run's lock (cli_folder_take): while a tune process holds it the experiment is
      * being written, and deleting under it would lose the run. Held by us until the folder
