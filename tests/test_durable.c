@@ -194,15 +194,18 @@ TEST(two_interruptions_in_a_row_never_double_a_trial)
 TEST(kill_9_before_a_resumed_attempt_reports_hides_nothing)
 {
     paths();
-    char dir[4096], sp[8192];
+    char dir[4096], sp[16384], hold[4200];
     e2e_fresh_dir(dir, sizeof dir, "durable", "kill9_load");
+    /* while this file is there, a trial restoring from its checkpoint waits: the case, not
+     * the machine's speed, decides that no result comes before the kill */
+    snprintf(hold, sizeof hold, "%s/hold", dir);
     snprintf(sp, sizeof sp,
              "{\"name\": \"kl\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 2,"
              " \"max_concurrent\": 2, \"seed\": 2,"
              " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"20\", \"--sleep-ms\","
-             " \"20\", \"--load-ms\", \"1500\", \"--tag\", \"durable-kill9-load\"],"
+             " \"20\", \"--hold-while\", \"%s\", \"--tag\", \"durable-kill9-load\"],"
              " \"space\": {\"lr\": {\"uniform\": [0.05, 0.5]}}}",
-             g_trial);
+             g_trial, hold);
     space_file(dir, sp);
     const char *run[] = {"run", "space.json", "--gpus", "none", "--cpus", "2", "--quiet", NULL};
     pid_t pid = start_until_results(dir, run, 2, 3);
@@ -210,6 +213,7 @@ TEST(kill_9_before_a_resumed_attempt_reports_hides_nothing)
     CHECK(none_left("durable-kill9-load"));
     const char *resume[] = {"resume", "kl", "--gpus", "none", "--quiet", NULL};
     long long before = db_int(dir, "SELECT count(*) FROM results");
+    write_file(hold, "");
     pid = spawn_tune(dir, resume, NULL);
     /* both restarted (RUNNING, a new attempt launched) and restoring: no result yet */
     CHECK(wait_for(dir,
@@ -221,6 +225,7 @@ TEST(kill_9_before_a_resumed_attempt_reports_hides_nothing)
     CHECK(none_left("durable-kill9-load"));
     /* nothing is hidden meanwhile: the store still shows every result as current */
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results_current"), before);
+    unlink(hold);
     CHECK_EQ_INT(finish_resume(dir, resume), 0);
     CHECK_EQ_INT(bad_histories(dir, 20), 0);
     CHECK_EQ_INT(scratch_restarts(dir), 0);

@@ -15,7 +15,8 @@
  *                      K 0: at every iteration
  *   --symlink N:T      make symlink N in the trial's folder pointing at T, at the start
  *   --tag T            ignored: marks the process, so that a test can count what is left
- *   --load-ms M        restoring takes M ms (a window for an interruption while it loads)
+ *   --hold-while PATH  restoring, it waits while PATH exists (at most 5 minutes): a window
+ *                      for an interruption while it loads, which the test opens and closes
  *   --check-config     reports once whether TUNE_CONFIG (or the TUNE_CONFIG_FILE tune writes
  *                      for a long one) is whole JSON, and the length of its array "xs"
  * Not for: anything outside tests. */
@@ -63,7 +64,7 @@ int main(int argc, char **argv)
     double lr = -1;
     long iters = 30, sleep_ms = 0;
     int one_file = 0, reference = 0, nnamed = 0;
-    long load_ms = 0;
+    const char *hold = NULL;
     long named_at[MAX_NAMED];
     const char *named_text[MAX_NAMED];
     for (int i = 1; i < argc; i++) {
@@ -85,8 +86,8 @@ int main(int argc, char **argv)
             sleep_ms = strtol(v, NULL, 10), i++;
         } else if (strcmp(a, "--tag") == 0) {
             i++;
-        } else if (strcmp(a, "--load-ms") == 0) {
-            load_ms = strtol(v, NULL, 10), i++;
+        } else if (strcmp(a, "--hold-while") == 0) {
+            hold = v, i++;
         } else if (strcmp(a, "--name-at") == 0 && strchr(v, ':') && nnamed < MAX_NAMED) {
             named_at[nnamed] = strtol(v, NULL, 10);
             named_text[nnamed++] = strchr(v, ':') + 1;
@@ -122,8 +123,9 @@ int main(int argc, char **argv)
         }
         fclose(f);
         from = it;
-        struct timespec load = {load_ms / 1000, (load_ms % 1000) * 1000000L};
-        if (load_ms > 0) nanosleep(&load, NULL);
+        struct timespec tick = {0, 10 * 1000000L};
+        for (int k = 0; hold && k < 30000 && access(hold, F_OK) == 0; k++)
+            nanosleep(&tick, NULL);
     }
     const char *ckdir = getenv("TUNE_CHECKPOINT_DIR"), *tdir = getenv("TUNE_TRIAL_DIR");
     struct timespec nap = {sleep_ms / 1000, (sleep_ms % 1000) * 1000000L};
