@@ -366,7 +366,8 @@ static void delete_checkpoint(struct sched_loop *L, const struct sched__ckpt *c)
 
 void sched__delete_doomed(struct sched_loop *L)
 {
-    if (!L->is_pbt) return; /* nothing is let go otherwise: no walk over a big population */
+    if (!(L->caps & SCHED_CAP_EXPLOIT))
+        return; /* nothing is let go otherwise: no walk over a big population */
     /* a checkpoint kept because it was needed then may have been let go since */
     for (size_t k = 0; k < L->n; k++)
         if (sched__at(L, k)->x->nckpts > (size_t)L->set->sched.keep_checkpoints)

@@ -176,7 +176,7 @@ int sched__hold_next(struct sched_loop *L)
     /* Not before the program has shown that it works (a result, no early failures): a run
      * that fail_fast stops starts nothing after the failure that stopped it. */
     if (!x->ops->cancel || L->no_hold || L->stopping || L->fatal || !L->resample || L->searcher ||
-        L->is_pbt || L->set->sched.promotion || L->npaused || L->nretry || !L->results_seen ||
+        (L->caps & SCHED_CAP_PAUSE) || L->npaused || L->nretry || !L->results_seen ||
         !L->metric_checked || L->nearly > 0 || L->nheld >= L->running || L->next >= L->n)
         return 0;
     struct sched__trial *t = sched__make(L, L->next);
@@ -543,7 +543,7 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
                  "restarted after its exploit: attempt %d, its new configuration, from %s (a copy "
                  "of %s)",
                  t->attempt, t->x->resume_from ? t->x->resume_from : "?", t->x->exploit_src);
-    else if (L->is_pbt)
+    else if (L->caps & SCHED_CAP_EXPLOIT)
         snprintf(reason, sizeof reason,
                  "resumed, least progressed of the paused trials (%s %g): attempt %d from %s",
                  L->set->sched.time_attr, why ? why->milestone : NAN, t->attempt,
@@ -560,7 +560,8 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
     store_decision_t sd = {.trial_id = t->id,
                            .iteration = saved.iters,
                            .time_value = saved.last_time,
-                           .action = promote && !L->is_pbt ? "promote" : "resume",
+                           .action =
+                               promote && !(L->caps & SCHED_CAP_EXPLOIT) ? "promote" : "resume",
                            .bracket = why ? why->bracket : -1,
                            .rung = promote ? why->rung : -1,
                            .milestone = promote ? why->milestone : NAN,
@@ -832,7 +833,8 @@ static struct sched__trial *resume_trial(const struct resume_ctx *c, int64_t id)
  * whose donors' checkpoints outlive them): it gets no struct sched__live. */
 static int ended_for_good(const struct sched_loop *L, const struct sched__trial *t)
 {
-    return !L->is_pbt && (t->status == SCHED_TRIAL_TERMINATED || t->status == SCHED_TRIAL_ERROR);
+    return !(L->caps & SCHED_CAP_EXPLOIT) &&
+           (t->status == SCHED_TRIAL_TERMINATED || t->status == SCHED_TRIAL_ERROR);
 }
 
 static int resume_nomem(struct sched_loop *L)
@@ -868,7 +870,7 @@ static int on_stored_trial(void *ud, const store_trial_row_t *r)
     t->attempt = r->attempt > 0 ? r->attempt : 1;
     if (r->error) t->error = strdup(r->error);
     if (r->slice) t->slice_str = sched__intern(L, r->slice);
-    if (L->searcher || L->is_pbt) {
+    if (L->searcher || (L->caps & SCHED_CAP_EXPLOIT)) {
         /* Configurations were chosen as the run went (or explored by PBT): the stored ones
          * are the record, and the searcher learns each again (docs/search.md, "The loop's
          * rules"). A failure is worded into fatal_msg, unused before the loop runs. */
@@ -1170,7 +1172,7 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
                              " WHERE t.experiment_id = ?1 AND r.data LIKE '%\"checkpoint\"%'"
                              " ORDER BY r.id",
                              b, 1, on_stored_checkpoint, &c, err, errlen);
-        if (rc == 0 && L->is_pbt)
+        if (rc == 0 && (L->caps & SCHED_CAP_EXPLOIT))
             rc = store_query(o->store,
                              "SELECT l.trial_id, l.resume_from, l.donor_iteration,"
                              " l.donor_time_value FROM lineage l JOIN trials t ON t.id ="
@@ -1186,7 +1188,7 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
                              " WHERE t.experiment_id = ?1 AND r.data LIKE '%\"checkpoint\"%'"
                              " ORDER BY r.id",
                              b, 1, on_stored_checkpoint, &c, err, errlen);
-        if (rc == 0 && L->is_pbt)
+        if (rc == 0 && (L->caps & SCHED_CAP_EXPLOIT))
             rc = store_query(o->store,
                              "SELECT l.trial_id, l.attempt, l.donor_checkpoint, l.resume_from,"
                              " l.donor_iteration, l.donor_time_value, l.donor_trial_id"
@@ -1196,7 +1198,7 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
                              " AND t.status IN ('RUNNING', 'PAUSED', 'PENDING') ORDER BY l.id",
                              b, 1, on_pending_exploit, &c, err, errlen);
         /* last: what each trial still needs (named_ckpt, the pending exploits) is known */
-        if (rc == 0 && L->is_pbt)
+        if (rc == 0 && (L->caps & SCHED_CAP_EXPLOIT))
             rc = store_query(o->store,
                              "SELECT t.id, json_extract(r.data, '$.checkpoint'), r.wall_time, 0"
                              " FROM trials t JOIN result_ranges g ON g.trial_id = t.id"
@@ -1348,7 +1350,7 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
     /* Random search without PBT: a configuration is a function of the seed and the trial
      * number, so a trial holds its own only while it runs (sched__config); and when the
      * snapshots hand out only report_trials trials, a finished trial can be forgotten. */
-    L->resample = !L->searcher && !L->is_pbt;
+    L->resample = !L->searcher && !(L->caps & SCHED_CAP_EXPLOIT);
     L->may_forget = L->resample && o->report_trials > 0 && o->report_trials < L->n;
     if (L->may_forget && !(L->kept = calloc(o->report_trials, sizeof *L->kept))) {
         snprintf(err, errlen, "out of memory for %zu trials", L->n);
@@ -1461,7 +1463,7 @@ static void keep_or_forget(struct sched_loop *L, struct sched__trial *t)
 
 void sched__retire(struct sched_loop *L, struct sched__trial *t)
 {
-    if (L->is_pbt || t->x->started || t->x->has_slice || t->fate) return;
+    if (L->caps & SCHED_CAP_EXPLOIT || t->x->started || t->x->has_slice || t->fate) return;
     if (t->x != &L->nolive) {
         free_live(t->x);
         t->x = &L->nolive;

@@ -295,8 +295,9 @@ static int make_policy(struct sched_loop *L, char *err, size_t errlen)
                        .perturbation_factors = set->sched.perturbation_factors,
                        .nfactors = (size_t)set->sched.nfactors,
                        .space = L->o->space};
-    L->is_pbt = po.type == SCHED_POLICY_PBT;
-    return sched_policy_new(&po, &L->policy, err, errlen);
+    int rc = sched_policy_new(&po, &L->policy, err, errlen);
+    if (rc == SCHED_OK) L->caps = sched_policy_caps(L->policy);
+    return rc;
 }
 
 int sched_loop_new(const sched_run_opts_t *o, sched_loop_t **out, char *err, size_t errlen)

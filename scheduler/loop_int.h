@@ -173,7 +173,7 @@ struct sched_loop {
     size_t *paused;
     int64_t *paused_ids;
     size_t npaused;
-    int is_pbt; /* the policy is pbt: exploits, yields, keep_checkpoints */
+    unsigned caps; /* what the policy may ask of the loop: SCHED_CAP_* (sched_policy_caps) */
     /* The experiment's results folder, held open: every deletion and copy of a checkpoint
      * is resolved beneath it (dirs/dirs.h), never by a path's text. -1 where there is none
      * (the simulator's). */

@@ -32,6 +32,7 @@ struct policy_ops {
 struct sched_policy {
     const struct policy_ops *ops;
     void *self;
+    unsigned caps;
 };
 
 /* ---- id map ----------------------------------------------------------------------- */
@@ -234,6 +235,10 @@ int sched_policy_new(const sched_opts_t *opts, sched_policy_t **out, char *err, 
         return SCHED_ENOMEM;
     }
     p->ops = &policies[opts->type];
+    p->caps = opts->type == SCHED_POLICY_PBT ? SCHED_CAP_PAUSE | SCHED_CAP_EXPLOIT
+              : opts->type == SCHED_POLICY_ASHA && opts->promotion   ? SCHED_CAP_PAUSE
+              : opts->type == SCHED_POLICY_MEDIAN && opts->soft_stop ? SCHED_CAP_PAUSE
+                                                                     : 0;
     int rc = p->ops->create ? p->ops->create(opts, &p->self, err, errlen) : SCHED_OK;
     if (rc != SCHED_OK) {
         free(p);
@@ -304,4 +309,9 @@ int sched_policy_explore(sched_policy_t *p, int64_t trial, int64_t donor, const 
 const char *sched_policy_name(const sched_policy_t *p)
 {
     return p->ops->name;
+}
+
+unsigned sched_policy_caps(const sched_policy_t *p)
+{
+    return p->caps;
 }

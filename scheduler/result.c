@@ -185,7 +185,7 @@ static void note_checkpoint(struct sched_loop *L, struct sched__trial *t, const 
         t->x->named_ckpt = strdup(buf);
         t->x->named_ckpt_iter = (int64_t)it;
         t->x->named_ckpt_time = tv;
-        if (L->is_pbt) sched__note_checkpoint(L, t, buf, 0);
+        if (L->caps & SCHED_CAP_EXPLOIT) sched__note_checkpoint(L, t, buf, 0);
     }
     cJSON_Delete(r);
 }
@@ -272,7 +272,7 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
      * stopper before the scheduler, so the last result is neither an exploit (a clone with
      * nothing left to train) nor a reason to yield the slice. */
     int stop_k = stop_reached(L, in);
-    if (L->is_pbt && stop_k >= 0 && d.action != SCHED_COMPLETE) {
+    if (L->caps & SCHED_CAP_EXPLOIT && stop_k >= 0 && d.action != SCHED_COMPLETE) {
         d.action = SCHED_CONTINUE;
         d.judged = 0; /* the "complete" decision below is the one recorded */
         d.yield = 0;
@@ -292,7 +292,7 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     if (d.yield && d.action == SCHED_CONTINUE && !L->stopping &&
         (L->npaused > 0 || L->nretry > 0 || L->next < L->n) && !sched__slice_free(L))
         d.action = SCHED_PAUSE;
-    if (d.judged && L->is_pbt && d.action != SCHED_COMPLETE) {
+    if (d.judged && (L->caps & SCHED_CAP_EXPLOIT) && d.action != SCHED_COMPLETE) {
         char reason[300], cb[32], vb[32];
         const char *where = d.quantile == 2   ? "in the top quantile"
                             : d.quantile == 0 ? "between the quantiles"
@@ -430,7 +430,7 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
      * result is also parsed once, to check its keys. */
     /* pbt: a checkpoint the trial wrote after the decision to stop it is ignored as a
      * resume point, but counted for keep_checkpoints, so that it is deleted in turn */
-    if (L->is_pbt && ignores_results(t) && mentions_checkpoint(line, len)) {
+    if (L->caps & SCHED_CAP_EXPLOIT && ignores_results(t) && mentions_checkpoint(line, len)) {
         cJSON *r = NULL;
         const char *p = NULL;
         if (trial_result_parse(line, len, &r) == 1 &&
@@ -447,7 +447,7 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
      * more than everything else tune does for a short trial (bench/tuner: 200 trials that
      * print 81 results at once, of which ASHA keeps 7). A malformed one is not a result
      * lost, so it is not reported as one (bad_line). */
-    if (ignores_results(t) && !(L->is_pbt && mentions_checkpoint(line, len))) {
+    if (ignores_results(t) && !((L->caps & SCHED_CAP_EXPLOIT) && mentions_checkpoint(line, len))) {
         if (opens_like_object(line, len)) L->ignored++;
         return;
     }

@@ -109,6 +109,16 @@ size_t sched_policy_rungs(const sched_policy_t *p, sched_rung_info_t *out, size_
 long sched_policy_choose_next(sched_policy_t *p, const int64_t *paused, size_t n, size_t pending,
                               sched_decision_t *why);
 const char *sched_policy_name(const sched_policy_t *p);
+/* What a policy may ask of the loop beyond CONTINUE, STOP and COMPLETE. The loop asks
+ * this, never which policy it runs, so that a new policy needs nothing in the loop. */
+#define SCHED_CAP_PAUSE                                                                            \
+    0x1u /* PAUSE: trials stop and resume later (choose_next), so which                            \
+          * trial goes next is decided late: no start is held */
+/* EXPLOIT: a trial restarts from another trial's checkpoint with a new configuration, so
+ * checkpoints outlive their trials (keep_checkpoints, pins) and a configuration, once
+ * chosen, is not the space's to sample again */
+#define SCHED_CAP_EXPLOIT 0x2u
+unsigned sched_policy_caps(const sched_policy_t *p);
 /* pbt: `trial` exploits `donor` (a SCHED_EXPLOIT decision the caller acts on): the
  * donor's configuration explored with the policy's own random stream (space_explore), and
  * the donor's perturbation clock handed to the trial, as Ray Tune's _exploit does. On
