@@ -929,102 +929,87 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
     return 0;
 }
 
-static int on_stored_stop(void *ud, int ncol, const char *const *names, const char *const *values,
-                          const int *types)
+static int on_stored_stop(void *ud, int64_t trial_id)
 {
-    (void)names;
-    (void)types;
     struct resume_ctx *c = ud;
-    if (ncol < 1 || !values[0]) return 0;
-    struct sched__trial *t = resume_trial(c, strtoll(values[0], NULL, 10));
+    struct sched__trial *t = resume_trial(c, trial_id);
     if (!t || ended_for_good(c->L, t)) return 0;
     if (sched__live(c->L, t) != 0) return resume_nomem(c->L);
     if (t->x->stop == SCHED__STOP_NONE) t->x->stop = SCHED__STOP_COMPLETE;
     return 0;
 }
 
-/* A stored row naming a checkpoint (values: the trial's row id, the name as the result
- * gave it): its trial, made live, with the checkpoint's path in buf; NULL for a row of no
- * trial of this run or, with live_only, of one that ended for good (*rc: resume_nomem's
- * code when out of memory, else 0). */
-static struct sched__trial *stored_checkpoint(struct resume_ctx *c, int ncol,
-                                              const char *const *values, int live_only, char *buf,
-                                              size_t n, int *rc)
+/* A stored checkpoint's trial, made live, with the checkpoint's path in buf; NULL for a
+ * row of no trial of this run or, with live_only, of one that ended for good (*rc:
+ * resume_nomem's code when out of memory, else 0). */
+static struct sched__trial *stored_checkpoint(struct resume_ctx *c, const store_checkpoint_row_t *r,
+                                              int live_only, char *buf, size_t n, int *rc)
 {
     *rc = 0;
-    if (ncol < 4 || !values[0] || !values[1] || !values[1][0]) return NULL;
-    struct sched__trial *t = resume_trial(c, strtoll(values[0], NULL, 10));
+    struct sched__trial *t = resume_trial(c, r->trial_id);
     if (!t || (live_only && ended_for_good(c->L, t))) return NULL;
     if (sched__live(c->L, t) != 0) {
         *rc = resume_nomem(c->L);
         return NULL;
     }
-    sched__ckpt_path(c->L, t, values[1], buf, n);
+    sched__ckpt_path(c->L, t, r->path, buf, n);
     return t;
 }
 
 /* The trial's last named checkpoint of its current attempt (absolute), so that an
  * interrupted trial restarts from it and PBT's donors have theirs. */
-static int on_stored_checkpoint(void *ud, int ncol, const char *const *names,
-                                const char *const *values, const int *types)
+static int on_stored_checkpoint(void *ud, const store_checkpoint_row_t *r)
 {
-    (void)names;
-    (void)types;
     char buf[8400];
     int rc;
-    struct sched__trial *t = stored_checkpoint(ud, ncol, values, 1, buf, sizeof buf, &rc);
+    struct sched__trial *t = stored_checkpoint(ud, r, 1, buf, sizeof buf, &rc);
     if (!t) return rc;
     free(t->x->named_ckpt);
     t->x->named_ckpt = strdup(buf);
-    t->x->named_ckpt_iter = values[2] ? strtoll(values[2], NULL, 10) : 0;
-    t->x->named_ckpt_time = values[3] ? strtod(values[3], NULL) : NAN;
+    t->x->named_ckpt_iter = r->iteration;
+    t->x->named_ckpt_time = r->time_value;
     return 0;
 }
 
 /* pbt: every checkpoint a trial named and every copy an exploit made for it, oldest first,
  * noted again as the run noted them (quietly), so that keep_checkpoints trims what an
  * interruption left on disk, as if the run had never stopped. */
-static int on_kept_checkpoint(void *ud, int ncol, const char *const *names,
-                              const char *const *values, const int *types)
+static int on_kept_checkpoint(void *ud, const store_checkpoint_row_t *r)
 {
-    (void)names;
-    (void)types;
     struct resume_ctx *c = ud;
     char buf[8400];
     int rc;
-    struct sched__trial *t = stored_checkpoint(c, ncol, values, 0, buf, sizeof buf, &rc);
-    if (!t || !values[3]) return rc;
+    struct sched__trial *t = stored_checkpoint(c, r, 0, buf, sizeof buf, &rc);
+    if (!t) return rc;
     char *slash = strrchr(buf, '/');
-    if (values[3][0] == '1' && slash) *slash = 0; /* an exploit's copy: kept as its folder */
+    if (r->copy && slash) *slash = 0; /* an exploit's copy: kept as its folder */
     sched__note_checkpoint(c->L, t, buf, 1);
     return 0;
 }
 
 /* PBT: an exploit recorded (lineage) whose new attempt had not started when tune died:
  * its trial restarts from the donor's checkpoint, pinned until it has restored. */
-static int on_pending_exploit(void *ud, int ncol, const char *const *names,
-                              const char *const *values, const int *types)
+static int on_pending_exploit(void *ud, const store_lineage_t *l)
 {
-    (void)names;
-    (void)types;
     struct resume_ctx *c = ud;
-    if (ncol < 7 || !values[0] || !values[1] || !values[2]) return 0;
-    struct sched__trial *t = resume_trial(c, strtoll(values[0], NULL, 10));
+    struct sched__trial *t = resume_trial(c, l->trial_id);
     if (!t) return 0;
     if (sched__live(c->L, t) != 0) return resume_nomem(c->L);
-    struct sched__trial *d = values[6] ? resume_trial(c, strtoll(values[6], NULL, 10)) : NULL;
+    struct sched__trial *d = resume_trial(c, l->donor_trial_id);
     t->x->exploit_donor = d ? d->no + 1 : 0;
     free(t->x->exploit_src);
     free(t->x->exploit_dst);
-    t->x->exploit_src = strdup(values[2]);
-    t->x->exploit_dst = values[3] && strcmp(values[3], values[2]) != 0 ? strdup(values[3]) : NULL;
+    t->x->exploit_src = strdup(l->donor_checkpoint);
+    t->x->exploit_dst = l->resume_from && strcmp(l->resume_from, l->donor_checkpoint) != 0
+                            ? strdup(l->resume_from)
+                            : NULL;
     t->x->pinned = 1;
-    t->x->exploit_iter = values[4] ? strtoll(values[4], NULL, 10) : 0;
-    t->x->exploit_time = values[5] ? strtod(values[5], NULL) : NAN;
+    t->x->exploit_iter = l->donor_iteration;
+    t->x->exploit_time = l->donor_time_value;
     /* the attempt before the new one: the restart below adds one; until the new one's
      * first result the store shows the trial's own */
     t->x->shown = t->attempt;
-    t->attempt = (int)strtol(values[1], NULL, 10) - 1;
+    t->attempt = l->attempt - 1;
     return 0;
 }
 
@@ -1152,62 +1137,26 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
         /* A trial that had reached a "stop" criterion (a recorded decision) but was still in
          * its completion grace when tune died is done too, as the policy's replay finds for
          * max_t. */
-        char id[32];
-        snprintf(id, sizeof id, "%lld", (long long)o->experiment_id);
-        const char *b[] = {id};
-        rc = store_query(o->store,
-                         "SELECT d.trial_id FROM decisions d JOIN trials t ON t.id = d.trial_id"
-                         " WHERE t.experiment_id = ?1 AND d.action = 'complete'"
-                         " AND d.reason LIKE 'reached stop criterion %'",
-                         b, 1, on_stored_stop, &c, err, errlen);
+        int64_t x = o->experiment_id;
+        rc = store_criterion_stops(o->store, x, on_stored_stop, &c, err, errlen);
         /* Where each trial stands: the latest checkpoint any of its attempts named, then
          * (overriding) the copy its current attempt started from after an exploit, then
          * the latest its current attempt named. */
         if (rc == 0)
-            rc = store_query(o->store,
-                             "SELECT t.id, json_extract(r.data, '$.checkpoint'), r.iteration,"
-                             " r.time_value FROM trials t"
-                             " JOIN result_ranges g ON g.trial_id = t.id"
-                             " JOIN results r ON r.id BETWEEN g.first_id AND g.last_id"
-                             " WHERE t.experiment_id = ?1 AND r.data LIKE '%\"checkpoint\"%'"
-                             " ORDER BY r.id",
-                             b, 1, on_stored_checkpoint, &c, err, errlen);
+            rc = store_checkpoints(o->store, x, STORE_CKPT_NAMED, on_stored_checkpoint, &c, err,
+                                   errlen);
         if (rc == 0 && (L->caps & SCHED_CAP_EXPLOIT))
-            rc = store_query(o->store,
-                             "SELECT l.trial_id, l.resume_from, l.donor_iteration,"
-                             " l.donor_time_value FROM lineage l JOIN trials t ON t.id ="
-                             " l.trial_id AND t.attempt = l.attempt WHERE l.experiment_id = ?1"
-                             " ORDER BY l.id",
-                             b, 1, on_stored_checkpoint, &c, err, errlen);
+            rc = store_checkpoints(o->store, x, STORE_CKPT_RESTORED, on_stored_checkpoint, &c, err,
+                                   errlen);
         if (rc == 0)
-            rc = store_query(o->store,
-                             "SELECT t.id, json_extract(r.data, '$.checkpoint'), r.iteration,"
-                             " r.time_value FROM trials t"
-                             " JOIN result_ranges g ON g.trial_id = t.id AND g.attempt = t.attempt"
-                             " JOIN results r ON r.id BETWEEN g.first_id AND g.last_id"
-                             " WHERE t.experiment_id = ?1 AND r.data LIKE '%\"checkpoint\"%'"
-                             " ORDER BY r.id",
-                             b, 1, on_stored_checkpoint, &c, err, errlen);
+            rc = store_checkpoints(o->store, x, STORE_CKPT_NAMED_CURRENT, on_stored_checkpoint, &c,
+                                   err, errlen);
         if (rc == 0 && (L->caps & SCHED_CAP_EXPLOIT))
-            rc = store_query(o->store,
-                             "SELECT l.trial_id, l.attempt, l.donor_checkpoint, l.resume_from,"
-                             " l.donor_iteration, l.donor_time_value, l.donor_trial_id"
-                             " FROM lineage l JOIN trials t "
-                             "ON t.id = l.trial_id"
-                             " WHERE l.experiment_id = ?1 AND l.attempt > t.attempt"
-                             " AND t.status IN ('RUNNING', 'PAUSED', 'PENDING') ORDER BY l.id",
-                             b, 1, on_pending_exploit, &c, err, errlen);
+            rc = store_exploits_pending(o->store, x, on_pending_exploit, &c, err, errlen);
         /* last: what each trial still needs (named_ckpt, the pending exploits) is known */
         if (rc == 0 && (L->caps & SCHED_CAP_EXPLOIT))
-            rc = store_query(o->store,
-                             "SELECT t.id, json_extract(r.data, '$.checkpoint'), r.wall_time, 0"
-                             " FROM trials t JOIN result_ranges g ON g.trial_id = t.id"
-                             " JOIN results r ON r.id BETWEEN g.first_id AND g.last_id"
-                             " WHERE t.experiment_id = ?1 AND r.data LIKE '%\"checkpoint\"%'"
-                             " UNION ALL SELECT l.trial_id, l.resume_from, l.wall_time, 1"
-                             " FROM lineage l WHERE l.experiment_id = ?1"
-                             " AND l.resume_from IS NOT l.donor_checkpoint ORDER BY 3, 4",
-                             b, 1, on_kept_checkpoint, &c, err, errlen);
+            rc = store_checkpoints(o->store, x, STORE_CKPT_ON_DISK, on_kept_checkpoint, &c, err,
+                                   errlen);
     }
     free(c.by_id);
     if (rc == 0 && L->fatal_msg[0]) snprintf(err, errlen, "%s", L->fatal_msg);

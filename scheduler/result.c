@@ -386,7 +386,8 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
                            .value = in->v[SCHED__KEY_STOP + k],
                            .cutoff = c0->target,
                            .reason = reason,
-                           .wall_time = now};
+                           .wall_time = now,
+                           .criterion = c0->key};
     sched__add_decision(L, &sd);
     sched__request_stop(L, t, SCHED__STOP_COMPLETE);
     if (is_metric && set->stop_experiment_on_target) {

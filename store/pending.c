@@ -406,8 +406,10 @@ int store_result_add(store_t *st, const store_result_t *r, char *err, size_t err
 /* Copies d into the pending decisions. */
 static int pdec_add(store_t *st, const store_decision_t *d, char *err, size_t errlen)
 {
-    size_t alen = strlen(d->action), rlen = d->reason ? strlen(d->reason) : 0;
-    if (alen > 0x7fffffff || rlen > 0x7fffffff || arena_reserve(st, alen + rlen))
+    size_t alen = strlen(d->action), rlen = d->reason ? strlen(d->reason) : 0,
+           clen = d->criterion ? strlen(d->criterion) : 0;
+    if (alen > 0x7fffffff || rlen > 0x7fffffff || clen > 0x7fffffff ||
+        arena_reserve(st, alen + rlen + clen))
         return store__err(err, errlen, STORE_ERR, "%s: cannot add a decision: out of memory",
                           st->path);
     if (st->npdec == st->cap_pdec) {
@@ -433,10 +435,14 @@ static int pdec_add(store_t *st, const store_decision_t *d, char *err, size_t er
                                    .action_len = alen,
                                    .reason_off = st->arena_len + alen,
                                    .reason_len = rlen,
-                                   .has_reason = d->reason != NULL};
+                                   .criterion_off = st->arena_len + alen + rlen,
+                                   .criterion_len = clen,
+                                   .has_reason = d->reason != NULL,
+                                   .has_criterion = d->criterion != NULL};
     memcpy(st->arena + st->arena_len, d->action, alen);
     if (rlen) memcpy(st->arena + st->arena_len + alen, d->reason, rlen);
-    st->arena_len += alen + rlen;
+    if (clen) memcpy(st->arena + st->arena_len + alen + rlen, d->criterion, clen);
+    st->arena_len += alen + rlen + clen;
     return 0;
 }
 
@@ -464,6 +470,11 @@ static void bind_decision(sqlite3_stmt *s, int base, const store_t *st,
     else
         sqlite3_bind_null(s, base + 9);
     store__bind_real(s, base + 10, p->wall_time);
+    if (p->has_criterion)
+        sqlite3_bind_text(s, base + 11, st->arena + p->criterion_off, (int)p->criterion_len,
+                          SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s, base + 11);
 }
 
 /* Writes the pending decisions, 16 to a statement. */
@@ -477,7 +488,7 @@ static int flush_decisions(store_t *st, const char *what, char *err, size_t errl
         int k = st->npdec - i >= STORE__RESULT_ROWS ? STORE__RESULT_ROWS : 1;
         sqlite3_stmt *s = k == 1 ? s1 : sn;
         for (int j = 0; j < k; j++)
-            bind_decision(s, 1 + 11 * j, st, &st->pdec[i + j]);
+            bind_decision(s, 1 + 12 * j, st, &st->pdec[i + j]);
         int src = sqlite3_step(s);
         if (src != SQLITE_DONE) rc = store__fail(st, src, what, err, errlen);
         sqlite3_reset(s);

@@ -268,3 +268,110 @@ int store_results_carry(store_t *st, int64_t trial_id, int from_attempt, int to_
     }
     return rc;
 }
+
+/* ---- where each trial stands: checkpoints, exploits, criteria ------------------------- */
+int store_criterion_stops(store_t *st, int64_t exp_id, store_id_cb cb, void *ud, char *err,
+                          size_t errlen)
+{
+    const char *what = "cannot read the decisions";
+    sqlite3_stmt *s =
+        prepare(st,
+                "SELECT d.trial_id FROM decisions d JOIN trials t ON t.id = d.trial_id"
+                " WHERE t.experiment_id = ?1 AND d.action = 'complete'"
+                " AND d.criterion IS NOT NULL ORDER BY d.id",
+                what, err, errlen);
+    if (!s) return STORE_ERR;
+    sqlite3_bind_int64(s, 1, exp_id);
+    int src, rc = STORE_OK;
+    while ((src = sqlite3_step(s)) == SQLITE_ROW)
+        if (cb(ud, sqlite3_column_int64(s, 0))) break;
+    if (src != SQLITE_ROW && src != SQLITE_DONE) rc = store__fail(st, src, what, err, errlen);
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* The results that named a checkpoint: columns trial, path, iteration, time, wall time,
+ * copy (0), as store_checkpoints reads them. */
+#define NAMED_CKPT_SQL(attempt_join)                                                               \
+    "SELECT t.id, json_extract(r.data, '$.checkpoint'), r.iteration, r.time_value,"                \
+    " r.wall_time, 0 FROM trials t"                                                                \
+    " JOIN result_ranges g ON g.trial_id = t.id" attempt_join                                      \
+    " JOIN results r ON r.id BETWEEN g.first_id AND g.last_id"                                     \
+    " WHERE t.experiment_id = ?1 AND r.data LIKE '%\"checkpoint\"%'"
+
+static const char *const ckpt_sql[] = {
+    [STORE_CKPT_NAMED] = NAMED_CKPT_SQL("") " ORDER BY r.id",
+    [STORE_CKPT_NAMED_CURRENT] = NAMED_CKPT_SQL(" AND g.attempt = t.attempt") " ORDER BY r.id",
+    [STORE_CKPT_RESTORED] =
+        "SELECT l.trial_id, l.resume_from, l.donor_iteration, l.donor_time_value, l.wall_time, 1"
+        " FROM lineage l JOIN trials t ON t.id = l.trial_id AND t.attempt = l.attempt"
+        " WHERE l.experiment_id = ?1 ORDER BY l.id",
+    [STORE_CKPT_ON_DISK] = NAMED_CKPT_SQL("") " UNION ALL SELECT l.trial_id, l.resume_from,"
+                                              " l.donor_iteration, l.donor_time_value, l.wall_time,"
+                                              " 1 FROM lineage l WHERE l.experiment_id = ?1"
+                                              " AND l.resume_from IS NOT l.donor_checkpoint"
+                                              " ORDER BY 5, 6",
+};
+
+int store_checkpoints(store_t *st, int64_t exp_id, store_ckpt_which_t which, store_checkpoint_cb cb,
+                      void *ud, char *err, size_t errlen)
+{
+    const char *what = "cannot read the checkpoints";
+    if ((unsigned)which >= sizeof ckpt_sql / sizeof ckpt_sql[0])
+        return store__err(err, errlen, STORE_ERR, "%s: %s: no such set (%d)", st->path, what,
+                          (int)which);
+    sqlite3_stmt *s = prepare(st, ckpt_sql[which], what, err, errlen);
+    if (!s) return STORE_ERR;
+    sqlite3_bind_int64(s, 1, exp_id);
+    int src, rc = STORE_OK;
+    while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+        /* as text, whatever JSON type the trial gave its "checkpoint" */
+        store_checkpoint_row_t r = {.trial_id = sqlite3_column_int64(s, 0),
+                                    .path = col_text(s, 1),
+                                    .iteration = sqlite3_column_int64(s, 2),
+                                    .time_value = col_real(s, 3),
+                                    .wall_time = col_real(s, 4),
+                                    .copy = sqlite3_column_int(s, 5)};
+        if (!r.path || !r.path[0]) continue;
+        if (cb(ud, &r)) break;
+    }
+    if (src != SQLITE_ROW && src != SQLITE_DONE) rc = store__fail(st, src, what, err, errlen);
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int store_exploits_pending(store_t *st, int64_t exp_id, store_lineage_cb cb, void *ud, char *err,
+                           size_t errlen)
+{
+    const char *what = "cannot read the lineage";
+    sqlite3_stmt *s = prepare(st,
+                              "SELECT l.trial_id, l.attempt, l.donor_checkpoint, l.resume_from,"
+                              " l.donor_iteration, l.donor_time_value, l.donor_trial_id"
+                              " FROM lineage l JOIN trials t ON t.id = l.trial_id"
+                              " WHERE l.experiment_id = ?1 AND l.attempt > t.attempt"
+                              " AND t.status IN ('RUNNING', 'PAUSED', 'PENDING') ORDER BY l.id",
+                              what, err, errlen);
+    if (!s) return STORE_ERR;
+    sqlite3_bind_int64(s, 1, exp_id);
+    int src, rc = STORE_OK;
+    while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+        store_lineage_t l = {.experiment_id = exp_id,
+                             .trial_id = sqlite3_column_int64(s, 0),
+                             .attempt = sqlite3_column_int(s, 1),
+                             .donor_checkpoint = col_text(s, 2),
+                             .resume_from = col_text(s, 3),
+                             .donor_iteration = sqlite3_column_int64(s, 4),
+                             .donor_time_value = col_real(s, 5),
+                             .donor_trial_id = sqlite3_column_int64(s, 6),
+                             .iteration = 0,
+                             .time_value = NAN,
+                             .value = NAN,
+                             .donor_value = NAN,
+                             .wall_time = NAN};
+        if (!l.donor_checkpoint) continue;
+        if (cb(ud, &l)) break;
+    }
+    if (src != SQLITE_ROW && src != SQLITE_DONE) rc = store__fail(st, src, what, err, errlen);
+    sqlite3_finalize(s);
+    return rc;
+}

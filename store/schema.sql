@@ -1,4 +1,4 @@
--- tune's database schema, version 3: every experiment, trial, result and scheduler
+-- tune's database schema, version 4: every experiment, trial, result and scheduler
 -- decision, plus views for the common questions. This file is compiled into the store
 -- library (store/CMakeLists.txt), and run once at build time into the empty database that
 -- store_open writes for a new file (store/mkimage.c); it is documented, with example
@@ -14,7 +14,7 @@ CREATE TABLE meta (
     key   TEXT PRIMARY KEY NOT NULL,
     value                           -- no declared type: stored as given
 );
-INSERT INTO meta (key, value) VALUES ('schema_version', 3);
+INSERT INTO meta (key, value) VALUES ('schema_version', 4);
 
 -- One row per `tune run`.
 CREATE TABLE experiments (
@@ -127,7 +127,8 @@ CREATE TABLE decisions (
     value      REAL,                -- the trial's value as the scheduler compared it
     cutoff     REAL,                -- NULL when there was none yet
     reason     TEXT,
-    wall_time  REAL
+    wall_time  REAL,
+    criterion  TEXT                 -- 'complete' by a "stop" criterion: its key; else NULL
 );
 
 -- Population Based Training's family tree: one row per exploit (a trial took another

@@ -40,7 +40,7 @@
 #define RESULT_ROWS8 RESULT_ROWS4 ", " RESULT_ROWS4
 #define RESULT_ROWS16 RESULT_ROWS8 ", " RESULT_ROWS8
 #define RANGE_ROWS16 RESULT_ROWS16 /* a range row has 7 columns too */
-#define DECISION_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define DECISION_ROW "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 #define DECISION_ROWS2 DECISION_ROW ", " DECISION_ROW
 #define DECISION_ROWS4 DECISION_ROWS2 ", " DECISION_ROWS2
 #define DECISION_ROWS8 DECISION_ROWS4 ", " DECISION_ROWS4
@@ -78,12 +78,14 @@ static const char *const stmt_sql[STORE__NSTMT] = {
                             " min_metric, max_metric) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [STORE__RANGE_INSERTN] = "INSERT INTO result_ranges (trial_id, attempt, first_id, last_id, n,"
                              " min_metric, max_metric) VALUES " RANGE_ROWS16,
-    [STORE__DECISION_INSERT1] = "INSERT INTO decisions (trial_id, iteration, time_value, action,"
-                                " bracket, rung, milestone, value, cutoff, reason, wall_time)"
-                                " VALUES " DECISION_ROW,
-    [STORE__DECISION_INSERTN] = "INSERT INTO decisions (trial_id, iteration, time_value, action,"
-                                " bracket, rung, milestone, value, cutoff, reason, wall_time)"
-                                " VALUES " DECISION_ROWS16,
+    [STORE__DECISION_INSERT1] =
+        "INSERT INTO decisions (trial_id, iteration, time_value, action,"
+        " bracket, rung, milestone, value, cutoff, reason, wall_time, criterion)"
+        " VALUES " DECISION_ROW,
+    [STORE__DECISION_INSERTN] =
+        "INSERT INTO decisions (trial_id, iteration, time_value, action,"
+        " bracket, rung, milestone, value, cutoff, reason, wall_time, criterion)"
+        " VALUES " DECISION_ROWS16,
     [STORE__LINEAGE_INSERT] =
         "INSERT INTO lineage (experiment_id, trial_id, attempt, iteration, time_value,"
         " donor_trial_id, donor_attempt, donor_iteration, donor_time_value, donor_checkpoint,"
@@ -365,10 +367,12 @@ static const char lineage_sql[] =
     "CREATE INDEX lineage_trial ON lineage (trial_id, attempt);\n"
     "CREATE INDEX lineage_experiment ON lineage (experiment_id);\n";
 
-/* Version 1 or 2 -> 3: trials.suggested_by (why the searcher chose a trial's
- * configuration, version 2) and the lineage table (version 3), added in one transaction;
- * a second tune migrating the same file at the same moment waits on the write lock and
- * then finds it done. */
+/* Version 1, 2 or 3 -> 4: trials.suggested_by (why the searcher chose a trial's
+ * configuration, version 2), the lineage table (version 3) and decisions.criterion
+ * (version 4), added in one transaction; a second tune migrating the same file at the same
+ * moment waits on the write lock and then finds it done. A version-3 file said which
+ * criterion completed a trial only in the decision's sentence: that sentence is read this
+ * once, here, and never again. */
 static int migrate(store_t *st, char *err, size_t errlen)
 {
     const char *what =
@@ -380,7 +384,21 @@ static int migrate(store_t *st, char *err, size_t errlen)
     if (!rc && v == 1)
         rc = exec(st, "ALTER TABLE trials ADD COLUMN suggested_by TEXT", what, err, errlen);
     if (!rc && (v == 1 || v == 2)) rc = exec(st, lineage_sql, what, err, errlen);
-    if (!rc && (v == 1 || v == 2))
+    int64_t has = 0; /* a file whose version was written back by hand may have it */
+    if (!rc && v >= 1 && v <= 3)
+        rc = query_int(st,
+                       "SELECT count(*) FROM pragma_table_info('decisions') WHERE name ="
+                       " 'criterion'",
+                       0, &has, what, err, errlen);
+    if (!rc && v >= 1 && v <= 3 && !has)
+        rc = exec(st, "ALTER TABLE decisions ADD COLUMN criterion TEXT", what, err, errlen);
+    if (!rc && v >= 1 && v <= 3)
+        rc = exec(st,
+                  "UPDATE decisions SET criterion = substr(reason, 24, instr(substr(reason, 24),"
+                  " ': ') - 1) WHERE criterion IS NULL AND action = 'complete' AND reason LIKE"
+                  " 'reached stop criterion %: %'",
+                  what, err, errlen);
+    if (!rc && v >= 1 && v <= 3)
         rc = exec(st,
                   "UPDATE meta SET value = " STORE__STR(
                       STORE_SCHEMA_VERSION) " WHERE key = 'schema_version'",
@@ -417,16 +435,16 @@ static int check_schema(store_t *st, char *err, size_t errlen)
                           "%s was written by a newer tune (schema version %lld, this tune knows "
                           "%d): use that tune or a newer one",
                           st->path, (long long)v, STORE_SCHEMA_VERSION);
-    if ((v == 1 || v == 2) && !st->readonly) {
+    if (v >= 1 && v <= 3 && !st->readonly) {
         rc = migrate(st, err, errlen);
         if (rc) return rc;
         rc = read_schema_version(st, &v, err, errlen);
         if (rc) return rc;
     }
-    /* A read-only reader of a version-1 or -2 file reads it as it is: suggested_by and
-     * lineage are the only differences, and readers that ask for them get an error
-     * naming the column or table. */
-    if ((v == 1 || v == 2) && st->readonly) return 0;
+    /* A read-only reader of a version-1, -2 or -3 file reads it as it is: suggested_by,
+     * lineage and decisions.criterion are the only differences, and readers that ask for
+     * them get an error naming the column or table. */
+    if (v >= 1 && v <= 3 && st->readonly) return 0;
     if (v < STORE_SCHEMA_VERSION)
         return store__err(err, errlen, STORE_VERSION,
                           "%s has schema version %lld, which this tune cannot read (it knows %d)",

@@ -22,14 +22,14 @@
 /* store_open flags */
 #define STORE_OPEN_READONLY 1 /* for `tune query` and readers: writes are refused */
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 typedef struct store store_t;
 
 /* Opens (creating when writable and missing) the database at `path`, in WAL mode, and
- * creates or checks the schema; a writable handle upgrades a version-1 or -2 file to
- * version 3 (trials.suggested_by, the lineage table), a newer version than this tune knows
- * is refused. On success *out is a new
+ * creates or checks the schema; a writable handle upgrades a version-1, -2 or -3 file to
+ * version 4 (trials.suggested_by, the lineage table, decisions.criterion), a newer version
+ * than this tune knows is refused. On success *out is a new
  * handle closed with store_close. */
 int store_open(const char *path, int flags, store_t **out, char *err, size_t errlen);
 void store_close(store_t *st); /* NULL-safe; commits nothing that was not committed */
@@ -155,8 +155,11 @@ typedef struct store_decision {
     double milestone;   /* NaN if not applicable */
     double value;       /* the trial's value as the scheduler compared it */
     double cutoff;      /* NaN when there was none */
-    const char *reason; /* human-readable, e.g. "below rung 2 cutoff" */
+    const char *reason; /* human-readable, e.g. "below rung 2 cutoff"; never read back */
     double wall_time;
+    /* 'complete' by a "stop" criterion: the criterion's key (a resume reads it back:
+     * store_criterion_stops); NULL otherwise */
+    const char *criterion;
 } store_decision_t;
 int store_decision_add(store_t *st, const store_decision_t *d, char *err, size_t errlen);
 
@@ -207,6 +210,42 @@ typedef int (*store_result_cb)(void *ud, const store_result_row_t *r);
 /* Calls cb for every result of the experiment (every attempt) in arrival order. */
 int store_results_replay(store_t *st, int64_t exp_id, store_result_cb cb, void *ud, char *err,
                          size_t errlen);
+/* What a resume needs to know of checkpoints and exploits, read through the iterators
+ * below (the scheduler speaks no SQL). */
+typedef int (*store_id_cb)(void *ud, int64_t trial_id);
+/* Calls cb with the trial of each 'complete' decision that a "stop" criterion made
+ * (decisions.criterion), in arrival order. */
+int store_criterion_stops(store_t *st, int64_t exp_id, store_id_cb cb, void *ud, char *err,
+                          size_t errlen);
+
+typedef struct store_checkpoint_row {
+    int64_t trial_id;
+    const char *path;  /* as a result named it, or the copy an exploit made; never NULL */
+    int64_t iteration; /* of the result that named it, or the donor's at the copy (NULL: 0) */
+    double time_value; /* likewise; NaN where NULL */
+    double wall_time;  /* when it was named or copied */
+    int copy;          /* 1: an exploit's copy (lineage.resume_from) */
+} store_checkpoint_row_t;
+typedef int (*store_checkpoint_cb)(void *ud, const store_checkpoint_row_t *r);
+typedef enum {
+    STORE_CKPT_NAMED,         /* every checkpoint a result named (its "checkpoint" key), of
+                               * every attempt, in arrival order */
+    STORE_CKPT_NAMED_CURRENT, /* the same, of each trial's current attempt only */
+    STORE_CKPT_RESTORED,      /* the copy each trial's current attempt started from after an
+                               * exploit (PBT), in exploit order */
+    STORE_CKPT_ON_DISK        /* the named ones and the copies exploits made (not a donor's file
+                               * handed over as it was), by wall time, a name before a copy */
+} store_ckpt_which_t;
+int store_checkpoints(store_t *st, int64_t exp_id, store_ckpt_which_t which, store_checkpoint_cb cb,
+                      void *ud, char *err, size_t errlen);
+/* Calls cb for each exploit whose new attempt had not started when tune stopped (its
+ * trial's attempt is older, and the trial is RUNNING, PAUSED or PENDING), in exploit
+ * order. Filled: trial_id, attempt, donor_trial_id, donor_checkpoint (never NULL),
+ * resume_from (may be NULL), donor_iteration (NULL: 0), donor_time_value (NaN). */
+typedef int (*store_lineage_cb)(void *ud, const store_lineage_t *l);
+int store_exploits_pending(store_t *st, int64_t exp_id, store_lineage_cb cb, void *ud, char *err,
+                           size_t errlen);
+
 /* What store_results_carry moved. */
 typedef struct store_carried {
     int64_t moved;                 /* results that moved */

@@ -70,8 +70,8 @@ struct store__pdecision {
     int64_t trial_id, iteration;
     double time_value, milestone, value, cutoff, wall_time;
     int bracket, rung;
-    size_t action_off, action_len, reason_off, reason_len;
-    int has_reason;
+    size_t action_off, action_len, reason_off, reason_len, criterion_off, criterion_len;
+    int has_reason, has_criterion;
 };
 
 /* The results of one trial and attempt in the pending set, in arrival order. */

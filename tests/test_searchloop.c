@@ -203,17 +203,17 @@ TEST(version_1_database_gains_suggested_by_on_open)
     o = run_tune(dir, more);
     CHECK_EQ_INT(o.code, 0);
     out_free(&o);
-    CHECK_EQ_INT(db_int(dir, "SELECT value FROM meta WHERE key = 'schema_version'"), 3);
+    CHECK_EQ_INT(db_int(dir, "SELECT value FROM meta WHERE key = 'schema_version'"), 4);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM sqlite_master WHERE name = 'lineage'"), 1);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM pragma_table_info('trials') WHERE name = "
                              "'suggested_by'"),
                  1);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials"), 4);
     /* a newer version than this tune knows stays refused */
-    REQUIRE(db_exec(dir, "UPDATE meta SET value = 4 WHERE key = 'schema_version'") == 0);
+    REQUIRE(db_exec(dir, "UPDATE meta SET value = 5 WHERE key = 'schema_version'") == 0);
     o = run_tune(dir, show);
     CHECK(o.code != 0);
-    CHECK_CONTAINS(o.err, "was written by a newer tune (schema version 4, this tune knows 3)");
+    CHECK_CONTAINS(o.err, "was written by a newer tune (schema version 5, this tune knows 4)");
     out_free(&o);
 }
 

@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -211,8 +212,8 @@ TEST(open_create_close)
     store_t *st = open_rw(t.db);
     REQUIRE(st);
     CHECK(access(t.db, F_OK) == 0);
-    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
-    CHECK_EQ_INT(STORE_SCHEMA_VERSION, 3);
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "4");
+    CHECK_EQ_INT(STORE_SCHEMA_VERSION, 4);
     CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'created_by'"), "tune " TUNE_VERSION);
     CHECK_STR(q(st, "PRAGMA journal_mode"), "wal");
     CHECK_STR(q(st, "PRAGMA foreign_keys"), "1");
@@ -386,13 +387,13 @@ TEST(schema_version_newer)
     store_t *st = open_rw(t.db);
     REQUIRE(st);
     store_close(st);
-    REQUIRE(set_version_by_hand(t.db, "4") == SQLITE_OK);
+    REQUIRE(set_version_by_hand(t.db, "5") == SQLITE_OK);
     char err[512] = "", want[700];
     st = (store_t *)0x1; /* out-parameters stay untouched on error */
     CHECK_EQ_INT(store_open(t.db, 0, &st, err, sizeof err), STORE_VERSION);
     CHECK(st == (store_t *)0x1);
     snprintf(want, sizeof want,
-             "%s was written by a newer tune (schema version 4, this tune knows 3)", t.db);
+             "%s was written by a newer tune (schema version 5, this tune knows 4)", t.db);
     CHECK_CONTAINS(err, want);
     err[0] = 0;
     CHECK_EQ_INT(store_open(t.db, STORE_OPEN_READONLY, &st, err, sizeof err), STORE_VERSION);
@@ -410,7 +411,7 @@ TEST(schema_version_older)
     REQUIRE(set_version_by_hand(t.db, "0") == SQLITE_OK);
     char err[512] = "";
     CHECK_EQ_INT(store_open(t.db, 0, &st, err, sizeof err), STORE_VERSION);
-    CHECK_CONTAINS(err, "has schema version 0, which this tune cannot read (it knows 3)");
+    CHECK_CONTAINS(err, "has schema version 0, which this tune cannot read (it knows 4)");
     tmp_clean(&t);
 }
 
@@ -592,7 +593,7 @@ TEST(readonly_query_refuses_writes)
     }
     CHECK_STR(q(st, "SELECT count(*) FROM results"), "1");
     CHECK_STR(q(st, "PRAGMA user_version"), "0");
-    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "4");
 
     /* The writing API is refused too, with its own message. */
     char err[512] = "";
@@ -1313,12 +1314,64 @@ TEST(version_2_gains_lineage)
     store_close(st);
     st = open_rw(t.db);
     REQUIRE(st);
-    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "4");
     CHECK_STR(q(st, "SELECT group_concat(sql, ';') FROM (SELECT sql FROM sqlite_master"
                     " WHERE tbl_name = 'lineage' ORDER BY name)"),
               fresh);
     CHECK_STR(q(st, "SELECT name FROM experiments"), "old");
     free(fresh);
+    store_close(st);
+    tmp_clean(&t);
+}
+
+/* A version-3 file said which "stop" criterion completed a trial only in the decision's
+ * sentence: the upgrade to version 4 moves it into decisions.criterion, once, and a
+ * decision that merely words alike keeps none. */
+TEST(version_3_gains_criterion)
+{
+    struct tmp t;
+    REQUIRE(tmp_make(&t) == 0);
+    store_t *st = open_rw(t.db);
+    REQUIRE(st);
+    int64_t e = mk_exp(st, "old", 0), tr = 0;
+    REQUIRE(e > 0);
+    char err[256];
+    REQUIRE(store_trial_create(st, e, 0, "trial_00000", "{}", "/tmp/x", &tr, err, sizeof err) == 0);
+    store_decision_t d = {.trial_id = tr,
+                          .iteration = 5,
+                          .time_value = 5,
+                          .action = "complete",
+                          .bracket = -1,
+                          .rung = -1,
+                          .milestone = NAN,
+                          .value = 0.9,
+                          .cutoff = 0.9,
+                          .reason = "reached stop criterion val/acc: 0.9 >= 0.9",
+                          .criterion = "val/acc"};
+    REQUIRE(store_decision_add(st, &d, err, sizeof err) == 0);
+    d.action = "stop";
+    d.criterion = NULL;
+    d.reason = "reached stop criterion x: said a user's sentence";
+    REQUIRE(store_decision_add(st, &d, err, sizeof err) == 0);
+    CHECK_STR(q(st, "SELECT group_concat(ifnull(criterion, '-'), ',') FROM decisions"),
+              "val/acc,-");
+    store_close(st);
+    sqlite3 *db = NULL;
+    REQUIRE(sqlite3_open(t.db, &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db,
+                         "ALTER TABLE decisions DROP COLUMN criterion; UPDATE meta SET value = 3"
+                         " WHERE key = 'schema_version'",
+                         NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    st = open_ro(t.db); /* a reader reads it as it is */
+    REQUIRE(st);
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
+    store_close(st);
+    st = open_rw(t.db);
+    REQUIRE(st);
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "4");
+    CHECK_STR(q(st, "SELECT group_concat(ifnull(criterion, '-'), ',') FROM decisions"),
+              "val/acc,-");
     store_close(st);
     tmp_clean(&t);
 }
@@ -1938,7 +1991,7 @@ TEST(tunes_creating_one_database_at_once_share_it)
     store_t *st = open_ro(t.db);
     REQUIRE(st);
     CHECK_STR(q(st, "SELECT count(*) FROM experiments"), "6");
-    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "3");
+    CHECK_STR(q(st, "SELECT value FROM meta WHERE key = 'schema_version'"), "4");
     CHECK_STR(q(st, "PRAGMA integrity_check"), "ok");
     store_close(st);
     CHECK_EQ_INT(new_files(t.dir), 0);
