@@ -1,9 +1,10 @@
 /* loop_int.h: the event loop's state, shared by its files: loop.c (the handle and its
- * turn), life.c (a trial's life: created, launched, stopped, ended, retried, resumed),
- * ckpt.c (a trial's checkpoints: found, kept, deleted, copied for PBT's exploits),
- * result.c (the per-result path: record, decide, word the reason), timers.c (the timer
- * heap) and report.c (snapshots and the outcome). Not for anything outside scheduler/
- * (sched.h is the API). */
+ * turn), life.c (a trial's life: launched, stopped, ended, retried, resumed), diagnose.c
+ * (why a trial failed), start.c (the trial table at the start, afresh or replayed from the
+ * store), records.c (the trial records, their rows and live state), ckpt.c (a trial's checkpoints:
+ * found, kept, deleted, copied for PBT's exploits), result.c (the per-result path: record, decide,
+ * word the reason), timers.c (the timer heap) and report.c (snapshots and the outcome). Not for
+ * anything outside scheduler/ (sched.h is the API). */
 #ifndef TUNE_LOOP_INT_H
 #define TUNE_LOOP_INT_H
 
@@ -279,7 +280,7 @@ static inline struct sched__trial *sched__at(const struct sched_loop *L, size_t 
     return &L->chunk[i / SCHED__CHUNK][i % SCHED__CHUNK];
 }
 
-/* life.c: a trial's record */
+/* records.c: the trial records */
 /* Trial i's record, its chunk made first if need be; NULL when out of memory or gone. */
 struct sched__trial *sched__make(struct sched_loop *L, size_t i);
 /* Announces trials up to i to the policy, in trial order; SCHED_EINVAL if it refuses. */
@@ -333,8 +334,16 @@ double sched__run_timers(struct sched_loop *L, double now, double wake);
 /* report.c: calls the report callback with a snapshot (final: the last one). */
 void sched__report(struct sched_loop *L, int final);
 
-/* life.c */
+/* start.c: the records (sched__make_chunk), the searcher, and on resume what the store
+ * has of them; their rows are made by sched__make_rows, in the first turn. */
 int sched__create_trials(struct sched_loop *L, char *err, size_t errlen);
+/* records.c: makes chunk c's records as a first run starts them (configurations sampled
+ * unless resampled or chosen at launch). */
+int sched__make_chunk(struct sched_loop *L, size_t c, char *err, size_t errlen);
+/* records.c: records trial t's row as PENDING with its configuration (and why the searcher
+ * chose it, or NULL), in the open batch. */
+int sched__create_row(struct sched_loop *L, struct sched__trial *t, const char *suggested_by,
+                      char *err, size_t errlen);
 /* Records trials rows_next..upto-1 that have no row yet as PENDING, in the open batch.
  * Random search samples every configuration up front, so its rows list the whole
  * experiment once the first turn has made them all (after its launches: the first trials
@@ -343,6 +352,7 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen);
  * many there will be. On resume, the trials the store lacks are created as on a first
  * run. */
 int sched__make_rows(struct sched_loop *L, size_t upto, char *err, size_t errlen);
+/* life.c */
 /* Starts trial t if its slice is free now: 1 if started (or failed for good), 0 if it has
  * to wait for resources. */
 int sched__launch(struct sched_loop *L, struct sched__trial *t);
@@ -371,6 +381,20 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why);
 void sched__end_paused(struct sched_loop *L);
 /* Tells the searcher (if any) that trial t has ended for good. */
 void sched__searcher_end(struct sched_loop *L, const struct sched__trial *t);
+
+/* diagnose.c */
+/* "SIGKILL", "SIGSEGV", ... ("?" for one without a name here). */
+const char *sched__signame(int sig);
+/* Trial t failed with msg before reporting anything: counted with the identical early
+ * failures for fail_fast (L->early), which ends the experiment at fail_fast of them. */
+void sched__count_early_failure(struct sched_loop *L, struct sched__trial *t, const char *msg);
+/* t ended: were all its results written within a second of its exit although it ran for
+ * longer (its output buffered)? Counted once per trial for the outcome's warning. */
+void sched__check_buffered(struct sched_loop *L, struct sched__trial *t);
+/* The words for failed attempt t: msg (n bytes), what ended it ("exited with code 1"), gains
+ * the last line of its stderr.log, or says CUDA ran out of memory, with the fix; t->error
+ * is set to it, and tail (tn bytes) to the end of stderr.log. */
+void sched__explain_failure(struct sched__trial *t, char *msg, size_t n, char *tail, size_t tn);
 
 /* ckpt.c: a trial's checkpoints. */
 /* The newest "checkpoint*" file in trial t's folder (the caller frees), or NULL: where a

@@ -709,7 +709,7 @@ TEST(newer_schema_is_refused_and_data_stays_readable)
     o = run_tune(dir, a);
     CHECK_EQ_INT(o.code, 1);
     CHECK_CONTAINS(o.err, "tune.db was written by a newer tune (schema version 99, this tune "
-                          "knows 3)");
+                          "knows 4)");
     out_free(&o);
     const char *t[] = {"trials", "old", NULL};
     o = run_tune(dir, t);
