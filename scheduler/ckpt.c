@@ -432,12 +432,13 @@ static char *donor_checkpoint(struct sched_loop *L, const struct sched__trial *d
     return NULL;
 }
 
-void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_decision_t *d,
-                    int64_t it, double tv)
+int sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_decision_t *d,
+                   int64_t it, double tv)
 {
+    int stop = 0;
     const space_settings_t *set = L->set;
     double now = sched__wall(L);
-    if (d->donor < 0 || (size_t)d->donor >= L->n) return;
+    if (d->donor < 0 || (size_t)d->donor >= L->n) return 0;
     struct sched__trial *donor = sched__at(L, d->donor);
     char reason[1200], vb[32], cb[32];
     int64_t diter = 0;
@@ -460,7 +461,7 @@ void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_de
                  "no exploit (report \"checkpoint\" in results to allow one)",
                  set->sched.time_attr, space_format_number(tv, vb), t->name, donor->name);
         sched__add_decision(L, &sd);
-        return;
+        return 0;
     }
     struct stat sb;
     if (src[0] == '/' && stat(src, &sb) != 0) {
@@ -473,7 +474,7 @@ void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_de
                  strerror(errno));
         sched__add_decision(L, &sd);
         free(src);
-        return;
+        return 0;
     }
     char err[512];
     cJSON *ncfg = NULL, *what = NULL;
@@ -481,7 +482,7 @@ void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_de
                              sizeof err) != 0) {
         free(src);
         sched__fail(L, "cannot explore a configuration", err);
-        return;
+        return 0;
     }
     char *old_txt = space_json_print(t->config), *new_txt = space_json_print(ncfg);
     char *what_txt = space_json_print(what);
@@ -543,11 +544,12 @@ void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_de
     t->x->exploit_donor = donor->no + 1;
     t->x->pinned = 1;
     src = NULL;
-    sched__request_stop(L, t, SCHED__STOP_EXPLOIT);
+    stop = 1;
 done:
     cJSON_Delete(ncfg);
     free(src);
     free(old_txt);
     free(new_txt);
     free(what_txt);
+    return stop;
 }

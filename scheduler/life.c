@@ -608,3 +608,73 @@ int64_t sched__counted_iteration(const struct sched__trial *t)
     if (!t->x->carry) return 1;
     return (t->x->has_resume_iter ? t->x->resume_iter : t->iters) + 1;
 }
+
+/* ---- time limits and stop graces: what a due timer means for a trial ---------------- */
+static void kill_trial(struct sched_loop *L, struct sched__trial *t)
+{
+    L->o->exec->ops->signal(L->o->exec->self, t->no, SIGKILL);
+    t->x->killed = 1;
+}
+
+/* What is due for trial t at `now`: past its time budget or silent for longer than
+ * result_timeout_s it is stopped as an error, past its stop grace it is killed. Files
+ * the next timer it needs. */
+static void trial_timers(struct sched_loop *L, struct sched__trial *t, double now)
+{
+    const space_settings_t *set = L->set;
+    if (t->x->stop == SCHED__STOP_NONE) {
+        char why[160] = "";
+        double budget =
+            set->trial_time_limit_s > 0 ? t->x->started_at + set->trial_time_limit_s : INFINITY;
+        double silent =
+            set->result_timeout_s > 0 ? t->x->last_result_at + set->result_timeout_s : INFINITY;
+        if (now >= budget)
+            snprintf(why, sizeof why, "ran past trial_time_limit_s (%g s)",
+                     set->trial_time_limit_s);
+        else if (now >= silent)
+            snprintf(why, sizeof why, "reported nothing for result_timeout_s (%g s)",
+                     set->result_timeout_s);
+        if (!why[0]) {
+            double next = fmin(budget, silent);
+            if (isfinite(next)) sched__timer_add(L, t, next);
+            return;
+        }
+        free(t->error);
+        t->error = strdup(why);
+        sched__request_stop(L, t, SCHED__STOP_TIMEOUT); /* files the grace timer */
+        return;
+    }
+    if (!t->x->term_sent && !t->x->killed) {
+        if (now < t->x->term_at) {
+            sched__timer_add(L, t, t->x->term_at);
+            return;
+        }
+        /* a completed trial's grace is over */
+        L->o->exec->ops->signal(L->o->exec->self, t->no, SIGTERM);
+        t->x->term_sent = 1;
+        sched__timer_add(L, t, t->x->stop_deadline);
+    }
+    if (!t->x->killed && now >= t->x->stop_deadline) kill_trial(L, t);
+}
+
+/* Fires the timers due at `now` and returns the time of the nearest one ahead (or
+ * `wake`, if sooner). The second Ctrl-C kills every running trial once. */
+double sched__run_timers(struct sched_loop *L, double now, double wake)
+{
+    if (L->hard_stop && !L->hard_done) {
+        L->hard_done = 1;
+        for (size_t k = 0; k < L->running; k++) {
+            struct sched__trial *t = sched__at(L, L->run[k]);
+            if (t->x->killed) continue;
+            if (t->x->stop == SCHED__STOP_NONE) t->x->stop = SCHED__STOP_USER;
+            kill_trial(L, t);
+        }
+    }
+    while (L->ntimers > 0 && L->timers[0].at <= now) {
+        struct sched__timer e = sched__timer_pop(L);
+        struct sched__trial *t = sched__find(L, e.idx);
+        if (!t || t->status != SCHED_TRIAL_RUNNING || !t->x->started || t->gen != e.gen) continue;
+        trial_timers(L, t, now);
+    }
+    return L->ntimers > 0 ? fmin(wake, L->timers[0].at) : wake;
+}

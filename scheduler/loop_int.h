@@ -297,16 +297,17 @@ const char *sched__intern(struct sched_loop *L, const char *s);
 const cJSON *sched__config(const struct sched_loop *L, const struct sched__trial *t,
                            cJSON **scratch);
 
-/* report.c: offers key to the first k in the live table's order (sched_view_order), kept
+/* records.c: offers key to the first k in the live table's order (sched_view_order), kept
  * in sel[0..*m) as a max-heap, the worst on top. Returns 1 when one drops out (the heap's
  * worst, or key itself), into *out; 0 when key joined a heap not yet full. */
 int sched__offer(struct sched__key *sel, size_t *m, size_t k, struct sched__key key, int mx,
                  struct sched__key *out);
 
-/* loop.c */
-double sched__now(const struct sched_loop *L);
-/* Files a timer for trial t at loop-clock time `at`. */
+/* timers.c: files a timer for trial t at loop-clock time `at`. */
 void sched__timer_add(struct sched_loop *L, struct sched__trial *t, double at);
+
+/* journal.c: below every other file of the loop */
+double sched__now(const struct sched_loop *L);
 double sched__wall(const struct sched_loop *L);
 /* A store write failed: remember the first failure; the loop then stops every trial and
  * reports it at the end. Everything committed before stays readable. */
@@ -328,7 +329,9 @@ void sched__add_note(struct sched_loop *L, const struct sched__trial *t, const c
                      int64_t it, double tv, double v, const char *reason);
 void sched__update_row(struct sched_loop *L, struct sched__trial *t, const store_trial_update_t *u);
 
-/* timers.c: fires the timers due at `now` and returns the time of the nearest one ahead
+/* timers.c: the earliest timer, taken off the heap (the heap not empty). */
+struct sched__timer sched__timer_pop(struct sched_loop *L);
+/* life.c: fires the timers due at `now` and returns the time of the nearest one ahead
  * (or `wake`, if sooner); the second Ctrl-C kills every running trial once. */
 double sched__run_timers(struct sched_loop *L, double now, double wake);
 /* report.c: calls the report callback with a snapshot (final: the last one). */
@@ -406,11 +409,11 @@ void sched__ckpt_path(const struct sched_loop *L, const struct sched__trial *t, 
                       char *buf, size_t n);
 /* pbt: trial t, at iteration it and time tv, exploits the trial d->donor names:
  * the configuration explored, lineage and decision recorded, the donor's checkpoint
- * pinned and copied into t's folder, t stopped to restart from it. No checkpoint on the
- * donor (or not on disk): recorded, and t goes on (Ray Tune's "no checkpoint for trial,
- * skip exploit"). */
-void sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_decision_t *d,
-                    int64_t it, double tv);
+ * pinned and copied into t's folder: 1, and the caller stops t to restart from it. No
+ * checkpoint on the donor (or not on disk): recorded, 0, and t goes on (Ray Tune's "no
+ * checkpoint for trial, skip exploit"). */
+int sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_decision_t *d,
+                   int64_t it, double tv);
 /* pbt: whether exploited trial t may launch now: its copy of the donor's checkpoint is made
  * (now, if a resume found none) or cannot be; 0 while a child still copies its bytes. */
 int sched__copy_ready(struct sched_loop *L, struct sched__trial *t);

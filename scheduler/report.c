@@ -8,44 +8,6 @@
 
 #include "scheduler/loop_int.h"
 
-/* ---- reporting ------------------------------------------------------------------------ */
-
-/* The live table's order (sched_view_order) on what it reads of a trial. */
-static int group_of(sched_trial_status_t st)
-{
-    switch (st) {
-    case SCHED_TRIAL_RUNNING:
-        return 0;
-    case SCHED_TRIAL_ERROR:
-        return 1;
-    case SCHED_TRIAL_PAUSED:
-        return 2;
-    case SCHED_TRIAL_TERMINATED:
-        return 3;
-    default:
-        return 4;
-    }
-}
-
-static int order(sched_trial_status_t sa, double ma, int64_t na, sched_trial_status_t sb, double mb,
-                 int64_t nb, int mode_max)
-{
-    int ga = group_of(sa), gb = group_of(sb);
-    if (ga != gb) return ga - gb;
-    if (ga == 3 && (!isnan(ma) || !isnan(mb))) {
-        if (isnan(ma)) return 1;
-        if (isnan(mb)) return -1;
-        if (ma != mb) return (mode_max ? ma < mb : ma > mb) ? 1 : -1;
-    }
-    return na < nb ? -1 : na > nb;
-}
-
-int sched_view_order(const sched_trial_view_t *a, const sched_trial_view_t *b, int mode_max)
-{
-    return order(a->status, a->last_metric, a->trial_no, b->status, b->last_metric, b->trial_no,
-                 mode_max);
-}
-
 /* The best trial by last metric: ties go to the lower trial number, as a walk in trial
  * order finds them. */
 static void best_of(int mx, double m, int64_t no, double *best, int64_t *best_no)
@@ -89,40 +51,6 @@ static void tally(const struct sched_loop *L, struct tally *y)
         y->counts[k] += L->gone_counts[k];
     y->early += L->gone_early;
     if (L->gone_best_no >= 0) best_of(mx, L->gone_best, L->gone_best_no, &y->best, &y->best_no);
-}
-
-int sched__offer(struct sched__key *sel, size_t *m, size_t k, struct sched__key key, int mx,
-                 struct sched__key *out)
-{
-#define KEY_CMP(x, y) order((x).status, (x).metric, (x).no, (y).status, (y).metric, (y).no, mx)
-    size_t c;
-    if (*m < k) {
-        c = (*m)++;
-        while (c > 0 && KEY_CMP(sel[(c - 1) / 2], key) < 0) {
-            sel[c] = sel[(c - 1) / 2];
-            c = (c - 1) / 2;
-        }
-        sel[c] = key;
-        return 0;
-    }
-    if (k == 0 || KEY_CMP(key, sel[0]) >= 0) {
-        *out = key;
-        return 1;
-    }
-    *out = sel[0];
-    c = 0; /* the heap's worst goes; the key sifts down from the top */
-    for (;;) {
-        size_t l = 2 * c + 1, r = l + 1, w = c;
-        struct sched__key wk = key;
-        if (l < *m && KEY_CMP(sel[l], wk) > 0) w = l, wk = sel[l];
-        if (r < *m && KEY_CMP(sel[r], wk) > 0) w = r;
-        if (w == c) break;
-        sel[c] = sel[w];
-        c = w;
-    }
-    sel[c] = key;
-    return 1;
-#undef KEY_CMP
 }
 
 /* The k trials first in the table's order, into sel in trial order. A pending trial

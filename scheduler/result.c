@@ -282,7 +282,8 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     }
     /* no exploit while the experiment is stopping: its new attempt could not start */
     if (d.action == SCHED_EXPLOIT && !L->stopping) {
-        sched__exploit(L, t, &d, (int64_t)it, tv);
+        if (sched__exploit(L, t, &d, (int64_t)it, tv))
+            sched__request_stop(L, t, SCHED__STOP_EXPLOIT);
         return;
     }
     if (d.action == SCHED_EXPLOIT) d.action = SCHED_CONTINUE;
