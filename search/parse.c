@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "search/searcher_int.h"
 #include "search/space_int.h"
 
 /* No experiment is this large on purpose; the scheduler allocates per trial up front. */
@@ -1510,10 +1511,10 @@ static int parse_run_limits(struct pctx *c, space_settings_t *s, const sj_node_t
 }
 
 /* ---- the searcher: "search" and "points_to_evaluate" ------------------------------------ */
-static const char *const search_types[] = {"random", "tpe"};
 static const char *const search_presets[] = {"optuna", "bohb"};
 
-/* "search": {"type": "random" | "tpe", "preset": "optuna" | "bohb"} (docs/search.md). */
+/* "search": {"type": "random" | "tpe", "preset": "optuna" | "bohb"} (docs/search.md). The
+ * types are the names in searcher.c's table; each searcher's own keys are read here. */
 static int parse_search(struct pctx *c, space_settings_t *s, const sj_node_t *n)
 {
     static const char *const keys[] = {"type", "preset"};
@@ -1525,17 +1526,20 @@ static int parse_search(struct pctx *c, space_settings_t *s, const sj_node_t *n)
     int rc = check_keys(c, n, keys, 2, "search");
     if (rc) return rc;
     const sj_node_t *v;
-    char q[80], dym[128];
+    char q[80], dym[128], list[256];
     if ((v = space__json_get(n, "type"))) {
         if (v->type != SJ_STRING)
-            return at(c, v->off, "search \"type\" must be \"random\" or \"tpe\"");
-        if (strcmp(v->str, "tpe") == 0) {
-            s->search = SPACE_SEARCH_TPE;
-        } else if (strcmp(v->str, "random") != 0) {
-            did_you_mean(v->str, search_types, 2, dym, sizeof dym);
-            return at(c, v->off, "unknown search type %s%s; use \"random\" or \"tpe\"",
-                      quoted(v->str, q, sizeof q), dym);
+            return at(c, v->off, "search \"type\" must be %s",
+                      space__searcher_list(list, sizeof list, 1));
+        int t = space__searcher_find(v->str);
+        if (t < 0) {
+            const char *types[16];
+            size_t nt = space__searcher_names(types, 16);
+            did_you_mean(v->str, types, nt < 16 ? nt : 16, dym, sizeof dym);
+            return at(c, v->off, "unknown search type %s%s; use %s", quoted(v->str, q, sizeof q),
+                      dym, space__searcher_list(list, sizeof list, 1));
         }
+        s->search = (space_search_type_t)t;
     }
     if ((v = space__json_get(n, "preset"))) {
         if (s->search != SPACE_SEARCH_TPE)
@@ -1654,12 +1658,6 @@ static int parse_points(struct pctx *c, space_t *sp, const sj_node_t *n)
     return 0;
 }
 
-const char *space_search_name(const space_settings_t *set)
-{
-    if (set->search != SPACE_SEARCH_TPE) return "random";
-    return set->search_preset == SPACE_TPE_BOHB ? "TPE (bohb)" : "TPE (optuna)";
-}
-
 static int parse_root(struct pctx *c, space_t *sp, const sj_node_t *root)
 {
     space_settings_t *s = &sp->set;
@@ -1770,15 +1768,17 @@ static int parse_root(struct pctx *c, space_t *sp, const sj_node_t *root)
     if ((rc = parse_command(c, s, space__json_get(root, "command")))) return rc;
     if ((rc = check_command(c, sp, space__json_get(root, "command")))) return rc;
     if ((rc = parse_search(c, s, space__json_get(root, "search")))) return rc;
-    if (s->search == SPACE_SEARCH_TPE && s->sched.type == SPACE_SCHED_PBT) {
+    if (space_searcher_adaptive(s) && s->sched.type == SPACE_SCHED_PBT) {
         /* Ray Tune refuses a search algorithm with PopulationBasedTraining too: PBT's exploit
          * and explore choose the configurations after the first ones, so a model of results
          * would be fitted to trials whose configuration changed under them. */
         const sj_node_t *se = space__json_get(root, "search");
+        const char *t = space__searcher_ops(s->search)->name;
         return at(c, se->off,
-                  "\"search\" tpe cannot be used with the pbt scheduler (PBT chooses the "
+                  "\"search\" %s cannot be used with the pbt scheduler (PBT chooses the "
                   "configurations by exploit and explore): remove \"search\" (random starting "
-                  "points; points_to_evaluate still works) or use asha with tpe");
+                  "points; points_to_evaluate still works) or use asha with %s",
+                  t, t);
     }
     if (s->search == SPACE_SEARCH_TPE) {
         add_note(sp, "\"search\" is tpe: each configuration is chosen when its trial launches, "
@@ -2104,8 +2104,8 @@ cJSON *space_settings_json(const space_t *s)
     cJSON *se = NULL;
     bad |= add(o, "search", se = cJSON_CreateObject());
     if (se) {
-        bad |=
-            add(se, "type", cJSON_CreateString(t->search == SPACE_SEARCH_TPE ? "tpe" : "random"));
+        const space__searcher_ops_t *ops = space__searcher_ops(t->search);
+        bad |= add(se, "type", cJSON_CreateString(ops ? ops->name : "random"));
         if (t->search == SPACE_SEARCH_TPE)
             bad |= add(se, "preset",
                        cJSON_CreateString(t->search_preset == SPACE_TPE_BOHB ? "bohb" : "optuna"));
