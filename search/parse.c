@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "search/render.h"
 #include "search/searcher_int.h"
 #include "search/space_int.h"
 

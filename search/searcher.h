@@ -3,7 +3,9 @@
  * ASHA's rungs, feeds it results and trial ends in arrival order, and asks it for each
  * trial's configuration at launch. Not for: parsing (space.h), the settings' meaning
  * (settings.h), or how a searcher models results (search/searcher_int.h lists the ops a
- * searcher implements; search/tpe.c is TPE's). */
+ * searcher implements; search/tpe.c is TPE's). Ownership: a searcher is the caller's from
+ * space_searcher_new to space_searcher_free and borrows its space, which must outlive it;
+ * configurations it suggests are the caller's. */
 #ifndef TUNE_SEARCHER_H
 #define TUNE_SEARCHER_H
 
@@ -12,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "search/settings.h"
 #include "search/space.h"
 
 /* ---- the searcher: random or TPE ------------------------------------------------------

@@ -1,6 +1,6 @@
 /* search internals: the position-tracking JSON reader, the parsed space and the
  * helpers the search/ files share. Not for: anything outside search/ (the public
- * contract is space.h); names here use the space__ prefix. */
+ * contract is space.h and its sibling headers); names here use the space__ prefix. */
 #ifndef TUNE_SPACE_INT_H
 #define TUNE_SPACE_INT_H
 
@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "search/settings.h"
 #include "search/space.h"
 
 /* ---- JSON reader (json.c) ----------------------------------------------------------

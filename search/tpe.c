@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/render.h"
 #include "search/searcher_int.h"
 #include "search/space_int.h"
 #include "search/tpe_int.h"

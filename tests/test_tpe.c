@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "search/space.h"
+#include "search/render.h"
+#include "search/searcher.h"
 #include "search/searcher_int.h"
+#include "search/settings.h"
+#include "search/space.h"
 #include "search/space_int.h"
 #include "search/tpe_int.h"
 #include "tinytest.h"
