@@ -163,7 +163,7 @@ const cJSON *space__lookup(const cJSON *obj, const char *name, size_t len, int *
 /* strtod in the C locale whatever LC_NUMERIC says (render.c). */
 double space__strtod(const char *s);
 
-/* ---- small helpers (parse.c) -------------------------------------------------------- */
+/* ---- small helpers (parse_util.c) -------------------------------------------------------- */
 /* The candidate closest to word by edit distance (case-insensitive, transpositions count
  * as one edit), or NULL when none is close enough to be a plausible typo. */
 const char *space__suggest(const char *word, const char *const *candidates, size_t n);
