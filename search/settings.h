@@ -87,7 +87,8 @@ typedef struct space_stop {
 /* At most this many "reporter" metric_columns. */
 #define SPACE_MAX_COLUMNS 8
 
-/* "search": {"type": ..., "preset": ...}: who chooses each trial's configuration. */
+/* "search": {"type": ..., "preset": ...}: who chooses each trial's configuration. Each
+ * type indexes search/searcher.c's table of searchers, whose names space.json spells. */
 typedef enum { SPACE_SEARCH_RANDOM = 0, SPACE_SEARCH_TPE = 1 } space_search_type_t;
 typedef enum { SPACE_TPE_OPTUNA = 0, SPACE_TPE_BOHB = 1 } space_tpe_preset_t;
 
