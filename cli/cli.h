@@ -11,6 +11,8 @@
 #include <cjson/cJSON.h>
 
 #include "scheduler/sched.h"
+#include "search/render.h"
+#include "search/settings.h"
 #include "search/space.h"
 #include "store/store.h"
 

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "search/render.h"
+#include "search/settings.h"
 #include "search/space.h"
 #include "trial/trial.h"
 

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "cli/curves.h"
+#include "search/render.h"
+#include "search/settings.h"
 #include "search/space.h"
 
 void cli_error(const char *fmt, ...)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "search/space.h"
+#include "search/render.h"
 
 enum fmt { FMT_TABLE, FMT_JSON, FMT_CSV };
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "search/settings.h"
 #include "search/space.h"
 #include "trial/trial.h"
 

@@ -5,7 +5,7 @@
 #include "cli/cli.h"
 #include "cli/canvas.h"
 #include "cli/curves.h"
-#include "search/space.h"
+#include "search/render.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "search/settings.h"
 #include "search/space.h"
 #include "sim/sim.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "search/space.h"
+#include "search/render.h"
 
 struct trow {
     int64_t trial_no;

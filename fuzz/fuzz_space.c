@@ -2,6 +2,8 @@
  * whole experiment file; when it parses, the first configurations are also sampled and
  * rendered into argv, so the sampler and the template renderer see fuzzed spaces too.
  * Not for: checking results (tests/test_search.c does); only "no crash, no leak, no UB". */
+#include "search/render.h"
+#include "search/settings.h"
 #include "search/space.h"
 
 #include <stdint.h>

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "scheduler/sched.h"
+#include "search/render.h"
+#include "search/settings.h"
 #include "search/space.h"
 #include "trial/trial.h"
 

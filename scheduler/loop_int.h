@@ -14,6 +14,9 @@
 #include <cjson/cJSON.h>
 
 #include "scheduler/sched.h"
+#include "search/render.h"
+#include "search/searcher.h"
+#include "search/settings.h"
 #include "search/space.h"
 #include "store/store.h"
 

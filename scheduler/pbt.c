@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "scheduler/sched_int.h"
-#include "search/space.h"
+#include "search/explore.h"
 
 struct ptrial {
     int64_t id;

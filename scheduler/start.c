@@ -387,7 +387,7 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
 static int make_searcher(struct sched_loop *L, char *err, size_t errlen)
 {
     const space_settings_t *set = L->set;
-    if (set->search != SPACE_SEARCH_TPE && set->npoints == 0) return 0;
+    if (!space_searcher_adaptive(set) && set->npoints == 0) return 0;
     space_search_opts_t so = {set->search, set->search_preset, set->mode == SPACE_MODE_MAX,
                               set->seed};
     if (space_searcher_new(L->o->space, &so, &L->searcher, err, errlen) != 0) return SCHED_EINVAL;

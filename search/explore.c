@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "search/explore.h"
+#include "search/render.h"
 #include "search/space_int.h"
 
 static double unit(const space_explore_opts_t *o)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/render.h"
 #include "search/space_int.h"
 
 /* snprintf and strtod follow LC_NUMERIC; a program that called setlocale(LC_ALL, "")

@@ -1,6 +1,6 @@
 /* search internals: the position-tracking JSON reader, the parsed space and the
  * helpers the search/ files share. Not for: anything outside search/ (the public
- * contract is space.h); names here use the space__ prefix. */
+ * contract is space.h and its sibling headers); names here use the space__ prefix. */
 #ifndef TUNE_SPACE_INT_H
 #define TUNE_SPACE_INT_H
 
@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "search/settings.h"
 #include "search/space.h"
 
 /* ---- JSON reader (json.c) ----------------------------------------------------------
@@ -162,7 +163,7 @@ const cJSON *space__lookup(const cJSON *obj, const char *name, size_t len, int *
 /* strtod in the C locale whatever LC_NUMERIC says (render.c). */
 double space__strtod(const char *s);
 
-/* ---- small helpers (parse.c) -------------------------------------------------------- */
+/* ---- small helpers (parse_util.c) -------------------------------------------------------- */
 /* The candidate closest to word by edit distance (case-insensitive, transpositions count
  * as one edit), or NULL when none is close enough to be a plausible typo. */
 const char *space__suggest(const char *word, const char *const *candidates, size_t n);

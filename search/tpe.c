@@ -1,12 +1,16 @@
-/* search/tpe.c: the searcher: which trials' results a TPE model is fitted on (ASHA's
- * rungs, as asynchronous BOHB), the good/bad split, and the presets' acquisition (Optuna
- * 3.1's TPESampler defaults, HpBandSter's BOHB). Not for: the densities themselves
- * (parzen.c), drawing random configurations (sample.c), or when to ask (the scheduler). */
+/* search/tpe.c: the TPE searcher, "search": {"type": "tpe"} (space__searcher_tpe, one row
+ * of searcher.c's table): which trials' results a TPE model is fitted on (ASHA's rungs, as
+ * asynchronous BOHB), the good/bad split, and the presets' acquisition (Optuna 3.1's
+ * TPESampler defaults, HpBandSter's BOHB). Not for: the densities themselves (parzen.c),
+ * drawing random configurations (sample.c), checking calls (searcher.c), or when to ask
+ * (the scheduler). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/render.h"
+#include "search/searcher_int.h"
 #include "search/space_int.h"
 #include "search/tpe_int.h"
 
@@ -24,25 +28,16 @@
 
 enum { ROLE_NONE = 0, ROLE_GOOD = 1, ROLE_BAD = 2 };
 
-/* One modelled parameter, in the scale Optuna models its counterpart in: log for log
- * kinds, a step q for stepped ones (the density is then a mass per cell), categories by
- * index. [low, high] are Optuna's "parzen bounds" (a half step or half unit beyond the
- * extreme values for stepped and integer kinds). */
-typedef struct tdim {
-    size_t param;
-    space_pkind_t kind;
-    size_t ncat;        /* choice: number of values */
-    double low, high;   /* parzen bounds, internal scale */
-    double q;           /* > 0: stepped (mass over [x - q/2, x + q/2]) */
-    double vlow, vhigh; /* smallest and largest value (stepped kinds: internal scale) */
-} tdim_t;
+/* One modelled parameter (searcher_int.h): its scale and Optuna's parzen bounds. */
+typedef space__searcher_dim_t tdim_t;
 
 typedef struct ranked {
     double key;
     size_t t;
 } ranked_t;
 
-struct space_searcher {
+/* The TPE searcher's state (the ops' void *). */
+typedef struct tpe {
     const space_t *s;
     space_search_opts_t o;
     tdim_t *dims;
@@ -50,7 +45,6 @@ struct space_searcher {
     size_t *ncat; /* per dim, for the KDE */
     double *rungs;
     size_t nrungs, nrv; /* nrv = max(1, nrungs): rung slots per trial */
-    int observed;
     /* per trial, indexed by trial_no, cap slots */
     size_t cap;
     unsigned char *known, *ended, *stopped, *role;
@@ -89,7 +83,7 @@ struct space_searcher {
     int incok;
     int exact_scores;        /* tests: every candidate's exact score, no bounds first */
     size_t n_cands, n_exact; /* candidates scored, and of them exactly (bad's log_pdf) */
-};
+} tpe_t;
 
 static void errf(char *err, size_t errlen, const char *fmt, const char *a)
 {
@@ -97,126 +91,25 @@ static void errf(char *err, size_t errlen, const char *fmt, const char *a)
 }
 
 /* ---- parameters ------------------------------------------------------------------------ */
-/* Fills d for parameter p; returns 0 when the parameter is not modelled (constants,
- * grid_search, randn and qrandn, which have no bounded Optuna counterpart and keep
- * space_sample's draw, and anything with a single value). */
-static int dim_of(const space_param_t *P, size_t p, tdim_t *d)
-{
-    memset(d, 0, sizeof *d);
-    d->param = p;
-    d->kind = P->kind;
-    const space_quant_t *qu = &P->qu;
-    switch (P->kind) {
-    case SPACE_P_UNIFORM: /* FloatDistribution(low, high) */
-        d->low = d->vlow = P->a;
-        d->high = d->vhigh = P->b;
-        break;
-    case SPACE_P_LOGUNIFORM: /* FloatDistribution(low, high, log=True) */
-        d->low = d->vlow = log(P->a);
-        d->high = d->vhigh = log(P->b);
-        break;
-    case SPACE_P_QUNIFORM:
-    case SPACE_P_QRANDINT: /* Float/IntDistribution(step=q): bounds widened by q/2 */
-        if (qu->kmax <= qu->kmin) return 0;
-        d->q = qu->q;
-        d->vlow = (double)qu->kmin * qu->q;
-        d->vhigh = (double)qu->kmax * qu->q;
-        d->low = d->vlow - 0.5 * d->q;
-        d->high = d->vhigh + 0.5 * d->q;
-        break;
-    case SPACE_P_RANDINT: /* IntDistribution(low, high - 1): Ray's high is exclusive */
-        if (P->ib - P->ia < 2) return 0;
-        d->q = 1;
-        d->vlow = (double)P->ia;
-        d->vhigh = (double)(P->ib - 1);
-        d->low = d->vlow - 0.5;
-        d->high = d->vhigh + 0.5;
-        break;
-    case SPACE_P_LOGRANDINT: /* IntDistribution(log=True): log(low - 0.5) .. log(high + 0.5) */
-        if (P->ib - P->ia < 2) return 0;
-        d->vlow = (double)P->ia;
-        d->vhigh = (double)(P->ib - 1);
-        d->low = log(d->vlow - 0.5);
-        d->high = log(d->vhigh + 0.5);
-        break;
-    case SPACE_P_QLOGUNIFORM:
-    case SPACE_P_QLOGRANDINT:
-        /* no Optuna kind is both: modelled as its log-integer case in units of q */
-        if (qu->kmax <= qu->kmin) return 0;
-        d->vlow = (double)qu->kmin * qu->q;
-        d->vhigh = (double)qu->kmax * qu->q;
-        d->low = log(d->vlow - 0.5 * qu->q);
-        d->high = log(d->vhigh + 0.5 * qu->q);
-        break;
-    case SPACE_P_CHOICE:
-        if (P->nvalues < 2) return 0;
-        d->ncat = P->nvalues;
-        break;
-    default:
-        return 0;
-    }
-    return d->ncat > 0 || d->high > d->low;
-}
-
 static int is_log_dim(const tdim_t *d)
 {
-    return d->kind == SPACE_P_LOGUNIFORM || d->kind == SPACE_P_LOGRANDINT ||
-           d->kind == SPACE_P_QLOGUNIFORM || d->kind == SPACE_P_QLOGRANDINT;
+    return space__searcher_dim_is_log(d);
 }
 
-static int64_t clamp_k(double k, int64_t kmin, int64_t kmax)
-{
-    if (!(k >= (double)kmin)) return kmin;
-    if (k > (double)kmax) return kmax;
-    return (int64_t)k;
-}
-
-/* An internal-scale draw turned into one of the parameter's values, rounded as Optuna's
- * _transform_from_uniform does (np.round: half to even, which nearbyint is too). */
 static double to_value(const space_t *s, const tdim_t *d, double u)
 {
-    const space_param_t *P = &s->params[d->param];
-    const space_quant_t *qu = &P->qu;
-    switch (d->kind) {
-    case SPACE_P_UNIFORM: {
-        double v = fmin(fmax(u, P->a), P->b);
-        return v >= P->b ? nextafter(P->b, P->a) : v; /* [low, high), as space_sample */
-    }
-    case SPACE_P_LOGUNIFORM:
-        return fmin(fmax(exp(u), P->a), P->b);
-    case SPACE_P_QUNIFORM:
-    case SPACE_P_QRANDINT:
-        return space__quant_value(
-            qu, clamp_k((double)qu->kmin + nearbyint((u - d->vlow) / d->q), qu->kmin, qu->kmax));
-    case SPACE_P_RANDINT:
-        return (double)clamp_k(d->vlow + nearbyint(u - d->vlow), P->ia, P->ib - 1);
-    case SPACE_P_LOGRANDINT:
-        return (double)clamp_k(nearbyint(exp(u)), P->ia, P->ib - 1);
-    case SPACE_P_QLOGUNIFORM:
-    case SPACE_P_QLOGRANDINT:
-        return space__quant_value(qu, clamp_k(nearbyint(exp(u) / qu->q), qu->kmin, qu->kmax));
-    default:
-        return u;
-    }
+    return space__searcher_dim_value(s, d, u);
 }
 
-/* A value's position in the internal scale (a choice's index), or NAN if it is not one. */
 static double to_internal(const space_t *s, const tdim_t *d, const cJSON *v)
 {
-    if (d->ncat > 0) {
-        double u;
-        if (space_param_unit(s, d->param, v, &u) != 0) return NAN;
-        return nearbyint(u * (double)(d->ncat - 1));
-    }
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) return NAN;
-    double x = v->valuedouble;
-    if (is_log_dim(d)) return x > 0 ? log(x) : NAN;
-    return x;
+    return space__searcher_dim_internal(s, d, v);
 }
 
 /* ---- construction ------------------------------------------------------------------- */
-void space_searcher_free(space_searcher_t *x)
+static void tpe_free(void *state)
 {
+    tpe_t *x = state;
     if (!x) return;
     for (size_t j = 0; j < x->nd; j++) {
         if (x->order) free(x->order[j]);
@@ -261,22 +154,14 @@ void space_searcher_free(space_searcher_t *x)
     free(x);
 }
 
-int space_searcher_new(const space_t *s, const space_search_opts_t *o, space_searcher_t **out,
-                       char *err, size_t errlen)
+static int tpe_create(const space_t *s, const space_search_opts_t *o, void **out, char *err,
+                      size_t errlen)
 {
-    if (!s || !o || !out) {
-        errf(err, errlen, "%s", "space_searcher_new: a space, options and an output are needed");
-        return SPACE_EINVAL;
-    }
-    if (o->type != SPACE_SEARCH_RANDOM && o->type != SPACE_SEARCH_TPE) {
-        errf(err, errlen, "%s", "unknown search type: use random or tpe");
-        return SPACE_EINVAL;
-    }
     if (o->preset != SPACE_TPE_OPTUNA && o->preset != SPACE_TPE_BOHB) {
         errf(err, errlen, "%s", "unknown TPE preset: use optuna or bohb");
         return SPACE_EINVAL;
     }
-    space_searcher_t *x = calloc(1, sizeof *x);
+    tpe_t *x = calloc(1, sizeof *x);
     if (!x) goto nomem;
     x->s = s;
     x->o = *o;
@@ -295,7 +180,7 @@ int space_searcher_new(const space_t *s, const space_search_opts_t *o, space_sea
         !x->sv || !x->sx)
         goto nomem;
     for (size_t p = 0; p < s->nparams; p++) {
-        if (dim_of(&s->params[p], p, &x->dims[x->nd])) {
+        if (space__searcher_dim_of(&s->params[p], p, &x->dims[x->nd])) {
             x->ncat[x->nd] = x->dims[x->nd].ncat;
             x->nd++;
         }
@@ -303,18 +188,15 @@ int space_searcher_new(const space_t *s, const space_search_opts_t *o, space_sea
     *out = x;
     return SPACE_OK;
 nomem:
-    space_searcher_free(x);
+    tpe_free(x);
     errf(err, errlen, "%s", "out of memory");
     return SPACE_ENOMEM;
 }
 
-int space_searcher_set_rungs(space_searcher_t *x, const double *milestones, size_t n)
+/* searcher.c has checked the milestones and that no result has arrived yet. */
+static int tpe_set_rungs(void *state, const double *milestones, size_t n)
 {
-    if (!x || x->observed || (n > 0 && !milestones)) return SPACE_EINVAL;
-    for (size_t i = 0; i < n; i++)
-        if (!(milestones[i] > 0) || !isfinite(milestones[i]) ||
-            (i > 0 && !(milestones[i] > milestones[i - 1])))
-            return SPACE_EINVAL;
+    tpe_t *x = state;
     double *r = n ? malloc(n * sizeof *r) : NULL;
     if (n && !r) return SPACE_ENOMEM;
     if (n) memcpy(r, milestones, n * sizeof *r);
@@ -343,7 +225,7 @@ int space_searcher_set_rungs(space_searcher_t *x, const double *milestones, size
 }
 
 /* Makes room for trial t. */
-static int grow(space_searcher_t *x, size_t t)
+static int grow(tpe_t *x, size_t t)
 {
     if (t < x->cap) return 0;
     size_t cap = x->cap ? x->cap : 64;
@@ -388,11 +270,10 @@ static int grow(space_searcher_t *x, size_t t)
 }
 
 /* ---- what the scheduler reports -------------------------------------------------------- */
-int space_searcher_observe(space_searcher_t *x, size_t trial_no, double time, double value)
+static int tpe_observe(void *state, size_t trial_no, double time, double value)
 {
-    if (!x) return SPACE_EINVAL;
+    tpe_t *x = state;
     if (grow(x, trial_no)) return SPACE_ENOMEM;
-    x->observed = 1;
     double *rv = x->rv + trial_no * x->nrv;
     size_t before = x->nrv_at[trial_no];
     if (x->nrungs == 0) {
@@ -410,16 +291,17 @@ int space_searcher_observe(space_searcher_t *x, size_t trial_no, double time, do
     return SPACE_OK;
 }
 
-void space_searcher_trial_end(space_searcher_t *x, size_t trial_no, int stopped_early)
+static void tpe_trial_end(void *state, size_t trial_no, int stopped_early)
 {
-    if (!x || grow(x, trial_no)) return;
+    tpe_t *x = state;
+    if (grow(x, trial_no)) return;
     x->ended[trial_no] = 1;
     x->stopped[trial_no] = stopped_early != 0;
 }
 
 /* Takes t out of, or puts it into, the per-dimension sorted orders (known[t]: 1 merged
  * into them, 2 waiting in pend). */
-static void unregister(space_searcher_t *x, size_t t)
+static void unregister(tpe_t *x, size_t t)
 {
     if (!x->known[t]) return;
     x->incok = 0; /* its values may change: the kept bad estimators may hold the old ones */
@@ -445,7 +327,7 @@ static void unregister(space_searcher_t *x, size_t t)
     x->nknown--;
 }
 
-static void register_trial(space_searcher_t *x, size_t t, const double *xi)
+static void register_trial(tpe_t *x, size_t t, const double *xi)
 {
     unregister(x, t);
     memcpy(x->x + t * x->nd, xi, x->nd * sizeof *xi);
@@ -462,7 +344,7 @@ static void register_trial(space_searcher_t *x, size_t t, const double *xi)
  * trial) as inserting them one by one would have: each sorted on its own (x->rk is free
  * scratch here), then merged from the back. */
 static int cmp_ranked(const void *a, const void *b);
-static void sync_orders(space_searcher_t *x)
+static void sync_orders(tpe_t *x)
 {
     if (x->npend == 0) return;
     size_t nd = x->nd, p = x->npend, nsorted = x->nknown - p;
@@ -490,13 +372,10 @@ static void sync_orders(space_searcher_t *x)
     x->npend = 0;
 }
 
-int space_searcher_add_trial(space_searcher_t *x, size_t trial_no, const cJSON *config, char *err,
-                             size_t errlen)
+static int tpe_add_trial(void *state, size_t trial_no, const cJSON *config, char *err,
+                         size_t errlen)
 {
-    if (!x || !cJSON_IsObject(config)) {
-        errf(err, errlen, "%s", "a configuration must be a JSON object");
-        return SPACE_EINVAL;
-    }
+    tpe_t *x = state;
     if (grow(x, trial_no)) {
         errf(err, errlen, "%s", "out of memory");
         return SPACE_ENOMEM;
@@ -517,7 +396,7 @@ int space_searcher_add_trial(space_searcher_t *x, size_t trial_no, const cJSON *
 
 /* ---- the good/bad split ------------------------------------------------------------- */
 /* Smaller is better; NaN is the worst. */
-static double key_of(const space_searcher_t *x, double v)
+static double key_of(const tpe_t *x, double v)
 {
     if (isnan(v)) return INFINITY;
     return x->o.mode_max ? -v : v;
@@ -555,7 +434,7 @@ typedef struct split {
 
 /* Chooses the rung and marks each trial's role; returns 0 when no rung has enough
  * results yet (*most = the largest count). `self` is the trial being suggested. */
-static int choose_split(space_searcher_t *x, size_t self, split_t *sp, size_t *most)
+static int choose_split(tpe_t *x, size_t self, split_t *sp, size_t *most)
 {
     size_t d = x->nd, need = 2 * (d + 1) > 10 ? 2 * (d + 1) : 10;
     size_t nrv = x->nrungs ? x->nrungs : 1;
@@ -629,9 +508,18 @@ static int choose_split(space_searcher_t *x, size_t self, split_t *sp, size_t *m
     return 1;
 }
 
-int space__searcher_split(space_searcher_t *x, size_t self, unsigned char *roles, size_t nroles,
+/* The TPE state behind a handle, or NULL when the handle is another searcher's: the test
+ * hooks below (tpe_int.h) look inside TPE only. */
+static tpe_t *tpe_of(const space_searcher_t *h)
+{
+    return h && h->ops == &space__searcher_tpe ? h->state : NULL;
+}
+
+int space__searcher_split(space_searcher_t *h, size_t self, unsigned char *roles, size_t nroles,
                           int *rung)
 {
+    tpe_t *x = tpe_of(h);
+    if (!x) return SPACE_EINVAL;
     split_t sp = {0};
     size_t most = 0;
     if (grow(x, self)) return SPACE_ENOMEM;
@@ -643,19 +531,22 @@ int space__searcher_split(space_searcher_t *x, size_t self, unsigned char *roles
     return SPACE_OK;
 }
 
-void space__searcher_exact_scores(space_searcher_t *x, int on)
+void space__searcher_exact_scores(space_searcher_t *h, int on)
 {
-    x->exact_scores = on;
+    tpe_t *x = tpe_of(h);
+    if (x) x->exact_scores = on;
 }
 
-void space__searcher_score_counts(const space_searcher_t *x, size_t *cands, size_t *exact)
+void space__searcher_score_counts(const space_searcher_t *h, size_t *cands, size_t *exact)
 {
-    *cands = x->n_cands;
-    *exact = x->n_exact;
+    const tpe_t *x = tpe_of(h);
+    *cands = x ? x->n_cands : 0;
+    *exact = x ? x->n_exact : 0;
 }
 
-const space__parzen_t *space__searcher_bad_estimator(const space_searcher_t *x, size_t j)
+const space__parzen_t *space__searcher_bad_estimator(const space_searcher_t *h, size_t j)
 {
+    const tpe_t *x = tpe_of(h);
     if (!x || j >= x->nd || x->dims[j].ncat > 0 || !x->incok) return NULL;
     return &x->inc[j].pe;
 }
@@ -749,7 +640,7 @@ static int best_candidate(space__parzen_t *good, space__parzen_t *bad, const dou
 /* Optuna 3.1 TPESampler.sample_independent for each modelled parameter: 24 candidates from
  * the good estimator, the one maximising log l(x) - log g(x) (the first on ties, as
  * np.argmax), evaluated at the rounded value as Optuna does. */
-static int suggest_optuna(space_searcher_t *x, space__rng_t *rng, double *val, double *xi)
+static int suggest_optuna(tpe_t *x, space__rng_t *rng, double *val, double *xi)
 {
     size_t nd = x->nd, ng = 0, nb = 0;
     double *gx = x->gx, *bx = x->bx, *bw = x->bw;
@@ -890,7 +781,7 @@ out:
  * (continuous: truncated normal in [0, 1] with bandwidth x 3; categorical: kept with
  * probability 1 - bw, else uniform), the one minimising max(1e-32, g) / max(l, 1e-32).
  * Returns 1 when it found one, 0 when BOHB would fall back to a random configuration. */
-static int suggest_bohb(space_searcher_t *x, space__rng_t *rng, double *val, double *xi, int *rc)
+static int suggest_bohb(tpe_t *x, space__rng_t *rng, double *val, double *xi, int *rc)
 {
     size_t nd = x->nd, ng = 0, nb = 0;
     double *gd = malloc((x->cap * nd + 1) * sizeof *gd),
@@ -979,7 +870,7 @@ static void whyf(char *why, size_t whylen, const char *fmt, ...)
 }
 
 /* Registers the modelled values of a space_sample configuration for trial t. */
-static int register_config(space_searcher_t *x, size_t t, const cJSON *cfg)
+static int register_config(tpe_t *x, size_t t, const cJSON *cfg)
 {
     double *xi = x->sx;
     for (size_t j = 0; j < x->nd; j++) {
@@ -990,21 +881,13 @@ static int register_config(space_searcher_t *x, size_t t, const cJSON *cfg)
     return 0;
 }
 
-int space_searcher_suggest(space_searcher_t *x, size_t trial_no, cJSON **config, char *why,
-                           size_t whylen, char *err, size_t errlen)
+static int tpe_suggest(void *state, size_t trial_no, cJSON **config, char *why, size_t whylen,
+                       char *err, size_t errlen)
 {
-    if (!x || !config) {
-        errf(err, errlen, "%s", "space_searcher_suggest: a searcher and an output are needed");
-        return SPACE_EINVAL;
-    }
+    tpe_t *x = state;
     cJSON *cfg = NULL;
     int rc = space_sample(x->s, trial_no, &cfg, err, errlen);
     if (rc) return rc;
-    if (x->o.type == SPACE_SEARCH_RANDOM) {
-        whyf(why, whylen, "random");
-        *config = cfg;
-        return SPACE_OK;
-    }
     const char *preset = x->o.preset == SPACE_TPE_OPTUNA ? "optuna" : "bohb";
     if (grow(x, trial_no)) goto nomem;
     size_t nd = x->nd, most = 0;
@@ -1063,3 +946,21 @@ nomem:
     errf(err, errlen, "%s", "out of memory");
     return SPACE_ENOMEM;
 }
+
+static const char *tpe_label(const space_settings_t *set)
+{
+    return set->search_preset == SPACE_TPE_BOHB ? "TPE (bohb)" : "TPE (optuna)";
+}
+
+const space__searcher_ops_t space__searcher_tpe = {
+    .name = "tpe",
+    .adaptive = 1,
+    .label = tpe_label,
+    .create = tpe_create,
+    .free = tpe_free,
+    .set_rungs = tpe_set_rungs,
+    .observe = tpe_observe,
+    .trial_end = tpe_trial_end,
+    .add_trial = tpe_add_trial,
+    .suggest = tpe_suggest,
+};

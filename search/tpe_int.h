@@ -1,7 +1,7 @@
 /* search internals of the TPE searcher: its random stream, the special functions written
  * here so results do not depend on the C library, Optuna's univariate Parzen estimator and
  * HpBandSter's (statsmodels') multivariate KDE. Not for: anything outside search/ and its
- * tests (the public contract is the space_searcher_* section of space.h). */
+ * tests (the public contract is searcher.h). */
 #ifndef TUNE_TPE_INT_H
 #define TUNE_TPE_INT_H
 

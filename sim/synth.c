@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/render.h"
+#include "search/settings.h"
 #include "search/space.h"
 #include "sim/sim_int.h"
 

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "search/render.h"
+#include "search/settings.h"
 #include "search/space.h"
 #include "sim/sim_int.h"
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "scheduler/sched.h"
+#include "search/settings.h"
 #include "search/space.h"
 #include "store/store.h"
 #include "testdb.h"

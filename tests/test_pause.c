@@ -13,6 +13,7 @@
 
 #include "e2e.h"
 #include "scheduler/sched.h"
+#include "search/settings.h"
 #include "search/space.h"
 #include "store/store.h"
 #include "scripted.h"

@@ -9,6 +9,8 @@
 
 #include "e2e.h"
 #include "scheduler/sched.h"
+#include "search/explore.h"
+#include "search/render.h"
 #include "search/space.h"
 
 #include <dirent.h>

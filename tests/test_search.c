@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "search/render.h"
+#include "search/settings.h"
 #include "search/space.h"
 #include "tinytest.h"
 

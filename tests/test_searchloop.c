@@ -5,6 +5,8 @@
  * random on a real run, and `tune simulate` with TPE. Not for the searcher's own maths
  * (tests/test_tpe.c). */
 #include "e2e.h"
+#include "search/searcher.h"
+#include "search/settings.h"
 #include "search/space.h"
 #include "store/store.h"
 #include "tinytest.h"

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "search/render.h"
 #include "search/space.h"
 #include "sim/sim.h"
 #include "tinytest.h"

@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/render.h"
+#include "search/searcher.h"
+#include "search/searcher_int.h"
+#include "search/settings.h"
 #include "search/space.h"
 #include "search/space_int.h"
 #include "search/tpe_int.h"
@@ -1368,6 +1372,105 @@ TEST(bad_calls_are_refused_with_a_reason)
     CHECK_STR(g_err, "unknown search type: use random or tpe");
     space_searcher_free(x);
     space_free(s);
+}
+
+/* ---- the searcher interface ----------------------------------------------------------------- */
+/* One scripted experiment through every space_searcher_* call: ASHA's rungs, a point added
+ * as points_to_evaluate would (trial 0), results in an interleaved arrival order, early
+ * stops, and suggestions' configurations and reasons folded into an FNV-1a digest. The
+ * digests were taken before the searchers moved behind their ops table (search/searcher.c),
+ * so random and TPE still answer the very same sequence through it. */
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return (h ^ '\n') * 0x100000001b3ULL;
+}
+
+static uint64_t scripted_digest(space_search_type_t type, space_tpe_preset_t preset, int *modelled)
+{
+    enum { N = 120 };
+    space_t *s = parse_space(g_lr, N, 17);
+    if (!s) return 0;
+    space_search_opts_t o = {type, preset, 1, 17};
+    space_searcher_t *x = NULL;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    double ms[3] = {1, 3, 9};
+    if (space_searcher_new(s, &o, &x, g_err, sizeof g_err) || space_searcher_set_rungs(x, ms, 3))
+        goto out;
+    cJSON *pt = cJSON_Parse("{\"lr\": 0.001, \"opt\": \"adam\", \"layers\": 4}");
+    int rc = space_searcher_add_trial(x, 0, pt, g_err, sizeof g_err);
+    cJSON_Delete(pt);
+    if (rc) goto out;
+    for (size_t t = 1; t < N; t++) {
+        cJSON *c = NULL;
+        char why[256];
+        if (space_searcher_suggest(x, t, &c, why, sizeof why, g_err, sizeof g_err)) goto out;
+        char *p = space_json_print(c);
+        h = fnv(fnv(h, p), why);
+        *modelled += strncmp(why, "TPE", 3) == 0;
+        free(p);
+        /* the trial three back reports now, up to a rung that depends on its result */
+        if (t >= 3) {
+            size_t u = t - 3;
+            cJSON *cu = NULL;
+            if (space_sample(s, u, &cu, g_err, sizeof g_err)) goto out;
+            double f = objective(u == 0 ? c : cu) + 0.01 * (double)(u % 7);
+            cJSON_Delete(cu);
+            double stop_at = u % 4 == 0 ? 1 : u % 4 == 1 ? 3 : 9;
+            for (double tm = 1; tm <= stop_at; tm += 1)
+                space_searcher_observe(x, u, tm, u % 11 == 5 ? NAN : f + 1.0 / tm);
+            space_searcher_trial_end(x, u, stop_at < 9);
+        }
+        cJSON_Delete(c);
+    }
+out:
+    space_searcher_free(x);
+    space_free(s);
+    return h;
+}
+
+TEST(searchers_answer_a_scripted_sequence_as_before)
+{
+    int mr = 0, mt = 0, mb = 0;
+    uint64_t r = scripted_digest(SPACE_SEARCH_RANDOM, SPACE_TPE_OPTUNA, &mr);
+    uint64_t t = scripted_digest(SPACE_SEARCH_TPE, SPACE_TPE_OPTUNA, &mt);
+    uint64_t b = scripted_digest(SPACE_SEARCH_TPE, SPACE_TPE_BOHB, &mb);
+    fprintf(stderr, "digests: random %016llx, optuna %016llx (%d modelled), bohb %016llx (%d)\n",
+            (unsigned long long)r, (unsigned long long)t, mt, (unsigned long long)b, mb);
+    CHECK(r == 0x71d534191c28e48aULL);
+    CHECK(t == 0xfa4f3b4695918568ULL);
+    CHECK(b == 0xaddc9b7123af2ff8ULL);
+    CHECK_EQ_INT(mr, 0);
+    CHECK_EQ_INT(mt, 107);
+    CHECK_EQ_INT(mb, 72);
+}
+
+/* Every row of the searchers' table (search/searcher.c) is complete, found by its name, and
+ * can be driven through space_searcher_* from creation to free. */
+TEST(every_searcher_in_the_table_is_driven_through_the_interface)
+{
+    const char *names[16];
+    size_t n = space__searcher_names(names, 16);
+    REQUIRE(n >= 2 && n <= 16);
+    CHECK_EQ_INT(space__searcher_find("random"), SPACE_SEARCH_RANDOM);
+    CHECK_EQ_INT(space__searcher_find("tpe"), SPACE_SEARCH_TPE);
+    CHECK_EQ_INT(space__searcher_find("bayes"), -1);
+    CHECK(space__searcher_ops((space_search_type_t)n) == NULL);
+    char list[256];
+    CHECK_STR(space__searcher_list(list, sizeof list, 1), "\"random\" or \"tpe\"");
+    for (size_t i = 0; i < n; i++) {
+        const space__searcher_ops_t *ops = space__searcher_ops((space_search_type_t)i);
+        REQUIRE(ops);
+        CHECK(ops->name && ops->create && ops->free && ops->set_rungs && ops->observe &&
+              ops->trial_end && ops->add_trial && ops->suggest);
+        CHECK_EQ_INT(space__searcher_find(names[i]), (long long)i);
+        int modelled = 0;
+        CHECK(scripted_digest((space_search_type_t)i, SPACE_TPE_OPTUNA, &modelled) != 0);
+        space_settings_t set = {.search = (space_search_type_t)i};
+        CHECK_EQ_INT(space_searcher_adaptive(&set), ops->adaptive);
+        CHECK_EQ_INT(modelled > 0, ops->adaptive); /* random never models, TPE does */
+    }
 }
 
 TT_MAIN

@@ -6,6 +6,7 @@
 #include "tinytest.h"
 
 #include "scheduler/sched.h"
+#include "search/settings.h"
 #include "search/space.h"
 #include "store/store.h"
 

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "search/searcher.h"
+#include "search/settings.h"
 #include "search/space.h"
 
 /* The ten parameters of optuna_tpe_time.py: every kind the searcher models. */

@@ -23,6 +23,7 @@
 #include "bench/bench_common.h"
 #include "bench/tuner/floor_sql.h"
 #include "scheduler/sched.h"
+#include "search/settings.h"
 #include "search/space.h"
 #include "store/store.h"
 #include "trial/trial.h"
