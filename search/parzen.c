@@ -1,19 +1,17 @@
-/* search/parzen.c: the density estimates the TPE searcher compares: Optuna 3.1's
- * univariate Parzen estimator and HpBandSter's multivariate KDE (statsmodels'
- * KDEMultivariate), plus the random stream and special functions they draw with. Not
- * for: deciding which observations go into a model (tpe.c) or drawing whole
- * configurations (sample.c). Learnt from the sources named at each function; no code
- * copied. */
+/* search/parzen.c: Optuna 3.1's univariate Parzen estimator, the density the TPE
+ * searcher's optuna preset compares, in its four forms (the fit and the naive sum, the
+ * windowed sums, the kept estimator, single-precision bounds). Not for: deciding which
+ * observations go into a model (tpe.c), drawing whole configurations (sample.c), the
+ * special functions (special.c) or BOHB's KDE (kde.c). Learnt from the sources named at
+ * each function; no code copied. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "search/space_int.h"
+#include "search/special_int.h"
 #include "search/tpe_int.h"
 
-#define SQRT_PI 1.7724538509055160273
-#define SQRT_2 1.4142135623730950488
-#define SQRT_2PI 2.5066282746310005024
 /* The windowed walk's block: components are summed PZ_BLOCK at a time, and the stopping
  * test runs between blocks. 32: at 10,000 observations a window holds about 1,500
  * components, so a longer step overshoots little and each call does more work.
@@ -41,166 +39,6 @@
 struct space__pz_memo {
     double x, mu, sigma, v;
 };
-
-/* ---- random stream ------------------------------------------------------------------- */
-void space__rng_seed(space__rng_t *r, uint64_t seed, uint64_t trial_no)
-{
-    /* "tpe" in the key keeps these streams apart from sample.c's (seed, index, param) */
-    uint64_t key = space__mix64(seed + SPACE__GOLDEN);
-    key = space__mix64(key ^ (trial_no + 5 * SPACE__GOLDEN));
-    key = space__mix64(key ^ 0x747065ULL);
-    space__rng_key(r, key);
-}
-
-/* Copies of a hot loop for AVX-512 and AVX2, chosen at load time where the CPU has them
- * (8 or 4 lanes instead of SSE2's 2). Only for loops whose operations are the same IEEE
- * operations in every copy (no fused multiply-adds: -ffp-contract=off), so the results
- * do not depend on the CPU. */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute) && !defined(TUNE_PORTABLE)
-#if __has_attribute(target_clones)
-#define PZ_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#ifndef PZ_CLONES
-#define PZ_CLONES
-#endif
-
-/* Eight running sums, element i into sum i mod 8, then added as a tree: no chain of n
- * dependent additions (4 cycles each), and the order does not depend on how a compiler
- * vectorises it. Every total of weights that must agree bit for bit uses this one. The
- * sums are variables, not an array: an array of them stayed in memory. */
-PZ_CLONES static double sum8(const double *restrict v, size_t n)
-{
-    double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        a0 += v[i], a1 += v[i + 1], a2 += v[i + 2], a3 += v[i + 3];
-        a4 += v[i + 4], a5 += v[i + 5], a6 += v[i + 6], a7 += v[i + 7];
-    }
-    double t[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (size_t j = 0; i < n; i++, j++)
-        t[j] = v[i];
-    a0 += t[0], a1 += t[1], a2 += t[2], a3 += t[3], a4 += t[4], a5 += t[5], a6 += t[6];
-    a7 += t[7];
-    return ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7));
-}
-
-double space__sum(const double *v, size_t n)
-{
-    return sum8(v, n);
-}
-
-/* ---- special functions --------------------------------------------------------------
- * erfc from two classical expansions, so no libm erf/erfc decides a suggestion:
- * below 2 the all-positive series erf(x) = 2/sqrt(pi) e^(-x^2) sum (2x^2)^n x /
- * (1*3*...*(2n+1)) (no cancellation), above it Laplace's continued fraction
- * erfc(x) = e^(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))), evaluated
- * backwards from a fixed depth that has converged to double precision at that x. */
-double space__erfc(double x)
-{
-    if (isnan(x)) return x;
-    if (x < 0) return 2.0 - space__erfc(-x);
-    double x2 = x * x;
-    if (x < 2.0) {
-        double t = x, sum = x;
-        for (int n = 1; n < 100; n++) {
-            t *= 2.0 * x2 / (2 * n + 1);
-            sum += t;
-            if (t < sum * 1e-17) break;
-        }
-        return 1.0 - 2.0 / SQRT_PI * exp(-x2) * sum;
-    }
-    if (x > 27.3) return 0.0; /* below the smallest subnormal */
-    int depth = x < 2.5 ? 48 : x < 3.0 ? 40 : x < 4.0 ? 28 : x < 6.0 ? 20 : 12;
-    double f = x;
-    for (int n = depth; n >= 1; n--)
-        f = x + (0.5 * n) / f;
-    return exp(-x2) / SQRT_PI / f;
-}
-
-double space__ndtr(double x)
-{
-    return 0.5 * space__erfc(-x / SQRT_2);
-}
-
-/* Acklam's rational approximation (relative error 1.15e-9), then one Halley step against
- * space__ndtr, which brings it to double precision. */
-double space__ndtri(double p)
-{
-    static const double a[6] = {-3.969683028665376e+01, 2.209460984245205e+02,
-                                -2.759285104469687e+02, 1.383577518672690e+02,
-                                -3.066479806614716e+01, 2.506628277459239e+00};
-    static const double b[5] = {-5.447609879822406e+01, 1.615858368580409e+02,
-                                -1.556989798598866e+02, 6.680131188771972e+01,
-                                -1.328068155288572e+01};
-    static const double c[6] = {-7.784894002430293e-03, -3.223964580411365e-01,
-                                -2.400758277161838e+00, -2.549732539343734e+00,
-                                4.374664141464968e+00,  2.938163982698783e+00};
-    static const double d[4] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
-                                3.754408661907416e+00};
-    if (!(p > 0)) return -INFINITY;
-    if (!(p < 1)) return INFINITY;
-    double x;
-    if (p < 0.02425 || p > 1 - 0.02425) {
-        double pp = p < 0.5 ? p : 1 - p;
-        double q = sqrt(-2 * log(pp));
-        x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-            ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
-        if (p > 0.5) x = -x;
-    } else {
-        double q = p - 0.5, r = q * q;
-        x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
-            (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
-    }
-    /* Halley's step on the tail that is small, so the residual keeps its precision */
-    double e = x <= 0 ? space__ndtr(x) - p : (1 - p) - space__ndtr(-x);
-    double u = e * SQRT_2PI * exp(0.5 * x * x);
-    return x - u / (1 + 0.5 * x * u);
-}
-
-/* Mass of the standard normal in [a, b], taken on the side where it is a small
- * difference of small numbers (as Optuna's _log_gauss_mass does). */
-static double gauss_mass(double a, double b)
-{
-    if (a >= 0) return space__ndtr(-a) - space__ndtr(-b);
-    if (b <= 0) return space__ndtr(b) - space__ndtr(a);
-    return 1.0 - space__ndtr(a) - space__ndtr(-b);
-}
-
-/* The two normal masses a draw truncated to [a, b] inverts between, which depend only on
- * (a, b): kept per component by space__parzen_sample, so 24 draws from 26 components do
- * not recompute them. c[0] = c[1] = -1 when both cut tails are negligible. */
-static void truncnorm_cdfs(double a, double b, double c[2])
-{
-    if (a < -8.5 && b > 8.5) { /* both cut tails below 1e-17: the truncation cannot move a draw */
-        c[0] = c[1] = -1;
-    } else if (a >= 0) { /* right tail: the upper tail keeps its precision */
-        c[0] = space__ndtr(-a), c[1] = space__ndtr(-b);
-    } else {
-        c[0] = space__ndtr(a), c[1] = space__ndtr(b);
-    }
-}
-
-static double truncnorm_invert(double u, double a, double b, const double c[2])
-{
-    double x;
-    if (c[0] < 0)
-        x = space__ndtri(u > 0 ? u : 0x1.0p-60);
-    else if (a >= 0)
-        x = -space__ndtri(c[0] - u * (c[0] - c[1]));
-    else
-        x = space__ndtri(c[0] + u * (c[1] - c[0]));
-    if (!(x >= a)) x = a; /* also when the mass underflowed */
-    if (x > b) x = b;
-    return x;
-}
-
-double space__truncnorm_draw(space__rng_t *r, double a, double b)
-{
-    double u = space__rng_uniform(r), c[2];
-    truncnorm_cdfs(a, b, c);
-    return truncnorm_invert(u, a, b, c);
-}
 
 /* ---- Optuna 3.1's univariate Parzen estimator ------------------------------------------ */
 static double comp_z(const space__parzen_t *pe, double mu, double sigma);
@@ -271,7 +109,7 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
  * give the same bits. */
 /* One block's weight and largest sigma, each as a fixed tree over its 32 components (a
  * max is exact in any order; the sum's order is this one in both fits). */
-PZ_CLONES
+SPACE__CLONES
 static void block_stats(const double *restrict w, const double *restrict sg, double *sum,
                         double *max)
 {
@@ -789,7 +627,7 @@ int space__parzen_inc_remove(space__parzen_inc_t *in, double v, size_t id)
 /* The weights' passes of a weighing: no pointer here aliases another (restrict), so the
  * multiplications vectorise; the AVX-512 and AVX2 copies also gather rr. The same
  * operations in every copy, so the same results. */
-PZ_CLONES
+SPACE__CLONES
 static void inc_gather(double *restrict rr, const double *restrict rw_by_id,
                        const size_t *restrict rid, size_t n)
 {
@@ -797,7 +635,7 @@ static void inc_gather(double *restrict rr, const double *restrict rw_by_id,
         rr[i] = rw_by_id[rid[i]];
 }
 
-PZ_CLONES
+SPACE__CLONES
 static void inc_scale(double *restrict w, const double *restrict rr, double inv, size_t n)
 {
     for (size_t c = 0; c < n; c++)
@@ -806,8 +644,9 @@ static void inc_scale(double *restrict w, const double *restrict rr, double inv,
 
 /* The crude sums' coefficients: w czi (times isg unless NULL: Optuna 3.1.0's unscaled
  * density), in single precision. */
-PZ_CLONES static void inc_fcoef(float *restrict fcoef, const double *restrict w,
-                                const double *restrict czi, const double *restrict isg, size_t m)
+SPACE__CLONES static void inc_fcoef(float *restrict fcoef, const double *restrict w,
+                                    const double *restrict czi, const double *restrict isg,
+                                    size_t m)
 {
     if (!isg) {
         for (size_t c = 0; c < m; c++)
@@ -874,8 +713,8 @@ int space__parzen_inc_rank_one(space__parzen_inc_t *in, double v, size_t id, uin
 
 /* rr[i] = Optuna's default_weights of age rank[i], as the searcher writes them by trial
  * (the same operations), with no gathering by trial. */
-PZ_CLONES static void inc_ramp(double *restrict rr, const uint32_t *restrict rank, size_t n,
-                               double w0, double step, size_t ramp)
+SPACE__CLONES static void inc_ramp(double *restrict rr, const uint32_t *restrict rank, size_t n,
+                                   double w0, double step, size_t ramp)
 {
     /* in doubles (ranks are exact in them): an integer compare made the loop branch */
     double rampd = (double)ramp;
@@ -887,8 +726,8 @@ PZ_CLONES static void inc_ramp(double *restrict rr, const uint32_t *restrict ran
 
 /* w[i] = rr[i] x inv straight from the ranks, for an estimator that merges nothing: the
  * same values as inc_ramp then inc_scale, one pass fewer. */
-PZ_CLONES static void inc_ramp_scale(double *restrict w, const uint32_t *restrict rank, size_t n,
-                                     double w0, double step, size_t ramp, double inv)
+SPACE__CLONES static void inc_ramp_scale(double *restrict w, const uint32_t *restrict rank,
+                                         size_t n, double w0, double step, size_t ramp, double inv)
 {
     double rampd = (double)ramp;
     for (size_t i = 0; i < n; i++) {
@@ -918,10 +757,10 @@ static double comp_pdf(const space__parzen_t *pe, double x, double mu, double si
 {
     if (pe->q > 0) {
         double ub = fmin(x + 0.5 * pe->q, pe->high), lb = fmax(x - 0.5 * pe->q, pe->low);
-        return gauss_mass((lb - mu) / sigma, (ub - mu) / sigma) / z;
+        return space__gauss_mass((lb - mu) / sigma, (ub - mu) / sigma) / z;
     }
     double t = (x - mu) / sigma;
-    return exp(-0.5 * t * t) / (SQRT_2PI * (pe->optuna31_unscaled ? 1.0 : sigma) * z);
+    return exp(-0.5 * t * t) / (SPACE__SQRT_2PI * (pe->optuna31_unscaled ? 1.0 : sigma) * z);
 }
 
 static double comp_z(const space__parzen_t *pe, double mu, double sigma)
@@ -932,7 +771,7 @@ static double comp_z(const space__parzen_t *pe, double mu, double sigma)
     double a = (pe->low - mu) / sigma, b = (pe->high - mu) / sigma;
     /* beyond 9 sd the missing tail is below 1.2e-19: the mass is 1 in double */
     if (a < -9 && b > 9) return 1.0;
-    return gauss_mass(a, b);
+    return space__gauss_mass(a, b);
 }
 
 struct space__pz_memo *space__pz_memo_new(void)
@@ -957,54 +796,14 @@ static double term(space__parzen_t *pe, size_t k, double x)
     return pe->w[k] * e->v;
 }
 
-/* e^x for x <= 0, written out so the windowed sums' exponentials vectorise and do not
- * depend on the C library: Cody and Waite's reduction x = k ln2 + r (|r| <= ln2/2, ln2 in
- * two parts, the first with 21 trailing zero bits so k ln2hi is exact for |k| < 2^21),
- * e^r by its Taylor polynomial to degree 13 (truncation below 4e-18 relative), 2^k put
- * into the exponent bits and 0 below 2^-1022. Within 1 ulp of the correctly rounded
- * value (checked against the C library's exp over [-700, 0] in tpe.exp_nonpos_accuracy).
- * No branch: each step is the same IEEE operation whether a compiler vectorises it or
- * not, so the result does not depend on the vector width. Valid for -1e15 < x <= 0. */
-static inline double exp_nonpos(double x)
-{
-    const double log2e = 1.4426950408889634074, shift = 0x1.8p52;
-    const double ln2hi = 6.93147180369123816490e-01, ln2lo = 1.90821492927058770002e-10;
-    double kd = x * log2e + shift; /* k, rounded to nearest, in the low bits */
-    uint64_t kb;
-    memcpy(&kb, &kd, sizeof kb);
-    kd -= shift;
-    double r = (x - kd * ln2hi) - kd * ln2lo;
-    /* Estrin's scheme: pairs of coefficients, then pairs of pairs; a shorter chain of
-     * dependent operations than Horner's, which is what bounds a vectorised loop */
-    double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
-    double a1 = 0.5 + r * (1.0 / 6.0), a2 = 1.0 / 24.0 + r * (1.0 / 120.0);
-    double a3 = 1.0 / 720.0 + r * (1.0 / 5040.0), a4 = 1.0 / 40320.0 + r * (1.0 / 362880.0);
-    double a5 = 1.0 / 3628800.0 + r * (1.0 / 39916800.0);
-    double a6 = 1.0 / 479001600.0 + r * (1.0 / 6227020800.0);
-    double b1 = a1 + r2 * a2, b2 = a3 + r2 * a4, b3 = a5 + r2 * a6;
-    double q = (b1 + r4 * b2) + r8 * b3; /* sum over i >= 2 of r^(i-2) / i! */
-    double p = 1.0 + (r + r2 * q);
-    /* k + 1023, the biased exponent; zero (the result 0) when it is not positive */
-    uint64_t kk = kb - 0x4338000000000000ULL + 1023;
-    uint64_t sb = (kk << 52) & ((kk >> 63) - 1);
-    double sc;
-    memcpy(&sc, &sb, sizeof sc);
-    return p * sc;
-}
-
-double space__exp_nonpos(double x)
-{
-    return exp_nonpos(x);
-}
-
 /* The sum over a block of PZ_BLOCK components of coef_i exp(-t^2 / 2),
  * t = (x - mu[i]) isg[i], coef_i = w[i] czi[i] (times isg[i] unless Optuna 3.1.0's unscaled
  * density): a fixed count and no aliasing, which is what lets -O2 vectorise it, and the
  * products added as a fixed tree (i with i + 16, then + 8, + 4, + 2, + 1) instead of one
  * after another: a chain of dependent additions was a fifth of a suggestion's time, and
  * the tree's order does not depend on the vector width. The same operations in every
- * copy (PZ_CLONES), so the same results on every CPU. */
-PZ_CLONES
+ * copy (SPACE__CLONES), so the same results on every CPU. */
+SPACE__CLONES
 static double sum_block(const double *restrict mu, const double *restrict isg,
                         const double *restrict w, const double *restrict czi, int unscaled,
                         double x)
@@ -1013,12 +812,12 @@ static double sum_block(const double *restrict mu, const double *restrict isg,
     if (unscaled) { /* two loops: a choice inside one kept it from vectorising */
         for (int i = 0; i < PZ_BLOCK; i++) {
             double t = (x - mu[i]) * isg[i];
-            p[i] = (w[i] * czi[i]) * exp_nonpos(-0.5 * t * t);
+            p[i] = (w[i] * czi[i]) * space__exp_nonpos_inl(-0.5 * t * t);
         }
     } else {
         for (int i = 0; i < PZ_BLOCK; i++) {
             double t = (x - mu[i]) * isg[i];
-            p[i] = ((w[i] * czi[i]) * isg[i]) * exp_nonpos(-0.5 * t * t);
+            p[i] = ((w[i] * czi[i]) * isg[i]) * space__exp_nonpos_inl(-0.5 * t * t);
         }
     }
     double sum;
@@ -1030,7 +829,7 @@ static double sum_block(const double *restrict mu, const double *restrict isg,
  * 1 / sigma unless Optuna 3.1.0's unscaled density): czi stays from fit to fit. */
 static double comp_czi(const space__parzen_t *pe, size_t k)
 {
-    return 1.0 / (SQRT_2PI * pe->z[k]);
+    return 1.0 / (SPACE__SQRT_2PI * pe->z[k]);
 }
 
 static double comp_isg(const space__parzen_t *pe, double sigma)
@@ -1088,33 +887,13 @@ double space__parzen_log_pdf_naive(space__parzen_t *pe, double x)
     return log(s);
 }
 
-/* e^y for y in [-50, 0] in single precision, within 4e-6 relative (Taylor to degree 5
- * after the reduction y = k ln2 + r; 2^k through the exponent bits): the crude sums'
- * exponential, and the walk's stopping test's. */
-static inline float crude_exp(float y)
-{
-    /* y in [-50, 0]: y = k ln2 + r, k = round(y / ln2), 2^k through the exponent bits */
-    const float log2e = 1.44269504f, shift = 12582912.0f; /* 1.5 x 2^23 */
-    const float ln2hi = 0.693145752f, ln2lo = 1.42860677e-06f;
-    float kf = y * log2e + shift;
-    uint32_t kb;
-    memcpy(&kb, &kf, sizeof kb);
-    kf -= shift;
-    float r = (y - kf * ln2hi) - kf * ln2lo;
-    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120)))));
-    uint32_t sb = (kb - 0x4B400000u + 127u) << 23; /* k + 127 > 0 for k >= -73 */
-    float sc;
-    memcpy(&sc, &sb, sizeof sc);
-    return p * sc;
-}
-
 /* An upper bound on e^y for y <= 0, for the walk's stopping test: the single-precision
  * exponential with room for its error and for rounding y to float (5e-6 relative at
  * most; 2e-3 allowed), and e^-50 for anything below -50. */
 static inline double tail_exp(double y)
 {
     float yf = y > -50.0 ? (float)y : -50.0f;
-    return (double)crude_exp(yf) * 1.002;
+    return (double)space__crude_expf(yf) * 1.002;
 }
 
 /* Walks outwards from x over the means in blocks, on each side until the components not
@@ -1162,9 +941,9 @@ walk(space__parzen_t *pe, double x, double tol, pz_block_fn sum, double *tails)
     }
     size_t r = lo, l = lo; /* next to visit: r going up, l - 1 going down */
     double s = prior_term(pe, x), half = 0.5 * pe->q, tail_r = 0, tail_l = 0;
-    double peak = pe->q > 0               ? ZINV * pe->q / (SQRT_2PI * pe->minsigma)
-                  : pe->optuna31_unscaled ? ZINV / SQRT_2PI
-                                          : ZINV / (SQRT_2PI * pe->minsigma);
+    double peak = pe->q > 0               ? ZINV * pe->q / (SPACE__SQRT_2PI * pe->minsigma)
+                  : pe->optuna31_unscaled ? ZINV / SPACE__SQRT_2PI
+                                          : ZINV / (SPACE__SQRT_2PI * pe->minsigma);
     /* stepped: few components, each two erfc, so a shorter step overshoots less */
     size_t step = pe->q > 0 ? 8 : PZ_BLOCK;
     int ldone = l == 0, rdone = r == n;
@@ -1234,7 +1013,7 @@ double space__parzen_log_pdf(space__parzen_t *pe, double x)
 #define PZ_CRUDE_TOL 1e-3 /* the crude walk's window: what it leaves out goes into hi */
 #define PZ_CRUDE_YMIN -50.0f
 
-PZ_CLONES
+SPACE__CLONES
 static double crude_block(const float *restrict m, const float *restrict isg,
                           const float *restrict coef, float xs)
 {
@@ -1246,7 +1025,7 @@ static double crude_block(const float *restrict m, const float *restrict isg,
          * comparison here made some compilers branch around the exponential, and a loop
          * with a branch does not vectorise */
         y = 0.5f * ((y + PZ_CRUDE_YMIN) + fabsf(y - PZ_CRUDE_YMIN));
-        p[i] = coef[i] * crude_exp(y);
+        p[i] = coef[i] * space__crude_expf(y);
     }
     float sum;
     PZ_TREE32(p, sum);
@@ -1282,7 +1061,8 @@ void space__parzen_log_pdf_bounds(space__parzen_t *pe, double x, double *lo, dou
      * clamp added; the exact walk's own window and rounding (relative 1e-11 at most) and
      * the bounds' own rounding are covered by the margin in log space */
     size_t nb = (pe->n + PZ_BLOCK - 1) / PZ_BLOCK;
-    double peak = pe->optuna31_unscaled ? ZINV / SQRT_2PI : ZINV / (SQRT_2PI * pe->minsigma);
+    double peak =
+        pe->optuna31_unscaled ? ZINV / SPACE__SQRT_2PI : ZINV / (SPACE__SQRT_2PI * pe->minsigma);
     double clamp = pe->bws[nb] * peak * 2e-22; /* >= every clamped term's excess: e^-50 */
     double glo = prior + (s - clamp) / (1.0 + PZ_CRUDE_EPS);
     double ghi = prior + s / (1.0 - PZ_CRUDE_EPS) + tails * 1.000001;
@@ -1352,130 +1132,11 @@ double space__parzen_sample(space__parzen_t *pe, space__rng_t *r)
     u = space__rng_uniform(r); /* the draw's own uniform, as space__truncnorm_draw takes */
     if (k < pe->tnn) { /* this component's masses, NaN until a draw of this fit needs them */
         double *kc = pe->tn + 2 * k;
-        if (isnan(kc[0])) truncnorm_cdfs(a, b, kc);
+        if (isnan(kc[0])) space__truncnorm_cdfs(a, b, kc);
         c[0] = kc[0], c[1] = kc[1];
     } else {
-        truncnorm_cdfs(a, b, c);
+        space__truncnorm_cdfs(a, b, c);
     }
-    double x = mu + sg * truncnorm_invert(u, a, b, c);
+    double x = mu + sg * space__truncnorm_invert(u, a, b, c);
     return fmin(fmax(x, pe->low), pe->high);
-}
-
-/* ---- statsmodels' KDEMultivariate, as HpBandSter's BOHB uses it ------------------------- */
-void space__kde_free(space__kde_t *k)
-{
-    if (!k) return;
-    free(k->data);
-    free(k->bw);
-    free(k->levels);
-    memset(k, 0, sizeof *k);
-}
-
-int space__kde_fit(space__kde_t *k, const double *data, size_t n, size_t d, const size_t *ncat,
-                   double min_bandwidth)
-{
-    memset(k, 0, sizeof *k);
-    k->n = n;
-    k->d = d;
-    k->ncat = ncat;
-    k->data = malloc((n * d + 1) * sizeof *k->data);
-    k->bw = malloc((d + 1) * sizeof *k->bw);
-    k->levels = malloc((d + 1) * sizeof *k->levels);
-    if (!k->data || !k->bw || !k->levels) {
-        space__kde_free(k);
-        return SPACE_ENOMEM;
-    }
-    memcpy(k->data, data, n * d * sizeof *data);
-    /* bw='normal_reference': 1.06 * std (ddof 0) * nobs^(-1/(4 + k_vars)), every column,
-     * categorical ones included; then bohb.py clips at min_bandwidth. */
-    double shrink = pow((double)n, -1.0 / (4.0 + (double)d)), norm = 1.0 / (double)n;
-    for (size_t j = 0; j < d; j++) {
-        double mean = 0, var = 0;
-        for (size_t i = 0; i < n; i++)
-            mean += data[i * d + j];
-        mean /= (double)n;
-        for (size_t i = 0; i < n; i++)
-            var += (data[i * d + j] - mean) * (data[i * d + j] - mean);
-        var /= (double)n;
-        k->bw[j] = fmax(1.06 * sqrt(var) * shrink, min_bandwidth);
-        k->levels[j] = 0;
-        if (ncat[j] > 0) {
-            /* aitchison_aitken's num_levels: distinct values in the data, not choices */
-            for (size_t i = 0; i < n; i++) {
-                size_t seen = 0;
-                for (size_t i2 = 0; i2 < i && !seen; i2++)
-                    seen = data[i2 * d + j] == data[i * d + j];
-                if (!seen) k->levels[j] += 1;
-            }
-        } else {
-            norm /= k->bw[j];
-        }
-    }
-    k->norm = norm;
-    return SPACE_OK;
-}
-
-/* The categorical factor of one row: Aitchison-Aitken, 1 - h on a match, else
- * h / (num_levels - 1), which statsmodels lets become inf when one level was seen. */
-static double aa(double h, double levels, double xi, double x)
-{
-    return xi == x ? 1.0 - h : h / (levels - 1.0);
-}
-
-double space__kde_pdf_naive(const space__kde_t *k, const double *x)
-{
-    double s = 0;
-    for (size_t i = 0; i < k->n; i++) {
-        const double *row = k->data + i * k->d;
-        double p = 1;
-        for (size_t j = 0; j < k->d; j++) {
-            if (k->ncat[j] > 0) {
-                p *= aa(k->bw[j], k->levels[j], row[j], x[j]);
-            } else {
-                double t = (row[j] - x[j]) / k->bw[j];
-                p *= exp(-0.5 * t * t) / SQRT_2PI;
-            }
-        }
-        s += p;
-    }
-    return s * k->norm;
-}
-
-/* Rows whose summed squared Gaussian distance passes K2 = 80 are skipped: each adds at
- * most e^-40 times the largest kernel value; when the skipped rows together could exceed
- * SPACE__PARZEN_TOL of the sum, the sum is redone over every row. */
-double space__kde_pdf(const space__kde_t *k, const double *x)
-{
-    const double K2 = 80.0;
-    double s = 0, catmax = 1, gauss = 1;
-    size_t skipped = 0;
-    for (size_t j = 0; j < k->d; j++) {
-        if (k->ncat[j] > 0)
-            catmax *= fmax(1.0 - k->bw[j], k->bw[j] / (k->levels[j] - 1.0));
-        else
-            gauss /= SQRT_2PI;
-    }
-    if (!isfinite(catmax)) return space__kde_pdf_naive(k, x);
-    for (size_t i = 0; i < k->n; i++) {
-        const double *row = k->data + i * k->d;
-        double acc = 0, p = 1;
-        size_t j = 0;
-        for (; j < k->d; j++) {
-            if (k->ncat[j] > 0) {
-                p *= aa(k->bw[j], k->levels[j], row[j], x[j]);
-            } else {
-                double t = (row[j] - x[j]) / k->bw[j];
-                acc += t * t;
-                if (acc > K2) break;
-            }
-        }
-        if (j < k->d) {
-            skipped++;
-            continue;
-        }
-        s += p * exp(-0.5 * acc) * gauss;
-    }
-    if ((double)skipped * catmax * gauss * exp(-0.5 * K2) > SPACE__PARZEN_TOL * s)
-        return space__kde_pdf_naive(k, x);
-    return s * k->norm;
 }

@@ -1,6 +1,6 @@
-/* search internals of the TPE searcher: its random stream, the special functions written
- * here so results do not depend on the C library, Optuna's univariate Parzen estimator and
- * HpBandSter's (statsmodels') multivariate KDE. Not for: anything outside search/ and its
+/* search internals of the TPE searcher: its random stream and Optuna's univariate Parzen
+ * estimator; it includes the special functions (special_int.h) and HpBandSter's
+ * (statsmodels') multivariate KDE (kde_int.h). Not for: anything outside search/ and its
  * tests (the public contract is the space_searcher_* section of space.h). */
 #ifndef TUNE_TPE_INT_H
 #define TUNE_TPE_INT_H
@@ -8,27 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "search/kde_int.h"
 #include "search/space_int.h"
+#include "search/special_int.h"
 
-/* ---- one random stream per (seed, trial) (parzen.c) ---------------------------------
+/* ---- one random stream per (seed, trial) (sample.c) ---------------------------------
  * The shared xoshiro256** of space_int.h, keyed apart from sample.c's per-parameter
  * streams so the searcher's draws never repeat space_sample's. */
 void space__rng_seed(space__rng_t *r, uint64_t seed, uint64_t trial_no);
-
-/* ---- special functions (parzen.c) ----------------------------------------------------
- * Accurate to a few units in the last place over the whole range (tests compare them
- * with the C library's erfc); only +, -, *, / and exp are used. */
-double space__erfc(double x);
-double space__ndtr(double x); /* the standard normal CDF */
-/* e^x for x <= 0 (parzen.c's windowed sums), within 1 ulp; 0 below 2^-1022. */
-double space__exp_nonpos(double x);
-double space__ndtri(double p); /* its inverse, 0 < p < 1 */
-/* The sum of v[0..n) in a fixed order (eight running sums, then a tree): what every total
- * of weights uses, so totals taken in different places agree bit for bit. */
-double space__sum(const double *v, size_t n);
-/* A standard normal draw truncated to [a, b] (a < b), by inversion, as scipy's truncnorm
- * (which Optuna 3.1 vendors) is: one uniform per draw. */
-double space__truncnorm_draw(space__rng_t *r, double a, double b);
 
 /* ---- Optuna 3.1's univariate Parzen estimator (parzen.c) -----------------------------
  * optuna/samplers/_tpe/parzen_estimator.py with consider_prior, prior_weight 1,
@@ -164,26 +151,6 @@ void space__parzen_inc_free(space__parzen_inc_t *in); /* NULL-safe, leaves it ze
 /* One draw: a component by weight, then its truncated normal (or its category row).
  * Numeric draws are in [low, high] and not yet rounded to the parameter's values. */
 double space__parzen_sample(space__parzen_t *pe, space__rng_t *r);
-
-/* ---- HpBandSter's BOHB KDE: statsmodels' KDEMultivariate (parzen.c) ---------------------
- * Product kernels: Gaussian (not truncated) for continuous columns in [0, 1], Aitchison-
- * Aitken for categorical ones, with normal-reference bandwidths 1.06 sd n^(-1/(4+d))
- * clipped below at min_bandwidth (bohb.py new_result). */
-typedef struct space__kde {
-    size_t n, d;
-    double *data;       /* n x d, row-major */
-    double *bw;         /* d bandwidths */
-    const size_t *ncat; /* d: 0 continuous, else the number of choices (borrowed) */
-    double *levels;     /* d: distinct values seen per categorical column (statsmodels) */
-    double norm;        /* 1 / (n * prod of continuous bandwidths) */
-} space__kde_t;
-int space__kde_fit(space__kde_t *k, const double *data, size_t n, size_t d, const size_t *ncat,
-                   double min_bandwidth);
-void space__kde_free(space__kde_t *k); /* NULL-safe */
-/* statsmodels' pdf at x[d]; the pruned one skips rows whose Gaussian factor is already
- * below exp(-K^2/2) and falls back to every row when the skipped rows could matter. */
-double space__kde_pdf(const space__kde_t *k, const double *x);
-double space__kde_pdf_naive(const space__kde_t *k, const double *x);
 
 /* ---- the searcher's rules, for tests (tpe.c) ------------------------------------------ */
 size_t space__optuna_gamma(size_t n);            /* default_gamma: min(ceil(0.1 n), 25) */
