@@ -1,37 +1,78 @@
-/* search/parzen.c: the density estimates the TPE searcher compares: Optuna 3.1's
- * univariate Parzen estimator and HpBandSter's multivariate KDE (statsmodels'
- * KDEMultivariate), plus the random stream and special functions they draw with. Not
- * for: deciding which observations go into a model (tpe.c) or drawing whole
- * configurations (sample.c). Learnt from the sources named at each function; no code
- * copied. */
+/* search/parzen.c: Optuna 3.1's univariate Parzen estimator, the density l(x) or g(x) the
+ * TPE searcher's optuna preset compares: its fit, its draws, and its log density summed
+ * over every component, the reference every faster form is tested against. Read this
+ * first. Not for: which observations go into a model (tpe.c), the fast forms of the same
+ * density (parzen_sums.c, parzen_incr.c, parzen_bounds.c), erfc and the truncated normal
+ * (special.c), or BOHB's KDE (kde.c). Learnt from the sources named below; no code copied.
+ *
+ * Where Optuna 3.1 does each step (optuna/samplers/_tpe/parzen_estimator.py, with
+ * consider_prior, prior_weight 1, consider_magic_clip, not consider_endpoints, univariate;
+ * later versions hold the same densities in probability_distributions.py):
+ *   _calculate_parzen_bounds, _transform_to_uniform   tpe.c (its dims' low, high, q): x
+ *                                                     arrives in the internal (log) scale
+ *   _calculate_weights                                space__parzen_fit_sorted_total: the
+ *                                                     total (1.0 is prior_weight), inv
+ *   _calculate_numerical_params                       the components' pass of the same, with
+ *                                                     pz_bandwidth (parzen_parts.h) and
+ *                                                     space__parzen_set_prior (magic clip)
+ *   _calculate_categorical_params                     its categorical branch
+ *   log_pdf                                           space__parzen_log_pdf_naive (term,
+ *                                                     comp_pdf: truncnorm.logpdf, and
+ *                                                     _log_gauss_mass for stepped cells)
+ *   sample, _sample_from_categorical_dist             space__parzen_sample
+ *   _truncnorm.py (ndtr, _log_gauss_mass, ppf, rvs)   special.c
+ * What differs from Optuna, on purpose: densities are summed, not log-summed (every term
+ * is a density, not the exponential of a log); components with equal mean and sigma
+ * (repeated stepped values) are one component with their summed weight, the same
+ * mixture; and Optuna 3.1.0's unscaled truncnorm.logpdf is a flag (optuna31_unscaled).
+ *
+ * The four forms, and the tests that hold each to this one (tests/test_tpe.c):
+ *   parzen.c: the fit and the naive sum, against numbers from Optuna 3.1
+ *     (tpe.parzen_bandwidths_by_hand, tpe.parzen_log_pdf_matches_optuna_3_1);
+ *   parzen_sums.c: the windowed sums, a walk out from x (parzen_walk.h) that stops when
+ *     the rest cannot matter (tpe.windowed_log_pdf_equals_naive,
+ *     tpe.fast_log_pdf_equals_reference);
+ *   parzen_incr.c: the kept estimator, updated one observation at a time, bit for bit the
+ *     fit (tpe.parzen_incremental_equals_full_fit,
+ *     tpe.incremental_suggests_what_a_rebuilt_searcher_does);
+ *   parzen_bounds.c: single-precision bounds on the windowed sum
+ *     (tpe.log_pdf_bounds_hold_the_exact_value,
+ *     tpe.bounded_acquisition_picks_what_exact_scores_pick).
+ *
+ * Changing the estimator (say Optuna's consider_endpoints, or its multivariate kernel):
+ *   1. Edit the rule where it is written once: a component's bandwidth in pz_bandwidth
+ *      (parzen_parts.h; consider_endpoints is its two "inner gap" lines), the prior and the
+ *      magic clip in space__parzen_set_prior, the weights in space__parzen_fit_sorted_total,
+ *      the density in comp_pdf and space__parzen_comp_z. The fit and the kept estimator
+ *      both call the first two. Update the numbers the first two tests pin, from the Optuna
+ *      version and options you now follow.
+ *   2. Run test_tpe (both builds: the default one and -DTUNE_PORTABLE=ON, which has no
+ *      AVX copies of the vector loops). The fast forms' tests say what else must change:
+ *      - parzen_incremental_equals_full_fit: the kept estimator rebuilds only the
+ *        components next to an inserted or removed observation (up to an unchanged anchor
+ *        on each side: inc_splice in parzen_incr.c) and refits below INC_MIN_N
+ *        observations, while the clip moves; its weighing repeats the fit's
+ *        (inc_weigh_rr). A rule reaching further (a bandwidth from n, as the
+ *        multivariate kernel's Scott's rule is) must widen that, or refit every time.
+ *      - windowed_log_pdf_equals_naive, fast_log_pdf_equals_reference: sum_block
+ *        (parzen_sums.c) is comp_pdf's continuous density in vector form, and the walk's
+ *        stopping bound (parzen_walk.h) assumes truncated Gaussians with means in
+ *        [low, high] and sigmas in [minsigma, high - low], so a mass of at least 0.3413:
+ *        without the magic clip (minsigma = EPS) or with product kernels it must be
+ *        derived again.
+ *      - log_pdf_bounds_hold_the_exact_value: crude_block (parzen_bounds.c) is the same
+ *        density in single precision, and its error budget assumes standardised distances
+ *        of at most range / minsigma = 100.
+ *   3. What no test here will tell you: tpe.c sums the bad weights' total itself (1 for the
+ *      prior, then space__sum's order) and applies Optuna's default_weights as a ramp
+ *      (space__parzen_inc_weigh_ranks); a new prior weight or weights function is an edit
+ *      there too, and the simulator's oracle tests (test_sim, test_searchloop) will move. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "search/parzen_parts.h"
 #include "search/space_int.h"
-#include "search/tpe_int.h"
-
-#define SQRT_PI 1.7724538509055160273
-#define SQRT_2 1.4142135623730950488
-#define SQRT_2PI 2.5066282746310005024
-/* The windowed walk's block: components are summed PZ_BLOCK at a time, and the stopping
- * test runs between blocks. 32: at 10,000 observations a window holds about 1,500
- * components, so a longer step overshoots little and each call does more work.
- * sum_block's and crude_block's trees are written for 32. */
-#define PZ_BLOCK 32
-/* sum = p[0] + ... + p[31] as a fixed tree (i with i + 16, then + 8, + 4, then
- * (0 + 2) + (1 + 3)), p overwritten: fixed counts, so each step is straight-line vector
- * code, and the order does not depend on the vector width. */
-#define PZ_TREE32(p, sum)                                                                          \
-    do {                                                                                           \
-        for (int i_ = 0; i_ < 16; i_++)                                                            \
-            (p)[i_] += (p)[i_ + 16];                                                               \
-        for (int i_ = 0; i_ < 8; i_++)                                                             \
-            (p)[i_] += (p)[i_ + 8];                                                                \
-        for (int i_ = 0; i_ < 4; i_++)                                                             \
-            (p)[i_] += (p)[i_ + 4];                                                                \
-        (sum) = ((p)[0] + (p)[2]) + ((p)[1] + (p)[3]);                                             \
-    } while (0)
 
 /* A stepped component's mass over x's cell depends on (x, mu, sigma) and the bounds, not
  * on the weights, and the same few cells and components come back at every suggestion:
@@ -42,168 +83,16 @@ struct space__pz_memo {
     double x, mu, sigma, v;
 };
 
-/* ---- random stream ------------------------------------------------------------------- */
-void space__rng_seed(space__rng_t *r, uint64_t seed, uint64_t trial_no)
+struct space__pz_memo *space__pz_memo_new(void)
 {
-    /* "tpe" in the key keeps these streams apart from sample.c's (seed, index, param) */
-    uint64_t key = space__mix64(seed + SPACE__GOLDEN);
-    key = space__mix64(key ^ (trial_no + 5 * SPACE__GOLDEN));
-    key = space__mix64(key ^ 0x747065ULL);
-    space__rng_key(r, key);
+    return calloc(PZ_MEMO, sizeof(struct space__pz_memo));
 }
 
-/* Copies of a hot loop for AVX-512 and AVX2, chosen at load time where the CPU has them
- * (8 or 4 lanes instead of SSE2's 2). Only for loops whose operations are the same IEEE
- * operations in every copy (no fused multiply-adds: -ffp-contract=off), so the results
- * do not depend on the CPU. */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute) && !defined(TUNE_PORTABLE)
-#if __has_attribute(target_clones)
-#define PZ_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
-#ifndef PZ_CLONES
-#define PZ_CLONES
-#endif
-
-/* Eight running sums, element i into sum i mod 8, then added as a tree: no chain of n
- * dependent additions (4 cycles each), and the order does not depend on how a compiler
- * vectorises it. Every total of weights that must agree bit for bit uses this one. The
- * sums are variables, not an array: an array of them stayed in memory. */
-PZ_CLONES static double sum8(const double *restrict v, size_t n)
+void space__pz_memo_clear(struct space__pz_memo *m)
 {
-    double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        a0 += v[i], a1 += v[i + 1], a2 += v[i + 2], a3 += v[i + 3];
-        a4 += v[i + 4], a5 += v[i + 5], a6 += v[i + 6], a7 += v[i + 7];
-    }
-    double t[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (size_t j = 0; i < n; i++, j++)
-        t[j] = v[i];
-    a0 += t[0], a1 += t[1], a2 += t[2], a3 += t[3], a4 += t[4], a5 += t[5], a6 += t[6];
-    a7 += t[7];
-    return ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7));
+    memset(m, 0, PZ_MEMO * sizeof *m);
 }
 
-double space__sum(const double *v, size_t n)
-{
-    return sum8(v, n);
-}
-
-/* ---- special functions --------------------------------------------------------------
- * erfc from two classical expansions, so no libm erf/erfc decides a suggestion:
- * below 2 the all-positive series erf(x) = 2/sqrt(pi) e^(-x^2) sum (2x^2)^n x /
- * (1*3*...*(2n+1)) (no cancellation), above it Laplace's continued fraction
- * erfc(x) = e^(-x^2)/sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))), evaluated
- * backwards from a fixed depth that has converged to double precision at that x. */
-double space__erfc(double x)
-{
-    if (isnan(x)) return x;
-    if (x < 0) return 2.0 - space__erfc(-x);
-    double x2 = x * x;
-    if (x < 2.0) {
-        double t = x, sum = x;
-        for (int n = 1; n < 100; n++) {
-            t *= 2.0 * x2 / (2 * n + 1);
-            sum += t;
-            if (t < sum * 1e-17) break;
-        }
-        return 1.0 - 2.0 / SQRT_PI * exp(-x2) * sum;
-    }
-    if (x > 27.3) return 0.0; /* below the smallest subnormal */
-    int depth = x < 2.5 ? 48 : x < 3.0 ? 40 : x < 4.0 ? 28 : x < 6.0 ? 20 : 12;
-    double f = x;
-    for (int n = depth; n >= 1; n--)
-        f = x + (0.5 * n) / f;
-    return exp(-x2) / SQRT_PI / f;
-}
-
-double space__ndtr(double x)
-{
-    return 0.5 * space__erfc(-x / SQRT_2);
-}
-
-/* Acklam's rational approximation (relative error 1.15e-9), then one Halley step against
- * space__ndtr, which brings it to double precision. */
-double space__ndtri(double p)
-{
-    static const double a[6] = {-3.969683028665376e+01, 2.209460984245205e+02,
-                                -2.759285104469687e+02, 1.383577518672690e+02,
-                                -3.066479806614716e+01, 2.506628277459239e+00};
-    static const double b[5] = {-5.447609879822406e+01, 1.615858368580409e+02,
-                                -1.556989798598866e+02, 6.680131188771972e+01,
-                                -1.328068155288572e+01};
-    static const double c[6] = {-7.784894002430293e-03, -3.223964580411365e-01,
-                                -2.400758277161838e+00, -2.549732539343734e+00,
-                                4.374664141464968e+00,  2.938163982698783e+00};
-    static const double d[4] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
-                                3.754408661907416e+00};
-    if (!(p > 0)) return -INFINITY;
-    if (!(p < 1)) return INFINITY;
-    double x;
-    if (p < 0.02425 || p > 1 - 0.02425) {
-        double pp = p < 0.5 ? p : 1 - p;
-        double q = sqrt(-2 * log(pp));
-        x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
-            ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
-        if (p > 0.5) x = -x;
-    } else {
-        double q = p - 0.5, r = q * q;
-        x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
-            (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
-    }
-    /* Halley's step on the tail that is small, so the residual keeps its precision */
-    double e = x <= 0 ? space__ndtr(x) - p : (1 - p) - space__ndtr(-x);
-    double u = e * SQRT_2PI * exp(0.5 * x * x);
-    return x - u / (1 + 0.5 * x * u);
-}
-
-/* Mass of the standard normal in [a, b], taken on the side where it is a small
- * difference of small numbers (as Optuna's _log_gauss_mass does). */
-static double gauss_mass(double a, double b)
-{
-    if (a >= 0) return space__ndtr(-a) - space__ndtr(-b);
-    if (b <= 0) return space__ndtr(b) - space__ndtr(a);
-    return 1.0 - space__ndtr(a) - space__ndtr(-b);
-}
-
-/* The two normal masses a draw truncated to [a, b] inverts between, which depend only on
- * (a, b): kept per component by space__parzen_sample, so 24 draws from 26 components do
- * not recompute them. c[0] = c[1] = -1 when both cut tails are negligible. */
-static void truncnorm_cdfs(double a, double b, double c[2])
-{
-    if (a < -8.5 && b > 8.5) { /* both cut tails below 1e-17: the truncation cannot move a draw */
-        c[0] = c[1] = -1;
-    } else if (a >= 0) { /* right tail: the upper tail keeps its precision */
-        c[0] = space__ndtr(-a), c[1] = space__ndtr(-b);
-    } else {
-        c[0] = space__ndtr(a), c[1] = space__ndtr(b);
-    }
-}
-
-static double truncnorm_invert(double u, double a, double b, const double c[2])
-{
-    double x;
-    if (c[0] < 0)
-        x = space__ndtri(u > 0 ? u : 0x1.0p-60);
-    else if (a >= 0)
-        x = -space__ndtri(c[0] - u * (c[0] - c[1]));
-    else
-        x = space__ndtri(c[0] + u * (c[1] - c[0]));
-    if (!(x >= a)) x = a; /* also when the mass underflowed */
-    if (x > b) x = b;
-    return x;
-}
-
-double space__truncnorm_draw(space__rng_t *r, double a, double b)
-{
-    double u = space__rng_uniform(r), c[2];
-    truncnorm_cdfs(a, b, c);
-    return truncnorm_invert(u, a, b, c);
-}
-
-/* ---- Optuna 3.1's univariate Parzen estimator ------------------------------------------ */
-static double comp_z(const space__parzen_t *pe, double mu, double sigma);
 void space__parzen_free(space__parzen_t *pe)
 {
     if (!pe) return;
@@ -224,6 +113,7 @@ void space__parzen_free(space__parzen_t *pe)
     memset(pe, 0, sizeof *pe);
 }
 
+/* ---- the fit ------------------------------------------------------------------------- */
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -262,64 +152,6 @@ int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double 
     return space__parzen_fit_sorted_total(pe, x, rw, n, low, high, q, ncat, NAN);
 }
 
-/* The windowed sums' bookkeeping, per block of PZ_BLOCK components (block b holds
- * components [b PZ_BLOCK, (b + 1) PZ_BLOCK)): bws[b] = the weight of blocks before b,
- * bsl[b] / bsr[b] = the largest sigma over blocks 0..b / b..last. Per block rather than
- * per component because the walk tests its stopping rule only between blocks, and a
- * weighing of 10,000 components then writes 313 of each instead of three chains of
- * 10,000 dependent additions and maxima. A block's weight is space__sum's, so both fits
- * give the same bits. */
-/* One block's weight and largest sigma, each as a fixed tree over its 32 components (a
- * max is exact in any order; the sum's order is this one in both fits). */
-PZ_CLONES
-static void block_stats(const double *restrict w, const double *restrict sg, double *sum,
-                        double *max)
-{
-    double a[PZ_BLOCK], m[PZ_BLOCK];
-    for (int i = 0; i < PZ_BLOCK; i++)
-        a[i] = w[i], m[i] = sg[i];
-        /* fixed counts: straight-line vector code (PZ_BLOCK is 32) */
-#define PZ_FOLD(h)                                                                                 \
-    for (int i = 0; i < (h); i++) {                                                                \
-        a[i] += a[i + (h)];                                                                        \
-        m[i] = m[i + (h)] > m[i] ? m[i + (h)] : m[i];                                              \
-    }
-    PZ_FOLD(16)
-    PZ_FOLD(8)
-    PZ_FOLD(4)
-    PZ_FOLD(2)
-    PZ_FOLD(1)
-#undef PZ_FOLD
-    *sum = a[0];
-    *max = m[0];
-}
-
-static void blocks_fill(space__parzen_t *pe)
-{
-    size_t n = pe->n, nb = (n + PZ_BLOCK - 1) / PZ_BLOCK;
-    double run = 0, smax = 0;
-    pe->bws[0] = 0;
-    for (size_t b = 0; b < nb; b++) {
-        size_t k0 = b * PZ_BLOCK;
-        double sum, m;
-        if (k0 + PZ_BLOCK <= n) {
-            block_stats(pe->w + k0, pe->sigma + k0, &sum, &m);
-        } else { /* the last, short block: weight 0 and sigma 0 change neither */
-            double w[PZ_BLOCK], sg[PZ_BLOCK];
-            for (size_t i = 0; i < PZ_BLOCK; i++) {
-                w[i] = k0 + i < n ? pe->w[k0 + i] : 0.0;
-                sg[i] = k0 + i < n ? pe->sigma[k0 + i] : 0.0;
-            }
-            block_stats(w, sg, &sum, &m);
-        }
-        pe->bws[b + 1] = run = run + sum;
-        pe->bsr[b] = m;
-        pe->bsl[b] = smax = m > smax ? m : smax;
-    }
-    for (size_t b = nb; b-- > 1;)
-        pe->bsr[b - 1] = pe->bsr[b] > pe->bsr[b - 1] ? pe->bsr[b] : pe->bsr[b - 1];
-}
-
 /* Optuna's categorical row of component k (the prior's for k == n) at category c. */
 static double cat_row(const space__parzen_t *pe, size_t k, size_t c)
 {
@@ -327,11 +159,45 @@ static double cat_row(const space__parzen_t *pe, size_t k, size_t c)
     return (size_t)pe->mu[k] == c ? pe->cat_hi : pe->cat_lo;
 }
 
+void space__parzen_set_prior(space__parzen_t *pe, size_t n)
+{
+    double range = pe->high - pe->low, mid = 0.5 * (pe->low + pe->high);
+    double ncomp = (double)(n + 1); /* len(mus): the observations and the prior */
+    pe->minsigma = range / (ncomp + 1.0 < 100.0 ? ncomp + 1.0 : 100.0);
+    pe->isg_min = 1.0 / pe->minsigma; /* most sigmas are the clipped one */
+    pe->prior_mu = mid;
+    pe->prior_sigma = range;
+    pe->prior_z = space__parzen_comp_z(pe, mid, range);
+}
+
+/* Writes the component (mu, sigma, w) as component *kept, with its mass when zc (the
+ * masses of an earlier fit, sorted by mean; *ci the first not below the last mean looked
+ * up) holds the same (mu, sigma), else NaN: computed when first needed. */
+static void put_component(space__parzen_t *pe, const space__zcache_t *zc, size_t *ci, size_t *kept,
+                          double mu, double sigma, double w)
+{
+    double z = NAN;
+    if (zc) {
+        while (*ci < zc->n && zc->mu[*ci] < mu)
+            (*ci)++;
+        for (size_t c = *ci; c < zc->n && zc->mu[c] == mu; c++)
+            if (zc->sigma[c] == sigma) {
+                z = zc->z[c];
+                break;
+            }
+    }
+    pe->mu[*kept] = mu;
+    pe->sigma[*kept] = sigma;
+    pe->w[*kept] = w;
+    pe->z[*kept] = z;
+    pe->czi[(*kept)++] = NAN; /* 1 / (sqrt(2 pi) z) and 1 / sigma: when first needed */
+}
+
 int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const double *rw, size_t n,
                                    double low, double high, double q, size_t ncat, double total)
 {
     /* the arrays of an earlier fit are reused when large enough: a suggestion refits 20
-     * estimators, and fresh 80 kB arrays each time cost page faults */
+     * estimators, and fresh arrays each time cost page faults */
     space__parzen_t old = *pe;
     size_t m = n ? n : 1;
     memset(pe, 0, sizeof *pe);
@@ -371,7 +237,7 @@ int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const d
     pe->q = q;
     /* _calculate_weights: the raw weights and prior_weight 1, normalised together */
     if (isnan(total)) total = 1.0 + (rw ? space__sum(rw, n) : (double)n);
-    /* times the reciprocal: a division per weight was a tenth of a suggestion's time */
+    /* times the reciprocal, not a division per weight */
     double inv = 1.0 / total;
     if (ncat > 0)
         for (size_t i = 0; i < n; i++)
@@ -391,9 +257,9 @@ int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const d
             pe->mu[i] = x[i];
         /* wi x row[c] takes two values per row (multiplied once each: the same products),
          * picked by index rather than by a compare's branch (the categories come in random
-         * order: mispredicted branches were half a categorical fit's time); four
-         * categories at a time in variables, each summed in component order as before
-         * (which decides ties between categories seen equally often, so it stays) */
+         * order, so such a branch is mispredicted half the time); four categories at a
+         * time in variables, each summed in component order as before (which decides ties
+         * between categories seen equally often, so it stays) */
         for (size_t c0 = 0; c0 < ncat; c0 += 4) {
             double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
             for (size_t i = 0; i < n; i++) {
@@ -409,9 +275,8 @@ int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const d
     }
 
     /* _calculate_numerical_params, univariate: the prior N(mid, high - low) joins the
-     * sorted means; each sigma is the larger gap to a neighbour (low and high act as
-     * neighbours, except that without consider_endpoints the first and last take their
-     * inner gap), clipped to [range / min(100, 1 + n_components), range]. */
+     * sorted means; each sigma is pz_bandwidth's, from its neighbours in the sequence low,
+     * the means with the prior's among them, high. */
     double range = high - low, mid = 0.5 * (low + high);
     size_t ncomp = n + 1, pp = 0;   /* the prior's position among the sorted means */
     for (size_t hi = n; pp < hi;) { /* the first x > mid */
@@ -421,65 +286,37 @@ int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const d
         else
             hi = h;
     }
-    pe->minsigma = range / (ncomp + 1.0 < 100.0 ? ncomp + 1.0 : 100.0);
-    pe->isg_min = 1.0 / pe->minsigma; /* most sigmas are the clipped one */
-    pe->prior_mu = mid;
-    pe->prior_sigma = range;
-    pe->prior_z = comp_z(pe, mid, range);
+    space__parzen_set_prior(pe, n);
     /* One pass over low, the means with the prior's among them, high (prev, cur, next
-     * rolling: no copy of the 10,000 means). Components with the same mean and sigma
-     * (repeated integer or stepped values: 10,000 trials of a 64-value parameter) become
-     * one with their summed weight, added in the same order as before: the same mixture,
-     * summed once instead of hundreds of times. pe->n counts what is left. */
-    const space__zcache_t *zc = pe->zc;
+     * rolling: no copy of the means). Components with the same mean and sigma (repeated
+     * integer or stepped values: 10,000 trials of a 64-value parameter) become one with
+     * their summed weight, added in the same order as before: the same mixture, summed
+     * once instead of hundreds of times. pe->n counts what is left. */
     size_t kept = 0, ci = 0, src = 0; /* src: the next x[] to become a component */
     double prev = low, cur = pp == 0 ? mid : x[0];
     /* the component being built, written out once the next one differs */
     int have = 0;
     double cmu = 0, csg = 0, cw = 0;
-#define FLUSH()                                                                                    \
-    do {                                                                                           \
-        double z = NAN;                                                                            \
-        if (zc) { /* a mass computed for the same (mu, sigma) in an earlier fit */                 \
-            while (ci < zc->n && zc->mu[ci] < cmu)                                                 \
-                ci++;                                                                              \
-            for (size_t c = ci; c < zc->n && zc->mu[c] == cmu; c++)                                \
-                if (zc->sigma[c] == csg) {                                                         \
-                    z = zc->z[c];                                                                  \
-                    break;                                                                         \
-                }                                                                                  \
-        }                                                                                          \
-        pe->mu[kept] = cmu;                                                                        \
-        pe->sigma[kept] = csg;                                                                     \
-        pe->w[kept] = cw;                                                                          \
-        pe->z[kept] = z;                                                                           \
-        pe->czi[kept++] = NAN; /* 1 / (sqrt(2 pi) z) and 1 / sigma: when first needed */           \
-    } while (0)
     for (size_t j = 0; j < ncomp; j++) {
         size_t jn = j + 1; /* the next value of the sequence */
         double next = jn == ncomp ? high : jn < pp ? x[jn] : jn == pp ? mid : x[jn - 1];
-        double left = cur - prev, right = next - cur;
-        double sg = left > right ? left : right;
-        if (ncomp >= 2 && j == 0) sg = right;
-        if (ncomp >= 2 && j == ncomp - 1) sg = left;
-        sg = sg < pe->minsigma ? pe->minsigma : sg > range ? range : sg;
+        double sg = pz_bandwidth(prev, cur, next, j, ncomp, pe->minsigma, range);
         if (j != pp) { /* the prior's sigma is the whole range */
             double wk = (rw ? rw[src] : 1.0) * inv;
             src++;
             if (have && cmu == cur && csg == sg) {
                 cw += wk;
             } else {
-                if (have) FLUSH();
+                if (have) put_component(pe, pe->zc, &ci, &kept, cmu, csg, cw);
                 cmu = cur, csg = sg, cw = wk, have = 1;
             }
         }
         prev = cur;
         cur = next;
     }
-    if (have) FLUSH();
-#undef FLUSH
+    if (have) put_component(pe, pe->zc, &ci, &kept, cmu, csg, cw);
     n = pe->n = kept;
-    blocks_fill(pe);
+    space__parzen_blocks_fill(pe);
     pe->tnn = n + 1; /* the prior's too */
     for (size_t k = 0; k < 2 * (n + 1); k++)
         pe->tn[k] = NAN;
@@ -489,442 +326,20 @@ nomem:
     return SPACE_ENOMEM;
 }
 
-/* ---- the bad estimator kept between suggestions ---------------------------------------
- * The same components as space__parzen_fit_sorted_total, kept up to date: an observation
- * inserted or removed changes the bandwidth of its neighbours in the sorted sequence (low,
- * the means with the prior's among them, high) and nothing else while the magic clip is
- * fixed (n >= 98), so only the components around it are rebuilt, by the same rules, and
- * the masses of the others (erfc for stepped parameters) stay. */
-#define INC_MIN_N 98 /* the clip range / min(100, n + 2) is fixed from here on */
-
-void space__parzen_inc_free(space__parzen_inc_t *in)
-{
-    if (!in) return;
-    free(in->pe.memo); /* its own */
-    space__parzen_free(&in->pe);
-    free(in->rx);
-    free(in->rid);
-    free(in->cnt);
-    free(in->rr);
-    free(in->rrank);
-    memset(in, 0, sizeof *in);
-}
-
-/* Room for n observations (and as many components) in every array. */
-static int inc_reserve(space__parzen_inc_t *in, size_t n)
-{
-    if (n < in->cap) return 0;
-    size_t cap = n + n / 2 + 16;
-    space__parzen_t *pe = &in->pe;
-#define INC_GROW(ptr, count)                                                                       \
-    do {                                                                                           \
-        void *np = realloc(ptr, (count) * sizeof *ptr);                                            \
-        if (!np) return SPACE_ENOMEM;                                                              \
-        ptr = np;                                                                                  \
-    } while (0)
-    INC_GROW(pe->mu, cap);
-    INC_GROW(pe->sigma, cap);
-    INC_GROW(pe->w, cap);
-    INC_GROW(pe->bws, cap / PZ_BLOCK + 2);
-    INC_GROW(pe->bsl, cap / PZ_BLOCK + 1);
-    INC_GROW(pe->bsr, cap / PZ_BLOCK + 1);
-    INC_GROW(pe->z, cap);
-    INC_GROW(pe->isg, cap);
-    INC_GROW(pe->czi, cap);
-    INC_GROW(pe->fm, cap);
-    INC_GROW(pe->fisg, cap);
-    INC_GROW(pe->fcoef, cap);
-    INC_GROW(in->rx, cap);
-    INC_GROW(in->rid, cap);
-    INC_GROW(in->cnt, cap);
-    INC_GROW(in->rr, cap);
-    INC_GROW(in->rrank, cap);
-#undef INC_GROW
-    in->cap = pe->cap = cap;
-    return 0;
-}
-
-/* The bandwidth of observation i as the full fit computes it: the larger gap to its
- * neighbours in the sequence low, rx[] with the prior's mean at pp, high (the first and
- * last take their inner gap), clipped to [minsigma, range]. */
-static double inc_sigma(const space__parzen_inc_t *in, size_t i)
-{
-    const space__parzen_t *pe = &in->pe;
-    size_t n = in->nraw, ncomp = n + 1, pp = in->pp, j = i < pp ? i : i + 1;
-    double mid = pe->prior_mu, range = pe->high - pe->low;
-#define SEQ(k) ((k) < pp ? in->rx[k] : (k) == pp ? mid : in->rx[(k)-1])
-    double prev = j == 0 ? pe->low : SEQ(j - 1), cur = in->rx[i];
-    double next = j + 1 == ncomp ? pe->high : SEQ(j + 1);
-#undef SEQ
-    double left = cur - prev, right = next - cur;
-    double sg = left > right ? left : right;
-    if (ncomp >= 2 && j == 0) sg = right;
-    if (ncomp >= 2 && j == ncomp - 1) sg = left;
-    return sg < pe->minsigma ? pe->minsigma : sg > range ? range : sg;
-}
-
-static size_t inc_first_above_mid(const space__parzen_inc_t *in)
-{
-    size_t lo = 0, hi = in->nraw;
-    while (lo < hi) {
-        size_t h = lo + (hi - lo) / 2;
-        if (in->rx[h] <= in->pe.prior_mu)
-            lo = h + 1;
-        else
-            hi = h;
-    }
-    return lo;
-}
-
-/* Components of observations [ra, rb) merged as the full fit merges them (consecutive
- * equal mean and sigma); returns how many. */
-static size_t inc_build(space__parzen_inc_t *in, size_t ra, size_t rb, double *mu, double *sg,
-                        size_t *cnt)
-{
-    size_t m = 0;
-    for (size_t i = ra; i < rb; i++) {
-        double v = in->rx[i], s = inc_sigma(in, i);
-        if (m > 0 && mu[m - 1] == v && sg[m - 1] == s) {
-            cnt[m - 1]++;
-        } else {
-            mu[m] = v, sg[m] = s, cnt[m] = 1;
-            m++;
-        }
-    }
-    return m;
-}
-
-/* What the components [from, to) keep from fit to fit besides mean and sigma: the mass
- * (erfc for components near the bounds, only when not already known), 1 / sigma and
- * 1 / (sqrt(2 pi) mass), so that a weighing multiplies instead of divides. */
-static double comp_z(const space__parzen_t *pe, double mu, double sigma);
-static double comp_czi(const space__parzen_t *pe, size_t k);
-static double comp_isg(const space__parzen_t *pe, double sigma);
-static void inc_factors(space__parzen_t *pe, size_t from, size_t to)
-{
-    for (size_t k = from; k < to; k++) {
-        if (isnan(pe->z[k])) pe->z[k] = comp_z(pe, pe->mu[k], pe->sigma[k]);
-        pe->isg[k] = comp_isg(pe, pe->sigma[k]);
-        pe->czi[k] = comp_czi(pe, k);
-        pe->fm[k] = (float)((pe->mu[k] - pe->low) * pe->isg[k]); /* crude_block's t */
-        pe->fisg[k] = (float)pe->isg[k];
-    }
-}
-
-int space__parzen_inc_fit(space__parzen_inc_t *in, const double *x, const size_t *id, size_t n,
-                          double low, double high, double q)
-{
-    if (inc_reserve(in, n + 1)) return SPACE_ENOMEM;
-    space__parzen_t *pe = &in->pe;
-    memcpy(in->rx, x, n * sizeof *x);
-    memcpy(in->rid, id, n * sizeof *id);
-    in->nraw = n;
-    pe->ncat = 0;
-    pe->low = low, pe->high = high, pe->q = q;
-    double range = high - low, mid = 0.5 * (low + high), ncomp = (double)n + 1.0;
-    pe->minsigma = range / (ncomp + 1.0 < 100.0 ? ncomp + 1.0 : 100.0);
-    pe->isg_min = 1.0 / pe->minsigma;
-    pe->prior_mu = mid;
-    pe->prior_sigma = range;
-    pe->prior_z = comp_z(pe, mid, range);
-    in->pp = inc_first_above_mid(in);
-    if (q > 0 && !pe->memo) pe->memo = space__pz_memo_new();
-    if (pe->memo) memset(pe->memo, 0, PZ_MEMO * sizeof *pe->memo); /* bounds may differ */
-    pe->n = inc_build(in, 0, n, pe->mu, pe->sigma, in->cnt);
-    for (size_t k = 0; k < pe->n; k++)
-        pe->z[k] = NAN;
-    inc_factors(pe, 0, pe->n);
-    pe->coef_ready = 0; /* until weighed */
-    return SPACE_OK;
-}
-
-/* Component holding observation r (of the arrays before the change), and where it starts. */
-static size_t inc_comp_of(const space__parzen_inc_t *in, size_t r, size_t *start)
-{
-    const space__parzen_t *pe = &in->pe;
-    double v = in->rx[r];
-    size_t lo = 0, hi = pe->n, rlo = 0, rhi = in->nraw;
-    while (lo < hi) { /* the first component with mean >= v */
-        size_t h = lo + (hi - lo) / 2;
-        if (pe->mu[h] < v)
-            lo = h + 1;
-        else
-            hi = h;
-    }
-    while (rlo < rhi) { /* the first observation >= v: where that component starts */
-        size_t h = rlo + (rhi - rlo) / 2;
-        if (in->rx[h] < v)
-            rlo = h + 1;
-        else
-            rhi = h;
-    }
-    while (rlo + in->cnt[lo] <= r)
-        rlo += in->cnt[lo++];
-    *start = rlo;
-    return lo;
-}
-
-/* A run of observations sharing one component's mean and sigma (and so its mass). */
-typedef struct inc_part {
-    double mu, sg, z;
-    size_t cnt;
-} inc_part_t;
-
-static void inc_add(inc_part_t *out, size_t *m, inc_part_t p)
-{
-    if (*m > 0 && out[*m - 1].mu == p.mu && out[*m - 1].sg == p.sg) {
-        out[*m - 1].cnt += p.cnt;
-        if (isnan(out[*m - 1].z)) out[*m - 1].z = p.z;
-    } else {
-        out[(*m)++] = p;
-    }
-}
-
-/* Replaces components c0..c1 by: the part of c0 up to the left anchor (lcnt observations,
- * none when 0), the observations [i0, i1) whose sigma changed, recomputed, and the part of
- * c1 from the right anchor on (rcnt). The anchors' sigmas did not change, so nothing
- * outside c0..c1 merges differently. Masses of parts that keep their (mu, sigma) stay. */
-static void inc_splice(space__parzen_inc_t *in, size_t c0, size_t c1, size_t lcnt, size_t i0,
-                       size_t i1, size_t rcnt)
-{
-    space__parzen_t *pe = &in->pe;
-    inc_part_t out[8];
-    size_t m = 0;
-    if (lcnt) inc_add(out, &m, (inc_part_t){pe->mu[c0], pe->sigma[c0], pe->z[c0], lcnt});
-    for (size_t i = i0; i < i1; i++) {
-        inc_part_t p = {in->rx[i], inc_sigma(in, i), NAN, 1};
-        for (size_t c = c0; c <= c1 && isnan(p.z); c++)
-            if (pe->mu[c] == p.mu && pe->sigma[c] == p.sg) p.z = pe->z[c];
-        inc_add(out, &m, p);
-    }
-    if (rcnt) inc_add(out, &m, (inc_part_t){pe->mu[c1], pe->sigma[c1], pe->z[c1], rcnt});
-    size_t tail = pe->n - (c1 + 1);
-    memmove(pe->mu + c0 + m, pe->mu + c1 + 1, tail * sizeof *pe->mu);
-    memmove(pe->sigma + c0 + m, pe->sigma + c1 + 1, tail * sizeof *pe->sigma);
-    memmove(pe->z + c0 + m, pe->z + c1 + 1, tail * sizeof *pe->z);
-    memmove(pe->isg + c0 + m, pe->isg + c1 + 1, tail * sizeof *pe->isg);
-    memmove(pe->czi + c0 + m, pe->czi + c1 + 1, tail * sizeof *pe->czi);
-    memmove(pe->fm + c0 + m, pe->fm + c1 + 1, tail * sizeof *pe->fm);
-    memmove(pe->fisg + c0 + m, pe->fisg + c1 + 1, tail * sizeof *pe->fisg);
-    memmove(in->cnt + c0 + m, in->cnt + c1 + 1, tail * sizeof *in->cnt);
-    for (size_t k = 0; k < m; k++) {
-        pe->mu[c0 + k] = out[k].mu;
-        pe->sigma[c0 + k] = out[k].sg;
-        pe->z[c0 + k] = out[k].z;
-        in->cnt[c0 + k] = out[k].cnt;
-    }
-    inc_factors(pe, c0, c0 + m);
-    pe->n = c0 + m + tail;
-    pe->coef_ready = 0; /* until weighed */
-}
-
-/* Position of (v, id) among the sorted observations: the first one not before it. */
-static size_t inc_find(const space__parzen_inc_t *in, double v, size_t id)
-{
-    size_t lo = 0, hi = in->nraw;
-    while (lo < hi) {
-        size_t h = lo + (hi - lo) / 2;
-        if (in->rx[h] < v || (in->rx[h] == v && in->rid[h] < id))
-            lo = h + 1;
-        else
-            hi = h;
-    }
-    return lo;
-}
-
-int space__parzen_inc_insert(space__parzen_inc_t *in, double v, size_t id)
-{
-    size_t n = in->nraw;
-    if (n < INC_MIN_N || isnan(v) || in->pe.n == 0) return 1;
-    if (inc_reserve(in, n + 2)) return SPACE_ENOMEM;
-    size_t p = inc_find(in, v, id);
-    /* observations p - 1 and p (before) gain the new one as a neighbour; p - 2 and p + 1,
-     * the anchors, keep theirs */
-    size_t c0 = 0, c1 = in->pe.n - 1, ra = 0, rs = 0, lcnt = 0, rcnt = 0;
-    if (p >= 2) {
-        c0 = inc_comp_of(in, p - 2, &ra);
-        lcnt = p - 2 - ra + 1;
-    }
-    if (p + 1 < n) {
-        c1 = inc_comp_of(in, p + 1, &rs);
-        rcnt = rs + in->cnt[c1] - (p + 1);
-    }
-    memmove(in->rx + p + 1, in->rx + p, (n - p) * sizeof *in->rx);
-    memmove(in->rid + p + 1, in->rid + p, (n - p) * sizeof *in->rid);
-    memmove(in->rrank + p + 1, in->rrank + p, (n - p) * sizeof *in->rrank);
-    in->rx[p] = v;
-    in->rid[p] = id;
-    in->rrank[p] = 0; /* until space__parzen_inc_rank_one or _set_ranks */
-    in->nraw = n + 1;
-    in->pp = inc_first_above_mid(in);
-    inc_splice(in, c0, c1, lcnt, p >= 2 ? p - 1 : 0, p + 1 < n ? p + 2 : n + 1, rcnt);
-    return 0;
-}
-
-int space__parzen_inc_remove(space__parzen_inc_t *in, double v, size_t id)
-{
-    size_t n = in->nraw;
-    if (n <= INC_MIN_N || isnan(v) || in->pe.n == 0) return 1;
-    size_t p = inc_find(in, v, id);
-    if (p >= n || in->rx[p] != v || in->rid[p] != id) return 1;
-    /* p - 1 and p + 1 become neighbours; p - 2 and p + 2, the anchors, keep theirs */
-    size_t c0 = 0, c1 = in->pe.n - 1, ra = 0, rs = 0, lcnt = 0, rcnt = 0;
-    if (p >= 2) {
-        c0 = inc_comp_of(in, p - 2, &ra);
-        lcnt = p - 2 - ra + 1;
-    }
-    if (p + 2 < n) {
-        c1 = inc_comp_of(in, p + 2, &rs);
-        rcnt = rs + in->cnt[c1] - (p + 2);
-    }
-    memmove(in->rx + p, in->rx + p + 1, (n - p - 1) * sizeof *in->rx);
-    memmove(in->rid + p, in->rid + p + 1, (n - p - 1) * sizeof *in->rid);
-    memmove(in->rrank + p, in->rrank + p + 1, (n - p - 1) * sizeof *in->rrank);
-    in->nraw = n - 1;
-    in->pp = inc_first_above_mid(in);
-    inc_splice(in, c0, c1, lcnt, p >= 2 ? p - 1 : 0, p + 2 < n ? p + 1 : n - 1, rcnt);
-    return 0;
-}
-
-/* The weights' passes of a weighing: no pointer here aliases another (restrict), so the
- * multiplications vectorise; the AVX-512 and AVX2 copies also gather rr. The same
- * operations in every copy, so the same results. */
-PZ_CLONES
-static void inc_gather(double *restrict rr, const double *restrict rw_by_id,
-                       const size_t *restrict rid, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        rr[i] = rw_by_id[rid[i]];
-}
-
-PZ_CLONES
-static void inc_scale(double *restrict w, const double *restrict rr, double inv, size_t n)
-{
-    for (size_t c = 0; c < n; c++)
-        w[c] = rr[c] * inv;
-}
-
-/* The crude sums' coefficients: w czi (times isg unless NULL: Optuna 3.1.0's unscaled
- * density), in single precision. */
-PZ_CLONES static void inc_fcoef(float *restrict fcoef, const double *restrict w,
-                                const double *restrict czi, const double *restrict isg, size_t m)
-{
-    if (!isg) {
-        for (size_t c = 0; c < m; c++)
-            fcoef[c] = (float)(w[c] * czi[c]);
-    } else {
-        for (size_t c = 0; c < m; c++)
-            fcoef[c] = (float)((w[c] * czi[c]) * isg[c]);
-    }
-}
-
-/* What a weighing does once w is set: the block bookkeeping and the crude coefficients. */
-static void inc_weigh_rest(space__parzen_inc_t *in)
-{
-    space__parzen_t *pe = &in->pe;
-    blocks_fill(pe);
-    pe->coef_ready = pe->q == 0; /* stepped: term() reads w and z only */
-    if (!pe->coef_ready) return;
-    /* every component's factor now, as block_sum would one by one: a suggestion's 24
-     * candidates visit most of them, and a loop without a test per component vectorises */
-    inc_fcoef(pe->fcoef, pe->w, pe->czi, pe->optuna31_unscaled ? NULL : pe->isg, pe->n);
-}
-
-/* The weighing from the raw weights in sorted order (in->rr). */
-static void inc_weigh_rr(space__parzen_inc_t *in, double total)
-{
-    space__parzen_t *pe = &in->pe;
-    size_t n = in->nraw, m = pe->n;
-    /* the prior's weight, then the sorted weights as the full fit sums them */
-    if (isnan(total)) total = 1.0 + space__sum(in->rr, n);
-    double inv = 1.0 / total;
-    pe->prior_w = 1.0 / total;
-    if (m == n) { /* nothing merged (continuous parameters): a plainer loop */
-        inc_scale(pe->w, in->rr, inv, n);
-    } else {
-        for (size_t c = 0, i = 0; c < m; c++) {
-            double cw = in->rr[i++] * inv;
-            for (size_t e = 1; e < in->cnt[c]; e++)
-                cw += in->rr[i++] * inv;
-            pe->w[c] = cw;
-        }
-    }
-    inc_weigh_rest(in);
-}
-
-void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id, double total)
-{
-    inc_gather(in->rr, rw_by_id, in->rid, in->nraw);
-    inc_weigh_rr(in, total);
-}
-
-void space__parzen_inc_set_ranks(space__parzen_inc_t *in, const uint32_t *rank_by_id)
-{
-    for (size_t i = 0; i < in->nraw; i++)
-        in->rrank[i] = rank_by_id[in->rid[i]];
-}
-
-int space__parzen_inc_rank_one(space__parzen_inc_t *in, double v, size_t id, uint32_t rank)
-{
-    size_t p = inc_find(in, v, id);
-    if (p >= in->nraw || in->rx[p] != v || in->rid[p] != id) return 1;
-    in->rrank[p] = rank;
-    return 0;
-}
-
-/* rr[i] = Optuna's default_weights of age rank[i], as the searcher writes them by trial
- * (the same operations), with no gathering by trial. */
-PZ_CLONES static void inc_ramp(double *restrict rr, const uint32_t *restrict rank, size_t n,
-                               double w0, double step, size_t ramp)
-{
-    /* in doubles (ranks are exact in them): an integer compare made the loop branch */
-    double rampd = (double)ramp;
-    for (size_t i = 0; i < n; i++) {
-        double r = (double)rank[i], v = w0 + r * step;
-        rr[i] = r < rampd ? v : 1.0;
-    }
-}
-
-/* w[i] = rr[i] x inv straight from the ranks, for an estimator that merges nothing: the
- * same values as inc_ramp then inc_scale, one pass fewer. */
-PZ_CLONES static void inc_ramp_scale(double *restrict w, const uint32_t *restrict rank, size_t n,
-                                     double w0, double step, size_t ramp, double inv)
-{
-    double rampd = (double)ramp;
-    for (size_t i = 0; i < n; i++) {
-        double r = (double)rank[i], v = w0 + r * step;
-        w[i] = (r < rampd ? v : 1.0) * inv;
-    }
-}
-
-void space__parzen_inc_weigh_ranks(space__parzen_inc_t *in, double w0, double step, size_t ramp,
-                                   double total)
-{
-    space__parzen_t *pe = &in->pe;
-    if (isnan(total) || pe->n != in->nraw) {
-        inc_ramp(in->rr, in->rrank, in->nraw, w0, step, ramp);
-        inc_weigh_rr(in, total);
-        return;
-    }
-    double inv = 1.0 / total;
-    pe->prior_w = 1.0 / total;
-    inc_ramp_scale(pe->w, in->rrank, in->nraw, w0, step, ramp, inv);
-    inc_weigh_rest(in);
-}
-
+/* ---- the density: the reference sum ---------------------------------------------------- */
 /* One numeric component's density (mass over the quantisation cell for q > 0), truncated
  * to [low, high] as scipy's truncnorm.logpdf and Optuna's _log_gauss_mass do. */
 static double comp_pdf(const space__parzen_t *pe, double x, double mu, double sigma, double z)
 {
     if (pe->q > 0) {
         double ub = fmin(x + 0.5 * pe->q, pe->high), lb = fmax(x - 0.5 * pe->q, pe->low);
-        return gauss_mass((lb - mu) / sigma, (ub - mu) / sigma) / z;
+        return space__gauss_mass((lb - mu) / sigma, (ub - mu) / sigma) / z;
     }
     double t = (x - mu) / sigma;
-    return exp(-0.5 * t * t) / (SQRT_2PI * (pe->optuna31_unscaled ? 1.0 : sigma) * z);
+    return exp(-0.5 * t * t) / (SPACE__SQRT_2PI * (pe->optuna31_unscaled ? 1.0 : sigma) * z);
 }
 
-static double comp_z(const space__parzen_t *pe, double mu, double sigma)
+double space__parzen_comp_z(const space__parzen_t *pe, double mu, double sigma)
 {
     /* well inside the range (the margin covers the divisions' rounding): the test below
      * would pass, without its two divisions */
@@ -932,19 +347,14 @@ static double comp_z(const space__parzen_t *pe, double mu, double sigma)
     double a = (pe->low - mu) / sigma, b = (pe->high - mu) / sigma;
     /* beyond 9 sd the missing tail is below 1.2e-19: the mass is 1 in double */
     if (a < -9 && b > 9) return 1.0;
-    return gauss_mass(a, b);
+    return space__gauss_mass(a, b);
 }
 
-struct space__pz_memo *space__pz_memo_new(void)
-{
-    return calloc(PZ_MEMO, sizeof(struct space__pz_memo));
-}
-
-/* One component's term at x; for stepped parameters through the memo (PZ_MEMO). */
-static double term(space__parzen_t *pe, size_t k, double x)
+/* For stepped parameters through the memo (PZ_MEMO). */
+double space__parzen_term(space__parzen_t *pe, size_t k, double x)
 {
     double mu = pe->mu[k], sg = pe->sigma[k];
-    if (isnan(pe->z[k])) pe->z[k] = comp_z(pe, mu, sg);
+    if (isnan(pe->z[k])) pe->z[k] = space__parzen_comp_z(pe, mu, sg);
     if (!pe->memo) return pe->w[k] * comp_pdf(pe, x, mu, sg, pe->z[k]);
     uint64_t a, b, c;
     memcpy(&a, &x, sizeof a);
@@ -957,121 +367,7 @@ static double term(space__parzen_t *pe, size_t k, double x)
     return pe->w[k] * e->v;
 }
 
-/* e^x for x <= 0, written out so the windowed sums' exponentials vectorise and do not
- * depend on the C library: Cody and Waite's reduction x = k ln2 + r (|r| <= ln2/2, ln2 in
- * two parts, the first with 21 trailing zero bits so k ln2hi is exact for |k| < 2^21),
- * e^r by its Taylor polynomial to degree 13 (truncation below 4e-18 relative), 2^k put
- * into the exponent bits and 0 below 2^-1022. Within 1 ulp of the correctly rounded
- * value (checked against the C library's exp over [-700, 0] in tpe.exp_nonpos_accuracy).
- * No branch: each step is the same IEEE operation whether a compiler vectorises it or
- * not, so the result does not depend on the vector width. Valid for -1e15 < x <= 0. */
-static inline double exp_nonpos(double x)
-{
-    const double log2e = 1.4426950408889634074, shift = 0x1.8p52;
-    const double ln2hi = 6.93147180369123816490e-01, ln2lo = 1.90821492927058770002e-10;
-    double kd = x * log2e + shift; /* k, rounded to nearest, in the low bits */
-    uint64_t kb;
-    memcpy(&kb, &kd, sizeof kb);
-    kd -= shift;
-    double r = (x - kd * ln2hi) - kd * ln2lo;
-    /* Estrin's scheme: pairs of coefficients, then pairs of pairs; a shorter chain of
-     * dependent operations than Horner's, which is what bounds a vectorised loop */
-    double r2 = r * r, r4 = r2 * r2, r8 = r4 * r4;
-    double a1 = 0.5 + r * (1.0 / 6.0), a2 = 1.0 / 24.0 + r * (1.0 / 120.0);
-    double a3 = 1.0 / 720.0 + r * (1.0 / 5040.0), a4 = 1.0 / 40320.0 + r * (1.0 / 362880.0);
-    double a5 = 1.0 / 3628800.0 + r * (1.0 / 39916800.0);
-    double a6 = 1.0 / 479001600.0 + r * (1.0 / 6227020800.0);
-    double b1 = a1 + r2 * a2, b2 = a3 + r2 * a4, b3 = a5 + r2 * a6;
-    double q = (b1 + r4 * b2) + r8 * b3; /* sum over i >= 2 of r^(i-2) / i! */
-    double p = 1.0 + (r + r2 * q);
-    /* k + 1023, the biased exponent; zero (the result 0) when it is not positive */
-    uint64_t kk = kb - 0x4338000000000000ULL + 1023;
-    uint64_t sb = (kk << 52) & ((kk >> 63) - 1);
-    double sc;
-    memcpy(&sc, &sb, sizeof sc);
-    return p * sc;
-}
-
-double space__exp_nonpos(double x)
-{
-    return exp_nonpos(x);
-}
-
-/* The sum over a block of PZ_BLOCK components of coef_i exp(-t^2 / 2),
- * t = (x - mu[i]) isg[i], coef_i = w[i] czi[i] (times isg[i] unless Optuna 3.1.0's unscaled
- * density): a fixed count and no aliasing, which is what lets -O2 vectorise it, and the
- * products added as a fixed tree (i with i + 16, then + 8, + 4, + 2, + 1) instead of one
- * after another: a chain of dependent additions was a fifth of a suggestion's time, and
- * the tree's order does not depend on the vector width. The same operations in every
- * copy (PZ_CLONES), so the same results on every CPU. */
-PZ_CLONES
-static double sum_block(const double *restrict mu, const double *restrict isg,
-                        const double *restrict w, const double *restrict czi, int unscaled,
-                        double x)
-{
-    double p[PZ_BLOCK];
-    if (unscaled) { /* two loops: a choice inside one kept it from vectorising */
-        for (int i = 0; i < PZ_BLOCK; i++) {
-            double t = (x - mu[i]) * isg[i];
-            p[i] = (w[i] * czi[i]) * exp_nonpos(-0.5 * t * t);
-        }
-    } else {
-        for (int i = 0; i < PZ_BLOCK; i++) {
-            double t = (x - mu[i]) * isg[i];
-            p[i] = ((w[i] * czi[i]) * isg[i]) * exp_nonpos(-0.5 * t * t);
-        }
-    }
-    double sum;
-    PZ_TREE32(p, sum);
-    return sum;
-}
-
-/* One component's constant factor, its weight w times czi = 1 / (sqrt(2 pi) z) (times
- * 1 / sigma unless Optuna 3.1.0's unscaled density): czi stays from fit to fit. */
-static double comp_czi(const space__parzen_t *pe, size_t k)
-{
-    return 1.0 / (SQRT_2PI * pe->z[k]);
-}
-
-static double comp_isg(const space__parzen_t *pe, double sigma)
-{
-    return sigma == pe->minsigma ? pe->isg_min : 1.0 / sigma;
-}
-
-/* Components from..to-1 (at most PZ_BLOCK) at x: term() for stepped parameters; for
- * continuous ones sum_block with each component's constant factor computed once per fit
- * (the windowed walk's inner loop, where the time goes). A short block at either end of
- * the means is padded with components of weight 0 at x, which add exactly 0. */
-static double block_sum(space__parzen_t *pe, size_t from, size_t to, double x)
-{
-    double s = 0;
-    if (pe->q > 0) {
-        for (size_t k = from; k < to; k++)
-            s += term(pe, k, x);
-        return s;
-    }
-    if (!pe->coef_ready) /* a fit's factors, when first needed (the kept one has them all) */
-        for (size_t k = from; k < to; k++) {
-            if (!isnan(pe->czi[k])) continue;
-            if (isnan(pe->z[k])) pe->z[k] = comp_z(pe, pe->mu[k], pe->sigma[k]);
-            pe->isg[k] = comp_isg(pe, pe->sigma[k]);
-            pe->czi[k] = comp_czi(pe, k);
-        }
-    int unscaled = pe->optuna31_unscaled;
-    if (to - from == PZ_BLOCK)
-        return sum_block(pe->mu + from, pe->isg + from, pe->w + from, pe->czi + from, unscaled, x);
-    double mu[PZ_BLOCK], isg[PZ_BLOCK], w[PZ_BLOCK], czi[PZ_BLOCK];
-    for (size_t i = 0; i < PZ_BLOCK; i++) {
-        int in = i < to - from;
-        mu[i] = in ? pe->mu[from + i] : x;
-        isg[i] = in ? pe->isg[from + i] : 1.0;
-        w[i] = in ? pe->w[from + i] : 0.0;
-        czi[i] = in ? pe->czi[from + i] : 1.0;
-    }
-    return sum_block(mu, isg, w, czi, unscaled, x);
-}
-
-static double prior_term(const space__parzen_t *pe, double x)
+double space__parzen_prior_term(const space__parzen_t *pe, double x)
 {
     return pe->prior_w * comp_pdf(pe, x, pe->prior_mu, pe->prior_sigma, pe->prior_z);
 }
@@ -1082,214 +378,49 @@ double space__parzen_log_pdf_naive(space__parzen_t *pe, double x)
         size_t c = (size_t)x;
         return c < pe->ncat ? log(pe->cat[c]) : -INFINITY;
     }
-    double s = prior_term(pe, x);
+    double s = space__parzen_prior_term(pe, x);
     for (size_t k = 0; k < pe->n; k++)
-        s += term(pe, k, x);
+        s += space__parzen_term(pe, k, x);
     return log(s);
 }
 
-/* e^y for y in [-50, 0] in single precision, within 4e-6 relative (Taylor to degree 5
- * after the reduction y = k ln2 + r; 2^k through the exponent bits): the crude sums'
- * exponential, and the walk's stopping test's. */
-static inline float crude_exp(float y)
+/* ---- draws ------------------------------------------------------------------------------ */
+double space__parzen_sample(space__parzen_t *pe, space__rng_t *r)
 {
-    /* y in [-50, 0]: y = k ln2 + r, k = round(y / ln2), 2^k through the exponent bits */
-    const float log2e = 1.44269504f, shift = 12582912.0f; /* 1.5 x 2^23 */
-    const float ln2hi = 0.693145752f, ln2lo = 1.42860677e-06f;
-    float kf = y * log2e + shift;
-    uint32_t kb;
-    memcpy(&kb, &kf, sizeof kb);
-    kf -= shift;
-    float r = (y - kf * ln2hi) - kf * ln2lo;
-    float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120)))));
-    uint32_t sb = (kb - 0x4B400000u + 127u) << 23; /* k + 127 > 0 for k >= -73 */
-    float sc;
-    memcpy(&sc, &sb, sizeof sc);
-    return p * sc;
-}
-
-/* An upper bound on e^y for y <= 0, for the walk's stopping test: the single-precision
- * exponential with room for its error and for rounding y to float (5e-6 relative at
- * most; 2e-3 allowed), and e^-50 for anything below -50. */
-static inline double tail_exp(double y)
-{
-    float yf = y > -50.0 ? (float)y : -50.0f;
-    return (double)crude_exp(yf) * 1.002;
-}
-
-/* Walks outwards from x over the means in blocks, on each side until the components not
- * yet visited cannot add more than tol (SPACE__PARZEN_TOL, 1e-12) of the sum so far. The
- * bound on what is left on one side, say the right with r the next unvisited, in block
- * b = r / PZ_BLOCK: every such component k has mu_k >= mu[r], sigma_k <= bsr[b] and
- * sigma_k >= minsigma, so its standardised distance from x (from the nearer end of x's
- * cell when stepped) is at least d = (mu[r] - x - q/2) / bsr[b], and its density there
- * at most
- *     w_k exp(-d^2/2) / (sqrt(2 pi) sigma_k z_k)  (times q for a cell's mass; without the
- *     sigma_k for Optuna 3.1.0's unscaled density),
- * where its truncation mass z_k >= Phi(1) - 1/2 = 0.3413: the mean lies in [low, high] and
- * sigma_k <= high - low, and the masses on the two sides of the mean add up to at least
- * Phi(range / sigma) - 1/2 (Phi - 1/2 is concave from 0). Summed over the side, the weights
- * are at most those of blocks b and later, so the side adds at most
- * rest * peak * exp(-d^2/2) with peak = ZINV (q) / (sqrt(2 pi) minsigma),
- * ZINV = 1 / 0.3413 < 2.93 (the left side alike, with bsl and the blocks up to l - 1's).
- * Stopping once that is at most tol * s (s only grows afterwards) leaves out less than tol
- * of the final sum on each side: |log s_windowed - log s_full| < 2 tol, checked against an
- * independent reference in tpe.fast_log_pdf_equals_reference. The first block on each
- * side ends at a block boundary, so the walk's blocks are the bookkeeping's blocks.
- * Returns the prior's term plus the visited blocks' sums (each by sum(pe, from, to, x));
- * *tails, when not NULL, gets the bound on what was left out on the two sides. */
-#define ZINV 2.93
-typedef double (*pz_block_fn)(space__parzen_t *pe, size_t from, size_t to, double x);
-/* always inlined into its two callers, so that sum is a direct call there (a call through
- * a pointer per block was part of the walk's own cost) */
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-static inline double
-walk(space__parzen_t *pe, double x, double tol, pz_block_fn sum, double *tails)
-{
-    size_t n = pe->n, nb = (n + PZ_BLOCK - 1) / PZ_BLOCK, lo = 0;
-    if (n > 0) { /* the first mean >= x, without a branch on the compare (a coin toss each):
-                  * the answer stays in [b, b + len] while len halves */
-        const double *b = pe->mu;
-        size_t len = n;
-        while (len > 1) {
-            size_t half = len / 2;
-            b += (size_t)(b[half] < x) * half;
-            len -= half;
-        }
-        lo = (size_t)(b - pe->mu) + (b[0] < x);
+    /* the active component: observations in order, the prior last (rng.choice) */
+    double u = space__rng_uniform(r);
+    size_t n = pe->n, k = 0; /* k == n: the prior */
+    /* the first k whose running sum of weights passes u: a scan, not a search over kept
+     * running sums, because only the good estimator (25 components) is drawn from, and
+     * keeping the sums cost every fit a chain of n additions */
+    for (double run = 0; k < n; k++) {
+        run += pe->w[k];
+        if (run > u) break;
     }
-    size_t r = lo, l = lo; /* next to visit: r going up, l - 1 going down */
-    double s = prior_term(pe, x), half = 0.5 * pe->q, tail_r = 0, tail_l = 0;
-    double peak = pe->q > 0               ? ZINV * pe->q / (SQRT_2PI * pe->minsigma)
-                  : pe->optuna31_unscaled ? ZINV / SQRT_2PI
-                                          : ZINV / (SQRT_2PI * pe->minsigma);
-    /* stepped: few components, each two erfc, so a shorter step overshoots less */
-    size_t step = pe->q > 0 ? 8 : PZ_BLOCK;
-    int ldone = l == 0, rdone = r == n;
-    while (!ldone || !rdone) {
-        if (!rdone) {
-            size_t to = (r / step + 1) * step;
-            to = to < n ? to : n;
-            s += sum(pe, r, to, x);
-            r = to;
+    if (pe->ncat > 0) {
+        double v = space__rng_uniform(r), cum = 0;
+        size_t c = 0; /* _sample_from_categorical_dist: how many cumulative sums are < v */
+        for (size_t i = 0; i < pe->ncat; i++) {
+            cum += cat_row(pe, k, i);
+            if (cum < v) c++;
         }
-        if (!ldone) {
-            size_t from = (l - 1) / step * step;
-            s += sum(pe, from, l, x);
-            l = from;
-        }
-        tail_r = tail_l = 0;
-        if (rdone || r == n) {
-            rdone = 1;
-        } else {
-            size_t b = r / PZ_BLOCK;
-            double d = pe->mu[r] - x - half;
-            d = (d > 0 ? d : 0) / pe->bsr[b];
-            tail_r = (pe->bws[nb] - pe->bws[b]) * peak * tail_exp(-0.5 * d * d);
-            rdone = tail_r <= tol * s;
-        }
-        if (ldone || l == 0) {
-            ldone = 1;
-        } else {
-            size_t b = (l - 1) / PZ_BLOCK;
-            double d = x - pe->mu[l - 1] - half;
-            d = (d > 0 ? d : 0) / pe->bsl[b];
-            tail_l = pe->bws[b + 1] * peak * tail_exp(-0.5 * d * d);
-            ldone = tail_l <= tol * s;
-        }
+        return (double)(c < pe->ncat ? c : pe->ncat - 1);
     }
-    if (tails) *tails = tail_r + tail_l;
-    return s;
-}
-
-double space__parzen_log_pdf(space__parzen_t *pe, double x)
-{
-    if (pe->ncat > 0) return space__parzen_log_pdf_naive(pe, x);
-    return log(walk(pe, x, pe->tol > 0 ? pe->tol : SPACE__PARZEN_TOL, block_sum, NULL));
-}
-
-/* ---- bounds on the windowed sum, from a cheaper one ----------------------------------
- * What the acquisition needs is the argmax over 24 candidates, and most candidates are
- * far from the best: bounding log g at each one from a single-precision sum that costs a
- * fraction of the exact one, then computing the exact value only where the bound leaves
- * the candidate a chance, picks the same candidate (tpe.c) for a third of the work.
- *
- * The error of one crude term against the exact coef exp(-t^2 / 2): t as
- * (x - low) / sigma - (mu - low) / sigma in float, from the kept fm = (mu - low) / sigma
- * and fisg = 1 / sigma (rounded to float once each), each part at most range / minsigma
- * = 100 in size, so t is off by at most about (100 + 100 + 10) x 2^-24 x 3 < 4e-5;
- * y = -t^2 / 2 then by at most |t| 4e-5 + |y| 3.5 x 2^-24, under 4.1e-4 for |y| <= 50
- * (|t| <= 10) after the clamp below, which is the relative error it gives e^y; the
- * exponent reduced with ln 2 in two parts (exact product), e^r by its Taylor polynomial to
- * degree 5 for |r| <= ln2/2 (remainder below 3.4e-6), the float coefficient and product
- * (2 x 2^-24), the clamp's own rounding (2e-5) and a five-level tree of float additions
- * (5 x 2^-24): under 4.4e-4 in all,
- * and in practice far less (the 100s are the clipped bandwidth's worst case).
- * PZ_CRUDE_EPS allows 5 times the bound. Exponents below -50 are clamped to -50 (no
- * subnormal floats, which are slow): such a term is overestimated by at most coef e^-50,
- * which the lower bound takes off. */
-#define PZ_CRUDE_EPS 2e-3
-#define PZ_CRUDE_TOL 1e-3 /* the crude walk's window: what it leaves out goes into hi */
-#define PZ_CRUDE_YMIN -50.0f
-
-PZ_CLONES
-static double crude_block(const float *restrict m, const float *restrict isg,
-                          const float *restrict coef, float xs)
-{
-    float p[PZ_BLOCK];
-    for (int i = 0; i < PZ_BLOCK; i++) {
-        float t = xs * isg[i] - m[i];
-        float y = -0.5f * t * t;
-        /* max(y, YMIN) as arithmetic (within 2e-5 of it, part of the budget above): a
-         * comparison here made some compilers branch around the exponential, and a loop
-         * with a branch does not vectorise */
-        y = 0.5f * ((y + PZ_CRUDE_YMIN) + fabsf(y - PZ_CRUDE_YMIN));
-        p[i] = coef[i] * crude_exp(y);
+    double mu = k < n ? pe->mu[k] : pe->prior_mu, sg = k < n ? pe->sigma[k] : pe->prior_sigma;
+    double a = (pe->low - mu) / sg, b = (pe->high - mu) / sg, c[2];
+    u = space__rng_uniform(r); /* the draw's own uniform, as space__truncnorm_draw takes */
+    if (k < pe->tnn) { /* this component's masses, NaN until a draw of this fit needs them */
+        double *kc = pe->tn + 2 * k;
+        if (isnan(kc[0])) space__truncnorm_cdfs(a, b, kc);
+        c[0] = kc[0], c[1] = kc[1];
+    } else {
+        space__truncnorm_cdfs(a, b, c);
     }
-    float sum;
-    PZ_TREE32(p, sum);
-    return (double)sum;
+    double x = mu + sg * space__truncnorm_invert(u, a, b, c);
+    return fmin(fmax(x, pe->low), pe->high);
 }
 
-/* Components from..to-1 (at most PZ_BLOCK) by crude_block, a short block padded with
- * components of coefficient 0 (which add 0). */
-static double crude_sum(space__parzen_t *pe, size_t from, size_t to, double x)
-{
-    float xs = (float)(x - pe->low);
-    if (to - from == PZ_BLOCK)
-        return crude_block(pe->fm + from, pe->fisg + from, pe->fcoef + from, xs);
-    float m[PZ_BLOCK], isg[PZ_BLOCK], coef[PZ_BLOCK];
-    for (size_t i = 0; i < PZ_BLOCK; i++) {
-        int in = i < to - from;
-        m[i] = in ? pe->fm[from + i] : 0.0f;
-        isg[i] = in ? pe->fisg[from + i] : 0.0f;
-        coef[i] = in ? pe->fcoef[from + i] : 0.0f;
-    }
-    return crude_block(m, isg, coef, xs);
-}
-
-void space__parzen_log_pdf_bounds(space__parzen_t *pe, double x, double *lo, double *hi)
-{
-    if (pe->ncat > 0 || pe->q > 0 || !pe->coef_ready) {
-        *lo = *hi = space__parzen_log_pdf(pe, x);
-        return;
-    }
-    double tails, prior = prior_term(pe, x);
-    double s = walk(pe, x, PZ_CRUDE_TOL, crude_sum, &tails) - prior;
-    /* the exact sum of the visited components lies in s / (1 +- eps), less what the
-     * clamp added; the exact walk's own window and rounding (relative 1e-11 at most) and
-     * the bounds' own rounding are covered by the margin in log space */
-    size_t nb = (pe->n + PZ_BLOCK - 1) / PZ_BLOCK;
-    double peak = pe->optuna31_unscaled ? ZINV / SQRT_2PI : ZINV / (SQRT_2PI * pe->minsigma);
-    double clamp = pe->bws[nb] * peak * 2e-22; /* >= every clamped term's excess: e^-50 */
-    double glo = prior + (s - clamp) / (1.0 + PZ_CRUDE_EPS);
-    double ghi = prior + s / (1.0 - PZ_CRUDE_EPS) + tails * 1.000001;
-    *lo = (glo > 0 ? log(glo) : -INFINITY) - 1e-9;
-    *hi = log(ghi) + 1e-9;
-}
-
+/* ---- truncation masses kept from fit to fit ----------------------------------------------- */
 int space__parzen_zcache_keep(const space__parzen_t *pe, space__zcache_t *zc)
 {
     zc->n = 0;
@@ -1324,158 +455,4 @@ void space__zcache_free(space__zcache_t *zc)
     free(zc->sigma);
     free(zc->z);
     memset(zc, 0, sizeof *zc);
-}
-
-double space__parzen_sample(space__parzen_t *pe, space__rng_t *r)
-{
-    /* the active component: observations in order, the prior last (rng.choice) */
-    double u = space__rng_uniform(r);
-    size_t n = pe->n, k = 0; /* k == n: the prior */
-    /* the first k whose running sum of weights passes u: a scan, not a search over kept
-     * running sums, because only the good estimator (25 components) is drawn from, and
-     * keeping the sums cost every fit a chain of n additions */
-    for (double run = 0; k < n; k++) {
-        run += pe->w[k];
-        if (run > u) break;
-    }
-    if (pe->ncat > 0) {
-        double v = space__rng_uniform(r), cum = 0;
-        size_t c = 0; /* _sample_from_categorical_dist: how many cumulative sums are < v */
-        for (size_t i = 0; i < pe->ncat; i++) {
-            cum += cat_row(pe, k, i);
-            if (cum < v) c++;
-        }
-        return (double)(c < pe->ncat ? c : pe->ncat - 1);
-    }
-    double mu = k < n ? pe->mu[k] : pe->prior_mu, sg = k < n ? pe->sigma[k] : pe->prior_sigma;
-    double a = (pe->low - mu) / sg, b = (pe->high - mu) / sg, c[2];
-    u = space__rng_uniform(r); /* the draw's own uniform, as space__truncnorm_draw takes */
-    if (k < pe->tnn) { /* this component's masses, NaN until a draw of this fit needs them */
-        double *kc = pe->tn + 2 * k;
-        if (isnan(kc[0])) truncnorm_cdfs(a, b, kc);
-        c[0] = kc[0], c[1] = kc[1];
-    } else {
-        truncnorm_cdfs(a, b, c);
-    }
-    double x = mu + sg * truncnorm_invert(u, a, b, c);
-    return fmin(fmax(x, pe->low), pe->high);
-}
-
-/* ---- statsmodels' KDEMultivariate, as HpBandSter's BOHB uses it ------------------------- */
-void space__kde_free(space__kde_t *k)
-{
-    if (!k) return;
-    free(k->data);
-    free(k->bw);
-    free(k->levels);
-    memset(k, 0, sizeof *k);
-}
-
-int space__kde_fit(space__kde_t *k, const double *data, size_t n, size_t d, const size_t *ncat,
-                   double min_bandwidth)
-{
-    memset(k, 0, sizeof *k);
-    k->n = n;
-    k->d = d;
-    k->ncat = ncat;
-    k->data = malloc((n * d + 1) * sizeof *k->data);
-    k->bw = malloc((d + 1) * sizeof *k->bw);
-    k->levels = malloc((d + 1) * sizeof *k->levels);
-    if (!k->data || !k->bw || !k->levels) {
-        space__kde_free(k);
-        return SPACE_ENOMEM;
-    }
-    memcpy(k->data, data, n * d * sizeof *data);
-    /* bw='normal_reference': 1.06 * std (ddof 0) * nobs^(-1/(4 + k_vars)), every column,
-     * categorical ones included; then bohb.py clips at min_bandwidth. */
-    double shrink = pow((double)n, -1.0 / (4.0 + (double)d)), norm = 1.0 / (double)n;
-    for (size_t j = 0; j < d; j++) {
-        double mean = 0, var = 0;
-        for (size_t i = 0; i < n; i++)
-            mean += data[i * d + j];
-        mean /= (double)n;
-        for (size_t i = 0; i < n; i++)
-            var += (data[i * d + j] - mean) * (data[i * d + j] - mean);
-        var /= (double)n;
-        k->bw[j] = fmax(1.06 * sqrt(var) * shrink, min_bandwidth);
-        k->levels[j] = 0;
-        if (ncat[j] > 0) {
-            /* aitchison_aitken's num_levels: distinct values in the data, not choices */
-            for (size_t i = 0; i < n; i++) {
-                size_t seen = 0;
-                for (size_t i2 = 0; i2 < i && !seen; i2++)
-                    seen = data[i2 * d + j] == data[i * d + j];
-                if (!seen) k->levels[j] += 1;
-            }
-        } else {
-            norm /= k->bw[j];
-        }
-    }
-    k->norm = norm;
-    return SPACE_OK;
-}
-
-/* The categorical factor of one row: Aitchison-Aitken, 1 - h on a match, else
- * h / (num_levels - 1), which statsmodels lets become inf when one level was seen. */
-static double aa(double h, double levels, double xi, double x)
-{
-    return xi == x ? 1.0 - h : h / (levels - 1.0);
-}
-
-double space__kde_pdf_naive(const space__kde_t *k, const double *x)
-{
-    double s = 0;
-    for (size_t i = 0; i < k->n; i++) {
-        const double *row = k->data + i * k->d;
-        double p = 1;
-        for (size_t j = 0; j < k->d; j++) {
-            if (k->ncat[j] > 0) {
-                p *= aa(k->bw[j], k->levels[j], row[j], x[j]);
-            } else {
-                double t = (row[j] - x[j]) / k->bw[j];
-                p *= exp(-0.5 * t * t) / SQRT_2PI;
-            }
-        }
-        s += p;
-    }
-    return s * k->norm;
-}
-
-/* Rows whose summed squared Gaussian distance passes K2 = 80 are skipped: each adds at
- * most e^-40 times the largest kernel value; when the skipped rows together could exceed
- * SPACE__PARZEN_TOL of the sum, the sum is redone over every row. */
-double space__kde_pdf(const space__kde_t *k, const double *x)
-{
-    const double K2 = 80.0;
-    double s = 0, catmax = 1, gauss = 1;
-    size_t skipped = 0;
-    for (size_t j = 0; j < k->d; j++) {
-        if (k->ncat[j] > 0)
-            catmax *= fmax(1.0 - k->bw[j], k->bw[j] / (k->levels[j] - 1.0));
-        else
-            gauss /= SQRT_2PI;
-    }
-    if (!isfinite(catmax)) return space__kde_pdf_naive(k, x);
-    for (size_t i = 0; i < k->n; i++) {
-        const double *row = k->data + i * k->d;
-        double acc = 0, p = 1;
-        size_t j = 0;
-        for (; j < k->d; j++) {
-            if (k->ncat[j] > 0) {
-                p *= aa(k->bw[j], k->levels[j], row[j], x[j]);
-            } else {
-                double t = (row[j] - x[j]) / k->bw[j];
-                acc += t * t;
-                if (acc > K2) break;
-            }
-        }
-        if (j < k->d) {
-            skipped++;
-            continue;
-        }
-        s += p * exp(-0.5 * acc) * gauss;
-    }
-    if ((double)skipped * catmax * gauss * exp(-0.5 * K2) > SPACE__PARZEN_TOL * s)
-        return space__kde_pdf_naive(k, x);
-    return s * k->norm;
 }

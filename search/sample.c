@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "search/space_int.h"
+#include "search/tpe_int.h"
 
 /* ---- random numbers -----------------------------------------------------------------
  * One independent stream (space_int.h: splitmix64 into xoshiro256**) per (seed, trial,
@@ -18,6 +19,17 @@ static void rng_init(space__rng_t *r, uint64_t seed, uint64_t index, uint64_t pa
     uint64_t key = space__mix64(seed + SPACE__GOLDEN);
     key = space__mix64(key ^ (index + 2 * SPACE__GOLDEN));
     key = space__mix64(key ^ (param + 3 * SPACE__GOLDEN));
+    space__rng_key(r, key);
+}
+
+/* The TPE searcher's stream of one (seed, trial) (tpe_int.h): beside rng_init so that the
+ * two keyings are seen together; "tpe" in the key keeps them apart, so the searcher's
+ * draws never repeat space_sample's. */
+void space__rng_seed(space__rng_t *r, uint64_t seed, uint64_t trial_no)
+{
+    uint64_t key = space__mix64(seed + SPACE__GOLDEN);
+    key = space__mix64(key ^ (trial_no + 5 * SPACE__GOLDEN));
+    key = space__mix64(key ^ 0x747065ULL);
     space__rng_key(r, key);
 }
 

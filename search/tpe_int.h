@@ -1,189 +1,23 @@
-/* search internals of the TPE searcher: its random stream, the special functions written
- * here so results do not depend on the C library, Optuna's univariate Parzen estimator and
- * HpBandSter's (statsmodels') multivariate KDE. Not for: anything outside search/ and its
- * tests (the public contract is searcher.h). */
+/* search internals of the TPE searcher (tpe.c): its random stream, and the rules tests
+ * check directly; it includes the headers of the parts the searcher is built from: the
+ * special functions (special_int.h), Optuna 3.1's univariate Parzen estimator
+ * (parzen_int.h) and HpBandSter's (statsmodels') multivariate KDE (kde_int.h). Not for:
+ * anything outside search/ and its tests (the public contract is searcher.h). */
 #ifndef TUNE_TPE_INT_H
 #define TUNE_TPE_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "search/kde_int.h"
+#include "search/parzen_int.h"
 #include "search/space_int.h"
+#include "search/special_int.h"
 
-/* ---- one random stream per (seed, trial) (parzen.c) ---------------------------------
+/* ---- one random stream per (seed, trial) (sample.c) ---------------------------------
  * The shared xoshiro256** of space_int.h, keyed apart from sample.c's per-parameter
  * streams so the searcher's draws never repeat space_sample's. */
 void space__rng_seed(space__rng_t *r, uint64_t seed, uint64_t trial_no);
-
-/* ---- special functions (parzen.c) ----------------------------------------------------
- * Accurate to a few units in the last place over the whole range (tests compare them
- * with the C library's erfc); only +, -, *, / and exp are used. */
-double space__erfc(double x);
-double space__ndtr(double x); /* the standard normal CDF */
-/* e^x for x <= 0 (parzen.c's windowed sums), within 1 ulp; 0 below 2^-1022. */
-double space__exp_nonpos(double x);
-double space__ndtri(double p); /* its inverse, 0 < p < 1 */
-/* The sum of v[0..n) in a fixed order (eight running sums, then a tree): what every total
- * of weights uses, so totals taken in different places agree bit for bit. */
-double space__sum(const double *v, size_t n);
-/* A standard normal draw truncated to [a, b] (a < b), by inversion, as scipy's truncnorm
- * (which Optuna 3.1 vendors) is: one uniform per draw. */
-double space__truncnorm_draw(space__rng_t *r, double a, double b);
-
-/* ---- Optuna 3.1's univariate Parzen estimator (parzen.c) -----------------------------
- * optuna/samplers/_tpe/parzen_estimator.py with consider_prior, prior_weight 1,
- * consider_magic_clip, not consider_endpoints, univariate. Numeric components are
- * Gaussians truncated to [low, high] (the "parzen bounds" in the parameter's internal
- * scale); q > 0 makes the density a mass over [x - q/2, x + q/2] as Optuna does for
- * stepped parameters. Categorical (ncat > 0): Optuna's smoothed one-hot weights. */
-/* Truncation masses already computed for one parameter's estimator, sorted by mean: the
- * mass of a component depends only on its (mu, sigma) and the bounds, and the erfc behind
- * it was a tenth of a suggestion's time when every refit computed it afresh. */
-typedef struct space__zcache {
-    size_t n, cap;
-    double *mu, *sigma, *z;
-} space__zcache_t;
-
-typedef struct space__parzen {
-    size_t n;               /* observations, the prior excluded */
-    size_t ncat;            /* > 0: categorical over 0..ncat-1 */
-    double low, high, q;    /* numeric: bounds of the internal scale; q = 0 continuous */
-    double *mu, *sigma, *w; /* n observations sorted by mu, normalised weights */
-    double prior_mu, prior_sigma, prior_w, prior_z;
-    double minsigma, isg_min; /* the magic clip's lower bound, its reciprocal */
-    /* windowing, per block of 32 components: bws[b] = the weight of blocks before b,
-     * bsl[b] / bsr[b] = the largest sigma over blocks 0..b / b..last */
-    double *bws, *bsl, *bsr;
-    double *z;   /* the truncation mass, NaN until first needed */
-    double *isg; /* 1 / sigma */
-    double *czi; /* kept estimator (parzen_inc): 1 / (sqrt(2 pi) z) */
-    double *tn;  /* a fit's: per component (the prior last) the two normal masses a truncated
-                  * draw inverts between, NaN until a draw needs them */
-    size_t tnn;
-    float *fm, *fisg, *fcoef; /* kept estimator: (mu - low) / sigma, 1 / sigma, coef in float */
-    /* stepped: cells' masses already computed, or NULL. Borrowed (space__parzen_free leaves
-     * it): the kept estimator allocates and frees its own, the searcher keeps one per
-     * stepped parameter for its good estimators; one memo serves one parameter's bounds */
-    struct space__pz_memo *memo;
-    double *cat;           /* categorical: the mixture's probability of each category */
-    double cat_lo, cat_hi; /* categorical: a component's row, off and at its category (mu) */
-    /* Optuna 3.1.0's vendored truncnorm.logpdf leaves out the -log(scale) term, so each
-     * continuous component's density there is phi(z) / mass, not phi(z) / (sigma mass):
-     * narrow components weigh less. Set to 1 after fitting to reproduce 3.1.0 exactly; 0
-     * (what a fit leaves) is the normalised density. */
-    size_t cap, ncatcap; /* allocated sizes, reused by the next fit */
-    /* borrowed, NULL = none: the next fit takes the masses of components whose (mu,
-     * sigma) it holds instead of leaving them to be computed; kept across fits */
-    const space__zcache_t *zc;
-    double tol; /* the window's tolerance, 0 = SPACE__PARZEN_TOL: tests loosen it to show
-                 * that their comparison with a reference would catch a wrong window */
-    int optuna31_unscaled;
-    /* 1: isg and czi hold every component's values and fcoef the weights' (the kept
-     * estimator, after space__parzen_inc_weigh, for optuna31_unscaled as it is then);
-     * 0: isg and czi computed when needed */
-    int coef_ready;
-} space__parzen_t;
-
-/* pe must be zeroed ({0}) or hold an earlier fit, whose arrays are reused (and whose
- * borrowed memo is kept). */
-/* Fits the estimator to n observations x[] (internal scale, or category index) with raw
- * weights rw[] (Optuna's default_weights of their trial order; NULL = all 1). x need not be
- * sorted. Returns 0 or SPACE_ENOMEM. Free with space__parzen_free. */
-int space__parzen_fit(space__parzen_t *pe, const double *x, const double *rw, size_t n, double low,
-                      double high, double q, size_t ncat);
-/* The same for x[] already sorted ascending (ties in any order): skips the sort, which
- * is what keeps 10,000 observations within the time budget. */
-int space__parzen_fit_sorted(space__parzen_t *pe, const double *x, const double *rw, size_t n,
-                             double low, double high, double q, size_t ncat);
-/* The same with total = 1 + the sum of rw[] (all 1 when NULL) taken in index order, which
- * the caller may have summed while gathering x[] (NAN: sum it here). */
-int space__parzen_fit_sorted_total(space__parzen_t *pe, const double *x, const double *rw, size_t n,
-                                   double low, double high, double q, size_t ncat, double total);
-void space__parzen_free(space__parzen_t *pe); /* NULL-safe, leaves pe zeroed; not its memo */
-/* An empty memo of stepped cells' masses (NULL when out of memory, which only costs time);
- * free() it. */
-struct space__pz_memo *space__pz_memo_new(void);
-/* log density (mass for q > 0, probability for categories) at x, summing only the
- * components whose contribution can exceed SPACE__PARZEN_TOL of the total (a bound on
- * the rest is kept while walking outwards from x over the sorted means). */
-#define SPACE__PARZEN_TOL 1e-12
-double space__parzen_log_pdf(space__parzen_t *pe, double x);
-/* The same over every component, as Optuna does: the oracle for the windowed one. */
-double space__parzen_log_pdf_naive(space__parzen_t *pe, double x);
-/* lo <= space__parzen_log_pdf(pe, x) <= hi, from a single-precision sum over a narrower
- * window (about a third of the work): for a continuous estimator whose coefficients are
- * ready (space__parzen_inc_weigh); any other gets lo = hi = the exact value. */
-void space__parzen_log_pdf_bounds(space__parzen_t *pe, double x, double *lo, double *hi);
-/* Replaces zc's contents with the masses pe has computed so far (those that needed erfc):
- * what the next fit of the same parameter, with the same bounds, may reuse. Returns 0 or
- * SPACE_ENOMEM (zc then still holds its earlier, still valid, contents or none). */
-int space__parzen_zcache_keep(const space__parzen_t *pe, space__zcache_t *zc);
-void space__zcache_free(space__zcache_t *zc); /* NULL-safe, leaves zc zeroed */
-/* The bad estimator of one numeric parameter kept between suggestions: the observations
- * sorted by (value, id) and the components built from them (means, bandwidths, masses),
- * so that a new observation changes only its neighbours' bandwidths and a refit rewrites
- * only the weights. Whatever the sequence of inserts and removals, pe ends up bit for bit
- * what space__parzen_fit_sorted_total gives for the same sorted observations (tested in
- * tpe.parzen_incremental_equals_full_fit). */
-typedef struct space__parzen_inc {
-    space__parzen_t pe; /* numeric only; its arrays belong to this struct */
-    size_t nraw, cap;   /* observations; allocated slots of every array below and in pe */
-    double *rx;         /* observations sorted by (value, id) */
-    size_t *rid;        /* their ids (the searcher's trial numbers) */
-    size_t *cnt;        /* per component of pe: how many observations it merges */
-    double *rr;         /* scratch: the raw weights in sorted order */
-    uint32_t *rrank;    /* the observations' age ranks (space__parzen_inc_weigh_ranks) */
-    size_t pp;          /* the prior's position: the first rx > the middle of the range */
-} space__parzen_inc_t;
-/* Full fit to n observations x[] sorted by (value, id) with ids id[]. 0 or SPACE_ENOMEM. */
-int space__parzen_inc_fit(space__parzen_inc_t *in, const double *x, const size_t *id, size_t n,
-                          double low, double high, double q);
-/* One observation more or less; the weights are left stale until space__parzen_inc_weigh.
- * Returns 0, SPACE_ENOMEM, or 1 when it cannot be done in place (the magic clip changes
- * with n below 98 observations, or the observation to remove is not there, or a value is
- * NaN): the caller then refits with space__parzen_inc_fit. */
-int space__parzen_inc_insert(space__parzen_inc_t *in, double v, size_t id);
-int space__parzen_inc_remove(space__parzen_inc_t *in, double v, size_t id);
-/* Sets the weights from rw_by_id[id] (Optuna's default_weights of each observation's age),
- * normalised with the prior's 1 as space__parzen_fit_sorted_total does: total is 1 + the
- * sum of the observations' raw weights, or NAN to sum them here in sorted order (a
- * searcher sums them once for every parameter and passes the same total to its fits). */
-void space__parzen_inc_weigh(space__parzen_inc_t *in, const double *rw_by_id, double total);
-/* The same from each observation's age rank instead of a weight per trial: raw weight
- * rank < ramp ? w0 + rank x step : 1 (Optuna's default_weights, the searcher's operations),
- * computed in sorted order with no gathering by trial. The ranks are kept with the
- * observations: space__parzen_inc_set_ranks sets every one (after a fit, or when the ranks
- * moved: a trial joined or left the middle of the trial order), space__parzen_inc_rank_one
- * the rank of one inserted observation (0 until then); rank_one returns 1 when (v, id) is
- * not held. */
-void space__parzen_inc_weigh_ranks(space__parzen_inc_t *in, double w0, double step, size_t ramp,
-                                   double total);
-void space__parzen_inc_set_ranks(space__parzen_inc_t *in, const uint32_t *rank_by_id);
-int space__parzen_inc_rank_one(space__parzen_inc_t *in, double v, size_t id, uint32_t rank);
-void space__parzen_inc_free(space__parzen_inc_t *in); /* NULL-safe, leaves it zeroed */
-/* One draw: a component by weight, then its truncated normal (or its category row).
- * Numeric draws are in [low, high] and not yet rounded to the parameter's values. */
-double space__parzen_sample(space__parzen_t *pe, space__rng_t *r);
-
-/* ---- HpBandSter's BOHB KDE: statsmodels' KDEMultivariate (parzen.c) ---------------------
- * Product kernels: Gaussian (not truncated) for continuous columns in [0, 1], Aitchison-
- * Aitken for categorical ones, with normal-reference bandwidths 1.06 sd n^(-1/(4+d))
- * clipped below at min_bandwidth (bohb.py new_result). */
-typedef struct space__kde {
-    size_t n, d;
-    double *data;       /* n x d, row-major */
-    double *bw;         /* d bandwidths */
-    const size_t *ncat; /* d: 0 continuous, else the number of choices (borrowed) */
-    double *levels;     /* d: distinct values seen per categorical column (statsmodels) */
-    double norm;        /* 1 / (n * prod of continuous bandwidths) */
-} space__kde_t;
-int space__kde_fit(space__kde_t *k, const double *data, size_t n, size_t d, const size_t *ncat,
-                   double min_bandwidth);
-void space__kde_free(space__kde_t *k); /* NULL-safe */
-/* statsmodels' pdf at x[d]; the pruned one skips rows whose Gaussian factor is already
- * below exp(-K^2/2) and falls back to every row when the skipped rows could matter. */
-double space__kde_pdf(const space__kde_t *k, const double *x);
-double space__kde_pdf_naive(const space__kde_t *k, const double *x);
 
 /* ---- the searcher's rules, for tests (tpe.c) ------------------------------------------ */
 size_t space__optuna_gamma(size_t n);            /* default_gamma: min(ceil(0.1 n), 25) */
@@ -194,14 +28,14 @@ double space__optuna_weight(size_t n, size_t i); /* default_weights(n)[i], i in 
 struct space_searcher;
 int space__searcher_split(struct space_searcher *x, size_t self, unsigned char *roles,
                           size_t nroles, int *rung);
-/* The bad estimator of modelled parameter j as the last suggestion (optuna preset) left
- * it, kept for the next one; NULL for a categorical parameter or when none is kept. */
 /* on = 1: the optuna preset scores every candidate exactly instead of bounding first (the
  * same suggestions, slower: for the test that says so). */
 void space__searcher_exact_scores(struct space_searcher *x, int on);
 /* How many candidates the optuna preset has scored, and for how many it computed the bad
  * estimator's exact log density (the rest were ruled out by their bounds). */
 void space__searcher_score_counts(const struct space_searcher *x, size_t *cands, size_t *exact);
+/* The bad estimator of modelled parameter j as the last suggestion (optuna preset) left
+ * it, kept for the next one; NULL for a categorical parameter or when none is kept. */
 const space__parzen_t *space__searcher_bad_estimator(const struct space_searcher *x, size_t j);
 
 #endif

@@ -1,7 +1,8 @@
-/* tests for the TPE searcher (search/tpe.c, search/parzen.c): the density estimates
- * against Optuna 3.1 and statsmodels numbers pinned here with where they came from, the
- * windowed sums against the naive ones, the rung rule, determinism, and what suggestions
- * look like. Not for: the scheduler calling the searcher, or benchmarks (bench/search). */
+/* tests for the TPE searcher (search/tpe.c; parzen.c and its fast forms, special.c, kde.c):
+ * the density estimates against Optuna 3.1 and statsmodels numbers pinned here with where
+ * they came from, the fast forms against the naive ones, the rung rule, determinism, and
+ * what suggestions look like. Not for: the scheduler calling the searcher, or benchmarks
+ * (bench/search). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
