@@ -24,6 +24,9 @@ int store__write_image(const char *path);
 
 /* Prepared statements, prepared on first use and kept for the life of the handle: the
  * hot path is then bind + step + reset, never a parse. */
+#define STORE__STR_(x) #x
+#define STORE__STR(x) STORE__STR_(x)
+
 enum store__stmt_id {
     STORE__BEGIN,
     STORE__COMMIT,
@@ -167,6 +170,11 @@ int store__writable(store_t *st, const char *what, char *err, size_t errlen);
 
 /* Binds a double, or NULL when it is NaN (SQLite would store NULL anyway; this says so). */
 int store__bind_real(sqlite3_stmt *s, int i, double v);
+/* schema.c: runs a statement that needs no result (what: the message's start). */
+int store__exec(store_t *st, const char *sql, const char *what, char *err, size_t errlen);
+/* schema.c: checks (creating it first when writable and missing, upgrading an older
+ * version) that the file holds a schema this tune can use. */
+int store__check_schema(store_t *st, char *err, size_t errlen);
 
 /* Prints v in the shortest form that strtod reads back to the same double, with ".0"
  * added to integral values so that they still read as reals ("0.1", "3.0", "1e+300",
