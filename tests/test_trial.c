@@ -5,6 +5,8 @@
 #include "tinytest.h"
 #include "trial/trial.h"
 #include "trial/trial_int.h" /* the keeper's internals, tested directly at the end */
+#include "scheduler/sched.h" /* the loop's executor, over each executor */
+#include "search/space.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -2344,6 +2346,146 @@ TEST(result_scan_never_takes_what_parse_refuses)
     /* a NUL inside the line, in a string or outside one */
     CHECK_EQ_INT(trial_result_scan("{\"a\": \"x\0y\"}", 12, NULL, 0, NULL), 0);
     CHECK_EQ_INT(trial_result_scan("{\"a\": 1\0}", 9, NULL, 0, NULL), 0);
+}
+
+/* ---- the loop's executor: one environment for every executor ---------------------- */
+
+struct ended_seen {
+    int ended;
+};
+
+static void env_line(void *ud, int64_t no, const char *line, size_t len, int truncated)
+{
+    (void)ud, (void)no, (void)line, (void)len, (void)truncated;
+}
+
+static void env_ended(void *ud, int64_t no, const sched_exit_t *ex)
+{
+    (void)no, (void)ex;
+    ((struct ended_seen *)ud)->ended = 1;
+}
+
+static void env_placed(void *ud, int64_t no, const char *id, const char *node)
+{
+    (void)ud, (void)no, (void)id, (void)node;
+}
+
+/* Runs `env` as trial 3 of space sp through tx's loop executor, in dir, and returns what
+ * it printed (stdout.log): the trial's whole environment, one variable a line, sorted, less
+ * what differs by design (the folder, the spawner's slot, the TUNE_SLURM line the executor
+ * reads). NULL when it did not run. */
+static char *env_of_trial(trial_exec_t *tx, const space_t *sp, const char *dir)
+{
+    sched_exec_t *sx = NULL;
+    char err[512];
+    if (trial_sched_exec_new(tx, sp, &sx, err, sizeof err) != 0) return NULL;
+    cJSON *cfg = cJSON_CreateObject();
+    cJSON_AddNumberToObject(cfg, "lr", 0.5);
+    sched_start_t st = {.experiment = "envs",
+                        .name = "trial_00003",
+                        .trial_no = 3,
+                        .attempt = 1,
+                        .config = cfg,
+                        .dir = dir,
+                        .devices = "",
+                        .gpus = 0,
+                        .cpus = 2,
+                        .resume_from = "/ckpt/7"};
+    sched_started_t out;
+    struct ended_seen seen = {0};
+    sched_events_t ev = {.line = env_line, .ended = env_ended, .placed = env_placed};
+    int rc = sx->ops->start(sx->self, &st, &out, err, sizeof err);
+    if (rc != 0) fprintf(stderr, "start: %s\n", err);
+    for (double t0 = e2e_mono(); rc == 0 && !seen.ended && e2e_mono() - t0 < 30;)
+        sx->ops->wait(sx->self, 0.2, -1, &ev, &seen, err, sizeof err);
+    if (rc == 0) sx->ops->release(sx->self, 3);
+    sched_exec_free(sx);
+    cJSON_Delete(cfg);
+    if (rc != 0 || !seen.ended) return NULL;
+    char log[4200], *text = NULL;
+    snprintf(log, sizeof log, "%s/stdout.log", dir);
+    FILE *f = fopen(log, "r");
+    char line[8192], *kept[256];
+    size_t n = 0, len = 0;
+    while (f && n < 256 && fgets(line, sizeof line, f)) {
+        static const char *const skip[] = {
+            "TUNE_SLURM ", "TUNE_TRIAL_DIR=", "TUNE_CHECKPOINT_DIR=", "TUNE_SPAWN_SLOT=",
+            "PWD=",        "OLDPWD="};
+        int drop = 0;
+        for (size_t k = 0; k < sizeof skip / sizeof skip[0]; k++)
+            drop |= strncmp(line, skip[k], strlen(skip[k])) == 0;
+        if (!drop) kept[n++] = strdup(line);
+    }
+    if (f) fclose(f);
+    for (size_t i = 0; i < n; i++) /* sorted: the two executors' orders need not agree */
+        for (size_t j = i + 1; j < n; j++)
+            if (strcmp(kept[j], kept[i]) < 0) {
+                char *t = kept[i];
+                kept[i] = kept[j];
+                kept[j] = t;
+            }
+    for (size_t i = 0; i < n; i++)
+        len += strlen(kept[i]);
+    text = calloc(len + 1, 1);
+    for (size_t i = 0; i < n; i++) {
+        strcat(text, kept[i]);
+        free(kept[i]);
+    }
+    return text;
+}
+
+/* The environment a trial sees is built in one place for every executor (trial/env.c):
+ * a local trial and a Slurm trial (a fake srun that runs its task in place, the real
+ * tune-slurm-task as the task) of the same start see the same variables, README.md's. */
+TEST(local_and_slurm_trials_see_one_environment)
+{
+    const char *text = "{\"name\": \"envs\", \"metric\": \"loss\", \"mode\": \"min\", "
+                       "\"scheduler\": {\"type\": \"asha\", \"max_t\": 8}, "
+                       "\"command\": [\"env\", \"TUNE_TEST_LR={lr}\"], "
+                       "\"space\": {\"lr\": {\"choice\": [0.5]}}}";
+    char base[4096], dl[4200], ds[4200], fake[4200], p[4400], err[512];
+    scratch(base, sizeof base);
+    REQUIRE(base[0]);
+    snprintf(dl, sizeof dl, "%s/local", base);
+    snprintf(ds, sizeof ds, "%s/slurm", base);
+    snprintf(fake, sizeof fake, "%s/bin", base);
+    REQUIRE(mkdir(fake, 0777) == 0);
+    /* srun: skip its options, run the task here; scancel and squeue: nothing to do. */
+    snprintf(p, sizeof p, "%s/srun", fake);
+    write_exec(p, "#!/bin/sh\nwhile [ $# -gt 0 ]; do case \"$1\" in -*) shift;; *) break;; "
+                  "esac; done\nexec \"$@\"\n");
+    snprintf(p, sizeof p, "%s/scancel", fake);
+    write_exec(p, "#!/bin/sh\nexit 0\n");
+    snprintf(p, sizeof p, "%s/squeue", fake);
+    write_exec(p, "#!/bin/sh\nexit 0\n");
+    const char *b = getenv("TUNE_BINARY_DIR");
+    char task[4200], srun[4400];
+    snprintf(task, sizeof task, "%s/bin/tune-slurm-task", b ? b : ".");
+    snprintf(srun, sizeof srun, "%s/srun", fake);
+
+    space_t *sp = NULL;
+    REQUIRE(space_parse(text, strlen(text), "space.json", &sp, err, sizeof err) == 0);
+    trial_exec_t *lx = NULL, *sx = NULL;
+    REQUIRE(trial_exec_local_new(&lx, err, sizeof err) == 0);
+    trial_slurm_opts_t so = {.experiment = "envs", .task_program = task, .srun = srun};
+    REQUIRE(trial_exec_slurm_new(&so, &sx, err, sizeof err) == 0);
+    char *local = env_of_trial(lx, sp, dl), *slurm = env_of_trial(sx, sp, ds);
+    REQUIRE(local && slurm);
+    CHECK_STR(local, slurm);
+    /* What README.md promises, in both. */
+    static const char *const want[] = {
+        "TUNE_TRIAL_ID=3\n",  "TUNE_EXPERIMENT=envs\n",     "TUNE_CONFIG={\"lr\":0.5}\n",
+        "TUNE_NUM_GPUS=0\n",  "OMP_NUM_THREADS=2\n",        "MASTER_ADDR=127.0.0.1\n",
+        "MASTER_PORT=",       "TUNE_RESUME_FROM=/ckpt/7\n", "TUNE_MAX_T=8\n",
+        "TUNE_TEST_LR=0.5\n", "CUDA_VISIBLE_DEVICES=\n"};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
+        CHECK_CONTAINS(slurm, want[k]);
+    free(local);
+    free(slurm);
+    trial_exec_free(lx);
+    trial_exec_free(sx);
+    space_free(sp);
+    rm_rf(base);
 }
 
 TT_MAIN

@@ -313,13 +313,18 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
         trial__errf(err, errlen, "out of memory");
         goto fail;
     }
-    if (sp->stderr_log)
+    if (sp->log_fds)
+        errfd = fcntl(sp->stderr_fd, F_DUPFD_CLOEXEC, 0);
+    else if (sp->stderr_log)
         errfd = open(sp->stderr_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
     else
         errfd = open_null(O_WRONLY);
     if (errfd < 0) {
         trial__errf(err, errlen, "cannot open stderr log \"%s\": %s",
-                    sp->stderr_log ? sp->stderr_log : "/dev/null", strerror(errno));
+                    sp->log_fds      ? "stderr.log"
+                    : sp->stderr_log ? sp->stderr_log
+                                     : "/dev/null",
+                    strerror(errno));
         goto fail;
     }
     if (pipe2(outp, O_CLOEXEC) < 0) {
@@ -541,6 +546,8 @@ static void local_exec_free(trial_exec_t *ex)
 
 static const struct trial_exec_ops local_ops = {
     .name = "local",
+    .places_gpus = 0,
+    .names_trials = 0,
     .start = local_start,
     .fd = local_fd,
     .read = trial__read_pipe,
@@ -574,4 +581,10 @@ int trial_exec_local_new(trial_exec_t **out, char *err, size_t errlen)
     ex->priv = lx;
     *out = ex;
     return TRIAL_OK;
+}
+
+int trial__local_open(const trial_exec_conf_t *c, trial_exec_t **out, char *err, size_t errlen)
+{
+    (void)c; /* nothing to set: it runs trials where tune runs */
+    return trial_exec_local_new(out, err, errlen);
 }

@@ -48,6 +48,11 @@ const char *trial_exec_name(const trial_exec_t *ex)
     return ex ? ex->ops->name : "";
 }
 
+int trial_exec_names_trials(const trial_exec_t *ex)
+{
+    return ex ? ex->ops->names_trials : 0;
+}
+
 /* ---- starting and freeing ---------------------------------------------------------- */
 
 int trial_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t **out, char *err,
@@ -80,7 +85,14 @@ int trial_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t **out, c
     p->pid = p->pgid = p->trial_pid = -1;
     p->fd = p->log_fd = -1;
     /* The log is opened before anything runs, so a bad path costs no process. */
-    if (sp->stdout_log) {
+    if (sp->log_fds) {
+        p->log_fd = fcntl(sp->stdout_fd, F_DUPFD_CLOEXEC, 0);
+        if (p->log_fd < 0) {
+            trial__errf(err, errlen, "cannot keep the stdout log open: %s", strerror(errno));
+            free(p);
+            return TRIAL_ERR;
+        }
+    } else if (sp->stdout_log) {
         p->log_fd = open(sp->stdout_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
         if (p->log_fd < 0) {
             trial__errf(err, errlen, "cannot open stdout log \"%s\": %s", sp->stdout_log,

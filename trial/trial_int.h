@@ -19,6 +19,12 @@
  * redis puts ae_epoll.c and ae_select.c behind one ae.h. */
 struct trial_exec_ops {
     const char *name; /* "local", "slurm" */
+    /* What the backend does itself and the loop's executor (exec_proc.c) then leaves to it:
+     * places_gpus, 1: it picks a trial's GPUs (Slurm), so the environment carries no
+     * CUDA_VISIBLE_DEVICES from tune's pool when the trial asks for GPUs; names_trials, 1:
+     * trials get ids and nodes of its own (exec_id, node). */
+    int places_gpus;
+    int names_trials;
     /* Starts the trial described by sp; fills p->pid, p->pgid and p->fd. On failure nothing
      * runs any more and p's fields other than those are left for trial_start to release. */
     int (*start)(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *p, char *err,
@@ -47,6 +53,41 @@ struct trial_exec_ops {
     int (*events_fd)(const trial_exec_t *ex);
     void (*events)(trial_exec_t *ex);
 };
+
+/* The table of executors (exec.c): each backend's constructor from the common
+ * configuration, the settings it reads being its own. */
+int trial__local_open(const trial_exec_conf_t *c, trial_exec_t **out, char *err, size_t errlen);
+int trial__slurm_open(const trial_exec_conf_t *c, trial_exec_t **out, char *err, size_t errlen);
+
+/* ---- the trial's environment (env.c) -------------------------------------------------- */
+
+/* What a trial is told of itself (README.md, "The trial's environment"), as the loop's
+ * executor knows it when it starts the trial. Strings are borrowed. */
+struct trial__env_in {
+    int64_t trial_no;
+    const char *experiment;
+    const char *dir;         /* the trial's folder */
+    const char *ckpt_dir;    /* its checkpoints folder */
+    const char *config;      /* the configuration as JSON text, when it goes in TUNE_CONFIG */
+    const char *config_file; /* else the file holding it (TUNE_CONFIG_FILE) */
+    const char *devices;     /* the slice's devices; NULL: the executor places GPUs itself */
+    double gpus;
+    int cpus;
+    int port;                /* MASTER_PORT */
+    const char *resume_from; /* TUNE_RESUME_FROM, or NULL */
+    double max_t;            /* TUNE_MAX_T when > 0 */
+};
+
+/* Linux's limit on one argv or environment string (MAX_ARG_STRLEN: 32 pages), with room
+ * for the name: a configuration longer than this goes to a file (TUNE_CONFIG_FILE), since
+ * TUNE_CONFIG would make the exec fail (E2BIG). */
+#define TRIAL__ENV_MAX (32u * 4096u - 64u)
+
+/* The trial's environment, "KEY=VALUE" entries set on top of tune's (trial_spawn_t.env):
+ * the one place it is built, for every executor. A NULL-terminated vector freed with
+ * trial__env_free, or NULL when out of memory. */
+char **trial__env_new(const struct trial__env_in *in);
+void trial__env_free(char **env); /* NULL-safe */
 
 struct trial_exec {
     const struct trial_exec_ops *ops;
