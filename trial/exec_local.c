@@ -30,9 +30,9 @@ static size_t key_len(const char *kv)
 
 /* tune's environment with `over` on top: an entry of `over` replaces the variable of the
  * same name, and within `over` the last entry of a name wins (as in a shell's `A=1 A=2`).
- * The strings are borrowed; only the array is new. Each name's length is found once: the
- * pairwise comparison of names, each measured again every time, was 35,000 instructions
- * a trial with a 34-variable environment, more than the rest of the launch. */
+ * The strings are borrowed; only the array is new. Each name's length is found once, not
+ * again at every pairwise comparison (what that cost: bench/tuner/README.md, "tune's own
+ * work per trial"). */
 static char **build_env(char *const *over)
 {
     size_t ne = 0, no = 0;

@@ -140,8 +140,8 @@ static int pick_port(const struct proc_exec *x, int64_t no)
 /* Drops released entries (never while a wait is walking the array). */
 static void compact(struct proc_exec *x)
 {
-    /* An entry is 700 bytes (its messages): only those behind a released one move. At 16
-     * trials, copying every entry onto itself each wait was 2% of tune's time. */
+    /* An entry carries its messages, hundreds of bytes: only those behind a released one
+     * move, never every entry onto itself (bench/tuner/README.md, "held starts"). */
     size_t k = 0;
     for (size_t i = 0; i < x->n; i++) {
         if (x->v[i].released) continue;

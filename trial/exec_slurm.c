@@ -254,7 +254,7 @@ static int slurm_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *
         else
             vaddf(&v, "--gpus=%d", G);
     }
-    vadd(&v, "--kill-on-bad-exit=1"); /* one failing rank ends the trial in ~0.2 s */
+    vadd(&v, "--kill-on-bad-exit=1"); /* one failing rank ends the trial (docs/slurm.md) */
     vadd(&v, "--unbuffered");
     if (x->allocation) {
         vaddf(&v, "--jobid=%s", x->allocation);
@@ -437,8 +437,8 @@ static double probe_every(const struct sexec *x)
     return x->watchdog_s / 4 > 0.5 ? x->watchdog_s / 4 : 0.5;
 }
 
-/* squeue needs ~9 s to give up on a dead controller; not answering within half the
- * watchdog period is taken as the same answer. */
+/* squeue is slow to give up on a dead controller (docs/slurm.md, "Watchdog"): not
+ * answering within half the watchdog period is taken as the same answer. */
 static double probe_timeout(const struct sexec *x)
 {
     return x->watchdog_s / 2 > 1.0 ? x->watchdog_s / 2 : 1.0;

@@ -3,12 +3,12 @@
  * reaping, ending it. Not for: what tune builds before a launch (exec_local.c).
  *
  * Why. Before it, tune forked a keeper per trial (keeper.c), and the keeper vforked the
- * trial. Measured on bench/tuner/run.sh (200 short trials, 2 at a time, tmpfs), tune then
- * spent 0.67 ms of every trial blocked in trial_start, against 0.13 ms for a posix_spawn of
- * the same program: the fork copied tune's page tables and write-protected its memory (a
- * copy-on-write fault, on this kind of VM a TLB-flush IPI, for every page tune wrote next),
- * and each trial cost a second process, forked, scheduled and torn down, whose every step
- * the launch and the end waited on. The spawner is forked once, at the executor's first
+ * trial, and tune spent several times longer blocked in trial_start than a posix_spawn of
+ * the same program takes (bench/tuner/README.md, "one spawner instead of a keeper per
+ * trial", has the numbers): the fork copied tune's page tables and write-protected its
+ * memory (a copy-on-write fault, on this kind of VM a TLB-flush IPI, for every page tune
+ * wrote next), and each trial cost a second process, forked, scheduled and torn down,
+ * whose every step the launch and the end waited on. The spawner is forked once, at the executor's first
  * trial, and vforks each trial itself, as posix_spawn does; spawner_run.c says how it
  * still kills whatever a trial leaves behind without a keeper per trial.
  *
