@@ -1446,7 +1446,7 @@ TEST(a_start_that_does_not_wait_reports_a_failed_exec_at_the_end)
     lines_free(&L);
 }
 
-/* ---- starts held behind another trial (trial_spawn_t.after) ------------------------- */
+/* ---- starts held behind another trial (trial_start_after) --------------------------- */
 
 /* Polls the executor's news until trial p's pid is known or timeout_s passes. */
 static pid_t wait_pid(trial_exec_t *ex, trial_proc_t *p, double timeout_s)
@@ -1465,9 +1465,10 @@ static trial_proc_t *start_after(trial_exec_t *ex, char **argv, const trial_proc
                                  const char *log)
 {
     char err[512];
-    trial_spawn_t sp = {.argv = argv, .no_wait = 1, .after = after, .stdout_log = log};
+    trial_spawn_t sp = {.argv = argv, .no_wait = 1, .stdout_log = log};
     trial_proc_t *p = NULL;
-    if (trial_start(ex, &sp, &p, err, sizeof err) != 0) fprintf(stderr, "start: %s\n", err);
+    if (trial_start_after(ex, &sp, after, &p, err, sizeof err) != 0)
+        fprintf(stderr, "start: %s\n", err);
     return p;
 }
 
@@ -1481,11 +1482,11 @@ TEST(a_held_start_needs_the_spawner)
     char *a[] = {HELPER, "sleep:100", NULL};
     trial_proc_t *p = start_after(ex, a, NULL, NULL);
     REQUIRE(p);
-    trial_spawn_t sp = {.argv = a, .no_wait = 0, .after = p};
+    trial_spawn_t sp = {.argv = a, .no_wait = 0};
     trial_proc_t *q = NULL;
-    CHECK_EQ_INT(trial_start(ex, &sp, &q, err, sizeof err), TRIAL_EINVAL); /* waits: never */
+    CHECK_EQ_INT(trial_start_after(ex, &sp, p, &q, err, sizeof err), TRIAL_EINVAL); /* waits */
     sp.no_wait = 1;
-    int rc = trial_start(ex, &sp, &q, err, sizeof err);
+    int rc = trial_start_after(ex, &sp, p, &q, err, sizeof err);
     if (spawner_mode()) {
         CHECK_EQ_INT(rc, 0);
         trial_proc_free(q);

@@ -301,8 +301,9 @@ void trial__read_status(int fd, pid_t *trial, int *stage, int *why)
 
 /* Starts sp's trial: through the spawner when sv is given and it takes the launch (p then
  * registered with it, *pid_out -1), else behind a keeper that tune starts. */
-static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p, pid_t *pid_out,
-                 pid_t *trial_out, int *out_fd, char *err, size_t errlen)
+static int spawn(const trial_spawn_t *sp, const trial_proc_t *after, trial__spawner_t *sv,
+                 trial_proc_t *p, pid_t *pid_out, pid_t *trial_out, int *out_fd, char *err,
+                 size_t errlen)
 {
     const char *prog = sp->argv[0];
     int rc = TRIAL_ERR;
@@ -352,7 +353,7 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
 
     if (sv) {
         pid_t trial = -1;
-        int src = trial__spawner_launch(sv, &l, sp, p, &trial, err, errlen);
+        int src = trial__spawner_launch(sv, &l, sp, after, p, &trial, err, errlen);
         if (src != 1) {
             rc = src;
             if (rc != TRIAL_OK) goto fail;
@@ -366,7 +367,7 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
             return TRIAL_OK;
         }
         /* Not taken: a keeper of our own; a held start cannot be. */
-        if (sp->after) {
+        if (after) {
             trial__errf(err, errlen, "the spawner cannot hold this start");
             rc = TRIAL_EINVAL;
             goto fail;
@@ -444,13 +445,13 @@ fail:
 
 int trial__spawn(const trial_spawn_t *sp, pid_t *pid_out, int *out_fd, char *err, size_t errlen)
 {
-    return spawn(sp, NULL, NULL, pid_out, NULL, out_fd, err, errlen);
+    return spawn(sp, NULL, NULL, NULL, pid_out, NULL, out_fd, err, errlen);
 }
 
-int trial__spawn_proc(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p, char *err,
-                      size_t errlen)
+int trial__spawn_proc(const trial_spawn_t *sp, const trial_proc_t *after, trial__spawner_t *sv,
+                      trial_proc_t *p, char *err, size_t errlen)
 {
-    int rc = spawn(sp, sv, p, &p->pid, &p->trial_pid, &p->fd, err, errlen);
+    int rc = spawn(sp, after, sv, p, &p->pid, &p->trial_pid, &p->fd, err, errlen);
     if (rc == TRIAL_OK) p->pgid = p->pid;
     return rc;
 }
@@ -473,8 +474,8 @@ static int spawner_wanted(void)
     return keeper_program() == NULL && !(e && strcmp(e, "0") == 0);
 }
 
-static int local_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *p, char *err,
-                       size_t errlen)
+static int local_start(trial_exec_t *ex, const trial_spawn_t *sp, const trial_proc_t *after,
+                       trial_proc_t *p, char *err, size_t errlen)
 {
     struct local *lx = ex->priv;
     if (!lx->tried) {
@@ -484,7 +485,7 @@ static int local_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *
         if (spawner_wanted() && trial__spawner_new(&lx->sv, e2, sizeof e2) != TRIAL_OK)
             lx->sv = NULL;
     }
-    return trial__spawn_proc(sp, lx->sv, p, err, errlen);
+    return trial__spawn_proc(sp, after, lx->sv, p, err, errlen);
 }
 
 static int local_fd(const trial_proc_t *p)

@@ -241,10 +241,9 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
                         /* The exec is not waited for (the loop goes on with other trials
                          * meanwhile): a program that cannot run ends the trial with
                          * trial_start_error's reason, and the pid comes as events.pid. */
-                        .no_wait = 1,
-                        .after = pred ? pred->p : NULL};
+                        .no_wait = 1};
     trial_proc_t *p = NULL;
-    int trc = trial_start(x->tx, &sp, &p, err, errlen);
+    int trc = trial_start_after(x->tx, &sp, pred ? pred->p : NULL, &p, err, errlen);
     if (trc != 0) {
         rc = pred && trc == TRIAL_EINVAL ? SCHED_EAGAIN : SCHED_EINVAL;
         goto done;

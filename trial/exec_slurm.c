@@ -210,9 +210,10 @@ static const char *const srun_input_env[] = {
     "SLURM_MEM_PER_NODE",    "SLURM_DISTRIBUTION", "SLURM_EXACT",         "SLURM_OVERLAP",
     "SLURM_TRES_PER_TASK",   "SLURM_GRES",         "SLURM_JOB_NAME",      NULL};
 
-static int slurm_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *p, char *err,
-                       size_t errlen)
+static int slurm_start(trial_exec_t *ex, const trial_spawn_t *sp, const trial_proc_t *after,
+                       trial_proc_t *p, char *err, size_t errlen)
 {
+    (void)after; /* never: it cannot hold a start (no can_hold) */
     struct sexec *x = ex->priv;
     double g = sp->slice.gpus;
     if (!(g >= 0) || g != floor(g) || g > 1e6) {

@@ -58,6 +58,12 @@ int trial_exec_names_trials(const trial_exec_t *ex)
 int trial_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t **out, char *err,
                 size_t errlen)
 {
+    return trial_start_after(ex, sp, NULL, out, err, errlen);
+}
+
+int trial_start_after(trial_exec_t *ex, const trial_spawn_t *sp, const trial_proc_t *after,
+                      trial_proc_t **out, char *err, size_t errlen)
+{
     if (!ex || !sp || !out) {
         trial__errf(err, errlen, "trial_start: no executor, spawn options or result handle");
         return TRIAL_EINVAL;
@@ -72,7 +78,7 @@ int trial_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t **out, c
             return TRIAL_EINVAL;
         }
     }
-    if (sp->after && (!sp->no_wait || sp->after->ex != ex || !trial_exec_can_hold(ex))) {
+    if (after && (!sp->no_wait || after->ex != ex || !trial_exec_can_hold(ex))) {
         trial__errf(err, errlen, "this executor cannot hold a start behind another trial");
         return TRIAL_EINVAL;
     }
@@ -101,7 +107,7 @@ int trial_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t **out, c
             return TRIAL_ERR;
         }
     }
-    int rc = ex->ops->start(ex, sp, p, err, errlen);
+    int rc = ex->ops->start(ex, sp, after, p, err, errlen);
     if (rc != 0) {
         if (p->log_fd >= 0) close(p->log_fd);
         if (p->fd >= 0) close(p->fd);

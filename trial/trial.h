@@ -60,12 +60,6 @@ typedef struct trial_spawn {
      * trial_pid is -1 until the start is known. 0: trial_start waits for the exec and
      * reports such a program itself (TRIAL_ENOENT). */
     int no_wait;
-    /* With no_wait, where trial_exec_can_hold says so (else TRIAL_EINVAL): start it only
-     * once this trial, started by the same executor, has ended and nothing of it is left.
-     * The executor holds the start and makes it the moment that trial's end is known,
-     * without the caller, so no wake-up of tune stands between one trial's end and the
-     * next one's start; both outcomes then come in order (trial_exec_fd). NULL: now. */
-    const trial_proc_t *after;
 } trial_spawn_t;
 
 /* How a trial ended. */
@@ -129,6 +123,14 @@ int trial_sched_exec_new(trial_exec_t *tx, const struct space *sp, struct sched_
  * as TRIAL_ENOENT with the reason (with sp->no_wait, possibly at its end instead). */
 int trial_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t **out, char *err,
                 size_t errlen);
+/* trial_start held behind `after`, where trial_exec_can_hold says so and sp->no_wait is 1
+ * (else TRIAL_EINVAL): start it only once `after`, started by the same executor, has
+ * ended and nothing of it is left. The executor holds the start and makes it the moment
+ * that trial's end is known, without the caller, so no wake-up of tune stands between one
+ * trial's end and the next one's start; both outcomes then come in order (trial_exec_fd).
+ * after NULL: trial_start. */
+int trial_start_after(trial_exec_t *ex, const trial_spawn_t *sp, const trial_proc_t *after,
+                      trial_proc_t **out, char *err, size_t errlen);
 
 /* The fd to poll for readability (the trial's stdout); -1 once EOF has been read. */
 int trial_fd(const trial_proc_t *p);
@@ -161,9 +163,9 @@ const char *trial_start_error(const trial_proc_t *p);
  * then tell it. */
 int trial_exec_fd(const trial_exec_t *ex);
 void trial_exec_poll(trial_exec_t *ex);
-/* Whether trial_spawn_t.after can be given (the local executor with its spawner): 1 or 0. */
+/* Whether trial_start_after can hold a start (the local executor with its spawner): 1 or 0. */
 int trial_exec_can_hold(trial_exec_t *ex);
-/* Drops a start held behind another trial (trial_spawn_t.after) that has not happened yet:
+/* Drops a start held behind another trial (trial_start_after) that has not happened yet:
  * returns 1, and the trial never ran (it counts as ended by SIGKILL; trial_proc_free it).
  * 0 when it has started or failed to start (stop it as any other), or was never held.
  * Blocks until the executor has said which. */

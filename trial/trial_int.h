@@ -25,10 +25,12 @@ struct trial_exec_ops {
      * trials get ids and nodes of its own (exec_id, node). */
     int places_gpus;
     int names_trials;
-    /* Starts the trial described by sp; fills p->pid, p->pgid and p->fd. On failure nothing
-     * runs any more and p's fields other than those are left for trial_start to release. */
-    int (*start)(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *p, char *err,
-                 size_t errlen);
+    /* Starts the trial described by sp (held behind `after`, a trial of this executor, when
+     * not NULL: only where can_hold said so); fills p->pid, p->pgid and p->fd. On failure
+     * nothing runs any more and p's fields other than those are left for trial_start to
+     * release. */
+    int (*start)(trial_exec_t *ex, const trial_spawn_t *sp, const trial_proc_t *after,
+                 trial_proc_t *p, char *err, size_t errlen);
     int (*fd)(const trial_proc_t *p);
     int (*read)(trial_proc_t *p, trial_line_cb cb, void *ud, size_t max_bytes);
     int (*signal)(trial_proc_t *p, int sig); /* only called before the trial was reaped */
@@ -45,7 +47,7 @@ struct trial_exec_ops {
     int (*check)(trial_exec_t *ex, int ranks, double gpus, int cpus, trial_capacity_t *cap,
                  char *err, size_t errlen);
     int (*cleanup)(trial_exec_t *ex, const char *experiment, char *err, size_t errlen);
-    /* Optional (NULL: no start is ever held, trial_spawn_t.after): trial_exec_can_hold
+    /* Optional (NULL: no start is ever held, trial_start_after): trial_exec_can_hold
      * and trial_cancel. */
     int (*can_hold)(trial_exec_t *ex);
     int (*cancel)(trial_proc_t *p);
@@ -110,7 +112,7 @@ struct trial_proc {
     trial__spawner_t *sv;
     uint64_t slot;
     int starting;    /* a no_wait start whose outcome the spawner has not told yet */
-    int held;        /* ... held behind another trial's end (trial_spawn_t.after) */
+    int held;        /* ... held behind another trial's end (trial_start_after) */
     int cancelled;   /* a held start dropped before it happened (trial_cancel) */
     char *start_err; /* why a no_wait start failed, or NULL */
     int fd;          /* read end of its stdout, non-blocking; -1 once EOF was read */
@@ -143,9 +145,9 @@ int trial__spawn(const trial_spawn_t *sp, pid_t *pid, int *out_fd, char *err, si
 /* trial__spawn plus what every executor's start needs: fills p->pid and p->pgid (the
  * keeper), p->trial_pid (the program) and p->fd. With a spawner (sv non-NULL), the keeper
  * is forked by it instead (p->sv, p->slot; p->pid stays -1), or by tune when the spawner
- * cannot take the launch. Same returns. */
-int trial__spawn_proc(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p, char *err,
-                      size_t errlen);
+ * cannot take the launch; only the spawner holds a start behind `after`. Same returns. */
+int trial__spawn_proc(const trial_spawn_t *sp, const trial_proc_t *after, trial__spawner_t *sv,
+                      trial_proc_t *p, char *err, size_t errlen);
 
 /* ---- the spawner (spawner.c) ---------------------------------------------------------- */
 
@@ -204,8 +206,8 @@ void trial__spawner_free(trial__spawner_t *sv);
  * it; or 1 when the spawner cannot take it (gone, or the launch too big for one message),
  * nothing started, for the caller to start it another way. */
 int trial__spawner_launch(trial__spawner_t *sv, const struct trial__launch *l,
-                          const trial_spawn_t *sp, trial_proc_t *p, pid_t *pid, char *err,
-                          size_t errlen);
+                          const trial_spawn_t *sp, const trial_proc_t *after, trial_proc_t *p,
+                          pid_t *pid, char *err, size_t errlen);
 /* The answer fd (trial_exec_fd), and taking in what is on it (trial_exec_poll). */
 int trial__spawner_fd(const trial__spawner_t *sv);
 void trial__spawner_poll(trial__spawner_t *sv);
