@@ -2489,4 +2489,81 @@ TEST(local_and_slurm_trials_see_one_environment)
     rm_rf(base);
 }
 
+/* The table of executors: a name none has is refused with the names there are. */
+TEST(executors_are_chosen_by_name_from_one_table)
+{
+    char err[512], names[128];
+    trial_exec_names(names, sizeof names);
+    CHECK_STR(names, "local or slurm");
+    CHECK_EQ_INT(trial_exec_known("local"), 1);
+    CHECK_EQ_INT(trial_exec_known("slurm"), 1);
+    CHECK_EQ_INT(trial_exec_known("k8s"), 0);
+    CHECK_EQ_INT(trial_exec_known(NULL), 0);
+    trial_exec_t *ex = NULL;
+    trial_exec_conf_t c = {.name = "k8s"};
+    CHECK_EQ_INT(trial_exec_open(&c, &ex, err, sizeof err), TRIAL_EINVAL);
+    CHECK_STR(err, "unknown executor \"k8s\": use local or slurm");
+    CHECK(ex == NULL);
+    c.name = NULL; /* and no settings to take it from */
+    CHECK_EQ_INT(trial_exec_open(&c, &ex, err, sizeof err), TRIAL_EINVAL);
+    CHECK_CONTAINS(err, "no executor name, settings");
+    c.name = "local";
+    REQUIRE(trial_exec_open(&c, &ex, err, sizeof err) == 0);
+    CHECK_STR(trial_exec_name(ex), "local");
+    CHECK_EQ_INT(trial_exec_names_trials(ex), 0);
+    trial_exec_free(ex);
+    /* Without a name, the settings' "executor" says which. */
+    const char *text =
+        "{\"name\": \"e\", \"metric\": \"loss\", \"command\": [\"true\"], "
+        "\"executor\": {\"type\": \"local\"}, \"space\": {\"x\": {\"choice\": [1]}}}";
+    space_t *sp = NULL;
+    REQUIRE(space_parse(text, strlen(text), "space.json", &sp, err, sizeof err) == 0);
+    c = (trial_exec_conf_t){.space = sp};
+    REQUIRE(trial_exec_open(&c, &ex, err, sizeof err) == 0);
+    CHECK_STR(trial_exec_name(ex), "local");
+    trial_exec_free(ex);
+    space_free(sp);
+}
+
+/* The loop's executor opens what it writes in a trial's folder beneath the folder: a
+ * symlink planted there under a log's name is refused, never followed. */
+TEST(a_symlinked_log_in_the_trial_folder_is_refused)
+{
+    const char *text = "{\"name\": \"links\", \"metric\": \"loss\", \"command\": [\"true\"], "
+                       "\"space\": {\"x\": {\"choice\": [1]}}}";
+    char base[4096], dir[4200], link[4300], target[4300], err[512];
+    scratch(base, sizeof base);
+    REQUIRE(base[0]);
+    snprintf(dir, sizeof dir, "%s/trial_00000", base);
+    snprintf(link, sizeof link, "%s/stderr.log", dir);
+    snprintf(target, sizeof target, "%s/elsewhere", base);
+    REQUIRE(mkdir(dir, 0777) == 0);
+    REQUIRE(symlink(target, link) == 0);
+    space_t *sp = NULL;
+    REQUIRE(space_parse(text, strlen(text), "space.json", &sp, err, sizeof err) == 0);
+    trial_exec_t *tx = NULL;
+    sched_exec_t *sx = NULL;
+    REQUIRE(trial_exec_local_new(&tx, err, sizeof err) == 0);
+    REQUIRE(trial_sched_exec_new(tx, sp, &sx, err, sizeof err) == 0);
+    cJSON *cfg = cJSON_CreateObject();
+    cJSON_AddNumberToObject(cfg, "x", 1);
+    sched_start_t st = {.experiment = "links",
+                        .name = "trial_00000",
+                        .attempt = 1,
+                        .config = cfg,
+                        .dir = dir,
+                        .devices = "",
+                        .cpus = 1};
+    sched_started_t out;
+    CHECK_EQ_INT(sx->ops->start(sx->self, &st, &out, err, sizeof err), SCHED_EINVAL);
+    CHECK_CONTAINS(err, "cannot open stderr log");
+    CHECK_CONTAINS(err, "trial_00000/stderr.log\": Too many levels of symbolic links");
+    CHECK(access(target, F_OK) != 0); /* nothing made where the link points */
+    cJSON_Delete(cfg);
+    sched_exec_free(sx);
+    trial_exec_free(tx);
+    space_free(sp);
+    rm_rf(base);
+}
+
 TT_MAIN
