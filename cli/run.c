@@ -127,8 +127,10 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o, const char 
             o->more = v;
         } else if (strcmp(a, "--executor") == 0 && i + 1 < argc) {
             o->executor = argv[++i];
-            if (strcmp(o->executor, "local") != 0 && strcmp(o->executor, "slurm") != 0) {
-                cli_error("--executor wants local or slurm, got \"%s\"", o->executor);
+            if (!trial_exec_known(o->executor)) {
+                char names[128];
+                trial_exec_names(names, sizeof names);
+                cli_error("--executor wants %s, got \"%s\"", names, o->executor);
                 return -1;
             }
         } else if (strcmp(a, "--allocation") == 0 && i + 1 < argc) {
@@ -285,57 +287,31 @@ static void on_report(void *ud, const sched_snapshot_t *snap, int final)
 }
 
 /* ---- running -------------------------------------------------------------------- */
-/* The executor the flags or the file ask for. Slurm runs in allocation mode when an
- * allocation is named (--allocation, the file's, or $SLURM_JOB_ID when tune itself runs
- * inside one), and its request is checked against what Slurm has before anything runs;
- * *cap then says what the pool may hand out. Returns 0 or an exit code (printed). */
-static int make_executor(const space_settings_t *set, const struct run_opts *ro, const char *self,
-                         const char *file, trial_exec_t **ex, trial_capacity_t *cap)
+
+/* What `tune run` holds while an experiment runs, released in one place (run_close). */
+struct run {
+    trial_exec_t *tx;   /* where trials run */
+    sched_pool_t *pool; /* the slices handed out */
+    cli_folder_t folder;
+    sched_exec_t *sx; /* the loop's executor over tx */
+    struct run_view view;
+};
+
+static void run_close(struct run *r)
 {
-    char err[1024];
-    const char *kind = ro->executor                         ? ro->executor
-                       : set->exec.type == SPACE_EXEC_SLURM ? "slurm"
-                                                            : "local";
-    cap->known = 0;
-    if (strcmp(kind, "slurm") != 0) {
-        if (trial_exec_local_new(ex, err, sizeof err) == 0) return 0;
-        cli_error("%s", err);
-        return CLI_EXIT_FAIL;
-    }
-    const char *alloc = ro->allocation         ? ro->allocation
-                        : set->exec.allocation ? set->exec.allocation
-                                               : getenv("SLURM_JOB_ID");
-    if (alloc && strcmp(alloc, "none") == 0) alloc = NULL;
-    char task[PATH_MAX + 32];
-    snprintf(task, sizeof task, "%s/tune-slurm-task", self);
-    const char *wd = getenv("TUNE_SLURM_WATCHDOG_S"); /* seconds; for tests and slow sites */
-    trial_slurm_opts_t so = {.experiment = set->name,
-                             .srun_args = set->exec.srun_args,
-                             .allocation = alloc,
-                             .task_program = access(task, X_OK) == 0 ? task : NULL,
-                             .watchdog_s = wd ? atof(wd) : 0};
-    if (trial_exec_slurm_new(&so, ex, err, sizeof err) != 0) {
-        cli_error("%s", err);
-        return CLI_EXIT_USAGE;
-    }
-    if (trial_exec_check(*ex, 1, set->gpus_per_trial, set->cpus_per_trial, cap, err, sizeof err) !=
-        0) {
-        cli_error("%s: executor slurm: %s", file, err);
-        trial_exec_free(*ex);
-        *ex = NULL;
-        return CLI_EXIT_USAGE;
-    }
-    return 0;
+    free(r->view.params);
+    sched_exec_free(r->sx);
+    trial_exec_free(r->tx);
+    cli_folder_close(&r->folder);
+    sched_pool_free(r->pool);
 }
 
-/* Runs (exp_id == 0: creates) the experiment described by sp. */
-static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_opts *ro,
-                   const char *file)
+/* What the settings say that tune checks before anything else: the checkpoint copy mode,
+ * the reporter's columns, relative paths (warned), the meaning of time_budget_s (noted).
+ * Returns 0 or an exit code (printed); *copy_bytes from TUNE_CHECKPOINT_COPY. */
+static int check_settings(const space_t *sp, const char *file, int *copy_bytes)
 {
     const space_settings_t *set = space_settings(sp);
-    const char *db = ro->db;
-    const char *name = set->name;
-    char err[1024];
     /* How a PBT exploit copies its donor's checkpoint: hard links (the default: free), or
      * bytes, for trials that rewrite a checkpoint file in place (a link would change too). */
     const char *copy = getenv("TUNE_CHECKPOINT_COPY");
@@ -346,6 +322,7 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
                   copy);
         return CLI_EXIT_USAGE;
     }
+    *copy_bytes = copy && strcmp(copy, "bytes") == 0;
     for (char **c = set->parameter_columns; c && *c; c++) {
         size_t np = space_num_params(sp), i = 0;
         const char *cand[256];
@@ -366,10 +343,15 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
                 "Tune: no new trials after it, running ones are stopped. For the old per-trial "
                 "limit use \"trial_time_limit_s\".\n",
                 set->time_budget_s);
+    return 0;
+}
 
-    /* The program must exist before anything runs: otherwise every trial would fail. */
-    char self[PATH_MAX], path_env[8192], found[PATH_MAX];
-    self_dir(self, sizeof self);
+/* Puts tune's own directory (self) first in PATH, so that trials find tune-train built
+ * beside it, and checks that the program exists: otherwise every trial would fail.
+ * Returns 0 or an exit code (printed). */
+static int find_program(const space_settings_t *set, const char *self, const char *file)
+{
+    char path_env[8192], found[PATH_MAX];
     const char *old_path = getenv("PATH");
     snprintf(path_env, sizeof path_env, "%s%s%s", self, old_path ? ":" : "",
              old_path ? old_path : "");
@@ -380,93 +362,114 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
                   file, set->command[0], self);
         return CLI_EXIT_USAGE;
     }
+    return 0;
+}
 
-    trial_exec_t *ex = NULL;
-    trial_capacity_t cap;
-    int xrc = make_executor(set, ro, self, file, &ex, &cap);
-    if (xrc != 0) return xrc;
+/* The executor the flags or the file name, from trial/'s table, with the trial's request
+ * checked against what it has before anything runs (Slurm: partitions, an allocation);
+ * *cap then says what the pool may hand out. Returns 0 or an exit code (printed). */
+static int open_executor(const space_t *sp, const struct run_opts *ro, const char *self,
+                         const char *file, trial_exec_t **tx, trial_capacity_t *cap)
+{
+    const space_settings_t *set = space_settings(sp);
+    char err[1024];
+    trial_exec_conf_t c = {
+        .name = ro->executor, .space = sp, .allocation = ro->allocation, .bindir = self};
+    if (trial_exec_open(&c, tx, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return CLI_EXIT_USAGE;
+    }
+    if (trial_exec_check(*tx, 1, set->gpus_per_trial, set->cpus_per_trial, cap, err, sizeof err) !=
+        0) {
+        cli_error("%s: executor %s: %s", file, trial_exec_name(*tx), err);
+        return CLI_EXIT_USAGE;
+    }
+    return 0;
+}
 
+/* The pool of slices: the executor's numbers when it has them (cap), else --gpus or the
+ * devices detected, and --cpus. Returns 0 or an exit code (printed). */
+static int make_pool(const space_t *sp, const struct run_opts *ro, const trial_capacity_t *cap,
+                     const char *file, sched_pool_t **out)
+{
+    const space_settings_t *set = space_settings(sp);
+    char err[1024];
     int gpu_ids[256];
     int ngpus = ro->ngpus, cpus = ro->cpus;
     memcpy(gpu_ids, ro->gpu_ids, sizeof gpu_ids);
     unsigned char *peer = NULL;
-    if (cap.known) {
+    if (cap->known) {
         /* Slurm's numbers: an allocation's GPUs and cores, or, with a job per trial, room
          * for as many trials as may run at once (Slurm queues and places them; the pool's
          * device ids are only counters then, Slurm sets CUDA_VISIBLE_DEVICES). */
         int slots = set->max_concurrent > 0 ? set->max_concurrent : (int)space_num_trials(sp);
         if (slots > 256) slots = 256;
-        ngpus = cap.gpus >= 0 ? cap.gpus : (int)ceil(set->gpus_per_trial) * slots;
+        ngpus = cap->gpus >= 0 ? cap->gpus : (int)ceil(set->gpus_per_trial) * slots;
         if (ngpus > 256) ngpus = 256;
-        cpus = cap.cpus >= 0 ? cap.cpus : set->cpus_per_trial * slots;
+        cpus = cap->cpus >= 0 ? cap->cpus : set->cpus_per_trial * slots;
         for (int i = 0; i < ngpus; i++)
             gpu_ids[i] = i;
     } else if (ngpus < 0) {
         peer = calloc(256 * 256, 1);
         ngpus = sched_detect_gpus(gpu_ids, 256, peer);
     }
-    sched_pool_t *pool = NULL;
-    if (sched_pool_new(gpu_ids, ngpus, cpus, &pool, err, sizeof err) != 0) {
+    if (sched_pool_new(gpu_ids, ngpus, cpus, out, err, sizeof err) != 0) {
         cli_error("%s", err);
         free(peer);
-        trial_exec_free(ex);
         return CLI_EXIT_USAGE;
     }
     for (int i = 0; peer && i < ngpus; i++)
         for (int j = 0; j < ngpus; j++)
-            if (peer[i * 256 + j]) sched_pool_set_peer(pool, i, j);
+            if (peer[i * 256 + j]) sched_pool_set_peer(*out, i, j);
     free(peer);
-    if (sched_pool_check(pool, set->gpus_per_trial, set->cpus_per_trial, err, sizeof err) != 0) {
+    if (sched_pool_check(*out, set->gpus_per_trial, set->cpus_per_trial, err, sizeof err) != 0) {
         cli_error("%s: resources: %s", file, err);
-        sched_pool_free(pool);
-        trial_exec_free(ex);
         return CLI_EXIT_USAGE;
     }
+    return 0;
+}
 
-    /* The experiment's folder, tune_results/NAME beside the database, owned by this
-     * database (cli/folder.c) and locked: one tune process writes an experiment at a
-     * time, and the kernel releases the lock however tune ends (even kill -9). Absolute,
-     * because trials run in their own directories and get TUNE_TRIAL_DIR. */
-    cli_folder_t folder;
-    int frc = cli_folder_take(st, db, name, exp_id, &folder);
-    if (frc != 0) {
-        sched_pool_free(pool);
-        trial_exec_free(ex);
-        return frc;
-    }
-    const char *results_dir = folder.path;
-
-    int resume = exp_id != 0;
-    int rc;
-    if (!resume) {
-        rc = cli_experiment_create(st, sp, space_settings_json(sp), results_dir, wall_now(),
-                                   &exp_id, err, sizeof err);
-    } else {
-        rc = store_experiment_set_status(st, exp_id, "RUNNING", wall_now(), err, sizeof err);
-    }
-    if (rc != 0) {
+/* Records the run's start: a new experiment's row (*exp_id 0: set), or a resumed one
+ * marked RUNNING, with what an interrupted run left in the executor cancelled first (jobs
+ * of a tune killed while its srun waited in Slurm's queue would compete with the resumed
+ * trials). Returns 0 or an exit code (printed). */
+static int record_start(const space_t *sp, store_t *st, trial_exec_t *tx, const char *results_dir,
+                        int64_t *exp_id)
+{
+    const char *name = space_settings(sp)->name;
+    char err[1024];
+    if (*exp_id == 0) {
+        if (cli_experiment_create(st, sp, space_settings_json(sp), results_dir, wall_now(), exp_id,
+                                  err, sizeof err) == 0)
+            return 0;
         cli_error("%s", err);
-        cli_folder_close(&folder);
-        sched_pool_free(pool);
-        trial_exec_free(ex);
         return CLI_EXIT_FAIL;
     }
-    if (resume) {
-        /* Jobs an interrupted run left in Slurm (a tune killed while its srun waited in the
-         * queue, say) would compete with the resumed trials: they go first. */
-        int left = trial_exec_cleanup(ex, name, err, sizeof err);
-        if (left < 0)
-            cli_error("could not look for leftover jobs of %s: %s", name, err);
-        else if (left > 0)
-            fprintf(stderr, "tune: cancelled %d leftover Slurm job%s of %s\n", left,
-                    left == 1 ? "" : "s", name);
+    if (store_experiment_set_status(st, *exp_id, "RUNNING", wall_now(), err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return CLI_EXIT_FAIL;
     }
+    int left = trial_exec_cleanup(tx, name, err, sizeof err);
+    if (left < 0)
+        cli_error("could not look for leftover jobs of %s: %s", name, err);
+    else if (left > 0)
+        fprintf(stderr, "tune: cancelled %d leftover %s job%s of %s\n", left, trial_exec_name(tx),
+                left == 1 ? "" : "s", name);
+    return 0;
+}
+
+/* The live view's settings: the parameters it shows (the reporter's parameter_columns, in
+ * their order, else every parameter), its metric columns and how often it prints. v->params
+ * is new (the caller frees it). */
+static void view_init(struct run_view *v, const space_t *sp, const struct run_opts *ro,
+                      const trial_exec_t *tx)
+{
+    const space_settings_t *set = space_settings(sp);
     size_t np = space_num_params(sp);
     const char **params = calloc(np + 1, sizeof *params);
     for (size_t i = 0; params && i < np; i++)
         params[i] = space_param_name(sp, i);
     if (params && set->parameter_columns) {
-        /* The reporter's parameter_columns, in its order (checked in cli_cmd_run). */
         np = 0;
         for (char **c = set->parameter_columns; *c; c++)
             params[np++] = *c;
@@ -477,45 +480,121 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
     double interval = ro->status_interval > 0      ? ro->status_interval
                       : set->status_interval_s > 0 ? set->status_interval_s
                                                    : 30;
-    struct run_view view = {.tty = isatty(STDOUT_FILENO),
-                            .quiet = ro->quiet,
-                            .status_interval = interval,
-                            .last_plain = -1e9,
-                            .params = params,
-                            .nparams = params ? np : 0,
-                            .time_attr = set->sched.time_attr,
-                            .show_exec = strcmp(trial_exec_name(ex), "slurm") == 0,
-                            .metric_columns = (const char *const *)set->metric_columns,
-                            .nmetric_columns = nmc};
-    sched_exec_t *sx = NULL;
-    if (sched_exec_proc_new(ex, sp, &sx, err, sizeof err) != 0) {
-        cli_error("%s", err);
-        free(params);
-        cli_folder_close(&folder);
-        sched_pool_free(pool);
-        trial_exec_free(ex);
+    *v = (struct run_view){.tty = isatty(STDOUT_FILENO),
+                           .quiet = ro->quiet,
+                           .status_interval = interval,
+                           .last_plain = -1e9,
+                           .params = params,
+                           .nparams = params ? np : 0,
+                           .time_attr = set->sched.time_attr,
+                           /* a job/node column where the executor names where trials run */
+                           .show_exec = trial_exec_names_trials(tx),
+                           .metric_columns = (const char *const *)set->metric_columns,
+                           .nmetric_columns = nmc};
+}
+
+/* Records and prints how the run ended: the store failed (rc != 0, err), or the loop's
+ * result res. Returns the exit code. */
+static int report_end(store_t *st, const space_t *sp, int64_t exp_id, const struct run_opts *ro,
+                      const char *file, const struct run *r, int rc, const char *err,
+                      const sched_run_result_t *res)
+{
+    const space_settings_t *set = space_settings(sp);
+    const char *db = ro->db, *name = set->name;
+    if (rc != 0) {
+        cli_error("experiment %s stopped: %s", name, err);
+        char e2[256];
+        store_experiment_set_status(st, exp_id, "INTERRUPTED", wall_now(), e2, sizeof e2);
+        fprintf(stderr,
+                "Everything recorded before the stop is in %s; continue with `tune resume "
+                "%s --db %s` once the cause is fixed.\n",
+                db, name, db);
         return CLI_EXIT_FAIL;
+    }
+    cli_run_record_end(st, exp_id, res, wall_now());
+    cli_run_print_ended(name, res, set, space_num_trials(sp), "Finished");
+    printf("Results are in %s. More: tune best %s --db %s | tune trials %s --db %s | tune "
+           "query \"SELECT * FROM trial_summary\" --db %s\n",
+           db, name, db, name, db, db);
+    if (res->buffered)
+        printf("Warning: %zu trial%s (first trial_%05lld): results arrived only at exit: the "
+               "program buffers its output; flush after "
+               "each line (print(..., flush=True)) or set PYTHONUNBUFFERED=1. Until then "
+               "the scheduler cannot stop anything in time.\n",
+               res->buffered, res->buffered == 1 ? "" : "s", (long long)res->buffered_trial);
+    if (res->bad_example[0])
+        printf("Warning: result lines that are not JSON were not recorded, e.g. from "
+               "trial_%05lld: %s\n  Print each result as one JSON object per line: "
+               "print(json.dumps({...}), flush=True) (or tune_report.report(...)); a Python "
+               "dict printed as is has single quotes and is not JSON.\n",
+               (long long)res->bad_trial, res->bad_example);
+    if (res->notice[0] && !r->view.noticed) fprintf(stderr, "tune: %s\n", res->notice);
+    char where[sizeof r->folder.path + 80], ff[2 * PATH_MAX], nm[PATH_MAX + 200];
+    snprintf(where, sizeof where, " and the stderr.log in each trial's directory under %s",
+             r->folder.path);
+    snprintf(ff, sizeof ff,
+             "Fix the cause (a relative path is looked up in each trial's own directory), "
+             "then run again with --restart, or `tune resume %s --db %s` if the fix is "
+             "outside space.json.",
+             name, db);
+    snprintf(nm, sizeof nm,
+             "Then run it again under a fresh name with `tune run %s --restart` (the "
+             "stored experiment keeps its space.json).",
+             file);
+    cli_run_fix_t fix = {.failed_where = where, .fail_fast = ff, .no_metric = nm, .stderr_logs = 1};
+    int exit_code = cli_run_outcome(st, exp_id, name, db, res, &fix);
+    if (res->interrupted) printf("Continue with: tune resume %s --db %s\n", name, db);
+    return exit_code;
+}
+
+/* Runs (exp_id == 0: creates) the experiment described by sp: settings checked, the
+ * program found, an executor and a pool made, the folder taken and locked, the start
+ * recorded, the loop run, the end recorded and printed; everything released in one place. */
+static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_opts *ro,
+                   const char *file)
+{
+    const space_settings_t *set = space_settings(sp);
+    struct run r = {.folder = {.parent = -1, .fd = -1, .lock = -1}};
+    char self[PATH_MAX], err[1024];
+    self_dir(self, sizeof self);
+    trial_capacity_t cap = {0};
+    int copy_bytes = 0, resume = exp_id != 0, rc;
+    if ((rc = check_settings(sp, file, &copy_bytes)) != 0) goto done;
+    if ((rc = find_program(set, self, file)) != 0) goto done;
+    if ((rc = open_executor(sp, ro, self, file, &r.tx, &cap)) != 0) goto done;
+    if ((rc = make_pool(sp, ro, &cap, file, &r.pool)) != 0) goto done;
+    /* The experiment's folder, tune_results/NAME beside the database, owned by this
+     * database (cli/folder.c) and locked: one tune process writes an experiment at a
+     * time, and the kernel releases the lock however tune ends (even kill -9). Absolute,
+     * because trials run in their own directories and get TUNE_TRIAL_DIR. */
+    if ((rc = cli_folder_take(st, ro->db, set->name, exp_id, &r.folder)) != 0) goto done;
+    if ((rc = record_start(sp, st, r.tx, r.folder.path, &exp_id)) != 0) goto done;
+    view_init(&r.view, sp, ro, r.tx);
+    if (trial_sched_exec_new(r.tx, sp, &r.sx, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        rc = CLI_EXIT_FAIL;
+        goto done;
     }
     sched_run_opts_t so = {.space = sp,
                            .store = st,
                            .experiment_id = exp_id,
                            .resume = resume,
-                           .exec = sx,
-                           .pool = pool,
-                           .results_dir = results_dir,
-                           .report_every_s = view.tty ? 0.25 : 1.0,
+                           .exec = r.sx,
+                           .pool = r.pool,
+                           .results_dir = r.folder.path,
+                           .report_every_s = r.view.tty ? 0.25 : 1.0,
                            /* No table shows more: with more trials than this, a finished
                             * trial the table cannot show is forgotten and a pending one has
                             * no record until it is needed, so that a run (or `tune extend`)
                             * of millions of trials starts at once in bounded memory. */
                            .report_trials = CLI_REPORT_TRIALS,
-                           .copy_bytes = copy && strcmp(copy, "bytes") == 0,
+                           .copy_bytes = copy_bytes,
                            .report = on_report,
-                           .report_ud = &view,
+                           .report_ud = &r.view,
                            .handle_signals = 1,
                            .wake_fd = -1};
     sched_run_result_t res;
-    rc = sched_run(&so, &res, err, sizeof err);
+    int run_rc = sched_run(&so, &res, err, sizeof err);
     /* The run is over and its trials are stopped: what is left is recording how it ended.
      * A stop signal now (a second Ctrl-C, or one that crossed the end) would kill tune in
      * the middle of that, with a default exit status: it waits, blocked, until tune exits
@@ -525,59 +604,13 @@ static int execute(space_t *sp, store_t *st, int64_t exp_id, const struct run_op
     sigaddset(&stops, SIGINT);
     sigaddset(&stops, SIGTERM);
     sigprocmask(SIG_BLOCK, &stops, NULL);
-    sched_exec_free(sx);
-    int exit_code = CLI_EXIT_OK;
-    if (rc != 0) {
-        cli_error("experiment %s stopped: %s", name, err);
-        char e2[256];
-        store_experiment_set_status(st, exp_id, "INTERRUPTED", wall_now(), e2, sizeof e2);
-        fprintf(stderr,
-                "Everything recorded before the stop is in %s; continue with `tune resume "
-                "%s --db %s` once the cause is fixed.\n",
-                db, name, db);
-        exit_code = CLI_EXIT_FAIL;
-    } else {
-        cli_run_record_end(st, exp_id, &res, wall_now());
-        cli_run_print_ended(name, &res, set, space_num_trials(sp), "Finished");
-        printf("Results are in %s. More: tune best %s --db %s | tune trials %s --db %s | tune "
-               "query \"SELECT * FROM trial_summary\" --db %s\n",
-               db, name, db, name, db, db);
-        if (res.buffered)
-            printf("Warning: %zu trial%s (first trial_%05lld): results arrived only at exit: the "
-                   "program buffers its output; flush after "
-                   "each line (print(..., flush=True)) or set PYTHONUNBUFFERED=1. Until then "
-                   "the scheduler cannot stop anything in time.\n",
-                   res.buffered, res.buffered == 1 ? "" : "s", (long long)res.buffered_trial);
-        if (res.bad_example[0])
-            printf("Warning: result lines that are not JSON were not recorded, e.g. from "
-                   "trial_%05lld: %s\n  Print each result as one JSON object per line: "
-                   "print(json.dumps({...}), flush=True) (or tune_report.report(...)); a Python "
-                   "dict printed as is has single quotes and is not JSON.\n",
-                   (long long)res.bad_trial, res.bad_example);
-        if (res.notice[0] && !view.noticed) fprintf(stderr, "tune: %s\n", res.notice);
-        char where[sizeof folder.path + 80], ff[2 * PATH_MAX], nm[PATH_MAX + 200];
-        snprintf(where, sizeof where, " and the stderr.log in each trial's directory under %s",
-                 results_dir);
-        snprintf(ff, sizeof ff,
-                 "Fix the cause (a relative path is looked up in each trial's own directory), "
-                 "then run again with --restart, or `tune resume %s --db %s` if the fix is "
-                 "outside space.json.",
-                 name, db);
-        snprintf(nm, sizeof nm,
-                 "Then run it again under a fresh name with `tune run %s --restart` (the "
-                 "stored experiment keeps its space.json).",
-                 file);
-        cli_run_fix_t fix = {
-            .failed_where = where, .fail_fast = ff, .no_metric = nm, .stderr_logs = 1};
-        exit_code = cli_run_outcome(st, exp_id, name, db, &res, &fix);
-        if (res.interrupted) printf("Continue with: tune resume %s --db %s\n", name, db);
-    }
+    sched_exec_free(r.sx);
+    r.sx = NULL;
+    rc = report_end(st, sp, exp_id, ro, file, &r, run_rc, err, &res);
     fflush(stdout);
-    free(params);
-    trial_exec_free(ex);
-    cli_folder_close(&folder);
-    sched_pool_free(pool);
-    return exit_code;
+done:
+    run_close(&r);
+    return rc;
 }
 
 struct exp_row {

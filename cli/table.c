@@ -92,272 +92,334 @@ void cli_fmt_num(double v, char *out, size_t n)
         snprintf(out, n, "%.5g", v);
 }
 
-char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
+/* ---- the header: one line each, cut to the terminal --------------------------------- */
+
+static void header_time(struct buf *b, const sched_snapshot_t *s, int cols)
 {
-    size_t total = s->total_trials > s->ntrials ? s->total_trials : s->ntrials;
-    struct buf b = {0};
     time_t now = time(NULL);
     struct tm tm;
     localtime_r(&now, &tm);
     char when[32];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
     long el = (long)s->elapsed_s;
-    size_t start = b.len;
-    bput(&b, "== Status == %s (running for %02ld:%02ld:%02ld)%s\n", when, el / 3600, (el / 60) % 60,
+    size_t start = b->len;
+    bput(b, "== Status == %s (running for %02ld:%02ld:%02ld)%s\n", when, el / 3600, (el / 60) % 60,
          el % 60, s->stopping ? "  STOPPING: no new trials" : "");
-    clip_line(&b, start, o->cols);
-    start = b.len;
-    bput(&b, "Experiment %s, scheduler %s", s->experiment, s->policy);
-    if (s->searcher) bput(&b, ", search %s", s->searcher);
-    if (s->metric) bput(&b, ", metric %s (%s)", s->metric, s->mode_max ? "max" : "min");
-    bput(&b, "\n");
-    clip_line(&b, start, o->cols);
-    if (s->nrungs) {
-        start = b.len;
-        int last_bracket = -1;
-        bput(&b, "Rungs:");
-        for (size_t i = 0; i < s->nrungs; i++) {
-            const sched_rung_info_t *r = &s->rungs[i];
-            char c[32];
-            cli_fmt_num(r->cutoff, c, sizeof c);
-            if (r->bracket != last_bracket && s->rungs[s->nrungs - 1].bracket > 0)
-                bput(&b, " [bracket %d]", r->bracket);
-            last_bracket = r->bracket;
-            bput(&b, " %s>=%g: %zu seen, cutoff %s;", o->time_attr ? o->time_attr : "t",
-                 r->milestone, r->recorded, c);
-        }
-        if (b.p[b.len - 1] == ';') b.len--;
-        bput(&b, "\n");
-        clip_line(&b, start, o->cols);
+    clip_line(b, start, cols);
+    start = b->len;
+    bput(b, "Experiment %s, scheduler %s", s->experiment, s->policy);
+    if (s->searcher) bput(b, ", search %s", s->searcher);
+    if (s->metric) bput(b, ", metric %s (%s)", s->metric, s->mode_max ? "max" : "min");
+    bput(b, "\n");
+    clip_line(b, start, cols);
+}
+
+/* Each rung's milestone, values seen and cutoff (bracket by bracket when there are more). */
+static void header_rungs(struct buf *b, const sched_snapshot_t *s, const cli_table_opts_t *o)
+{
+    if (!s->nrungs) return;
+    size_t start = b->len;
+    int last_bracket = -1;
+    bput(b, "Rungs:");
+    for (size_t i = 0; i < s->nrungs; i++) {
+        const sched_rung_info_t *r = &s->rungs[i];
+        char c[32];
+        cli_fmt_num(r->cutoff, c, sizeof c);
+        if (r->bracket != last_bracket && s->rungs[s->nrungs - 1].bracket > 0)
+            bput(b, " [bracket %d]", r->bracket);
+        last_bracket = r->bracket;
+        bput(b, " %s>=%g: %zu seen, cutoff %s;", o->time_attr ? o->time_attr : "t", r->milestone,
+             r->recorded, c);
     }
-    start = b.len;
+    if (b->p[b->len - 1] == ';') b->len--;
+    bput(b, "\n");
+    clip_line(b, start, o->cols);
+}
+
+/* Resources in use, results recorded and lines not recorded; then the trials' counts. */
+static void header_counts(struct buf *b, const sched_snapshot_t *s, size_t total, int cols)
+{
+    size_t start = b->len;
     char g[32];
     cli_fmt_num(s->gpus_used, g, sizeof g);
     if (s->gpus_total)
-        bput(&b, "Resources: %s/%d GPUs, %d/%d CPUs | results %llu", g, s->gpus_total, s->cpus_used,
+        bput(b, "Resources: %s/%d GPUs, %d/%d CPUs | results %llu", g, s->gpus_total, s->cpus_used,
              s->cpus_total, (unsigned long long)s->results);
     else
-        bput(&b, "Resources: no GPUs (CPU only), %d/%d CPUs | results %llu", s->cpus_used,
+        bput(b, "Resources: no GPUs (CPU only), %d/%d CPUs | results %llu", s->cpus_used,
              s->cpus_total, (unsigned long long)s->results);
-    if (s->ignored) bput(&b, ", %llu after stop (not recorded)", (unsigned long long)s->ignored);
+    if (s->ignored) bput(b, ", %llu after stop (not recorded)", (unsigned long long)s->ignored);
     if (s->bad_lines)
-        bput(&b, ", %llu unreadable result lines (over-long or not JSON)",
+        bput(b, ", %llu unreadable result lines (over-long or not JSON)",
              (unsigned long long)s->bad_lines);
-    bput(&b, "\n");
-    clip_line(&b, start, o->cols);
-    start = b.len;
-    bput(&b, "Trials: %zu total: %zu RUNNING, %zu PENDING, %zu TERMINATED (%zu early-stopped)",
+    bput(b, "\n");
+    clip_line(b, start, cols);
+    start = b->len;
+    bput(b, "Trials: %zu total: %zu RUNNING, %zu PENDING, %zu TERMINATED (%zu early-stopped)",
          total, s->counts[SCHED_TRIAL_RUNNING], s->counts[SCHED_TRIAL_PENDING],
          s->counts[SCHED_TRIAL_TERMINATED], s->early_stopped);
-    if (s->counts[SCHED_TRIAL_PAUSED]) bput(&b, ", %zu PAUSED", s->counts[SCHED_TRIAL_PAUSED]);
-    bput(&b, ", %zu ERROR", s->counts[SCHED_TRIAL_ERROR]);
+    if (s->counts[SCHED_TRIAL_PAUSED]) bput(b, ", %zu PAUSED", s->counts[SCHED_TRIAL_PAUSED]);
+    bput(b, ", %zu ERROR", s->counts[SCHED_TRIAL_ERROR]);
     if (s->best_trial >= 0) {
         char m[32];
         cli_fmt_num(s->best_metric, m, sizeof m);
-        bput(&b, " | best trial_%05lld %s=%s", (long long)s->best_trial, s->metric, m);
+        bput(b, " | best trial_%05lld %s=%s", (long long)s->best_trial, s->metric, m);
     }
-    bput(&b, "\n");
-    clip_line(&b, start, o->cols);
+    bput(b, "\n");
+    clip_line(b, start, cols);
+}
 
-    /* Table body */
-    const sched_trial_view_t **order = malloc((s->ntrials ? s->ntrials : 1) * sizeof *order);
-    if (!order) return b.p;
-    for (size_t i = 0; i < s->ntrials; i++)
-        order[i] = &s->trials[i];
-    int mode_max = s->mode_max;
-    qsort_r(order, s->ntrials, sizeof *order, cmp_view, &mode_max);
+/* ---- the body: a grid of cells, fitted to the terminal ------------------------------ */
 
+/* Columns: trial, status, slice, [job/node], parameters, iter, [time_attr], time, metric,
+ * best, the reporter's metric_columns. Row 0 is the column names. */
+struct grid {
+    char **cells; /* (rows + 1) * ncols, row-major */
+    size_t *w;    /* each column's width */
+    int *kind;    /* 0 kept always, 1 parameter, 2 slice/job */
+    int *keep;    /* shown */
+    size_t ncols, rows, col;
+    int show_t; /* a time_attr column */
+};
+
+static void grid_free(struct grid *g)
+{
+    for (size_t i = 0; g->cells && i < (g->rows + 1) * g->ncols; i++)
+        free(g->cells[i]);
+    free(g->cells);
+    free(g->w);
+    free(g->kind);
+    free(g->keep);
+}
+
+/* Room for `rows` trials under the column names. 0, or -1 when out of memory. */
+static int grid_new(struct grid *g, size_t rows, const cli_table_opts_t *o)
+{
+    memset(g, 0, sizeof *g);
+    g->rows = rows;
+    g->ncols = 5 + o->nparams + 4 + o->nmetric_columns + (o->show_exec ? 1 : 0);
+    g->cells = calloc((rows + 1) * g->ncols, sizeof *g->cells);
+    g->w = calloc(g->ncols, sizeof *g->w);
+    g->kind = calloc(g->ncols, sizeof *g->kind);
+    g->keep = calloc(g->ncols, sizeof *g->keep);
+    /* "iter" counts results; a time_attr column only adds news when it measures
+     * something else (epochs, seconds). */
+    g->show_t = o->time_attr && strcmp(o->time_attr, "training_iteration") != 0;
+    if (g->cells && g->w && g->kind && g->keep) return 0;
+    grid_free(g);
+    return -1;
+}
+
+/* The next cell of row r (0: the names), of kind `kind`. */
+static void cell(struct grid *g, size_t r, int kind, const char *text)
+{
+    if (r == 0) g->kind[g->col] = kind;
+    g->cells[r * g->ncols + g->col++] = strdup(text);
+}
+
+static void grid_names(struct grid *g, const sched_snapshot_t *s, const cli_table_opts_t *o)
+{
+    g->col = 0;
+    cell(g, 0, 0, "trial");
+    cell(g, 0, 0, "status");
+    cell(g, 0, 2, "slice");
+    if (o->show_exec) cell(g, 0, 2, "job/node");
+    for (size_t p = 0; p < o->nparams; p++)
+        cell(g, 0, 1, o->params[p]);
+    cell(g, 0, 0, "iter");
+    if (g->show_t) cell(g, 0, 0, o->time_attr);
+    cell(g, 0, 0, "time");
+    cell(g, 0, 0, s->metric ? s->metric : "metric");
+    cell(g, 0, 0, "best");
+    for (size_t k = 0; k < o->nmetric_columns; k++)
+        cell(g, 0, 0, o->metric_columns[k]);
+    g->ncols = g->col;
+}
+
+/* Row r: trial v's cells. */
+static void grid_trial(struct grid *g, size_t r, const sched_trial_view_t *v,
+                       const cli_table_opts_t *o)
+{
+    char tmp[128];
+    g->col = 0;
+    cell(g, r, 0, v->name);
+    snprintf(tmp, sizeof tmp, "%s%s", sched_status_name(v->status),
+             v->early_stopped ? " (stopped)" : "");
+    cell(g, r, 0, tmp);
+    cell(g, r, 0, v->slice && *v->slice ? v->slice : "-");
+    if (o->show_exec) {
+        snprintf(tmp, sizeof tmp, "%s%s%s", v->exec_id && *v->exec_id ? v->exec_id : "-",
+                 v->node && *v->node ? "@" : "", v->node ? v->node : "");
+        cell(g, r, 0, tmp);
+    }
+    for (size_t p = 0; p < o->nparams; p++) {
+        fmt_cfg_value(v->config ? cJSON_GetObjectItemCaseSensitive(v->config, o->params[p]) : NULL,
+                      tmp, 40);
+        cell(g, r, 0, tmp);
+    }
+    snprintf(tmp, sizeof tmp, "%lld", (long long)v->iterations);
+    cell(g, r, 0, tmp);
+    if (g->show_t) {
+        cli_fmt_num(v->last_time, tmp, sizeof tmp);
+        cell(g, r, 0, tmp);
+    }
+    long rs = (long)v->run_s;
+    if (v->run_s <= 0)
+        snprintf(tmp, sizeof tmp, "-");
+    else if (rs >= 3600)
+        snprintf(tmp, sizeof tmp, "%ld:%02ld:%02ld", rs / 3600, (rs / 60) % 60, rs % 60);
+    else
+        snprintf(tmp, sizeof tmp, "%ld:%02ld", rs / 60, rs % 60);
+    cell(g, r, 0, tmp);
+    /* NaN after results is a diverged trial, not a missing value: say so. */
+    if (v->iterations > 0 && isnan(v->last_metric))
+        snprintf(tmp, sizeof tmp, "NaN");
+    else
+        cli_fmt_num(v->last_metric, tmp, sizeof tmp);
+    cell(g, r, 0, tmp);
+    cli_fmt_num(v->best_metric, tmp, sizeof tmp);
+    cell(g, r, 0, tmp);
+    for (size_t k = 0; k < o->nmetric_columns; k++) {
+        cli_fmt_num(v->columns && k < v->ncolumns ? v->columns[k] : NAN, tmp, sizeof tmp);
+        cell(g, r, 0, tmp);
+    }
+}
+
+/* The width of the kept columns with their " | " separators. */
+static size_t grid_width(const struct grid *g)
+{
+    size_t total = 0, nk = 0;
+    for (size_t q = 0; q < g->ncols; q++)
+        if (g->keep[q]) total += g->w[q], nk++;
+    return total + (nk ? 3 * (nk - 1) : 0);
+}
+
+/* Each column as wide as its widest cell; when the terminal is narrower than that,
+ * parameter columns are narrowed, then dropped from the right, then the slice and job
+ * columns: the metric and the iteration stay visible at any width. */
+static void grid_fit(struct grid *g, int cols)
+{
+    for (size_t r = 0; r <= g->rows; r++)
+        for (size_t c = 0; c < g->ncols; c++) {
+            const char *x = g->cells[r * g->ncols + c] ? g->cells[r * g->ncols + c] : "";
+            size_t k = strlen(x);
+            if (k > g->w[c]) g->w[c] = k;
+        }
+    for (size_t c = 0; c < g->ncols; c++)
+        g->keep[c] = 1;
+    if (cols <= 0) return;
+    if (grid_width(g) > (size_t)cols) /* every wide parameter column, then measure again */
+        for (size_t c = 0; c < g->ncols; c++)
+            if (g->kind[c] == 1 && g->w[c] > 10) g->w[c] = 10;
+    for (int kind = 1; kind <= 2; kind++)
+        for (size_t c = g->ncols; c-- > 0 && grid_width(g) > (size_t)cols;)
+            if (g->kind[c] == kind) g->keep[c] = 0;
+}
+
+static void grid_print(struct buf *b, const struct grid *g, int cols)
+{
+    for (size_t r = 0; r <= g->rows; r++) {
+        size_t start = b->len;
+        int first = 1;
+        for (size_t c = 0; c < g->ncols; c++) {
+            if (!g->keep[c]) continue;
+            const char *x = g->cells[r * g->ncols + c] ? g->cells[r * g->ncols + c] : "";
+            if (strlen(x) > g->w[c]) /* narrowed: cut, with ~ saying so */
+                bput(b, "%s%.*s~", first ? "" : " | ", (int)g->w[c] - 1, x);
+            else
+                bput(b, "%s%-*s", first ? "" : " | ", (int)g->w[c], x);
+            first = 0;
+        }
+        while (b->len > start && b->p[b->len - 1] == ' ')
+            b->len--;
+        bput(b, "\n");
+        clip_line(b, start, cols);
+        if (r > 0) continue;
+        start = b->len;
+        first = 1;
+        for (size_t c = 0; c < g->ncols; c++) {
+            if (!g->keep[c]) continue;
+            bput(b, "%s", first ? "" : "-+-");
+            first = 0;
+            for (size_t k = 0; k < g->w[c]; k++)
+                bput(b, "-");
+        }
+        bput(b, "\n");
+        clip_line(b, start, cols);
+    }
+}
+
+/* "... and N more trials (by status)": those of the snapshot past the room, and those the
+ * snapshot left out (report_trials). */
+static void body_more(struct buf *b, const sched_snapshot_t *s,
+                      const sched_trial_view_t *const *order, size_t room, size_t total, int cols)
+{
+    if (room >= total) return;
+    size_t more[SCHED_TRIAL_NSTATUS] = {0};
+    for (size_t r = room; r < s->ntrials; r++)
+        more[order[r]->status]++;
+    if (total > s->ntrials) {
+        size_t given[SCHED_TRIAL_NSTATUS] = {0};
+        for (size_t r = 0; r < s->ntrials; r++)
+            given[s->trials[r].status]++;
+        for (int k = 0; k < SCHED_TRIAL_NSTATUS; k++)
+            more[k] += s->counts[k] > given[k] ? s->counts[k] - given[k] : 0;
+    }
+    size_t start = b->len;
+    bput(b, "... and %zu more trials (", total - room);
+    int first = 1;
+    for (int k = 0; k < SCHED_TRIAL_NSTATUS; k++)
+        if (more[k]) {
+            bput(b, "%s%zu %s", first ? "" : ", ", more[k],
+                 sched_status_name((sched_trial_status_t)k));
+            first = 0;
+        }
+    bput(b, ")\n");
+    clip_line(b, start, cols);
+}
+
+/* How many trials fit under the header on o->rows lines (all of them when rows is 0). */
+static size_t body_room(const sched_snapshot_t *s, const cli_table_opts_t *o, size_t total)
+{
     size_t header_lines = 6 + (s->nrungs ? 1 : 0);
     size_t room = total;
     if (o->rows > 0) {
         size_t avail = (size_t)o->rows > header_lines + 2 ? (size_t)o->rows - header_lines - 2 : 1;
         if (room > avail) room = avail > 1 ? avail - 1 : 1;
     }
-    if (room > s->ntrials) room = s->ntrials;
-    /* Columns: trial, status, slice, [job/node], parameters, iter, [time_attr], time,
-     * metric, best, the reporter's metric_columns. When the terminal is narrower than
-     * that, parameter columns are narrowed, then dropped from the right, then the slice
-     * and job columns: the metric and the iteration stay visible at any width. */
-    size_t np = o->nparams, nmc = o->nmetric_columns;
-    size_t ncols = 5 + np + 4 + nmc + (o->show_exec ? 1 : 0);
-    char **cells = calloc((room + 1) * ncols, sizeof *cells);
-    size_t *w = calloc(ncols, sizeof *w);
-    int *kind = calloc(ncols, sizeof *kind); /* 0 kept always, 1 parameter, 2 slice/job */
-    int *keep = calloc(ncols, sizeof *keep);
-    if (!cells || !w || !kind || !keep) {
-        free(order);
-        free(cells);
-        free(w);
-        free(kind);
-        free(keep);
-        return b.p;
+    return room > s->ntrials ? s->ntrials : room;
+}
+
+/* The trials in the live table's order, then as many rows as fit, then what did not. */
+static void body(struct buf *b, const sched_snapshot_t *s, const cli_table_opts_t *o, size_t total)
+{
+    const sched_trial_view_t **order = malloc((s->ntrials ? s->ntrials : 1) * sizeof *order);
+    if (!order) return;
+    for (size_t i = 0; i < s->ntrials; i++)
+        order[i] = &s->trials[i];
+    int mode_max = s->mode_max;
+    qsort_r(order, s->ntrials, sizeof *order, cmp_view, &mode_max);
+    size_t room = body_room(s, o, total);
+    struct grid g;
+    if (grid_new(&g, room, o) == 0) {
+        grid_names(&g, s, o);
+        for (size_t r = 0; r < room; r++)
+            grid_trial(&g, r + 1, order[r], o);
+        grid_fit(&g, o->cols);
+        grid_print(b, &g, o->cols);
+        body_more(b, s, order, room, total, o->cols);
+        grid_free(&g);
     }
-    size_t c = 0;
-    cells[c++] = strdup("trial");
-    cells[c++] = strdup("status");
-    kind[c] = 2;
-    cells[c++] = strdup("slice");
-    if (o->show_exec) {
-        kind[c] = 2;
-        cells[c++] = strdup("job/node");
-    }
-    for (size_t p = 0; p < np; p++) {
-        kind[c] = 1;
-        cells[c++] = strdup(o->params[p]);
-    }
-    /* "iter" counts results; a time_attr column only adds news when it measures
-     * something else (epochs, seconds). */
-    int show_t = o->time_attr && strcmp(o->time_attr, "training_iteration") != 0;
-    cells[c++] = strdup("iter");
-    if (show_t) cells[c++] = strdup(o->time_attr);
-    cells[c++] = strdup("time");
-    cells[c++] = strdup(s->metric ? s->metric : "metric");
-    cells[c++] = strdup("best");
-    for (size_t k = 0; k < nmc; k++)
-        cells[c++] = strdup(o->metric_columns[k]);
-    ncols = c;
-    for (size_t r = 0; r < room; r++) {
-        const sched_trial_view_t *v = order[r];
-        char tmp[128];
-        c = 0;
-        cells[(r + 1) * ncols + c++] = strdup(v->name);
-        snprintf(tmp, sizeof tmp, "%s%s", sched_status_name(v->status),
-                 v->early_stopped ? " (stopped)" : "");
-        cells[(r + 1) * ncols + c++] = strdup(tmp);
-        cells[(r + 1) * ncols + c++] = strdup(v->slice && *v->slice ? v->slice : "-");
-        if (o->show_exec) {
-            snprintf(tmp, sizeof tmp, "%s%s%s", v->exec_id && *v->exec_id ? v->exec_id : "-",
-                     v->node && *v->node ? "@" : "", v->node ? v->node : "");
-            cells[(r + 1) * ncols + c++] = strdup(tmp);
-        }
-        for (size_t p = 0; p < np; p++) {
-            fmt_cfg_value(v->config ? cJSON_GetObjectItemCaseSensitive(v->config, o->params[p])
-                                    : NULL,
-                          tmp, 40);
-            cells[(r + 1) * ncols + c++] = strdup(tmp);
-        }
-        snprintf(tmp, sizeof tmp, "%lld", (long long)v->iterations);
-        cells[(r + 1) * ncols + c++] = strdup(tmp);
-        if (show_t) {
-            cli_fmt_num(v->last_time, tmp, sizeof tmp);
-            cells[(r + 1) * ncols + c++] = strdup(tmp);
-        }
-        long rs = (long)v->run_s;
-        if (v->run_s <= 0)
-            snprintf(tmp, sizeof tmp, "-");
-        else if (rs >= 3600)
-            snprintf(tmp, sizeof tmp, "%ld:%02ld:%02ld", rs / 3600, (rs / 60) % 60, rs % 60);
-        else
-            snprintf(tmp, sizeof tmp, "%ld:%02ld", rs / 60, rs % 60);
-        cells[(r + 1) * ncols + c++] = strdup(tmp);
-        /* NaN after results is a diverged trial, not a missing value: say so. */
-        if (v->iterations > 0 && isnan(v->last_metric))
-            snprintf(tmp, sizeof tmp, "NaN");
-        else
-            cli_fmt_num(v->last_metric, tmp, sizeof tmp);
-        cells[(r + 1) * ncols + c++] = strdup(tmp);
-        cli_fmt_num(v->best_metric, tmp, sizeof tmp);
-        cells[(r + 1) * ncols + c++] = strdup(tmp);
-        for (size_t k = 0; k < nmc; k++) {
-            cli_fmt_num(v->columns && k < v->ncolumns ? v->columns[k] : NAN, tmp, sizeof tmp);
-            cells[(r + 1) * ncols + c++] = strdup(tmp);
-        }
-    }
-    for (size_t r = 0; r <= room; r++)
-        for (c = 0; c < ncols; c++) {
-            const char *x = cells[r * ncols + c] ? cells[r * ncols + c] : "";
-            size_t k = strlen(x);
-            if (k > w[c]) w[c] = k;
-        }
-    for (c = 0; c < ncols; c++)
-        keep[c] = 1;
-    if (o->cols > 0) {
-        size_t total = 0;
-#define TABLE_TOTAL()                                                                              \
-    do {                                                                                           \
-        total = 0;                                                                                 \
-        size_t nk = 0;                                                                             \
-        for (size_t q = 0; q < ncols; q++)                                                         \
-            if (keep[q]) total += w[q], nk++;                                                      \
-        total += nk ? 3 * (nk - 1) : 0;                                                            \
-    } while (0)
-        TABLE_TOTAL();
-        for (c = 0; c < ncols && total > (size_t)o->cols; c++)
-            if (kind[c] == 1 && w[c] > 10) w[c] = 10;
-        TABLE_TOTAL();
-        for (c = ncols; c-- > 0 && total > (size_t)o->cols;)
-            if (kind[c] == 1) {
-                keep[c] = 0;
-                TABLE_TOTAL();
-            }
-        for (c = ncols; c-- > 0 && total > (size_t)o->cols;)
-            if (kind[c] == 2) {
-                keep[c] = 0;
-                TABLE_TOTAL();
-            }
-#undef TABLE_TOTAL
-    }
-    for (size_t r = 0; r <= room; r++) {
-        start = b.len;
-        int first = 1;
-        for (c = 0; c < ncols; c++) {
-            if (!keep[c]) continue;
-            const char *x = cells[r * ncols + c] ? cells[r * ncols + c] : "";
-            if (strlen(x) > w[c]) /* narrowed: cut, with ~ saying so */
-                bput(&b, "%s%.*s~", first ? "" : " | ", (int)w[c] - 1, x);
-            else
-                bput(&b, "%s%-*s", first ? "" : " | ", (int)w[c], x);
-            first = 0;
-        }
-        while (b.len > start && b.p[b.len - 1] == ' ')
-            b.len--;
-        bput(&b, "\n");
-        clip_line(&b, start, o->cols);
-        if (r == 0) {
-            start = b.len;
-            first = 1;
-            for (c = 0; c < ncols; c++) {
-                if (!keep[c]) continue;
-                bput(&b, "%s", first ? "" : "-+-");
-                first = 0;
-                for (size_t k = 0; k < w[c]; k++)
-                    bput(&b, "-");
-            }
-            bput(&b, "\n");
-            clip_line(&b, start, o->cols);
-        }
-    }
-    if (room < total) {
-        /* the trials not shown: those of the snapshot past the room, and those the
-         * snapshot left out (report_trials), by status */
-        size_t more[SCHED_TRIAL_NSTATUS] = {0};
-        for (size_t r = room; r < s->ntrials; r++)
-            more[order[r]->status]++;
-        if (total > s->ntrials) {
-            size_t given[SCHED_TRIAL_NSTATUS] = {0};
-            for (size_t r = 0; r < s->ntrials; r++)
-                given[s->trials[r].status]++;
-            for (int k = 0; k < SCHED_TRIAL_NSTATUS; k++)
-                more[k] += s->counts[k] > given[k] ? s->counts[k] - given[k] : 0;
-        }
-        start = b.len;
-        bput(&b, "... and %zu more trials (", total - room);
-        int first = 1;
-        for (int k = 0; k < SCHED_TRIAL_NSTATUS; k++)
-            if (more[k]) {
-                bput(&b, "%s%zu %s", first ? "" : ", ", more[k],
-                     sched_status_name((sched_trial_status_t)k));
-                first = 0;
-            }
-        bput(&b, ")\n");
-        clip_line(&b, start, o->cols);
-    }
-    for (size_t i = 0; i < (room + 1) * ncols; i++)
-        free(cells[i]);
-    free(cells);
-    free(w);
-    free(kind);
-    free(keep);
     free(order);
+}
+
+char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
+{
+    size_t total = s->total_trials > s->ntrials ? s->total_trials : s->ntrials;
+    struct buf b = {0};
+    header_time(&b, s, o->cols);
+    header_rungs(&b, s, o);
+    header_counts(&b, s, total, o->cols);
+    body(&b, s, o, total);
     return b.p;
 }

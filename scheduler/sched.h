@@ -226,11 +226,13 @@ typedef struct sched_events {
     void (*pid)(void *ud, int64_t trial_no, int64_t pid);
 } sched_events_t;
 
-/* An executor: how trials are started, watched and stopped (the way redis puts
- * ae_epoll.c and ae_select.c behind one ae.h). Implementations: real processes through
- * trial/ (sched_exec_proc_new, local or Slurm), the simulator's replay on a virtual
- * clock, and the tests' scripted executor. The executor builds the trial's environment
- * and argv; the loop never does. */
+/* An executor: how trials are started, watched and stopped: the loop's one contract with
+ * whatever runs trials, "start this trial on this slice" (the way redis puts ae_epoll.c and
+ * ae_select.c behind one ae.h). Implementations: real processes (trial/: trial_sched_exec_new
+ * over any executor of trial.h's table, local or Slurm), the simulator's replay on a virtual
+ * clock (sim/), and the tests' scripted executor. The executor builds the trial's argv and
+ * environment and keeps whatever it needs of its own (job ids, held starts); the loop never
+ * does, and never asks which executor it has (only what its ops offer). */
 typedef struct sched_exec_ops {
     const char *name; /* "local", "slurm", "simulated", ... */
     /* Starts a trial; SCHED_EINVAL (or another negative code) with err when it cannot be
@@ -267,14 +269,6 @@ typedef struct sched_exec {
     void *self;
 } sched_exec_t;
 
-/* The executor of real processes: trials started through tx (trial_exec_local_new or
- * trial_exec_slurm_new), argv rendered from the space's command template, the
- * environment built as README.md describes (TUNE_*, CUDA_VISIBLE_DEVICES, OMP_NUM_THREADS,
- * MASTER_ADDR/MASTER_PORT with a port no other running trial has), stdout and stderr
- * logged in the trial's directory. tx and sp are borrowed and must outlive *out, which is
- * freed with sched_exec_free. */
-int sched_exec_proc_new(struct trial_exec *tx, const struct space *sp, sched_exec_t **out,
-                        char *err, size_t errlen);
 void sched_exec_free(sched_exec_t *ex); /* NULL-safe: ops->free, then the handle */
 
 /* ==== the event loop ============================================================== */

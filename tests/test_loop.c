@@ -625,7 +625,7 @@ TEST(the_process_executors_wait_drains_the_wake_pipe_when_it_wakes)
     sched_exec_t *sx = NULL;
     char err[256];
     REQUIRE(trial_exec_local_new(&tx, err, sizeof err) == 0);
-    REQUIRE(sched_exec_proc_new(tx, NULL, &sx, err, sizeof err) == 0);
+    REQUIRE(trial_sched_exec_new(tx, NULL, &sx, err, sizeof err) == 0);
     int p[2];
     REQUIRE(pipe2(p, O_NONBLOCK | O_CLOEXEC) == 0);
     REQUIRE(write(p[1], "\x11\x11", 2) == 2); /* two SIGCHLDs' bytes */
@@ -686,7 +686,7 @@ TEST(the_process_executor_reports_an_end_before_other_trials_output)
     sched_exec_t *sx = NULL;
     REQUIRE(space_parse(text, strlen(text), "space.json", &sp, err, sizeof err) == 0);
     REQUIRE(trial_exec_local_new(&tx, err, sizeof err) == 0);
-    REQUIRE(sched_exec_proc_new(tx, sp, &sx, err, sizeof err) == 0);
+    REQUIRE(trial_sched_exec_new(tx, sp, &sx, err, sizeof err) == 0);
     const char *scripts[2] = {"exit 0",
                               "echo '{\"loss\": 1}'; : > \"$TUNE_TRIAL_DIR/said\"; exec sleep 30"};
     const char *b = getenv("TUNE_BINARY_DIR");

@@ -392,14 +392,12 @@ static int run_fake(trial_exec_t *ex, const char *dir, int ranks, double gpus, i
     char *env[] = {"CUDA_VISIBLE_DEVICES=7", "TUNE_TRIAL_ID=1", NULL};
     char errlog[4400];
     snprintf(errlog, sizeof errlog, "%s/stderr.log", dir);
-    trial_spawn_t sp = {.argv = argv,
-                        .env = env,
-                        .dir = dir,
-                        .stderr_log = errlog,
-                        .job_name = "trial_00001",
-                        .ranks = ranks,
-                        .gpus = gpus,
-                        .cpus = cpus};
+    trial_spawn_t sp = {
+        .argv = argv,
+        .env = env,
+        .dir = dir,
+        .stderr_log = errlog,
+        .slice = {.name = "trial_00001", .ranks = ranks, .gpus = gpus, .cpus = cpus}};
     char err[512];
     trial_proc_t *p = NULL;
     int rc = trial_start(ex, &sp, &p, err, sizeof err);
@@ -455,7 +453,7 @@ TEST(srun_command_line)
     CHECK(strstr(L.buf, "--gpus") == NULL);
     /* A fraction of a GPU cannot be asked of Slurm. */
     char *argv[] = {"prog", NULL};
-    trial_spawn_t sp = {.argv = argv, .dir = dir, .gpus = 0.5};
+    trial_spawn_t sp = {.argv = argv, .dir = dir, .slice.gpus = 0.5};
     trial_proc_t *p = NULL;
     CHECK_EQ_INT(trial_start(ex, &sp, &p, err, sizeof err), TRIAL_EINVAL);
     CHECK_CONTAINS(err, "Slurm hands out whole GPUs: a trial cannot ask for 0.5");
@@ -490,7 +488,8 @@ TEST(tune_slurm_line_is_consumed_and_signals_become_scancel)
     char *argv[] = {"prog", NULL};
     char errlog[4400];
     snprintf(errlog, sizeof errlog, "%s/stderr.log", dir);
-    trial_spawn_t sp = {.argv = argv, .dir = dir, .stderr_log = errlog, .job_name = "trial_00002"};
+    trial_spawn_t sp = {
+        .argv = argv, .dir = dir, .stderr_log = errlog, .slice.name = "trial_00002"};
     trial_proc_t *p = NULL;
     REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
     unsetenv("FAKE_SRUN_PRE");
@@ -559,7 +558,7 @@ TEST(steps_are_cancelled_as_steps_and_pending_jobs_by_name)
     struct lines L;
     memset(&L, 0, sizeof L);
     char *argv[] = {"prog", NULL};
-    trial_spawn_t sp = {.argv = argv, .dir = dir, .job_name = "trial_00003"};
+    trial_spawn_t sp = {.argv = argv, .dir = dir, .slice.name = "trial_00003"};
     trial_proc_t *p = NULL;
     REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
     unsetenv("FAKE_SRUN_PRE");
@@ -577,7 +576,7 @@ TEST(steps_are_cancelled_as_steps_and_pending_jobs_by_name)
 
     /* Per-trial mode, killed before srun said anything: cancelled by its job name. */
     REQUIRE(new_fake_exec(dir, NULL, NULL, 0, &ex, err, sizeof err) == 0);
-    sp.job_name = "trial_00004";
+    sp.slice.name = "trial_00004";
     REQUIRE(trial_start(ex, &sp, &p, err, sizeof err) == 0);
     unsetenv("FAKE_SRUN_SLEEP");
     trial_signal(p, SIGKILL);
@@ -741,7 +740,7 @@ TEST(watchdog_condemns_a_silent_srun_slurm_does_not_know)
     paths();
     char dir[4300], err[512], why[512];
     char *argv[] = {"prog", NULL};
-    trial_spawn_t sp = {.argv = argv, .job_name = "trial_00005"};
+    trial_spawn_t sp = {.argv = argv, .slice.name = "trial_00005"};
     trial_exec_t *ex = NULL;
     trial_proc_t *p = NULL;
 

@@ -5,6 +5,8 @@
 #include "tinytest.h"
 #include "trial/trial.h"
 #include "trial/trial_int.h" /* the keeper's internals, tested directly at the end */
+#include "scheduler/sched.h" /* the loop's executor, over each executor */
+#include "search/space.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1444,7 +1446,7 @@ TEST(a_start_that_does_not_wait_reports_a_failed_exec_at_the_end)
     lines_free(&L);
 }
 
-/* ---- starts held behind another trial (trial_spawn_t.after) ------------------------- */
+/* ---- starts held behind another trial (trial_start_after) --------------------------- */
 
 /* Polls the executor's news until trial p's pid is known or timeout_s passes. */
 static pid_t wait_pid(trial_exec_t *ex, trial_proc_t *p, double timeout_s)
@@ -1463,9 +1465,10 @@ static trial_proc_t *start_after(trial_exec_t *ex, char **argv, const trial_proc
                                  const char *log)
 {
     char err[512];
-    trial_spawn_t sp = {.argv = argv, .no_wait = 1, .after = after, .stdout_log = log};
+    trial_spawn_t sp = {.argv = argv, .no_wait = 1, .stdout_log = log};
     trial_proc_t *p = NULL;
-    if (trial_start(ex, &sp, &p, err, sizeof err) != 0) fprintf(stderr, "start: %s\n", err);
+    if (trial_start_after(ex, &sp, after, &p, err, sizeof err) != 0)
+        fprintf(stderr, "start: %s\n", err);
     return p;
 }
 
@@ -1479,11 +1482,11 @@ TEST(a_held_start_needs_the_spawner)
     char *a[] = {HELPER, "sleep:100", NULL};
     trial_proc_t *p = start_after(ex, a, NULL, NULL);
     REQUIRE(p);
-    trial_spawn_t sp = {.argv = a, .no_wait = 0, .after = p};
+    trial_spawn_t sp = {.argv = a, .no_wait = 0};
     trial_proc_t *q = NULL;
-    CHECK_EQ_INT(trial_start(ex, &sp, &q, err, sizeof err), TRIAL_EINVAL); /* waits: never */
+    CHECK_EQ_INT(trial_start_after(ex, &sp, p, &q, err, sizeof err), TRIAL_EINVAL); /* waits */
     sp.no_wait = 1;
-    int rc = trial_start(ex, &sp, &q, err, sizeof err);
+    int rc = trial_start_after(ex, &sp, p, &q, err, sizeof err);
     if (spawner_mode()) {
         CHECK_EQ_INT(rc, 0);
         trial_proc_free(q);
@@ -2344,6 +2347,223 @@ TEST(result_scan_never_takes_what_parse_refuses)
     /* a NUL inside the line, in a string or outside one */
     CHECK_EQ_INT(trial_result_scan("{\"a\": \"x\0y\"}", 12, NULL, 0, NULL), 0);
     CHECK_EQ_INT(trial_result_scan("{\"a\": 1\0}", 9, NULL, 0, NULL), 0);
+}
+
+/* ---- the loop's executor: one environment for every executor ---------------------- */
+
+struct ended_seen {
+    int ended;
+};
+
+static void env_line(void *ud, int64_t no, const char *line, size_t len, int truncated)
+{
+    (void)ud, (void)no, (void)line, (void)len, (void)truncated;
+}
+
+static void env_ended(void *ud, int64_t no, const sched_exit_t *ex)
+{
+    (void)no, (void)ex;
+    ((struct ended_seen *)ud)->ended = 1;
+}
+
+static void env_placed(void *ud, int64_t no, const char *id, const char *node)
+{
+    (void)ud, (void)no, (void)id, (void)node;
+}
+
+/* Runs `env` as trial 3 of space sp through tx's loop executor, in dir, and returns what
+ * it printed (stdout.log): the trial's whole environment, one variable a line, sorted, less
+ * what differs by design (the folder, the spawner's slot, the TUNE_SLURM line the executor
+ * reads). NULL when it did not run. */
+static char *env_of_trial(trial_exec_t *tx, const space_t *sp, const char *dir)
+{
+    sched_exec_t *sx = NULL;
+    char err[512];
+    if (trial_sched_exec_new(tx, sp, &sx, err, sizeof err) != 0) return NULL;
+    cJSON *cfg = cJSON_CreateObject();
+    cJSON_AddNumberToObject(cfg, "lr", 0.5);
+    sched_start_t st = {.experiment = "envs",
+                        .name = "trial_00003",
+                        .trial_no = 3,
+                        .attempt = 1,
+                        .config = cfg,
+                        .dir = dir,
+                        .devices = "",
+                        .gpus = 0,
+                        .cpus = 2,
+                        .resume_from = "/ckpt/7"};
+    sched_started_t out;
+    struct ended_seen seen = {0};
+    sched_events_t ev = {.line = env_line, .ended = env_ended, .placed = env_placed};
+    int rc = sx->ops->start(sx->self, &st, &out, err, sizeof err);
+    if (rc != 0) fprintf(stderr, "start: %s\n", err);
+    for (double t0 = e2e_mono(); rc == 0 && !seen.ended && e2e_mono() - t0 < 30;)
+        sx->ops->wait(sx->self, 0.2, -1, &ev, &seen, err, sizeof err);
+    if (rc == 0) sx->ops->release(sx->self, 3);
+    sched_exec_free(sx);
+    cJSON_Delete(cfg);
+    if (rc != 0 || !seen.ended) return NULL;
+    char log[4200], *text = NULL;
+    snprintf(log, sizeof log, "%s/stdout.log", dir);
+    FILE *f = fopen(log, "r");
+    char line[8192], *kept[256];
+    size_t n = 0, len = 0;
+    while (f && n < 256 && fgets(line, sizeof line, f)) {
+        static const char *const skip[] = {
+            "TUNE_SLURM ", "TUNE_TRIAL_DIR=", "TUNE_CHECKPOINT_DIR=", "TUNE_SPAWN_SLOT=",
+            "PWD=",        "OLDPWD="};
+        int drop = 0;
+        for (size_t k = 0; k < sizeof skip / sizeof skip[0]; k++)
+            drop |= strncmp(line, skip[k], strlen(skip[k])) == 0;
+        if (!drop) kept[n++] = strdup(line);
+    }
+    if (f) fclose(f);
+    for (size_t i = 0; i < n; i++) /* sorted: the two executors' orders need not agree */
+        for (size_t j = i + 1; j < n; j++)
+            if (strcmp(kept[j], kept[i]) < 0) {
+                char *t = kept[i];
+                kept[i] = kept[j];
+                kept[j] = t;
+            }
+    for (size_t i = 0; i < n; i++)
+        len += strlen(kept[i]);
+    text = calloc(len + 1, 1);
+    for (size_t i = 0; i < n; i++) {
+        strcat(text, kept[i]);
+        free(kept[i]);
+    }
+    return text;
+}
+
+/* The environment a trial sees is built in one place for every executor (trial/env.c):
+ * a local trial and a Slurm trial (a fake srun that runs its task in place, the real
+ * tune-slurm-task as the task) of the same start see the same variables, README.md's. */
+TEST(local_and_slurm_trials_see_one_environment)
+{
+    const char *text = "{\"name\": \"envs\", \"metric\": \"loss\", \"mode\": \"min\", "
+                       "\"scheduler\": {\"type\": \"asha\", \"max_t\": 8}, "
+                       "\"command\": [\"env\", \"TUNE_TEST_LR={lr}\"], "
+                       "\"space\": {\"lr\": {\"choice\": [0.5]}}}";
+    char base[4096], dl[4200], ds[4200], fake[4200], p[4400], err[512];
+    scratch(base, sizeof base);
+    REQUIRE(base[0]);
+    snprintf(dl, sizeof dl, "%s/local", base);
+    snprintf(ds, sizeof ds, "%s/slurm", base);
+    snprintf(fake, sizeof fake, "%s/bin", base);
+    REQUIRE(mkdir(fake, 0777) == 0);
+    /* srun: skip its options, run the task here; scancel and squeue: nothing to do. */
+    snprintf(p, sizeof p, "%s/srun", fake);
+    write_exec(p, "#!/bin/sh\nwhile [ $# -gt 0 ]; do case \"$1\" in -*) shift;; *) break;; "
+                  "esac; done\nexec \"$@\"\n");
+    snprintf(p, sizeof p, "%s/scancel", fake);
+    write_exec(p, "#!/bin/sh\nexit 0\n");
+    snprintf(p, sizeof p, "%s/squeue", fake);
+    write_exec(p, "#!/bin/sh\nexit 0\n");
+    const char *b = getenv("TUNE_BINARY_DIR");
+    char task[4200], srun[4400];
+    snprintf(task, sizeof task, "%s/bin/tune-slurm-task", b ? b : ".");
+    snprintf(srun, sizeof srun, "%s/srun", fake);
+
+    space_t *sp = NULL;
+    REQUIRE(space_parse(text, strlen(text), "space.json", &sp, err, sizeof err) == 0);
+    trial_exec_t *lx = NULL, *sx = NULL;
+    REQUIRE(trial_exec_local_new(&lx, err, sizeof err) == 0);
+    trial_slurm_opts_t so = {.experiment = "envs", .task_program = task, .srun = srun};
+    REQUIRE(trial_exec_slurm_new(&so, &sx, err, sizeof err) == 0);
+    char *local = env_of_trial(lx, sp, dl), *slurm = env_of_trial(sx, sp, ds);
+    REQUIRE(local && slurm);
+    CHECK_STR(local, slurm);
+    /* What README.md promises, in both. */
+    static const char *const want[] = {
+        "TUNE_TRIAL_ID=3\n",  "TUNE_EXPERIMENT=envs\n",     "TUNE_CONFIG={\"lr\":0.5}\n",
+        "TUNE_NUM_GPUS=0\n",  "OMP_NUM_THREADS=2\n",        "MASTER_ADDR=127.0.0.1\n",
+        "MASTER_PORT=",       "TUNE_RESUME_FROM=/ckpt/7\n", "TUNE_MAX_T=8\n",
+        "TUNE_TEST_LR=0.5\n", "CUDA_VISIBLE_DEVICES=\n"};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
+        CHECK_CONTAINS(slurm, want[k]);
+    free(local);
+    free(slurm);
+    trial_exec_free(lx);
+    trial_exec_free(sx);
+    space_free(sp);
+    rm_rf(base);
+}
+
+/* The table of executors: a name none has is refused with the names there are. */
+TEST(executors_are_chosen_by_name_from_one_table)
+{
+    char err[512], names[128];
+    trial_exec_names(names, sizeof names);
+    CHECK_STR(names, "local or slurm");
+    CHECK_EQ_INT(trial_exec_known("local"), 1);
+    CHECK_EQ_INT(trial_exec_known("slurm"), 1);
+    CHECK_EQ_INT(trial_exec_known("k8s"), 0);
+    CHECK_EQ_INT(trial_exec_known(NULL), 0);
+    trial_exec_t *ex = NULL;
+    trial_exec_conf_t c = {.name = "k8s"};
+    CHECK_EQ_INT(trial_exec_open(&c, &ex, err, sizeof err), TRIAL_EINVAL);
+    CHECK_STR(err, "unknown executor \"k8s\": use local or slurm");
+    CHECK(ex == NULL);
+    c.name = NULL; /* and no settings to take it from */
+    CHECK_EQ_INT(trial_exec_open(&c, &ex, err, sizeof err), TRIAL_EINVAL);
+    CHECK_CONTAINS(err, "no executor name, settings");
+    c.name = "local";
+    REQUIRE(trial_exec_open(&c, &ex, err, sizeof err) == 0);
+    CHECK_STR(trial_exec_name(ex), "local");
+    CHECK_EQ_INT(trial_exec_names_trials(ex), 0);
+    trial_exec_free(ex);
+    /* Without a name, the settings' "executor" says which. */
+    const char *text =
+        "{\"name\": \"e\", \"metric\": \"loss\", \"command\": [\"true\"], "
+        "\"executor\": {\"type\": \"local\"}, \"space\": {\"x\": {\"choice\": [1]}}}";
+    space_t *sp = NULL;
+    REQUIRE(space_parse(text, strlen(text), "space.json", &sp, err, sizeof err) == 0);
+    c = (trial_exec_conf_t){.space = sp};
+    REQUIRE(trial_exec_open(&c, &ex, err, sizeof err) == 0);
+    CHECK_STR(trial_exec_name(ex), "local");
+    trial_exec_free(ex);
+    space_free(sp);
+}
+
+/* The loop's executor opens what it writes in a trial's folder beneath the folder: a
+ * symlink planted there under a log's name is refused, never followed. */
+TEST(a_symlinked_log_in_the_trial_folder_is_refused)
+{
+    const char *text = "{\"name\": \"links\", \"metric\": \"loss\", \"command\": [\"true\"], "
+                       "\"space\": {\"x\": {\"choice\": [1]}}}";
+    char base[4096], dir[4200], link[4300], target[4300], err[512];
+    scratch(base, sizeof base);
+    REQUIRE(base[0]);
+    snprintf(dir, sizeof dir, "%s/trial_00000", base);
+    snprintf(link, sizeof link, "%s/stderr.log", dir);
+    snprintf(target, sizeof target, "%s/elsewhere", base);
+    REQUIRE(mkdir(dir, 0777) == 0);
+    REQUIRE(symlink(target, link) == 0);
+    space_t *sp = NULL;
+    REQUIRE(space_parse(text, strlen(text), "space.json", &sp, err, sizeof err) == 0);
+    trial_exec_t *tx = NULL;
+    sched_exec_t *sx = NULL;
+    REQUIRE(trial_exec_local_new(&tx, err, sizeof err) == 0);
+    REQUIRE(trial_sched_exec_new(tx, sp, &sx, err, sizeof err) == 0);
+    cJSON *cfg = cJSON_CreateObject();
+    cJSON_AddNumberToObject(cfg, "x", 1);
+    sched_start_t st = {.experiment = "links",
+                        .name = "trial_00000",
+                        .attempt = 1,
+                        .config = cfg,
+                        .dir = dir,
+                        .devices = "",
+                        .cpus = 1};
+    sched_started_t out;
+    CHECK_EQ_INT(sx->ops->start(sx->self, &st, &out, err, sizeof err), SCHED_EINVAL);
+    CHECK_CONTAINS(err, "cannot open stderr log");
+    CHECK_CONTAINS(err, "trial_00000/stderr.log\": Too many levels of symbolic links");
+    CHECK(access(target, F_OK) != 0); /* nothing made where the link points */
+    cJSON_Delete(cfg);
+    sched_exec_free(sx);
+    trial_exec_free(tx);
+    space_free(sp);
+    rm_rf(base);
 }
 
 TT_MAIN

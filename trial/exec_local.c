@@ -30,9 +30,9 @@ static size_t key_len(const char *kv)
 
 /* tune's environment with `over` on top: an entry of `over` replaces the variable of the
  * same name, and within `over` the last entry of a name wins (as in a shell's `A=1 A=2`).
- * The strings are borrowed; only the array is new. Each name's length is found once: the
- * pairwise comparison of names, each measured again every time, was 35,000 instructions
- * a trial with a 34-variable environment, more than the rest of the launch. */
+ * The strings are borrowed; only the array is new. Each name's length is found once, not
+ * again at every pairwise comparison (what that cost: bench/tuner/README.md, "tune's own
+ * work per trial"). */
 static char **build_env(char *const *over)
 {
     size_t ne = 0, no = 0;
@@ -301,8 +301,9 @@ void trial__read_status(int fd, pid_t *trial, int *stage, int *why)
 
 /* Starts sp's trial: through the spawner when sv is given and it takes the launch (p then
  * registered with it, *pid_out -1), else behind a keeper that tune starts. */
-static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p, pid_t *pid_out,
-                 pid_t *trial_out, int *out_fd, char *err, size_t errlen)
+static int spawn(const trial_spawn_t *sp, const trial_proc_t *after, trial__spawner_t *sv,
+                 trial_proc_t *p, pid_t *pid_out, pid_t *trial_out, int *out_fd, char *err,
+                 size_t errlen)
 {
     const char *prog = sp->argv[0];
     int rc = TRIAL_ERR;
@@ -313,13 +314,18 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
         trial__errf(err, errlen, "out of memory");
         goto fail;
     }
-    if (sp->stderr_log)
+    if (sp->log_fds)
+        errfd = fcntl(sp->stderr_fd, F_DUPFD_CLOEXEC, 0);
+    else if (sp->stderr_log)
         errfd = open(sp->stderr_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
     else
         errfd = open_null(O_WRONLY);
     if (errfd < 0) {
         trial__errf(err, errlen, "cannot open stderr log \"%s\": %s",
-                    sp->stderr_log ? sp->stderr_log : "/dev/null", strerror(errno));
+                    sp->log_fds      ? "stderr.log"
+                    : sp->stderr_log ? sp->stderr_log
+                                     : "/dev/null",
+                    strerror(errno));
         goto fail;
     }
     if (pipe2(outp, O_CLOEXEC) < 0) {
@@ -347,7 +353,7 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
 
     if (sv) {
         pid_t trial = -1;
-        int src = trial__spawner_launch(sv, &l, sp, p, &trial, err, errlen);
+        int src = trial__spawner_launch(sv, &l, sp, after, p, &trial, err, errlen);
         if (src != 1) {
             rc = src;
             if (rc != TRIAL_OK) goto fail;
@@ -361,7 +367,7 @@ static int spawn(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p,
             return TRIAL_OK;
         }
         /* Not taken: a keeper of our own; a held start cannot be. */
-        if (sp->after) {
+        if (after) {
             trial__errf(err, errlen, "the spawner cannot hold this start");
             rc = TRIAL_EINVAL;
             goto fail;
@@ -439,13 +445,13 @@ fail:
 
 int trial__spawn(const trial_spawn_t *sp, pid_t *pid_out, int *out_fd, char *err, size_t errlen)
 {
-    return spawn(sp, NULL, NULL, pid_out, NULL, out_fd, err, errlen);
+    return spawn(sp, NULL, NULL, NULL, pid_out, NULL, out_fd, err, errlen);
 }
 
-int trial__spawn_proc(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p, char *err,
-                      size_t errlen)
+int trial__spawn_proc(const trial_spawn_t *sp, const trial_proc_t *after, trial__spawner_t *sv,
+                      trial_proc_t *p, char *err, size_t errlen)
 {
-    int rc = spawn(sp, sv, p, &p->pid, &p->trial_pid, &p->fd, err, errlen);
+    int rc = spawn(sp, after, sv, p, &p->pid, &p->trial_pid, &p->fd, err, errlen);
     if (rc == TRIAL_OK) p->pgid = p->pid;
     return rc;
 }
@@ -468,8 +474,8 @@ static int spawner_wanted(void)
     return keeper_program() == NULL && !(e && strcmp(e, "0") == 0);
 }
 
-static int local_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *p, char *err,
-                       size_t errlen)
+static int local_start(trial_exec_t *ex, const trial_spawn_t *sp, const trial_proc_t *after,
+                       trial_proc_t *p, char *err, size_t errlen)
 {
     struct local *lx = ex->priv;
     if (!lx->tried) {
@@ -479,7 +485,7 @@ static int local_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *
         if (spawner_wanted() && trial__spawner_new(&lx->sv, e2, sizeof e2) != TRIAL_OK)
             lx->sv = NULL;
     }
-    return trial__spawn_proc(sp, lx->sv, p, err, errlen);
+    return trial__spawn_proc(sp, after, lx->sv, p, err, errlen);
 }
 
 static int local_fd(const trial_proc_t *p)
@@ -541,6 +547,8 @@ static void local_exec_free(trial_exec_t *ex)
 
 static const struct trial_exec_ops local_ops = {
     .name = "local",
+    .places_gpus = 0,
+    .names_trials = 0,
     .start = local_start,
     .fd = local_fd,
     .read = trial__read_pipe,
@@ -574,4 +582,10 @@ int trial_exec_local_new(trial_exec_t **out, char *err, size_t errlen)
     ex->priv = lx;
     *out = ex;
     return TRIAL_OK;
+}
+
+int trial__local_open(const trial_exec_conf_t *c, trial_exec_t **out, char *err, size_t errlen)
+{
+    (void)c; /* nothing to set: it runs trials where tune runs */
+    return trial_exec_local_new(out, err, errlen);
 }

@@ -25,6 +25,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "search/settings.h"
+#include "search/space.h"
+
 #define SLURM_CLEANUP_WAIT_S 30.0 /* how long cleanup waits for cancelled jobs to go */
 #define SLURM_WATCHDOG_DEFAULT_S 60.0
 
@@ -56,7 +59,7 @@ struct sproc {
     int known;      /* the TUNE_SLURM line has been read */
     long lines;     /* stdout lines seen */
     double last_progress;
-    char *err_log;
+    int err_fd; /* the stderr log (O_APPEND), or -1 */
     off_t err_size;
     int bad; /* consecutive probe answers that did not vouch for this trial */
     unsigned seen_seq;
@@ -207,11 +210,12 @@ static const char *const srun_input_env[] = {
     "SLURM_MEM_PER_NODE",    "SLURM_DISTRIBUTION", "SLURM_EXACT",         "SLURM_OVERLAP",
     "SLURM_TRES_PER_TASK",   "SLURM_GRES",         "SLURM_JOB_NAME",      NULL};
 
-static int slurm_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *p, char *err,
-                       size_t errlen)
+static int slurm_start(trial_exec_t *ex, const trial_spawn_t *sp, const trial_proc_t *after,
+                       trial_proc_t *p, char *err, size_t errlen)
 {
+    (void)after; /* never: it cannot hold a start (no can_hold) */
     struct sexec *x = ex->priv;
-    double g = sp->gpus;
+    double g = sp->slice.gpus;
     if (!(g >= 0) || g != floor(g) || g > 1e6) {
         trial__errf(err, errlen,
                     "Slurm hands out whole GPUs: a trial cannot ask for %g (use 0 or a whole "
@@ -220,14 +224,14 @@ static int slurm_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *
         return TRIAL_EINVAL;
     }
     int G = (int)g;
-    int ranks = x->u.ntasks > 0 ? x->u.ntasks : (sp->ranks > 0 ? sp->ranks : 1);
+    int ranks = x->u.ntasks > 0 ? x->u.ntasks : (sp->slice.ranks > 0 ? sp->slice.ranks : 1);
     struct sproc *s = calloc(1, sizeof *s);
     if (!s) {
         trial__errf(err, errlen, "out of memory");
         return TRIAL_ERR;
     }
     snprintf(s->name, sizeof s->name, "tune:%s:%s", x->experiment,
-             sp->job_name && *sp->job_name ? sp->job_name : "trial");
+             sp->slice.name && *sp->slice.name ? sp->slice.name : "trial");
 
     struct vec v = {0};
     vadd(&v, x->env);
@@ -235,14 +239,15 @@ static int slurm_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *
         vadd(&v, "-u");
         vadd(&v, *e);
     }
-    if (G > 0) { /* Slurm sets it for the GPUs it gives; no other value may leak in */
+    if (G > 0) { /* Slurm sets it for the GPUs it gives; tune's own may not leak in (the
+                  * trial's environment has none then: places_gpus) */
         vadd(&v, "-u");
         vadd(&v, "CUDA_VISIBLE_DEVICES");
     }
     vadd(&v, x->srun);
     vaddf(&v, "--job-name=%s", s->name);
     if (!x->u.layout) vaddf(&v, "--ntasks=%d", ranks);
-    if (!x->u.cpus && sp->cpus > 0) vaddf(&v, "--cpus-per-task=%d", sp->cpus);
+    if (!x->u.cpus && sp->slice.cpus > 0) vaddf(&v, "--cpus-per-task=%d", sp->slice.cpus);
     if (!x->u.gpus && G > 0) {
         /* One GPU per rank for a DDP world of `ranks` processes, else G for the process. */
         if (ranks > 1 && G % ranks == 0)
@@ -250,7 +255,7 @@ static int slurm_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *
         else
             vaddf(&v, "--gpus=%d", G);
     }
-    vadd(&v, "--kill-on-bad-exit=1"); /* one failing rank ends the trial in ~0.2 s */
+    vadd(&v, "--kill-on-bad-exit=1"); /* one failing rank ends the trial (docs/slurm.md) */
     vadd(&v, "--unbuffered");
     if (x->allocation) {
         vaddf(&v, "--jobid=%s", x->allocation);
@@ -265,40 +270,33 @@ static int slurm_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *
     for (char *const *a = sp->argv; *a; a++)
         vadd(&v, *a);
 
-    /* The trial's environment, less a GPU list from tune's pool: Slurm's is the truth. */
-    size_t ne = 0;
-    while (sp->env && sp->env[ne])
-        ne++;
-    char **env = calloc(ne + 1, sizeof *env);
-    if (v.oom || !env) {
+    if (v.oom) {
         vfree(&v);
-        free(env);
         free(s);
         trial__errf(err, errlen, "out of memory");
         return TRIAL_ERR;
     }
-    size_t k = 0;
-    for (size_t i = 0; i < ne; i++)
-        if (!(G > 0 && strncmp(sp->env[i], "CUDA_VISIBLE_DEVICES=", 21) == 0))
-            env[k++] = sp->env[i];
+    /* The stderr log, kept open: its growth is a sign of life (the watchdog), and scancel's
+     * complaints go there too. */
+    s->err_fd = -1;
+    if (sp->log_fds)
+        s->err_fd = fcntl(sp->stderr_fd, F_DUPFD_CLOEXEC, 0);
+    else if (sp->stderr_log)
+        s->err_fd = open(sp->stderr_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+    struct stat st;
+    if (s->err_fd >= 0 && fstat(s->err_fd, &st) == 0) s->err_size = st.st_size;
     trial_spawn_t sp2 = *sp;
     sp2.argv = v.v;
-    sp2.env = env;
     int rc = trial__spawn(&sp2, &p->pid, &p->fd, err, errlen);
     vfree(&v);
-    free(env);
     if (rc != 0) {
+        if (s->err_fd >= 0) close(s->err_fd);
         free(s);
         return rc;
     }
     p->pgid = p->pid;
     p->priv = s;
     s->last_progress = mono();
-    if (sp->stderr_log) {
-        s->err_log = strdup(sp->stderr_log);
-        struct stat st;
-        if (stat(sp->stderr_log, &st) == 0) s->err_size = st.st_size;
-    }
     return TRIAL_OK;
 }
 
@@ -370,9 +368,7 @@ static void scancel_detached(struct sexec *x, const struct sproc *s, const char 
     if (a2) argv[n++] = (char *)a2;
     argv[n] = NULL;
     /* scancel's complaints go to the trial's stderr log, where the loop reads its tail. */
-    int fd = s->err_log ? open(s->err_log, O_WRONLY | O_APPEND | O_CLOEXEC) : -1;
-    trial__cmd_detach(argv, fd);
-    if (fd >= 0) close(fd);
+    trial__cmd_detach(argv, s->err_fd);
 }
 
 /* SIGTERM (and any other catchable signal) goes to the tasks through scancel, so that the
@@ -430,7 +426,7 @@ static void slurm_proc_free(trial_proc_t *p)
         trial__kill_group(p, SIGKILL);
         if (trial__reap(p, 1) != 1) p->reaped = 1;
     }
-    if (s) free(s->err_log);
+    if (s && s->err_fd >= 0) close(s->err_fd);
     free(s);
     p->priv = NULL;
 }
@@ -442,8 +438,8 @@ static double probe_every(const struct sexec *x)
     return x->watchdog_s / 4 > 0.5 ? x->watchdog_s / 4 : 0.5;
 }
 
-/* squeue needs ~9 s to give up on a dead controller; not answering within half the
- * watchdog period is taken as the same answer. */
+/* squeue is slow to give up on a dead controller (docs/slurm.md, "Watchdog"): not
+ * answering within half the watchdog period is taken as the same answer. */
 static double probe_timeout(const struct sexec *x)
 {
     return x->watchdog_s / 2 > 1.0 ? x->watchdog_s / 2 : 1.0;
@@ -523,7 +519,7 @@ static int slurm_health(trial_proc_t *p, double now, char *why, size_t n)
     probe_collect(x, now);
     if (srun_ended(p)) return 0;
     struct stat st;
-    if (s->err_log && stat(s->err_log, &st) == 0 && st.st_size != s->err_size) {
+    if (s->err_fd >= 0 && fstat(s->err_fd, &st) == 0 && st.st_size != s->err_size) {
         s->err_size = st.st_size;
         s->last_progress = now;
     }
@@ -661,6 +657,8 @@ static void slurm_exec_free(trial_exec_t *ex)
 
 static const struct trial_exec_ops slurm_ops = {
     .name = "slurm",
+    .places_gpus = 1,
+    .names_trials = 1,
     .start = slurm_start,
     .fd = slurm_fd,
     .read = slurm_read,
@@ -756,4 +754,28 @@ fail:
         free(x);
     free(ex);
     return TRIAL_ERR;
+}
+
+int trial__slurm_open(const trial_exec_conf_t *c, trial_exec_t **out, char *err, size_t errlen)
+{
+    if (!c->space) {
+        trial__errf(err, errlen, "the slurm executor needs the experiment's settings");
+        return TRIAL_EINVAL;
+    }
+    const space_settings_t *set = space_settings(c->space);
+    /* Allocation mode when an allocation is named: by the run, by the settings, or by
+     * $SLURM_JOB_ID when tune itself runs inside one; "none" says a job per trial. */
+    const char *alloc = c->allocation          ? c->allocation
+                        : set->exec.allocation ? set->exec.allocation
+                                               : getenv("SLURM_JOB_ID");
+    if (alloc && strcmp(alloc, "none") == 0) alloc = NULL;
+    char task[4200];
+    snprintf(task, sizeof task, "%s/tune-slurm-task", c->bindir ? c->bindir : ".");
+    const char *wd = getenv("TUNE_SLURM_WATCHDOG_S"); /* seconds; for tests and slow sites */
+    trial_slurm_opts_t o = {.experiment = set->name,
+                            .srun_args = set->exec.srun_args,
+                            .allocation = alloc,
+                            .task_program = c->bindir && access(task, X_OK) == 0 ? task : NULL,
+                            .watchdog_s = wd ? atof(wd) : 0};
+    return trial_exec_slurm_new(&o, out, err, errlen);
 }

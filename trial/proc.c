@@ -48,10 +48,21 @@ const char *trial_exec_name(const trial_exec_t *ex)
     return ex ? ex->ops->name : "";
 }
 
+int trial_exec_names_trials(const trial_exec_t *ex)
+{
+    return ex ? ex->ops->names_trials : 0;
+}
+
 /* ---- starting and freeing ---------------------------------------------------------- */
 
 int trial_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t **out, char *err,
                 size_t errlen)
+{
+    return trial_start_after(ex, sp, NULL, out, err, errlen);
+}
+
+int trial_start_after(trial_exec_t *ex, const trial_spawn_t *sp, const trial_proc_t *after,
+                      trial_proc_t **out, char *err, size_t errlen)
 {
     if (!ex || !sp || !out) {
         trial__errf(err, errlen, "trial_start: no executor, spawn options or result handle");
@@ -67,7 +78,7 @@ int trial_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t **out, c
             return TRIAL_EINVAL;
         }
     }
-    if (sp->after && (!sp->no_wait || sp->after->ex != ex || !trial_exec_can_hold(ex))) {
+    if (after && (!sp->no_wait || after->ex != ex || !trial_exec_can_hold(ex))) {
         trial__errf(err, errlen, "this executor cannot hold a start behind another trial");
         return TRIAL_EINVAL;
     }
@@ -80,7 +91,14 @@ int trial_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t **out, c
     p->pid = p->pgid = p->trial_pid = -1;
     p->fd = p->log_fd = -1;
     /* The log is opened before anything runs, so a bad path costs no process. */
-    if (sp->stdout_log) {
+    if (sp->log_fds) {
+        p->log_fd = fcntl(sp->stdout_fd, F_DUPFD_CLOEXEC, 0);
+        if (p->log_fd < 0) {
+            trial__errf(err, errlen, "cannot keep the stdout log open: %s", strerror(errno));
+            free(p);
+            return TRIAL_ERR;
+        }
+    } else if (sp->stdout_log) {
         p->log_fd = open(sp->stdout_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
         if (p->log_fd < 0) {
             trial__errf(err, errlen, "cannot open stdout log \"%s\": %s", sp->stdout_log,
@@ -89,7 +107,7 @@ int trial_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t **out, c
             return TRIAL_ERR;
         }
     }
-    int rc = ex->ops->start(ex, sp, p, err, errlen);
+    int rc = ex->ops->start(ex, sp, after, p, err, errlen);
     if (rc != 0) {
         if (p->log_fd >= 0) close(p->log_fd);
         if (p->fd >= 0) close(p->fd);

@@ -3,14 +3,14 @@
  * reaping, ending it. Not for: what tune builds before a launch (exec_local.c).
  *
  * Why. Before it, tune forked a keeper per trial (keeper.c), and the keeper vforked the
- * trial. Measured on bench/tuner/run.sh (200 short trials, 2 at a time, tmpfs), tune then
- * spent 0.67 ms of every trial blocked in trial_start, against 0.13 ms for a posix_spawn of
- * the same program: the fork copied tune's page tables and write-protected its memory (a
- * copy-on-write fault, on this kind of VM a TLB-flush IPI, for every page tune wrote next),
- * and each trial cost a second process, forked, scheduled and torn down, whose every step
- * the launch and the end waited on. The spawner is forked once, at the executor's first
- * trial, and vforks each trial itself, as posix_spawn does; spawner_run.c says how it
- * still kills whatever a trial leaves behind without a keeper per trial.
+ * trial, and tune spent several times longer blocked in trial_start than a posix_spawn of
+ * the same program takes (bench/tuner/README.md, "one spawner instead of a keeper per
+ * trial", has the numbers): the fork copied tune's page tables and write-protected its
+ * memory (a copy-on-write fault, on this kind of VM a TLB-flush IPI, for every page tune
+ * wrote next), and each trial cost a second process, forked, scheduled and torn down,
+ * whose every step the launch and the end waited on. The spawner is forked once, at the executor's
+ * first trial, and vforks each trial itself, as posix_spawn does; spawner_run.c says how it still
+ * kills whatever a trial leaves behind without a keeper per trial.
  *
  * The protocol (trial_int.h): tune sends requests on a SOCK_SEQPACKET socket (one message
  * each, a launch's three fds passed with SCM_RIGHTS), taken in the order sent, so a SIGKILL
@@ -22,7 +22,7 @@
  * child, so tune never signals or waits for its pid itself: the spawner knows when that pid
  * stops being the trial's.
  *
- * A launch may be held behind a running trial (trial_spawn_t.after; tune holds one only
+ * A launch may be held behind a running trial (trial_start_after; tune holds one only
  * behind a trial it is stopping): the spawner starts it the moment that trial's end is
  * answered, so the next trial does not wait for tune to wake, read the end and ask (three
  * wake-ups in a row); trial_cancel takes it back if it has not happened.
@@ -258,15 +258,15 @@ static int wait_answer(trial__spawner_t *sv)
 }
 
 int trial__spawner_launch(trial__spawner_t *sv, const struct trial__launch *l,
-                          const trial_spawn_t *sp, trial_proc_t *p, pid_t *pid, char *err,
-                          size_t errlen)
+                          const trial_spawn_t *sp, const trial_proc_t *after, trial_proc_t *p,
+                          pid_t *pid, char *err, size_t errlen)
 {
     if (sv->dead) return 1;
-    if (sp->after && (sp->after->sv != sv || !sp->no_wait)) return 1;
+    if (after && (after->sv != sv || !sp->no_wait)) return 1;
     struct trial__spawn_req h = {.type = TRIAL__REQ_LAUNCH,
                                  .maxfd = sv->maxfd,
                                  .has_dir = l->dir != NULL,
-                                 .after = sp->after ? sp->after->slot : 0};
+                                 .after = after ? after->slot : 0};
     /* How the spawner tells a trial's orphans apart (spawner_run.c): this trial's marker,
      * in place of any it inherited (a trial that runs tune itself). */
     char marker[64];
@@ -308,7 +308,7 @@ int trial__spawner_launch(trial__spawner_t *sv, const struct trial__launch *l,
         w->prog = strdup(l->argv[0]);
         w->dir = l->dir ? strdup(l->dir) : NULL;
         p->starting = 1;
-        p->held = sp->after != NULL;
+        p->held = after != NULL;
         p->sv = sv;
         p->slot = h.slot;
         *pid = -1;

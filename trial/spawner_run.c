@@ -50,7 +50,7 @@ struct trial {
     int status; /* once ended */
 };
 
-/* A launch held until the trial of slot `after` has ended (trial_spawn_t.after). */
+/* A launch held until the trial of slot `after` has ended (trial_start_after). */
 struct held {
     struct trial__spawn_req h;
     char *body; /* the request after its header */

@@ -1,5 +1,13 @@
-/* trial: starts trial processes, reads their result lines, stops them and learns how
- * they ended, behind one executor interface (local processes now; Slurm beside it).
+/* trial: runs trials. One contract, in three layers:
+ *   - the loop's executor (trial_sched_exec_new): the scheduler's sched_exec_ops_t over real
+ *     processes: "start this trial with this environment on this slice". It renders the argv,
+ *     builds the trial's environment (the one place it is built, for every executor), opens
+ *     the logs beneath the trial's folder, and polls the trials' output;
+ *   - executors (trial_exec_t): where and how a trial's process runs, one backend each
+ *     (local processes, Slurm), chosen by name from one table (trial_exec_open). A backend's
+ *     own data (Slurm's job ids, the spawner's held starts) stays behind it;
+ *   - result lines: what a trial prints and how it is read.
+ * A new executor is a backend in trial/ (its ops, trial_int.h) and a row in that table.
  * Not for: deciding what to run (scheduler), recording it (store) or the built-in
  * trainer, tune-train (train/, its own program). */
 #ifndef TUNE_TRIAL_H
@@ -23,6 +31,16 @@
 typedef struct trial_exec trial_exec_t; /* an executor: where and how trials run */
 typedef struct trial_proc trial_proc_t; /* one started trial */
 
+/* The slice a trial runs on, as the scheduler gave it, for executors that place trials
+ * themselves (Slurm asks for it; the local executor runs where tune runs and reads none of
+ * it: the environment tells the trial its devices). */
+typedef struct trial_slice {
+    const char *name; /* the trial's name ("trial_00007"), for executors that name jobs */
+    int ranks;        /* processes; 0 = 1 */
+    double gpus;      /* GPUs (fractions for shared devices) */
+    int cpus;         /* cores per process */
+} trial_slice_t;
+
 /* What to start. All strings are borrowed for the duration of trial_start. */
 typedef struct trial_spawn {
     char *const *argv;      /* argv[0] is looked up in PATH; never given to a shell */
@@ -30,22 +48,18 @@ typedef struct trial_spawn {
     const char *dir;        /* working directory (must exist) */
     const char *stdout_log; /* every stdout byte is also appended here (may be NULL) */
     const char *stderr_log; /* stderr goes straight here (NULL: /dev/null) */
-    const char *job_name;   /* for executors that name jobs (Slurm) */
-    int ranks;              /* processes for executors that start ranks (Slurm); 0 = 1 */
-    double gpus;            /* GPUs requested, for executors that place them (Slurm) */
-    int cpus;
+    /* 1: the logs are the open files stdout_fd and stderr_fd instead (opened beneath the
+     * trial's folder, never by a path's text; O_APPEND), and the two paths are not used.
+     * Borrowed: trial_start keeps copies of its own. */
+    int log_fds;
+    int stdout_fd, stderr_fd;
+    trial_slice_t slice;
     /* 1: trial_start may return before the program's exec, where the executor can (the
      * local executor's spawner), so that the caller need not wait for it. A program that
      * then cannot run ends the trial with exit code 127, and trial_start_error says why;
      * trial_pid is -1 until the start is known. 0: trial_start waits for the exec and
      * reports such a program itself (TRIAL_ENOENT). */
     int no_wait;
-    /* With no_wait, where trial_exec_can_hold says so (else TRIAL_EINVAL): start it only
-     * once this trial, started by the same executor, has ended and nothing of it is left.
-     * The executor holds the start and makes it the moment that trial's end is known,
-     * without the caller, so no wake-up of tune stands between one trial's end and the
-     * next one's start; both outcomes then come in order (trial_exec_fd). NULL: now. */
-    const trial_proc_t *after;
 } trial_spawn_t;
 
 /* How a trial ended. */
@@ -64,12 +78,59 @@ typedef struct trial_exit {
 int trial_exec_local_new(trial_exec_t **out, char *err, size_t errlen);
 void trial_exec_free(trial_exec_t *ex);              /* NULL-safe */
 const char *trial_exec_name(const trial_exec_t *ex); /* "local", "slurm" */
+/* 1 when the executor gives trials ids and nodes of its own (trial_exec_id, trial_node:
+ * Slurm's job and node), which a table then shows; 0 when it has none (local). */
+int trial_exec_names_trials(const trial_exec_t *ex);
+
+struct space;
+
+/* What an executor is made from, whichever it is. */
+typedef struct trial_exec_conf {
+    const char *name;          /* "local", "slurm", ...; NULL: the settings' "executor" */
+    const struct space *space; /* the experiment: its name and its "executor" settings */
+    const char *allocation;    /* a run's own choice of Slurm allocation (--allocation; "none":
+                                * a job per trial), or NULL: the settings', else $SLURM_JOB_ID */
+    const char *bindir;        /* where tune's helper programs are (tune-slurm-task), or NULL */
+} trial_exec_conf_t;
+
+/* Creates the executor c names (or the experiment's settings do), from the one table of
+ * executors in trial/ (exec.c). Nothing is asked of a cluster yet (trial_exec_check).
+ * TRIAL_EINVAL for a name no executor has, or a setting it refuses; TRIAL_ERR when it
+ * cannot be made (its programs missing). *out freed with trial_exec_free. */
+int trial_exec_open(const trial_exec_conf_t *c, trial_exec_t **out, char *err, size_t errlen);
+/* 1 when name is an executor's ("local", "slurm"), else 0. */
+int trial_exec_known(const char *name);
+/* The executors' names, as a message lists them ("local or slurm"), into buf. */
+void trial_exec_names(char *buf, size_t n);
+
+/* ---- the loop's executor ------------------------------------------------------------ */
+struct sched_exec;
+
+/* The scheduler's executor (sched_exec_ops_t, scheduler/sched.h) over trials of tx: each
+ * start renders the argv from the space's command template, builds the trial's environment
+ * (README.md: TUNE_*, CUDA_VISIBLE_DEVICES unless the executor places GPUs itself,
+ * OMP_NUM_THREADS, MASTER_ADDR/MASTER_PORT with a port no other running trial has), the
+ * same for every executor, opens stdout.log and stderr.log beneath the trial's folder and
+ * hands tx the trial on its slice; waits poll the trials' output and the executor's own
+ * news, run its watchdog (trial_health) and report late placement. Held starts
+ * (sched_start_t.held) are offered where tx can hold them. tx and sp are borrowed and must
+ * outlive *out, freed with sched_exec_free; sp may be NULL when nothing is started. */
+int trial_sched_exec_new(trial_exec_t *tx, const struct space *sp, struct sched_exec **out,
+                         char *err, size_t errlen);
 
 /* Starts a trial. On success *out is a new handle, freed with trial_proc_free once
  * trial_poll_exit has reported its end. A program that cannot be executed is reported
  * as TRIAL_ENOENT with the reason (with sp->no_wait, possibly at its end instead). */
 int trial_start(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t **out, char *err,
                 size_t errlen);
+/* trial_start held behind `after`, where trial_exec_can_hold says so and sp->no_wait is 1
+ * (else TRIAL_EINVAL): start it only once `after`, started by the same executor, has
+ * ended and nothing of it is left. The executor holds the start and makes it the moment
+ * that trial's end is known, without the caller, so no wake-up of tune stands between one
+ * trial's end and the next one's start; both outcomes then come in order (trial_exec_fd).
+ * after NULL: trial_start. */
+int trial_start_after(trial_exec_t *ex, const trial_spawn_t *sp, const trial_proc_t *after,
+                      trial_proc_t **out, char *err, size_t errlen);
 
 /* The fd to poll for readability (the trial's stdout); -1 once EOF has been read. */
 int trial_fd(const trial_proc_t *p);
@@ -102,9 +163,9 @@ const char *trial_start_error(const trial_proc_t *p);
  * then tell it. */
 int trial_exec_fd(const trial_exec_t *ex);
 void trial_exec_poll(trial_exec_t *ex);
-/* Whether trial_spawn_t.after can be given (the local executor with its spawner): 1 or 0. */
+/* Whether trial_start_after can hold a start (the local executor with its spawner): 1 or 0. */
 int trial_exec_can_hold(trial_exec_t *ex);
-/* Drops a start held behind another trial (trial_spawn_t.after) that has not happened yet:
+/* Drops a start held behind another trial (trial_start_after) that has not happened yet:
  * returns 1, and the trial never ran (it counts as ended by SIGKILL; trial_proc_free it).
  * 0 when it has started or failed to start (stop it as any other), or was never held.
  * Blocks until the executor has said which. */

@@ -19,10 +19,18 @@
  * redis puts ae_epoll.c and ae_select.c behind one ae.h. */
 struct trial_exec_ops {
     const char *name; /* "local", "slurm" */
-    /* Starts the trial described by sp; fills p->pid, p->pgid and p->fd. On failure nothing
-     * runs any more and p's fields other than those are left for trial_start to release. */
-    int (*start)(trial_exec_t *ex, const trial_spawn_t *sp, trial_proc_t *p, char *err,
-                 size_t errlen);
+    /* What the backend does itself and the loop's executor (exec_proc.c) then leaves to it:
+     * places_gpus, 1: it picks a trial's GPUs (Slurm), so the environment carries no
+     * CUDA_VISIBLE_DEVICES from tune's pool when the trial asks for GPUs; names_trials, 1:
+     * trials get ids and nodes of its own (exec_id, node). */
+    int places_gpus;
+    int names_trials;
+    /* Starts the trial described by sp (held behind `after`, a trial of this executor, when
+     * not NULL: only where can_hold said so); fills p->pid, p->pgid and p->fd. On failure
+     * nothing runs any more and p's fields other than those are left for trial_start to
+     * release. */
+    int (*start)(trial_exec_t *ex, const trial_spawn_t *sp, const trial_proc_t *after,
+                 trial_proc_t *p, char *err, size_t errlen);
     int (*fd)(const trial_proc_t *p);
     int (*read)(trial_proc_t *p, trial_line_cb cb, void *ud, size_t max_bytes);
     int (*signal)(trial_proc_t *p, int sig); /* only called before the trial was reaped */
@@ -39,7 +47,7 @@ struct trial_exec_ops {
     int (*check)(trial_exec_t *ex, int ranks, double gpus, int cpus, trial_capacity_t *cap,
                  char *err, size_t errlen);
     int (*cleanup)(trial_exec_t *ex, const char *experiment, char *err, size_t errlen);
-    /* Optional (NULL: no start is ever held, trial_spawn_t.after): trial_exec_can_hold
+    /* Optional (NULL: no start is ever held, trial_start_after): trial_exec_can_hold
      * and trial_cancel. */
     int (*can_hold)(trial_exec_t *ex);
     int (*cancel)(trial_proc_t *p);
@@ -47,6 +55,41 @@ struct trial_exec_ops {
     int (*events_fd)(const trial_exec_t *ex);
     void (*events)(trial_exec_t *ex);
 };
+
+/* The table of executors (exec.c): each backend's constructor from the common
+ * configuration, the settings it reads being its own. */
+int trial__local_open(const trial_exec_conf_t *c, trial_exec_t **out, char *err, size_t errlen);
+int trial__slurm_open(const trial_exec_conf_t *c, trial_exec_t **out, char *err, size_t errlen);
+
+/* ---- the trial's environment (env.c) -------------------------------------------------- */
+
+/* What a trial is told of itself (README.md, "The trial's environment"), as the loop's
+ * executor knows it when it starts the trial. Strings are borrowed. */
+struct trial__env_in {
+    int64_t trial_no;
+    const char *experiment;
+    const char *dir;         /* the trial's folder */
+    const char *ckpt_dir;    /* its checkpoints folder */
+    const char *config;      /* the configuration as JSON text, when it goes in TUNE_CONFIG */
+    const char *config_file; /* else the file holding it (TUNE_CONFIG_FILE) */
+    const char *devices;     /* the slice's devices; NULL: the executor places GPUs itself */
+    double gpus;
+    int cpus;
+    int port;                /* MASTER_PORT */
+    const char *resume_from; /* TUNE_RESUME_FROM, or NULL */
+    double max_t;            /* TUNE_MAX_T when > 0 */
+};
+
+/* Linux's limit on one argv or environment string (MAX_ARG_STRLEN: 32 pages), with room
+ * for the name: a configuration longer than this goes to a file (TUNE_CONFIG_FILE), since
+ * TUNE_CONFIG would make the exec fail (E2BIG). */
+#define TRIAL__ENV_MAX (32u * 4096u - 64u)
+
+/* The trial's environment, "KEY=VALUE" entries set on top of tune's (trial_spawn_t.env):
+ * the one place it is built, for every executor. A NULL-terminated vector freed with
+ * trial__env_free, or NULL when out of memory. */
+char **trial__env_new(const struct trial__env_in *in);
+void trial__env_free(char **env); /* NULL-safe */
 
 struct trial_exec {
     const struct trial_exec_ops *ops;
@@ -69,7 +112,7 @@ struct trial_proc {
     trial__spawner_t *sv;
     uint64_t slot;
     int starting;    /* a no_wait start whose outcome the spawner has not told yet */
-    int held;        /* ... held behind another trial's end (trial_spawn_t.after) */
+    int held;        /* ... held behind another trial's end (trial_start_after) */
     int cancelled;   /* a held start dropped before it happened (trial_cancel) */
     char *start_err; /* why a no_wait start failed, or NULL */
     int fd;          /* read end of its stdout, non-blocking; -1 once EOF was read */
@@ -102,9 +145,9 @@ int trial__spawn(const trial_spawn_t *sp, pid_t *pid, int *out_fd, char *err, si
 /* trial__spawn plus what every executor's start needs: fills p->pid and p->pgid (the
  * keeper), p->trial_pid (the program) and p->fd. With a spawner (sv non-NULL), the keeper
  * is forked by it instead (p->sv, p->slot; p->pid stays -1), or by tune when the spawner
- * cannot take the launch. Same returns. */
-int trial__spawn_proc(const trial_spawn_t *sp, trial__spawner_t *sv, trial_proc_t *p, char *err,
-                      size_t errlen);
+ * cannot take the launch; only the spawner holds a start behind `after`. Same returns. */
+int trial__spawn_proc(const trial_spawn_t *sp, const trial_proc_t *after, trial__spawner_t *sv,
+                      trial_proc_t *p, char *err, size_t errlen);
 
 /* ---- the spawner (spawner.c) ---------------------------------------------------------- */
 
@@ -163,8 +206,8 @@ void trial__spawner_free(trial__spawner_t *sv);
  * it; or 1 when the spawner cannot take it (gone, or the launch too big for one message),
  * nothing started, for the caller to start it another way. */
 int trial__spawner_launch(trial__spawner_t *sv, const struct trial__launch *l,
-                          const trial_spawn_t *sp, trial_proc_t *p, pid_t *pid, char *err,
-                          size_t errlen);
+                          const trial_spawn_t *sp, const trial_proc_t *after, trial_proc_t *p,
+                          pid_t *pid, char *err, size_t errlen);
 /* The answer fd (trial_exec_fd), and taking in what is on it (trial_exec_poll). */
 int trial__spawner_fd(const trial__spawner_t *sv);
 void trial__spawner_poll(trial__spawner_t *sv);

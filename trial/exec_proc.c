@@ -1,10 +1,15 @@
-/* The executor of real processes behind the scheduler's executor interface: trials are
- * started through trial/ (local processes or Slurm), their argv rendered from the command
- * template and their environment built here (TUNE_*, CUDA_VISIBLE_DEVICES, OMP_NUM_THREADS,
- * MASTER_ADDR/MASTER_PORT), and waiting is a poll() over their stdout pipes. It also runs
- * the executor's watchdog (trial_health) and reports late placement (Slurm's job ids).
- * Not for: deciding anything about trials (the loop and its policy). */
+/* exec_proc.c: the loop's executor of real processes (sched_exec_ops_t, scheduler/sched.h),
+ * one for every executor of trial.h: the argv rendered from the command template, the
+ * trial's environment built once (env.c) whichever executor runs it, the logs and
+ * config.json opened beneath the trial's folder (dirs.h), and waiting as a poll() over
+ * the trials' stdout and the executor's own news. It also runs the executor's watchdog
+ * (trial_health) and reports late placement (Slurm's job ids).
+ * Not for: deciding anything about trials (the loop and its policy), or how an executor
+ * starts a process (its backend). */
+#include "trial/trial_int.h"
+
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -17,11 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dirs/dirs.h"
 #include "scheduler/sched.h"
 #include "search/render.h"
 #include "search/settings.h"
 #include "search/space.h"
-#include "trial/trial.h"
 
 struct pproc {
     int64_t no;
@@ -38,6 +43,7 @@ struct pproc {
 };
 
 struct proc_exec {
+    sched_exec_ops_t ops; /* its own: the name and held starts are its executor's */
     trial_exec_t *tx;
     const space_t *sp;
     struct pproc *v; /* running (and released, until compacted) */
@@ -54,39 +60,46 @@ static double mono_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Linux's limit on one argv or environment string (MAX_ARG_STRLEN: 32 pages), with room
- * for the name: a longer TUNE_CONFIG would make the exec fail (E2BIG). */
-#define PROC_ENV_MAX (32u * 4096u - 64u)
+/* The files tune writes in a trial's folder, each opened beneath the folder tune holds
+ * open (dirs.h, O_NOFOLLOW): nothing there is resolved by its path's text, so a symlink a
+ * trial planted under one of these names is refused, never followed. */
+struct tfiles {
+    int dir, out, err; /* -1: not open */
+};
 
-/* "KEY=value" in a new string (the caller frees), or NULL when out of memory. */
-static char *env_pair(const char *key, const char *value)
+static void tfiles_close(struct tfiles *f)
 {
-    size_t k = strlen(key), v = strlen(value);
-    char *e = malloc(k + v + 2);
-    if (!e) return NULL;
-    memcpy(e, key, k);
-    e[k] = '=';
-    memcpy(e + k + 1, value, v + 1);
-    return e;
+    if (f->dir >= 0) close(f->dir);
+    if (f->out >= 0) close(f->out);
+    if (f->err >= 0) close(f->err);
+    f->dir = f->out = f->err = -1;
 }
 
-/* A configuration too long for one environment string goes to the trial's folder as
- * config.json (written whole, then renamed: a trial never reads half of it), and the
- * trial gets TUNE_CONFIG_FILE naming it instead of TUNE_CONFIG. 0, or -1 with err. */
-static int write_config_file(const char *dir, const char *cfg, char *path, size_t n, char *err,
-                             size_t errlen)
+static int open_log(int dfd, const char *name)
 {
-    char tmp[4300];
-    snprintf(path, n, "%s/config.json", dir);
-    snprintf(tmp, sizeof tmp, "%s/.config.json.tmp", dir);
-    FILE *f = fopen(tmp, "w");
-    size_t len = strlen(cfg);
-    int ok = f && fwrite(cfg, 1, len, f) == len;
-    if (f && fclose(f) != 0) ok = 0;
-    if (!ok || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot write the configuration to %.400s: %s", path,
+    return openat(dfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0666);
+}
+
+/* A configuration too long for one environment string goes to config.json beneath the
+ * trial's folder (written whole, then renamed: a trial never reads half of it), and the
+ * trial gets TUNE_CONFIG_FILE naming it instead of TUNE_CONFIG. 0, or -1 with err. */
+static int write_config_file(int dfd, const char *dir, const char *cfg, char *err, size_t errlen)
+{
+    static const char tmp[] = ".config.json.tmp";
+    int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+    size_t len = strlen(cfg), off = 0;
+    int ok = fd >= 0;
+    while (ok && off < len) {
+        ssize_t w = write(fd, cfg + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) ok = 0;
+        off += w > 0 ? (size_t)w : 0;
+    }
+    if (fd >= 0 && close(fd) != 0) ok = 0;
+    if (!ok || renameat(dfd, tmp, dfd, "config.json") != 0) {
+        snprintf(err, errlen, "cannot write the configuration to %.400s/config.json: %s", dir,
                  strerror(errno));
-        unlink(tmp);
+        unlinkat(dfd, tmp, 0);
         return -1;
     }
     return 0;
@@ -127,8 +140,8 @@ static int pick_port(const struct proc_exec *x, int64_t no)
 /* Drops released entries (never while a wait is walking the array). */
 static void compact(struct proc_exec *x)
 {
-    /* An entry is 700 bytes (its messages): only those behind a released one move. At 16
-     * trials, copying every entry onto itself each wait was 2% of tune's time. */
+    /* An entry carries its messages, hundreds of bytes: only those behind a released one
+     * move, never every entry onto itself (bench/tuner/README.md, "held starts"). */
     size_t k = 0;
     for (size_t i = 0; i < x->n; i++) {
         if (x->v[i].released) continue;
@@ -138,20 +151,25 @@ static void compact(struct proc_exec *x)
     x->n = k;
 }
 
+static int grow(struct proc_exec *x)
+{
+    if (x->n < x->cap) return 0;
+    size_t cap = x->cap ? x->cap * 2 : 16;
+    struct pproc *v = realloc(x->v, cap * sizeof *v);
+    if (!v) return -1;
+    x->v = v;
+    x->cap = cap;
+    return 0;
+}
+
 static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, char *err,
                       size_t errlen)
 {
     struct proc_exec *x = self;
     compact(x);
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? x->cap * 2 : 16;
-        struct pproc *v = realloc(x->v, cap * sizeof *v);
-        if (!v) {
-            snprintf(err, errlen, "out of memory");
-            return SCHED_ENOMEM;
-        }
-        x->v = v;
-        x->cap = cap;
+    if (grow(x) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return SCHED_ENOMEM;
     }
     /* Refused before anything is made for it (its folder, argv, environment). */
     const struct pproc *pred = s->held ? find(x, s->after) : NULL;
@@ -159,113 +177,83 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
         snprintf(err, errlen, "this executor cannot hold a start");
         return SCHED_EAGAIN;
     }
-    if (trial_mkdirs(s->dir) != 0) {
-        snprintf(err, errlen, "cannot create trial directory %.400s: %s", s->dir, strerror(errno));
-        return SCHED_EINVAL;
-    }
-    char idbuf[32];
-    snprintf(idbuf, sizeof idbuf, "%lld", (long long)s->trial_no);
-    char **argv = NULL;
-    if (space_render_argv(x->sp, s->config, idbuf, s->dir, &argv, err, errlen) != 0)
-        return SCHED_EINVAL;
-    char num_gpus[64], omp[32], port[32], trial_id[64], exp[160], tdir[4200];
+    struct tfiles f = {-1, -1, -1};
+    char **argv = NULL, **env = NULL;
     /* The configuration and the checkpoint path have no length limit of tune's own: each
      * is as long as it is (a config too long for the environment goes to a file). */
-    char *cfg = space_json_print(s->config), *cfg_env = NULL, cfg_path[4300];
-    if (!cfg) {
-        snprintf(err, errlen, "out of memory");
-        space_argv_free(argv);
-        return SCHED_ENOMEM;
+    char *cfg = NULL, *ckdir = NULL, *cfg_file = NULL;
+    char idbuf[32];
+    snprintf(idbuf, sizeof idbuf, "%lld", (long long)s->trial_no);
+    int rc = SCHED_EINVAL;
+    if (trial_mkdirs(s->dir) != 0 || (f.dir = dirs_open(s->dir)) < 0) {
+        snprintf(err, errlen, "cannot create trial directory %.400s: %s", s->dir, strerror(errno));
+        goto done;
     }
-    if (strlen(cfg) <= PROC_ENV_MAX) {
-        cfg_env = env_pair("TUNE_CONFIG", cfg);
-    } else if (write_config_file(s->dir, cfg, cfg_path, sizeof cfg_path, err, errlen) == 0) {
-        cfg_env = env_pair("TUNE_CONFIG_FILE", cfg_path);
-    } else {
-        space_argv_free(argv);
-        free(cfg);
-        return SCHED_EINVAL;
-    }
-    char *resume = s->resume_from ? env_pair("TUNE_RESUME_FROM", s->resume_from) : NULL;
-    if (!cfg_env || (s->resume_from && !resume)) {
-        snprintf(err, errlen, "out of memory");
-        space_argv_free(argv);
-        free(cfg);
-        free(cfg_env);
-        free(resume);
-        return SCHED_ENOMEM;
-    }
-    int pn = pick_port(x, s->trial_no);
-    char cuda[600];
-    snprintf(cuda, sizeof cuda, "CUDA_VISIBLE_DEVICES=%s", s->devices ? s->devices : "");
-    char nb[32];
-    snprintf(num_gpus, sizeof num_gpus, "TUNE_NUM_GPUS=%s", space_format_number(s->gpus, nb));
-    snprintf(omp, sizeof omp, "OMP_NUM_THREADS=%d", s->cpus > 0 ? s->cpus : 1);
-    snprintf(port, sizeof port, "MASTER_PORT=%d", pn);
-    snprintf(trial_id, sizeof trial_id, "TUNE_TRIAL_ID=%s", idbuf);
-    snprintf(exp, sizeof exp, "TUNE_EXPERIMENT=%s", s->experiment);
-    snprintf(tdir, sizeof tdir, "TUNE_TRIAL_DIR=%s", s->dir);
-    /* Every trial gets a checkpoint folder of its own (docs/pbt.md, "The trial's contract"):
-     * what it saves there and names in a result ("checkpoint") is what a pause or an
-     * exploit resumes from. */
-    char ckdir[4200], ckenv[4300];
-    snprintf(ckdir, sizeof ckdir, "%s/checkpoints", s->dir);
-    if (mkdir(ckdir, 0777) != 0 && errno != EEXIST) {
+    if (space_render_argv(x->sp, s->config, idbuf, s->dir, &argv, err, errlen) != 0) goto done;
+    cfg = space_json_print(s->config);
+    size_t dl = strlen(s->dir);
+    ckdir = malloc(dl + sizeof "/checkpoints");
+    cfg_file = malloc(dl + sizeof "/config.json");
+    if (!cfg || !ckdir || !cfg_file) goto nomem;
+    snprintf(ckdir, dl + sizeof "/checkpoints", "%s/checkpoints", s->dir);
+    snprintf(cfg_file, dl + sizeof "/config.json", "%s/config.json", s->dir);
+    int cfg_in_file = strlen(cfg) > TRIAL__ENV_MAX;
+    if (cfg_in_file && write_config_file(f.dir, s->dir, cfg, err, errlen) != 0) goto done;
+    if (mkdirat(f.dir, "checkpoints", 0777) != 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot create %.400s: %s", ckdir, strerror(errno));
-        space_argv_free(argv);
-        free(cfg);
-        free(cfg_env);
-        free(resume);
-        return SCHED_EINVAL;
+        goto done;
     }
-    snprintf(ckenv, sizeof ckenv, "TUNE_CHECKPOINT_DIR=%s", ckdir);
-    /* How far the scheduler lets it run (max_t in time_attr units), so that a trial that
-     * is paused and promoted (asha's promotion variant) can also stop by itself; pbt has
-     * one only when it was given. */
-    char maxt[64] = "";
-    const space_settings_t *set = space_settings(x->sp);
-    if (set->sched.type != SPACE_SCHED_FIFO && set->sched.max_t > 0)
-        snprintf(maxt, sizeof maxt, "TUNE_MAX_T=%s", space_format_number(set->sched.max_t, nb));
-    /* Python buffers stdout when it is a pipe, so a script that prints without flush
-     * delivers every result at exit (ASHA then stops nothing in time): unbuffered unless
-     * the user's environment says otherwise. */
-    char *env[15] = {trial_id, exp,  tdir, cfg_env, cuda, num_gpus, omp, "MASTER_ADDR=127.0.0.1",
-                     port,     ckenv};
-    int ne = 10;
-    if (!getenv("PYTHONUNBUFFERED")) env[ne++] = "PYTHONUNBUFFERED=1";
-    if (resume) env[ne++] = resume;
-    if (maxt[0]) env[ne++] = maxt;
-    env[ne] = NULL;
-    char out_log[4200], err_log[4200];
-    snprintf(out_log, sizeof out_log, "%s/stdout.log", s->dir);
-    snprintf(err_log, sizeof err_log, "%s/stderr.log", s->dir);
+    const char *bad = (f.out = open_log(f.dir, "stdout.log")) < 0   ? "stdout"
+                      : (f.err = open_log(f.dir, "stderr.log")) < 0 ? "stderr"
+                                                                    : NULL;
+    if (bad) {
+        snprintf(err, errlen, "cannot open %s log \"%.400s/%s.log\": %s", bad, s->dir, bad,
+                 strerror(errno));
+        goto done;
+    }
+    const space_settings_t *set = x->sp ? space_settings(x->sp) : NULL;
+    int port = pick_port(x, s->trial_no);
+    struct trial__env_in ein = {
+        .trial_no = s->trial_no,
+        .experiment = s->experiment,
+        .dir = s->dir,
+        .ckpt_dir = ckdir,
+        .config = cfg_in_file ? NULL : cfg,
+        .config_file = cfg_in_file ? cfg_file : NULL,
+        /* An executor that places GPUs itself gives the trial its own list. */
+        .devices = x->tx->ops->places_gpus && s->gpus > 0 ? NULL
+                   : s->devices                           ? s->devices
+                                                          : "",
+        .gpus = s->gpus,
+        .cpus = s->cpus,
+        .port = port,
+        .resume_from = s->resume_from,
+        /* pbt has a max_t only when it was given; fifo none. */
+        .max_t = set && set->sched.type != SPACE_SCHED_FIFO ? set->sched.max_t : 0};
+    if (!(env = trial__env_new(&ein))) goto nomem;
     trial_spawn_t sp = {.argv = argv,
                         .env = env,
                         .dir = s->dir,
-                        .stdout_log = out_log,
-                        .stderr_log = err_log,
-                        .job_name = s->name,
-                        .ranks = 1,
-                        .gpus = s->gpus,
-                        .cpus = s->cpus,
+                        .log_fds = 1,
+                        .stdout_fd = f.out,
+                        .stderr_fd = f.err,
+                        .slice = {.name = s->name, .ranks = 1, .gpus = s->gpus, .cpus = s->cpus},
                         /* The exec is not waited for (the loop goes on with other trials
                          * meanwhile): a program that cannot run ends the trial with
                          * trial_start_error's reason, and the pid comes as events.pid. */
-                        .no_wait = 1,
-                        .after = pred ? pred->p : NULL};
+                        .no_wait = 1};
     trial_proc_t *p = NULL;
-    int rc = trial_start(x->tx, &sp, &p, err, errlen);
-    free(cfg);
-    free(cfg_env);
-    free(resume);
-    space_argv_free(argv);
-    if (rc != 0) return pred && rc == TRIAL_EINVAL ? SCHED_EAGAIN : SCHED_EINVAL;
+    int trc = trial_start_after(x->tx, &sp, pred ? pred->p : NULL, &p, err, errlen);
+    if (trc != 0) {
+        rc = pred && trc == TRIAL_EINVAL ? SCHED_EAGAIN : SCHED_EINVAL;
+        goto done;
+    }
     struct pproc *e = &x->v[x->n++];
     memset(e, 0, sizeof *e);
     e->no = s->trial_no;
     e->after = pred ? pred->no : -1;
     e->p = p;
-    e->port = pn;
+    e->port = port;
     e->health_at = mono_now();
     snprintf(e->exec_id, sizeof e->exec_id, "%s", trial_exec_id(p));
     pid_t pid = trial_pid(p);
@@ -273,7 +261,20 @@ static int proc_start(void *self, const sched_start_t *s, sched_started_t *out, 
     out->pid = pid > 0 ? (int64_t)pid : 0;
     out->exec_id = trial_exec_id(p);
     out->node = trial_node(p);
-    return SCHED_OK;
+    rc = SCHED_OK;
+    goto done;
+
+nomem:
+    snprintf(err, errlen, "out of memory");
+    rc = SCHED_ENOMEM;
+done:
+    tfiles_close(&f);
+    trial__env_free(env);
+    space_argv_free(argv);
+    free(cfg);
+    free(ckdir);
+    free(cfg_file);
+    return rc;
 }
 
 static void proc_signal(void *self, int64_t no, int sig)
@@ -463,33 +464,29 @@ static void proc_free(void *self)
     free(x);
 }
 
-static const sched_exec_ops_t proc_ops_local = {"local",      proc_start, proc_signal, proc_wait,
-                                                proc_release, proc_free,  NULL,        proc_cancel};
-static const sched_exec_ops_t proc_ops_slurm = {"slurm",      proc_start, proc_signal, proc_wait,
-                                                proc_release, proc_free,  NULL,        NULL};
-
-int sched_exec_proc_new(struct trial_exec *tx, const struct space *sp, sched_exec_t **out,
-                        char *err, size_t errlen)
+int trial_sched_exec_new(trial_exec_t *tx, const struct space *sp, sched_exec_t **out, char *err,
+                         size_t errlen)
 {
     sched_exec_t *h = calloc(1, sizeof *h);
     struct proc_exec *x = calloc(1, sizeof *x);
-    if (!h || !x) {
+    if (!tx || !out || !h || !x) {
         free(h);
         free(x);
-        snprintf(err, errlen, "out of memory");
-        return SCHED_ENOMEM;
+        snprintf(err, errlen, tx && out ? "out of memory" : "trial_sched_exec_new: no executor");
+        return tx && out ? SCHED_ENOMEM : SCHED_EINVAL;
     }
     x->tx = tx;
     x->sp = sp;
-    h->ops = strcmp(trial_exec_name(tx), "slurm") == 0 ? &proc_ops_slurm : &proc_ops_local;
+    /* The loop offers held starts only to an executor that can ever hold one. */
+    x->ops = (sched_exec_ops_t){.name = trial_exec_name(tx),
+                                .start = proc_start,
+                                .signal = proc_signal,
+                                .wait = proc_wait,
+                                .release = proc_release,
+                                .free = proc_free,
+                                .cancel = tx->ops->cancel ? proc_cancel : NULL};
+    h->ops = &x->ops;
     h->self = x;
     *out = h;
     return SCHED_OK;
-}
-
-void sched_exec_free(sched_exec_t *ex)
-{
-    if (!ex) return;
-    if (ex->ops && ex->ops->free) ex->ops->free(ex->self);
-    free(ex);
 }
