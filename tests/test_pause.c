@@ -301,12 +301,13 @@ TEST(settings_are_checked_with_a_clear_message)
  * from the top floor(n / rf) of a rung; a tie with the bar is in. */
 TEST(asha_promotion_chooses_the_highest_rung_first_then_the_best)
 {
-    sched_opts_t o = {.type = SCHED_POLICY_ASHA,
-                      .max_t = 8,
-                      .grace_period = 1,
-                      .reduction_factor = 2,
-                      .brackets = 1,
-                      .promotion = 1};
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_ASHA,
+                                .max_t = 8,
+                                .grace_period = 1,
+                                .reduction_factor = 2,
+                                .brackets = 1,
+                                .stop_last_trials = 1,
+                                .promotion = 1}};
     sched_policy_t *p = NULL;
     char err[256];
     REQUIRE(sched_policy_new(&o, &p, err, sizeof err) == 0);

@@ -42,15 +42,15 @@ static const double factors[] = {1.2, 0.8};
 static sched_policy_t *pbt_new(space_t *sp, int mode_max, double interval, double burn_in,
                                uint64_t seed, int ntrials)
 {
-    sched_opts_t o = {.type = SCHED_POLICY_PBT,
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_PBT,
+                                .perturbation_interval = interval,
+                                .quantile_fraction = 0.25,
+                                .burn_in_period = burn_in,
+                                .resample_probability = 0.25,
+                                .perturbation_factors = {1.2, 0.8},
+                                .nfactors = 2},
                       .mode_max = mode_max,
                       .seed = seed,
-                      .perturbation_interval = interval,
-                      .quantile_fraction = 0.25,
-                      .burn_in_period = burn_in,
-                      .resample_probability = 0.25,
-                      .perturbation_factors = factors,
-                      .nfactors = 2,
                       .space = sp};
     char err[256];
     sched_policy_t *p = NULL;
@@ -244,15 +244,15 @@ TEST(max_t_completes_instead_of_exploiting)
 {
     space_t *sp = parse(k_space);
     CHECK(sp != NULL);
-    sched_opts_t o = {.type = SCHED_POLICY_PBT,
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_PBT,
+                                .max_t = 20,
+                                .perturbation_interval = 10,
+                                .quantile_fraction = 0.25,
+                                .resample_probability = 0.25,
+                                .perturbation_factors = {1.2, 0.8},
+                                .nfactors = 2},
                       .mode_max = 1,
                       .seed = 1,
-                      .max_t = 20,
-                      .perturbation_interval = 10,
-                      .quantile_fraction = 0.25,
-                      .resample_probability = 0.25,
-                      .perturbation_factors = factors,
-                      .nfactors = 2,
                       .space = sp};
     char err[256];
     sched_policy_t *p = NULL;
@@ -271,7 +271,7 @@ TEST(max_t_completes_instead_of_exploiting)
         sched_on_trial_complete(p, i);
     sched_policy_free(p);
     /* without max_t the worst trial at 20 exploits */
-    o.max_t = 0;
+    o.sched.max_t = 0;
     CHECK_EQ_INT(sched_policy_new(&o, &p, err, sizeof err), 0);
     for (int i = 0; i < 5; i++)
         sched_on_trial_add(p, i);

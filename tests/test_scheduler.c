@@ -16,13 +16,14 @@
 static sched_opts_t asha_opts(int mode_max, double max_t, double grace, double rf, int brackets,
                               uint64_t seed)
 {
-    sched_opts_t o = {.type = SCHED_POLICY_ASHA,
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_ASHA,
+                                .max_t = max_t,
+                                .grace_period = grace,
+                                .reduction_factor = rf,
+                                .brackets = brackets,
+                                .min_samples_required = 3,
+                                .stop_last_trials = 1},
                       .mode_max = mode_max,
-                      .max_t = max_t,
-                      .grace_period = grace,
-                      .reduction_factor = rf,
-                      .brackets = brackets,
-                      .min_samples_required = 3,
                       .seed = seed};
     return o;
 }
@@ -98,23 +99,23 @@ static void expect_policy_error(sched_opts_t o, const char *msg)
 TEST(asha_rejects_bad_options)
 {
     sched_opts_t o = asha_opts(1, 81, 1, 3, 1, 0);
-    o.max_t = 0;
+    o.sched.max_t = 0;
     expect_policy_error(o, "asha: max_t must be a number > 0 (got 0)");
-    o.max_t = NAN;
+    o.sched.max_t = NAN;
     expect_policy_error(o, "asha: max_t must be a number > 0");
     o = asha_opts(1, 81, 0, 3, 1, 0);
     expect_policy_error(o, "asha: grace_period must be a number > 0 (got 0)");
-    o.grace_period = -2;
+    o.sched.grace_period = -2;
     expect_policy_error(o, "asha: grace_period must be a number > 0 (got -2)");
     o = asha_opts(1, 10, 20, 3, 1, 0);
     expect_policy_error(o, "asha: grace_period 20 must not be larger than max_t 10");
     o = asha_opts(1, 81, 1, 1, 1, 0);
     expect_policy_error(o, "asha: reduction_factor must be a number > 1 (got 1)");
-    o.reduction_factor = 0.5;
+    o.sched.reduction_factor = 0.5;
     expect_policy_error(o, "asha: reduction_factor must be a number > 1 (got 0.5)");
     o = asha_opts(1, 81, 1, 3, 0, 0);
     expect_policy_error(o, "asha: brackets must be between 1 and 64 (got 0)");
-    o.brackets = 65;
+    o.sched.brackets = 65;
     expect_policy_error(o, "asha: brackets must be between 1 and 64 (got 65)");
     o = asha_opts(1, 1e6, 1, 1.001, 1, 0);
     expect_policy_error(o, "asha: reduction_factor 1.001 gives 13823 rungs between grace_period 1 "
@@ -123,22 +124,24 @@ TEST(asha_rejects_bad_options)
 
 TEST(median_rejects_bad_options)
 {
-    sched_opts_t o = {.type = SCHED_POLICY_MEDIAN, .max_t = -1, .min_samples_required = 3};
+    sched_opts_t o = {
+        .sched = {
+            .type = SPACE_SCHED_MEDIAN, .max_t = -1, .min_samples_required = 3, .hard_stop = 1}};
     expect_policy_error(o, "median: max_t must be a number > 0 (got -1)");
-    o.max_t = 10;
-    o.grace_period = -1;
+    o.sched.max_t = 10;
+    o.sched.grace_period = -1;
     expect_policy_error(o, "median: grace_period must be a number >= 0 (got -1)");
-    o.grace_period = 11;
+    o.sched.grace_period = 11;
     expect_policy_error(o, "median: grace_period 11 must not be larger than max_t 10");
-    o.grace_period = 0;
-    o.min_samples_required = 0;
+    o.sched.grace_period = 0;
+    o.sched.min_samples_required = 0;
     expect_policy_error(o, "median: min_samples_required must be >= 1 (got 0)");
 }
 
 TEST(policy_rejects_unknown_type_and_null)
 {
     sched_opts_t o = asha_opts(1, 81, 1, 3, 1, 0);
-    o.type = (sched_policy_type_t)7;
+    o.sched.type = (space_sched_type_t)7;
     expect_policy_error(o, "scheduler: unknown policy type 7");
     sched_policy_t *p = NULL;
     char err[128] = "";
@@ -149,7 +152,7 @@ TEST(policy_rejects_unknown_type_and_null)
 
 TEST(policy_names)
 {
-    sched_opts_t o = {.type = SCHED_POLICY_FIFO};
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_FIFO}};
     sched_policy_t *p = new_policy(&o);
     REQUIRE(p);
     CHECK_STR(sched_policy_name(p), "fifo");
@@ -159,7 +162,9 @@ TEST(policy_names)
     REQUIRE(p);
     CHECK_STR(sched_policy_name(p), "asha");
     sched_policy_free(p);
-    o = (sched_opts_t){.type = SCHED_POLICY_MEDIAN, .max_t = 10, .min_samples_required = 1};
+    o = (sched_opts_t){
+        .sched = {
+            .type = SPACE_SCHED_MEDIAN, .max_t = 10, .min_samples_required = 1, .hard_stop = 1}};
     p = new_policy(&o);
     REQUIRE(p);
     CHECK_STR(sched_policy_name(p), "median");
@@ -169,7 +174,7 @@ TEST(policy_names)
 TEST(fifo_never_stops_nor_completes)
 {
     /* FIFO reads no option: zeros that ASHA would refuse are fine. */
-    sched_opts_t o = {.type = SCHED_POLICY_FIFO, .max_t = 10};
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_FIFO, .max_t = 10}};
     sched_policy_t *p = new_policy(&o);
     REQUIRE(p);
     CHECK_EQ_INT(sched_on_trial_add(p, 0), 0);
@@ -349,13 +354,13 @@ TEST(asha_nan_stops_but_stays_out_of_the_cutoff)
 
 TEST(asha_stop_last_trials_false_trains_past_max_t)
 {
-    sched_opts_t o = {.type = SCHED_POLICY_ASHA,
-                      .mode_max = 1,
-                      .max_t = 9,
-                      .grace_period = 1,
-                      .reduction_factor = 3,
-                      .brackets = 1,
-                      .keep_last_trials = 1};
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_ASHA,
+                                .max_t = 9,
+                                .grace_period = 1,
+                                .reduction_factor = 3,
+                                .brackets = 1,
+                                .stop_last_trials = 0},
+                      .mode_max = 1};
     sched_policy_t *p = NULL;
     char err[256];
     REQUIRE(sched_policy_new(&o, &p, err, sizeof err) == 0);
@@ -369,7 +374,7 @@ TEST(asha_stop_last_trials_false_trains_past_max_t)
     CHECK_EQ_INT(result(p, 1, 9, 1).action, SCHED_STOP); /* worse than the rung's cutoff */
     sched_policy_free(p);
     /* The default (stop_last_trials true) completes at max_t. */
-    o.keep_last_trials = 0;
+    o.sched.stop_last_trials = 1;
     REQUIRE(sched_policy_new(&o, &p, err, sizeof err) == 0);
     sched_on_trial_add(p, 0);
     CHECK_EQ_INT(result(p, 0, 9, 5).action, SCHED_COMPLETE);
@@ -741,11 +746,12 @@ TEST(asha_throughput)
     sched_policy_free(p);
 
     /* Median stopping judges every result against every trial: O(trials) each. */
-    sched_opts_t mo = {.type = SCHED_POLICY_MEDIAN,
-                       .mode_max = 1,
-                       .max_t = 1e9,
-                       .grace_period = 1,
-                       .min_samples_required = 3};
+    sched_opts_t mo = {.sched = {.type = SPACE_SCHED_MEDIAN,
+                                 .max_t = 1e9,
+                                 .grace_period = 1,
+                                 .min_samples_required = 3,
+                                 .hard_stop = 1},
+                       .mode_max = 1};
     p = new_policy(&mo);
     REQUIRE(p);
     const int mtrials = 100;
@@ -769,11 +775,12 @@ TEST(asha_throughput)
 /* ---- median stopping -------------------------------------------------------------- */
 static sched_policy_t *new_median(int mode_max, double max_t, double grace, int min_samples)
 {
-    sched_opts_t o = {.type = SCHED_POLICY_MEDIAN,
-                      .mode_max = mode_max,
-                      .max_t = max_t,
-                      .grace_period = grace,
-                      .min_samples_required = min_samples};
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_MEDIAN,
+                                .max_t = max_t,
+                                .grace_period = grace,
+                                .min_samples_required = min_samples,
+                                .hard_stop = 1},
+                      .mode_max = mode_max};
     return new_policy(&o);
 }
 
