@@ -110,10 +110,9 @@ const sched__policy_ops_t sched__fifo_ops = {.name = "fifo"};
 
 /* Indexed by the "scheduler" type of space.json, one row per policy. */
 static const sched__policy_ops_t *const policies[SPACE_NSCHED] = {
-    [SPACE_SCHED_FIFO] = &sched__fifo_ops,
-    [SPACE_SCHED_ASHA] = &sched__asha_ops,
-    [SPACE_SCHED_MEDIAN] = &sched__median_ops,
-    [SPACE_SCHED_PBT] = &sched__pbt_ops,
+    [SPACE_SCHED_FIFO] = &sched__fifo_ops,           [SPACE_SCHED_ASHA] = &sched__asha_ops,
+    [SPACE_SCHED_MEDIAN] = &sched__median_ops,       [SPACE_SCHED_PBT] = &sched__pbt_ops,
+    [SPACE_SCHED_HYPERBAND] = &sched__hyperband_ops,
 };
 
 int sched_policy_new(const sched_opts_t *opts, sched_policy_t **out, char *err, size_t errlen)
@@ -185,6 +184,15 @@ long sched_policy_choose_next(sched_policy_t *p, const int64_t *paused, size_t n
     sched__decision_none(&d, NAN);
     long k = p->ops->choose_next ? p->ops->choose_next(p->self, paused, n, pending, &d)
                                  : choose_default(n, pending);
+    if (why) *why = d;
+    return k >= 0 && (size_t)k < n ? k : -1;
+}
+
+long sched_policy_drop(sched_policy_t *p, const int64_t *paused, size_t n, sched_decision_t *why)
+{
+    sched_decision_t d;
+    sched__decision_none(&d, NAN);
+    long k = p->ops->drop ? p->ops->drop(p->self, paused, n, &d) : -1;
     if (why) *why = d;
     return k >= 0 && (size_t)k < n ? k : -1;
 }

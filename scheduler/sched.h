@@ -93,6 +93,11 @@ size_t sched_policy_rungs(const sched_policy_t *p, sched_rung_info_t *out, size_
  * earliest paused trial once no new trial is left (Ray Tune's PENDING before PAUSED). */
 long sched_policy_choose_next(sched_policy_t *p, const int64_t *paused, size_t n, size_t pending,
                               sched_decision_t *why);
+/* Has the policy decided to end one of the n paused trials (HyperBand halves away trials
+ * that wait paused at a milestone)? Returns its index into paused, with the judgement in
+ * *why (action STOP or COMPLETE, words by sched_policy_word), or -1. The caller ends that
+ * trial as the action says and asks again until -1; the policy forgets it as asked. */
+long sched_policy_drop(sched_policy_t *p, const int64_t *paused, size_t n, sched_decision_t *why);
 const char *sched_policy_name(const sched_policy_t *p);
 /* What a policy may ask of the loop beyond CONTINUE, STOP and COMPLETE. The loop asks
  * this, never which policy it runs, so that a new policy needs nothing in the loop. */

@@ -83,6 +83,8 @@ typedef struct sched__policy_ops {
      * earliest paused one once no new trial is left. */
     long (*choose_next)(void *self, const int64_t *paused, size_t n, size_t pending,
                         sched_decision_t *why);
+    /* sched_policy_drop; NULL: the policy never ends a paused trial */
+    long (*drop)(void *self, const int64_t *paused, size_t n, sched_decision_t *why);
     /* sched_policy_explore; NULL: the policy never asks for SCHED_EXPLOIT */
     int (*explore)(void *self, int64_t trial, int64_t donor, const cJSON *donor_config, cJSON **out,
                    cJSON **what, char *err, size_t errlen);
@@ -98,6 +100,7 @@ extern const sched__policy_ops_t sched__fifo_ops;
 extern const sched__policy_ops_t sched__asha_ops;
 extern const sched__policy_ops_t sched__median_ops;
 extern const sched__policy_ops_t sched__pbt_ops;
+extern const sched__policy_ops_t sched__hyperband_ops;
 
 /* Words every policy may use: "reached max_t (<time_attr> >= <max_t>)" for a COMPLETE at
  * max_t, and the plain resume of a paused trial nothing ranked ("resumed (nothing new

@@ -181,7 +181,7 @@ TEST(scheduler_and_mode_names_round_trip)
     CHECK_STR(space_mode_name(SPACE_NMODES), "?");
     CHECK(parse_with("maximize", "fifo", err, sizeof err) == NULL);
     CHECK_CONTAINS(err, "\"mode\" must be \"min\" or \"max\"");
-    CHECK(parse_with("min", "hyperband", err, sizeof err) == NULL);
+    CHECK(parse_with("min", "hb_bohb", err, sizeof err) == NULL);
     CHECK_CONTAINS(err, "unknown scheduler type");
 }
 
