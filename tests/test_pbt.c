@@ -177,6 +177,13 @@ TEST(least_progressed_first_and_the_clone_takes_the_donors_clock)
     CHECK_EQ_INT(sched_policy_choose_next(p, paused, 3, 1, NULL), -1); /* one pending */
     CHECK_EQ_INT(sched_policy_choose_next(p, paused, 3, 0, &d), 2);    /* trial 1, time 10 */
     CHECK_NEAR(d.milestone, 10, 0);
+    /* the words of that resume, as the loop records them */
+    char buf[600];
+    CHECK_STR(sched_policy_word_resume(p, &d, "training_iteration", 2, "ck_10", buf, sizeof buf),
+              "resume");
+    CHECK_STR(buf, "resumed, least progressed of the paused trials (training_iteration 10): "
+                   "attempt 2 from ck_10");
+    CHECK_EQ_INT((int)sched_policy_caps(p), (int)(SCHED_CAP_PAUSE | SCHED_CAP_EXPLOIT));
     /* trial 1 exploits trial 0 (time 30): its next perturbation is at 40, not 20 */
     cJSON *cfg = NULL, *what = NULL,
           *dcfg = cJSON_Parse("{\"lr\": 0.01, \"n\": 10, \"opt\": "

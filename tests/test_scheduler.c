@@ -932,6 +932,38 @@ TEST(median_complete_and_duplicates)
     sched_policy_free(p);
 }
 
+/* The words of a resume, as life.c recorded them before the policies owned them: ASHA's
+ * promotion names its rung and bar, any other resume is the plain one. */
+TEST(resume_words_of_asha_and_fifo)
+{
+    sched_opts_t o = asha_opts(1, 9, 1, 3, 1, 0);
+    o.sched.promotion = 1;
+    sched_policy_t *p = new_policy(&o);
+    REQUIRE(p);
+    CHECK_EQ_INT((int)sched_policy_caps(p), (int)SCHED_CAP_PAUSE);
+    sched_decision_t why = {.rung = 1, .bracket = 0, .milestone = 3, .value = 0.5, .cutoff = 0.25};
+    char buf[600];
+    CHECK_STR(
+        sched_policy_word_resume(p, &why, "training_iteration", 2, "iteration:3", buf, sizeof buf),
+        "promote");
+    CHECK_STR(buf, "promoted from rung 1 (milestone 3): 0.5 is in the rung's top 1/rf (bar 0.25); "
+                   "attempt 2 resumes from iteration:3");
+    why.rung = -1;
+    CHECK_STR(sched_policy_word_resume(p, &why, "training_iteration", 4, "scratch (no checkpoint)",
+                                       buf, sizeof buf),
+              "resume");
+    CHECK_STR(buf, "resumed (nothing new pending): attempt 4 from scratch (no checkpoint)");
+    sched_policy_free(p);
+    o = (sched_opts_t){.sched = {.type = SPACE_SCHED_FIFO}};
+    p = new_policy(&o);
+    REQUIRE(p);
+    CHECK_EQ_INT((int)sched_policy_caps(p), 0);
+    CHECK_STR(sched_policy_word_resume(p, NULL, "t", 2, "ck", buf, sizeof buf), "resume");
+    CHECK_STR(buf, "resumed (nothing new pending): attempt 2 from ck");
+    CHECK_EQ_INT(sched_policy_drop(p, NULL, 0, NULL), -1);
+    sched_policy_free(p);
+}
+
 /* ---- hyperband ---------------------------------------------------------------------- */
 /* Ray Tune's HyperbandSuite (python/ray/tune/tests/test_trial_scheduler.py), ported: the
  * same setups and the same decisions, with Ray's mock runner replaced by what the loop
