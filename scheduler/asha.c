@@ -61,6 +61,8 @@
 
 #include "scheduler/sched_int.h"
 
+typedef struct sched__asha sched__asha_t;
+
 /* Limits that keep a mistyped option from allocating gigabytes. */
 #define ASHA_MAX_BRACKETS 64
 #define ASHA_MAX_RUNGS 1024
@@ -249,8 +251,11 @@ static uint64_t *rec_words(struct atrial *t, int nrungs)
     return nrungs <= 64 ? &t->rec : t->rec_more;
 }
 
-int sched__asha_new(const sched_opts_t *o, sched__asha_t **out, char *err, size_t errlen)
+static void asha_free(void *self);
+
+static int asha_new(const sched_opts_t *opts, void **out, unsigned *caps, char *err, size_t errlen)
 {
+    const space_sched_opts_t *o = &opts->sched;
     /* The checks Ray asserts in AsyncHyperBandScheduler.__init__, plus finiteness. */
     if (!(o->max_t > 0) || !isfinite(o->max_t)) {
         snprintf(err, errlen, "asha: max_t must be a number > 0 (got %g)", o->max_t);
@@ -287,13 +292,13 @@ int sched__asha_new(const sched_opts_t *o, sched__asha_t **out, char *err, size_
     sched__asha_t *a = calloc(1, sizeof *a);
     if (!a) goto nomem;
     a->max_t = o->max_t;
-    a->keep_last_trials = o->keep_last_trials;
+    a->keep_last_trials = !o->stop_last_trials;
     a->promotion = o->promotion;
     a->rf = o->reduction_factor;
-    a->sign = o->mode_max ? 1.0 : -1.0;
+    a->sign = opts->mode_max ? 1.0 : -1.0;
     /* The same float steps as Ray's (1 - 1/rf) * 100 and numpy's q / 100. */
     a->q = ((1.0 - 1.0 / o->reduction_factor) * 100.0) / 100.0;
-    a->rng = o->seed;
+    a->rng = opts->seed;
     a->nbrackets = o->brackets;
     a->brackets = calloc((size_t)o->brackets, sizeof *a->brackets);
     a->cdf = calloc((size_t)o->brackets, sizeof *a->cdf);
@@ -325,16 +330,19 @@ int sched__asha_new(const sched_opts_t *o, sched__asha_t **out, char *err, size_
     }
     for (int s = 0; s < a->nbrackets; s++)
         a->cdf[s] /= acc;
+    /* the promotion variant pauses at each rung and resumes through choose_next */
+    *caps = a->promotion ? SCHED_CAP_PAUSE : 0;
     *out = a;
     return SCHED_OK;
 nomem:
-    sched__asha_free(a);
+    asha_free(a);
     snprintf(err, errlen, "asha: out of memory");
     return SCHED_ENOMEM;
 }
 
-void sched__asha_free(sched__asha_t *a)
+static void asha_free(void *self)
 {
+    sched__asha_t *a = self;
     if (!a) return;
     for (int s = 0; a->brackets && s < a->nbrackets; s++) {
         for (int i = 0; i < a->brackets[s].nrungs; i++)
@@ -397,15 +405,16 @@ static int add_at(sched__asha_t *a, int64_t trial, uint32_t *at)
     return SCHED_OK;
 }
 
-int sched__asha_add(sched__asha_t *a, int64_t trial)
+static int asha_add(void *self, int64_t trial)
 {
+    sched__asha_t *a = self;
     uint32_t ix;
     return add_at(a, trial, &ix);
 }
 
-void sched__asha_result(sched__asha_t *a, int64_t trial, double time, double value,
-                        sched_decision_t *out)
+static void asha_result(void *self, int64_t trial, double time, double value, sched_decision_t *out)
 {
+    sched__asha_t *a = self;
     sched__decision_none(out, value);
     uint32_t ix = sched__idmap_get(&a->ids, trial);
     if (ix == SCHED__NOIDX) {
@@ -489,9 +498,10 @@ void sched__asha_result(sched__asha_t *a, int64_t trial, double time, double val
 /* The promotion variant's rule (see the top of the file). Pure: the trial leaves its
  * rung's paused set by resuming (the loop drops it from its list), so a slice that could
  * not be had changes nothing. O(paused trials) per call. */
-long sched__asha_choose_next(sched__asha_t *a, const int64_t *paused, size_t n, size_t pending,
+static long asha_choose_next(void *self, const int64_t *paused, size_t n, size_t pending,
                              sched_decision_t *why)
 {
+    sched__asha_t *a = self;
     if (!a->promotion) return n > 0 && pending == 0 ? 0 : -1;
     long best = -1;
     double best_ms = -INFINITY, best_reward = -INFINITY;
@@ -527,8 +537,9 @@ long sched__asha_choose_next(sched__asha_t *a, const int64_t *paused, size_t n, 
     return best;
 }
 
-void sched__asha_complete(sched__asha_t *a, int64_t trial)
+static void asha_complete(void *self, int64_t trial)
 {
+    sched__asha_t *a = self;
     uint32_t ix = sched__idmap_get(&a->ids, trial);
     if (ix == SCHED__NOIDX) return;
     struct atrial *t = &a->trials[ix];
@@ -552,8 +563,9 @@ void sched__asha_complete(sched__asha_t *a, int64_t trial)
 /* Rungs whose milestone is >= max_t are left out: a result that reaches them completes
  * the trial first, so they never hold a value (Ray keeps them; they only count in the
  * bracket's softmax weight). With stop_last_trials false they are judged, and shown. */
-size_t sched__asha_rungs(const sched__asha_t *a, sched_rung_info_t *out, size_t max)
+static size_t asha_rungs(const void *self, sched_rung_info_t *out, size_t max)
 {
+    const sched__asha_t *a = self;
     size_t n = 0;
     for (int s = 0; s < a->nbrackets; s++) {
         const struct bracket *b = &a->brackets[s];
@@ -573,3 +585,103 @@ size_t sched__asha_rungs(const sched__asha_t *a, sched_rung_info_t *out, size_t 
     }
     return n;
 }
+
+/* ---- words -------------------------------------------------------------------------- */
+/* The wording of ASHA's decisions, without printf for the common ones (printf's float
+ * formatting was most of a decision's cost outside SQLite): put_* append at p and return
+ * the new end; the caller's buffer has room (the texts are short and bounded). */
+static char *put_str(char *p, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(p, s, n);
+    return p + n;
+}
+
+static char *put_int(char *p, long long v)
+{
+    char d[24];
+    int k = 0;
+    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+    do {
+        d[k++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) *p++ = '-';
+    while (k)
+        *p++ = d[--k];
+    return p;
+}
+
+/* v as "%g" prints it: a whole number of fewer than 7 digits (every milestone here) as
+ * its digits, which is exactly what %g's default precision of 6 gives; the rest by
+ * snprintf. */
+static char *put_g(char *p, double v)
+{
+    if (v > -1e6 && v < 1e6 && v == (double)(long long)v && !(v == 0 && signbit(v)))
+        return put_int(p, (long long)v);
+    return p + snprintf(p, 32, "%g", v);
+}
+
+static void asha_word(const void *self, const sched_decision_t *d, const char *trial,
+                      const char *time_attr, double time, char *buf, size_t n)
+{
+    const sched__asha_t *a = self;
+    (void)trial;
+    (void)time;
+    if (d->action == SCHED_PAUSE)
+        snprintf(buf, n,
+                 "reached rung %d (milestone %g): paused until it is in the rung's top 1/rf",
+                 d->rung, d->milestone);
+    else if (d->action == SCHED_COMPLETE)
+        sched__word_max_t(time_attr, a->max_t, buf, n);
+    else if (d->action == SCHED_STOP && isnan(d->value))
+        snprintf(buf, n,
+                 "reported NaN at rung %d (milestone %g): diverged; NaN stays out of the cutoff",
+                 d->rung, d->milestone);
+    else { /* at most 21 + 11 + 21 + 31 + 16 bytes */
+        char w[128], *p = w;
+        p = put_str(p, isnan(d->cutoff)          ? "first result at rung "
+                       : d->action == SCHED_STOP ? "worse than rung "
+                                                 : "within rung ");
+        p = put_int(p, d->rung);
+        p = put_str(p, isnan(d->cutoff) ? " (milestone " : " cutoff at milestone ");
+        p = put_g(p, d->milestone);
+        p = put_str(p, isnan(d->cutoff)          ? "): no cutoff yet"
+                       : d->action == SCHED_STOP ? ""
+                                                 : ": promoted");
+        size_t k = (size_t)(p - w);
+        if (n == 0) return;
+        if (k >= n) k = n - 1;
+        memcpy(buf, w, k);
+        buf[k] = 0;
+    }
+}
+
+/* A trial choose_next promoted (the promotion variant) says from which rung and past
+ * which bar; any other resume is the plain one. */
+static const char *asha_word_resume(const void *self, const sched_decision_t *why,
+                                    const char *time_attr, int attempt, const char *from, char *buf,
+                                    size_t n)
+{
+    (void)self;
+    (void)time_attr;
+    if (!why || why->rung < 0) return sched__word_resume(attempt, from, buf, n);
+    snprintf(buf, n,
+             "promoted from rung %d (milestone %g): %g is in the rung's top 1/rf (bar %g); "
+             "attempt %d resumes from %s",
+             why->rung, why->milestone, why->value, why->cutoff, attempt, from);
+    return "promote";
+}
+
+const sched__policy_ops_t sched__asha_ops = {
+    .name = "asha",
+    .create = asha_new,
+    .destroy = asha_free,
+    .add = asha_add,
+    .result = asha_result,
+    .complete = asha_complete,
+    .rungs = asha_rungs,
+    .choose_next = asha_choose_next,
+    .word = asha_word,
+    .word_resume = asha_word_resume,
+};

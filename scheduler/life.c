@@ -367,31 +367,24 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
     }
     memmove(L->paused + k, L->paused + k + 1, (--L->npaused - k) * sizeof *L->paused);
     char reason[600];
-    int promote = why && why->rung >= 0;
-    if (t->x->exploit_src)
+    const char *action;
+    if (t->x->exploit_src) {
         snprintf(reason, sizeof reason,
                  "restarted after its exploit: attempt %d, its new configuration, from %s (a copy "
                  "of %s)",
                  t->attempt, t->x->resume_from ? t->x->resume_from : "?", t->x->exploit_src);
-    else if (L->caps & SCHED_CAP_EXPLOIT)
-        snprintf(reason, sizeof reason,
-                 "resumed, least progressed of the paused trials (%s %g): attempt %d from %s",
-                 L->set->sched.time_attr, why ? why->milestone : NAN, t->attempt,
-                 t->x->resume_from ? t->x->resume_from : "scratch (no checkpoint)");
-    else if (promote)
-        snprintf(reason, sizeof reason,
-                 "promoted from rung %d (milestone %g): %g is in the rung's top 1/rf (bar %g); "
-                 "attempt %d resumes from %s",
-                 why->rung, why->milestone, why->value, why->cutoff, t->attempt,
-                 t->x->resume_from ? t->x->resume_from : "scratch (no checkpoint)");
-    else
-        snprintf(reason, sizeof reason, "resumed (nothing new pending): attempt %d from %s",
-                 t->attempt, t->x->resume_from ? t->x->resume_from : "scratch (no checkpoint)");
+        action = "resume";
+    } else {
+        action = sched_policy_word_resume(L->policy, why, L->set->sched.time_attr, t->attempt,
+                                          t->x->resume_from ? t->x->resume_from
+                                                            : "scratch (no checkpoint)",
+                                          reason, sizeof reason);
+    }
+    int promote = strcmp(action, "promote") == 0;
     store_decision_t sd = {.trial_id = t->id,
                            .iteration = saved.iters,
                            .time_value = saved.last_time,
-                           .action =
-                               promote && !(L->caps & SCHED_CAP_EXPLOIT) ? "promote" : "resume",
+                           .action = action,
                            .bracket = why ? why->bracket : -1,
                            .rung = promote ? why->rung : -1,
                            .milestone = promote ? why->milestone : NAN,
@@ -425,6 +418,49 @@ void sched__end_paused(struct sched_loop *L)
         sched__retire(L, t);
     }
     L->npaused = 0;
+}
+
+/* Paused trials the policy has ended (sched_policy_drop: HyperBand halved them away while
+ * they waited at a milestone) end now, TERMINATED, recorded in the policy's words. */
+void sched__end_dropped(struct sched_loop *L)
+{
+    for (;;) {
+        for (size_t k = 0; k < L->npaused; k++)
+            L->paused_ids[k] = sched__at(L, L->paused[k])->no;
+        sched_decision_t why;
+        long k = sched_policy_drop(L->policy, L->paused_ids, L->npaused, &why);
+        if (k < 0) return;
+        struct sched__trial *t = sched__at(L, L->paused[k]);
+        if (t->status != SCHED_TRIAL_PAUSED) continue; /* ends with the rest (end_paused) */
+        memmove(L->paused + k, L->paused + k + 1, (--L->npaused - (size_t)k) * sizeof *L->paused);
+        if (t->x->shown) sched__take_over(L, t, INT64_MAX); /* see sched__ended */
+        char reason[300];
+        const char *action = sched_policy_word(L->policy, &why, t->name, L->set->sched.time_attr,
+                                               t->last_time, reason, sizeof reason);
+        store_decision_t sd = {.trial_id = t->id,
+                               .iteration = t->iters,
+                               .time_value = t->last_time,
+                               .action = action,
+                               .bracket = why.bracket,
+                               .rung = why.rung,
+                               .milestone = why.milestone,
+                               .value = why.value,
+                               .cutoff = why.cutoff,
+                               .reason = reason,
+                               .wall_time = sched__wall(L)};
+        sched__add_decision(L, &sd);
+        t->status = SCHED_TRIAL_TERMINATED;
+        t->early_stopped = why.action == SCHED_STOP;
+        store_trial_update_t u = {.fields =
+                                      STORE_TU_STATUS | STORE_TU_EARLY_STOPPED | STORE_TU_ENDED,
+                                  .status = "TERMINATED",
+                                  .early_stopped = t->early_stopped,
+                                  .ended_at = sched__wall(L)};
+        sched__update_row(L, t, &u);
+        sched_on_trial_complete(L->policy, t->no);
+        sched__searcher_end(L, t);
+        sched__retire(L, t);
+    }
 }
 
 void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit_t *ex)

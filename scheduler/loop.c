@@ -155,26 +155,9 @@ void sched_loop_line(sched_loop_t *L, int64_t trial_no, const char *line, size_t
 static int make_policy(struct sched_loop *L, char *err, size_t errlen)
 {
     const space_settings_t *set = L->set;
-    sched_opts_t po = {.type = set->sched.type == SPACE_SCHED_ASHA     ? SCHED_POLICY_ASHA
-                               : set->sched.type == SPACE_SCHED_MEDIAN ? SCHED_POLICY_MEDIAN
-                               : set->sched.type == SPACE_SCHED_PBT    ? SCHED_POLICY_PBT
-                                                                       : SCHED_POLICY_FIFO,
+    sched_opts_t po = {.sched = set->sched,
                        .mode_max = set->mode == SPACE_MODE_MAX,
-                       .max_t = set->sched.max_t,
-                       .grace_period = set->sched.grace_period,
-                       .reduction_factor = set->sched.reduction_factor,
-                       .brackets = set->sched.brackets,
-                       .min_samples_required = set->sched.min_samples_required,
                        .seed = set->seed,
-                       .keep_last_trials = !set->sched.stop_last_trials,
-                       .promotion = set->sched.promotion,
-                       .soft_stop = !set->sched.hard_stop,
-                       .perturbation_interval = set->sched.perturbation_interval,
-                       .quantile_fraction = set->sched.quantile_fraction,
-                       .burn_in_period = set->sched.burn_in_period,
-                       .resample_probability = set->sched.resample_probability,
-                       .perturbation_factors = set->sched.perturbation_factors,
-                       .nfactors = (size_t)set->sched.nfactors,
                        .space = L->o->space};
     int rc = sched_policy_new(&po, &L->policy, err, errlen);
     if (rc == SCHED_OK) L->caps = sched_policy_caps(L->policy);
@@ -294,6 +277,7 @@ static int launch_ready(struct sched_loop *L)
     int maxc = L->set->max_concurrent;
     double until = sched__now(L) + LOOP_LAUNCH_SLICE_S;
     int deferred = 0;
+    if (L->npaused > 0) sched__end_dropped(L); /* before a slice goes to a paused trial */
 again:
     while (!deferred && !L->stopping && L->nretry > 0 && (maxc <= 0 || (int)L->running < maxc)) {
         if (!sched__launch(L, sched__at(L, L->retry[0]))) break;

@@ -385,6 +385,9 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why);
 /* Nothing is left to run: trials still paused end TERMINATED (early-stopped), with a
  * decision row saying so. */
 void sched__end_paused(struct sched_loop *L);
+/* Paused trials the policy has ended meanwhile (sched_policy_drop: HyperBand halved them
+ * away while they waited at a milestone) end now, TERMINATED, in the policy's words. */
+void sched__end_dropped(struct sched_loop *L);
 /* Tells the searcher (if any) that trial t has ended for good. */
 void sched__searcher_end(struct sched_loop *L, const struct sched__trial *t);
 

@@ -33,6 +33,8 @@
 
 #include "scheduler/sched_int.h"
 
+typedef struct sched__median sched__median_t;
+
 /* One result from grace_period on, with sums over it and every earlier point. */
 struct mpoint {
     double time;
@@ -62,8 +64,10 @@ struct sched__median {
     double *scratch; /* running averages of the others, ntrials long */
 };
 
-int sched__median_new(const sched_opts_t *o, sched__median_t **out, char *err, size_t errlen)
+static int median_new(const sched_opts_t *opts, void **out, unsigned *caps, char *err,
+                      size_t errlen)
 {
+    const space_sched_opts_t *o = &opts->sched;
     if (!(o->max_t > 0) || !isfinite(o->max_t)) {
         snprintf(err, errlen, "median: max_t must be a number > 0 (got %g)", o->max_t);
         return SCHED_EINVAL;
@@ -90,15 +94,18 @@ int sched__median_new(const sched_opts_t *o, sched__median_t **out, char *err, s
     }
     m->max_t = o->max_t;
     m->grace = o->grace_period;
-    m->sign = o->mode_max ? 1.0 : -1.0;
+    m->sign = opts->mode_max ? 1.0 : -1.0;
     m->min_samples = o->min_samples_required;
-    m->soft_stop = o->soft_stop;
+    m->soft_stop = !o->hard_stop;
+    /* hard_stop false pauses a trial, which may resume */
+    *caps = m->soft_stop ? SCHED_CAP_PAUSE : 0;
     *out = m;
     return SCHED_OK;
 }
 
-void sched__median_free(sched__median_t *m)
+static void median_free(void *self)
 {
+    sched__median_t *m = self;
     if (!m) return;
     for (size_t i = 0; i < m->ntrials; i++)
         free(m->trials[i].pts);
@@ -108,8 +115,9 @@ void sched__median_free(sched__median_t *m)
     free(m);
 }
 
-int sched__median_add(sched__median_t *m, int64_t trial)
+static int median_add(void *self, int64_t trial)
 {
+    sched__median_t *m = self;
     if (sched__idmap_get(&m->ids, trial) != SCHED__NOIDX) return SCHED_EINVAL;
     if (m->ntrials == m->cap) {
         size_t cap = m->cap ? m->cap * 2 : 64;
@@ -212,13 +220,14 @@ static double median_of(double *v, size_t n)
     return (lo + hi) / 2;
 }
 
-void sched__median_result(sched__median_t *m, int64_t trial, double time, double value,
+static void median_result(void *self, int64_t trial, double time, double value,
                           sched_decision_t *out)
 {
+    sched__median_t *m = self;
     sched__decision_none(out, value);
     uint32_t ix = sched__idmap_get(&m->ids, trial);
     if (ix == SCHED__NOIDX) {
-        if (sched__median_add(m, trial) != 0) return;
+        if (median_add(m, trial) != 0) return;
         ix = (uint32_t)(m->ntrials - 1);
     }
     struct mtrial *t = &m->trials[ix];
@@ -255,8 +264,38 @@ void sched__median_result(sched__median_t *m, int64_t trial, double time, double
     }
 }
 
-void sched__median_complete(sched__median_t *m, int64_t trial)
+static void median_complete(void *self, int64_t trial)
 {
+    sched__median_t *m = self;
     uint32_t ix = sched__idmap_get(&m->ids, trial);
     if (ix != SCHED__NOIDX) m->trials[ix].done = 1;
 }
+
+static void median_word(const void *self, const sched_decision_t *d, const char *trial,
+                        const char *time_attr, double time, char *buf, size_t n)
+{
+    const sched__median_t *m = self;
+    (void)trial;
+    (void)time;
+    if (d->action == SCHED_PAUSE)
+        snprintf(buf, n,
+                 "worse than the median: best %g vs median %g of other trials; paused "
+                 "(hard_stop false)",
+                 d->value, d->cutoff);
+    else if (d->action == SCHED_COMPLETE)
+        sched__word_max_t(time_attr, m->max_t, buf, n);
+    else
+        snprintf(buf, n, "%s: best %g vs median %g of other trials",
+                 d->action == SCHED_STOP ? "worse than the median" : "not worse than the median",
+                 d->value, d->cutoff);
+}
+
+const sched__policy_ops_t sched__median_ops = {
+    .name = "median",
+    .create = median_new,
+    .destroy = median_free,
+    .add = median_add,
+    .result = median_result,
+    .complete = median_complete,
+    .word = median_word,
+};

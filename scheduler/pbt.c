@@ -11,6 +11,9 @@
 
 #include "scheduler/sched_int.h"
 #include "search/explore.h"
+#include "search/render.h"
+
+typedef struct sched__pbt sched__pbt_t;
 
 struct ptrial {
     int64_t id;
@@ -21,7 +24,8 @@ struct ptrial {
 };
 
 struct sched__pbt {
-    sched_opts_t o;
+    space_sched_opts_t o;
+    const space_t *space;
     double sign;  /* +1 for max, -1 for min: scores are compared larger-is-better */
     uint64_t rng; /* the policy's one random stream (splitmix64): donors and explore */
     struct ptrial *t;
@@ -30,8 +34,9 @@ struct sched__pbt {
     size_t *order; /* scratch for the quantiles */
 };
 
-int sched__pbt_new(const sched_opts_t *o, sched__pbt_t **out, char *err, size_t errlen)
+static int pbt_new(const sched_opts_t *opts, void **out, unsigned *caps, char *err, size_t errlen)
 {
+    const space_sched_opts_t *o = &opts->sched;
     if (!(o->perturbation_interval > 0)) {
         snprintf(err, errlen, "pbt: perturbation_interval must be > 0");
         return SCHED_EINVAL;
@@ -44,7 +49,7 @@ int sched__pbt_new(const sched_opts_t *o, sched__pbt_t **out, char *err, size_t 
         snprintf(err, errlen, "pbt: resample_probability must be between 0 and 1");
         return SCHED_EINVAL;
     }
-    if (!o->perturbation_factors || o->nfactors == 0 || !o->space) {
+    if (o->nfactors <= 0 || o->nfactors > 8 || !opts->space) {
         snprintf(err, errlen, "pbt: perturbation factors and the space are needed");
         return SCHED_EINVAL;
     }
@@ -54,15 +59,19 @@ int sched__pbt_new(const sched_opts_t *o, sched__pbt_t **out, char *err, size_t 
         return SCHED_ENOMEM;
     }
     p->o = *o;
-    p->sign = o->mode_max ? 1.0 : -1.0;
+    p->space = opts->space;
+    p->sign = opts->mode_max ? 1.0 : -1.0;
     /* its own stream, apart from the samplers' streams of the same seed */
-    p->rng = o->seed ^ 0x5042545f73747265ull; /* "PBT_stre" */
+    p->rng = opts->seed ^ 0x5042545f73747265ull; /* "PBT_stre" */
+    /* it pauses trials at perturbation points and restarts them from others' checkpoints */
+    *caps = SCHED_CAP_PAUSE | SCHED_CAP_EXPLOIT;
     *out = p;
     return SCHED_OK;
 }
 
-void sched__pbt_free(sched__pbt_t *p)
+static void pbt_free(void *self)
 {
+    sched__pbt_t *p = self;
     if (!p) return;
     free(p->t);
     free(p->order);
@@ -70,8 +79,9 @@ void sched__pbt_free(sched__pbt_t *p)
     free(p);
 }
 
-int sched__pbt_add(sched__pbt_t *p, int64_t trial)
+static int pbt_add(void *self, int64_t trial)
 {
+    sched__pbt_t *p = self;
     if (sched__idmap_get(&p->ids, trial) != SCHED__NOIDX) return SCHED_EINVAL;
     if (p->n == p->cap) {
         size_t cap = p->cap ? 2 * p->cap : 16;
@@ -124,9 +134,9 @@ static size_t quantiles(sched__pbt_t *p, size_t *nq)
     return n;
 }
 
-void sched__pbt_result(sched__pbt_t *p, int64_t trial, double time, double value,
-                       sched_decision_t *out)
+static void pbt_result(void *self, int64_t trial, double time, double value, sched_decision_t *out)
 {
+    sched__pbt_t *p = self;
     sched__decision_none(out, value);
     struct ptrial *t = find(p, trial);
     /* Ray continues a result without time_attr, before the burn-in period and between
@@ -159,16 +169,16 @@ void sched__pbt_result(sched__pbt_t *p, int64_t trial, double time, double value
         out->quantile = -1;
         return;
     }
-    size_t self = (size_t)(t - p->t);
+    size_t me = (size_t)(t - p->t);
     /* the bar of the top quantile: the worst score in it, as the metric */
     out->cutoff = p->sign * p->t[p->order[n - nq]].last_score;
     for (size_t k = n - nq; k < n; k++)
-        if (p->order[k] == self) {
+        if (p->order[k] == me) {
             out->quantile = 2;
             return;
         }
     for (size_t k = 0; k < nq; k++)
-        if (p->order[k] == self) {
+        if (p->order[k] == me) {
             /* Ray: random.choice(upper_quantile) */
             size_t pick = (size_t)(sched__uniform(&p->rng) * (double)nq);
             if (pick >= nq) pick = nq - 1;
@@ -180,17 +190,19 @@ void sched__pbt_result(sched__pbt_t *p, int64_t trial, double time, double value
     out->quantile = 0;
 }
 
-void sched__pbt_complete(sched__pbt_t *p, int64_t trial)
+static void pbt_complete(void *self, int64_t trial)
 {
+    sched__pbt_t *p = self;
     struct ptrial *t = find(p, trial);
     if (t) t->finished = 1;
 }
 
 /* Ray's choose_trial_to_run: of the trials waiting (PENDING, then PAUSED), the one with
  * the least training time goes first; a pending trial has none. */
-long sched__pbt_choose_next(sched__pbt_t *p, const int64_t *paused, size_t n, size_t pending,
+static long pbt_choose_next(void *self, const int64_t *paused, size_t n, size_t pending,
                             sched_decision_t *why)
 {
+    sched__pbt_t *p = self;
     if (pending > 0 || n == 0) return -1;
     long best = -1;
     double bt = INFINITY;
@@ -211,9 +223,10 @@ static uint64_t draw(void *ud)
     return sched__splitmix64(ud);
 }
 
-int sched__pbt_explore(sched__pbt_t *p, int64_t trial, int64_t donor, const cJSON *donor_config,
+static int pbt_explore(void *self, int64_t trial, int64_t donor, const cJSON *donor_config,
                        cJSON **out, cJSON **what, char *err, size_t errlen)
 {
+    sched__pbt_t *p = self;
     struct ptrial *t = find(p, trial), *d = find(p, donor);
     if (!t || !d) {
         snprintf(err, errlen, "pbt: unknown trial");
@@ -221,10 +234,10 @@ int sched__pbt_explore(sched__pbt_t *p, int64_t trial, int64_t donor, const cJSO
     }
     space_explore_opts_t eo = {.resample_probability = p->o.resample_probability,
                                .factors = p->o.perturbation_factors,
-                               .nfactors = p->o.nfactors,
+                               .nfactors = (size_t)p->o.nfactors,
                                .draw = draw,
                                .ud = &p->rng};
-    if (space_explore(p->o.space, donor_config, &eo, out, what, err, errlen) != 0)
+    if (space_explore(p->space, donor_config, &eo, out, what, err, errlen) != 0)
         return SCHED_EINVAL;
     /* Ray's _exploit: the clone continues the donor's clock; its score stays its own
      * until its next perturbation point */
@@ -232,3 +245,54 @@ int sched__pbt_explore(sched__pbt_t *p, int64_t trial, int64_t donor, const cJSO
     t->last_train_time = d->last_train_time;
     return SCHED_OK;
 }
+
+/* A perturbation point in words: where the trial stood against the quantiles, and why it
+ * paused when the loop made it give its slice away (d->action PAUSE). */
+static void pbt_word(const void *self, const sched_decision_t *d, const char *trial,
+                     const char *time_attr, double time, char *buf, size_t n)
+{
+    const sched__pbt_t *p = self;
+    if (d->action == SCHED_COMPLETE) {
+        sched__word_max_t(time_attr, p->o.max_t, buf, n);
+        return;
+    }
+    char cb[32], vb[32];
+    const char *where = d->quantile == 2   ? "in the top quantile"
+                        : d->quantile == 0 ? "between the quantiles"
+                                           : "too few trials with a score for quantiles";
+    if (d->quantile >= 0)
+        snprintf(buf, n, "perturbation at %s %s: %s %s (top quantile's bar %s)", time_attr,
+                 space_format_number(time, vb), trial, where, space_format_number(d->cutoff, cb));
+    else
+        snprintf(buf, n, "perturbation at %s %s: %s", time_attr, space_format_number(time, vb),
+                 where);
+    if (d->action == SCHED_PAUSE) {
+        size_t k = strlen(buf);
+        snprintf(buf + k, n - k, "; paused so that a waiting trial runs (least progressed first)");
+    }
+}
+
+/* A paused trial resumes least progressed first (pbt_choose_next: why->milestone is its
+ * training time). */
+static const char *pbt_word_resume(const void *self, const sched_decision_t *why,
+                                   const char *time_attr, int attempt, const char *from, char *buf,
+                                   size_t n)
+{
+    (void)self;
+    snprintf(buf, n, "resumed, least progressed of the paused trials (%s %g): attempt %d from %s",
+             time_attr, why ? why->milestone : NAN, attempt, from);
+    return "resume";
+}
+
+const sched__policy_ops_t sched__pbt_ops = {
+    .name = "pbt",
+    .create = pbt_new,
+    .destroy = pbt_free,
+    .add = pbt_add,
+    .result = pbt_result,
+    .complete = pbt_complete,
+    .choose_next = pbt_choose_next,
+    .explore = pbt_explore,
+    .word = pbt_word,
+    .word_resume = pbt_word_resume,
+};

@@ -1,6 +1,7 @@
-/* Policies behind one interface (sched_policy_*): the table of operations that ASHA
- * (asha.c), median stopping (median.c), PBT (pbt.c) and FIFO (no state) fill, and the trial-id map
- * they share. Not for: the event loop (loop.c) or resource accounting (pool.c). */
+/* Policies behind one interface (sched_policy_*): the table of policies (ASHA in asha.c,
+ * median stopping in median.c, PBT in pbt.c, HyperBand in hyperband.c, FIFO here: it has
+ * no state), the dispatch to the operations each exports, and the trial-id map they
+ * share. Not for: the event loop (loop.c) or resource accounting (pool.c). */
 #include "scheduler/sched.h"
 
 #include <math.h>
@@ -10,27 +11,8 @@
 
 #include "scheduler/sched_int.h"
 
-/* What every policy provides. `self` is the policy's own state; NULL entries mean "nothing
- * to do" (FIFO keeps no state at all). */
-struct policy_ops {
-    const char *name;
-    int (*create)(const sched_opts_t *o, void **self, char *err, size_t errlen);
-    void (*destroy)(void *self);
-    int (*add)(void *self, int64_t trial);
-    void (*result)(void *self, int64_t trial, double time, double value, sched_decision_t *out);
-    void (*complete)(void *self, int64_t trial);
-    size_t (*rungs)(const void *self, sched_rung_info_t *out, size_t max);
-    /* Which paused trial a free slice goes to (sched_policy_choose_next); NULL: the
-     * earliest paused one once no new trial is left. */
-    long (*choose_next)(void *self, const int64_t *paused, size_t n, size_t pending,
-                        sched_decision_t *why);
-    /* pbt only: the explore step of an exploit (sched_policy_explore) */
-    int (*explore)(void *self, int64_t trial, int64_t donor, const cJSON *donor_config, cJSON **out,
-                   cJSON **what, char *err, size_t errlen);
-};
-
 struct sched_policy {
-    const struct policy_ops *ops;
+    const sched__policy_ops_t *ops;
     void *self;
     unsigned caps;
 };
@@ -120,103 +102,17 @@ void sched__decision_none(sched_decision_t *out, double value)
 }
 
 /* ---- the table of policies -------------------------------------------------------- */
-/* Thin casts from each policy's typed functions to the table's void pointers. */
-static int asha_create(const sched_opts_t *o, void **self, char *err, size_t errlen)
-{
-    return sched__asha_new(o, (sched__asha_t **)self, err, errlen);
-}
-static void asha_destroy(void *self)
-{
-    sched__asha_free(self);
-}
-static int asha_add(void *self, int64_t trial)
-{
-    return sched__asha_add(self, trial);
-}
-static void asha_result(void *self, int64_t trial, double time, double value, sched_decision_t *out)
-{
-    sched__asha_result(self, trial, time, value, out);
-}
-static void asha_complete(void *self, int64_t trial)
-{
-    sched__asha_complete(self, trial);
-}
-static size_t asha_rungs(const void *self, sched_rung_info_t *out, size_t max)
-{
-    return sched__asha_rungs(self, out, max);
-}
+/* FIFO runs every trial until the trial itself ends: it never stops one, and a result at
+ * time >= max_t does not complete it either (Ray Tune's FIFOScheduler likewise returns
+ * CONTINUE for every result); it reads none of the options, so none can be wrong, and it
+ * judges nothing, so it has no words. */
+const sched__policy_ops_t sched__fifo_ops = {.name = "fifo"};
 
-static long asha_choose_next(void *self, const int64_t *paused, size_t n, size_t pending,
-                             sched_decision_t *why)
-{
-    return sched__asha_choose_next(self, paused, n, pending, why);
-}
-
-static int median_create(const sched_opts_t *o, void **self, char *err, size_t errlen)
-{
-    return sched__median_new(o, (sched__median_t **)self, err, errlen);
-}
-static void median_destroy(void *self)
-{
-    sched__median_free(self);
-}
-static int median_add(void *self, int64_t trial)
-{
-    return sched__median_add(self, trial);
-}
-static void median_result(void *self, int64_t trial, double time, double value,
-                          sched_decision_t *out)
-{
-    sched__median_result(self, trial, time, value, out);
-}
-static void median_complete(void *self, int64_t trial)
-{
-    sched__median_complete(self, trial);
-}
-
-static int pbt_create(const sched_opts_t *o, void **self, char *err, size_t errlen)
-{
-    return sched__pbt_new(o, (sched__pbt_t **)self, err, errlen);
-}
-static void pbt_destroy(void *self)
-{
-    sched__pbt_free(self);
-}
-static int pbt_add(void *self, int64_t trial)
-{
-    return sched__pbt_add(self, trial);
-}
-static void pbt_result(void *self, int64_t trial, double time, double value, sched_decision_t *out)
-{
-    sched__pbt_result(self, trial, time, value, out);
-}
-static void pbt_complete(void *self, int64_t trial)
-{
-    sched__pbt_complete(self, trial);
-}
-static long pbt_choose_next(void *self, const int64_t *paused, size_t n, size_t pending,
-                            sched_decision_t *why)
-{
-    return sched__pbt_choose_next(self, paused, n, pending, why);
-}
-static int pbt_explore(void *self, int64_t trial, int64_t donor, const cJSON *donor_config,
-                       cJSON **out, cJSON **what, char *err, size_t errlen)
-{
-    return sched__pbt_explore(self, trial, donor, donor_config, out, what, err, errlen);
-}
-
-/* Indexed by sched_policy_type_t. FIFO runs every trial until the trial itself ends: it
- * never stops one, and a result at time >= max_t does not complete it either (Ray Tune's
- * FIFOScheduler likewise returns CONTINUE for every result); it reads none of the
- * options, so none can be wrong. Only ASHA has rungs. */
-static const struct policy_ops policies[] = {
-    [SCHED_POLICY_FIFO] = {.name = "fifo"},
-    [SCHED_POLICY_ASHA] = {"asha", asha_create, asha_destroy, asha_add, asha_result, asha_complete,
-                           asha_rungs, asha_choose_next},
-    [SCHED_POLICY_MEDIAN] = {"median", median_create, median_destroy, median_add, median_result,
-                             median_complete, NULL},
-    [SCHED_POLICY_PBT] = {"pbt", pbt_create, pbt_destroy, pbt_add, pbt_result, pbt_complete, NULL,
-                          pbt_choose_next, pbt_explore},
+/* Indexed by the "scheduler" type of space.json, one row per policy. */
+static const sched__policy_ops_t *const policies[SPACE_NSCHED] = {
+    [SPACE_SCHED_FIFO] = &sched__fifo_ops,           [SPACE_SCHED_ASHA] = &sched__asha_ops,
+    [SPACE_SCHED_MEDIAN] = &sched__median_ops,       [SPACE_SCHED_PBT] = &sched__pbt_ops,
+    [SPACE_SCHED_HYPERBAND] = &sched__hyperband_ops,
 };
 
 int sched_policy_new(const sched_opts_t *opts, sched_policy_t **out, char *err, size_t errlen)
@@ -225,8 +121,8 @@ int sched_policy_new(const sched_opts_t *opts, sched_policy_t **out, char *err, 
         snprintf(err, errlen, "scheduler: no options given");
         return SCHED_EINVAL;
     }
-    if ((unsigned)opts->type >= sizeof policies / sizeof policies[0]) {
-        snprintf(err, errlen, "scheduler: unknown policy type %d", (int)opts->type);
+    if ((unsigned)opts->sched.type >= SPACE_NSCHED || !policies[opts->sched.type]) {
+        snprintf(err, errlen, "scheduler: unknown policy type %d", (int)opts->sched.type);
         return SCHED_EINVAL;
     }
     sched_policy_t *p = calloc(1, sizeof *p);
@@ -234,12 +130,8 @@ int sched_policy_new(const sched_opts_t *opts, sched_policy_t **out, char *err, 
         snprintf(err, errlen, "scheduler: out of memory");
         return SCHED_ENOMEM;
     }
-    p->ops = &policies[opts->type];
-    p->caps = opts->type == SCHED_POLICY_PBT ? SCHED_CAP_PAUSE | SCHED_CAP_EXPLOIT
-              : opts->type == SCHED_POLICY_ASHA && opts->promotion   ? SCHED_CAP_PAUSE
-              : opts->type == SCHED_POLICY_MEDIAN && opts->soft_stop ? SCHED_CAP_PAUSE
-                                                                     : 0;
-    int rc = p->ops->create ? p->ops->create(opts, &p->self, err, errlen) : SCHED_OK;
+    p->ops = policies[opts->sched.type];
+    int rc = p->ops->create ? p->ops->create(opts, &p->self, &p->caps, err, errlen) : SCHED_OK;
     if (rc != SCHED_OK) {
         free(p);
         return rc;
@@ -296,6 +188,15 @@ long sched_policy_choose_next(sched_policy_t *p, const int64_t *paused, size_t n
     return k >= 0 && (size_t)k < n ? k : -1;
 }
 
+long sched_policy_drop(sched_policy_t *p, const int64_t *paused, size_t n, sched_decision_t *why)
+{
+    sched_decision_t d;
+    sched__decision_none(&d, NAN);
+    long k = p->ops->drop ? p->ops->drop(p->self, paused, n, &d) : -1;
+    if (why) *why = d;
+    return k >= 0 && (size_t)k < n ? k : -1;
+}
+
 int sched_policy_explore(sched_policy_t *p, int64_t trial, int64_t donor, const cJSON *donor_config,
                          cJSON **out, cJSON **what, char *err, size_t errlen)
 {
@@ -314,4 +215,42 @@ const char *sched_policy_name(const sched_policy_t *p)
 unsigned sched_policy_caps(const sched_policy_t *p)
 {
     return p->caps;
+}
+
+/* The action as the store and the reports spell it. EXPLOIT is recorded by the loop's
+ * exploit (ckpt.c), never here. */
+static const char *action_word(sched_action_t a)
+{
+    return a == SCHED_STOP       ? "stop"
+           : a == SCHED_COMPLETE ? "complete"
+           : a == SCHED_PAUSE    ? "pause"
+                                 : "continue";
+}
+
+const char *sched_policy_word(const sched_policy_t *p, const sched_decision_t *d, const char *trial,
+                              const char *time_attr, double time, char *buf, size_t n)
+{
+    if (n > 0) buf[0] = 0;
+    if (p->ops->word) p->ops->word(p->self, d, trial, time_attr, time, buf, n);
+    return action_word(d->action);
+}
+
+const char *sched_policy_word_resume(const sched_policy_t *p, const sched_decision_t *why,
+                                     const char *time_attr, int attempt, const char *from,
+                                     char *buf, size_t n)
+{
+    if (p->ops->word_resume)
+        return p->ops->word_resume(p->self, why, time_attr, attempt, from, buf, n);
+    return sched__word_resume(attempt, from, buf, n);
+}
+
+void sched__word_max_t(const char *time_attr, double max_t, char *buf, size_t n)
+{
+    snprintf(buf, n, "reached max_t (%s >= %g)", time_attr, max_t);
+}
+
+const char *sched__word_resume(int attempt, const char *from, char *buf, size_t n)
+{
+    snprintf(buf, n, "resumed (nothing new pending): attempt %d from %s", attempt, from);
+    return "resume";
 }

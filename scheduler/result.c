@@ -1,9 +1,9 @@
 /* The per-result path: one stdout line of a trial becomes a recorded result (plain JSON
  * stored as it came, anything else normalised first), is checked (the run's first result
  * must carry the metric and time_attr), judged by the policy and the "stop" criteria, and
- * the decision is worded and recorded. Executors reach it through the loop's line event,
- * benchmarks through sched_loop_line. Not for: launching or ending trials (life.c) or the
- * loop's turn (loop.c). */
+ * the decision recorded in the policy's words (sched_policy_word). Executors reach it through the
+ * loop's line event, benchmarks through sched_loop_line. Not for: launching or ending trials
+ * (life.c) or the loop's turn (loop.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,41 +37,6 @@ static int mentions_checkpoint(const char *s, size_t n)
         p++;
     }
     return 0;
-}
-
-/* The wording of decisions, without printf for the common ASHA ones (printf's float
- * formatting was most of a decision's cost outside SQLite): put_* append at p and return
- * the new end; the caller's buffer has room (the texts are short and bounded). */
-static char *put_str(char *p, const char *s)
-{
-    size_t n = strlen(s);
-    memcpy(p, s, n);
-    return p + n;
-}
-
-static char *put_int(char *p, long long v)
-{
-    char d[24];
-    int k = 0;
-    unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
-    do {
-        d[k++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) *p++ = '-';
-    while (k)
-        *p++ = d[--k];
-    return p;
-}
-
-/* v as "%g" prints it: a whole number of fewer than 7 digits (every milestone here) as
- * its digits, which is exactly what %g's default precision of 6 gives; the rest by
- * snprintf. */
-static char *put_g(char *p, double v)
-{
-    if (v > -1e6 && v < 1e6 && v == (double)(long long)v && !(v == 0 && signbit(v)))
-        return put_int(p, (long long)v);
-    return p + snprintf(p, 32, "%g", v);
 }
 
 /* The numbers the loop reads from a result (v[0] training_iteration, v[1] the time_attr,
@@ -293,66 +258,10 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     if (d.yield && d.action == SCHED_CONTINUE && !L->stopping &&
         (L->npaused > 0 || L->nretry > 0 || L->next < L->n) && !sched__slice_free(L))
         d.action = SCHED_PAUSE;
-    if (d.judged && (L->caps & SCHED_CAP_EXPLOIT) && d.action != SCHED_COMPLETE) {
-        char reason[300], cb[32], vb[32];
-        const char *where = d.quantile == 2   ? "in the top quantile"
-                            : d.quantile == 0 ? "between the quantiles"
-                                              : "too few trials with a score for quantiles";
-        if (d.quantile >= 0)
-            snprintf(reason, sizeof reason, "perturbation at %s %s: %s %s (top quantile's bar %s)",
-                     set->sched.time_attr, space_format_number(tv, vb), t->name, where,
-                     space_format_number(d.cutoff, cb));
-        else
-            snprintf(reason, sizeof reason, "perturbation at %s %s: %s", set->sched.time_attr,
-                     space_format_number(tv, vb), where);
-        if (d.action == SCHED_PAUSE) {
-            size_t k = strlen(reason);
-            snprintf(reason + k, sizeof reason - k,
-                     "; paused so that a waiting trial runs (least progressed first)");
-        }
-        record(L, t, it, tv, now, &d, d.action == SCHED_PAUSE ? "pause" : "continue", -1, -1,
-               reason);
-        if (L->fatal) return;
-    } else if (d.judged) {
-        const char *action = d.action == SCHED_STOP       ? "stop"
-                             : d.action == SCHED_COMPLETE ? "complete"
-                             : d.action == SCHED_PAUSE    ? "pause"
-                                                          : "continue";
-        char reason[160];
-        if (d.action == SCHED_PAUSE && d.rung >= 0)
-            snprintf(reason, sizeof reason,
-                     "reached rung %d (milestone %g): paused until it is in the rung's top 1/rf",
-                     d.rung, d.milestone);
-        else if (d.action == SCHED_PAUSE)
-            snprintf(reason, sizeof reason,
-                     "worse than the median: best %g vs median %g of other trials; paused "
-                     "(hard_stop false)",
-                     d.value, d.cutoff);
-        else if (d.rung < 0 && d.action != SCHED_COMPLETE)
-            snprintf(reason, sizeof reason, "%s: best %g vs median %g of other trials",
-                     d.action == SCHED_STOP ? "worse than the median" : "not worse than the median",
-                     d.value, d.cutoff);
-        else if (d.action == SCHED_COMPLETE)
-            snprintf(reason, sizeof reason, "reached max_t (%s >= %g)", set->sched.time_attr,
-                     set->sched.max_t);
-        else if (d.action == SCHED_STOP && isnan(d.value))
-            snprintf(reason, sizeof reason,
-                     "reported NaN at rung %d (milestone %g): diverged; NaN stays out of the "
-                     "cutoff",
-                     d.rung, d.milestone);
-        else { /* at most 21 + 11 + 21 + 31 + 16 bytes */
-            char *p = reason;
-            p = put_str(p, isnan(d.cutoff)          ? "first result at rung "
-                           : d.action == SCHED_STOP ? "worse than rung "
-                                                    : "within rung ");
-            p = put_int(p, d.rung);
-            p = put_str(p, isnan(d.cutoff) ? " (milestone " : " cutoff at milestone ");
-            p = put_g(p, d.milestone);
-            p = put_str(p, isnan(d.cutoff)          ? "): no cutoff yet"
-                           : d.action == SCHED_STOP ? ""
-                                                    : ": promoted");
-            *p = 0;
-        }
+    if (d.judged) { /* the policy words its own decision */
+        char reason[300];
+        const char *action = sched_policy_word(L->policy, &d, t->name, set->sched.time_attr, tv,
+                                               reason, sizeof reason);
         record(L, t, it, tv, now, &d, action, d.bracket, d.rung, reason);
         if (L->fatal) return;
     }

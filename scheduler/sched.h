@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "search/settings.h" /* space_sched_opts_t: the policies' options */
+
 #define SCHED_OK 0
 #define SCHED_EINVAL (-1)
 #define SCHED_ENOMEM (-2)
@@ -17,35 +19,18 @@
 #define SCHED_EAGAIN (-4) /* does not fit now; try again when something is released */
 
 /* ==== policies ==================================================================== */
-typedef enum {
-    SCHED_POLICY_FIFO = 0,
-    SCHED_POLICY_ASHA = 1,
-    SCHED_POLICY_MEDIAN = 2,
-    SCHED_POLICY_PBT = 3
-} sched_policy_type_t;
-
 struct space;
 struct cJSON;
 
+/* What a policy is built from. Its options are the "scheduler" block of space.json as
+ * search/ parsed it (space_sched_opts_t: the type, Ray Tune's option names and senses,
+ * hard_stop and stop_last_trials included, defaults filled in), spelled once; here only
+ * what lies outside that block. A policy reads the options that apply to it and checks
+ * them again (a caller may build them by hand). */
 typedef struct sched_opts {
-    sched_policy_type_t type;
-    int mode_max;             /* 0: lower metric is better, 1: higher is better */
-    double max_t;             /* a result with time >= max_t completes the trial (asha, median) */
-    double grace_period;      /* asha: first milestone; median: no stop before this time */
-    double reduction_factor;  /* asha: > 1 */
-    int brackets;             /* asha: >= 1 */
-    int min_samples_required; /* median */
-    uint64_t seed;            /* bracket assignment */
-    int keep_last_trials;     /* asha: 1 = Ray's stop_last_trials=False: no COMPLETE at max_t */
-    int promotion;            /* asha: 1 = the promotion variant (pause at each rung) */
-    int soft_stop;            /* median: 1 = Ray's hard_stop=False: PAUSE instead of STOP */
-    /* pbt (Ray Tune's PopulationBasedTraining; docs/pbt.md) */
-    double perturbation_interval; /* > 0, in time_attr units */
-    double quantile_fraction;     /* [0, 0.5] */
-    double burn_in_period;        /* no perturbation before this time */
-    double resample_probability;  /* explore: resample instead of perturb */
-    const double *perturbation_factors;
-    size_t nfactors;
+    space_sched_opts_t sched;  /* .type picks the policy */
+    int mode_max;              /* 0: lower metric is better, 1: higher is better */
+    uint64_t seed;             /* the policy's random stream (asha's brackets, pbt's donors) */
     const struct space *space; /* pbt: what explore mutates (borrowed, outlives the policy) */
 } sched_opts_t;
 
@@ -108,6 +93,11 @@ size_t sched_policy_rungs(const sched_policy_t *p, sched_rung_info_t *out, size_
  * earliest paused trial once no new trial is left (Ray Tune's PENDING before PAUSED). */
 long sched_policy_choose_next(sched_policy_t *p, const int64_t *paused, size_t n, size_t pending,
                               sched_decision_t *why);
+/* Has the policy decided to end one of the n paused trials (HyperBand halves away trials
+ * that wait paused at a milestone)? Returns its index into paused, with the judgement in
+ * *why (action STOP or COMPLETE, words by sched_policy_word), or -1. The caller ends that
+ * trial as the action says and asks again until -1; the policy forgets it as asked. */
+long sched_policy_drop(sched_policy_t *p, const int64_t *paused, size_t n, sched_decision_t *why);
 const char *sched_policy_name(const sched_policy_t *p);
 /* What a policy may ask of the loop beyond CONTINUE, STOP and COMPLETE. The loop asks
  * this, never which policy it runs, so that a new policy needs nothing in the loop. */
@@ -119,6 +109,21 @@ const char *sched_policy_name(const sched_policy_t *p);
  * chosen, is not the space's to sample again */
 #define SCHED_CAP_EXPLOIT 0x2u
 unsigned sched_policy_caps(const sched_policy_t *p);
+/* The words of a judged decision (d->judged) the caller records: returns the action as
+ * the store spells it ("stop", "complete", "pause", "continue") and writes the policy's
+ * reason, in its own terms (rungs, medians, perturbation points), to buf (300 bytes hold
+ * every reason). trial: the trial's name; time_attr and time: where the result stood. The
+ * loop words no decision itself, so that a new policy brings its own words. */
+const char *sched_policy_word(const sched_policy_t *p, const sched_decision_t *d, const char *trial,
+                              const char *time_attr, double time, char *buf, size_t n);
+/* The words of a resume: the paused trial choose_next chose (why: the evidence it filled,
+ * or NULL) starts again as attempt `attempt` from `from` (its checkpoint, or the caller's
+ * "scratch (no checkpoint)"). Returns the action to record, "promote" (it earned a higher
+ * rung: why's rung, milestone and cutoff say which and how) or "resume", and writes the
+ * reason to buf (600 bytes hold every reason). */
+const char *sched_policy_word_resume(const sched_policy_t *p, const sched_decision_t *why,
+                                     const char *time_attr, int attempt, const char *from,
+                                     char *buf, size_t n);
 /* pbt: `trial` exploits `donor` (a SCHED_EXPLOIT decision the caller acts on): the
  * donor's configuration explored with the policy's own random stream (space_explore), and
  * the donor's perturbation clock handed to the trial, as Ray Tune's _exploit does. On

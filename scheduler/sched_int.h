@@ -1,6 +1,7 @@
-/* scheduler internals shared by policy.c, asha.c, median.c and pbt.c: the per-policy entry
- * points that policy.c dispatches to, and a small int64 -> index hash map that gives
- * every policy O(1) trial lookup. Not for use outside scheduler/ (sched.h is the API). */
+/* scheduler internals shared by policy.c and the policies (asha.c, median.c, pbt.c,
+ * hyperband.c): the table of operations each policy exports and policy.c dispatches to,
+ * and a small int64 -> index hash map that gives every policy O(1) trial lookup. Not for
+ * use outside scheduler/ (sched.h is the API). */
 #ifndef TUNE_SCHED_INT_H
 #define TUNE_SCHED_INT_H
 
@@ -63,39 +64,49 @@ static inline double sched__uniform(uint64_t *state)
 }
 
 /* ---- policies --------------------------------------------------------------------- */
-/* Each policy validates its options (filling err) and owns its state; policy.c holds the
- * table of operations every policy fills (as executors fill sched_exec_ops_t), so adding
- * a policy is one table entry. Semantics are described in asha.c and median.c. */
-typedef struct sched__asha sched__asha_t;
-int sched__asha_new(const sched_opts_t *o, sched__asha_t **out, char *err, size_t errlen);
-void sched__asha_free(sched__asha_t *a);
-int sched__asha_add(sched__asha_t *a, int64_t trial);
-void sched__asha_result(sched__asha_t *a, int64_t trial, double time, double value,
-                        sched_decision_t *out);
-void sched__asha_complete(sched__asha_t *a, int64_t trial);
-size_t sched__asha_rungs(const sched__asha_t *a, sched_rung_info_t *out, size_t max);
-long sched__asha_choose_next(sched__asha_t *a, const int64_t *paused, size_t n, size_t pending,
-                             sched_decision_t *why);
+/* What every policy provides, as executors fill sched_exec_ops_t: each policy file
+ * exports one table (sched__asha_ops, ...), policy.c lists them by type and dispatches.
+ * `self` is the policy's own state; a NULL entry means "nothing to do" (FIFO keeps no
+ * state at all), and policy.c says what it does instead. Adding a policy is a file with
+ * its table and one row in policy.c. */
+typedef struct sched__policy_ops {
+    const char *name; /* as space_sched_name spells it */
+    /* Checks the options (err says which is wrong) and builds the state; *caps gets what
+     * the policy may ask of the loop (SCHED_CAP_*), which may depend on the options. */
+    int (*create)(const sched_opts_t *o, void **self, unsigned *caps, char *err, size_t errlen);
+    void (*destroy)(void *self);
+    int (*add)(void *self, int64_t trial);
+    void (*result)(void *self, int64_t trial, double time, double value, sched_decision_t *out);
+    void (*complete)(void *self, int64_t trial);
+    size_t (*rungs)(const void *self, sched_rung_info_t *out, size_t max);
+    /* Which paused trial a free slice goes to (sched_policy_choose_next); NULL: the
+     * earliest paused one once no new trial is left. */
+    long (*choose_next)(void *self, const int64_t *paused, size_t n, size_t pending,
+                        sched_decision_t *why);
+    /* sched_policy_drop; NULL: the policy never ends a paused trial */
+    long (*drop)(void *self, const int64_t *paused, size_t n, sched_decision_t *why);
+    /* sched_policy_explore; NULL: the policy never asks for SCHED_EXPLOIT */
+    int (*explore)(void *self, int64_t trial, int64_t donor, const cJSON *donor_config, cJSON **out,
+                   cJSON **what, char *err, size_t errlen);
+    /* The reason of a judged decision d (sched_policy_word; the action word is common). */
+    void (*word)(const void *self, const sched_decision_t *d, const char *trial,
+                 const char *time_attr, double time, char *buf, size_t n);
+    /* sched_policy_word_resume; NULL: sched__word_resume's plain "resumed". */
+    const char *(*word_resume)(const void *self, const sched_decision_t *why, const char *time_attr,
+                               int attempt, const char *from, char *buf, size_t n);
+} sched__policy_ops_t;
 
-typedef struct sched__median sched__median_t;
-int sched__median_new(const sched_opts_t *o, sched__median_t **out, char *err, size_t errlen);
-void sched__median_free(sched__median_t *m);
-int sched__median_add(sched__median_t *m, int64_t trial);
-void sched__median_result(sched__median_t *m, int64_t trial, double time, double value,
-                          sched_decision_t *out);
-void sched__median_complete(sched__median_t *m, int64_t trial);
+extern const sched__policy_ops_t sched__fifo_ops;
+extern const sched__policy_ops_t sched__asha_ops;
+extern const sched__policy_ops_t sched__median_ops;
+extern const sched__policy_ops_t sched__pbt_ops;
+extern const sched__policy_ops_t sched__hyperband_ops;
 
-typedef struct sched__pbt sched__pbt_t;
-int sched__pbt_new(const sched_opts_t *o, sched__pbt_t **out, char *err, size_t errlen);
-void sched__pbt_free(sched__pbt_t *p);
-int sched__pbt_add(sched__pbt_t *p, int64_t trial);
-void sched__pbt_result(sched__pbt_t *p, int64_t trial, double time, double value,
-                       sched_decision_t *out);
-void sched__pbt_complete(sched__pbt_t *p, int64_t trial);
-long sched__pbt_choose_next(sched__pbt_t *p, const int64_t *paused, size_t n, size_t pending,
-                            sched_decision_t *why);
-int sched__pbt_explore(sched__pbt_t *p, int64_t trial, int64_t donor, const cJSON *donor_config,
-                       cJSON **out, cJSON **what, char *err, size_t errlen);
+/* Words every policy may use: "reached max_t (<time_attr> >= <max_t>)" for a COMPLETE at
+ * max_t, and the plain resume of a paused trial nothing ranked ("resumed (nothing new
+ * pending): ..."), which returns "resume". */
+void sched__word_max_t(const char *time_attr, double max_t, char *buf, size_t n);
+const char *sched__word_resume(int attempt, const char *from, char *buf, size_t n);
 
 /* Fills *out as "continue, nothing judged" for value: the common starting point. */
 void sched__decision_none(sched_decision_t *out, double value);

@@ -99,6 +99,10 @@ static int sched_key_applies(space_sched_type_t t, const char *key)
     for (size_t i = 0; i < sizeof pbt_keys / sizeof pbt_keys[0]; i++)
         if (strcmp(key, pbt_keys[i]) == 0) return t == SPACE_SCHED_PBT;
     if (t == SPACE_SCHED_PBT) return strcmp(key, "max_t") == 0;
+    /* hyperband: Ray Tune's HyperBandScheduler takes these three (its brackets follow) */
+    if (t == SPACE_SCHED_HYPERBAND)
+        return strcmp(key, "max_t") == 0 || strcmp(key, "reduction_factor") == 0 ||
+               strcmp(key, "stop_last_trials") == 0;
     if (strcmp(key, "max_t") == 0 || strcmp(key, "grace_period") == 0) return 1;
     if (t == SPACE_SCHED_ASHA)
         return strcmp(key, "reduction_factor") == 0 || strcmp(key, "brackets") == 0 ||
@@ -200,7 +204,9 @@ static int parse_scheduler(struct space__parse_ctx *c, space_sched_opts_t *o, co
     if ((v = space__json_get(n, "type"))) {
         if (v->type != SJ_STRING)
             return space__parse_at(
-                c, v->off, "scheduler \"type\" must be \"fifo\", \"asha\", \"median\" or \"pbt\"");
+                c, v->off,
+                "scheduler \"type\" must be \"fifo\", \"asha\", \"median\", \"pbt\" or "
+                "\"hyperband\"");
         size_t i = 0;
         while (i < SPACE_NSCHED && strcmp(v->str, sched_types[i]) != 0)
             i++;
@@ -209,7 +215,8 @@ static int parse_scheduler(struct space__parse_ctx *c, space_sched_opts_t *o, co
             space__parse_did_you_mean(v->str, sched_types, SPACE_NSCHED, dym, sizeof dym);
             return space__parse_at(
                 c, v->off,
-                "unknown scheduler type %s%s; use \"fifo\", \"asha\", \"median\" or \"pbt\"",
+                "unknown scheduler type %s%s; use \"fifo\", \"asha\", \"median\", \"pbt\" "
+                "or \"hyperband\"",
                 space__parse_quoted(v->str, q, sizeof q), dym);
         }
         o->type = (space_sched_type_t)i;
@@ -228,9 +235,19 @@ static int parse_scheduler(struct space__parse_ctx *c, space_sched_opts_t *o, co
     }
     /* pbt has no max_t unless one is given (0: none) */
     if (o->type == SPACE_SCHED_PBT) o->max_t = 0;
+    /* hyperband: Ray Tune's HyperBandScheduler defaults (max_t 81, reduction_factor 3) */
+    if (o->type == SPACE_SCHED_HYPERBAND) {
+        o->max_t = 81;
+        o->reduction_factor = 3;
+    }
     if ((v = space__json_get(n, "max_t")) &&
         (rc = space__parse_get_double(c, v, 0, 1, &o->max_t, "\"max_t\" must be a number > 0")))
         return rc;
+    if (v && o->type == SPACE_SCHED_HYPERBAND && o->max_t < 1)
+        return space__parse_at(
+            c, v->off,
+            "hyperband \"max_t\" must be a number >= 1 (its first bracket trains "
+            "int(max_t) units)");
     /* The median rule's grace period may be 0 (Ray's MedianStoppingRule takes it, and its
      * tests use it); asha's is its first rung, which must be above 0. */
     const sj_node_t *gp = space__json_get(n, "grace_period");
@@ -275,7 +292,8 @@ static int parse_scheduler(struct space__parse_ctx *c, space_sched_opts_t *o, co
         o->hard_stop = v->type == SJ_TRUE;
     }
     if ((rc = parse_pbt(c, o, n))) return rc;
-    if (o->type != SPACE_SCHED_FIFO && o->type != SPACE_SCHED_PBT && o->grace_period > o->max_t) {
+    if (o->type != SPACE_SCHED_FIFO && o->type != SPACE_SCHED_PBT &&
+        o->type != SPACE_SCHED_HYPERBAND && o->grace_period > o->max_t) {
         char a[32], b[32];
         const sj_node_t *where = gp ? gp : space__json_get(n, "max_t");
         return space__parse_at(

@@ -19,10 +19,11 @@ typedef enum {
     SPACE_SCHED_FIFO = 0,
     SPACE_SCHED_ASHA = 1,
     SPACE_SCHED_MEDIAN = 2,
-    SPACE_SCHED_PBT = 3
+    SPACE_SCHED_PBT = 3,
+    SPACE_SCHED_HYPERBAND = 4
 } space_sched_type_t;
 #define SPACE_NMODES 2
-#define SPACE_NSCHED 4
+#define SPACE_NSCHED 5
 
 /* The one spelling of each mode and scheduler, indexed by its enum: what space.json says
  * (parse.c matches against these tables), what the store records, what the CLI prints.
@@ -34,7 +35,7 @@ typedef enum {
 #define SPACE_SCHED_NAMES                                                                          \
     {                                                                                              \
         [SPACE_SCHED_FIFO] = "fifo", [SPACE_SCHED_ASHA] = "asha", [SPACE_SCHED_MEDIAN] = "median", \
-        [SPACE_SCHED_PBT] = "pbt"                                                                  \
+        [SPACE_SCHED_PBT] = "pbt", [SPACE_SCHED_HYPERBAND] = "hyperband"                           \
     }
 
 /* "min" or "max"; "?" for a value outside the enum. */
@@ -44,7 +45,7 @@ static inline const char *space_mode_name(space_mode_t m)
     return (unsigned)m < SPACE_NMODES ? names[m] : "?";
 }
 
-/* "fifo", "asha", "median" or "pbt"; "?" for a value outside the enum. */
+/* "fifo", "asha", "median", "pbt" or "hyperband"; "?" for a value outside the enum. */
 static inline const char *space_sched_name(space_sched_type_t t)
 {
     static const char *const names[SPACE_NSCHED] = SPACE_SCHED_NAMES;
@@ -54,7 +55,7 @@ typedef enum { SPACE_EXEC_LOCAL = 0, SPACE_EXEC_SLURM = 1 } space_exec_type_t;
 
 /* "scheduler": {...}. Defaults follow Ray Tune's ASHAScheduler. */
 typedef struct space_sched_opts {
-    space_sched_type_t type;  /* "fifo" | "asha" | "median"; default fifo */
+    space_sched_type_t type;  /* "fifo" | "asha" | "median" | "pbt" | "hyperband"; default fifo */
     char time_attr[64];       /* default "training_iteration" */
     double max_t;             /* default 100 */
     double grace_period;      /* default 1 */

@@ -89,6 +89,55 @@ TEST(promotion_pauses_at_each_rung_and_promotes_the_best_of_the_top_1_over_rf)
     rig_close(&r);
 }
 
+/* HyperBand through the loop (docs/hyperband.md): max_t 4, reduction_factor 2, one slot.
+ * Trials 0-2 fill the bracket without halving and complete at 4; trials 3-5 the bracket
+ * that halves at 2: 3 and 4 pause there, 5 arrives last and halves it (keeping 4 and 5),
+ * continues, and 4 is promoted after it; 3, halved away while paused, is stopped at once
+ * (sched_policy_drop), in the policy's words. */
+TEST(hyperband_pauses_until_its_bracket_halves_and_promotes_the_kept)
+{
+    static struct script s[MAX_T];
+    static const double loss0[6] = {1, 1, 1, 3, 1, 2};
+    for (int i = 0; i < 6; i++)
+        s[i] = (struct script){.results = 4, .period = 1, .loss0 = loss0[i]};
+    struct rig r;
+    REQUIRE(
+        rig_open(&r, "hyperband",
+                 SPACE("hb", "\"num_samples\": 6, \"max_concurrent\": 1, \"scheduler\": "
+                             "{\"type\": \"hyperband\", \"max_t\": 4, \"reduction_factor\": 2}"),
+                 s) == 0);
+    sched_loop_t *L = NULL;
+    char err[512];
+    REQUIRE(sched_loop_new(&r.o, &L, err, sizeof err) == 0);
+    CHECK_EQ_INT(drive(&r, L, 0, 0, NULL), 0);
+    sched_loop_free(L);
+    static const int64_t order[] = {0, 1, 2, 3, 4, 5, 4};
+    CHECK_EQ_INT(r.x.nstarts, 7);
+    for (int i = 0; i < 7 && i < r.x.nstarts; i++)
+        CHECK_EQ_INT(r.x.starts[i].no, order[i]);
+    CHECK_STR(r.x.starts[6].resume_from, "iteration:2");
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE action = 'pause' AND milestone = 2"),
+                 2);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions d JOIN trials t ON t.id = d.trial_id WHERE "
+                       "d.action = 'continue' AND t.trial_no = 5 AND d.reason LIKE 'in the top "
+                       "1/rf of bracket 1 at milestone 2%'"),
+                 1);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions d JOIN trials t ON t.id = d.trial_id WHERE "
+                       "d.action = 'promote' AND t.trial_no = 4"),
+                 1);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE action = 'complete' AND reason LIKE "
+                       "'reached the last milestone of bracket%'"),
+                 5);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 6);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM trials WHERE early_stopped = 1"), 1);
+    CHECK_EQ_INT(q(&r, "SELECT trial_no FROM trials WHERE early_stopped = 1"), 3);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions d JOIN trials t ON t.id = d.trial_id WHERE "
+                       "d.action = 'stop' AND t.trial_no = 3 AND d.reason LIKE 'halved away%'"),
+                 1);
+    CHECK_EQ_INT(q(&r, "SELECT count(*) FROM decisions WHERE reason LIKE 'still paused%'"), 0);
+    rig_close(&r);
+}
+
 /* A result that names its checkpoint ("checkpoint": "ck_1", relative to the trial's
  * directory) is where the pause resumes from, before anything the executor knows. */
 TEST(a_checkpoint_named_by_a_result_is_where_the_trial_resumes)
@@ -302,12 +351,13 @@ TEST(settings_are_checked_with_a_clear_message)
  * from the top floor(n / rf) of a rung; a tie with the bar is in. */
 TEST(asha_promotion_chooses_the_highest_rung_first_then_the_best)
 {
-    sched_opts_t o = {.type = SCHED_POLICY_ASHA,
-                      .max_t = 8,
-                      .grace_period = 1,
-                      .reduction_factor = 2,
-                      .brackets = 1,
-                      .promotion = 1};
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_ASHA,
+                                .max_t = 8,
+                                .grace_period = 1,
+                                .reduction_factor = 2,
+                                .brackets = 1,
+                                .stop_last_trials = 1,
+                                .promotion = 1}};
     sched_policy_t *p = NULL;
     char err[256];
     REQUIRE(sched_policy_new(&o, &p, err, sizeof err) == 0);

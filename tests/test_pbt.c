@@ -44,15 +44,15 @@ static const double factors[] = {1.2, 0.8};
 static sched_policy_t *pbt_new(space_t *sp, int mode_max, double interval, double burn_in,
                                uint64_t seed, int ntrials)
 {
-    sched_opts_t o = {.type = SCHED_POLICY_PBT,
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_PBT,
+                                .perturbation_interval = interval,
+                                .quantile_fraction = 0.25,
+                                .burn_in_period = burn_in,
+                                .resample_probability = 0.25,
+                                .perturbation_factors = {1.2, 0.8},
+                                .nfactors = 2},
                       .mode_max = mode_max,
                       .seed = seed,
-                      .perturbation_interval = interval,
-                      .quantile_fraction = 0.25,
-                      .burn_in_period = burn_in,
-                      .resample_probability = 0.25,
-                      .perturbation_factors = factors,
-                      .nfactors = 2,
                       .space = sp};
     char err[256];
     sched_policy_t *p = NULL;
@@ -179,6 +179,13 @@ TEST(least_progressed_first_and_the_clone_takes_the_donors_clock)
     CHECK_EQ_INT(sched_policy_choose_next(p, paused, 3, 1, NULL), -1); /* one pending */
     CHECK_EQ_INT(sched_policy_choose_next(p, paused, 3, 0, &d), 2);    /* trial 1, time 10 */
     CHECK_NEAR(d.milestone, 10, 0);
+    /* the words of that resume, as the loop records them */
+    char buf[600];
+    CHECK_STR(sched_policy_word_resume(p, &d, "training_iteration", 2, "ck_10", buf, sizeof buf),
+              "resume");
+    CHECK_STR(buf, "resumed, least progressed of the paused trials (training_iteration 10): "
+                   "attempt 2 from ck_10");
+    CHECK_EQ_INT((int)sched_policy_caps(p), (int)(SCHED_CAP_PAUSE | SCHED_CAP_EXPLOIT));
     /* trial 1 exploits trial 0 (time 30): its next perturbation is at 40, not 20 */
     cJSON *cfg = NULL, *what = NULL,
           *dcfg = cJSON_Parse("{\"lr\": 0.01, \"n\": 10, \"opt\": "
@@ -246,15 +253,15 @@ TEST(max_t_completes_instead_of_exploiting)
 {
     space_t *sp = parse(k_space);
     CHECK(sp != NULL);
-    sched_opts_t o = {.type = SCHED_POLICY_PBT,
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_PBT,
+                                .max_t = 20,
+                                .perturbation_interval = 10,
+                                .quantile_fraction = 0.25,
+                                .resample_probability = 0.25,
+                                .perturbation_factors = {1.2, 0.8},
+                                .nfactors = 2},
                       .mode_max = 1,
                       .seed = 1,
-                      .max_t = 20,
-                      .perturbation_interval = 10,
-                      .quantile_fraction = 0.25,
-                      .resample_probability = 0.25,
-                      .perturbation_factors = factors,
-                      .nfactors = 2,
                       .space = sp};
     char err[256];
     sched_policy_t *p = NULL;
@@ -273,7 +280,7 @@ TEST(max_t_completes_instead_of_exploiting)
         sched_on_trial_complete(p, i);
     sched_policy_free(p);
     /* without max_t the worst trial at 20 exploits */
-    o.max_t = 0;
+    o.sched.max_t = 0;
     CHECK_EQ_INT(sched_policy_new(&o, &p, err, sizeof err), 0);
     for (int i = 0; i < 5; i++)
         sched_on_trial_add(p, i);

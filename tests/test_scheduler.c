@@ -16,13 +16,14 @@
 static sched_opts_t asha_opts(int mode_max, double max_t, double grace, double rf, int brackets,
                               uint64_t seed)
 {
-    sched_opts_t o = {.type = SCHED_POLICY_ASHA,
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_ASHA,
+                                .max_t = max_t,
+                                .grace_period = grace,
+                                .reduction_factor = rf,
+                                .brackets = brackets,
+                                .min_samples_required = 3,
+                                .stop_last_trials = 1},
                       .mode_max = mode_max,
-                      .max_t = max_t,
-                      .grace_period = grace,
-                      .reduction_factor = rf,
-                      .brackets = brackets,
-                      .min_samples_required = 3,
                       .seed = seed};
     return o;
 }
@@ -98,23 +99,23 @@ static void expect_policy_error(sched_opts_t o, const char *msg)
 TEST(asha_rejects_bad_options)
 {
     sched_opts_t o = asha_opts(1, 81, 1, 3, 1, 0);
-    o.max_t = 0;
+    o.sched.max_t = 0;
     expect_policy_error(o, "asha: max_t must be a number > 0 (got 0)");
-    o.max_t = NAN;
+    o.sched.max_t = NAN;
     expect_policy_error(o, "asha: max_t must be a number > 0");
     o = asha_opts(1, 81, 0, 3, 1, 0);
     expect_policy_error(o, "asha: grace_period must be a number > 0 (got 0)");
-    o.grace_period = -2;
+    o.sched.grace_period = -2;
     expect_policy_error(o, "asha: grace_period must be a number > 0 (got -2)");
     o = asha_opts(1, 10, 20, 3, 1, 0);
     expect_policy_error(o, "asha: grace_period 20 must not be larger than max_t 10");
     o = asha_opts(1, 81, 1, 1, 1, 0);
     expect_policy_error(o, "asha: reduction_factor must be a number > 1 (got 1)");
-    o.reduction_factor = 0.5;
+    o.sched.reduction_factor = 0.5;
     expect_policy_error(o, "asha: reduction_factor must be a number > 1 (got 0.5)");
     o = asha_opts(1, 81, 1, 3, 0, 0);
     expect_policy_error(o, "asha: brackets must be between 1 and 64 (got 0)");
-    o.brackets = 65;
+    o.sched.brackets = 65;
     expect_policy_error(o, "asha: brackets must be between 1 and 64 (got 65)");
     o = asha_opts(1, 1e6, 1, 1.001, 1, 0);
     expect_policy_error(o, "asha: reduction_factor 1.001 gives 13823 rungs between grace_period 1 "
@@ -123,22 +124,24 @@ TEST(asha_rejects_bad_options)
 
 TEST(median_rejects_bad_options)
 {
-    sched_opts_t o = {.type = SCHED_POLICY_MEDIAN, .max_t = -1, .min_samples_required = 3};
+    sched_opts_t o = {
+        .sched = {
+            .type = SPACE_SCHED_MEDIAN, .max_t = -1, .min_samples_required = 3, .hard_stop = 1}};
     expect_policy_error(o, "median: max_t must be a number > 0 (got -1)");
-    o.max_t = 10;
-    o.grace_period = -1;
+    o.sched.max_t = 10;
+    o.sched.grace_period = -1;
     expect_policy_error(o, "median: grace_period must be a number >= 0 (got -1)");
-    o.grace_period = 11;
+    o.sched.grace_period = 11;
     expect_policy_error(o, "median: grace_period 11 must not be larger than max_t 10");
-    o.grace_period = 0;
-    o.min_samples_required = 0;
+    o.sched.grace_period = 0;
+    o.sched.min_samples_required = 0;
     expect_policy_error(o, "median: min_samples_required must be >= 1 (got 0)");
 }
 
 TEST(policy_rejects_unknown_type_and_null)
 {
     sched_opts_t o = asha_opts(1, 81, 1, 3, 1, 0);
-    o.type = (sched_policy_type_t)7;
+    o.sched.type = (space_sched_type_t)7;
     expect_policy_error(o, "scheduler: unknown policy type 7");
     sched_policy_t *p = NULL;
     char err[128] = "";
@@ -149,7 +152,7 @@ TEST(policy_rejects_unknown_type_and_null)
 
 TEST(policy_names)
 {
-    sched_opts_t o = {.type = SCHED_POLICY_FIFO};
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_FIFO}};
     sched_policy_t *p = new_policy(&o);
     REQUIRE(p);
     CHECK_STR(sched_policy_name(p), "fifo");
@@ -159,7 +162,9 @@ TEST(policy_names)
     REQUIRE(p);
     CHECK_STR(sched_policy_name(p), "asha");
     sched_policy_free(p);
-    o = (sched_opts_t){.type = SCHED_POLICY_MEDIAN, .max_t = 10, .min_samples_required = 1};
+    o = (sched_opts_t){
+        .sched = {
+            .type = SPACE_SCHED_MEDIAN, .max_t = 10, .min_samples_required = 1, .hard_stop = 1}};
     p = new_policy(&o);
     REQUIRE(p);
     CHECK_STR(sched_policy_name(p), "median");
@@ -169,7 +174,7 @@ TEST(policy_names)
 TEST(fifo_never_stops_nor_completes)
 {
     /* FIFO reads no option: zeros that ASHA would refuse are fine. */
-    sched_opts_t o = {.type = SCHED_POLICY_FIFO, .max_t = 10};
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_FIFO, .max_t = 10}};
     sched_policy_t *p = new_policy(&o);
     REQUIRE(p);
     CHECK_EQ_INT(sched_on_trial_add(p, 0), 0);
@@ -349,13 +354,13 @@ TEST(asha_nan_stops_but_stays_out_of_the_cutoff)
 
 TEST(asha_stop_last_trials_false_trains_past_max_t)
 {
-    sched_opts_t o = {.type = SCHED_POLICY_ASHA,
-                      .mode_max = 1,
-                      .max_t = 9,
-                      .grace_period = 1,
-                      .reduction_factor = 3,
-                      .brackets = 1,
-                      .keep_last_trials = 1};
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_ASHA,
+                                .max_t = 9,
+                                .grace_period = 1,
+                                .reduction_factor = 3,
+                                .brackets = 1,
+                                .stop_last_trials = 0},
+                      .mode_max = 1};
     sched_policy_t *p = NULL;
     char err[256];
     REQUIRE(sched_policy_new(&o, &p, err, sizeof err) == 0);
@@ -369,7 +374,7 @@ TEST(asha_stop_last_trials_false_trains_past_max_t)
     CHECK_EQ_INT(result(p, 1, 9, 1).action, SCHED_STOP); /* worse than the rung's cutoff */
     sched_policy_free(p);
     /* The default (stop_last_trials true) completes at max_t. */
-    o.keep_last_trials = 0;
+    o.sched.stop_last_trials = 1;
     REQUIRE(sched_policy_new(&o, &p, err, sizeof err) == 0);
     sched_on_trial_add(p, 0);
     CHECK_EQ_INT(result(p, 0, 9, 5).action, SCHED_COMPLETE);
@@ -741,11 +746,12 @@ TEST(asha_throughput)
     sched_policy_free(p);
 
     /* Median stopping judges every result against every trial: O(trials) each. */
-    sched_opts_t mo = {.type = SCHED_POLICY_MEDIAN,
-                       .mode_max = 1,
-                       .max_t = 1e9,
-                       .grace_period = 1,
-                       .min_samples_required = 3};
+    sched_opts_t mo = {.sched = {.type = SPACE_SCHED_MEDIAN,
+                                 .max_t = 1e9,
+                                 .grace_period = 1,
+                                 .min_samples_required = 3,
+                                 .hard_stop = 1},
+                       .mode_max = 1};
     p = new_policy(&mo);
     REQUIRE(p);
     const int mtrials = 100;
@@ -769,11 +775,12 @@ TEST(asha_throughput)
 /* ---- median stopping -------------------------------------------------------------- */
 static sched_policy_t *new_median(int mode_max, double max_t, double grace, int min_samples)
 {
-    sched_opts_t o = {.type = SCHED_POLICY_MEDIAN,
-                      .mode_max = mode_max,
-                      .max_t = max_t,
-                      .grace_period = grace,
-                      .min_samples_required = min_samples};
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_MEDIAN,
+                                .max_t = max_t,
+                                .grace_period = grace,
+                                .min_samples_required = min_samples,
+                                .hard_stop = 1},
+                      .mode_max = mode_max};
     return new_policy(&o);
 }
 
@@ -923,6 +930,446 @@ TEST(median_complete_and_duplicates)
     CHECK_EQ_INT(result(p, 4, 1, 1).action, SCHED_STOP);
     CHECK_EQ_INT(sched_policy_rungs(p, NULL, 0), 0);
     sched_policy_free(p);
+}
+
+/* The words of a resume, as life.c recorded them before the policies owned them: ASHA's
+ * promotion names its rung and bar, any other resume is the plain one. */
+TEST(resume_words_of_asha_and_fifo)
+{
+    sched_opts_t o = asha_opts(1, 9, 1, 3, 1, 0);
+    o.sched.promotion = 1;
+    sched_policy_t *p = new_policy(&o);
+    REQUIRE(p);
+    CHECK_EQ_INT((int)sched_policy_caps(p), (int)SCHED_CAP_PAUSE);
+    sched_decision_t why = {.rung = 1, .bracket = 0, .milestone = 3, .value = 0.5, .cutoff = 0.25};
+    char buf[600];
+    CHECK_STR(
+        sched_policy_word_resume(p, &why, "training_iteration", 2, "iteration:3", buf, sizeof buf),
+        "promote");
+    CHECK_STR(buf, "promoted from rung 1 (milestone 3): 0.5 is in the rung's top 1/rf (bar 0.25); "
+                   "attempt 2 resumes from iteration:3");
+    why.rung = -1;
+    CHECK_STR(sched_policy_word_resume(p, &why, "training_iteration", 4, "scratch (no checkpoint)",
+                                       buf, sizeof buf),
+              "resume");
+    CHECK_STR(buf, "resumed (nothing new pending): attempt 4 from scratch (no checkpoint)");
+    sched_policy_free(p);
+    o = (sched_opts_t){.sched = {.type = SPACE_SCHED_FIFO}};
+    p = new_policy(&o);
+    REQUIRE(p);
+    CHECK_EQ_INT((int)sched_policy_caps(p), 0);
+    CHECK_STR(sched_policy_word_resume(p, NULL, "t", 2, "ck", buf, sizeof buf), "resume");
+    CHECK_STR(buf, "resumed (nothing new pending): attempt 2 from ck");
+    CHECK_EQ_INT(sched_policy_drop(p, NULL, 0, NULL), -1);
+    sched_policy_free(p);
+}
+
+/* ---- hyperband ---------------------------------------------------------------------- */
+/* Ray Tune's HyperbandSuite (python/ray/tune/tests/test_trial_scheduler.py), ported: the
+ * same setups and the same decisions, with Ray's mock runner replaced by what the loop
+ * asks (choose_next for the promoted trials, sched_policy_drop for the ones halved away
+ * while paused). Ray's default band (max_t 81, reduction_factor 3) has brackets (n, r):
+ * (5, 81), (8, 27), (15, 9), (34, 3), (81, 1): 143 trials. */
+static sched_policy_t *new_hb(int mode_max, double max_t, double rf, int stop_last, int ntrials)
+{
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_HYPERBAND,
+                                .max_t = max_t,
+                                .reduction_factor = rf,
+                                .stop_last_trials = stop_last},
+                      .mode_max = mode_max};
+    sched_policy_t *p = new_policy(&o);
+    for (int i = 0; p && i < ntrials; i++)
+        if (sched_on_trial_add(p, i) != 0) fprintf(stderr, "cannot add trial %d\n", i);
+    return p;
+}
+
+/* The bracket a trial joined (a result at time 0 changes nothing). */
+static int hb_bracket_of(sched_policy_t *p, int64_t trial)
+{
+    return result(p, trial, 0, 0).bracket;
+}
+
+/* Of the trials in paused (n of them, kept in order), how many the policy promotes
+ * (choose_next, one at a time, as free slices would take them) and how many it ends
+ * (sched_policy_drop); the promoted ones go to out (may be NULL). */
+static void hb_settle(sched_policy_t *p, int64_t *paused, size_t n, size_t *promoted,
+                      size_t *dropped, int64_t *out)
+{
+    int64_t v[200];
+    memcpy(v, paused, n * sizeof *v);
+    size_t m = n;
+    *promoted = *dropped = 0;
+    sched_decision_t why;
+    long k;
+    while ((k = sched_policy_drop(p, v, m, &why)) >= 0) {
+        CHECK(why.action == SCHED_STOP || why.action == SCHED_COMPLETE);
+        memmove(v + k, v + k + 1, (m - (size_t)k - 1) * sizeof *v);
+        m--;
+        ++*dropped;
+    }
+    while ((k = sched_policy_choose_next(p, v, m, 0, &why)) >= 0) {
+        CHECK_EQ_INT(why.judged, 1);
+        if (out) out[*promoted] = v[k];
+        ++*promoted;
+        memmove(v + k, v + k + 1, (m - (size_t)k - 1) * sizeof *v);
+        m--;
+    }
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* testConfigSameEta, testConfigSameEtaSmall: the brackets of a band, filled in order. */
+TEST(hyperband_brackets_as_ray_plans_them)
+{
+    sched_policy_t *p = new_hb(1, 81, 3, 1, 144);
+    REQUIRE(p);
+    int first[] = {0, 5, 13, 28, 62, 143}; /* the first trial of each bracket */
+    for (int b = 0; b < 6; b++) {
+        CHECK_EQ_INT(hb_bracket_of(p, first[b]), b);
+        if (b > 0) CHECK_EQ_INT(hb_bracket_of(p, first[b] - 1), b - 1);
+    }
+    sched_rung_info_t r[8];
+    REQUIRE(sched_policy_rungs(p, r, 8) == 6);
+    double ms[] = {81, 27, 9, 3, 1, 81}; /* a second band starts over */
+    for (int b = 0; b < 6; b++) {
+        CHECK(r[b].milestone == ms[b]);
+        CHECK_EQ_INT(r[b].rung, 0);
+    }
+    sched_policy_free(p);
+
+    /* max_t 1000, reduction_factor 10: 4 brackets, (4, 1000) first and (1000, 1) last */
+    p = new_hb(1, 1000, 10, 1, 1159);
+    REQUIRE(p);
+    CHECK_EQ_INT(hb_bracket_of(p, 3), 0);
+    CHECK_EQ_INT(hb_bracket_of(p, 4), 1);
+    CHECK_EQ_INT(hb_bracket_of(p, 158), 3); /* 4 + 20 + 134 before it */
+    CHECK_EQ_INT(hb_bracket_of(p, 1157), 3);
+    CHECK_EQ_INT(hb_bracket_of(p, 1158), 4);
+    REQUIRE(sched_policy_rungs(p, r, 8) == 5);
+    CHECK(r[0].milestone == 1000 && r[3].milestone == 1 && r[4].milestone == 1000);
+    sched_policy_free(p);
+
+    /* max_t 1: a band is one bracket of one trial */
+    p = new_hb(1, 1, 3, 1, 2);
+    REQUIRE(p);
+    CHECK_EQ_INT(hb_bracket_of(p, 0), 0);
+    CHECK_EQ_INT(hb_bracket_of(p, 1), 1);
+    CHECK(sched_policy_rungs(p, r, 8) == 2 && r[1].milestone == 1);
+    sched_policy_free(p);
+
+    /* testFilterNoneBracket: max_t 20 gives a bracket of r0 = int(20 / 27) = 0, skipped:
+     * bands of (4, 20), (6, 6), (12, 2); 100 trials fill four bands and three brackets */
+    p = new_hb(1, 20, 3, 1, 100);
+    REQUIRE(p);
+    CHECK_EQ_INT(hb_bracket_of(p, 21), 2);
+    CHECK_EQ_INT(hb_bracket_of(p, 22), 3);
+    CHECK_EQ_INT(sched_policy_rungs(p, r, 8), 15);
+    CHECK(r[3].milestone == 20);
+    CHECK_EQ_INT(sched_policy_choose_next(p, NULL, 0, 100, NULL), -1); /* a new trial */
+    sched_policy_free(p);
+}
+
+/* testSuccessiveHalving (and testAlternateMetricsMin with mode min): the band's last
+ * bracket (81 trials from r = 1) halves four times; in each round every trial but the
+ * last pauses at the milestone and the last one, the best, continues. */
+static void hb_successive_halving(int mode_max)
+{
+    sched_policy_t *p = new_hb(mode_max, 81, 3, 1, 143);
+    REQUIRE(p);
+    int64_t cur[81], paused[81], next[81];
+    size_t n = 81;
+    for (size_t i = 0; i < n; i++)
+        cur[i] = 62 + (int64_t)i;
+    double units = 1;
+    for (int x = 0; x < 4; x++) {
+        sched_decision_t d = {0};
+        for (size_t i = 0; i < n; i++) {
+            d = result(p, cur[i], units, mode_max ? (double)i : -(double)i);
+            if (i < n - 1) {
+                CHECK_EQ_INT(d.action, SCHED_PAUSE);
+                paused[i] = cur[i];
+            }
+        }
+        CHECK_EQ_INT(d.action, SCHED_CONTINUE);
+        CHECK_EQ_INT(d.rung, x);
+        CHECK(d.milestone == units);
+        size_t promoted, dropped;
+        hb_settle(p, paused, n - 1, &promoted, &dropped, next);
+        size_t want = (size_t)ceil((double)n / 3);
+        CHECK_EQ_INT((int)(promoted + 1), (int)want);
+        CHECK_EQ_INT((int)dropped, (int)(n - want));
+        next[promoted] = cur[n - 1];
+        n = promoted + 1;
+        qsort(next, n, sizeof *next, cmp_i64);
+        memcpy(cur, next, n * sizeof *cur);
+        units *= 3;
+    }
+    CHECK_EQ_INT((int)n, 1);
+    CHECK_EQ_INT((int)cur[0], 142);
+    sched_policy_free(p);
+}
+
+TEST(hyperband_successive_halving)
+{
+    hb_successive_halving(1);
+}
+
+TEST(hyperband_alternate_metric_min)
+{
+    hb_successive_halving(0);
+}
+
+/* testHalvingStop: results in reverse order, the last (the worst) is halved away; and
+ * testStopsLastOne: the band's first bracket (5 trials to max_t) has nothing to halve,
+ * its trials end at max_t (Ray pauses them until the last arrives, then stops them all:
+ * here each completes at once, see hyperband.c). */
+TEST(hyperband_halving_stop_and_last_round)
+{
+    sched_policy_t *p = new_hb(1, 81, 3, 1, 13);
+    REQUIRE(p);
+    sched_decision_t d;
+    for (int i = 7; i >= 0; i--) {
+        d = result(p, 5 + i, 27, i);
+        if (i > 0) CHECK_EQ_INT(d.action, SCHED_PAUSE);
+    }
+    CHECK_EQ_INT(d.action, SCHED_STOP);
+    CHECK_EQ_INT(d.judged, 1);
+    CHECK(d.milestone == 27 && d.cutoff == 5); /* the worst of the best three */
+    for (int i = 0; i < 5; i++) {
+        d = result(p, i, 81, i);
+        CHECK_EQ_INT(d.action, SCHED_COMPLETE);
+        CHECK(d.milestone == 81);
+    }
+    sched_policy_free(p);
+}
+
+/* testTrialErrored / testTrialEndedEarly: a trial that ends leaves its bracket, which
+ * halves without it; testTrialErrored2 / testTrialEndedEarly2: the last trial's end is
+ * what halves the bracket. */
+TEST(hyperband_trial_ended_early)
+{
+    sched_policy_t *p = new_hb(1, 81, 3, 1, 8);
+    REQUIRE(p);
+    sched_on_trial_complete(p, 7);
+    CHECK_EQ_INT(result(p, 5, 27, 10).action, SCHED_PAUSE);
+    CHECK_EQ_INT(result(p, 6, 27, 10).action, SCHED_CONTINUE);
+    sched_policy_free(p);
+
+    p = new_hb(1, 81, 3, 1, 13);
+    REQUIRE(p);
+    int64_t paused[7];
+    for (int i = 0; i < 7; i++) {
+        CHECK_EQ_INT(result(p, 5 + i, 27, 10).action, SCHED_PAUSE);
+        paused[i] = 5 + i;
+    }
+    sched_on_trial_complete(p, 12);
+    size_t promoted, dropped;
+    int64_t up[7];
+    hb_settle(p, paused, 7, &promoted, &dropped, up);
+    CHECK_EQ_INT((int)promoted, 3); /* ceil(8 / 3) */
+    CHECK_EQ_INT((int)dropped, 4);
+    /* ties keep the later added (Ray's stable sort, the best last) */
+    CHECK(up[0] == 9 && up[1] == 10 && up[2] == 11);
+    sched_policy_free(p);
+}
+
+/* testAddAfterHalving: a trial added to a bracket that has halved gets the same budget
+ * (it runs to the bracket's current milestone, not just the first one). */
+TEST(hyperband_add_after_halving)
+{
+    sched_policy_t *p = new_hb(1, 81, 3, 1, 6);
+    REQUIRE(p);
+    CHECK_EQ_INT(result(p, 5, 27, 0).action, SCHED_CONTINUE);
+    CHECK_EQ_INT(sched_on_trial_add(p, 6), 0);
+    CHECK_EQ_INT(hb_bracket_of(p, 6), 1);
+    CHECK_EQ_INT(result(p, 6, 27, 12).action, SCHED_CONTINUE);
+    /* past the bracket's last milestone (81): Ray pauses it until trial 5 gets there and
+     * then stops both; here it completes at once (hyperband.c: the last round) */
+    CHECK_EQ_INT(result(p, 6, 27 + 81, 12).action, SCHED_COMPLETE);
+    sched_policy_free(p);
+}
+
+/* testJumpingTime: a trial whose time jumps past the next milestone waits at the halving
+ * instead of continuing. */
+TEST(hyperband_jumping_time)
+{
+    sched_policy_t *p = new_hb(1, 81, 3, 1, 81); /* the last bracket holds 19 */
+    REQUIRE(p);
+    for (int i = 0; i < 18; i++)
+        CHECK_EQ_INT(result(p, 62 + i, 1, i).action, SCHED_PAUSE);
+    sched_decision_t d = result(p, 80, 4, 17);
+    CHECK_EQ_INT(d.action, SCHED_PAUSE);
+    CHECK_EQ_INT(d.judged, 1);
+    sched_rung_info_t r[8];
+    REQUIRE(sched_policy_rungs(p, r, 8) == 5);
+    CHECK(r[4].milestone == 3 && r[4].rung == 1 && r[4].recorded == 1);
+    sched_policy_free(p);
+}
+
+/* testSmallMaxTStop / testSmallMaxTContinue: max_t 8, reduction_factor 2: brackets (4, 8)
+ * and (4, 4); with stop_last_trials false nothing ends at max_t. */
+static void hb_small_max_t(int stop_last)
+{
+    sched_policy_t *p = new_hb(1, 8, 2, stop_last, 8);
+    REQUIRE(p);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(result(p, i, 4, 10 * (i + 1)).action, SCHED_CONTINUE);
+    for (int i = 4; i < 7; i++)
+        CHECK_EQ_INT(result(p, i, 4, 10 * (i - 3)).action, SCHED_PAUSE);
+    CHECK_EQ_INT(result(p, 7, 4, 40).action, SCHED_CONTINUE);
+    int64_t paused[] = {4, 5, 6};
+    size_t promoted, dropped;
+    int64_t up[3];
+    hb_settle(p, paused, 3, &promoted, &dropped, up);
+    CHECK_EQ_INT((int)dropped, 2);
+    CHECK(promoted == 1 && up[0] == 6);
+    sched_action_t end = stop_last ? SCHED_COMPLETE : SCHED_CONTINUE;
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(result(p, i, 8, 10 * (i + 1)).action, end);
+    CHECK_EQ_INT(result(p, 6, 8, 30).action, end);
+    CHECK_EQ_INT(result(p, 7, 8, 40).action, end);
+    sched_policy_free(p);
+}
+
+TEST(hyperband_small_max_t_stop)
+{
+    hb_small_max_t(1);
+}
+
+TEST(hyperband_small_max_t_continue)
+{
+    hb_small_max_t(0);
+}
+
+/* testSmallMaxTOverstepStop / Continue: the second bracket's trials report 8 at once, past
+ * the halving at 4: the halving ends the bracket (the good ones are past its last
+ * milestone) unless stop_last_trials is false. */
+static void hb_overstep(int stop_last)
+{
+    sched_policy_t *p = new_hb(1, 8, 2, stop_last, 8);
+    REQUIRE(p);
+    for (int i = 4; i < 7; i++)
+        CHECK_EQ_INT(result(p, i, 8, 10 * (i - 3)).action, SCHED_PAUSE);
+    sched_decision_t d = result(p, 7, 8, 40);
+    CHECK_EQ_INT(d.action, stop_last ? SCHED_COMPLETE : SCHED_CONTINUE);
+    int64_t paused[] = {4, 5, 6};
+    size_t promoted, dropped;
+    hb_settle(p, paused, 3, &promoted, &dropped, NULL);
+    CHECK_EQ_INT((int)dropped, stop_last ? 3 : 2);
+    CHECK_EQ_INT((int)promoted, stop_last ? 0 : 1);
+    sched_policy_free(p);
+}
+
+TEST(hyperband_overstep_stop)
+{
+    hb_overstep(1);
+}
+
+TEST(hyperband_overstep_continue)
+{
+    hb_overstep(0);
+}
+
+/* testRemove: a trial removed before it ran leaves its bracket; a later one takes its
+ * place, and a removed trial is not judged. */
+TEST(hyperband_remove)
+{
+    sched_policy_t *p = new_hb(1, 81, 3, 1, 4);
+    REQUIRE(p);
+    CHECK_EQ_INT(result(p, 0, 1, 5).action, SCHED_CONTINUE);
+    sched_on_trial_complete(p, 1);
+    CHECK_EQ_INT(sched_on_trial_add(p, 4), 0);
+    CHECK_EQ_INT(sched_on_trial_add(p, 5), 0);
+    CHECK_EQ_INT(hb_bracket_of(p, 5), 0); /* 4 live trials before it: room for a fifth */
+    sched_on_trial_add(p, 6);
+    CHECK_EQ_INT(hb_bracket_of(p, 6), 1);
+    sched_on_trial_complete(p, 5);
+    CHECK_EQ_INT(result(p, 5, 81, 1).judged, 0);
+    CHECK_EQ_INT(sched_on_trial_add(p, 5), SCHED_EINVAL);
+    sched_policy_free(p);
+}
+
+/* The words of each decision, as the loop records them, and of a promotion. */
+TEST(hyperband_words)
+{
+    sched_policy_t *p = new_hb(1, 8, 2, 1, 8);
+    REQUIRE(p);
+    char buf[300];
+    sched_decision_t d = result(p, 4, 4, 1);
+    CHECK_STR(sched_policy_word(p, &d, "trial_00004", "training_iteration", 4, buf, sizeof buf),
+              "pause");
+    CHECK_STR(buf, "reached milestone 4 of bracket 1: paused until every trial of the bracket "
+                   "has, then the bracket halves");
+    result(p, 5, 4, 2);
+    result(p, 6, 4, 3);
+    d = result(p, 7, 4, 4);
+    CHECK_STR(sched_policy_word(p, &d, "trial_00007", "training_iteration", 4, buf, sizeof buf),
+              "continue");
+    CHECK_STR(buf, "in the top 1/rf of bracket 1 at milestone 4 (bar 3): trains on");
+    int64_t paused[] = {4, 5, 6};
+    sched_decision_t why;
+    CHECK_EQ_INT(sched_policy_drop(p, paused, 3, &why), 0);
+    CHECK_STR(sched_policy_word(p, &why, "trial_00004", "training_iteration", 4, buf, sizeof buf),
+              "stop");
+    CHECK_STR(buf, "halved away: bracket 1 at milestone 4 keeps its top 1/rf, 1 is below the "
+                   "bar 3");
+    CHECK_EQ_INT(sched_policy_choose_next(p, paused, 3, 0, &why), 2);
+    char rb[600];
+    CHECK_STR(
+        sched_policy_word_resume(p, &why, "training_iteration", 2, "checkpoint_4", rb, sizeof rb),
+        "promote");
+    CHECK_STR(rb, "promoted in bracket 1 from milestone 4: 3 is in the top 1/rf (bar 3); "
+                  "attempt 2 resumes from checkpoint_4");
+    d = result(p, 0, 8, 1);
+    CHECK_STR(sched_policy_word(p, &d, "trial_00000", "iter", 8, buf, sizeof buf), "complete");
+    CHECK_STR(buf, "reached the last milestone of bracket 0 (iter >= 8)");
+    CHECK_STR(
+        sched_policy_word_resume(p, NULL, "iter", 3, "scratch (no checkpoint)", rb, sizeof rb),
+        "resume");
+    CHECK_STR(rb, "resumed (nothing new pending): attempt 3 from scratch (no checkpoint)");
+    CHECK_EQ_INT((int)sched_policy_caps(p), (int)SCHED_CAP_PAUSE);
+    CHECK_STR(sched_policy_name(p), "hyperband");
+    sched_policy_free(p);
+}
+
+TEST(hyperband_rejects_bad_options)
+{
+    sched_opts_t o = {
+        .sched = {.type = SPACE_SCHED_HYPERBAND, .max_t = 0.5, .reduction_factor = 3}};
+    expect_policy_error(o, "hyperband: max_t must be a number >= 1 (got 0.5)");
+    o.sched.max_t = NAN;
+    expect_policy_error(o, "hyperband: max_t must be a number >= 1");
+    o.sched.max_t = 81;
+    o.sched.reduction_factor = 1;
+    expect_policy_error(o, "hyperband: reduction_factor must be a number > 1 (got 1)");
+    o.sched.max_t = 1e9;
+    o.sched.reduction_factor = 1.1;
+    expect_policy_error(o, "hyperband: reduction_factor 1.1 gives 218 brackets");
+}
+
+/* space.json's "hyperband" scheduler: Ray's defaults, its three keys, nothing else. */
+TEST(hyperband_settings)
+{
+    const char *txt = "{\"name\": \"hb\", \"metric\": \"loss\", \"mode\": \"min\", \"command\": "
+                      "[\"true\"], \"scheduler\": {\"type\": \"hyperband\"}, \"space\": {\"x\": "
+                      "{\"uniform\": [0, 1]}}}";
+    space_t *sp = NULL;
+    char err[512];
+    REQUIRE(space_parse(txt, strlen(txt), "space.json", &sp, err, sizeof err) == 0);
+    const space_settings_t *set = space_settings(sp);
+    CHECK_EQ_INT((int)set->sched.type, SPACE_SCHED_HYPERBAND);
+    CHECK(set->sched.max_t == 81 && set->sched.reduction_factor == 3);
+    CHECK_EQ_INT(set->sched.stop_last_trials, 1);
+    sched_opts_t o = {.sched = set->sched, .mode_max = 0, .space = sp};
+    sched_policy_t *p = new_policy(&o);
+    REQUIRE(p);
+    CHECK_STR(sched_policy_name(p), "hyperband");
+    sched_policy_free(p);
+    space_free(sp);
 }
 
 /* ---- pool ------------------------------------------------------------------------- */

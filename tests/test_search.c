@@ -690,12 +690,20 @@ TEST(err_scheduler_values)
               "\"min_samples_required\" must be an integer >= 1");
     EXPECT_AT(SCHED("\"type\": \"asah\""), "\"asah\"",
               "unknown scheduler type \"asah\" (did you mean \"asha\"?); use \"fifo\", \"asha\", "
-              "\"median\" or \"pbt\"");
+              "\"median\", \"pbt\" or \"hyperband\"");
+    EXPECT_AT(SCHED("\"type\": \"hb_bohb\""), "\"hb_bohb\"",
+              "unknown scheduler type \"hb_bohb\"; use \"fifo\", \"asha\", \"median\", \"pbt\" or "
+              "\"hyperband\"");
     EXPECT_AT(
-        SCHED("\"type\": \"hyperband\""), "\"hyperband\"",
-        "unknown scheduler type \"hyperband\"; use \"fifo\", \"asha\", \"median\" or \"pbt\"");
-    EXPECT_AT(SCHED("\"type\": 1"), "1",
-              "scheduler \"type\" must be \"fifo\", \"asha\", \"median\" or \"pbt\"");
+        SCHED("\"type\": 1"), "1",
+        "scheduler \"type\" must be \"fifo\", \"asha\", \"median\", \"pbt\" or \"hyperband\"");
+    EXPECT_AT(SCHED("\"type\": \"hyperband\", \"grace_period\": 3"), "\"grace_period\"",
+              "\"grace_period\" does not apply to the \"hyperband\" scheduler");
+    EXPECT_AT(SCHED("\"type\": \"hyperband\", \"brackets\": 3"), "\"brackets\"",
+              "\"brackets\" does not apply to the \"hyperband\" scheduler");
+    EXPECT_AT(SCHED("\"type\": \"hyperband\", \"max_t\": 0.5"), "0.5",
+              "hyperband \"max_t\" must be a number >= 1 (its first bracket trains "
+              "int(max_t) units)");
     EXPECT_AT(SCHED("\"type\": \"median\", \"reduction_factor\": 3"), "\"reduction_factor\"",
               "\"reduction_factor\" does not apply to the \"median\" scheduler");
     EXPECT_AT(SCHED("\"max_t\": 3"), "\"max_t\"",

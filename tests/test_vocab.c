@@ -159,17 +159,18 @@ TEST(scheduler_and_mode_names_round_trip)
         }
         space_t *sp = parse_with("min", "fifo", err, sizeof err);
         REQUIRE(sp != NULL);
-        static const double factors[] = {1.2, 0.8};
-        sched_opts_t o = {.type = (sched_policy_type_t)t,
-                          .max_t = 10,
-                          .grace_period = 1,
-                          .reduction_factor = 3,
-                          .brackets = 1,
-                          .min_samples_required = 3,
-                          .perturbation_interval = 4,
-                          .quantile_fraction = 0.25,
-                          .perturbation_factors = factors,
-                          .nfactors = 2,
+        sched_opts_t o = {.sched = {.type = t,
+                                    .max_t = 10,
+                                    .grace_period = 1,
+                                    .reduction_factor = 3,
+                                    .brackets = 1,
+                                    .min_samples_required = 3,
+                                    .stop_last_trials = 1,
+                                    .hard_stop = 1,
+                                    .perturbation_interval = 4,
+                                    .quantile_fraction = 0.25,
+                                    .perturbation_factors = {1.2, 0.8},
+                                    .nfactors = 2},
                           .space = sp};
         sched_policy_t *p = NULL;
         REQUIRE(sched_policy_new(&o, &p, err, sizeof err) == 0);
@@ -181,7 +182,7 @@ TEST(scheduler_and_mode_names_round_trip)
     CHECK_STR(space_mode_name(SPACE_NMODES), "?");
     CHECK(parse_with("maximize", "fifo", err, sizeof err) == NULL);
     CHECK_CONTAINS(err, "\"mode\" must be \"min\" or \"max\"");
-    CHECK(parse_with("min", "hyperband", err, sizeof err) == NULL);
+    CHECK(parse_with("min", "hb_bohb", err, sizeof err) == NULL);
     CHECK_CONTAINS(err, "unknown scheduler type");
 }
 

@@ -166,13 +166,14 @@ static void round_perm(const bench_t *b, uint32_t round, uint16_t *perm)
 
 static sched_policy_t *new_policy(const bench_t *b, uint32_t round)
 {
-    sched_opts_t o = {.type = SCHED_POLICY_ASHA,
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_ASHA,
+                                .max_t = b->max_t,
+                                .grace_period = 1,
+                                .reduction_factor = 3,
+                                .brackets = 1,
+                                .min_samples_required = 3,
+                                .stop_last_trials = 1},
                       .mode_max = 0,
-                      .max_t = b->max_t,
-                      .grace_period = 1,
-                      .reduction_factor = 3,
-                      .brackets = 1,
-                      .min_samples_required = 3,
                       .seed = b->seed + round};
     sched_policy_t *p = NULL;
     char err[256];

@@ -326,12 +326,22 @@ class MedianStoppingRule(_Scheduler):
                          min_samples_required=min_samples_required)
 
 
-class HyperBandScheduler:
-    """Not supported: synchronous HyperBand. ASHAScheduler is its asynchronous version."""
+class HyperBandScheduler(_Scheduler):
+    """Ray's HyperBandScheduler: synchronous HyperBand, trials paused at each milestone
+    until their bracket halves (docs/hyperband.md). ASHAScheduler is its asynchronous
+    version."""
+    type = "hyperband"
 
-    def __init__(self, *a, **k):
-        raise ValueError("tune.HyperBandScheduler is not supported: use tune.ASHAScheduler "
-                         "(the asynchronous HyperBand, same time_attr/max_t/reduction_factor)")
+    def __init__(self, time_attr=None, metric=None, mode=None, max_t=None,
+                 reduction_factor=None, stop_last_trials=None):
+        _metric_mode(self, metric, mode)
+        for what, v in (("max_t", max_t), ("reduction_factor", reduction_factor)):
+            if v is not None:
+                _num("HyperBandScheduler", what, v)
+        if stop_last_trials is not None and not isinstance(stop_last_trials, bool):
+            raise TypeError("tune.HyperBandScheduler: stop_last_trials must be True or False")
+        super().__init__(time_attr=time_attr, max_t=max_t, reduction_factor=reduction_factor,
+                         stop_last_trials=stop_last_trials)
 
 
 class PopulationBasedTraining(_Scheduler):
@@ -388,7 +398,7 @@ class PopulationBasedTraining(_Scheduler):
 
 _SCHEDULER_NAMES = {"fifo": FIFOScheduler, "asha": ASHAScheduler, "async_hyperband": ASHAScheduler,
                     "median": MedianStoppingRule, "median_stopping_rule": MedianStoppingRule,
-                    "pbt": PopulationBasedTraining}
+                    "pbt": PopulationBasedTraining, "hyperband": HyperBandScheduler}
 
 
 def scheduler_of(s):
@@ -397,9 +407,9 @@ def scheduler_of(s):
     if isinstance(s, str) and s.lower() in _SCHEDULER_NAMES:
         return _SCHEDULER_NAMES[s.lower()]()
     raise ValueError(f"scheduler {s!r} is not supported: use tune.FIFOScheduler(), "
-                     "tune.ASHAScheduler(...), tune.MedianStoppingRule(...) or "
-                     "tune.PopulationBasedTraining(...) (or the strings 'fifo', 'asha', "
-                     "'median', 'pbt')")
+                     "tune.ASHAScheduler(...), tune.MedianStoppingRule(...), "
+                     "tune.PopulationBasedTraining(...) or tune.HyperBandScheduler(...) (or the "
+                     "strings 'fifo', 'asha', 'median', 'pbt', 'hyperband')")
 
 
 class CLIReporter:

@@ -115,6 +115,19 @@ class RunArguments(Case):
                          {"type": "asha"})
         self.assertIs(tune.AsyncHyperBandScheduler, tune.ASHAScheduler)
 
+    def test_hyperband(self):
+        sched = tune.HyperBandScheduler(time_attr="epoch", max_t=27, reduction_factor=3,
+                                        stop_last_trials=False)
+        s = space_of({"x": 1}, metric="loss", mode="min", scheduler=sched)
+        self.assertEqual(s["scheduler"], {"type": "hyperband", "time_attr": "epoch",
+                                          "max_t": 27, "reduction_factor": 3,
+                                          "stop_last_trials": False})
+        self.assertValid(s)
+        self.assertEqual(space_of({}, metric="l", scheduler="hyperband")["scheduler"],
+                         {"type": "hyperband"})
+        with self.assertRaisesRegex(TypeError, "stop_last_trials must be True or False"):
+            tune.HyperBandScheduler(stop_last_trials=1)
+
     def test_pbt(self):
         sched = tune.PopulationBasedTraining(
             time_attr="training_iteration", metric="loss", mode="min", perturbation_interval=4,
@@ -287,8 +300,6 @@ class Refusals(Case):
             tune.PopulationBasedTraining(synch=True)
         with self.assertRaisesRegex(ValueError, "functions are not supported"):
             tune.PopulationBasedTraining(hyperparam_mutations={"lr": lambda: 0.1})
-        with self.assertRaisesRegex(ValueError, "use tune.ASHAScheduler"):
-            tune.HyperBandScheduler()
         with self.assertRaisesRegex(ValueError, "ASHAScheduler"):
             space_of({}, scheduler="pb2")
         with self.assertRaisesRegex(ValueError, "min_time_slice is not supported"):
