@@ -1,6 +1,7 @@
-/* `tune`: entry point and the commands that run experiments (run, validate).
- * Reading commands (ls, trials, best, query, export) are in query.c, the live table in
- * table.c. Only the cli prints and exits; everything below it returns error codes. */
+/* `tune`: the entry point (usage, --version, the table of commands) and `tune validate`.
+ * Each other command has its own file: run/resume/extend run.c, ls/trials/best/query/export
+ * query.c, show/plot show.c, report report.c, rm rm.c, simulate simulate.c. Only the cli
+ * prints and exits; everything below it returns error codes. */
 #include "cli/cli.h"
 
 #include <errno.h>

@@ -12,32 +12,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jsonw/jsonw.h"
 #include "report_assets.h"
 
 /* ---- JSON written straight to the file ------------------------------------------ */
-/* A JSON string that is also safe inside <script>: '<', '>' and '&' are escaped, so no
- * "</script>" or "<!--" can ever appear in the blob (the HTML spec's script data rules). */
+/* A JSON string that is also safe inside <script> (JSONW_HTML: no "</script>" or "<!--"
+ * can ever appear in the blob). */
 static void jstr(FILE *f, const char *s)
 {
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        unsigned c = *p;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", f);
-        else if (c == '\t')
-            fputs("\\t", f);
-        else if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7f)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc((int)c, f);
-    }
-    fputc('"', f);
+    jsonw_fquote(f, s, JSONW_HTML);
 }
 
 /* Numbers: `prec` significant digits; JSON has no NaN or infinity, so those are null. */

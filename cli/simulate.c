@@ -273,7 +273,7 @@ int cli_cmd_simulate(int argc, char **argv)
     const char **params = NULL;
     int rc = CLI_EXIT_FAIL;
     /* 64 MiB of page cache: a simulation writes a big experiment fast, and with
-     * SQLite's 2 MiB its batches spilled into the WAL (a fifth of its system time). */
+     * SQLite's 2 MiB its batches spill into the WAL (bench/sim/README.md). */
     if (store_open(a.db, 0, &st, err, sizeof err) != 0 ||
         store_set_cache(st, 64, err, sizeof err) != 0) {
         cli_error("%s", err);
@@ -388,8 +388,8 @@ int cli_cmd_simulate(int argc, char **argv)
                           .report_trials = 500,
                           .wake_fd = -1,
                           /* every second of real time: each commit rewrites the hot
-                           * pages of the trials table and its indexes into the WAL, and
-                           * at 0.2 s that was a fifth of a million-trial run */
+                           * pages of the trials table and its indexes into the WAL
+                           * (bench/sim/README.md) */
                           .commit_every_s = 1.0};
     /* Every row before the first turn: on the virtual clock nothing waits for a launch, and
      * the first status block then shows time that has advanced. */
@@ -411,8 +411,9 @@ int cli_cmd_simulate(int argc, char **argv)
     unsigned turns = 0;
     /* No signal pipe to wake for and no cap on the wait: the loop's own timers (a time
      * budget, a trial's time limit) bound it, and past them the virtual clock jumps
-     * straight to the next event. (With a cap of an hour, a curve whose iterations took
-     * 1e12 s cost a turn per virtual hour: 47 s of real time.) */
+     * straight to the next event. (A cap costs a turn per capped wait: a curve whose
+     * iterations take 1e12 s would cost 280 million turns an iteration under a cap of an
+     * hour.) */
     while ((trc = sched_loop_turn(L, INFINITY, err, sizeof err)) > 0) {
         if (sim_interrupted > seen) sched_loop_stop(L, SIGINT), seen = sim_interrupted;
         if (!a.quiet && (++turns & 255) == 0 && real_s() >= next_report) {

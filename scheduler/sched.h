@@ -1,7 +1,7 @@
-/* scheduler: decides which trials run, where, and when they stop.
- * Three parts, kept apart: policies (FIFO, ASHA, median stopping: sched_policy_*),
- * the resource pool that hands out GPU/CPU slices (sched_pool_*), and the single-
- * threaded event loop that drives trials (sched_run, in loop.c). Not for: terminals
+/* scheduler: decides which trials run, where, when they pause and when they stop.
+ * Kept apart: policies (FIFO, ASHA, median stopping, PBT: sched_policy_*), the pool that
+ * hands out GPU/CPU slices (sched_pool_*), executors that start trials (sched_exec_t) and
+ * the single-threaded loop that drives them (sched_loop_*, sched_run). Not for: terminals
  * (the loop reports through a callback) or SQL (it tells store what happened). */
 #ifndef TUNE_SCHED_H
 #define TUNE_SCHED_H

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonw/jsonw.h"
 #include "search/render.h"
 #include "search/space_int.h"
 
@@ -268,43 +269,14 @@ nomem:
  * within a tolerance, so 8.731745949053503 became 8.7317459490535: a recorded
  * configuration that is not the one the trial received. This printer writes every number
  * as space_format_number does for argv, so argv, TUNE_CONFIG and the database agree. */
+static int sb_put(void *b, const char *s, size_t n)
+{
+    return sb_add(b, s, n);
+}
+
 static int json_string(struct sbuf *b, const char *s)
 {
-    if (sb_add(b, "\"", 1)) return -1;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        char esc[8];
-        const char *e = NULL;
-        switch (*p) {
-        case '"':
-            e = "\\\"";
-            break;
-        case '\\':
-            e = "\\\\";
-            break;
-        case '\b':
-            e = "\\b";
-            break;
-        case '\f':
-            e = "\\f";
-            break;
-        case '\n':
-            e = "\\n";
-            break;
-        case '\r':
-            e = "\\r";
-            break;
-        case '\t':
-            e = "\\t";
-            break;
-        default:
-            if (*p < 0x20) {
-                snprintf(esc, sizeof esc, "\\u%04x", *p);
-                e = esc;
-            }
-        }
-        if (e ? sb_add(b, e, strlen(e)) : sb_add(b, (const char *)p, 1)) return -1;
-    }
-    return sb_add(b, "\"", 1);
+    return jsonw_quote_cb(s, 0, sb_put, b);
 }
 
 static int json_indent(struct sbuf *b, int depth)

@@ -13,6 +13,7 @@
 #include "search/render.h"
 #include "search/settings.h"
 #include "search/space.h"
+#include "jsonw/jsonw.h"
 #include "sim/sim_int.h"
 
 #define TABLE_MAX_BYTES (1024u << 20)
@@ -183,24 +184,16 @@ static void sb_str(struct sbuf *b, const char *t)
     sb_add(b, t, strlen(t));
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped. */
+static int sb_put(void *b, const char *t, size_t len)
+{
+    sb_add(b, t, len);
+    return 0;
+}
+
+/* A JSON string (jsonw), appended. */
 static void sb_json_str(struct sbuf *b, const char *t)
 {
-    sb_add(b, "\"", 1);
-    for (; *t; t++) {
-        unsigned char ch = (unsigned char)*t;
-        if (ch == '"' || ch == '\\') {
-            char e[2] = {'\\', (char)ch};
-            sb_add(b, e, 2);
-        } else if (ch < 0x20) {
-            char e[8];
-            snprintf(e, sizeof e, "\\u%04x", ch);
-            sb_str(b, e);
-        } else {
-            sb_add(b, t, 1);
-        }
-    }
-    sb_add(b, "\"", 1);
+    jsonw_quote_cb(t, 0, sb_put, b);
 }
 
 static void sb_num(struct sbuf *b, double v)

@@ -2,11 +2,10 @@
  * way store.c's create_schema does (WAL mode, store/schema.sql and the created_by row in
  * one transaction), closes it (SQLite checkpoints it into the one file) and writes the
  * file's bytes as a C header, its runs of zeros left out (most of an empty database is
- * zeros; decoding that is a memcpy a run, where inflating it took a quarter of a
- * millisecond). store_open writes a new database from
- * that image instead of running schema.sql, which cost about a millisecond of SQLite
- * parsing at the start of every `tune run`; test_store checks that both ways give the
- * same database.
+ * zeros; decoding that is a memcpy a run, cheaper than inflating a compressed image).
+ * store_open writes a new database from that image instead of running schema.sql, whose
+ * parsing every `tune run` would pay (bench/tuner/README.md has the costs); test_store
+ * checks that both ways give the same database.
  *
  *   store_mkimage WORK.db OUT.h */
 #include <stdint.h>

@@ -345,9 +345,9 @@ int store__flush(store_t *st, char *err, size_t errlen)
     }
     /* One range per trial and attempt: its results got consecutive ids. The rows go in
      * in the table's key order, 16 to a statement: with many trials in a batch (one range
-     * per result when each trial reported once) a statement per row was a fifth of the
-     * store's time. The groups are sorted in place: the lookup slots that index them are
-     * cleared below. */
+     * per result when each trial reported once) a statement per row was a large part of
+     * the store's time (bench/tuner/README.md). The groups are sorted in place: the lookup slots
+     * that index them are cleared below. */
     int64_t id = first_id;
     for (int g = 0; g < st->ngroups; g++) {
         st->groups[g].first_id = id;

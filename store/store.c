@@ -323,8 +323,8 @@ static void immutable_uri(const char *path, char *uri, size_t n)
 }
 
 /* Writes a new database at `path` from the image of an empty one (schema_image.h: what
- * create_schema makes, in WAL mode, made at build time). SQLite running schema.sql took
- * about a millisecond of parsing at the start of every run, and six fsyncs. The image is
+ * create_schema makes, in WAL mode, made at build time), so that no run pays SQLite's
+ * parsing of schema.sql and its fsyncs (bench/tuner/README.md). The image is
  * written whole, synced, under a name of its own and then linked into place (and the
  * directory synced), so that no one ever opens a part of it and a second tune creating
  * the same file at the same moment finds one whole database or the other. Returns 0 when it wrote

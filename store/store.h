@@ -62,7 +62,7 @@ typedef struct store_experiment {
     const char *settings_json; /* resolved settings (defaults filled in) */
     const char *metric;
     int mode_max;          /* 0 = min, 1 = max */
-    const char *scheduler; /* "fifo", "asha", "median" */
+    const char *scheduler; /* "fifo", "asha", "median", "pbt" */
     const char *results_dir;
     int64_t num_trials;
     uint64_t seed;
@@ -144,12 +144,15 @@ typedef struct store_result {
 } store_result_t;
 int store_result_add(store_t *st, const store_result_t *r, char *err, size_t errlen);
 
-/* A scheduler decision: why a trial continued or stopped. */
+/* A scheduler decision: why a trial continued, stopped, paused or changed, or a note the
+ * loop keeps beside them. Actions: "continue", "stop", "complete", "pause", "promote",
+ * "resume", "exploit" (PBT), "keep" (a checkpoint kept for good), "gap" (iterations a
+ * resume skipped); docs/schema.md says what each means. */
 typedef struct store_decision {
     int64_t trial_id;
     int64_t iteration;
     double time_value;
-    const char *action; /* "continue", "stop", "complete" */
+    const char *action; /* one of the actions above */
     int bracket;        /* -1 if not applicable */
     int rung;           /* -1 if not applicable */
     double milestone;   /* NaN if not applicable */

@@ -101,8 +101,8 @@ struct store {
     char batch_err[512];
     sqlite3_stmt *stmt[STORE__NSTMT];
     /* The trial updates, one statement per set of STORE_TU_* fields (a run uses four or
-     * five sets): a statement that names only the columns it sets took a third of the
-     * time of one that named every column in a CASE on the fields. */
+     * five sets): a statement that names only the columns it sets is cheaper than one that
+     * names every column in a CASE on the fields (bench/tuner/README.md). */
     struct {
         unsigned fields;
         sqlite3_stmt *stmt;

@@ -28,6 +28,10 @@
 static char g_tune[4096] __attribute__((unused)), g_synth[4096] __attribute__((unused)),
     g_hostile[4096] __attribute__((unused)), g_helper[4096] __attribute__((unused)),
     g_src[4096] __attribute__((unused));
+/* The C trial that reports through include/tune_report.h, the program srun runs as each
+ * task of a Slurm trial, and the rank program of the Slurm tests. */
+static char g_report_trial[4096] __attribute__((unused)),
+    g_slurm_task[4096] __attribute__((unused)), g_slurm_rank[4096] __attribute__((unused));
 
 static inline void e2e_paths(void)
 {
@@ -37,6 +41,9 @@ static inline void e2e_paths(void)
     snprintf(g_synth, sizeof g_synth, "%s/tests/progs/synth_trial", b);
     snprintf(g_hostile, sizeof g_hostile, "%s/tests/progs/hostile_trial", b);
     snprintf(g_helper, sizeof g_helper, "%s/tests/progs/trial_helper", b);
+    snprintf(g_report_trial, sizeof g_report_trial, "%s/tests/progs/report_helper_trial", b);
+    snprintf(g_slurm_task, sizeof g_slurm_task, "%s/bin/tune-slurm-task", b);
+    snprintf(g_slurm_rank, sizeof g_slurm_rank, "%s/tests/progs/slurm_rank", b);
     const char *s = getenv("TUNE_SOURCE_DIR");
     snprintf(g_src, sizeof g_src, "%s", s ? s : "..");
 }
@@ -66,6 +73,15 @@ static inline void e2e_fresh_dir(char *dir, size_t n, const char *group, const c
              dir, dir);
     if (system(cmd) != 0) abort();
 }
+
+/* fresh_dir(dir, n, name): e2e_fresh_dir in the group of the test program that defines
+ * E2E_GROUP (its name: "cli", "faults", ...) before including this header. */
+#ifdef E2E_GROUP
+static inline void fresh_dir(char *dir, size_t n, const char *name)
+{
+    e2e_fresh_dir(dir, n, E2E_GROUP, name);
+}
+#endif
 
 /* The whole file as a string ("" when it cannot be read); the caller frees. */
 static inline char *slurp(const char *path)
@@ -175,8 +191,9 @@ static inline pid_t e2e_spawn_to(const char *cwd, const char *const *argv, const
 static inline pid_t e2e_spawn(const char *dir, const char *const *argv, const struct how *h)
 {
     char op[4200], ep[4200];
-    snprintf(op, sizeof op, "%s/.stdout", dir);
-    snprintf(ep, sizeof ep, "%s/.stderr", dir);
+    if (snprintf(op, sizeof op, "%s/.stdout", dir) >= (int)sizeof op ||
+        snprintf(ep, sizeof ep, "%s/.stderr", dir) >= (int)sizeof ep)
+        abort(); /* a case's folder is never that deep */
     return e2e_spawn_to(dir, argv, op, ep, h);
 }
 
@@ -206,8 +223,9 @@ static inline struct out e2e_finish(const char *dir, pid_t pid, const struct how
     o.code = killed ? 124 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     o.maxrss_kb = ru.ru_maxrss;
     char op[4200], ep[4200];
-    snprintf(op, sizeof op, "%s/.stdout", dir);
-    snprintf(ep, sizeof ep, "%s/.stderr", dir);
+    if (snprintf(op, sizeof op, "%s/.stdout", dir) >= (int)sizeof op ||
+        snprintf(ep, sizeof ep, "%s/.stderr", dir) >= (int)sizeof ep)
+        abort(); /* a case's folder is never that deep */
     o.out = slurp(op);
     o.err = slurp(ep);
     return o;
@@ -236,6 +254,15 @@ static inline struct out finish_tune(const char *dir, pid_t pid)
     return e2e_finish(dir, pid, NULL);
 }
 
+/* finish_tune, with tune's output shown on stderr when it failed: a failing case whose
+ * tune said nothing visible is hard to debug. */
+static inline struct out finish_tune_shown(const char *dir, pid_t pid)
+{
+    struct out o = finish_tune(dir, pid);
+    if (o.code != 0) fprintf(stderr, "tune exited %d:\n%s\n%s\n", o.code, o.out, o.err);
+    return o;
+}
+
 static inline struct out run_tune_how(const char *dir, const char *const *args, const struct how *h)
 {
     const char *av[64];
@@ -247,6 +274,12 @@ static inline struct out run_tune_how(const char *dir, const char *const *args, 
 static inline struct out run_tune(const char *dir, const char *const *args)
 {
     return run_tune_how(dir, args, NULL);
+}
+
+/* run_tune, with tune's output shown on stderr when it failed (finish_tune_shown). */
+static inline struct out run_tune_shown(const char *dir, const char *const *args)
+{
+    return finish_tune_shown(dir, spawn_tune(dir, args, NULL));
 }
 
 /* Runs any program (argv[0] a path) in dir and waits for it. */
@@ -418,9 +451,8 @@ static inline int run_ok(const char *dir, const char *space, const char *const *
 {
     static const char *const plain[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
     space_file(dir, space);
-    struct out o = run_tune(dir, args ? args : plain);
+    struct out o = run_tune_shown(dir, args ? args : plain);
     int code = o.code;
-    if (code != 0) fprintf(stderr, "tune exited %d:\n%s\n%s\n", code, o.out, o.err);
     out_free(&o);
     return code;
 }

@@ -1,6 +1,7 @@
 /* End-to-end tests: run the real `tune` binary on real space.json files with the
  * synthetic trial program, then inspect the real SQLite file and the JSON outputs.
  * Not for: unit behaviour of one module (tests/test_<module>.c). */
+#define E2E_GROUP "cli"
 #include "e2e.h"
 #include "tinytest.h"
 
@@ -13,11 +14,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static void fresh_dir(char *dir, size_t n, const char *name)
-{
-    e2e_fresh_dir(dir, n, "cli", name);
-}
 
 /* ---- basic runs ----------------------------------------------------------------- */
 TEST(version_and_help)
@@ -750,29 +746,6 @@ TEST(failed_trials_are_retried_up_to_max_failures)
         db_int(dir, "SELECT count(*) FROM trials WHERE trial_no=1 AND error LIKE '%code 3%'"), 1);
 }
 
-/* Starts tune in the background; returns its pid. */
-static pid_t spawn_tune_bg(const char *dir, const char *const *args)
-{
-    char op[4200];
-    snprintf(op, sizeof op, "%s/.bg.out", dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (chdir(dir) != 0) _exit(126);
-        int fo = open(op, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        dup2(fo, 1);
-        dup2(fo, 2);
-        char *av[64];
-        int n = 0;
-        av[n++] = g_tune;
-        for (; args[n - 1] && n < 63; n++)
-            av[n] = (char *)args[n - 1];
-        av[n] = NULL;
-        execv(g_tune, av);
-        _exit(127);
-    }
-    return pid;
-}
-
 TEST(resume_after_ctrl_c_finishes_the_experiment)
 {
     char dir[4096], sp[8192];
@@ -859,7 +832,7 @@ TEST(second_writer_is_refused)
              g_synth);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", NULL};
-    pid_t pid = spawn_tune_bg(dir, a);
+    pid_t pid = spawn_tune(dir, a, NULL);
     CHECK(e2e_wait_db(dir, "SELECT count(*) FROM results", 1, 60) >= 1);
     const char *r[] = {"run", "space.json", "--resume", NULL};
     struct out o = run_tune(dir, r);
@@ -907,7 +880,7 @@ TEST(kill_9_at_many_moments_then_resume_matches_uninterrupted)
     const char *r[] = {"run", "space.json", "--resume", "--quiet", NULL};
     int kills = 0, finished = 0;
     for (int round = 0; round < 40 && !finished; round++) {
-        pid_t pid = spawn_tune_bg(dir, round == 0 ? a : r);
+        pid_t pid = spawn_tune(dir, round == 0 ? a : r, NULL);
         usleep((useconds_t)(40 + (round * 37) % 160) * 1000);
         if (kill(pid, SIGKILL) == 0) kills++;
         int st;

@@ -4,17 +4,12 @@
  * status and message, the processes still alive, and the SQLite file itself.
  * Not for: unit behaviour of one module (tests/test_<module>.c) or the resume logic as
  * such (tests/test_cli.c). */
+#define E2E_GROUP "faults"
 #include "e2e.h"
 #include "tinytest.h"
 
 #include <dirent.h>
-#include <stdarg.h>
 #include <sys/file.h>
-
-static void fresh_dir(char *dir, size_t n, const char *name)
-{
-    e2e_fresh_dir(dir, n, "faults", name);
-}
 
 /* ---- hostile experiment names --------------------------------------------------------- */
 
@@ -67,21 +62,8 @@ static void owner_space(const char *dir, const char *name, int n)
     space_file(dir, sp);
 }
 
-/* tune in dir with the arguments up to NULL. */
-static struct out tune_in(const char *dir, ...)
-{
-    const char *a[32];
-    int n = 0;
-    va_list ap;
-    va_start(ap, dir);
-    for (const char *s; n < 31 && (s = va_arg(ap, const char *));)
-        a[n++] = s;
-    va_end(ap);
-    a[n] = NULL;
-    struct out o = run_tune(dir, a);
-    if (o.code != 0) fprintf(stderr, "tune %s exited %d:\n%s%s\n", a[0], o.code, o.out, o.err);
-    return o;
-}
+/* tune in dir with the arguments up to NULL, its output shown when it failed. */
+#define tune_in(dir, ...) run_tune_shown((dir), (const char *const[]){__VA_ARGS__})
 
 /* Whether dir/rel exists (a symlink counts, never followed). */
 static int exists_in(const char *dir, const char *rel)

@@ -4,6 +4,7 @@
  * `tune run` (when /usr/bin/python3 has torch). They run the real binary on real
  * experiments and compare what it prints with the real SQLite file.
  * Not for: the run itself (tests/test_cli.c) or the store's own contract (test_store.c). */
+#define E2E_GROUP "report"
 #include "e2e.h"
 #include "tinytest.h"
 
@@ -21,22 +22,6 @@
 #include "big_experiment.h"
 #include "include/tune_report.h"
 #include "store/store.h"
-
-static char g_ctrial[4096];
-
-static void paths(void)
-{
-    e2e_paths();
-    const char *b = getenv("TUNE_BINARY_DIR");
-    snprintf(g_ctrial, sizeof g_ctrial, "%s/tests/progs/report_helper_trial", b ? b : ".");
-}
-
-/* A fresh working directory per case, so databases and results never mix. */
-static void fresh_dir(char *dir, size_t n, const char *name)
-{
-    paths();
-    e2e_fresh_dir(dir, n, "report", name);
-}
 
 /* Runs argv[0] (a path) in dir with extra environment ("NAME=VALUE" sets, "NAME" unsets),
  * in its own process group, killed as a group after timeout_s. */
@@ -977,7 +962,7 @@ TEST(report_draws_pbt_lineage)
  * result after it, the best trial's schedule, and no script error. */
 TEST(report_draws_a_tune_train_pbt_run)
 {
-    paths();
+    e2e_paths();
     if (access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) != 0)
         SKIP("no Fashion-MNIST (apt-get install dataset-fashion-mnist)");
     char dir[4096], space[4300], html[4300], text[8192];
@@ -1176,14 +1161,14 @@ static void helper_under_tune(const char *name, const char *const *cmd)
 
 TEST(c_helper_trial_runs_under_tune)
 {
-    paths();
-    const char *cmd[] = {g_ctrial, NULL};
+    e2e_paths();
+    const char *cmd[] = {g_report_trial, NULL};
     helper_under_tune("c_helper", cmd);
 }
 
 TEST(python_helper_trial_runs_under_tune)
 {
-    paths();
+    e2e_paths();
     if (access("/usr/bin/python3", X_OK) != 0) SKIP("no /usr/bin/python3");
     char script[4200];
     snprintf(script, sizeof script, "%s/examples/report_helpers/trial.py", g_src);
@@ -1358,7 +1343,7 @@ TEST(docs_queries_run_against_a_real_database)
 
 TEST(docs_pandas_snippet_runs)
 {
-    paths();
+    e2e_paths();
     char dir[4096], path[4300];
     fresh_dir(dir, sizeof dir, "docs_pandas");
     if (access("/usr/bin/python3", X_OK) != 0) SKIP("no /usr/bin/python3");
@@ -1395,7 +1380,7 @@ TEST(docs_pandas_snippet_runs)
 /* The README's five-line examples of the helpers, run as they are written. */
 TEST(readme_helper_examples_work)
 {
-    paths();
+    e2e_paths();
     char dir[4096], path[4300], code[16384];
     fresh_dir(dir, sizeof dir, "readme_helpers");
     snprintf(path, sizeof path, "%s/README.md", g_src);
@@ -1458,7 +1443,7 @@ TEST(readme_helper_examples_work)
 /* ---- the PyTorch user's path ---------------------------------------------------- */
 TEST(torch_ddp_example_runs_under_tune)
 {
-    paths();
+    e2e_paths();
     char dir[4096];
     fresh_dir(dir, sizeof dir, "torch_ddp");
     const char *probe[] = {"/usr/bin/python3", "-c", "import torch, numpy", NULL};
@@ -1537,7 +1522,7 @@ static double line_number(const char *text, int n, const char *key)
  * back, and its first result says what changed. */
 TEST(torch_ddp_example_resumes_with_new_config)
 {
-    paths();
+    e2e_paths();
     char dir[4096];
     fresh_dir(dir, sizeof dir, "torch_ddp_resume");
     if (access("/usr/bin/python3", X_OK) != 0) SKIP("no /usr/bin/python3");

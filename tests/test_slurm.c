@@ -9,6 +9,7 @@
  * hence before it). */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
+#define E2E_GROUP "slurm" /* under the build tree, which the test cluster's nodes share */
 #include "e2e.h"
 #include "tinytest.h"
 #include "trial/slurm_int.h"
@@ -24,24 +25,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static char g_rank[4200], g_task[4200];
-
-static void paths(void)
-{
-    e2e_paths();
-    const char *b = getenv("TUNE_BINARY_DIR");
-    snprintf(g_task, sizeof g_task, "%s/bin/tune-slurm-task", b ? b : ".");
-    snprintf(g_rank, sizeof g_rank, "%s/tests/progs/slurm_rank", b ? b : ".");
-}
-
-/* A fresh directory per case (under the build tree, on the filesystem the test cluster's
- * node shares). */
-static void fresh_dir(char *dir, size_t n, const char *name)
-{
-    paths();
-    e2e_fresh_dir(dir, n, "slurm", name);
-}
 
 /* Runs a shell command line (the tests' own, never a trial's) and returns its stdout. */
 static char *sh(const char *cmd)
@@ -60,21 +43,7 @@ static char *sh(const char *cmd)
     return s;
 }
 
-/* ---- running tune ------------------------------------------------------------------- */
-
-/* finish_tune, showing tune's output when it failed: a Slurm case is hard to debug
- * without it. */
-static struct out wait_tune(const char *dir, pid_t pid)
-{
-    struct out o = finish_tune(dir, pid);
-    if (o.code != 0) fprintf(stderr, "tune exited %d:\n%s\n%s\n", o.code, o.out, o.err);
-    return o;
-}
-
-static struct out run_tune_shown(const char *dir, const char *const *args)
-{
-    return wait_tune(dir, spawn_tune(dir, args, NULL));
-}
+/* ---- the database ------------------------------------------------------------------ */
 
 /* The rows of a query, one line each, columns separated by '|'. */
 static char *db_rows(const char *dir, const char *sql)
@@ -117,7 +86,7 @@ static int have_prog(const char *name)
 /* Skips the case unless a Slurm cluster answers at $SLURM_CONF. */
 #define NEED_SLURM()                                                                               \
     do {                                                                                           \
-        paths();                                                                                   \
+        e2e_paths();                                                                               \
         if (geteuid() != 0)                                                                        \
             SKIP("the Slurm tests run as root (scripts/test.sh starts the cluster)");              \
         if (!have_prog("srun")) SKIP("Slurm is not installed (apt-get install slurm-client)");     \
@@ -202,10 +171,10 @@ static int run_exact(char *const *argv, char *const *env, const char *cwd, char 
 
 TEST(task_program_reports_rank0_and_sets_rank_variables)
 {
-    paths();
+    e2e_paths();
     char dir[4300];
     fresh_dir(dir, sizeof dir, "task");
-    char *argv[] = {g_task, g_rank, "--iters", "1", NULL};
+    char *argv[] = {g_slurm_task, g_slurm_rank, "--iters", "1", NULL};
     /* An scontrol that knows no node: MASTER_ADDR stays the node's name whether or not
      * "ci1" resolves here. */
     char path[4400], sc[4400];
@@ -255,21 +224,21 @@ TEST(task_program_reports_rank0_and_sets_rank_variables)
     free(log);
     /* A program that cannot run: a clear message and 127; and never /bin/sh for a file
      * without #! (execvp would hand it to a shell). */
-    char *bad[] = {g_task, "/nonexistent/prog", NULL};
+    char *bad[] = {g_slurm_task, "/nonexistent/prog", NULL};
     CHECK_EQ_INT(run_exact(bad, env0, dir, &out, &err), 127);
     CHECK_CONTAINS(err, "tune-slurm-task: cannot run \"/nonexistent/prog\": No such file");
     free(out);
     free(err);
     snprintf(p, sizeof p, "%s/noshebang", dir);
     write_exec(p, "echo ran by a shell\n");
-    char *ns[] = {g_task, "noshebang", NULL};
+    char *ns[] = {g_slurm_task, "noshebang", NULL};
     char *envp[] = {"SLURM_PROCID=0", "PATH=.", NULL};
     CHECK_EQ_INT(run_exact(ns, envp, dir, &out, &err), 127);
     CHECK(strstr(out, "ran by a shell") == NULL);
     CHECK_CONTAINS(err, "Exec format error");
     free(out);
     free(err);
-    char *none[] = {g_task, NULL};
+    char *none[] = {g_slurm_task, NULL};
     CHECK_EQ_INT(run_exact(none, envp, dir, &out, &err), 2);
     CHECK_CONTAINS(err, "usage: tune-slurm-task");
     free(out);
@@ -278,7 +247,7 @@ TEST(task_program_reports_rank0_and_sets_rank_variables)
 
 TEST(task_program_master_addr_is_an_address)
 {
-    paths();
+    e2e_paths();
     char dir[4300], path[4400], sc[4400], called[4400];
     fresh_dir(dir, sizeof dir, "task_addr");
     /* Slurm's NodeName need not resolve (.invalid never does, RFC 6761): then MASTER_ADDR
@@ -294,7 +263,7 @@ TEST(task_program_master_addr_is_an_address)
              called);
     write_exec(sc, body);
     snprintf(path, sizeof path, "PATH=%s:/usr/bin:/bin", dir);
-    char *argv[] = {g_task, g_rank, "--iters", "1", NULL};
+    char *argv[] = {g_slurm_task, g_slurm_rank, "--iters", "1", NULL};
     char *env[] = {"SLURM_PROCID=0", "SLURM_NTASKS=1", "SLURM_STEP_NODELIST=n[1-2].invalid", path,
                    NULL};
     char *out, *err;
@@ -359,7 +328,7 @@ static int new_fake_exec(const char *dir, const char *alloc, char *const *args, 
     trial_slurm_opts_t o = {.experiment = "exp",
                             .srun_args = args,
                             .allocation = alloc,
-                            .task_program = g_task,
+                            .task_program = g_slurm_task,
                             .srun = srun,
                             .watchdog_s = wd};
     return trial_exec_slurm_new(&o, ex, err, errlen);
@@ -425,7 +394,7 @@ static int run_fake(trial_exec_t *ex, const char *dir, int ranks, double gpus, i
 
 TEST(srun_command_line)
 {
-    paths();
+    e2e_paths();
     char dir[4300], err[512];
     fake_slurm(dir, sizeof dir, "fake_cmdline", NULL, NULL, NULL);
     trial_exec_t *ex = NULL;
@@ -440,7 +409,7 @@ TEST(srun_command_line)
                           "ARG --cpus-per-task=3\nARG --gpus=2\nARG --kill-on-bad-exit=1\n"
                           "ARG --unbuffered\nARG --partition=gpu\nARG --time=10\n");
     char want[4500];
-    snprintf(want, sizeof want, "ARG %s\nARG prog\nARG --lr\nARG 0.1; rm -rf /\n", g_task);
+    snprintf(want, sizeof want, "ARG %s\nARG prog\nARG --lr\nARG 0.1; rm -rf /\n", g_slurm_task);
     CHECK_CONTAINS(L.buf, want);
     /* Slurm sets the GPU list; neither the pool's nor an allocation's request leaks in. */
     CHECK_CONTAINS(L.buf, "CVD unset\nSG unset\n");
@@ -473,7 +442,7 @@ TEST(srun_command_line)
 
 TEST(tune_slurm_line_is_consumed_and_signals_become_scancel)
 {
-    paths();
+    e2e_paths();
     char dir[4300], err[512];
     fake_slurm(dir, sizeof dir, "fake_tag", NULL, NULL, NULL);
     trial_exec_t *ex = NULL;
@@ -548,7 +517,7 @@ TEST(tune_slurm_line_is_consumed_and_signals_become_scancel)
 
 TEST(steps_are_cancelled_as_steps_and_pending_jobs_by_name)
 {
-    paths();
+    e2e_paths();
     char dir[4300], err[512];
     fake_slurm(dir, sizeof dir, "fake_steps", NULL, NULL, NULL);
     trial_exec_t *ex = NULL;
@@ -600,7 +569,7 @@ TEST(steps_are_cancelled_as_steps_and_pending_jobs_by_name)
 
 TEST(executor_creation_errors)
 {
-    paths();
+    e2e_paths();
     char dir[4300], err[512];
     trial_exec_t *ex = NULL;
     trial_slurm_opts_t o = {.experiment = "exp", .srun = "/nonexistent/srun"};
@@ -621,7 +590,7 @@ TEST(executor_creation_errors)
     snprintf(p, sizeof p, "%s/scancel", dir);
     unlink(p);
     o.experiment = "exp";
-    o.task_program = g_task;
+    o.task_program = g_slurm_task;
     CHECK_EQ_INT(trial_exec_slurm_new(&o, &ex, err, sizeof err), TRIAL_ERR);
     CHECK_CONTAINS(err, "but not scancel and squeue beside it");
 
@@ -660,7 +629,7 @@ static int check_with(const char *dir, char *const *args, const char *alloc, int
 
 TEST(impossible_requests_are_refused_before_running)
 {
-    paths();
+    e2e_paths();
     char dir[4300], err[512];
     trial_capacity_t cap;
     fake_slurm(dir, sizeof dir, "fake_check", sinfo_ok, NULL,
@@ -737,7 +706,7 @@ static int health_within(trial_proc_t *p, double for_s, char *why, size_t n)
 
 TEST(watchdog_condemns_a_silent_srun_slurm_does_not_know)
 {
-    paths();
+    e2e_paths();
     char dir[4300], err[512], why[512];
     char *argv[] = {"prog", NULL};
     trial_spawn_t sp = {.argv = argv, .slice.name = "trial_00005"};
@@ -810,7 +779,7 @@ TEST(watchdog_condemns_a_silent_srun_slurm_does_not_know)
 
 TEST(cleanup_cancels_the_experiments_leftovers_only)
 {
-    paths();
+    e2e_paths();
     char dir[4300], err[512], sq[8192];
     fresh_dir(dir, sizeof dir, "fake_cleanup");
     /* squeue answers from a file that scancel empties, as Slurm would forget them. */
@@ -971,7 +940,7 @@ TEST(two_ranks_on_two_nodes_only_rank0_reports)
              " \"executor\": {\"type\": \"slurm\", \"srun_args\": [\"--partition=multi\","
              "   \"--nodes=2\", \"--ntasks-per-node=1\"]},"
              " \"space\": {\"x\": {\"choice\": [1]}}}",
-             g_rank);
+             g_slurm_rank);
     const char *a[] = {"run", "space.json", "--quiet", NULL};
     CHECK_EQ_INT(run_ok(dir, sp, a), 0);
     /* MASTER_ADDR: rank 0's node, by name when "ci1" resolves, else by the address Slurm
@@ -1109,7 +1078,7 @@ TEST(failing_rank_ends_the_trial_quickly)
              " \"command\": [\"%s\", \"--fail-rank\", \"1\", \"--quiet-s\", \"60\"],"
              " \"executor\": {\"type\": \"slurm\", \"srun_args\": [\"--ntasks=2\"]},"
              " \"space\": {\"x\": {\"choice\": [1]}}}",
-             g_rank);
+             g_slurm_rank);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", NULL};
     double t0 = e2e_mono();
@@ -1232,7 +1201,7 @@ TEST(killed_tune_leaves_no_orphans_after_resume)
     e2e_nap_ms(800);
     CHECK(slurm_left("orphS") >= 3);
     kill(pid, SIGKILL);
-    struct out o = wait_tune(dir, pid);
+    struct out o = finish_tune_shown(dir, pid);
     out_free(&o);
     /* The running step dies with its srun; queued jobs may stay until the resume. */
     const char *r[] = {"resume", "orphS", "--quiet", NULL};
@@ -1247,7 +1216,7 @@ TEST(killed_tune_leaves_no_orphans_after_resume)
 /* A cluster of its own, so that killing its controller disturbs no other case. */
 TEST(controller_killed_trials_end_as_errors)
 {
-    paths();
+    e2e_paths();
     if (geteuid() != 0) SKIP("needs root to start a Slurm cluster");
     if (!have_prog("slurmctld") || !have_prog("slurmd") || !have_prog("srun"))
         SKIP("Slurm is not installed (apt-get install slurmctld slurmd slurm-client)");
@@ -1268,7 +1237,7 @@ TEST(controller_killed_trials_end_as_errors)
         " \"command\": [\"%s\", \"--quiet-s\", \"3\", \"--iters\", \"1\"],"
         " \"executor\": {\"type\": \"slurm\"},"
         " \"space\": {\"x\": {\"choice\": [1, 2]}}}",
-        g_rank);
+        g_slurm_rank);
     space_file(dir, sp);
     const char *a[] = {"run", "space.json", "--quiet", NULL};
     struct how h = {.env = env};
@@ -1283,7 +1252,7 @@ TEST(controller_killed_trials_end_as_errors)
     snprintf(cmd, sizeof cmd, "kill -9 $(cat %s/slurmctld.pid %s/slurmd.ci1.pid)", cdir, cdir);
     CHECK_EQ_INT(system(cmd), 0);
     t0 = e2e_mono();
-    struct out o = wait_tune(dir, pid);
+    struct out o = finish_tune_shown(dir, pid);
     double took = e2e_mono() - t0;
     CHECK_EQ_INT(o.code, 3); /* trials ended in ERROR */
     CHECK_CONTAINS(o.out, "2 failed");

@@ -66,9 +66,8 @@ static void set_err(train_be_ctx_t *ctx, const char *fmt, ...)
 /* Buffers this large (the cnn's activations, up to 19 MB each at the evaluation batch)
  * start on a huge-page boundary and ask for transparent huge pages, which kernels in THP
  * "madvise" mode only give on request: zeroing them in alloc then faults once per 2 MiB
- * instead of once per 4 KiB. On the 2-core VM where tune-train was measured a 4 KiB
- * fault cost ~7 us, and faulting in the cnn's activations took 0.2-0.4 s, most of its
- * time to the first training step. The tail past the last 2 MiB boundary keeps 4 KiB pages
+ * instead of once per 4 KiB (page faults were most of the cnn's time to its first
+ * training step: bench/train/README.md). The tail past the last 2 MiB boundary keeps 4 KiB pages
  * (rounding the size up would hold up to 2 MiB more per buffer for a few hundred faults). */
 #define HUGE_PAGE ((size_t)2 << 20)
 

@@ -81,8 +81,8 @@ void train_opts_default(train_opts_t *o)
     o->beta1 = 0.9;
     o->beta2 = 0.999;
     o->eps = 1e-8;
-    /* cosine decay to 0 over --epochs: with lr 0.05, momentum 0.9, batch 64 the cnn reaches
-     * ~89.6% in 2 epochs, where a constant rate stays near 87% */
+    /* cosine decay to 0 over --epochs: the better default at a few epochs (the accuracies
+     * are in bench/train/README.md) */
     o->schedule = TRAIN_SCHED_COSINE;
     o->device = "cpu";
     o->data_dir = TRAIN_DEFAULT_DATA_DIR;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "jsonw/jsonw.h"
 #include "train_int.h"
 
 #define MEAN 0.2860f /* Fashion-MNIST pixel statistics, the usual normalisation */
@@ -192,27 +193,6 @@ static const char *metric_token(char *buf, size_t n, double v)
     return buf;
 }
 
-/* s as a JSON string (quotes included) into buf. */
-static void json_string(char *buf, size_t n, const char *s)
-{
-    size_t o = 0;
-    if (n < 3) return;
-    buf[o++] = '"';
-    for (; *s && o + 8 < n; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') {
-            buf[o++] = '\\';
-            buf[o++] = (char)ch;
-        } else if (ch < 0x20) {
-            o += (size_t)snprintf(buf + o, n - o, "\\u%04x", ch);
-        } else {
-            buf[o++] = (char)ch;
-        }
-    }
-    buf[o++] = '"';
-    buf[o] = 0;
-}
-
 static int checkpoint(struct run *r, int epoch, char *path, size_t pathlen, char *err,
                       size_t errlen);
 
@@ -236,7 +216,7 @@ static int report(struct run *r, int epoch, int epoch_end, long samples, double 
     if (epoch_end && (rc = checkpoint(r, epoch, ck, sizeof ck, err, errlen))) return rc;
     if (env->rank == 0 && env->result) {
         char line[PATH_MAX * 4 + 4096], tl[32], vl[32], ckj[PATH_MAX * 2 + 16] = "";
-        if (ck[0]) json_string(ckj, sizeof ckj, ck);
+        if (ck[0]) jsonw_quote(ckj, sizeof ckj, ck, 0);
         snprintf(line, sizeof line,
                  "{\"training_iteration\": %llu, \"epoch\": %d, \"step\": %llu, "
                  "\"train_loss\": %s, \"val_loss\": %s, \"val_accuracy\": %.6g, "
@@ -368,7 +348,7 @@ static void describe_changes(struct run *r, const train__ckpt_t *c, const char *
     }
     changed_num(&ch, "seed", (double)c->seed, (double)o->seed);
     char pj[PATH_MAX * 2 + 16];
-    json_string(pj, sizeof pj, path);
+    jsonw_quote(pj, sizeof pj, path, 0);
     snprintf(r->resumed, sizeof r->resumed,
              "\"resumed\": {\"from\": %s, \"epoch\": %u, \"changed\": %s%s%s}", pj, c->epoch,
              c->has_hparams ? "{" : "null", ch.j, c->has_hparams ? "}" : "");

@@ -10,6 +10,8 @@
  * usage: tune-slurm-task PROGRAM [ARGS...] */
 #include "trial/slurm_int.h"
 
+#include "jsonw/jsonw.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -26,22 +28,6 @@ static const char *env_or(const char *a, const char *b, const char *c)
     if ((!v || !*v) && b) v = getenv(b);
     if ((!v || !*v) && c) v = getenv(c);
     return v ? v : "";
-}
-
-/* A JSON string: the values are Slurm's ids and host names, but quote them properly. */
-static void put_json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
 }
 
 /* The address of Slurm node `node`, for MASTER_ADDR: its name when the name resolves (the
@@ -160,15 +146,15 @@ int main(int argc, char **argv)
 
     if (rank == 0) {
         fputs(TRIAL__SLURM_TAG "{\"job\": ", stdout);
-        put_json_str(stdout, env_or("SLURM_JOB_ID", "SLURM_JOBID", NULL));
+        jsonw_fquote(stdout, env_or("SLURM_JOB_ID", "SLURM_JOBID", NULL), 0);
         fputs(", \"step\": ", stdout);
-        put_json_str(stdout, env_or("SLURM_STEP_ID", "SLURM_STEPID", NULL));
+        jsonw_fquote(stdout, env_or("SLURM_STEP_ID", "SLURM_STEPID", NULL), 0);
         fputs(", \"node\": ", stdout);
-        put_json_str(stdout, env_or("SLURMD_NODENAME", NULL, NULL));
+        jsonw_fquote(stdout, env_or("SLURMD_NODENAME", NULL, NULL), 0);
         fputs(", \"nodes\": ", stdout);
-        put_json_str(stdout, nodelist);
+        jsonw_fquote(stdout, nodelist, 0);
         fputs(", \"gpus\": ", stdout);
-        put_json_str(stdout, env_or("CUDA_VISIBLE_DEVICES", NULL, NULL));
+        jsonw_fquote(stdout, env_or("CUDA_VISIBLE_DEVICES", NULL, NULL), 0);
         fputs("}\n", stdout);
         fflush(stdout);
     } else {
