@@ -120,7 +120,7 @@ CREATE TABLE decisions (
     trial_id   INTEGER NOT NULL,    -- trials.id
     iteration  INTEGER,
     time_value REAL,
-    action     TEXT NOT NULL,       -- 'continue', 'stop', 'complete'
+    action     TEXT NOT NULL,       -- continue, stop, complete, pause, promote, resume, exploit, keep, gap (docs/schema.md)
     bracket    INTEGER,             -- NULL when not applicable
     rung       INTEGER,             -- NULL when not applicable
     milestone  REAL,
