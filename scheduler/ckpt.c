@@ -42,7 +42,7 @@ void sched__ckpt_path(const struct sched_loop *L, const struct sched__trial *t, 
  * folder a trial's checkpoints are deleted and copied in. -1 when there is none. */
 static int open_trial(const struct sched_loop *L, const struct sched__trial *t)
 {
-    return L->results_fd >= 0 ? dirs_openat(L->results_fd, t->name) : -1;
+    return L->ck.results_fd >= 0 ? dirs_openat(L->ck.results_fd, t->name) : -1;
 }
 
 /* Where checkpoint `path` (as recorded: the trial's folder, '/', what it named; or an
@@ -239,7 +239,7 @@ static int pinned_by_other(const struct sched_loop *L, const char *path)
     /* path itself or a folder holding it (an exploit's copy is kept as its folder) */
     size_t n = strlen(path);
 #define COVERS(p) ((p) && strncmp((p), path, n) == 0 && ((p)[n] == 0 || (p)[n] == '/'))
-    for (size_t i = 0; i < L->n; i++) {
+    for (size_t i = 0; i < L->rec.n; i++) {
         const struct sched__trial *u = sched__at(L, i);
         if (u->x->pinned && COVERS(u->x->exploit_src)) return 1;
         /* a paused trial's, or a launched one's until its first result (it restores) */
@@ -267,17 +267,17 @@ static void trim_checkpoints(struct sched_loop *L, struct sched__trial *t)
         int own = c.dev || c.ino;
         if (excess > 0 && i + 1 < t->x->nckpts && own && !pinned_by_other(L, c.path)) {
             excess--;
-            if (L->ndoomed == L->capdoomed) {
-                size_t cap = L->capdoomed ? 2 * L->capdoomed : 16;
-                struct sched__ckpt *d = realloc(L->doomed, cap * sizeof *d);
+            if (L->ck.ndoomed == L->ck.capdoomed) {
+                size_t cap = L->ck.capdoomed ? 2 * L->ck.capdoomed : 16;
+                struct sched__ckpt *d = realloc(L->ck.doomed, cap * sizeof *d);
                 if (!d) {
                     free(c.path); /* out of memory: left on disk, which is safe */
                     continue;
                 }
-                L->doomed = d;
-                L->capdoomed = cap;
+                L->ck.doomed = d;
+                L->ck.capdoomed = cap;
             }
-            L->doomed[L->ndoomed++] = c;
+            L->ck.doomed[L->ck.ndoomed++] = c;
         } else {
             t->x->ckpts[w++] = c;
         }
@@ -321,7 +321,7 @@ void sched__note_checkpoint(struct sched_loop *L, struct sched__trial *t, const 
     if (!c.dev && !c.ino) {
         /* never deleted, so not counted either: keep_checkpoints keeps the newest of the
          * trial's own */
-        if (why[0] && L->results_fd >= 0 && !quiet) note_kept(L, t, path, why);
+        if (why[0] && L->ck.results_fd >= 0 && !quiet) note_kept(L, t, path, why);
         return;
     }
     size_t n = t->x->nckpts;
@@ -369,22 +369,22 @@ void sched__delete_doomed(struct sched_loop *L)
     if (!(L->caps & SCHED_CAP_EXPLOIT))
         return; /* nothing is let go otherwise: no walk over a big population */
     /* a checkpoint kept because it was needed then may have been let go since */
-    for (size_t k = 0; k < L->n; k++)
+    for (size_t k = 0; k < L->rec.n; k++)
         if (sched__at(L, k)->x->nckpts > (size_t)L->set->sched.keep_checkpoints)
             trim_checkpoints(L, sched__at(L, k));
-    for (size_t i = 0; i < L->ndoomed; i++) {
-        struct sched__ckpt *c = &L->doomed[i];
+    for (size_t i = 0; i < L->ck.ndoomed; i++) {
+        struct sched__ckpt *c = &L->ck.doomed[i];
         /* named again since (a restart saving under the same name) or needed by an
          * exploit decided in the meantime: kept; and only the very file that was named
          * (the trial may have saved a new one under the same name, not named yet) */
         int keep = pinned_by_other(L, c->path);
-        for (size_t k = 0; !keep && k < L->n; k++)
+        for (size_t k = 0; !keep && k < L->rec.n; k++)
             for (size_t j = 0; !keep && j < sched__at(L, k)->x->nckpts; j++)
                 keep = strcmp(sched__at(L, k)->x->ckpts[j].path, c->path) == 0;
         if (!keep) delete_checkpoint(L, c);
         free(c->path);
     }
-    L->ndoomed = 0;
+    L->ck.ndoomed = 0;
 }
 
 void sched__unpin(struct sched_loop *L, struct sched__trial *t)
@@ -438,7 +438,7 @@ int sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_dec
     int stop = 0;
     const space_settings_t *set = L->set;
     double now = sched__wall(L);
-    if (d->donor < 0 || (size_t)d->donor >= L->n) return 0;
+    if (d->donor < 0 || (size_t)d->donor >= L->rec.n) return 0;
     struct sched__trial *donor = sched__at(L, d->donor);
     char reason[1200], vb[32], cb[32];
     int64_t diter = 0;

@@ -106,7 +106,7 @@ static void file_head(const char *path, char *out, size_t n)
  * fail_fast of them the experiment stops instead of failing every trial. */
 void sched__count_early_failure(struct sched_loop *L, struct sched__trial *t, const char *msg)
 {
-    if (L->set->fail_fast <= 0 || t->reported || L->stopping) return;
+    if (L->set->fail_fast <= 0 || t->reported || L->turn.stopping) return;
     char norm[512];
     size_t o = 0;
     size_t dl = t->x->dir ? strlen(t->x->dir) : 0, nl = strlen(t->name);
@@ -123,20 +123,21 @@ void sched__count_early_failure(struct sched_loop *L, struct sched__trial *t, co
     }
     norm[o] = 0;
     size_t i = 0;
-    while (i < L->nearly && strcmp(L->early[i].msg, norm) != 0)
+    while (i < L->seen.nearly && strcmp(L->seen.early[i].msg, norm) != 0)
         i++;
-    if (i == L->nearly) {
-        if (L->nearly == sizeof L->early / sizeof L->early[0]) return;
-        snprintf(L->early[i].msg, sizeof L->early[i].msg, "%s", norm);
-        L->early[i].first = t->no;
-        L->nearly++;
+    if (i == L->seen.nearly) {
+        if (L->seen.nearly == sizeof L->seen.early / sizeof L->seen.early[0]) return;
+        snprintf(L->seen.early[i].msg, sizeof L->seen.early[i].msg, "%s", norm);
+        L->seen.early[i].first = t->no;
+        L->seen.nearly++;
     }
-    if (++L->early[i].count < L->set->fail_fast) return;
+    if (++L->seen.early[i].count < L->set->fail_fast) return;
     char m[800];
     snprintf(m, sizeof m,
              "%d trial%s failed the same way before reporting any result (fail_fast %d): %s",
-             L->early[i].count, L->early[i].count == 1 ? "" : "s", L->set->fail_fast, msg);
-    int64_t first = L->early[i].first;
+             L->seen.early[i].count, L->seen.early[i].count == 1 ? "" : "s", L->set->fail_fast,
+             msg);
+    int64_t first = L->seen.early[i].first;
     sched__end_experiment(L, SCHED_END_FAIL_FAST, first, m);
     {
         /* its folder, as sched__launch named it (its record may be gone) */
@@ -144,8 +145,8 @@ void sched__count_early_failure(struct sched_loop *L, struct sched__trial *t, co
         snprintf(path, sizeof path, "%s/trial_%05lld/stderr.log", L->o->results_dir,
                  (long long)first);
         file_head(path, head, sizeof head);
-        snprintf(L->end_detail, sizeof L->end_detail, "First lines of %.400s:\n%.1500s", path,
-                 head[0] ? head : "(empty)\n");
+        snprintf(L->end.end_detail, sizeof L->end.end_detail, "First lines of %.400s:\n%.1500s",
+                 path, head[0] ? head : "(empty)\n");
     }
 }
 
@@ -157,7 +158,7 @@ void sched__check_buffered(struct sched_loop *L, struct sched__trial *t)
     if (t->x->stop != SCHED__STOP_NONE && t->x->stop != SCHED__STOP_COMPLETE) return;
     double now = sched__now(L);
     if (now - t->x->first_result_at <= 1.0 && now - t->x->started_at >= 3.0) {
-        if (L->buffered++ == 0) L->buffered_trial = t->no;
+        if (L->seen.buffered++ == 0) L->seen.buffered_trial = t->no;
     }
 }
 

@@ -52,10 +52,10 @@ const char *sched_status_name(sched_trial_status_t s)
 
 void sched__fail(struct sched_loop *L, const char *what, const char *err)
 {
-    if (L->fatal) return;
-    L->fatal = 1;
-    L->stopping = 1;
-    snprintf(L->fatal_msg, sizeof L->fatal_msg, "%.200s: %.800s", what, err);
+    if (L->end.fatal) return;
+    L->end.fatal = 1;
+    L->turn.stopping = 1;
+    snprintf(L->end.fatal_msg, sizeof L->end.fatal_msg, "%.200s: %.800s", what, err);
 }
 
 int sched__better(int mode_max, double a, double b)
@@ -73,7 +73,7 @@ void sched__update_row(struct sched_loop *L, struct sched__trial *t, const store
         w.fields |= STORE_TU_PID;
         w.pid = t->x->pid;
         t->x->pid_unsaved = 0;
-        if (L->npid_unsaved) L->npid_unsaved--;
+        if (L->q.npid_unsaved) L->q.npid_unsaved--;
     }
     if (store_trial_update(L->o->store, t->id, &w, err, sizeof err) != 0)
         sched__fail(L, "cannot record trial state", err);
@@ -99,11 +99,11 @@ void sched__escape_quote(const char *s, size_t len, char *out, size_t n, size_t 
 
 void sched__end_experiment(struct sched_loop *L, sched_end_t why, int64_t trial, const char *msg)
 {
-    if (L->ended_by != SCHED_END_ALL || L->fatal) return;
-    L->ended_by = why;
-    L->end_trial = trial;
-    snprintf(L->end_msg, sizeof L->end_msg, "%.1000s", msg);
-    L->stopping = 1;
+    if (L->end.ended_by != SCHED_END_ALL || L->end.fatal) return;
+    L->end.ended_by = why;
+    L->end.end_trial = trial;
+    snprintf(L->end.end_msg, sizeof L->end.end_msg, "%.1000s", msg);
+    L->turn.stopping = 1;
 }
 
 void sched__add_decision(struct sched_loop *L, const store_decision_t *sd)

@@ -97,8 +97,8 @@ static int start_in(struct sched_loop *L, struct sched__trial *t, const sched_sl
     }
     int crc = 0;
     if (!t->config)
-        crc = L->resample ? space_sample(L->o->space, (size_t)t->no, &t->config, err, errlen)
-                          : choose_config(L, t, err, errlen);
+        crc = L->rec.resample ? space_sample(L->o->space, (size_t)t->no, &t->config, err, errlen)
+                              : choose_config(L, t, err, errlen);
     if (crc != 0) {
         sched__fail(L, "cannot choose a trial's configuration", err);
         return 1;
@@ -151,11 +151,12 @@ int sched__hold_next(struct sched_loop *L)
     const sched_exec_t *x = L->o->exec;
     /* Not before the program has shown that it works (a result, no early failures): a run
      * that fail_fast stops starts nothing after the failure that stopped it. */
-    if (!x->ops->cancel || L->no_hold || L->stopping || L->fatal || !L->resample || L->searcher ||
-        (L->caps & SCHED_CAP_PAUSE) || L->npaused || L->nretry || !L->results_seen ||
-        !L->metric_checked || L->nearly > 0 || L->nheld >= L->running || L->next >= L->n)
+    if (!x->ops->cancel || L->q.no_hold || L->turn.stopping || L->end.fatal || !L->rec.resample ||
+        L->searcher || (L->caps & SCHED_CAP_PAUSE) || L->q.npaused || L->q.nretry ||
+        !L->seen.results_seen || !L->seen.metric_checked || L->seen.nearly > 0 ||
+        L->q.nheld >= L->q.running || L->q.next >= L->rec.n)
         return 0;
-    struct sched__trial *t = sched__make(L, L->next);
+    struct sched__trial *t = sched__make(L, L->q.next);
     if (!t || t->status != SCHED_TRIAL_PENDING || t->id <= 0) return 0;
     /* Only behind a trial that is ending: one the policy stopped, one that reached max_t (it
      * exits by itself, or is stopped after the grace) or one past a time limit. Behind one
@@ -163,8 +164,8 @@ int sched__hold_next(struct sched_loop *L)
      * what its start was given at the hold (MASTER_PORT, probed free then) would grow old.
      * The one signalled first, else the first to have been told. */
     struct sched__trial *a = NULL;
-    for (size_t k = 0; k < L->running; k++) {
-        struct sched__trial *r = sched__at(L, L->run[k]);
+    for (size_t k = 0; k < L->q.running; k++) {
+        struct sched__trial *r = sched__at(L, L->q.run[k]);
         enum sched__stop why = r->x->stop;
         if (r->x->successor ||
             (why != SCHED__STOP_EARLY && why != SCHED__STOP_COMPLETE && why != SCHED__STOP_TIMEOUT))
@@ -176,18 +177,18 @@ int sched__hold_next(struct sched_loop *L)
     sched_started_t st = {0, "", ""};
     int rc = start_in(L, t, &a->x->slice, a, &st, err, sizeof err);
     if (rc == SCHED_EAGAIN) {
-        L->no_hold = 1;
+        L->q.no_hold = 1;
         return 0;
     }
     if (rc == 1) return 0;
-    L->next++;
+    L->q.next++;
     if (rc != 0) {
         finish_error(L, t, err);
         return 1;
     }
     t->x->held_after = a->no + 1;
     a->x->successor = t->no + 1;
-    L->nheld++;
+    L->q.nheld++;
     return 1;
 }
 
@@ -200,15 +201,15 @@ int sched__unhold(struct sched_loop *L, struct sched__trial *t)
     a->x->successor = 0;
     t->x->held_after = 0;
     t->x->started = 0;
-    L->nheld--;
-    L->retry[L->nretry++] = (size_t)t->no; /* first in line, before `next` */
+    L->q.nheld--;
+    L->q.retry[L->q.nretry++] = (size_t)t->no; /* first in line, before `next` */
     return 1;
 }
 
 int sched__slice_free(struct sched_loop *L)
 {
     const space_settings_t *set = L->set;
-    if (set->max_concurrent > 0 && (int)L->running >= set->max_concurrent) return 0;
+    if (set->max_concurrent > 0 && (int)L->q.running >= set->max_concurrent) return 0;
     sched_slice_t s;
     if (sched_pool_acquire(L->o->pool, set->gpus_per_trial, set->cpus_per_trial, &s) != 0) return 0;
     sched_pool_release(L->o->pool, &s);
@@ -222,8 +223,8 @@ static void running(struct sched_loop *L, struct sched__trial *t, const sched_sl
     const space_settings_t *set = L->set;
     sched_slice_t slice = *sl;
     t->gen++;
-    t->x->run_pos = L->running;
-    L->run[L->running] = (size_t)t->no;
+    t->x->run_pos = L->q.running;
+    L->q.run[L->q.running] = (size_t)t->no;
     t->x->slice = slice;
     t->x->has_slice = 1;
     t->status = SCHED_TRIAL_RUNNING;
@@ -238,7 +239,7 @@ static void running(struct sched_loop *L, struct sched__trial *t, const sched_sl
     char slice_txt[64];
     sched_slice_format(L->o->pool, &slice, slice_txt, sizeof slice_txt);
     t->slice_str = sched__intern(L, slice_txt);
-    L->running++;
+    L->q.running++;
     if (set->trial_time_limit_s > 0)
         sched__timer_add(L, t, t->x->started_at + set->trial_time_limit_s);
     if (set->result_timeout_s > 0) sched__timer_add(L, t, t->x->started_at + set->result_timeout_s);
@@ -294,12 +295,12 @@ static void release(struct sched_loop *L, struct sched__trial *t)
     if (t->x->started) L->o->exec->ops->release(L->o->exec->self, t->no);
     t->x->started = 0;
     /* out of the running list: the last one takes its place */
-    size_t last = L->run[--L->running];
-    L->run[t->x->run_pos] = last;
+    size_t last = L->q.run[--L->q.running];
+    L->q.run[t->x->run_pos] = last;
     sched__at(L, last)->x->run_pos = t->x->run_pos;
     if (b) {
         b->x->held_after = 0;
-        L->nheld--;
+        L->q.nheld--;
         sched_started_t st = {0, "", ""};
         running(L, b, &slice, &st);
     }
@@ -345,12 +346,12 @@ static void pause_ended(struct sched_loop *L, struct sched__trial *t, const sche
                               .exit_signal = ex->signal};
     sched__update_row(L, t, &u);
     release(L, t);
-    L->paused[L->npaused++] = (size_t)t->no;
+    L->q.paused[L->q.npaused++] = (size_t)t->no;
 }
 
 int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
 {
-    struct sched__trial *t = sched__at(L, L->paused[k]);
+    struct sched__trial *t = sched__at(L, L->q.paused[k]);
     struct sched__trial saved = *t; /* restored if no slice is free */
     int shown = t->x->shown, carry = t->x->carry;
     /* Its counters stay until its first result (sched__take_over): a resumed trial
@@ -365,7 +366,7 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
         t->x->carry = carry;
         return 0;
     }
-    memmove(L->paused + k, L->paused + k + 1, (--L->npaused - k) * sizeof *L->paused);
+    memmove(L->q.paused + k, L->q.paused + k + 1, (--L->q.npaused - k) * sizeof *L->q.paused);
     char reason[600];
     const char *action;
     if (t->x->exploit_src) {
@@ -398,8 +399,8 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
 
 void sched__end_paused(struct sched_loop *L)
 {
-    for (size_t k = 0; k < L->npaused; k++) {
-        struct sched__trial *t = sched__at(L, L->paused[k]);
+    for (size_t k = 0; k < L->q.npaused; k++) {
+        struct sched__trial *t = sched__at(L, L->q.paused[k]);
         if (t->status != SCHED_TRIAL_PAUSED) continue;
         if (t->x->shown) sched__take_over(L, t, INT64_MAX); /* see sched__ended */
         t->status = SCHED_TRIAL_TERMINATED;
@@ -417,7 +418,7 @@ void sched__end_paused(struct sched_loop *L)
         sched__searcher_end(L, t);
         sched__retire(L, t);
     }
-    L->npaused = 0;
+    L->q.npaused = 0;
 }
 
 /* Paused trials the policy has ended (sched_policy_drop: HyperBand halved them away while
@@ -425,14 +426,15 @@ void sched__end_paused(struct sched_loop *L)
 void sched__end_dropped(struct sched_loop *L)
 {
     for (;;) {
-        for (size_t k = 0; k < L->npaused; k++)
-            L->paused_ids[k] = sched__at(L, L->paused[k])->no;
+        for (size_t k = 0; k < L->q.npaused; k++)
+            L->q.paused_ids[k] = sched__at(L, L->q.paused[k])->no;
         sched_decision_t why;
-        long k = sched_policy_drop(L->policy, L->paused_ids, L->npaused, &why);
+        long k = sched_policy_drop(L->policy, L->q.paused_ids, L->q.npaused, &why);
         if (k < 0) return;
-        struct sched__trial *t = sched__at(L, L->paused[k]);
+        struct sched__trial *t = sched__at(L, L->q.paused[k]);
         if (t->status != SCHED_TRIAL_PAUSED) continue; /* ends with the rest (end_paused) */
-        memmove(L->paused + k, L->paused + k + 1, (--L->npaused - (size_t)k) * sizeof *L->paused);
+        memmove(L->q.paused + k, L->q.paused + k + 1,
+                (--L->q.npaused - (size_t)k) * sizeof *L->q.paused);
         if (t->x->shown) sched__take_over(L, t, INT64_MAX); /* see sched__ended */
         char reason[300];
         const char *action = sched_policy_word(L->policy, &why, t->name, L->set->sched.time_attr,
@@ -519,7 +521,7 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
     /* A failed attempt is retried up to max_failures times, from the trial's last
      * checkpoint when it wrote one (Ray Tune's max_failures / FailureConfig). */
     int retry =
-        t->status == SCHED_TRIAL_ERROR && t->failures < L->set->max_failures && !L->stopping;
+        t->status == SCHED_TRIAL_ERROR && t->failures < L->set->max_failures && !L->turn.stopping;
     if (retry) {
         t->failures++;
         char m2[sizeof msg + 64];
@@ -559,7 +561,7 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
                                   .exit_signal = ex->signal};
         sched__update_row(L, t, &u);
         release(L, t);
-        L->retry[L->nretry++] = (size_t)t->no;
+        L->q.retry[L->q.nretry++] = (size_t)t->no;
         return;
     }
     if (t->x->shown && t->status != SCHED_TRIAL_PAUSED) sched__take_over(L, t, INT64_MAX);
@@ -635,7 +637,7 @@ int sched__take_over(struct sched_loop *L, struct sched__trial *t, int64_t it)
     t->x->carry = 0;
     t->iters = c.moved;
     t->best_metric = L->set->mode == SPACE_MODE_MAX ? c.max_metric : c.min_metric;
-    return L->fatal ? -1 : 0;
+    return L->end.fatal ? -1 : 0;
 }
 
 int64_t sched__counted_iteration(const struct sched__trial *t)
@@ -697,20 +699,20 @@ static void trial_timers(struct sched_loop *L, struct sched__trial *t, double no
  * `wake`, if sooner). The second Ctrl-C kills every running trial once. */
 double sched__run_timers(struct sched_loop *L, double now, double wake)
 {
-    if (L->hard_stop && !L->hard_done) {
-        L->hard_done = 1;
-        for (size_t k = 0; k < L->running; k++) {
-            struct sched__trial *t = sched__at(L, L->run[k]);
+    if (L->turn.hard_stop && !L->turn.hard_done) {
+        L->turn.hard_done = 1;
+        for (size_t k = 0; k < L->q.running; k++) {
+            struct sched__trial *t = sched__at(L, L->q.run[k]);
             if (t->x->killed) continue;
             if (t->x->stop == SCHED__STOP_NONE) t->x->stop = SCHED__STOP_USER;
             kill_trial(L, t);
         }
     }
-    while (L->ntimers > 0 && L->timers[0].at <= now) {
+    while (L->tm.ntimers > 0 && L->tm.timers[0].at <= now) {
         struct sched__timer e = sched__timer_pop(L);
         struct sched__trial *t = sched__find(L, e.idx);
         if (!t || t->status != SCHED_TRIAL_RUNNING || !t->x->started || t->gen != e.gen) continue;
         trial_timers(L, t, now);
     }
-    return L->ntimers > 0 ? fmin(wake, L->timers[0].at) : wake;
+    return L->tm.ntimers > 0 ? fmin(wake, L->tm.timers[0].at) : wake;
 }

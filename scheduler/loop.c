@@ -36,9 +36,9 @@
 static void batch_begin(struct sched_loop *L)
 {
     char err[512];
-    if (L->in_batch) return;
+    if (L->turn.in_batch) return;
     if (store_begin(L->o->store, err, sizeof err) == 0)
-        L->in_batch = 1;
+        L->turn.in_batch = 1;
     else
         sched__fail(L, "cannot write to the database", err);
 }
@@ -48,13 +48,13 @@ static void batch_begin(struct sched_loop *L)
 static void batch_commit(struct sched_loop *L, int force)
 {
     char err[512];
-    if (!L->in_batch) return;
+    if (!L->turn.in_batch) return;
     if (!force && L->o->commit_every_s > 0) {
         double now = sched_clock_real.now(NULL);
-        if (now - L->last_commit < L->o->commit_every_s) return;
-        L->last_commit = now;
+        if (now - L->turn.last_commit < L->o->commit_every_s) return;
+        L->turn.last_commit = now;
     }
-    L->in_batch = 0;
+    L->turn.in_batch = 0;
     if (store_commit(L->o->store, err, sizeof err) != 0)
         sched__fail(L, "cannot write to the database", err);
     else
@@ -64,7 +64,7 @@ static void batch_commit(struct sched_loop *L, int force)
 /* ---- the executor's events ------------------------------------------------------------ */
 static struct sched__trial *trial_of(struct sched_loop *L, int64_t no)
 {
-    if (no < 0 || (size_t)no >= L->n) return NULL;
+    if (no < 0 || (size_t)no >= L->rec.n) return NULL;
     struct sched__trial *t = sched__find(L, (size_t)no);
     return t && t->x->started ? t : NULL;
 }
@@ -78,7 +78,7 @@ static void ev_line(void *ud, int64_t no, const char *line, size_t len, int trun
     struct sched_loop *L = ud;
     struct sched__trial *t = trial_of(L, no);
     if (!t) return;
-    L->nevents++;
+    L->turn.nevents++;
     batch_begin(L);
     sched__on_line(L, t, line, len, truncated);
 }
@@ -88,7 +88,7 @@ static void ev_ended(void *ud, int64_t no, const sched_exit_t *ex)
     struct sched_loop *L = ud;
     struct sched__trial *t = trial_of(L, no);
     if (!t) return;
-    L->nevents++;
+    L->turn.nevents++;
     batch_begin(L);
     sched__ended(L, t, ex);
 }
@@ -115,7 +115,7 @@ static void ev_pid(void *ud, int64_t no, int64_t pid)
     struct sched_loop *L = ud;
     struct sched__trial *t = trial_of(L, no);
     if (!t || t->status != SCHED_TRIAL_RUNNING || pid <= 0) return;
-    if (!t->x->pid_unsaved) L->npid_unsaved++;
+    if (!t->x->pid_unsaved) L->q.npid_unsaved++;
     t->x->pid = pid;
     t->x->pid_unsaved = 1;
     t->x->pid_at = sched__now(L);
@@ -125,8 +125,8 @@ static void ev_pid(void *ud, int64_t no, int64_t pid)
 static void save_pids(struct sched_loop *L, double now)
 {
     size_t left = 0;
-    for (size_t k = 0; k < L->running; k++) {
-        struct sched__trial *t = sched__at(L, L->run[k]);
+    for (size_t k = 0; k < L->q.running; k++) {
+        struct sched__trial *t = sched__at(L, L->q.run[k]);
         if (!t->x->pid_unsaved) continue;
         if (now - t->x->pid_at < LOOP_PID_SAVE_S) {
             left++;
@@ -136,14 +136,14 @@ static void save_pids(struct sched_loop *L, double now)
         store_trial_update_t u = {0};
         sched__update_row(L, t, &u);
     }
-    L->npid_unsaved = left;
+    L->q.npid_unsaved = left;
 }
 
 static const sched_events_t loop_events = {ev_line, ev_ended, ev_placed, ev_pid};
 
 void sched_loop_report(sched_loop_t *L)
 {
-    if (!L->ended) sched__report(L, 0);
+    if (!L->turn.ended) sched__report(L, 0);
 }
 
 void sched_loop_line(sched_loop_t *L, int64_t trial_no, const char *line, size_t len, int truncated)
@@ -172,11 +172,11 @@ int sched_loop_new(const sched_run_opts_t *o, sched_loop_t **out, char *err, siz
         return SCHED_ENOMEM;
     }
     L->o = o;
-    L->results_fd = o->results_dir ? dirs_open(o->results_dir) : -1;
+    L->ck.results_fd = o->results_dir ? dirs_open(o->results_dir) : -1;
     L->set = space_settings(o->space);
     L->clock = o->clock ? o->clock : &sched_clock_real;
-    L->t0 = sched__now(L);
-    L->last_report = -1e300;
+    L->turn.t0 = sched__now(L);
+    L->turn.last_report = -1e300;
     L->time_is_iter = strcmp(L->set->sched.time_attr, "training_iteration") == 0;
     L->keys[0] = "training_iteration";
     L->keys[1] = L->time_is_iter ? NULL : L->set->sched.time_attr;
@@ -198,7 +198,7 @@ int sched_loop_new(const sched_run_opts_t *o, sched_loop_t **out, char *err, siz
             }
     }
     /* Nothing to check the first result against: take the fast path from the start. */
-    L->metric_checked = !L->set->metric && L->time_is_iter;
+    L->seen.metric_checked = !L->set->metric && L->time_is_iter;
     int rc = make_policy(L, err, errlen);
     if (rc == 0) rc = sched__create_trials(L, err, errlen);
     if (rc != 0) {
@@ -215,19 +215,19 @@ void sched_loop_free(sched_loop_t *L)
 {
     if (!L) return;
     /* Held starts first: freeing the trial one follows would let it start. */
-    while (L->nheld > 0 && take_back_held(L)) {
+    while (L->q.nheld > 0 && take_back_held(L)) {
     }
-    if (L->in_batch) batch_commit(L, 1);
+    if (L->turn.in_batch) batch_commit(L, 1);
     sched__free_trials(L);
-    if (L->results_fd >= 0) close(L->results_fd);
+    if (L->ck.results_fd >= 0) close(L->ck.results_fd);
     free(L);
 }
 
 void sched_loop_stop(sched_loop_t *L, int sig)
 {
-    if (L->stopping && L->stop_signal) L->hard_stop = 1;
-    L->stopping = 1;
-    if (!L->stop_signal) L->stop_signal = sig;
+    if (L->turn.stopping && L->turn.stop_signal) L->turn.hard_stop = 1;
+    L->turn.stopping = 1;
+    if (!L->turn.stop_signal) L->turn.stop_signal = sig;
 }
 
 /* Records the rows of trials up to upto (sched__make_rows) in the turn's batch: 1, or 0
@@ -235,7 +235,7 @@ void sched_loop_stop(sched_loop_t *L, int sig)
 static int make_rows(struct sched_loop *L, size_t upto)
 {
     char err[512];
-    if (L->rows_next >= upto || L->rows_next >= L->n) return 1;
+    if (L->rec.rows_next >= upto || L->rec.rows_next >= L->rec.n) return 1;
     if (sched__make_rows(L, upto, err, sizeof err) == 0) return 1;
     sched__fail(L, "cannot record the trials", err);
     return 0;
@@ -243,9 +243,9 @@ static int make_rows(struct sched_loop *L, size_t upto)
 
 int sched_loop_create_rows(sched_loop_t *L, char *err, size_t errlen)
 {
-    int in = L->in_batch;
+    int in = L->turn.in_batch;
     if (!in && store_begin(L->o->store, err, errlen) != 0) return SCHED_EINVAL;
-    int rc = sched__make_rows(L, L->n, err, errlen);
+    int rc = sched__make_rows(L, L->rec.n, err, errlen);
     if (!in) { /* rows made before a failure are kept: a resume makes the others */
         char e2[512];
         int crc = store_commit(L->o->store, rc ? e2 : err, rc ? sizeof e2 : errlen);
@@ -258,8 +258,8 @@ int sched_loop_create_rows(sched_loop_t *L, char *err, size_t errlen)
  * first in line. */
 static int take_back_held(struct sched_loop *L)
 {
-    for (size_t k = 0; k < L->running; k++) {
-        struct sched__trial *a = sched__at(L, L->run[k]);
+    for (size_t k = 0; k < L->q.running; k++) {
+        struct sched__trial *a = sched__at(L, L->q.run[k]);
         if (a->x->successor && sched__unhold(L, sched__at(L, (size_t)(a->x->successor - 1))))
             return 1;
     }
@@ -277,52 +277,54 @@ static int launch_ready(struct sched_loop *L)
     int maxc = L->set->max_concurrent;
     double until = sched__now(L) + LOOP_LAUNCH_SLICE_S;
     int deferred = 0;
-    if (L->npaused > 0) sched__end_dropped(L); /* before a slice goes to a paused trial */
+    if (L->q.npaused > 0) sched__end_dropped(L); /* before a slice goes to a paused trial */
 again:
-    while (!deferred && !L->stopping && L->nretry > 0 && (maxc <= 0 || (int)L->running < maxc)) {
-        if (!sched__launch(L, sched__at(L, L->retry[0]))) break;
-        memmove(L->retry, L->retry + 1, --L->nretry * sizeof *L->retry);
+    while (!deferred && !L->turn.stopping && L->q.nretry > 0 &&
+           (maxc <= 0 || (int)L->q.running < maxc)) {
+        if (!sched__launch(L, sched__at(L, L->q.retry[0]))) break;
+        memmove(L->q.retry, L->q.retry + 1, --L->q.nretry * sizeof *L->q.retry);
         deferred = sched__now(L) >= until;
     }
-    while (L->next < L->n) {
+    while (L->q.next < L->rec.n) {
         /* no record: pending, not made yet (or, never past next, gone) */
-        const struct sched__trial *t = sched__find(L, L->next);
+        const struct sched__trial *t = sched__find(L, L->q.next);
         if (t ? t->status == SCHED_TRIAL_PENDING
-              : L->chunk_state[L->next / SCHED__CHUNK] != SCHED__CHUNK_FREED)
+              : L->rec.chunk_state[L->q.next / SCHED__CHUNK] != SCHED__CHUNK_FREED)
             break;
-        L->next++;
+        L->q.next++;
     }
-    while (!deferred && !L->stopping && L->nretry == 0 && (maxc <= 0 || (int)L->running < maxc)) {
-        if (L->npaused > 0) {
-            for (size_t k = 0; k < L->npaused; k++)
-                L->paused_ids[k] = sched__at(L, L->paused[k])->no;
+    while (!deferred && !L->turn.stopping && L->q.nretry == 0 &&
+           (maxc <= 0 || (int)L->q.running < maxc)) {
+        if (L->q.npaused > 0) {
+            for (size_t k = 0; k < L->q.npaused; k++)
+                L->q.paused_ids[k] = sched__at(L, L->q.paused[k])->no;
             sched_decision_t why;
-            long k = sched_policy_choose_next(L->policy, L->paused_ids, L->npaused, L->n - L->next,
-                                              &why);
+            long k = sched_policy_choose_next(L->policy, L->q.paused_ids, L->q.npaused,
+                                              L->rec.n - L->q.next, &why);
             if (k >= 0) {
                 if (!sched__resume(L, (size_t)k, &why)) break;
                 deferred = sched__now(L) >= until;
                 continue;
             }
         }
-        if (L->next >= L->n) {
+        if (L->q.next >= L->rec.n) {
             /* A slice is free and nothing new is left for it: a trial whose start waits
              * behind a running one takes it instead (unless it has just started). */
-            if (L->nheld > 0 && sched__slice_free(L) && take_back_held(L)) goto again;
+            if (L->q.nheld > 0 && sched__slice_free(L) && take_back_held(L)) goto again;
             break;
         }
-        struct sched__trial *t = sched__make(L, L->next);
+        struct sched__trial *t = sched__make(L, L->q.next);
         if (!t) {
             sched__fail(L, "cannot launch a trial", "out of memory");
             break;
         }
         if (t->status != SCHED_TRIAL_PENDING) {
-            L->next++;
+            L->q.next++;
             continue;
         }
-        if (!make_rows(L, L->next + 1)) break;
+        if (!make_rows(L, L->q.next + 1)) break;
         if (!sched__launch(L, t)) break;
-        L->next++;
+        L->q.next++;
         deferred = sched__now(L) >= until;
     }
     /* Every slice taken: the next trials wait in the executor, each behind a running trial
@@ -338,22 +340,23 @@ again:
  * they are TERMINATED and the reason is recorded as a decision. */
 static void stop_running(struct sched_loop *L)
 {
-    int by_user = L->ended_by == SCHED_END_ALL || L->stop_signal ||
-                  L->ended_by == SCHED_END_FAIL_FAST || L->ended_by == SCHED_END_NO_METRIC;
+    int by_user = L->end.ended_by == SCHED_END_ALL || L->turn.stop_signal ||
+                  L->end.ended_by == SCHED_END_FAIL_FAST || L->end.ended_by == SCHED_END_NO_METRIC;
     /* Starts held behind running trials are taken back: nothing new starts now. (One that
      * has started meanwhile runs once its predecessor's end is in, and is stopped then.) */
-    while (L->nheld > 0 && take_back_held(L)) {
+    while (L->q.nheld > 0 && take_back_held(L)) {
     }
     /* request_stop leaves the running list as it is: walking it is safe */
-    for (size_t k = 0; k < L->running; k++) {
-        struct sched__trial *t = sched__at(L, L->run[k]);
+    for (size_t k = 0; k < L->q.running; k++) {
+        struct sched__trial *t = sched__at(L, L->q.run[k]);
         if (t->x->stop != SCHED__STOP_NONE) continue;
-        if (!by_user && !L->fatal) {
+        if (!by_user && !L->end.fatal) {
             char reason[1100];
-            snprintf(reason, sizeof reason, "experiment stopped: %s", L->end_msg);
+            snprintf(reason, sizeof reason, "experiment stopped: %s", L->end.end_msg);
             sched__add_note(L, t, "complete", t->iters, t->last_time, t->last_metric, reason);
         }
-        sched__request_stop(L, t, by_user || L->fatal ? SCHED__STOP_USER : SCHED__STOP_EXPERIMENT);
+        sched__request_stop(L, t,
+                            by_user || L->end.fatal ? SCHED__STOP_USER : SCHED__STOP_EXPERIMENT);
     }
 }
 
@@ -362,7 +365,7 @@ static void stop_running(struct sched_loop *L)
 static void take_stops(struct sched_loop *L)
 {
     if (!L->o->stops) return;
-    for (sig_atomic_t n = *L->o->stops; L->stops_seen < n; L->stops_seen++)
+    for (sig_atomic_t n = *L->o->stops; L->turn.stops_seen < n; L->turn.stops_seen++)
         sched_loop_stop(L, (int)*L->o->stop_sig);
 }
 
@@ -372,56 +375,57 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
      * write to it would be a bug that every such trial then reads. A memcmp per turn is
      * cheap enough to check it always, and the run stops loudly if it happens. */
     static const struct sched__live zero;
-    if (memcmp(&L->nolive, &zero, sizeof zero) != 0) {
+    if (memcmp(&L->rec.nolive, &zero, sizeof zero) != 0) {
         sched__fail(L, "internal error",
                     "a pending or finished trial's run-time state was written; please report it");
-        memset(&L->nolive, 0, sizeof L->nolive);
+        memset(&L->rec.nolive, 0, sizeof L->rec.nolive);
     }
-    if (L->ended) return 0;
+    if (L->turn.ended) return 0;
     batch_begin(L);
     take_stops(L);
     /* Ray Tune's experiment-level time_budget_s: no new trials after it, running ones are
      * stopped and recorded. */
-    double budget_end = L->set->time_budget_s > 0 ? L->t0 + L->set->time_budget_s : INFINITY;
-    if (!L->stopping && sched__now(L) >= budget_end) {
+    double budget_end = L->set->time_budget_s > 0 ? L->turn.t0 + L->set->time_budget_s : INFINITY;
+    if (!L->turn.stopping && sched__now(L) >= budget_end) {
         char m[160];
         snprintf(m, sizeof m, "the experiment's time budget ended (time_budget_s %g s)",
                  L->set->time_budget_s);
         sched__end_experiment(L, SCHED_END_BUDGET, -1, m);
     }
     int deferred = launch_ready(L);
-    if (L->rows_next < L->n) {
-        make_rows(L, L->rows_next + LOOP_ROWS_STEP);
-        deferred |= L->rows_next < L->n; /* the next step after a look at the trials */
+    if (L->rec.rows_next < L->rec.n) {
+        make_rows(L, L->rec.rows_next + LOOP_ROWS_STEP);
+        deferred |= L->rec.rows_next < L->rec.n; /* the next step after a look at the trials */
     }
-    if (L->stopping) stop_running(L);
-    if (L->running == 0 && (L->stopping || (L->next >= L->n && L->nretry == 0))) {
+    if (L->turn.stopping) stop_running(L);
+    if (L->q.running == 0 && (L->turn.stopping || (L->q.next >= L->rec.n && L->q.nretry == 0))) {
         /* Paused trials the policy left behind end now, unless the user stopped the run
          * (then they stay PAUSED, for tune resume). */
-        int by_user = L->stop_signal || L->fatal || L->ended_by == SCHED_END_FAIL_FAST ||
-                      L->ended_by == SCHED_END_NO_METRIC;
+        int by_user = L->turn.stop_signal || L->end.fatal ||
+                      L->end.ended_by == SCHED_END_FAIL_FAST ||
+                      L->end.ended_by == SCHED_END_NO_METRIC;
         if (!by_user) sched__end_paused(L);
         /* Trials never launched are listed PENDING when the run is over; a stopped one
          * makes them on resume (as it goes: a run of millions stops at once). */
-        if (!by_user) make_rows(L, L->n);
+        if (!by_user) make_rows(L, L->rec.n);
         batch_commit(L, 1);
-        L->ended = 1;
+        L->turn.ended = 1;
         sched__report(L, 1);
-        if (!L->fatal) return 0;
-        snprintf(err, errlen, "%s", L->fatal_msg);
+        if (!L->end.fatal) return 0;
+        snprintf(err, errlen, "%s", L->end.fatal_msg);
         return SCHED_EINVAL;
     }
     double now = sched__now(L);
     double wake = sched__run_timers(L, now, now + timeout);
     if (L->o->report && L->o->report_every_s > 0)
-        wake = fmin(wake, L->last_report + L->o->report_every_s);
-    if (!L->stopping) wake = fmin(wake, budget_end);
+        wake = fmin(wake, L->turn.last_report + L->o->report_every_s);
+    if (!L->turn.stopping) wake = fmin(wake, budget_end);
     batch_commit(L, 0);
 
-    L->rx_wall = L->rx_now = 0;
+    L->turn.rx_wall = L->turn.rx_now = 0;
     const sched_exec_t *x = L->o->exec;
     double wait = deferred || wake < now ? 0 : wake - now;
-    L->nevents = 0;
+    L->turn.nevents = 0;
     int rc = x->ops->wait(x->self, wait, L->o->wake_fd, &loop_events, L, err, errlen);
     if (rc < 0) return rc;
 
@@ -433,28 +437,29 @@ int sched_loop_turn(sched_loop_t *L, double timeout, char *err, size_t errlen)
      * committed before the loop next blocks. A simulation (commit_every_s) keeps one wait
      * a turn: its wait hands one event a call, and its turns are its order of events. */
     double batch_end = sched__now(L) + LOOP_BATCH_S;
-    size_t taken = L->nevents;
+    size_t taken = L->turn.nevents;
     for (;;) {
         batch_begin(L);
         now = sched__now(L);
         sched__run_timers(L, now, now);
         take_stops(L);
-        if (L->fatal || L->stopping) {
+        if (L->end.fatal || L->turn.stopping) {
             stop_running(L);
             break;
         }
         launch_ready(L);
-        if (L->npid_unsaved) save_pids(L, now);
-        if (L->o->commit_every_s > 0 || L->nevents == 0 || taken >= LOOP_BATCH_EVENTS ||
+        if (L->q.npid_unsaved) save_pids(L, now);
+        if (L->o->commit_every_s > 0 || L->turn.nevents == 0 || taken >= LOOP_BATCH_EVENTS ||
             now >= batch_end)
             break;
-        L->nevents = 0;
+        L->turn.nevents = 0;
         rc = x->ops->wait(x->self, 0, L->o->wake_fd, &loop_events, L, err, errlen);
         if (rc < 0) return rc;
-        taken += L->nevents;
+        taken += L->turn.nevents;
     }
     batch_commit(L, 0);
-    if (L->o->report && L->o->report_every_s > 0 && now - L->last_report >= L->o->report_every_s)
+    if (L->o->report && L->o->report_every_s > 0 &&
+        now - L->turn.last_report >= L->o->report_every_s)
         sched__report(L, 0);
     return 1;
 }

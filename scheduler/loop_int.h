@@ -135,20 +135,19 @@ struct sched__trial {
     char name[32];
 };
 
-struct sched_loop {
-    const sched_run_opts_t *o;
-    const space_settings_t *set;
-    const sched_clock_t *clock;
-    sched_policy_t *policy;
-    /* The searcher (tpe, or points_to_evaluate): each trial's configuration is chosen
-     * when it is launched, from what was observed by then, and its row is created then.
-     * NULL for random search, whose configurations are all sampled up front. */
-    space_searcher_t *searcher;
-    /* The trials, in chunks of SCHED__CHUNK records (sched__at). With may_forget a chunk is
-     * made when one of its trials is first needed (a pending trial has no record until
-     * then) and freed once all of its trials are gone: ended for good and not among the
-     * first report_trials finished ones, the only ones the live table can show. Otherwise
-     * every chunk is made up front and kept, as the records of a real run are. */
+/* The loop's state, in parts, each written by the file named beside it; where another file
+ * writes a field too, the part's comment names it. Everything else only reads a part. The
+ * settings at the top of struct sched_loop are written once, by sched_loop_new, and are
+ * read-only after. */
+
+/* records.c (start.c fills it at the start; loop.c's debug check restores nolive): the
+ * trials, in chunks of SCHED__CHUNK records
+ * (sched__at). With may_forget a chunk is made when one of its trials is first needed (a
+ * pending trial has no record until then) and freed once all of its trials are gone:
+ * ended for good and not among the first report_trials finished ones, the only ones the
+ * live table can show. Otherwise every chunk is made up front and kept, as the records of
+ * a real run are. */
+struct sched__records {
     struct sched__trial **chunk;
     unsigned char *chunk_state; /* SCHED__CHUNK_NONE, _MADE or _FREED */
     uint16_t *chunk_gone;       /* how many of a made chunk's trials are gone */
@@ -165,6 +164,20 @@ struct sched_loop {
     /* the finished trials kept, at most report_trials: a heap by sched__offer */
     struct sched__key *kept;
     size_t nkept;
+    /* what a trial without a struct sched__live of its own points at: all zero */
+    struct sched__live nolive;
+    /* the slices' text as shown, one copy of each (sched__intern) */
+    char **interned;
+    size_t ninterned;
+    /* trials' configurations can be dropped and sampled again (sched__config): random
+     * search, no PBT */
+    int resample;
+};
+
+/* life.c: which trials run, wait or are held. Also written by loop.c's launch_ready, which
+ * takes the next trial off the queue, by start.c (the waiting trials of a resume), and, for
+ * npid_unsaved, by loop.c's pid events and journal.c's row update. */
+struct sched__queue {
     size_t next;   /* next trial to launch */
     size_t nheld;  /* trials whose start the executor holds (sched__hold_next) */
     int no_hold;   /* the executor cannot hold a start: never asked again */
@@ -177,55 +190,72 @@ struct sched_loop {
     size_t *paused;
     int64_t *paused_ids;
     size_t npaused;
-    unsigned caps; /* what the policy may ask of the loop: SCHED_CAP_* (sched_policy_caps) */
-    /* The experiment's results folder, held open: every deletion and copy of a checkpoint
-     * is resolved beneath it (dirs/dirs.h), never by a path's text. -1 where there is none
-     * (the simulator's). */
+    size_t npid_unsaved; /* running trials with pid_unsaved (at most: a sweep recounts) */
+};
+
+/* ckpt.c: the experiment's results folder, held open: every deletion and copy of a
+ * checkpoint is resolved beneath it (dirs/dirs.h), never by a path's text; -1 where there
+ * is none (the simulator's). And, for pbt, checkpoints past keep_checkpoints, deleted once
+ * the turn that named newer ones is committed, so that the database never names a deleted
+ * checkpoint as a trial's latest (a kill -9 between the two resumes from what the
+ * database says). */
+struct sched__ckpts {
     int results_fd;
-    /* pbt: checkpoints past keep_checkpoints, deleted once the turn that named newer ones
-     * is committed, so that the database never names a deleted checkpoint as a trial's
-     * latest (a kill -9 between the two resumes from what the database says) */
     struct sched__ckpt *doomed;
     size_t ndoomed, capdoomed;
-    /* Timers, a min-heap by time: a trial's time budget, its result timeout and the end
-     * of its stop grace. Entries of a trial that has ended or been launched again are
-     * stale and dropped when they come up. */
-    struct sched__timer {
-        double at;
-        size_t idx;
-        unsigned gen;
-    } * timers;
+};
+
+/* timers.c: a min-heap by time of a trial's time budget, its result timeout and the end of
+ * its stop grace. Entries of a trial that has ended or been launched again are stale and
+ * dropped when they come up. */
+struct sched__timer {
+    double at;
+    size_t idx;
+    unsigned gen;
+};
+struct sched__timers {
+    struct sched__timer *timers;
     size_t ntimers, captimers;
-    int hard_done;      /* the second Ctrl-C's kills were sent */
+};
+
+/* loop.c: the turn and the run's stop. Also written: stopping by journal.c (the
+ * experiment ended early), hard_done by life.c's timers, last_report by report.c, rx_* by
+ * result.c. */
+struct sched__turn {
+    int hard_done;      /* the second Ctrl-C's kills were sent (life.c's timers) */
     double last_commit; /* CLOCK_MONOTONIC of the last commit */
-    int stopping;       /* no new trials */
+    int stopping;       /* no new trials (journal.c too: the experiment ended early) */
     int hard_stop;      /* second Ctrl-C: kill now */
     int stop_signal;
-    int fatal;
-    char fatal_msg[1024];
     int in_batch;            /* a store transaction is open */
     size_t nevents;          /* lines and ends the executor's last wait reported */
-    size_t npid_unsaved;     /* running trials with pid_unsaved (at most: a sweep recounts) */
     sig_atomic_t stops_seen; /* of o->stops, taken as sched_loop_stop */
-    int ended;               /* the final report was made */
-    uint64_t results, ignored, bad_lines;
+    int ended;               /* the final report was made (report.c) */
     double t0;
     double last_report;
     /* When this turn's lines arrived: the clocks are read at the turn's first result and
-     * reset (0) before each wait. The lines of one turn were all waiting when the wait
-     * returned, and two clock reads per result were a measurable share of the path. */
+     * reset (0) before each wait. The lines of one turn were all
+     * waiting when the wait returned, and two clock reads per result were a measurable
+     * share of the path. */
     double rx_wall, rx_now;
-    int time_is_iter;
-    /* Keys read from each result (see SCHED__KEY_STOP) and where the columns start. */
-    const char *keys[SCHED__MAX_KEYS];
-    size_t nkeys, col0, ncols;
-    int dup[SCHED__MAX_KEYS]; /* the earlier slot holding the same key, or -1 */
-    int metric_checked;       /* the first result was checked for metric and time_attr */
-    int results_seen;         /* a trial of this run has reported a result */
-    char notice[1024];        /* allow_missing_metric's warning */
+};
+
+/* journal.c: why the experiment ended early, and the first store failure. */
+struct sched__end {
+    int fatal;
+    char fatal_msg[1024]; /* start.c words a failed resume here before the loop runs */
     sched_end_t ended_by;
     int64_t end_trial;
     char end_msg[1024], end_detail[2048];
+};
+
+/* result.c: what the trials' output and ends told. Also written: early, nearly and
+ * buffered by diagnose.c, results by start.c's replay. */
+struct sched__seen {
+    uint64_t results, ignored, bad_lines;
+    int metric_checked; /* the first result was checked for metric and time_attr */
+    int results_seen;   /* a trial of this run has reported a result */
+    char notice[1024];  /* allow_missing_metric's warning */
     struct {
         char msg[512];
         int count;
@@ -236,21 +266,44 @@ struct sched_loop {
     int64_t buffered_trial;
     char bad_example[160];
     int64_t bad_trial;
-    /* what a trial without a struct sched__live of its own points at: all zero */
-    struct sched__live nolive;
-    /* the slices' text as shown, one copy of each (sched__intern) */
-    char **interned;
-    size_t ninterned;
-    /* trials' configurations can be dropped and sampled again (sched__config): random
-     * search, no PBT */
-    int resample;
-    /* report snapshot storage, reused between reports: the views, the configurations
-     * sampled again for them (sched__config), the selected trials (report_trials) */
+};
+
+/* report.c: snapshot storage, reused between reports: the views, the configurations
+ * sampled again for them (sched__config), the selected trials (report_trials), the
+ * rungs (start.c reads them for the searcher). */
+struct sched__snapshots {
     sched_trial_view_t *views;
     cJSON **view_cfg;
     struct sched__key *sel;
     size_t nviews;
     sched_rung_info_t rungs[256];
+};
+
+struct sched_loop {
+    /* settings: written by sched_loop_new, read-only after */
+    const sched_run_opts_t *o;
+    const space_settings_t *set;
+    const sched_clock_t *clock;
+    sched_policy_t *policy;
+    /* The searcher (tpe, or points_to_evaluate): each trial's configuration is chosen
+     * when it is launched, from what was observed by then, and its row is created then.
+     * NULL for random search, whose configurations are all sampled up front. */
+    space_searcher_t *searcher;
+    unsigned caps; /* what the policy may ask of the loop: SCHED_CAP_* (sched_policy_caps) */
+    int time_is_iter;
+    /* Keys read from each result (see SCHED__KEY_STOP) and where the columns start. */
+    const char *keys[SCHED__MAX_KEYS];
+    size_t nkeys, col0, ncols;
+    int dup[SCHED__MAX_KEYS]; /* the earlier slot holding the same key, or -1 */
+
+    struct sched__records rec;
+    struct sched__queue q;
+    struct sched__ckpts ck;
+    struct sched__timers tm;
+    struct sched__turn turn;
+    struct sched__end end;
+    struct sched__seen seen;
+    struct sched__snapshots rep;
 };
 
 #define SCHED__CHUNK 256
@@ -260,14 +313,14 @@ enum { SCHED__CHUNK_NONE = 0, SCHED__CHUNK_MADE, SCHED__CHUNK_FREED };
 /* Trial i's record, or NULL: its chunk not made yet (a pending trial) or freed (gone). */
 static inline struct sched__trial *sched__find(const struct sched_loop *L, size_t i)
 {
-    struct sched__trial *c = L->chunk[i / SCHED__CHUNK];
+    struct sched__trial *c = L->rec.chunk[i / SCHED__CHUNK];
     return c ? &c[i % SCHED__CHUNK] : NULL;
 }
 
 static inline size_t sched__chunk_size(const struct sched_loop *L, size_t c)
 {
     size_t lo = c * SCHED__CHUNK;
-    return L->n - lo < SCHED__CHUNK ? L->n - lo : SCHED__CHUNK;
+    return L->rec.n - lo < SCHED__CHUNK ? L->rec.n - lo : SCHED__CHUNK;
 }
 
 /* A trial as the live table orders it (report.c) */
@@ -280,7 +333,7 @@ struct sched__key {
 /* Trial i's record, which the caller knows exists (a live, paused or retried trial). */
 static inline struct sched__trial *sched__at(const struct sched_loop *L, size_t i)
 {
-    return &L->chunk[i / SCHED__CHUNK][i % SCHED__CHUNK];
+    return &L->rec.chunk[i / SCHED__CHUNK][i % SCHED__CHUNK];
 }
 
 /* records.c: the trial records */
@@ -378,7 +431,7 @@ void sched__request_stop(struct sched_loop *L, struct sched__trial *t, enum sche
 /* The executor reported the trial's end: record it, retry it, or let it go. */
 void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit_t *ex);
 void sched__free_trials(struct sched_loop *L);
-/* Resumes L->paused[k] as a new attempt from its checkpoint if a slice is free: 1 if it
+/* Resumes L->q.paused[k] as a new attempt from its checkpoint if a slice is free: 1 if it
  * left the paused list (started, or failed to start), 0 if it has to wait. why: the
  * policy's evidence, recorded as a 'promote' (a rung) or 'resume' decision. */
 int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why);
@@ -395,7 +448,7 @@ void sched__searcher_end(struct sched_loop *L, const struct sched__trial *t);
 /* "SIGKILL", "SIGSEGV", ... ("?" for one without a name here). */
 const char *sched__signame(int sig);
 /* Trial t failed with msg before reporting anything: counted with the identical early
- * failures for fail_fast (L->early), which ends the experiment at fail_fast of them. */
+ * failures for fail_fast (L->seen.early), which ends the experiment at fail_fast of them. */
 void sched__count_early_failure(struct sched_loop *L, struct sched__trial *t, const char *msg);
 /* t ended: were all its results written within a second of its exit although it ran for
  * longer (its output buffered)? Counted once per trial for the outcome's warning. */

@@ -45,8 +45,8 @@ int sched__create_row(struct sched_loop *L, struct sched__trial *t, const char *
  * draws the same brackets). */
 int sched__add_upto(struct sched_loop *L, size_t i)
 {
-    for (; L->nadded <= i && L->nadded < L->n; L->nadded++)
-        if (sched_on_trial_add(L->policy, (int64_t)L->nadded) != 0) return SCHED_EINVAL;
+    for (; L->rec.nadded <= i && L->rec.nadded < L->rec.n; L->rec.nadded++)
+        if (sched_on_trial_add(L->policy, (int64_t)L->rec.nadded) != 0) return SCHED_EINVAL;
     return SCHED_OK;
 }
 
@@ -60,15 +60,15 @@ int sched__make_chunk(struct sched_loop *L, size_t c, char *err, size_t errlen)
     if (!v || (L->ncols > 0 && !cols)) {
         free(v);
         free(cols);
-        snprintf(err, errlen, "out of memory for %zu trials", L->n);
+        snprintf(err, errlen, "out of memory for %zu trials", L->rec.n);
         return SCHED_ENOMEM;
     }
     for (size_t j = 0; j < k; j++) {
         struct sched__trial *t = &v[j];
         size_t i = lo + j;
         t->no = (int64_t)i;
-        t->id = L->row_id[i];
-        t->x = &L->nolive;
+        t->id = L->rec.row_id[i];
+        t->x = &L->rec.nolive;
         t->last_time = t->last_metric = t->best_metric = NAN;
         t->attempt = 1;
         t->slice_str = "";
@@ -78,7 +78,7 @@ int sched__make_chunk(struct sched_loop *L, size_t c, char *err, size_t errlen)
                 t->columns[m] = NAN;
         }
         snprintf(t->name, sizeof t->name, "trial_%05zu", i);
-        if (!L->searcher && !L->resample &&
+        if (!L->searcher && !L->rec.resample &&
             space_sample(L->o->space, i, &t->config, err, errlen) != 0) {
             for (size_t m = 0; m < j; m++)
                 cJSON_Delete(v[m].config);
@@ -87,8 +87,8 @@ int sched__make_chunk(struct sched_loop *L, size_t c, char *err, size_t errlen)
             return SCHED_EINVAL;
         }
     }
-    L->chunk[c] = v;
-    L->chunk_state[c] = SCHED__CHUNK_MADE;
+    L->rec.chunk[c] = v;
+    L->rec.chunk_state[c] = SCHED__CHUNK_MADE;
     return SCHED_OK;
 }
 
@@ -96,36 +96,36 @@ struct sched__trial *sched__make(struct sched_loop *L, size_t i)
 {
     size_t c = i / SCHED__CHUNK;
     char err[256];
-    if (!L->chunk[c] &&
-        (L->chunk_state[c] == SCHED__CHUNK_FREED || sched__make_chunk(L, c, err, sizeof err) != 0))
+    if (!L->rec.chunk[c] && (L->rec.chunk_state[c] == SCHED__CHUNK_FREED ||
+                             sched__make_chunk(L, c, err, sizeof err) != 0))
         return NULL;
     return sched__at(L, i);
 }
 
 static void free_chunk(struct sched_loop *L, size_t c)
 {
-    struct sched__trial *v = L->chunk[c];
+    struct sched__trial *v = L->rec.chunk[c];
     if (!v) return;
     for (size_t j = 0; j < sched__chunk_size(L, c); j++) {
         struct sched__trial *t = &v[j];
         cJSON_Delete(t->config);
         free(t->error);
-        if (t->x == &L->nolive) continue;
+        if (t->x == &L->rec.nolive) continue;
         if (t->x->started) L->o->exec->ops->release(L->o->exec->self, t->no);
         if (t->x->has_slice) sched_pool_release(L->o->pool, &t->x->slice);
         free_live(t->x);
     }
     free(v[0].columns);
     free(v);
-    L->chunk[c] = NULL;
+    L->rec.chunk[c] = NULL;
 }
 
 int sched__make_rows(struct sched_loop *L, size_t upto, char *err, size_t errlen)
 {
     const sched_run_opts_t *o = L->o;
-    if (upto > L->n) upto = L->n;
-    for (; L->rows_next < upto; L->rows_next++) {
-        size_t i = L->rows_next;
+    if (upto > L->rec.n) upto = L->rec.n;
+    for (; L->rec.rows_next < upto; L->rec.rows_next++) {
+        size_t i = L->rec.rows_next;
         struct sched__trial tmp, *t = sched__find(L, i);
         if (!t) { /* no record yet (may_forget): the row is made from a stand-in */
             memset(&tmp, 0, sizeof tmp);
@@ -133,8 +133,8 @@ int sched__make_rows(struct sched_loop *L, size_t upto, char *err, size_t errlen
             snprintf(tmp.name, sizeof tmp.name, "trial_%05zu", i);
             t = &tmp;
         }
-        if (t->id > 0 || L->row_id[i] > 0) continue; /* recorded already */
-        if (L->resample && space_sample(o->space, i, &t->config, err, errlen) != 0)
+        if (t->id > 0 || L->rec.row_id[i] > 0) continue; /* recorded already */
+        if (L->rec.resample && space_sample(o->space, i, &t->config, err, errlen) != 0)
             return SCHED_EINVAL;
         if (!t->config) continue; /* chosen at launch */
         int rc = sched__create_row(L, t, NULL, err, errlen);
@@ -142,8 +142,8 @@ int sched__make_rows(struct sched_loop *L, size_t upto, char *err, size_t errlen
             if (t == &tmp) cJSON_Delete(tmp.config);
             return rc;
         }
-        L->row_id[i] = t->id;
-        if (L->resample) {
+        L->rec.row_id[i] = t->id;
+        if (L->rec.resample) {
             cJSON_Delete(t->config);
             t->config = NULL;
         }
@@ -171,7 +171,7 @@ static void free_live(struct sched__live *x)
 
 int sched__live(struct sched_loop *L, struct sched__trial *t)
 {
-    if (t->x != &L->nolive) return SCHED_OK;
+    if (t->x != &L->rec.nolive) return SCHED_OK;
     struct sched__live *x = calloc(1, sizeof *x);
     if (!x) return SCHED_ENOMEM;
     t->x = x;
@@ -185,16 +185,16 @@ static void forget(struct sched_loop *L, struct sched__trial *t)
     t->fate = SCHED__GONE;
     free(t->error);
     t->error = NULL;
-    L->gone_counts[t->status]++;
-    if (t->early_stopped) L->gone_early++;
-    if (sched__better(L->set->mode == SPACE_MODE_MAX, t->last_metric, L->gone_best)) {
-        L->gone_best = t->last_metric;
-        L->gone_best_no = t->no;
+    L->rec.gone_counts[t->status]++;
+    if (t->early_stopped) L->rec.gone_early++;
+    if (sched__better(L->set->mode == SPACE_MODE_MAX, t->last_metric, L->rec.gone_best)) {
+        L->rec.gone_best = t->last_metric;
+        L->rec.gone_best_no = t->no;
     }
     size_t c = (size_t)t->no / SCHED__CHUNK;
-    if (++L->chunk_gone[c] == sched__chunk_size(L, c)) {
+    if (++L->rec.chunk_gone[c] == sched__chunk_size(L, c)) {
         free_chunk(L, c);
-        L->chunk_state[c] = SCHED__CHUNK_FREED;
+        L->rec.chunk_state[c] = SCHED__CHUNK_FREED;
     }
 }
 
@@ -242,7 +242,7 @@ static void keep_or_forget(struct sched_loop *L, struct sched__trial *t)
 {
     struct sched__key out;
     t->fate = SCHED__KEPT;
-    if (sched__offer(L->kept, &L->nkept, L->o->report_trials,
+    if (sched__offer(L->rec.kept, &L->rec.nkept, L->o->report_trials,
                      (struct sched__key){t->status, t->last_metric, t->no},
                      L->set->mode == SPACE_MODE_MAX, &out))
         forget(L, sched__at(L, (size_t)out.no)); /* last: it may free that chunk */
@@ -251,33 +251,33 @@ static void keep_or_forget(struct sched_loop *L, struct sched__trial *t)
 void sched__retire(struct sched_loop *L, struct sched__trial *t)
 {
     if (L->caps & SCHED_CAP_EXPLOIT || t->x->started || t->x->has_slice || t->fate) return;
-    if (t->x != &L->nolive) {
+    if (t->x != &L->rec.nolive) {
         free_live(t->x);
-        t->x = &L->nolive;
+        t->x = &L->rec.nolive;
     }
-    if (L->resample) {
+    if (L->rec.resample) {
         cJSON_Delete(t->config);
         t->config = NULL;
     }
-    if (L->may_forget) keep_or_forget(L, t);
+    if (L->rec.may_forget) keep_or_forget(L, t);
 }
 
 const char *sched__intern(struct sched_loop *L, const char *s)
 {
-    for (size_t i = 0; i < L->ninterned; i++)
-        if (strcmp(L->interned[i], s) == 0) return L->interned[i];
-    char **v = realloc(L->interned, (L->ninterned + 1) * sizeof *v);
+    for (size_t i = 0; i < L->rec.ninterned; i++)
+        if (strcmp(L->rec.interned[i], s) == 0) return L->rec.interned[i];
+    char **v = realloc(L->rec.interned, (L->rec.ninterned + 1) * sizeof *v);
     if (!v) return "";
-    L->interned = v;
-    if (!(v[L->ninterned] = strdup(s))) return "";
-    return v[L->ninterned++];
+    L->rec.interned = v;
+    if (!(v[L->rec.ninterned] = strdup(s))) return "";
+    return v[L->rec.ninterned++];
 }
 
 const cJSON *sched__config(const struct sched_loop *L, const struct sched__trial *t,
                            cJSON **scratch)
 {
     *scratch = NULL;
-    if (t->config || !L->resample) return t->config;
+    if (t->config || !L->rec.resample) return t->config;
     char err[256];
     if (space_sample(L->o->space, (size_t)t->no, scratch, err, sizeof err) != 0) return NULL;
     return *scratch;
@@ -285,29 +285,29 @@ const cJSON *sched__config(const struct sched_loop *L, const struct sched__trial
 
 void sched__free_trials(struct sched_loop *L)
 {
-    for (size_t c = 0; L->chunk && c * SCHED__CHUNK < L->n; c++)
+    for (size_t c = 0; L->rec.chunk && c * SCHED__CHUNK < L->rec.n; c++)
         free_chunk(L, c);
-    free(L->chunk);
-    free(L->chunk_state);
-    free(L->chunk_gone);
-    free(L->row_id);
-    free(L->kept);
-    for (size_t i = 0; i < L->ninterned; i++)
-        free(L->interned[i]);
-    free(L->interned);
-    for (size_t i = 0; i < L->ndoomed; i++)
-        free(L->doomed[i].path);
-    free(L->doomed);
-    free(L->retry);
-    free(L->run);
-    free(L->paused);
-    free(L->paused_ids);
-    free(L->timers);
-    for (size_t i = 0; L->view_cfg && L->views && i < L->nviews; i++)
-        cJSON_Delete(L->view_cfg[i]);
-    free(L->view_cfg);
-    free(L->sel);
-    free(L->views);
+    free(L->rec.chunk);
+    free(L->rec.chunk_state);
+    free(L->rec.chunk_gone);
+    free(L->rec.row_id);
+    free(L->rec.kept);
+    for (size_t i = 0; i < L->rec.ninterned; i++)
+        free(L->rec.interned[i]);
+    free(L->rec.interned);
+    for (size_t i = 0; i < L->ck.ndoomed; i++)
+        free(L->ck.doomed[i].path);
+    free(L->ck.doomed);
+    free(L->q.retry);
+    free(L->q.run);
+    free(L->q.paused);
+    free(L->q.paused_ids);
+    free(L->tm.timers);
+    for (size_t i = 0; L->rep.view_cfg && L->rep.views && i < L->rep.nviews; i++)
+        cJSON_Delete(L->rep.view_cfg[i]);
+    free(L->rep.view_cfg);
+    free(L->rep.sel);
+    free(L->rep.views);
     sched_policy_free(L->policy);
     space_searcher_free(L->searcher);
 }

@@ -32,11 +32,11 @@ static void tally(const struct sched_loop *L, struct tally *y)
     memset(y, 0, sizeof *y);
     y->best = NAN;
     y->best_no = -1;
-    for (size_t c = 0; c * SCHED__CHUNK < L->n; c++) {
-        const struct sched__trial *v = L->chunk[c];
+    for (size_t c = 0; c * SCHED__CHUNK < L->rec.n; c++) {
+        const struct sched__trial *v = L->rec.chunk[c];
         size_t k = sched__chunk_size(L, c);
         if (!v) {
-            if (L->chunk_state[c] == SCHED__CHUNK_NONE) y->counts[SCHED_TRIAL_PENDING] += k;
+            if (L->rec.chunk_state[c] == SCHED__CHUNK_NONE) y->counts[SCHED_TRIAL_PENDING] += k;
             continue;
         }
         for (size_t j = 0; j < k; j++) {
@@ -48,9 +48,10 @@ static void tally(const struct sched_loop *L, struct tally *y)
         }
     }
     for (int k = 0; k < SCHED_TRIAL_NSTATUS; k++)
-        y->counts[k] += L->gone_counts[k];
-    y->early += L->gone_early;
-    if (L->gone_best_no >= 0) best_of(mx, L->gone_best, L->gone_best_no, &y->best, &y->best_no);
+        y->counts[k] += L->rec.gone_counts[k];
+    y->early += L->rec.gone_early;
+    if (L->rec.gone_best_no >= 0)
+        best_of(mx, L->rec.gone_best, L->rec.gone_best_no, &y->best, &y->best_no);
 }
 
 /* The k trials first in the table's order, into sel in trial order. A pending trial
@@ -64,11 +65,11 @@ static size_t select_trials(const struct sched_loop *L, size_t k, struct sched__
     /* Pending trials come last in the order, by trial number: once k of them were offered,
      * no later one can be among the first k, so a run of millions of trials pays for k
      * pending ones, not for every one (the chunks are walked in trial order). */
-    for (size_t c = 0; c * SCHED__CHUNK < L->n; c++) {
-        const struct sched__trial *v = L->chunk[c];
+    for (size_t c = 0; c * SCHED__CHUNK < L->rec.n; c++) {
+        const struct sched__trial *v = L->rec.chunk[c];
         size_t n = sched__chunk_size(L, c);
         if (!v) {
-            if (L->chunk_state[c] != SCHED__CHUNK_NONE) continue;
+            if (L->rec.chunk_state[c] != SCHED__CHUNK_NONE) continue;
             for (size_t j = 0; j < n && npending < k; j++, npending++)
                 sched__offer(
                     sel, &m, k,
@@ -112,12 +113,12 @@ static void fill_view(struct sched_loop *L, const struct sched__trial *t, sched_
     v->error = t->error;
     v->columns = t->columns;
     v->ncolumns = L->ncols;
-    v->run_s = t->status == SCHED_TRIAL_RUNNING ? L->last_report - t->x->started_at : t->ran_s;
+    v->run_s = t->status == SCHED_TRIAL_RUNNING ? L->turn.last_report - t->x->started_at : t->ran_s;
 }
 
 void sched__report(struct sched_loop *L, int final)
 {
-    L->last_report = sched__now(L);
+    L->turn.last_report = sched__now(L);
     if (!L->o->report) return;
     sched_snapshot_t s;
     memset(&s, 0, sizeof s);
@@ -126,7 +127,7 @@ void sched__report(struct sched_loop *L, int final)
     s.searcher = space_search_name(L->set);
     s.metric = L->set->metric;
     s.mode_max = L->set->mode == SPACE_MODE_MAX;
-    s.elapsed_s = L->last_report - L->t0;
+    s.elapsed_s = L->turn.last_report - L->turn.t0;
     s.best_trial = -1;
     s.best_metric = NAN;
     struct tally y;
@@ -135,57 +136,59 @@ void sched__report(struct sched_loop *L, int final)
     s.early_stopped = y.early;
     s.best_metric = y.best;
     s.best_trial = y.best_no;
-    size_t k = L->o->report_trials && L->o->report_trials < L->n ? L->o->report_trials : L->n;
-    if (!L->views) {
-        L->views = calloc(k ? k : 1, sizeof *L->views);
-        L->view_cfg = calloc(k ? k : 1, sizeof *L->view_cfg);
-        L->sel = k < L->n ? calloc(k ? k : 1, sizeof *L->sel) : NULL;
-        if (!L->views || !L->view_cfg || (k < L->n && !L->sel)) {
-            free(L->views), free(L->view_cfg), free(L->sel);
-            L->views = NULL, L->view_cfg = NULL, L->sel = NULL;
+    size_t k =
+        L->o->report_trials && L->o->report_trials < L->rec.n ? L->o->report_trials : L->rec.n;
+    if (!L->rep.views) {
+        L->rep.views = calloc(k ? k : 1, sizeof *L->rep.views);
+        L->rep.view_cfg = calloc(k ? k : 1, sizeof *L->rep.view_cfg);
+        L->rep.sel = k < L->rec.n ? calloc(k ? k : 1, sizeof *L->rep.sel) : NULL;
+        if (!L->rep.views || !L->rep.view_cfg || (k < L->rec.n && !L->rep.sel)) {
+            free(L->rep.views), free(L->rep.view_cfg), free(L->rep.sel);
+            L->rep.views = NULL, L->rep.view_cfg = NULL, L->rep.sel = NULL;
             k = 0; /* counts only */
         }
-        L->nviews = k;
+        L->rep.nviews = k;
     }
-    k = L->nviews;
-    for (size_t i = 0; L->view_cfg && i < k; i++) {
-        cJSON_Delete(L->view_cfg[i]);
-        L->view_cfg[i] = NULL;
+    k = L->rep.nviews;
+    for (size_t i = 0; L->rep.view_cfg && i < k; i++) {
+        cJSON_Delete(L->rep.view_cfg[i]);
+        L->rep.view_cfg[i] = NULL;
     }
     size_t m = 0;
-    if (k < L->n && L->sel) {
-        size_t ns = select_trials(L, k, L->sel);
+    if (k < L->rec.n && L->rep.sel) {
+        size_t ns = select_trials(L, k, L->rep.sel);
         for (size_t i = 0; i < ns; i++) {
             /* a pending trial shown gets its record now (out of memory: not shown) */
-            const struct sched__trial *t = sched__make(L, (size_t)L->sel[i].no);
-            if (t) fill_view(L, t, &L->views[m], &L->view_cfg[m]), m++;
+            const struct sched__trial *t = sched__make(L, (size_t)L->rep.sel[i].no);
+            if (t) fill_view(L, t, &L->rep.views[m], &L->rep.view_cfg[m]), m++;
         }
     } else { /* every trial: none is forgotten then (may_forget) */
         for (size_t i = 0; i < k; i++) {
             const struct sched__trial *t = sched__make(L, i);
-            if (t) fill_view(L, t, &L->views[m], &L->view_cfg[m]), m++;
+            if (t) fill_view(L, t, &L->rep.views[m], &L->rep.view_cfg[m]), m++;
         }
     }
     sched_pool_usage(L->o->pool, &s.gpus_used, &s.gpus_total, &s.cpus_used, &s.cpus_total);
-    size_t nr = sched_policy_rungs(L->policy, L->rungs, sizeof L->rungs / sizeof L->rungs[0]);
-    s.rungs = L->rungs;
+    size_t nr =
+        sched_policy_rungs(L->policy, L->rep.rungs, sizeof L->rep.rungs / sizeof L->rep.rungs[0]);
+    s.rungs = L->rep.rungs;
     s.nrungs = nr < 256 ? nr : 256;
-    s.trials = L->views;
+    s.trials = L->rep.views;
     s.ntrials = m;
-    s.total_trials = L->n;
-    s.results = L->results;
-    s.ignored = L->ignored;
-    s.bad_lines = L->bad_lines;
-    s.stopping = L->stopping;
-    s.notice = L->notice;
+    s.total_trials = L->rec.n;
+    s.results = L->seen.results;
+    s.ignored = L->seen.ignored;
+    s.bad_lines = L->seen.bad_lines;
+    s.stopping = L->turn.stopping;
+    s.notice = L->seen.notice;
     L->o->report(L->o->report_ud, &s, final);
 }
 
 void sched_loop_result(const sched_loop_t *L, sched_run_result_t *res)
 {
     memset(res, 0, sizeof *res);
-    res->interrupted = L->stopping && !L->fatal && L->stop_signal != 0;
-    res->signal = L->stop_signal;
+    res->interrupted = L->turn.stopping && !L->end.fatal && L->turn.stop_signal != 0;
+    res->signal = L->turn.stop_signal;
     res->best_trial = -1;
     res->best_metric = NAN;
     struct tally y;
@@ -196,13 +199,13 @@ void sched_loop_result(const sched_loop_t *L, sched_run_result_t *res)
     res->early_stopped = y.early;
     res->best_metric = y.best;
     res->best_trial = y.best_no;
-    res->ended_by = L->ended_by;
-    res->end_trial = L->end_trial;
-    snprintf(res->end_msg, sizeof res->end_msg, "%s", L->end_msg);
-    snprintf(res->end_detail, sizeof res->end_detail, "%s", L->end_detail);
-    res->buffered = L->buffered;
-    res->buffered_trial = L->buffered_trial;
-    snprintf(res->bad_example, sizeof res->bad_example, "%s", L->bad_example);
-    res->bad_trial = L->bad_trial;
-    snprintf(res->notice, sizeof res->notice, "%s", L->notice);
+    res->ended_by = L->end.ended_by;
+    res->end_trial = L->end.end_trial;
+    snprintf(res->end_msg, sizeof res->end_msg, "%s", L->end.end_msg);
+    snprintf(res->end_detail, sizeof res->end_detail, "%s", L->end.end_detail);
+    res->buffered = L->seen.buffered;
+    res->buffered_trial = L->seen.buffered_trial;
+    snprintf(res->bad_example, sizeof res->bad_example, "%s", L->seen.bad_example);
+    res->bad_trial = L->seen.bad_trial;
+    snprintf(res->notice, sizeof res->notice, "%s", L->seen.notice);
 }

@@ -55,7 +55,7 @@ struct result_in {
 static void check_first_result(struct sched_loop *L, struct sched__trial *t, const cJSON *r)
 {
     const space_settings_t *set = L->set;
-    L->metric_checked = 1;
+    L->seen.metric_checked = 1;
     const char *missing[2];
     const char *what[2];
     int nm = 0;
@@ -96,7 +96,7 @@ static void check_first_result(struct sched_loop *L, struct sched__trial *t, con
                  keys[0] ? keys : "no keys");
     if (set->allow_missing_metric) {
         snprintf(
-            L->notice, sizeof L->notice,
+            L->seen.notice, sizeof L->seen.notice,
             "warning: %.800s (allow_missing_metric is true: the run goes on, but no trial can be "
             "ranked or stopped early by a value it never reports)",
             msg);
@@ -179,17 +179,17 @@ static void record(struct sched_loop *L, const struct sched__trial *t, double it
 static void on_result(struct sched_loop *L, struct sched__trial *t, const struct result_in *in)
 {
     const space_settings_t *set = L->set;
-    L->results_seen = 1;
+    L->seen.results_seen = 1;
     double it = in->v[0], tv = in->v[1], m = in->v[2];
-    if (L->rx_wall == 0) {
-        L->rx_wall = sched__wall(L);
-        L->rx_now = sched__now(L);
+    if (L->turn.rx_wall == 0) {
+        L->turn.rx_wall = sched__wall(L);
+        L->turn.rx_now = sched__now(L);
     }
     char err[256];
     /* The first result of a new attempt says where its checkpoint was: it takes over the
      * trial's history up to there, in this result's transaction. */
     if (t->x->shown && sched__take_over(L, t, (int64_t)it) != 0) return;
-    double now = L->rx_wall;
+    double now = L->turn.rx_wall;
     store_result_t sr = {.trial_id = t->id,
                          .attempt = t->attempt,
                          .iteration = (int64_t)it,
@@ -202,7 +202,7 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
         sched__fail(L, "cannot record result", err);
         return;
     }
-    L->results++;
+    L->seen.results++;
     t->iters++;
     t->reported = 1;
     note_checkpoint(L, t, in->json, in->json_len, it, tv);
@@ -210,8 +210,8 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     if (t->x->pinned) sched__unpin(L, t);
     t->last_time = tv;
     t->last_metric = m;
-    t->x->last_result_at = L->rx_now;
-    if (t->x->first_result_at == 0) t->x->first_result_at = L->rx_now;
+    t->x->last_result_at = L->turn.rx_now;
+    if (t->x->first_result_at == 0) t->x->first_result_at = L->turn.rx_now;
     for (size_t k = 0; k < L->ncols; k++)
         t->columns[k] = in->v[L->col0 + k];
     if (sched__better(set->mode == SPACE_MODE_MAX, m, t->best_metric)) t->best_metric = m;
@@ -224,7 +224,7 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     /* A run ended for a mistake in space.json (a metric or time_attr no trial reports):
      * results still arriving are recorded but not judged, since the missing value (NaN)
      * would stop a trial early that must stay PAUSED, resumable once the name is fixed. */
-    if (!isnan(tv) && L->ended_by != SCHED_END_NO_METRIC) {
+    if (!isnan(tv) && L->end.ended_by != SCHED_END_NO_METRIC) {
         sched_on_result(L->policy, t->no, tv, m, &d);
         /* The searcher learns from every recorded result, in arrival order, as a resume
          * replays them (life.c, on_stored_result). */
@@ -246,7 +246,7 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
         sched_on_trial_complete(L->policy, t->no);
     }
     /* no exploit while the experiment is stopping: its new attempt could not start */
-    if (d.action == SCHED_EXPLOIT && !L->stopping) {
+    if (d.action == SCHED_EXPLOIT && !L->turn.stopping) {
         if (sched__exploit(L, t, &d, (int64_t)it, tv))
             sched__request_stop(L, t, SCHED__STOP_EXPLOIT);
         return;
@@ -255,15 +255,15 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     /* pbt: at a perturbation point a trial gives its slice to a waiting one (Ray Tune's
      * PBT pauses it while trials are PENDING or PAUSED, which in Ray means they wait for
      * resources); it resumes, least progressed first, from its checkpoint */
-    if (d.yield && d.action == SCHED_CONTINUE && !L->stopping &&
-        (L->npaused > 0 || L->nretry > 0 || L->next < L->n) && !sched__slice_free(L))
+    if (d.yield && d.action == SCHED_CONTINUE && !L->turn.stopping &&
+        (L->q.npaused > 0 || L->q.nretry > 0 || L->q.next < L->rec.n) && !sched__slice_free(L))
         d.action = SCHED_PAUSE;
     if (d.judged) { /* the policy words its own decision */
         char reason[300];
         const char *action = sched_policy_word(L->policy, &d, t->name, set->sched.time_attr, tv,
                                                reason, sizeof reason);
         record(L, t, it, tv, now, &d, action, d.bracket, d.rung, reason);
-        if (L->fatal) return;
+        if (L->end.fatal) return;
     }
     if (d.action == SCHED_STOP) {
         sched__request_stop(L, t, SCHED__STOP_EARLY);
@@ -322,10 +322,10 @@ static int opens_like_object(const char *line, size_t len)
 
 static void bad_line(struct sched_loop *L, struct sched__trial *t, const char *line, size_t len)
 {
-    L->bad_lines++;
-    if (L->bad_example[0]) return;
-    sched__escape_quote(line, len, L->bad_example, sizeof L->bad_example, 100);
-    L->bad_trial = t->no;
+    L->seen.bad_lines++;
+    if (L->seen.bad_example[0]) return;
+    sched__escape_quote(line, len, L->seen.bad_example, sizeof L->seen.bad_example, 100);
+    L->seen.bad_trial = t->no;
 }
 
 void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *line, size_t len,
@@ -359,17 +359,17 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
      * print 81 results at once, of which ASHA keeps 7). A malformed one is not a result
      * lost, so it is not reported as one (bad_line). */
     if (ignores_results(t) && !((L->caps & SCHED_CAP_EXPLOIT) && mentions_checkpoint(line, len))) {
-        if (opens_like_object(line, len)) L->ignored++;
+        if (opens_like_object(line, len)) L->seen.ignored++;
         return;
     }
     struct result_in in;
     if (L->nkeys <= TRIAL_SCAN_MAX_KEYS &&
         trial_result_scan(line, len, L->keys, L->nkeys, in.v) == 1 && !isnan(in.v[0])) {
         if (ignores_results(t)) {
-            L->ignored++;
-        } else if (!L->fatal) {
+            L->seen.ignored++;
+        } else if (!L->end.fatal) {
             cJSON *r = NULL;
-            if (!L->metric_checked && trial_result_parse(line, len, &r) == 1)
+            if (!L->seen.metric_checked && trial_result_parse(line, len, &r) == 1)
                 check_first_result(L, t, r);
             cJSON_Delete(r);
             if (L->time_is_iter) in.v[1] = in.v[0];
@@ -394,9 +394,9 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
     if (ignores_results(t)) {
         /* Results after the decision to stop are logged (the stdout log has them) but
          * not recorded, as in Ray Tune. */
-        L->ignored++;
-    } else if (!L->fatal) {
-        if (!L->metric_checked) check_first_result(L, t, r);
+        L->seen.ignored++;
+    } else if (!L->end.fatal) {
+        if (!L->seen.metric_checked) check_first_result(L, t, r);
         in.v[0] = trial_result_number(r, "training_iteration");
         in.json = line;
         in.json_len = len;

@@ -55,7 +55,7 @@ static int ended_for_good(const struct sched_loop *L, const struct sched__trial 
 
 static int resume_nomem(struct sched_loop *L)
 {
-    snprintf(L->fatal_msg, sizeof L->fatal_msg, "cannot resume: out of memory");
+    snprintf(L->end.fatal_msg, sizeof L->end.fatal_msg, "cannot resume: out of memory");
     return -1;
 }
 
@@ -70,16 +70,16 @@ static sched_trial_status_t status_from(const char *s)
 static int on_stored_trial(void *ud, const store_trial_row_t *r)
 {
     struct sched_loop *L = ud;
-    if (r->trial_no < 0 || (size_t)r->trial_no >= L->n) return 0; /* not of this space */
+    if (r->trial_no < 0 || (size_t)r->trial_no >= L->rec.n) return 0; /* not of this space */
     /* With may_forget only the stored trials get records (the rest are made as they are
      * needed, as in a first run), announced to the policy in trial order. */
     struct sched__trial *t = sched__make(L, (size_t)r->trial_no);
     if (!t || sched__add_upto(L, (size_t)r->trial_no) != 0) {
-        snprintf(L->fatal_msg, sizeof L->fatal_msg, "cannot resume: out of memory");
+        snprintf(L->end.fatal_msg, sizeof L->end.fatal_msg, "cannot resume: out of memory");
         return -1;
     }
-    if ((size_t)r->trial_no >= L->nloaded) L->nloaded = (size_t)r->trial_no + 1;
-    L->row_id[r->trial_no] = r->id;
+    if ((size_t)r->trial_no >= L->rec.nloaded) L->rec.nloaded = (size_t)r->trial_no + 1;
+    L->rec.row_id[r->trial_no] = r->id;
     t->id = r->id;
     t->status = status_from(r->status);
     t->early_stopped = r->early_stopped;
@@ -96,7 +96,7 @@ static int on_stored_trial(void *ud, const store_trial_row_t *r)
         if (!t->config ||
             (L->searcher && space_searcher_add_trial(L->searcher, (size_t)t->no, t->config, err,
                                                      sizeof err) != 0)) {
-            snprintf(L->fatal_msg, sizeof L->fatal_msg,
+            snprintf(L->end.fatal_msg, sizeof L->end.fatal_msg,
                      "cannot resume: %s's stored configuration does not fit the space: %s", r->name,
                      err);
             return -1;
@@ -127,7 +127,7 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
         /* the searcher too sees every result again in arrival order */
         if (c->L->searcher &&
             space_searcher_observe(c->L->searcher, (size_t)t->no, r->time_value, r->metric) != 0) {
-            snprintf(c->L->fatal_msg, sizeof c->L->fatal_msg,
+            snprintf(c->L->end.fatal_msg, sizeof c->L->end.fatal_msg,
                      "cannot resume: out of memory in the searcher");
             return -1;
         }
@@ -141,7 +141,7 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
         if (sched__better(c->L->set->mode == SPACE_MODE_MAX, r->metric, t->best_metric))
             t->best_metric = r->metric;
     }
-    c->L->results++;
+    c->L->seen.results++;
     return 0;
 }
 
@@ -255,9 +255,9 @@ static int wait_again(struct sched_loop *L, struct sched__trial *t, sched_trial_
     store_trial_update_t u = {.fields = STORE_TU_STATUS, .status = sched_status_name(status)};
     if (store_trial_update(L->o->store, t->id, &u, err, errlen) != 0) return -1;
     if (status == SCHED_TRIAL_PAUSED)
-        L->paused[L->npaused++] = (size_t)t->no;
+        L->q.paused[L->q.npaused++] = (size_t)t->no;
     else
-        L->retry[L->nretry++] = (size_t)t->no;
+        L->q.retry[L->q.nretry++] = (size_t)t->no;
     return 0;
 }
 
@@ -269,7 +269,7 @@ static int restart_interrupted(struct sched_loop *L, const int *last_attempt, ch
 {
     const sched_run_opts_t *o = L->o;
     if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
-    for (size_t i = 0; i < L->nloaded; i++) {
+    for (size_t i = 0; i < L->rec.nloaded; i++) {
         struct sched__trial *t = sched__find(L, i);
         if (!t) continue; /* forgotten already: its chunk's trials all ended */
         if (t->status == SCHED_TRIAL_TERMINATED || t->status == SCHED_TRIAL_ERROR) {
@@ -333,19 +333,19 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
     const sched_run_opts_t *o = L->o;
     if (store_trials_load(o->store, o->experiment_id, on_stored_trial, L, err, errlen) != 0)
         return SCHED_EINVAL;
-    if (L->fatal_msg[0]) { /* a callback stopped the load */
-        snprintf(err, errlen, "%s", L->fatal_msg);
+    if (L->end.fatal_msg[0]) { /* a callback stopped the load */
+        snprintf(err, errlen, "%s", L->end.fatal_msg);
         return SCHED_EINVAL;
     }
-    struct resume_ctx c = {L, calloc(L->n ? L->n : 1, sizeof *c.by_id), 0,
-                           calloc(L->n ? L->n : 1, sizeof *c.last_attempt)};
+    struct resume_ctx c = {L, calloc(L->rec.n ? L->rec.n : 1, sizeof *c.by_id), 0,
+                           calloc(L->rec.n ? L->rec.n : 1, sizeof *c.last_attempt)};
     if (!c.by_id || !c.last_attempt) {
         free(c.by_id);
         free(c.last_attempt);
         snprintf(err, errlen, "out of memory");
         return SCHED_ENOMEM;
     }
-    for (size_t i = 0; i < L->nloaded; i++)
+    for (size_t i = 0; i < L->rec.nloaded; i++)
         if (sched__at(L, i)->id > 0) c.by_id[c.nby++] = (struct id_index){sched__at(L, i)->id, i};
     qsort(c.by_id, c.nby, sizeof *c.by_id, cmp_id);
     int rc = store_results_replay(o->store, o->experiment_id, on_stored_result, &c, err, errlen);
@@ -375,9 +375,9 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
                                    errlen);
     }
     free(c.by_id);
-    if (rc == 0 && L->fatal_msg[0]) snprintf(err, errlen, "%s", L->fatal_msg);
-    rc = rc == 0 && !L->fatal_msg[0] ? restart_interrupted(L, c.last_attempt, err, errlen)
-                                     : SCHED_EINVAL;
+    if (rc == 0 && L->end.fatal_msg[0]) snprintf(err, errlen, "%s", L->end.fatal_msg);
+    rc = rc == 0 && !L->end.fatal_msg[0] ? restart_interrupted(L, c.last_attempt, err, errlen)
+                                         : SCHED_EINVAL;
     free(c.last_attempt);
     return rc;
 }
@@ -392,11 +392,12 @@ static int make_searcher(struct sched_loop *L, char *err, size_t errlen)
                               set->seed};
     if (space_searcher_new(L->o->space, &so, &L->searcher, err, errlen) != 0) return SCHED_EINVAL;
     if (set->sched.type != SPACE_SCHED_ASHA) return 0;
-    size_t n = sched_policy_rungs(L->policy, L->rungs, sizeof L->rungs / sizeof L->rungs[0]);
+    size_t n =
+        sched_policy_rungs(L->policy, L->rep.rungs, sizeof L->rep.rungs / sizeof L->rep.rungs[0]);
     double ms[256];
     size_t k = 0;
     for (size_t i = 0; i < n && i < 256; i++) {
-        const sched_rung_info_t *r = &L->rungs[i];
+        const sched_rung_info_t *r = &L->rep.rungs[i];
         if (r->bracket != 0 || !(r->milestone > 0)) continue;
         if (k > 0 && !(r->milestone > ms[k - 1])) continue;
         ms[k++] = r->milestone;
@@ -413,22 +414,22 @@ static int make_searcher(struct sched_loop *L, char *err, size_t errlen)
 int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
 {
     const sched_run_opts_t *o = L->o;
-    L->n = space_num_trials(o->space);
-    size_t nchunks = L->n / SCHED__CHUNK + 1;
-    L->chunk = calloc(nchunks, sizeof *L->chunk);
-    L->chunk_state = calloc(nchunks, sizeof *L->chunk_state);
-    L->chunk_gone = calloc(nchunks, sizeof *L->chunk_gone);
+    L->rec.n = space_num_trials(o->space);
+    size_t nchunks = L->rec.n / SCHED__CHUNK + 1;
+    L->rec.chunk = calloc(nchunks, sizeof *L->rec.chunk);
+    L->rec.chunk_state = calloc(nchunks, sizeof *L->rec.chunk_state);
+    L->rec.chunk_gone = calloc(nchunks, sizeof *L->rec.chunk_gone);
     /* Untouched pages of these cost no memory: calloc maps them zero on demand. */
-    L->row_id = calloc(L->n ? L->n : 1, sizeof *L->row_id);
-    L->retry = calloc(L->n ? L->n : 1, sizeof *L->retry);
-    L->run = calloc(L->n ? L->n : 1, sizeof *L->run);
-    L->paused = calloc(L->n ? L->n : 1, sizeof *L->paused);
-    L->paused_ids = calloc(L->n ? L->n : 1, sizeof *L->paused_ids);
-    L->gone_best = NAN;
-    L->gone_best_no = -1;
-    if (!L->chunk || !L->chunk_state || !L->chunk_gone || !L->row_id || !L->retry || !L->run ||
-        !L->paused || !L->paused_ids) {
-        snprintf(err, errlen, "out of memory for %zu trials", L->n);
+    L->rec.row_id = calloc(L->rec.n ? L->rec.n : 1, sizeof *L->rec.row_id);
+    L->q.retry = calloc(L->rec.n ? L->rec.n : 1, sizeof *L->q.retry);
+    L->q.run = calloc(L->rec.n ? L->rec.n : 1, sizeof *L->q.run);
+    L->q.paused = calloc(L->rec.n ? L->rec.n : 1, sizeof *L->q.paused);
+    L->q.paused_ids = calloc(L->rec.n ? L->rec.n : 1, sizeof *L->q.paused_ids);
+    L->rec.gone_best = NAN;
+    L->rec.gone_best_no = -1;
+    if (!L->rec.chunk || !L->rec.chunk_state || !L->rec.chunk_gone || !L->rec.row_id ||
+        !L->q.retry || !L->q.run || !L->q.paused || !L->q.paused_ids) {
+        snprintf(err, errlen, "out of memory for %zu trials", L->rec.n);
         return SCHED_ENOMEM;
     }
     int rc = make_searcher(L, err, errlen);
@@ -436,19 +437,19 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
     /* Random search without PBT: a configuration is a function of the seed and the trial
      * number, so a trial holds its own only while it runs (sched__config); and when the
      * snapshots hand out only report_trials trials, a finished trial can be forgotten. */
-    L->resample = !L->searcher && !(L->caps & SCHED_CAP_EXPLOIT);
-    L->may_forget = L->resample && o->report_trials > 0 && o->report_trials < L->n;
-    if (L->may_forget && !(L->kept = calloc(o->report_trials, sizeof *L->kept))) {
-        snprintf(err, errlen, "out of memory for %zu trials", L->n);
+    L->rec.resample = !L->searcher && !(L->caps & SCHED_CAP_EXPLOIT);
+    L->rec.may_forget = L->rec.resample && o->report_trials > 0 && o->report_trials < L->rec.n;
+    if (L->rec.may_forget && !(L->rec.kept = calloc(o->report_trials, sizeof *L->rec.kept))) {
+        snprintf(err, errlen, "out of memory for %zu trials", L->rec.n);
         return SCHED_ENOMEM;
     }
-    if (!L->may_forget) {
-        for (size_t c = 0; c * SCHED__CHUNK < L->n; c++)
+    if (!L->rec.may_forget) {
+        for (size_t c = 0; c * SCHED__CHUNK < L->rec.n; c++)
             if ((rc = sched__make_chunk(L, c, err, errlen)) != 0) return rc;
         /* Bracket assignment follows trial order, so a resumed policy assigns the same;
          * with may_forget a trial is announced at its launch, in the same order. */
-        if (L->n > 0 && sched__add_upto(L, L->n - 1) != 0) {
-            snprintf(err, errlen, "scheduler cannot take %zu trials", L->n);
+        if (L->rec.n > 0 && sched__add_upto(L, L->rec.n - 1) != 0) {
+            snprintf(err, errlen, "scheduler cannot take %zu trials", L->rec.n);
             return SCHED_EINVAL;
         }
     }

@@ -13,39 +13,39 @@ static int timer_less(const struct sched__timer *a, const struct sched__timer *b
 
 void sched__timer_add(struct sched_loop *L, struct sched__trial *t, double at)
 {
-    if (L->ntimers == L->captimers) {
-        size_t cap = L->captimers ? L->captimers * 2 : 64;
-        struct sched__timer *v = realloc(L->timers, cap * sizeof *v);
+    if (L->tm.ntimers == L->tm.captimers) {
+        size_t cap = L->tm.captimers ? L->tm.captimers * 2 : 64;
+        struct sched__timer *v = realloc(L->tm.timers, cap * sizeof *v);
         if (!v) {
             sched__fail(L, "cannot keep a timer", "out of memory");
             return;
         }
-        L->timers = v;
-        L->captimers = cap;
+        L->tm.timers = v;
+        L->tm.captimers = cap;
     }
-    size_t i = L->ntimers++;
-    L->timers[i] = (struct sched__timer){at, (size_t)t->no, t->gen};
-    while (i > 0 && timer_less(&L->timers[i], &L->timers[(i - 1) / 2])) {
-        struct sched__timer x = L->timers[i];
-        L->timers[i] = L->timers[(i - 1) / 2];
-        L->timers[(i - 1) / 2] = x;
+    size_t i = L->tm.ntimers++;
+    L->tm.timers[i] = (struct sched__timer){at, (size_t)t->no, t->gen};
+    while (i > 0 && timer_less(&L->tm.timers[i], &L->tm.timers[(i - 1) / 2])) {
+        struct sched__timer x = L->tm.timers[i];
+        L->tm.timers[i] = L->tm.timers[(i - 1) / 2];
+        L->tm.timers[(i - 1) / 2] = x;
         i = (i - 1) / 2;
     }
 }
 
 struct sched__timer sched__timer_pop(struct sched_loop *L)
 {
-    struct sched__timer top = L->timers[0];
-    L->timers[0] = L->timers[--L->ntimers];
+    struct sched__timer top = L->tm.timers[0];
+    L->tm.timers[0] = L->tm.timers[--L->tm.ntimers];
     size_t i = 0;
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < L->ntimers && timer_less(&L->timers[l], &L->timers[m])) m = l;
-        if (r < L->ntimers && timer_less(&L->timers[r], &L->timers[m])) m = r;
+        if (l < L->tm.ntimers && timer_less(&L->tm.timers[l], &L->tm.timers[m])) m = l;
+        if (r < L->tm.ntimers && timer_less(&L->tm.timers[r], &L->tm.timers[m])) m = r;
         if (m == i) break;
-        struct sched__timer x = L->timers[i];
-        L->timers[i] = L->timers[m];
-        L->timers[m] = x;
+        struct sched__timer x = L->tm.timers[i];
+        L->tm.timers[i] = L->tm.timers[m];
+        L->tm.timers[m] = x;
         i = m;
     }
     return top;
