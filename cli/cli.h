@@ -71,6 +71,22 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o);
  * huge), "-" for NaN (no value). The table, show and plot all print numbers this way. */
 void cli_fmt_num(double v, char *out, size_t n);
 
+/* run.c: what `tune run`, `resume` and `extend` were told (parsed from their flags). */
+struct cli_run_opts {
+    const char *db;
+    int gpu_ids[256];
+    int ngpus; /* -1: detect */
+    int cpus;
+    double status_interval; /* 0: the file's or 30 */
+    int restart, resume, quiet;
+    long more;              /* --more N: trials to add */
+    const char *executor;   /* "local" | "slurm" | NULL: the file's */
+    const char *allocation; /* Slurm job id, "none", or NULL */
+};
+/* execute.c: runs (exp_id == 0: creates) the experiment sp describes, as ro says, and
+ * prints its end; label names the space in messages. Returns the command's exit status. */
+int cli_execute(struct space *sp, store_t *st, int64_t exp_id, const struct cli_run_opts *ro,
+                const char *label);
 /* Commands. argv[0] is the command name. */
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_resume(int argc, char **argv);

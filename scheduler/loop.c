@@ -27,8 +27,8 @@
 /* The longest a running trial's row goes without the pid the executor reported (ev_pid). */
 #define LOOP_PID_SAVE_S 1.0
 /* Rows of pending trials a turn records after its launches, until every trial has one:
- * the first trials start at once instead of after every row (200 rows took 6 ms of a
- * benchmark's 130), and the trials that end meanwhile wait at most a step's worth. */
+ * the first trials start at once instead of after every row (bench/tuner/README.md), and
+ * the trials that end meanwhile wait at most a step's worth. */
 #define LOOP_ROWS_STEP 32
 
 /* A turn's writes are one transaction; it is closed before the loop waits, so that
