@@ -331,7 +331,7 @@ static int asha_new(const sched_opts_t *opts, void **out, unsigned *caps, char *
     for (int s = 0; s < a->nbrackets; s++)
         a->cdf[s] /= acc;
     /* the promotion variant pauses at each rung and resumes through choose_next */
-    *caps = a->promotion ? SCHED_CAP_PAUSE : 0;
+    *caps = SCHED_CAP_TIME | (a->promotion ? SCHED_CAP_PAUSE : 0);
     *out = a;
     return SCHED_OK;
 nomem:

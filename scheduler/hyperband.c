@@ -170,7 +170,7 @@ static int hb_new(const sched_opts_t *opts, void **out, unsigned *caps, char *er
         return SCHED_EINVAL;
     }
     h->cur = -1;
-    *caps = SCHED_CAP_PAUSE; /* trials wait at milestones and resume when promoted */
+    *caps = SCHED_CAP_TIME | SCHED_CAP_PAUSE; /* trials wait at milestones, resume when promoted */
     *out = h;
     return SCHED_OK;
 }

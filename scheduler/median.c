@@ -98,7 +98,7 @@ static int median_new(const sched_opts_t *opts, void **out, unsigned *caps, char
     m->min_samples = o->min_samples_required;
     m->soft_stop = !o->hard_stop;
     /* hard_stop false pauses a trial, which may resume */
-    *caps = m->soft_stop ? SCHED_CAP_PAUSE : 0;
+    *caps = SCHED_CAP_TIME | (m->soft_stop ? SCHED_CAP_PAUSE : 0);
     *out = m;
     return SCHED_OK;
 }

@@ -64,7 +64,7 @@ static int pbt_new(const sched_opts_t *opts, void **out, unsigned *caps, char *e
     /* its own stream, apart from the samplers' streams of the same seed */
     p->rng = opts->seed ^ 0x5042545f73747265ull; /* "PBT_stre" */
     /* it pauses trials at perturbation points and restarts them from others' checkpoints */
-    *caps = SCHED_CAP_PAUSE | SCHED_CAP_EXPLOIT;
+    *caps = SCHED_CAP_TIME | SCHED_CAP_PAUSE | SCHED_CAP_EXPLOIT;
     *out = p;
     return SCHED_OK;
 }

@@ -63,7 +63,7 @@ static void check_first_result(struct sched_loop *L, struct sched__trial *t, con
         missing[nm] = set->metric;
         what[nm++] = "the experiment's \"metric\"";
     }
-    if (!L->time_is_iter && set->sched.type != SPACE_SCHED_FIFO &&
+    if (!L->time_is_iter && (L->caps & SCHED_CAP_TIME) &&
         !cJSON_GetObjectItemCaseSensitive(r, set->sched.time_attr)) {
         missing[nm] = set->sched.time_attr;
         what[nm++] = "the scheduler's \"time_attr\"";

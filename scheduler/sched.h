@@ -108,6 +108,9 @@ const char *sched_policy_name(const sched_policy_t *p);
  * checkpoints outlive their trials (keep_checkpoints, pins) and a configuration, once
  * chosen, is not the space's to sample again */
 #define SCHED_CAP_EXPLOIT 0x2u
+/* TIME: it judges results by their time_attr value, so a result without one cannot be
+ * judged (FIFO reads none) */
+#define SCHED_CAP_TIME 0x4u
 unsigned sched_policy_caps(const sched_policy_t *p);
 /* The words of a judged decision (d->judged) the caller records: returns the action as
  * the store spells it ("stop", "complete", "pause", "continue") and writes the policy's

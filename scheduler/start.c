@@ -382,8 +382,8 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
     return rc;
 }
 
-/* The searcher, for TPE or points_to_evaluate, told ASHA's milestones. With more than one
- * bracket it models the first bracket's rungs (docs/search.md). */
+/* The searcher, for TPE or points_to_evaluate, told the milestones of the policy's first
+ * bracket (ASHA's rungs; docs/search.md), where it has any from the start. */
 static int make_searcher(struct sched_loop *L, char *err, size_t errlen)
 {
     const space_settings_t *set = L->set;
@@ -391,7 +391,6 @@ static int make_searcher(struct sched_loop *L, char *err, size_t errlen)
     space_search_opts_t so = {set->search, set->search_preset, set->mode == SPACE_MODE_MAX,
                               set->seed};
     if (space_searcher_new(L->o->space, &so, &L->searcher, err, errlen) != 0) return SCHED_EINVAL;
-    if (set->sched.type != SPACE_SCHED_ASHA) return 0;
     size_t n =
         sched_policy_rungs(L->policy, L->rep.rungs, sizeof L->rep.rungs / sizeof L->rep.rungs[0]);
     double ms[256];

@@ -185,7 +185,8 @@ TEST(least_progressed_first_and_the_clone_takes_the_donors_clock)
               "resume");
     CHECK_STR(buf, "resumed, least progressed of the paused trials (training_iteration 10): "
                    "attempt 2 from ck_10");
-    CHECK_EQ_INT((int)sched_policy_caps(p), (int)(SCHED_CAP_PAUSE | SCHED_CAP_EXPLOIT));
+    CHECK_EQ_INT((int)sched_policy_caps(p),
+                 (int)(SCHED_CAP_TIME | SCHED_CAP_PAUSE | SCHED_CAP_EXPLOIT));
     /* trial 1 exploits trial 0 (time 30): its next perturbation is at 40, not 20 */
     cJSON *cfg = NULL, *what = NULL,
           *dcfg = cJSON_Parse("{\"lr\": 0.01, \"n\": 10, \"opt\": "

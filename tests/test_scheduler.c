@@ -940,7 +940,7 @@ TEST(resume_words_of_asha_and_fifo)
     o.sched.promotion = 1;
     sched_policy_t *p = new_policy(&o);
     REQUIRE(p);
-    CHECK_EQ_INT((int)sched_policy_caps(p), (int)SCHED_CAP_PAUSE);
+    CHECK_EQ_INT((int)sched_policy_caps(p), (int)(SCHED_CAP_TIME | SCHED_CAP_PAUSE));
     sched_decision_t why = {.rung = 1, .bracket = 0, .milestone = 3, .value = 0.5, .cutoff = 0.25};
     char buf[600];
     CHECK_STR(
@@ -1331,7 +1331,7 @@ TEST(hyperband_words)
         sched_policy_word_resume(p, NULL, "iter", 3, "scratch (no checkpoint)", rb, sizeof rb),
         "resume");
     CHECK_STR(rb, "resumed (nothing new pending): attempt 3 from scratch (no checkpoint)");
-    CHECK_EQ_INT((int)sched_policy_caps(p), (int)SCHED_CAP_PAUSE);
+    CHECK_EQ_INT((int)sched_policy_caps(p), (int)(SCHED_CAP_TIME | SCHED_CAP_PAUSE));
     CHECK_STR(sched_policy_name(p), "hyperband");
     sched_policy_free(p);
 }
