@@ -1,7 +1,7 @@
 /* search/kde.c: HpBandSter's BOHB KDE, statsmodels' KDEMultivariate with normal-reference
  * bandwidths, the density the TPE searcher's bohb preset compares; its naive pdf is the
  * reference for the pruned one (tpe.kde_matches_statsmodels, tpe.kde_pruned_equals_naive).
- * Not for: Optuna's univariate estimator (parzen.c) or choosing the rows (tpe.c). Learnt
+ * Not for: Optuna's univariate estimator (parzen.c) or choosing the rows (tpe_split.c). Learnt
  * from statsmodels' kernel_density.py and kernels.py and HpBandSter's bohb.py; no code
  * copied. */
 #include <math.h>

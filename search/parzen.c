@@ -1,9 +1,10 @@
 /* search/parzen.c: Optuna 3.1's univariate Parzen estimator, the density l(x) or g(x) the
  * TPE searcher's optuna preset compares: its fit, its draws, and its log density summed
  * over every component, the reference every faster form is tested against. Read this
- * first. Not for: which observations go into a model (tpe.c), the fast forms of the same
- * density (parzen_sums.c, parzen_incr.c, parzen_bounds.c), erfc and the truncated normal
- * (special.c), or BOHB's KDE (kde.c). Learnt from the sources named below; no code copied.
+ * first. Not for: which observations go into a model (tpe_split.c), the fast forms of the
+ * same density (parzen_sums.c, parzen_incr.c, parzen_bounds.c), erfc and the truncated
+ * normal (special.c), or BOHB's KDE (kde.c). Learnt from the sources named below; no code
+ * copied.
  *
  * Where Optuna 3.1 does each step (optuna/samplers/_tpe/parzen_estimator.py, with
  * consider_prior, prior_weight 1, consider_magic_clip, not consider_endpoints, univariate;
@@ -63,8 +64,8 @@
  *      - log_pdf_bounds_hold_the_exact_value: crude_block (parzen_bounds.c) is the same
  *        density in single precision, and its error budget assumes standardised distances
  *        of at most range / minsigma = 100.
- *   3. What no test here will tell you: tpe.c sums the bad weights' total itself (1 for the
- *      prior, then space__sum's order) and applies Optuna's default_weights as a ramp
+ *   3. What no test here will tell you: tpe_acquire.c sums the bad weights' total itself
+ *      (1 for the prior, then space__sum's order) and applies Optuna's default_weights as a ramp
  *      (space__parzen_inc_weigh_ranks); a new prior weight or weights function is an edit
  *      there too, and the simulator's oracle tests (test_sim, test_searchloop) will move. */
 #include <math.h>

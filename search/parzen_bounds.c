@@ -3,7 +3,7 @@
  * its error budget. The acquisition needs only the argmax over its candidates, and most
  * are far from the best: bounding log g at each one from a sum that costs a fraction of
  * the exact one, then computing the exact value only where the bound leaves the candidate
- * a chance, picks the same candidate (tpe.c, best_candidate). Held to the exact windowed
+ * a chance, picks the same candidate (tpe_acquire.c, best_candidate). Held to the exact windowed
  * sum (parzen_sums.c) by tpe.log_pdf_bounds_hold_the_exact_value and to exact scoring by
  * tpe.bounded_acquisition_picks_what_exact_scores_pick. Not for: the exact value
  * (parzen_sums.c) or the single-precision coefficients, which the kept estimator's

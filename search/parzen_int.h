@@ -3,7 +3,7 @@
  * its naive sum over every component (parzen.c, the reference: read it first), the
  * windowed sums (parzen_sums.c), the kept estimator updated one observation at a time
  * (parzen_incr.c) and single-precision bounds (parzen_bounds.c). Not for: which
- * observations go into a model (tpe.c), BOHB's KDE (kde_int.h), or anything outside
+ * observations go into a model (tpe_split.c), BOHB's KDE (kde_int.h), or anything outside
  * search/ and its tests. */
 #ifndef TUNE_PARZEN_INT_H
 #define TUNE_PARZEN_INT_H

@@ -1,8 +1,9 @@
-/* search internals of the TPE searcher (tpe.c): its random stream, and the rules tests
- * check directly; it includes the headers of the parts the searcher is built from: the
- * special functions (special_int.h), Optuna 3.1's univariate Parzen estimator
- * (parzen_int.h) and HpBandSter's (statsmodels') multivariate KDE (kde_int.h). Not for:
- * anything outside search/ and its tests (the public contract is searcher.h). */
+/* search internals of the TPE searcher (tpe.c, tpe_split.c, tpe_acquire.c): its random
+ * stream, and the rules tests check directly; it includes the headers of the parts the
+ * searcher is built from: the special functions (special_int.h), Optuna 3.1's univariate
+ * Parzen estimator (parzen_int.h) and HpBandSter's (statsmodels') multivariate KDE
+ * (kde_int.h). Not for: anything outside search/ and its tests (the public contract is
+ * searcher.h). */
 #ifndef TUNE_TPE_INT_H
 #define TUNE_TPE_INT_H
 
@@ -19,7 +20,7 @@
  * streams so the searcher's draws never repeat space_sample's. */
 void space__rng_seed(space__rng_t *r, uint64_t seed, uint64_t trial_no);
 
-/* ---- the searcher's rules, for tests (tpe.c) ------------------------------------------ */
+/* ---- the searcher's rules, for tests (tpe_split.c; the hooks below, tpe.c) ----------- */
 size_t space__optuna_gamma(size_t n);            /* default_gamma: min(ceil(0.1 n), 25) */
 double space__optuna_weight(size_t n, size_t i); /* default_weights(n)[i], i in trial order */
 /* The split a suggestion for trial `self` would be fitted on: roles[t] = 1 good, 2 bad,

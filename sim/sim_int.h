@@ -1,4 +1,4 @@
-/* sim internals shared by table.c and synth.c: the one struct behind sim_curves_t.
+/* sim internals shared by table.c, curves.c and synth.c: the one struct behind sim_curves_t.
  * Not for use outside sim/ (sim.h is the API). */
 #ifndef TUNE_SIM_INT_H
 #define TUNE_SIM_INT_H
@@ -43,5 +43,11 @@ struct sim_curves {
 
 /* synth.c: the seconds every iteration of a synthetic curve takes. */
 double sim__synth_seconds(const sim_curves_t *c, const sim_curve_t *cv);
+/* synth.c: sim_curves_lookup and sim_curve_result for the synthetic family (curves.c
+ * hands them over when c->synthetic). */
+int sim__synth_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *out, char *err,
+                      size_t errlen);
+int sim__synth_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
+                      size_t *len, double *seconds);
 
 #endif

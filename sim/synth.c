@@ -127,8 +127,6 @@ int sim_synth_open(const char *spec, const struct space *sp, sim_curves_t **out,
 }
 
 int sim__synth_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *out, char *err,
-                      size_t errlen);
-int sim__synth_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *out, char *err,
                       size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -189,8 +187,6 @@ double sim__synth_seconds(const sim_curves_t *c, const sim_curve_t *cv)
     return secs;
 }
 
-int sim__synth_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
-                      size_t *len, double *seconds);
 int sim__synth_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
                       size_t *len, double *seconds)
 {

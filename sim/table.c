@@ -1,6 +1,7 @@
-/* sim/table.c: tables of recorded learning curves (docs/simulate.md): reading the CSV
- * (plain or gzip), binding its config/ columns to a space, and answering a configuration
- * with the nearest recorded one. Not for: the synthetic family (synth.c) or writing tables
+/* sim/table.c: tables of recorded learning curves (docs/simulate.md): reading the file
+ * (plain or gzip), binding its config/ columns to a space and checking every row, into a
+ * sim_curves_t. Not for: the CSV syntax (csv.c), answering a configuration with the nearest
+ * recorded curve (curves.c), the synthetic family (synth.c) or writing tables
  * (`tune export --table`, in cli/). */
 #include <errno.h>
 #include <math.h>
@@ -13,7 +14,7 @@
 #include "search/render.h"
 #include "search/settings.h"
 #include "search/space.h"
-#include "jsonw/jsonw.h"
+#include "sim/csv_int.h"
 #include "sim/sim_int.h"
 
 #define TABLE_MAX_BYTES (1024u << 20)
@@ -29,182 +30,6 @@ static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
         va_end(ap);
     }
     return rc;
-}
-
-/* ---- CSV (RFC 4180: quoted fields with "" for a quote, \n or \r\n line ends) ------- */
-struct record {
-    char **f;
-    size_t n, cap;
-};
-
-static void record_clear(struct record *r)
-{
-    for (size_t i = 0; i < r->n; i++)
-        free(r->f[i]);
-    r->n = 0;
-}
-
-static int record_push(struct record *r, const char *s, size_t len)
-{
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 16;
-        char **f = realloc(r->f, cap * sizeof *f);
-        if (!f) return -1;
-        r->f = f;
-        r->cap = cap;
-    }
-    char *c = malloc(len + 1);
-    if (!c) return -1;
-    memcpy(c, s, len);
-    c[len] = 0;
-    r->f[r->n++] = c;
-    return 0;
-}
-
-/* Reads one record from *p (advancing it). Returns 1 with r filled, 0 at the end of the
- * text, -1 on a malformed field (an unterminated quote) or out of memory. Blank lines are
- * skipped; *start gets the line the record starts on. */
-static int read_record(const char **p, const char *end, struct record *r, int *line, int *start)
-{
-    record_clear(r);
-    while (*p < end && (**p == '\n' || **p == '\r')) {
-        if (**p == '\n') (*line)++;
-        (*p)++;
-    }
-    *start = *line;
-    if (*p >= end) return 0;
-    char *buf = NULL;
-    size_t cap = 0;
-    for (;;) {
-        const char *s = *p;
-        size_t len = 0;
-        if (s < end && *s == '"') {
-            /* quoted: copy with "" -> " */
-            size_t k = 0;
-            const char *q = s + 1;
-            for (;;) {
-                if (q >= end) {
-                    free(buf);
-                    return -1;
-                }
-                if (*q == '"') {
-                    if (q + 1 < end && q[1] == '"') {
-                        q++;
-                    } else {
-                        q++;
-                        break;
-                    }
-                }
-                if (*q == '\n') (*line)++;
-                if (k + 1 >= cap) {
-                    cap = cap ? cap * 2 : 64;
-                    char *nb = realloc(buf, cap);
-                    if (!nb) {
-                        free(buf);
-                        return -1;
-                    }
-                    buf = nb;
-                }
-                buf[k++] = *q++;
-            }
-            *p = q;
-            if (record_push(r, buf ? buf : "", k) != 0) {
-                free(buf);
-                return -1;
-            }
-        } else {
-            while (s + len < end && s[len] != ',' && s[len] != '\n' && s[len] != '\r')
-                len++;
-            *p = s + len;
-            if (record_push(r, s, len) != 0) {
-                free(buf);
-                return -1;
-            }
-        }
-        if (*p < end && **p == ',') {
-            (*p)++;
-            continue;
-        }
-        if (*p < end && **p == '\r') (*p)++;
-        if (*p < end && **p == '\n') {
-            (*p)++;
-            (*line)++;
-        }
-        break;
-    }
-    free(buf);
-    return 1;
-}
-
-/* A cell as a number: 1 with *v set (empty cells are not numbers; nan/NaN are NaN). */
-static int cell_number(const char *s, double *v)
-{
-    if (!*s) return 0;
-    if (strcmp(s, "nan") == 0 || strcmp(s, "NaN") == 0 || strcmp(s, "null") == 0) {
-        *v = NAN;
-        return 1;
-    }
-    char *e;
-    errno = 0;
-    double x = strtod(s, &e);
-    if (*e || e == s) return 0;
-    *v = x;
-    return 1;
-}
-
-/* Appends text to the line being built. */
-struct sbuf {
-    char *s;
-    size_t n, cap;
-    int oom;
-};
-
-static void sb_add(struct sbuf *b, const char *t, size_t len)
-{
-    if (b->oom) return;
-    if (b->n + len + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 256;
-        while (cap < b->n + len + 1)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->oom = 1;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->n, t, len);
-    b->n += len;
-    b->s[b->n] = 0;
-}
-
-static void sb_str(struct sbuf *b, const char *t)
-{
-    sb_add(b, t, strlen(t));
-}
-
-static int sb_put(void *b, const char *t, size_t len)
-{
-    sb_add(b, t, len);
-    return 0;
-}
-
-/* A JSON string (jsonw), appended. */
-static void sb_json_str(struct sbuf *b, const char *t)
-{
-    jsonw_quote_cb(t, 0, sb_put, b);
-}
-
-static void sb_num(struct sbuf *b, double v)
-{
-    char nb[32];
-    if (isnan(v))
-        sb_str(b, "NaN");
-    else if (isinf(v))
-        sb_str(b, v > 0 ? "Infinity" : "-Infinity");
-    else
-        sb_str(b, space_format_number(v, nb));
 }
 
 /* ---- loading ------------------------------------------------------------------------ */
@@ -236,7 +61,7 @@ struct cols {
     size_t nmetric;
 };
 
-static int find_cols(const struct record *h, const sim_curves_t *c, struct cols *k,
+static int find_cols(const struct sim_record *h, const sim_curves_t *c, struct cols *k,
                      const char *name, char *err, size_t errlen)
 {
     k->trial = k->iter = k->secs = k->total = -1;
@@ -281,14 +106,14 @@ static int find_cols(const struct record *h, const sim_curves_t *c, struct cols 
 static cJSON *cell_value(const char *s)
 {
     double v;
-    if (cell_number(s, &v) && !isnan(v)) return cJSON_CreateNumber(v);
+    if (sim__cell_number(s, &v) && !isnan(v)) return cJSON_CreateNumber(v);
     if (strcmp(s, "true") == 0) return cJSON_CreateTrue();
     if (strcmp(s, "false") == 0) return cJSON_CreateFalse();
     return cJSON_CreateString(s);
 }
 
 /* Records configuration `ci`'s parameter values from its first row r. */
-static int bind_conf(sim_curves_t *c, size_t ci, const struct record *r, const struct cols *k,
+static int bind_conf(sim_curves_t *c, size_t ci, const struct sim_record *r, const struct cols *k,
                      const char *name, int line, char *err, size_t errlen)
 {
     for (size_t p = 0; p < c->nparams; p++) {
@@ -345,19 +170,19 @@ static int grow(sim_curves_t *c, size_t *conf_cap, size_t *row_cap)
 }
 
 /* The key that groups rows into configurations: the trial column, else the config/ cells. */
-static void group_key(const struct record *r, const struct cols *k, const sim_curves_t *c,
-                      struct sbuf *b)
+static void group_key(const struct sim_record *r, const struct cols *k, const sim_curves_t *c,
+                      struct sim_sbuf *b)
 {
     b->n = 0;
     if (b->s) b->s[0] = 0;
     if (k->trial >= 0) {
-        sb_str(b, (size_t)k->trial < r->n ? r->f[k->trial] : "");
+        sim__sb_str(b, (size_t)k->trial < r->n ? r->f[k->trial] : "");
         return;
     }
     for (size_t p = 0; p < c->nparams; p++)
         if (c->used[p] && (size_t)k->param[p] < r->n) {
-            sb_str(b, r->f[k->param[p]]);
-            sb_add(b, "\x1f", 1);
+            sim__sb_str(b, r->f[k->param[p]]);
+            sim__sb_add(b, "\x1f", 1);
         }
 }
 
@@ -386,7 +211,7 @@ static sim_curves_t *curves_new(const struct space *sp)
 
 /* What a replayed result reports: training_iteration, time_this_iter_s (a column, or the
  * steps of time_total_s) and every other column but `trial` and the config/ ones. */
-static int table_reports(const struct record *h, const struct cols *k, const char *key)
+static int table_reports(const struct sim_record *h, const struct cols *k, const char *key)
 {
     if (strcmp(key, "training_iteration") == 0 || strcmp(key, "time_this_iter_s") == 0) return 1;
     for (size_t m = 0; m < k->nmetric; m++)
@@ -399,7 +224,7 @@ static int table_reports(const struct record *h, const struct cols *k, const cha
  * in scheduler/result.c): from a table without them every trial would report neither, and
  * the run would stop at its first result. With allow_missing_metric the run goes on and
  * warns, as a real one does. */
-static int check_reported(const struct record *h, const sim_curves_t *c, const struct cols *k,
+static int check_reported(const struct sim_record *h, const sim_curves_t *c, const struct cols *k,
                           const char *name, char *err, size_t errlen)
 {
     const space_settings_t *set = space_settings(c->sp);
@@ -521,7 +346,7 @@ static void seen_free(struct seen *s)
 
 /* A row's seconds: its time_this_iter_s, or the step of its time_total_s from *total_prev
  * (updated). Finite, from 0 to SIM_MAX_ITER_S. */
-static int row_seconds(const struct record *r, const struct cols *k, double *total_prev,
+static int row_seconds(const struct sim_record *r, const struct cols *k, double *total_prev,
                        double *secs, const char *name, int line, char *err, size_t errlen)
 {
     static const char mistake[] = "an iteration longer than a year is taken for a mistake "
@@ -529,7 +354,7 @@ static int row_seconds(const struct record *r, const struct cols *k, double *tot
     double v = NAN;
     if (k->secs >= 0) {
         const char *cell = r->f[k->secs];
-        if (!cell_number(cell, &v) || !(v >= 0) || !(v <= SIM_MAX_ITER_S))
+        if (!sim__cell_number(cell, &v) || !(v >= 0) || !(v <= SIM_MAX_ITER_S))
             return fail(err, errlen, SIM_EINVAL,
                         "%s:%d: time_this_iter_s must be a number of seconds from 0 to %.0f "
                         "(365 days), not \"%s\"%s%s",
@@ -539,7 +364,7 @@ static int row_seconds(const struct record *r, const struct cols *k, double *tot
         return 0;
     }
     const char *cell = r->f[k->total];
-    if (!cell_number(cell, &v) || !isfinite(v) || !(v >= *total_prev))
+    if (!sim__cell_number(cell, &v) || !isfinite(v) || !(v >= *total_prev))
         return fail(err, errlen, SIM_EINVAL,
                     "%s:%d: time_total_s must be a finite number of seconds that does not "
                     "decrease, not \"%s\"",
@@ -561,15 +386,15 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
                     sim_curves_t **out, char *err, size_t errlen)
 {
     sim_curves_t *c = curves_new(sp);
-    struct record r = {0};
+    struct sim_record r = {0};
     struct cols k = {0};
-    struct sbuf key = {0}, prev = {0}, line = {0};
+    struct sim_sbuf key = {0}, prev = {0}, line = {0};
     struct seen seen = {0};
     int rc = SIM_ENOMEM;
     if (!c) goto nomem;
     const char *p = text, *end = text + len;
     int lineno = 1, rowline;
-    if (read_record(&p, end, &r, &lineno, &rowline) != 1) {
+    if (sim__read_record(&p, end, &r, &lineno, &rowline) != 1) {
         rc = fail(err, errlen, SIM_EINVAL, "%s: the table is empty (it needs a header line)", name);
         goto out;
     }
@@ -590,7 +415,7 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
     size_t conf_cap = 0, row_cap = 0;
     double total_prev = 0, it_prev = 0;
     for (;;) {
-        int got = read_record(&p, end, &r, &lineno, &rowline);
+        int got = sim__read_record(&p, end, &r, &lineno, &rowline);
         if (got == 0) break;
         if (got < 0) {
             rc = fail(err, errlen, SIM_EINVAL,
@@ -639,13 +464,14 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
             if ((rc = bind_conf(c, c->nconf - 1, &r, &k, name, rowline, err, errlen)) != 0)
                 goto out_header;
             prev.n = 0;
-            sb_str(&prev, ks);
+            sim__sb_str(&prev, ks);
             if (prev.oom) goto nomem_header;
             total_prev = 0;
             it_prev = 0;
         }
         double it, secs = 0;
-        if (!cell_number(r.f[k.iter], &it) || !(it >= 1) || !(it <= 0x1p53) || it != floor(it)) {
+        if (!sim__cell_number(r.f[k.iter], &it) || !(it >= 1) || !(it <= 0x1p53) ||
+            it != floor(it)) {
             rc = fail(err, errlen, SIM_EINVAL,
                       "%s:%d: training_iteration must be a whole number from 1 to 2^53, not "
                       "\"%s\"",
@@ -678,27 +504,27 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
         if ((rc = row_seconds(&r, &k, &total_prev, &secs, name, rowline, err, errlen)) != 0)
             goto out_header;
         line.n = 0;
-        sb_str(&line, "{\"training_iteration\": ");
-        sb_num(&line, it);
+        sim__sb_str(&line, "{\"training_iteration\": ");
+        sim__sb_num(&line, it);
         for (size_t m = 0; m < k.nmetric; m++) {
             int col = k.metric[m];
             if (col == k.iter) continue;
             const char *cell = r.f[col];
             double v;
             if (!*cell) continue; /* not reported at this iteration */
-            sb_str(&line, ", ");
-            sb_json_str(&line, header[col]);
-            sb_str(&line, ": ");
-            if (cell_number(cell, &v))
-                sb_num(&line, v);
+            sim__sb_str(&line, ", ");
+            sim__sb_json_str(&line, header[col]);
+            sim__sb_str(&line, ": ");
+            if (sim__cell_number(cell, &v))
+                sim__sb_num(&line, v);
             else
-                sb_json_str(&line, cell);
+                sim__sb_json_str(&line, cell);
         }
         if (k.secs < 0) {
-            sb_str(&line, ", \"time_this_iter_s\": ");
-            sb_num(&line, secs);
+            sim__sb_str(&line, ", \"time_this_iter_s\": ");
+            sim__sb_num(&line, secs);
         }
-        sb_str(&line, "}");
+        sim__sb_str(&line, "}");
         if (line.oom) goto nomem_header;
         c->lines[c->nrows] = strdup(line.s);
         if (!c->lines[c->nrows]) goto nomem_header;
@@ -727,7 +553,7 @@ out_header:
 nomem:
     rc = fail(err, errlen, SIM_ENOMEM, "out of memory");
 out:
-    record_clear(&r);
+    sim__record_clear(&r);
     free(r.f);
     free(k.param);
     free(k.metric);
@@ -805,99 +631,4 @@ int sim_table_open(const char *path, const struct space *sp, sim_curves_t **out,
     if (rc == SIM_OK) rc = sim_table_parse(buf ? buf : "", n, path, sp, out, err, errlen);
     free(buf);
     return rc;
-}
-
-/* ---- answering -------------------------------------------------------------------- */
-size_t sim_curves_count(const sim_curves_t *c)
-{
-    return c->synthetic ? 0 : c->nconf;
-}
-
-int64_t sim_curves_max_iters(const sim_curves_t *c)
-{
-    return c->synthetic ? c->syn.iters : c->max_iters;
-}
-
-const char *sim_curves_row_name(const sim_curves_t *c, size_t row)
-{
-    if (c->synthetic || row >= c->nconf) return "synthetic";
-    return c->conf[row].name ? c->conf[row].name : "";
-}
-
-int sim__synth_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *out, char *err,
-                      size_t errlen);
-int sim__synth_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
-                      size_t *len, double *seconds);
-
-int sim_curves_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *out, char *err,
-                      size_t errlen)
-{
-    if (c->synthetic) return sim__synth_lookup(c, config, out, err, errlen);
-    size_t np = c->nparams;
-    double qu[256];
-    const cJSON *qv[256];
-    if (np > 256) return fail(err, errlen, SIM_EINVAL, "more than 256 parameters");
-    size_t nused = 0;
-    for (size_t p = 0; p < np; p++) {
-        qv[p] = NULL;
-        qu[p] = NAN;
-        if (!c->used[p]) continue;
-        nused++;
-        const char *pn = space_param_name(c->sp, p);
-        qv[p] = cJSON_GetObjectItemCaseSensitive(config, pn);
-        if (!qv[p]) return fail(err, errlen, SIM_EINVAL, "the configuration has no %s", pn);
-        if (!c->is_cat[p] && space_param_unit(c->sp, p, qv[p], &qu[p]) != 0)
-            return fail(err, errlen, SIM_EINVAL, "the configuration's %s is not a value of it", pn);
-    }
-    size_t best = (size_t)-1;
-    double best_d = INFINITY;
-    for (size_t ci = 0; ci < c->nconf; ci++) {
-        double sum = 0;
-        int skip = 0;
-        for (size_t p = 0; p < np && !skip; p++) {
-            if (!c->used[p]) continue;
-            double d;
-            if (c->is_cat[p]) {
-                const cJSON *tv = c->cat[ci * np + p];
-                d = tv ? space_param_distance(c->sp, p, tv, qv[p]) : 1;
-                if (isnan(d)) d = 1;
-                if (c->is_grid[p] && d != 0) skip = 1;
-            } else {
-                d = c->unit[ci * np + p] - qu[p];
-            }
-            sum += d * d;
-        }
-        if (!skip && sum < best_d) {
-            best_d = sum;
-            best = ci;
-        }
-    }
-    if (best == (size_t)-1)
-        return fail(err, errlen, SIM_EINVAL,
-                    "no row of the table has this configuration's grid_search values (they must "
-                    "match exactly): record curves for them, or leave them out of space.json");
-    memset(out, 0, sizeof *out);
-    out->row = best;
-    out->distance = nused ? sqrt(best_d / (double)nused) : 0;
-    out->iters = c->conf[best].n;
-    return SIM_OK;
-}
-
-int sim_curve_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
-                     size_t *len, double *seconds)
-{
-    if (c->synthetic) return sim__synth_result(c, cv, it, line, len, seconds);
-    if (cv->row >= c->nconf || it < 1 || it > c->conf[cv->row].n) return 0;
-    size_t r = c->conf[cv->row].first + (size_t)(it - 1);
-    *line = c->lines[r];
-    *len = c->lens[r];
-    *seconds = c->secs[r];
-    return 1;
-}
-
-double sim_curve_seconds(const sim_curves_t *c, const sim_curve_t *cv, int64_t it)
-{
-    if (c->synthetic) return it >= 1 && it <= c->syn.iters ? sim__synth_seconds(c, cv) : 0;
-    if (cv->row >= c->nconf || it < 1 || it > c->conf[cv->row].n) return 0;
-    return c->secs[c->conf[cv->row].first + (size_t)(it - 1)];
 }

@@ -178,7 +178,7 @@ typedef struct train_be_ops {
     void (*allreduce_sum)(train_be_ctx_t *ctx, float *buf, size_t n);
 } train_be_ops_t;
 
-/* The CPU backend: always built (backend_cpu.c). */
+/* The CPU backend: always built (backend_cpu.c, layers_cpu.c). */
 extern const train_be_ops_t train_be_cpu;
 #ifdef TUNE_HAVE_CUDA
 /* The CUDA backend (backend_cuda.cu, declared extern "C" there). */

@@ -1,7 +1,8 @@
 /* backend_cuda.cu: tune-train's CUDA backend (train_be_cuda in backend.h): one stream per
- * rank, cuBLAS SGEMM for dense layers, cuDNN's legacy convolution API, our kernels
- * (kernels_cuda.cu) for everything small, NCCL (nccl_cuda.cu) for gradients. Built only
- * when TUNE_HAVE_CUDA; the CPU backend is the oracle it is tested against.
+ * rank, its errors, memory and lifetime, cuBLAS SGEMM for dense layers and the ops table;
+ * cuDNN's convolutions are conv_cuda.cu's, our kernels (kernels_cuda.cu) do everything
+ * small, NCCL (nccl_cuda.cu) the gradients. Built only when TUNE_HAVE_CUDA; the CPU
+ * backend is the oracle it is tested against.
  * Not for: model or optimiser logic (written once over backend.h), data loading. */
 #include "train/cuda_int.h"
 
@@ -11,14 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define MIB(b) (((b) + (1u << 20) - 1) >> 20)
-
-/* Largest cuDNN workspace a convolution plan may ask for: the heuristics' first
- * deterministic choice that fits is taken. A fixed cap keeps a plan's memory predictable
- * (PyTorch bounds the search by the memory free at the time instead, which would make
- * the choice, and so the bits, depend on what else the GPU holds). */
-#define WS_CAP ((size_t)256 << 20)
 
 /* ==== errors ======================================================================== */
 
@@ -51,7 +44,7 @@ void train_cuda__oom(train_be_ctx_t *ctx, size_t bytes)
     train_cuda__fail(ctx, 0,
                      "CUDA out of memory allocating %zu MiB on GPU %s: reduce --batch-size or "
                      "use a larger slice",
-                     (size_t)MIB(bytes), ctx->gpu_name);
+                     (size_t)CUDA_MIB(bytes), ctx->gpu_name);
 }
 
 /* Errors after which the CUDA context is unusable (cudaGetLastError cannot clear them). */
@@ -108,7 +101,7 @@ static int blas_ok(train_be_ctx_t *ctx, cublasStatus_t s, const char *what)
     return 0;
 }
 
-static int dnn_ok(train_be_ctx_t *ctx, cudnnStatus_t s, const char *what)
+int train_cuda__dnn_ok(train_be_ctx_t *ctx, cudnnStatus_t s, const char *what)
 {
     if (s == CUDNN_STATUS_SUCCESS) return 1;
     if (s == CUDNN_STATUS_ALLOC_FAILED)
@@ -153,7 +146,7 @@ void *train_cuda__malloc(train_be_ctx_t *ctx, size_t bytes)
 
 /* Makes *p hold at least `need` bytes, keeping nothing (the contents are scratch). Growing
  * waits for the device, so callers size these buffers for the common case up front. */
-static int grow(train_be_ctx_t *ctx, void **p, size_t *have, size_t need)
+int train_cuda__grow(train_be_ctx_t *ctx, void **p, size_t *have, size_t need)
 {
     if (*p && *have >= need) return 1;
     if (*p) {
@@ -343,15 +336,15 @@ static int cuda_open(const train_be_opts_t *o, train_be_ctx_t **out, char *err, 
                  cublasSetMathMode(ctx->blas,
                                    ctx->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
                  "set math mode") &&
-         dnn_ok(ctx, cudnnCreate(&ctx->dnn), "init") &&
-         dnn_ok(ctx, cudnnSetStream(ctx->dnn, ctx->stream), "set stream");
+         train_cuda__dnn_ok(ctx, cudnnCreate(&ctx->dnn), "init") &&
+         train_cuda__dnn_ok(ctx, cudnnSetStream(ctx->dnn, ctx->stream), "set stream");
     /* scratch sized for batches up to 4096 samples; bigger ones grow it once */
     void *p = NULL;
-    ok = ok && grow(ctx, &p, &ctx->idx_cap, 4096 * sizeof(int32_t));
+    ok = ok && train_cuda__grow(ctx, &p, &ctx->idx_cap, 4096 * sizeof(int32_t));
     ctx->idx_dev = (int32_t *)p;
     ctx->idx_cap /= sizeof(int32_t);
     p = NULL;
-    ok = ok && grow(ctx, &p, &ctx->xent_cap, 2 * 4096 * sizeof(double));
+    ok = ok && train_cuda__grow(ctx, &p, &ctx->xent_cap, 2 * 4096 * sizeof(double));
     ctx->xent_part = (double *)p;
     ctx->xent_cap /= 2 * sizeof(double);
     if (!ok) {
@@ -363,8 +356,6 @@ static int cuda_open(const train_be_opts_t *o, train_be_ctx_t **out, char *err, 
     return 0;
 }
 
-static void plan_destroy(train_be_conv_t *plan);
-
 static void cuda_close(train_be_ctx_t *ctx)
 {
     if (!ctx) return;
@@ -372,7 +363,7 @@ static void cuda_close(train_be_ctx_t *ctx)
     train_cuda__comm_close(ctx);
     if (!ctx->fatal && ctx->stream && ctx->ev_sync) train_cuda__wait_all(ctx);
     while (ctx->plans)
-        plan_destroy(ctx->plans);
+        train_cuda__plan_destroy(ctx->plans);
     if (ctx->dnn) cudnnDestroy(ctx->dnn);
     if (ctx->blas) cublasDestroy(ctx->blas);
     cudaFree(ctx->ws);
@@ -450,343 +441,6 @@ static void cuda_scale(train_be_ctx_t *ctx, float *x, size_t n, float alpha)
     train_cuda__scale(ctx, x, n, alpha);
 }
 
-/* ==== convolution (cuDNN legacy API) ================================================= */
-
-/* The algorithms and math types for one batch size. */
-typedef struct conv_algos {
-    int n;
-    cudnnConvolutionFwdAlgo_t fwd;
-    cudnnConvolutionBwdDataAlgo_t bwd_data;
-    cudnnConvolutionBwdFilterAlgo_t bwd_filter;
-    cudnnMathType_t fwd_math, data_math, filter_math;
-} conv_algos_t;
-
-#define PLAN_CACHE 8
-
-struct train_be_conv {
-    train_be_ctx_t *ctx;
-    train_be_conv_shape_t s;
-    cudnnTensorDescriptor_t xd, yd;
-    cudnnFilterDescriptor_t wd;
-    /* one convolution descriptor per direction: each carries the math type of the
-     * algorithm chosen for it */
-    cudnnConvolutionDescriptor_t cd_fwd, cd_data, cd_filter;
-    conv_algos_t cur;               /* what the descriptors are set for now (n = 0: none) */
-    conv_algos_t cache[PLAN_CACHE]; /* batch sizes seen: the full batch, the last one, ... */
-    int ncache, cache_next;
-    train_be_conv_t *next, **pprev; /* ctx->plans list */
-};
-
-/* Math type to ask cuDNN for: FMA only unless TF32 is allowed (on Ampere and later the
- * default lets FP32 convolutions run in TF32, which the CPU oracle would not match). */
-static cudnnMathType_t base_math(const train_be_ctx_t *ctx)
-{
-    return ctx->tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
-}
-
-static cudnnMathType_t run_math(const train_be_ctx_t *ctx, cudnnMathType_t suggested)
-{
-    return ctx->tf32 ? suggested : CUDNN_FMA_MATH;
-}
-
-/* Each pick_* takes cuDNN's heuristic ranking (the _v7 queries: they depend only on the
- * shapes and the GPU, so a rerun picks the same algorithms and stays bit-identical,
- * which timing-based cudnnFind* would not promise), skips non-deterministic algorithms
- * and those needing more than `limit` bytes of workspace, and returns the first left.
- * *need gets its workspace size. 0 when none qualifies (no error recorded). */
-static int pick_fwd(train_be_conv_t *pl, size_t limit, conv_algos_t *a, size_t *need)
-{
-    train_be_ctx_t *ctx = pl->ctx;
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int got = 0;
-    if (!dnn_ok(ctx, cudnnSetConvolutionMathType(pl->cd_fwd, base_math(ctx)), "set math type") ||
-        !dnn_ok(ctx,
-                cudnnGetConvolutionForwardAlgorithm_v7(ctx->dnn, pl->xd, pl->wd, pl->cd_fwd, pl->yd,
-                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got,
-                                                       perf),
-                "forward algorithm query"))
-        return 0;
-    for (int i = 0; i < got; i++) {
-        size_t ws = 0;
-        cudnnMathType_t mt = run_math(ctx, perf[i].mathType);
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].determinism != CUDNN_DETERMINISTIC)
-            continue;
-        if (cudnnSetConvolutionMathType(pl->cd_fwd, mt) != CUDNN_STATUS_SUCCESS ||
-            cudnnGetConvolutionForwardWorkspaceSize(ctx->dnn, pl->xd, pl->wd, pl->cd_fwd, pl->yd,
-                                                    perf[i].algo, &ws) != CUDNN_STATUS_SUCCESS ||
-            ws > limit)
-            continue;
-        a->fwd = perf[i].algo;
-        a->fwd_math = mt;
-        *need = ws;
-        return 1;
-    }
-    return 0;
-}
-
-static int pick_data(train_be_conv_t *pl, size_t limit, conv_algos_t *a, size_t *need)
-{
-    train_be_ctx_t *ctx = pl->ctx;
-    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-    int got = 0;
-    if (!dnn_ok(ctx, cudnnSetConvolutionMathType(pl->cd_data, base_math(ctx)), "set math type") ||
-        !dnn_ok(ctx,
-                cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                    ctx->dnn, pl->wd, pl->yd, pl->cd_data, pl->xd,
-                    CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, perf),
-                "backward-data algorithm query"))
-        return 0;
-    for (int i = 0; i < got; i++) {
-        size_t ws = 0;
-        cudnnMathType_t mt = run_math(ctx, perf[i].mathType);
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].determinism != CUDNN_DETERMINISTIC)
-            continue;
-        if (cudnnSetConvolutionMathType(pl->cd_data, mt) != CUDNN_STATUS_SUCCESS ||
-            cudnnGetConvolutionBackwardDataWorkspaceSize(ctx->dnn, pl->wd, pl->yd, pl->cd_data,
-                                                         pl->xd, perf[i].algo,
-                                                         &ws) != CUDNN_STATUS_SUCCESS ||
-            ws > limit)
-            continue;
-        a->bwd_data = perf[i].algo;
-        a->data_math = mt;
-        *need = ws;
-        return 1;
-    }
-    return 0;
-}
-
-static int pick_filter(train_be_conv_t *pl, size_t limit, conv_algos_t *a, size_t *need)
-{
-    train_be_ctx_t *ctx = pl->ctx;
-    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-    int got = 0;
-    if (!dnn_ok(ctx, cudnnSetConvolutionMathType(pl->cd_filter, base_math(ctx)), "set math type") ||
-        !dnn_ok(ctx,
-                cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                    ctx->dnn, pl->xd, pl->yd, pl->cd_filter, pl->wd,
-                    CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, perf),
-                "backward-filter algorithm query"))
-        return 0;
-    for (int i = 0; i < got; i++) {
-        size_t ws = 0;
-        cudnnMathType_t mt = run_math(ctx, perf[i].mathType);
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].determinism != CUDNN_DETERMINISTIC)
-            continue;
-        if (cudnnSetConvolutionMathType(pl->cd_filter, mt) != CUDNN_STATUS_SUCCESS ||
-            cudnnGetConvolutionBackwardFilterWorkspaceSize(ctx->dnn, pl->xd, pl->yd, pl->cd_filter,
-                                                           pl->wd, perf[i].algo,
-                                                           &ws) != CUDNN_STATUS_SUCCESS ||
-            ws > limit)
-            continue;
-        a->bwd_filter = perf[i].algo;
-        a->filter_math = mt;
-        *need = ws;
-        return 1;
-    }
-    return 0;
-}
-
-/* Picks all three algorithms for the descriptors as set now. At plan time (the plan's
- * max_n) the heuristics' best deterministic choice within WS_CAP is taken and the shared
- * workspace grown to fit (a device wait, fine before training). For other batch sizes the
- * workspace held already is preferred, so the steady state never reallocates; only if
- * nothing fits does it grow. */
-static int pick_all(train_be_conv_t *pl, conv_algos_t *a, int at_plan)
-{
-    train_be_ctx_t *ctx = pl->ctx;
-    size_t nf = 0, nd = 0, nw = 0;
-    int ok = !at_plan && pick_fwd(pl, ctx->ws_size, a, &nf) &&
-             pick_data(pl, ctx->ws_size, a, &nd) && pick_filter(pl, ctx->ws_size, a, &nw);
-    if (!ok) {
-        if (ctx->rc && ctx->fatal) return 0;
-        if (!pick_fwd(pl, WS_CAP, a, &nf) || !pick_data(pl, WS_CAP, a, &nd) ||
-            !pick_filter(pl, WS_CAP, a, &nw)) {
-            const train_be_conv_shape_t *s = &pl->s;
-            train_cuda__fail(ctx, 0,
-                             "cuDNN has no deterministic algorithm within %zu MiB of workspace "
-                             "for the convolution %dx%dx%d -> %d (%dx%d kernel, stride %d, pad %d)",
-                             (size_t)MIB(WS_CAP), s->c, s->h, s->w, s->k, s->kh, s->kw, s->stride,
-                             s->pad);
-            return 0;
-        }
-    }
-    size_t need = nf > nd ? nf : nd;
-    if (nw > need) need = nw;
-    if (need > ctx->ws_size && !grow(ctx, &ctx->ws, &ctx->ws_size, need)) return 0;
-    return 1;
-}
-
-/* Sets the plan's descriptors and algorithms for batch size n (cached per n, so the
- * steady state is a compare). at_plan: called from conv_plan (see pick_all). */
-static int plan_for_n(train_be_conv_t *pl, int n, int at_plan)
-{
-    train_be_ctx_t *ctx = pl->ctx;
-    const train_be_conv_shape_t *s = &pl->s;
-    if (pl->cur.n == n) return 1;
-    assert(n > 0 && n <= s->max_n);
-    pl->cur.n = 0;
-    if (!dnn_ok(ctx,
-                cudnnSetTensor4dDescriptor(pl->xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, s->c,
-                                           s->h, s->w),
-                "input descriptor") ||
-        !dnn_ok(ctx,
-                cudnnSetTensor4dDescriptor(pl->yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, s->k,
-                                           s->oh, s->ow),
-                "output descriptor"))
-        return 0;
-    conv_algos_t a;
-    int hit = -1;
-    for (int i = 0; i < pl->ncache; i++)
-        if (pl->cache[i].n == n) hit = i;
-    if (hit >= 0) {
-        a = pl->cache[hit];
-    } else {
-        memset(&a, 0, sizeof a);
-        if (!pick_all(pl, &a, at_plan)) return 0;
-        a.n = n;
-        int slot = pl->ncache < PLAN_CACHE ? pl->ncache++ : pl->cache_next;
-        if (pl->ncache == PLAN_CACHE) pl->cache_next = (slot + 1) % PLAN_CACHE;
-        pl->cache[slot] = a;
-    }
-    if (!dnn_ok(ctx, cudnnSetConvolutionMathType(pl->cd_fwd, a.fwd_math), "set math type") ||
-        !dnn_ok(ctx, cudnnSetConvolutionMathType(pl->cd_data, a.data_math), "set math type") ||
-        !dnn_ok(ctx, cudnnSetConvolutionMathType(pl->cd_filter, a.filter_math), "set math type"))
-        return 0;
-    pl->cur = a;
-    return 1;
-}
-
-static void plan_destroy(train_be_conv_t *pl)
-{
-    if (pl->pprev) {
-        *pl->pprev = pl->next;
-        if (pl->next) pl->next->pprev = pl->pprev;
-    }
-    if (pl->xd) cudnnDestroyTensorDescriptor(pl->xd);
-    if (pl->yd) cudnnDestroyTensorDescriptor(pl->yd);
-    if (pl->wd) cudnnDestroyFilterDescriptor(pl->wd);
-    if (pl->cd_fwd) cudnnDestroyConvolutionDescriptor(pl->cd_fwd);
-    if (pl->cd_data) cudnnDestroyConvolutionDescriptor(pl->cd_data);
-    if (pl->cd_filter) cudnnDestroyConvolutionDescriptor(pl->cd_filter);
-    free(pl);
-}
-
-static int conv_desc(train_be_ctx_t *ctx, cudnnConvolutionDescriptor_t *cd,
-                     const train_be_conv_shape_t *s)
-{
-    return dnn_ok(ctx, cudnnCreateConvolutionDescriptor(cd), "convolution descriptor") &&
-           dnn_ok(ctx,
-                  cudnnSetConvolution2dDescriptor(*cd, s->pad, s->pad, s->stride, s->stride, 1, 1,
-                                                  CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
-                  "convolution descriptor");
-}
-
-static train_be_conv_t *cuda_conv_plan(train_be_ctx_t *ctx, const train_be_conv_shape_t *s)
-{
-    assert(s->max_n > 0 && s->stride >= 1 && s->pad >= 0);
-    train_be_conv_t *pl = (train_be_conv_t *)calloc(1, sizeof *pl);
-    if (!pl) {
-        train_cuda__fail(ctx, 0, "out of host memory for a convolution plan");
-        return NULL;
-    }
-    pl->ctx = ctx;
-    pl->s = *s;
-    pl->next = ctx->plans;
-    pl->pprev = &ctx->plans;
-    if (ctx->plans) ctx->plans->pprev = &pl->next;
-    ctx->plans = pl;
-    int on = 0, oc = 0, oh = 0, ow = 0;
-    int ok = dnn_ok(ctx, cudnnCreateTensorDescriptor(&pl->xd), "tensor descriptor") &&
-             dnn_ok(ctx, cudnnCreateTensorDescriptor(&pl->yd), "tensor descriptor") &&
-             dnn_ok(ctx, cudnnCreateFilterDescriptor(&pl->wd), "filter descriptor") &&
-             dnn_ok(ctx,
-                    cudnnSetFilter4dDescriptor(pl->wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->k,
-                                               s->c, s->kh, s->kw),
-                    "filter descriptor") &&
-             conv_desc(ctx, &pl->cd_fwd, s) && conv_desc(ctx, &pl->cd_data, s) &&
-             conv_desc(ctx, &pl->cd_filter, s) &&
-             dnn_ok(ctx,
-                    cudnnSetTensor4dDescriptor(pl->xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
-                                               s->max_n, s->c, s->h, s->w),
-                    "input descriptor") &&
-             dnn_ok(ctx,
-                    cudnnGetConvolution2dForwardOutputDim(pl->cd_fwd, pl->xd, pl->wd, &on, &oc, &oh,
-                                                          &ow),
-                    "output shape");
-    if (ok && (oc != s->k || oh != s->oh || ow != s->ow)) {
-        train_cuda__fail(ctx, 0,
-                         "convolution plan: cuDNN computes a %dx%dx%d output where the model "
-                         "expects %dx%dx%d",
-                         oc, oh, ow, s->k, s->oh, s->ow);
-        ok = 0;
-    }
-    /* choose for the largest batch now, so the workspace is sized before training */
-    ok = ok && plan_for_n(pl, s->max_n, 1);
-    if (!ok) {
-        plan_destroy(pl);
-        return NULL;
-    }
-    return pl;
-}
-
-static void cuda_conv_free(train_be_ctx_t *ctx, train_be_conv_t *plan)
-{
-    (void)ctx;
-    if (plan) plan_destroy(plan);
-}
-
-static void cuda_conv_forward(train_be_ctx_t *ctx, train_be_conv_t *pl, int n, const float *x,
-                              const float *w, const float *bias, float *y, int act)
-{
-    const train_be_conv_shape_t *s = &pl->s;
-    size_t hw = (size_t)s->oh * s->ow;
-    train_cuda__touch(ctx, x, (size_t)n * s->c * s->h * s->w * sizeof(float));
-    train_cuda__touch(ctx, w, (size_t)s->k * s->c * s->kh * s->kw * sizeof(float));
-    train_cuda__touch(ctx, bias, (size_t)s->k * sizeof(float));
-    train_cuda__touch(ctx, y, (size_t)n * s->k * hw * sizeof(float));
-    if (!plan_for_n(pl, n, 0)) return;
-    const float one = 1.0f, zero = 0.0f;
-    if (!dnn_ok(ctx,
-                cudnnConvolutionForward(ctx->dnn, &one, pl->xd, x, pl->wd, w, pl->cd_fwd,
-                                        pl->cur.fwd, ctx->ws, ctx->ws_size, &zero, pl->yd, y),
-                "convolution forward"))
-        return;
-    if (bias || act != TRAIN_BE_ACT_NONE)
-        train_cuda__bias_act_nchw(ctx, y, bias, n, s->k, (int)hw, act);
-}
-
-static void cuda_conv_backward(train_be_ctx_t *ctx, train_be_conv_t *pl, int n, const float *x,
-                               const float *w, const float *dy, float *dx, float *dw, float *dbias)
-{
-    const train_be_conv_shape_t *s = &pl->s;
-    size_t xbytes = (size_t)n * s->c * s->h * s->w * sizeof(float);
-    size_t wbytes = (size_t)s->k * s->c * s->kh * s->kw * sizeof(float);
-    size_t hw = (size_t)s->oh * s->ow;
-    train_cuda__touch(ctx, x, xbytes);
-    train_cuda__touch(ctx, w, wbytes);
-    train_cuda__touch(ctx, dy, (size_t)n * s->k * hw * sizeof(float));
-    train_cuda__touch(ctx, dx, xbytes);
-    train_cuda__touch(ctx, dw, wbytes);
-    train_cuda__touch(ctx, dbias, (size_t)s->k * sizeof(float));
-    if (!plan_for_n(pl, n, 0)) return;
-    const float one = 1.0f, zero = 0.0f;
-    if (dx && !dnn_ok(ctx,
-                      cudnnConvolutionBackwardData(ctx->dnn, &one, pl->wd, w, pl->yd, dy,
-                                                   pl->cd_data, pl->cur.bwd_data, ctx->ws,
-                                                   ctx->ws_size, &zero, pl->xd, dx),
-                      "convolution backward (data)"))
-        return;
-    if (dw && !dnn_ok(ctx,
-                      cudnnConvolutionBackwardFilter(ctx->dnn, &one, pl->xd, x, pl->yd, dy,
-                                                     pl->cd_filter, pl->cur.bwd_filter, ctx->ws,
-                                                     ctx->ws_size, &zero, pl->wd, dw),
-                      "convolution backward (filter)"))
-        return;
-    /* our fixed-order reduction rather than cudnnConvolutionBackwardBias, whose
-     * summation order cuDNN does not promise to keep */
-    if (dbias) train_cuda__bias_grad_nchw(ctx, dy, n, s->k, (int)hw, dbias);
-}
-
 /* ==== pooling, data, loss, optimisers ================================================ */
 
 static void cuda_maxpool_forward(train_be_ctx_t *ctx, int n, int c, int h, int w, int k,
@@ -819,7 +473,7 @@ static void cuda_load_batch(train_be_ctx_t *ctx, const uint8_t *images, const ui
     if ((size_t)n > ctx->idx_cap) {
         void *p = ctx->idx_dev;
         size_t have = ctx->idx_cap * sizeof(int32_t);
-        int ok = grow(ctx, &p, &have, (size_t)n * sizeof(int32_t));
+        int ok = train_cuda__grow(ctx, &p, &have, (size_t)n * sizeof(int32_t));
         ctx->idx_dev = (int32_t *)p;
         ctx->idx_cap = ok ? (size_t)n : 0;
         if (!ok) return;
@@ -841,7 +495,7 @@ static void cuda_softmax_xent(train_be_ctx_t *ctx, const float *logits, const in
     if ((size_t)n > ctx->xent_cap) {
         void *p = ctx->xent_part;
         size_t have = ctx->xent_cap * 2 * sizeof(double);
-        int ok = grow(ctx, &p, &have, (size_t)n * 2 * sizeof(double));
+        int ok = train_cuda__grow(ctx, &p, &have, (size_t)n * 2 * sizeof(double));
         ctx->xent_part = (double *)p;
         ctx->xent_cap = ok ? (size_t)n : 0;
         if (!ok) return;
@@ -890,10 +544,10 @@ extern "C" const train_be_ops_t train_be_cuda = {
     cuda_sum_rows,             /* sum_rows */
     cuda_relu_backward,        /* relu_backward */
     cuda_scale,                /* scale */
-    cuda_conv_plan,            /* conv_plan */
-    cuda_conv_free,            /* conv_free */
-    cuda_conv_forward,         /* conv_forward */
-    cuda_conv_backward,        /* conv_backward */
+    train_cuda__conv_plan,     /* conv_plan */
+    train_cuda__conv_free,     /* conv_free */
+    train_cuda__conv_forward,  /* conv_forward */
+    train_cuda__conv_backward, /* conv_backward */
     cuda_maxpool_forward,      /* maxpool_forward */
     cuda_maxpool_backward,     /* maxpool_backward */
     cuda_load_batch,           /* load_batch */

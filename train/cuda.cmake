@@ -1,6 +1,6 @@
-# cuda.cmake: adds tune-train's CUDA backend (backend_cuda.cu, kernels_cuda.cu,
-# nccl_cuda.cu) to the trainer library; included by train/CMakeLists.txt only when
-# TUNE_HAVE_CUDA is ON. Not for: finding CUDA, cuDNN or NCCL (the top-level CMakeLists
+# cuda.cmake: adds tune-train's CUDA backend (backend_cuda.cu, conv_cuda.cu,
+# kernels_cuda.cu, nccl_cuda.cu) to the trainer library; included by
+# train/CMakeLists.txt only when TUNE_HAVE_CUDA is ON. Not for: finding CUDA, cuDNN or NCCL (the top-level CMakeLists
 # does, honouring CUDNN_HOME, NCCL_HOME, TUNE_CUDA_EXTRA_INCLUDES/_LIBS).
 if(NOT TUNE_TRAIN_CUDA_TARGET)
   set(TUNE_TRAIN_CUDA_TARGET tune_train)
@@ -9,6 +9,7 @@ set(_tgt ${TUNE_TRAIN_CUDA_TARGET})
 
 target_sources(${_tgt} PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/backend_cuda.cu
+  ${CMAKE_CURRENT_LIST_DIR}/conv_cuda.cu
   ${CMAKE_CURRENT_LIST_DIR}/kernels_cuda.cu
   ${CMAKE_CURRENT_LIST_DIR}/nccl_cuda.cu)
 target_include_directories(${_tgt} PRIVATE ${CUDNN_INCLUDE_DIR} ${NCCL_INCLUDE_DIR})

@@ -1,6 +1,7 @@
 /* cuda_int.h: private state of the CUDA backend of tune-train, shared by its translation
- * units (backend_cuda.cu: lifetime, memory, cuBLAS, cuDNN; kernels_cuda.cu: our own
- * kernels; nccl_cuda.cu: the NCCL communicator). Not for: anything outside train/'s
+ * units (backend_cuda.cu: lifetime, memory, cuBLAS; conv_cuda.cu: cuDNN's convolutions;
+ * kernels_cuda.cu: our own kernels; nccl_cuda.cu: the NCCL communicator). Not for: anything outside
+ * train/'s
  * *_cuda.cu files; the rest of the trainer sees only train_be_cuda in backend.h. */
 #ifndef TUNE_TRAIN_CUDA_INT_H
 #define TUNE_TRAIN_CUDA_INT_H
@@ -82,6 +83,9 @@ struct train_be_ctx {
     int parent_pid; /* getppid() at open: a rank whose launcher died aborts */
 };
 
+/* Bytes as MiB, rounded up, for messages. */
+#define CUDA_MIB(b) (((b) + (1u << 20) - 1) >> 20)
+
 /* ---- errors (backend_cuda.cu) --------------------------------------------------- */
 /* Records the first error since the last sync (printf-style) with code TRAIN_ERR; later
  * ones are dropped unless they are fatal and the recorded one is not. fatal: the context
@@ -98,10 +102,26 @@ int train_cuda__ok(train_be_ctx_t *ctx, cudaError_t e, const char *what);
 int train_cuda__launched(train_be_ctx_t *ctx, const char *kernel);
 /* Records an out-of-memory error for `bytes` in the user-facing wording. */
 void train_cuda__oom(train_be_ctx_t *ctx, size_t bytes);
+/* Checks a cuDNN result the same way; 1 on success. */
+int train_cuda__dnn_ok(train_be_ctx_t *ctx, cudnnStatus_t s, const char *what);
 /* cudaMalloc that reports OOM in the user-facing wording; NULL on failure. */
 void *train_cuda__malloc(train_be_ctx_t *ctx, size_t bytes);
 /* Copies host bytes to the device through the pinned staging slots (see above). */
 void train_cuda__stage_upload(train_be_ctx_t *ctx, void *dst, const void *src, size_t bytes);
+/* Makes *p hold at least `need` device bytes, keeping nothing (the contents are scratch);
+ * growing waits for the device. 1, or 0 with the error recorded. */
+int train_cuda__grow(train_be_ctx_t *ctx, void **p, size_t *have, size_t need);
+
+/* ---- convolutions (conv_cuda.cu): backend.h's conv_* ops ---------------------------- */
+train_be_conv_t *train_cuda__conv_plan(train_be_ctx_t *ctx, const train_be_conv_shape_t *s);
+void train_cuda__conv_free(train_be_ctx_t *ctx, train_be_conv_t *plan);
+void train_cuda__conv_forward(train_be_ctx_t *ctx, train_be_conv_t *pl, int n, const float *x,
+                              const float *w, const float *bias, float *y, int act);
+void train_cuda__conv_backward(train_be_ctx_t *ctx, train_be_conv_t *pl, int n, const float *x,
+                               const float *w, const float *dy, float *dx, float *dw, float *dbias);
+/* Unlinks a plan from ctx->plans and frees it with its descriptors (close() frees those
+ * still open this way). */
+void train_cuda__plan_destroy(train_be_conv_t *pl);
 
 /* ---- ordering with the comm stream (nccl_cuda.cu) --------------------------------- */
 /* Makes the compute stream wait for pending all-reduces if [p, p+bytes) overlaps one. */

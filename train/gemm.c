@@ -5,7 +5,7 @@
  * contiguously and an MR x NR register micro-kernel sweeps them, B panel in L1, A block in
  * L2. Kernels: AVX-512 8x32, AVX2+FMA 6x16 (BLIS's haswell shape), portable C 4x16 (the
  * only one where TRAIN_HAVE_X86 is 0: other architectures, TUNE_PORTABLE builds).
- * Not for: choosing algorithms per layer (backend_cpu.c does that). */
+ * Not for: choosing algorithms per layer (backend_cpu.c and layers_cpu.c do that). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

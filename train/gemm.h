@@ -2,7 +2,7 @@
  * A blocked, packed SGEMM in the BLIS/GotoBLAS shape (pack panels of A and B, an
  * MR x NR register micro-kernel) with AVX-512 and AVX2 kernels picked at run time and a
  * portable C fallback, threaded over a train__pool. Row-major like cblas_sgemm.
- * Not for: the layer logic (backend_cpu.c builds convolutions on top of the serial parts). */
+ * Not for: the layer logic (layers_cpu.c builds convolutions on top of the serial parts). */
 #ifndef TUNE_TRAIN_GEMM_H
 #define TUNE_TRAIN_GEMM_H
 
@@ -11,7 +11,7 @@
 #include "pool.h"
 
 /* The x86 paths (the AVX-512 and AVX2 kernels here, the AVX copies and AVX-512 pooling of
- * backend_cpu.c) are built on x86 with GCC-compatible compilers unless TUNE_PORTABLE is
+ * layers_cpu.c) are built on x86 with GCC-compatible compilers unless TUNE_PORTABLE is
  * defined (cmake -DTUNE_PORTABLE=ON); without them only the plain C path is built, the
  * one every architecture has and the reference the tuned paths are tested against. */
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(TUNE_PORTABLE)

@@ -2,7 +2,8 @@
  * gradients, max pooling with argmax, batch loading, softmax cross-entropy, SGD and Adam)
  * and their launchers. Every reduction here runs in a fixed order with no atomics, so a
  * run is bit-reproducible on one GPU model (backend.h asks that resume be bit-identical).
- * Not for: matrix products or convolutions (cuBLAS/cuDNN in backend_cuda.cu), NCCL. */
+ * Not for: matrix products (cuBLAS, backend_cuda.cu) or convolutions (cuDNN, conv_cuda.cu),
+ * NCCL. */
 #include "train/cuda_int.h"
 
 #include <limits.h>

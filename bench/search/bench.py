@@ -203,7 +203,7 @@ class Table:
 
     def nearest(self, cfg):
         """The row answering cfg: root mean square of per-parameter distances (choices 0 or
-        1), the first row on ties (np.argmin), as sim/table.c."""
+        1), the first row on ties (np.argmin), as sim/curves.c."""
         sp = self.space
         d = np.zeros(len(self.configs))
         for j, (name, kind, args) in enumerate(sp.params):

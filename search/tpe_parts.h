@@ -1,0 +1,125 @@
+/* search internals shared by the TPE searcher's three files only: tpe.c (the searcher's
+ * ops: construction, what the scheduler reports, suggesting), tpe_split.c (which trials a
+ * model is fitted on, the good/bad split) and tpe_acquire.c (the presets' acquisition):
+ * the state behind the ops' void *, the presets' constants and the functions they call
+ * across files. Not for: tests or other searchers (tests use tpe_int.h). */
+#ifndef TUNE_TPE_PARTS_H
+#define TUNE_TPE_PARTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "search/searcher_int.h"
+#include "search/space_int.h"
+#include "search/tpe_int.h"
+
+/* Optuna 3.1 TPESampler defaults (optuna/samplers/_tpe/sampler.py) */
+#define OPTUNA_N_EI_CANDIDATES 24
+/* more trials than this joining or leaving the bad set between two suggestions: the kept
+ * bad estimators are refitted instead of updated */
+#define MAX_BAD_CHANGES 32
+/* HpBandSter BOHB defaults (hpbandster/optimizers/config_generators/bohb.py) */
+#define BOHB_TOP_N_PERCENT 15
+#define BOHB_NUM_SAMPLES 64
+#define BOHB_RANDOM_FRACTION (1.0 / 3.0)
+#define BOHB_BANDWIDTH_FACTOR 3.0
+#define BOHB_MIN_BANDWIDTH 1e-3
+
+enum { ROLE_NONE = 0, ROLE_GOOD = 1, ROLE_BAD = 2 };
+
+/* One modelled parameter (searcher_int.h): its scale and Optuna's parzen bounds. */
+typedef space__searcher_dim_t tdim_t;
+
+typedef struct ranked {
+    double key;
+    size_t t;
+} ranked_t;
+
+/* The TPE searcher's state (the ops' void *). */
+typedef struct tpe {
+    const space_t *s;
+    space_search_opts_t o;
+    tdim_t *dims;
+    size_t nd;
+    size_t *ncat; /* per dim, for the KDE */
+    double *rungs;
+    size_t nrungs, nrv; /* nrv = max(1, nrungs): rung slots per trial */
+    /* per trial, indexed by trial_no, cap slots */
+    size_t cap;
+    unsigned char *known, *ended, *stopped, *role;
+    double *x;      /* cap x nd, internal scale */
+    double *rv;     /* cap x nrv: value at each rung (slot 0 = latest without rungs) */
+    size_t *nrv_at; /* how many rung slots are set */
+    size_t *cnt_at; /* nrv: cnt_at[r] = known trials with a value at rung r (nrv_at > r) */
+    double *rw;     /* scratch: raw weight of each bad trial, -1 for the others */
+    uint32_t *rank; /* scratch: each bad trial's age rank (its place among them by number) */
+    /* scratch, cap + 1 each, kept so a suggestion allocates nothing: freed arrays this
+     * large go back to the system, and every suggestion would fault them in again */
+    double *gx, *bx, *bw;
+    struct ranked *rk;
+    double *sv, *sx; /* scratch, nd + 1 each: a suggestion's values and internal values */
+    space__parzen_t pgood, pbad; /* refitted per parameter, arrays kept between fits */
+    /* per numeric dim, known trials sorted by (value, trial_no): kept up to date on
+     * every registration so a fit never sorts 10,000 values */
+    size_t **order;
+    /* per numeric dim: the values in that order, read contiguously; per categorical dim:
+     * each trial's category by trial number (x holds them too, but strided by nd) */
+    double **vals;
+    size_t nknown;
+    /* trials registered since the orders were last merged (known[t] == 2): a full refit
+     * merges them in (sync_orders); inserting each at once moved half of every order,
+     * 10 x 16 bytes x n / 2 per trial, for orders that only a full refit reads */
+    size_t *pend, npend;
+    struct space__pz_memo **gmemo; /* per stepped dim: its good estimators' cell masses */
+    space__zcache_t *gzc;          /* per dim: its good estimators' truncation masses, fit to fit */
+    /* per numeric dim, the bad estimator as the last suggestion left it; inbad[t] says
+     * which trials it holds, incok whether it may be updated rather than refitted (a
+     * trial registered again may have changed its values) */
+    space__parzen_inc_t *inc;
+    unsigned char *inbad;
+    size_t *changed; /* scratch: trials that joined or left the bad set */
+    size_t *bid;     /* scratch: the bad trials in one parameter's sorted order */
+    int incok;
+    int exact_scores;        /* tests: every candidate's exact score, no bounds first */
+    size_t n_cands, n_exact; /* candidates scored, and of them exactly (bad's log_pdf) */
+} tpe_t;
+
+/* What a fit is based on. */
+typedef struct split {
+    int rung; /* index into rungs, -1 = latest results */
+    size_t n_obs, n_good, n_bad, n_stopped, n_running;
+} split_t;
+
+/* ---- parameters ------------------------------------------------------------------------ */
+static inline int is_log_dim(const tdim_t *d)
+{
+    return space__searcher_dim_is_log(d);
+}
+
+static inline double to_value(const space_t *s, const tdim_t *d, double u)
+{
+    return space__searcher_dim_value(s, d, u);
+}
+
+/* ---- tpe.c ---------------------------------------------------------------------------- */
+/* Makes room for trial t: 0, or SPACE_ENOMEM. */
+int space__tpe_grow(tpe_t *x, size_t t);
+/* Merges the trials registered since the last full refit into the per-dimension orders. */
+void space__tpe_sync_orders(tpe_t *x);
+
+/* ---- tpe_split.c ---------------------------------------------------------------------- */
+/* qsort's order for ranked_t: by key, then trial number (Optuna's stable argsort). */
+int space__tpe_cmp_ranked(const void *a, const void *b);
+/* Chooses the rung and marks each trial's role (x->role); returns 0 when no rung has
+ * enough results yet (*most = the largest count). `self` is the trial being suggested. */
+int space__tpe_choose_split(tpe_t *x, size_t self, split_t *sp, size_t *most);
+
+/* ---- tpe_acquire.c -------------------------------------------------------------------- */
+/* The optuna preset's suggestion for the split x->role holds: val[j] each modelled
+ * parameter's value, xi[j] its internal one. 0, or SPACE_ENOMEM. */
+int space__tpe_suggest_optuna(tpe_t *x, space__rng_t *rng, double *val, double *xi);
+/* The bohb preset's: 1 when it found one, 0 when BOHB falls back to a random
+ * configuration; *rc = 0 or SPACE_ENOMEM. */
+int space__tpe_suggest_bohb(tpe_t *x, space__rng_t *rng, double *val, double *xi, int *rc);
+
+#endif

@@ -1,0 +1,117 @@
+/* search/tpe_split.c: which trials' results the TPE searcher fits its model on (ASHA's
+ * rungs, as asynchronous BOHB) and the good/bad split, by the presets' rules (Optuna 3.1's
+ * default_gamma and default_weights, HpBandSter's top_n_percent). Not for: fitting or
+ * scoring (tpe_acquire.c, parzen.c, kde.c) or the searcher's ops (tpe.c). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "search/tpe_int.h"
+#include "search/tpe_parts.h"
+
+/* ---- the good/bad split ------------------------------------------------------------- */
+/* Smaller is better; NaN is the worst. */
+static double key_of(const tpe_t *x, double v)
+{
+    if (isnan(v)) return INFINITY;
+    return x->o.mode_max ? -v : v;
+}
+
+int space__tpe_cmp_ranked(const void *a, const void *b)
+{
+    const ranked_t *p = a, *q = b;
+    if (p->key != q->key) return p->key < q->key ? -1 : 1;
+    return p->t < q->t ? -1 : p->t > q->t; /* Optuna's stable argsort: trial order */
+}
+
+/* Optuna 3.1 default_gamma: min(ceil(0.1 n), 25). */
+size_t space__optuna_gamma(size_t n)
+{
+    size_t g = (n + 9) / 10;
+    return g < 25 ? g : 25;
+}
+
+/* Optuna 3.1 default_weights(n)[i]: ones below 25, else a ramp from 1/n to 1 over the
+ * n - 25 oldest and ones for the 25 newest. */
+double space__optuna_weight(size_t n, size_t i)
+{
+    if (n < 25 || i >= n - 25) return 1.0;
+    size_t m = n - 25;
+    if (m == 1) return 1.0 / (double)n;
+    return 1.0 / (double)n + (double)i * ((1.0 - 1.0 / (double)n) / (double)(m - 1));
+}
+
+/* Chooses the rung and marks each trial's role; returns 0 when no rung has enough
+ * results yet (*most = the largest count). `self` is the trial being suggested. */
+int space__tpe_choose_split(tpe_t *x, size_t self, split_t *sp, size_t *most)
+{
+    size_t d = x->nd, need = 2 * (d + 1) > 10 ? 2 * (d + 1) : 10;
+    size_t nrv = x->nrungs ? x->nrungs : 1;
+    int rung = -1;
+    size_t at_rung = 0; /* trials with a result at the chosen rung */
+    *most = 0;
+    for (size_t r = nrv; r-- > 0;) { /* counted as results arrive, less self's */
+        size_t cnt = x->cnt_at[r] - (self < x->cap && x->known[self] && x->nrv_at[self] > r);
+        if (cnt > *most) *most = cnt;
+        if (cnt >= need && rung < 0) rung = (int)r, at_rung = cnt;
+    }
+    if (rung < 0) return 0;
+    ranked_t *rk = x->rk;
+    size_t n = 0, ng;
+    if (x->o.preset == SPACE_TPE_OPTUNA) {
+        /* one pass: every trial with a result at the rung is bad until the best ng of
+         * them (at most 25, default_gamma) turn good, kept in order in rk[0..ng) as they
+         * come instead of sorting 10,000 results */
+        ng = space__optuna_gamma(at_rung);
+        size_t have = 0;
+        for (size_t t = 0; t < x->cap; t++) {
+            x->role[t] = ROLE_NONE;
+            if (!x->known[t] || t == self) continue;
+            x->role[t] = ROLE_BAD;
+            if (x->nrv_at[t] <= (size_t)rung) { /* ended below the rung or still running */
+                if (x->ended[t])
+                    sp->n_stopped++;
+                else
+                    sp->n_running++;
+                continue;
+            }
+            n++;
+            ranked_t e = {key_of(x, x->rv[t * x->nrv + (size_t)rung]), t};
+            if (have == ng && space__tpe_cmp_ranked(&e, &rk[ng - 1]) >= 0) continue;
+            size_t k = have < ng ? have++ : ng - 1;
+            while (k > 0 && space__tpe_cmp_ranked(&e, &rk[k - 1]) < 0) {
+                rk[k] = rk[k - 1];
+                k--;
+            }
+            rk[k] = e;
+        }
+        for (size_t i = 0; i < ng; i++)
+            x->role[rk[i].t] = ROLE_GOOD;
+    } else { /* bohb.py: max(min_points_in_model, top_n_percent * n // 100) */
+        for (size_t t = 0; t < x->cap; t++) {
+            x->role[t] = ROLE_NONE;
+            if (!x->known[t] || t == self) continue;
+            if (x->nrv_at[t] > (size_t)rung) {
+                rk[n].key = key_of(x, x->rv[t * x->nrv + (size_t)rung]);
+                rk[n++].t = t;
+            } else {
+                /* ended below the rung (stopped, failed) or still running: bad */
+                x->role[t] = ROLE_BAD;
+                if (x->ended[t])
+                    sp->n_stopped++;
+                else
+                    sp->n_running++;
+            }
+        }
+        qsort(rk, n, sizeof *rk, space__tpe_cmp_ranked);
+        ng = BOHB_TOP_N_PERCENT * n / 100;
+        if (ng < d + 1) ng = d + 1;
+        if (ng > n) ng = n;
+        for (size_t i = 0; i < n; i++)
+            x->role[rk[i].t] = i < ng ? ROLE_GOOD : ROLE_BAD;
+    }
+    sp->rung = x->nrungs ? rung : -1;
+    sp->n_obs = n;
+    sp->n_good = ng;
+    sp->n_bad = n - ng + sp->n_stopped + sp->n_running;
+    return 1;
+}
