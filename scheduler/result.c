@@ -227,7 +227,7 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     if (!isnan(tv) && L->end.ended_by != SCHED_END_NO_METRIC) {
         sched_on_result(L->policy, t->no, tv, m, &d);
         /* The searcher learns from every recorded result, in arrival order, as a resume
-         * replays them (life.c, on_stored_result). */
+         * replays them (start.c, on_stored_result). */
         if (L->searcher && space_searcher_observe(L->searcher, (size_t)t->no, tv, m) != 0) {
             sched__fail(L, "cannot record result", "out of memory in the searcher");
             return;
