@@ -12,65 +12,6 @@
 #include "search/render.h"
 
 /* ---- distributions ------------------------------------------------------------------- */
-struct dist {
-    const char *name;
-    space_pkind_t kind;
-    int nmin, nmax;      /* number of arguments; 0 for value lists */
-    const char *sig;     /* for messages */
-    const char *args[4]; /* argument names, for messages */
-};
-
-static const struct dist dists[] = {
-    {"uniform", SPACE_P_UNIFORM, 2, 2, "[low, high]", {"low", "high"}},
-    {"quniform", SPACE_P_QUNIFORM, 3, 3, "[low, high, q]", {"low", "high", "q"}},
-    {"loguniform",
-     SPACE_P_LOGUNIFORM,
-     2,
-     3,
-     "[low, high] or [low, high, base]",
-     {"low", "high", "base"}},
-    {"qloguniform",
-     SPACE_P_QLOGUNIFORM,
-     3,
-     4,
-     "[low, high, q] or [low, high, q, base]",
-     {"low", "high", "q", "base"}},
-    {"randn", SPACE_P_RANDN, 2, 2, "[mean, sd]", {"mean", "sd"}},
-    {"qrandn", SPACE_P_QRANDN, 3, 3, "[mean, sd, q]", {"mean", "sd", "q"}},
-    {"randint", SPACE_P_RANDINT, 2, 2, "[low, high]", {"low", "high"}},
-    {"qrandint", SPACE_P_QRANDINT, 3, 3, "[low, high, q]", {"low", "high", "q"}},
-    {"lograndint",
-     SPACE_P_LOGRANDINT,
-     2,
-     3,
-     "[low, high] or [low, high, base]",
-     {"low", "high", "base"}},
-    {"qlograndint",
-     SPACE_P_QLOGRANDINT,
-     3,
-     4,
-     "[low, high, q] or [low, high, q, base]",
-     {"low", "high", "q", "base"}},
-    {"choice", SPACE_P_CHOICE, 0, 0, "a list of values", {0}},
-    {"grid_search", SPACE_P_GRID, 0, 0, "a list of values", {0}},
-};
-#define NDISTS (sizeof dists / sizeof dists[0])
-
-const char *space__parse_kind_name(space_pkind_t k)
-{
-    if (k == SPACE_P_CONSTANT) return "constant";
-    if (k == SPACE_P_OBJECT) return "object";
-    for (size_t i = 0; i < NDISTS; i++)
-        if (dists[i].kind == k) return dists[i].name;
-    return "?";
-}
-
-int space__parse_is_log_kind(space_pkind_t k)
-{
-    return k == SPACE_P_LOGUNIFORM || k == SPACE_P_QLOGUNIFORM || k == SPACE_P_LOGRANDINT ||
-           k == SPACE_P_QLOGRANDINT;
-}
-
 static int is_int_kind(space_pkind_t k)
 {
     return k == SPACE_P_RANDINT || k == SPACE_P_QRANDINT || k == SPACE_P_LOGRANDINT ||
@@ -99,25 +40,11 @@ static void quant_digits(space_quant_t *qu)
     }
 }
 
-double space__quant_value(const space_quant_t *qu, int64_t k)
-{
-    if (qu->qdigits >= 0) {
-        /* k*qscaled is an exact integer while it stays below 2^53 in magnitude. */
-        double m = (double)k * (double)qu->qscaled;
-        if (fabs(m) < SPACE_MAX_EXACT) {
-            double p10 = 1;
-            for (int d = 0; d < qu->qdigits; d++)
-                p10 *= 10;
-            return m / p10;
-        }
-    }
-    return (double)k * qu->q;
-}
-
 /* The multiples k*q inside [low, high]: kmin = ceil(low/q), kmax = floor(high/q), with a
  * relative tolerance so that 0.7/0.1 = 6.999999999999999 still counts 0.7 in. */
-static int quant_range(struct space__parse_ctx *c, const sj_node_t *args, const struct dist *d,
-                       space_quant_t *qu, double low, double high)
+static int quant_range(struct space__parse_ctx *c, const sj_node_t *args,
+                       const struct space__parse_dist *d, space_quant_t *qu, double low,
+                       double high)
 {
     double lo = low / qu->q, hi = high / qu->q;
     if (fabs(lo) > SPACE_MAX_EXACT / 4 || fabs(hi) > SPACE_MAX_EXACT / 4)
@@ -133,8 +60,8 @@ static int quant_range(struct space__parse_ctx *c, const sj_node_t *args, const 
     return 0;
 }
 
-static int parse_dist(struct space__parse_ctx *c, space_param_t *P, const struct dist *d,
-                      const sj_node_t *args)
+static int parse_dist(struct space__parse_ctx *c, space_param_t *P,
+                      const struct space__parse_dist *d, const sj_node_t *args)
 {
     P->kind = d->kind;
     if (d->kind == SPACE_P_CHOICE || d->kind == SPACE_P_GRID) {
@@ -191,9 +118,9 @@ static int parse_dist(struct space__parse_ctx *c, space_param_t *P, const struct
         }
     }
     if (!(low < high)) return space__parse_at(c, args->off, "\"%s\" needs low < high", d->name);
-    if (space__parse_is_log_kind(d->kind) && is_int_kind(d->kind) && low < 1)
+    if (space__is_log_kind(d->kind) && is_int_kind(d->kind) && low < 1)
         return space__parse_at(c, e0->off, "\"%s\" needs low >= 1", d->name);
-    if (space__parse_is_log_kind(d->kind) && !(low > 0))
+    if (space__is_log_kind(d->kind) && !(low > 0))
         return space__parse_at(c, e0->off, "\"%s\" needs low > 0", d->name);
     if (eq) {
         if (!(v[2] > 0)) return space__parse_at(c, eq->off, "\"%s\" needs q > 0", d->name);
@@ -240,15 +167,15 @@ struct nest {
     int in_branch;
 };
 
-static const struct dist *dist_named(const char *key)
+static const struct space__parse_dist *dist_named(const char *key)
 {
-    for (size_t i = 0; i < NDISTS; i++)
-        if (strcmp(key, dists[i].name) == 0) return &dists[i];
+    for (size_t i = 0; i < SPACE__PARSE_NDISTS; i++)
+        if (strcmp(key, space__parse_dists[i].name) == 0) return &space__parse_dists[i];
     return NULL;
 }
 
 /* The distribution v is, when v is an object with one key that names one. */
-static const struct dist *dist_of(const sj_node_t *v)
+static const struct space__parse_dist *dist_of(const sj_node_t *v)
 {
     return v->type == SJ_OBJECT && v->n == 1 ? dist_named(v->child->key) : NULL;
 }
@@ -272,10 +199,11 @@ static const sj_node_t *find_dist(const sj_node_t *v)
 static const sj_node_t *find_misspelt(const sj_node_t *v, char *dym, size_t len)
 {
     if (v->type == SJ_OBJECT && v->n == 1 && v->child->type == SJ_ARRAY) {
-        const char *names[NDISTS];
-        for (size_t i = 0; i < NDISTS; i++)
-            names[i] = dists[i].name;
-        if (space__parse_did_you_mean(v->child->key, names, NDISTS, dym, len)[0]) return v->child;
+        const char *names[SPACE__PARSE_NDISTS];
+        for (size_t i = 0; i < SPACE__PARSE_NDISTS; i++)
+            names[i] = space__parse_dists[i].name;
+        if (space__parse_did_you_mean(v->child->key, names, SPACE__PARSE_NDISTS, dym, len)[0])
+            return v->child;
     }
     if (v->type != SJ_OBJECT && v->type != SJ_ARRAY) return NULL;
     for (const sj_node_t *m = v->child; m; m = m->next) {
@@ -348,8 +276,9 @@ static int child_node(struct space__parse_ctx *c, space_param_t *P, const sj_nod
 
 /* A distribution node: its arguments, then, for a choice or grid_search whose values hold
  * distributions, one node per value. */
-static int parse_distribution(struct space__parse_ctx *c, space_param_t *P, const struct dist *d,
-                              const sj_node_t *dn, const struct nest *nx)
+static int parse_distribution(struct space__parse_ctx *c, space_param_t *P,
+                              const struct space__parse_dist *d, const sj_node_t *dn,
+                              const struct nest *nx)
 {
     P->rkey = nx->rel[0] ? path_key(nx->p, nx->rel) : (uint64_t)nx->p;
     if (d->kind == SPACE_P_GRID && nx->in_branch)
@@ -415,7 +344,7 @@ static int constant_node(struct space__parse_ctx *c, space_param_t *P, const sj_
 static int parse_node(struct space__parse_ctx *c, space_param_t *P, const sj_node_t *v,
                       const struct nest *nx)
 {
-    const struct dist *d = dist_of(v);
+    const struct space__parse_dist *d = dist_of(v);
     if (d) return parse_distribution(c, P, d, v->child, nx);
     const sj_node_t *inner = find_dist(v);
     if (!inner) return constant_node(c, P, v, nx);
@@ -456,13 +385,13 @@ static int parse_param(struct space__parse_ctx *c, space_param_t *P, const sj_no
             "as {\"uniform\": [0, 1]}",
             space__parse_quoted(v->key, q, sizeof q));
     const sj_node_t *dn = v->child;
-    const struct dist *d = dist_named(dn->key);
+    const struct space__parse_dist *d = dist_named(dn->key);
     if (!d) {
-        const char *names[NDISTS];
-        for (size_t i = 0; i < NDISTS; i++)
-            names[i] = dists[i].name;
+        const char *names[SPACE__PARSE_NDISTS];
+        for (size_t i = 0; i < SPACE__PARSE_NDISTS; i++)
+            names[i] = space__parse_dists[i].name;
         char dym[128], q2[80];
-        space__parse_did_you_mean(dn->key, names, NDISTS, dym, sizeof dym);
+        space__parse_did_you_mean(dn->key, names, SPACE__PARSE_NDISTS, dym, sizeof dym);
         /* An object of distributions is a nested space; a lone misspelt distribution
          * name, or an object with none inside, is still the mistake it always was. */
         if (!(v->n == 1 && dym[0]) && find_dist(v)) return parse_object(c, P, v, &top);

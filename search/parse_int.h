@@ -13,8 +13,6 @@
 
 /* No experiment is this large on purpose; the scheduler allocates per trial up front. */
 #define SPACE_MAX_TRIALS 100000000u
-/* Integers above 2^53 cannot all be held by a double (and so by JSON readers). */
-#define SPACE_MAX_EXACT 9007199254740992.0
 #define SPACE_MAX_FILE (64u << 20)
 
 /* One parse of one file: where messages point, and where they go. */
@@ -64,9 +62,19 @@ int space__parse_str_array(struct space__parse_ctx *c, const sj_node_t *n, const
 /* Adds a note for `tune validate`; out of memory only loses the note. */
 void space__parse_note(space_t *sp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ---- the kinds of parameter (parse.c) ------------------------------------------------- */
+/* ---- the distributions (parse_util.c) ---------------------------------------------------
+ * Every distribution space.json names, read by parse.c and named again by settings.c's
+ * JSON and space_param_kind: in parse_util.c, below all three. */
+struct space__parse_dist {
+    const char *name;
+    space_pkind_t kind;
+    int nmin, nmax;      /* number of arguments; 0 for value lists */
+    const char *sig;     /* for messages */
+    const char *args[4]; /* argument names, for messages */
+};
+#define SPACE__PARSE_NDISTS 12
+extern const struct space__parse_dist space__parse_dists[];
 const char *space__parse_kind_name(space_pkind_t k); /* "loguniform", "constant", ... */
-int space__parse_is_log_kind(space_pkind_t k);
 
 /* ---- the sections, in the order space__parse_root reads them ------------------------- */
 /* The file's top level into sp, whose settings and parameters it fills in (parse.c). */

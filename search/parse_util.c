@@ -1,6 +1,7 @@
 /* search/parse_util.c: what the space.json parser's files (parse.c, settings.c,
- * placeholders.c) share: messages located at FILE:LINE:COL, did-you-mean suggestions,
- * typed getters that word their own errors, and validate's notes. Not for: reading any
+ * placeholders.c, space.c) share: the distributions and their names, messages located at
+ * FILE:LINE:COL, did-you-mean suggestions, typed getters that word their own errors, and
+ * validate's notes. Not for: reading any
  * particular key (each section is read in its own file). */
 #include <limits.h>
 #include <math.h>
@@ -10,6 +11,53 @@
 #include <string.h>
 
 #include "search/parse_int.h"
+
+/* ---- the distributions -------------------------------------------------------------- */
+const struct space__parse_dist space__parse_dists[] = {
+    {"uniform", SPACE_P_UNIFORM, 2, 2, "[low, high]", {"low", "high"}},
+    {"quniform", SPACE_P_QUNIFORM, 3, 3, "[low, high, q]", {"low", "high", "q"}},
+    {"loguniform",
+     SPACE_P_LOGUNIFORM,
+     2,
+     3,
+     "[low, high] or [low, high, base]",
+     {"low", "high", "base"}},
+    {"qloguniform",
+     SPACE_P_QLOGUNIFORM,
+     3,
+     4,
+     "[low, high, q] or [low, high, q, base]",
+     {"low", "high", "q", "base"}},
+    {"randn", SPACE_P_RANDN, 2, 2, "[mean, sd]", {"mean", "sd"}},
+    {"qrandn", SPACE_P_QRANDN, 3, 3, "[mean, sd, q]", {"mean", "sd", "q"}},
+    {"randint", SPACE_P_RANDINT, 2, 2, "[low, high]", {"low", "high"}},
+    {"qrandint", SPACE_P_QRANDINT, 3, 3, "[low, high, q]", {"low", "high", "q"}},
+    {"lograndint",
+     SPACE_P_LOGRANDINT,
+     2,
+     3,
+     "[low, high] or [low, high, base]",
+     {"low", "high", "base"}},
+    {"qlograndint",
+     SPACE_P_QLOGRANDINT,
+     3,
+     4,
+     "[low, high, q] or [low, high, q, base]",
+     {"low", "high", "q", "base"}},
+    {"choice", SPACE_P_CHOICE, 0, 0, "a list of values", {0}},
+    {"grid_search", SPACE_P_GRID, 0, 0, "a list of values", {0}},
+};
+_Static_assert(sizeof space__parse_dists / sizeof space__parse_dists[0] == SPACE__PARSE_NDISTS,
+               "SPACE__PARSE_NDISTS counts the table");
+
+const char *space__parse_kind_name(space_pkind_t k)
+{
+    if (k == SPACE_P_CONSTANT) return "constant";
+    if (k == SPACE_P_OBJECT) return "object";
+    for (size_t i = 0; i < SPACE__PARSE_NDISTS; i++)
+        if (space__parse_dists[i].kind == k) return space__parse_dists[i].name;
+    return "?";
+}
 
 /* ---- messages ------------------------------------------------------------------------ */
 static int vmsg(struct space__parse_ctx *c, const char *prefix, const char *fmt, va_list ap)

@@ -1,8 +1,9 @@
 /* search internals shared by the four forms of the Parzen estimator only (parzen.c, the
- * reference; parzen_sums.c, parzen_incr.c, parzen_bounds.c, the fast forms): the block
- * size of the windowed sums, the estimator's rules the fast forms must apply exactly as
- * the fit does (a component's bandwidth, its factors), and the pieces of parzen.c they
- * call. Not for: tpe.c or tests, which use parzen_int.h. */
+ * reference; parzen_sums.c, parzen_incr.c, parzen_bounds.c, the fast forms) and the
+ * windowed sums' bookkeeping below them (parzen_blocks.c): the block size of the windowed
+ * sums, the estimator's rules the fast forms must apply exactly as the fit does (a
+ * component's bandwidth, its factors), and the pieces of parzen.c they call. Not for: tpe.c or
+ * tests, which use parzen_int.h. */
 #ifndef TUNE_PARZEN_PARTS_H
 #define TUNE_PARZEN_PARTS_H
 
@@ -73,7 +74,7 @@ double space__parzen_prior_term(const space__parzen_t *pe, double x);
 /* Forgets every cell mass m holds (the kept estimator's bounds may have changed). */
 void space__pz_memo_clear(struct space__pz_memo *m);
 
-/* ---- parzen_sums.c, for the fit and the kept estimator ---------------------------------- */
+/* ---- parzen_blocks.c, for the fit and the kept estimator -------------------------------- */
 /* Fills bws, bsl and bsr from w and sigma (after every weighing). */
 void space__parzen_blocks_fill(space__parzen_t *pe);
 

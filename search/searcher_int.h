@@ -1,6 +1,6 @@
 /* search internals of the searchers: the ops table each searcher fills in and
- * search/searcher.c dispatches space_searcher_* through, and the modelled parameters (the
- * scale a searcher that learns from results works in). Not for: anything outside search/
+ * search/searcher.c dispatches space_searcher_* through, and the modelled parameters (dim.c:
+ * the scale a searcher that learns from results works in). Not for: anything outside search/
  * and its tests (the public contract is searcher.h); names here use the space__searcher_
  * prefix. Adding a searcher: its .c file defining one space__searcher_ops_t, a row in
  * searcher.c's table, an enum constant in settings.h, and its keys in settings.c. */
@@ -60,7 +60,7 @@ size_t space__searcher_names(const char **names, size_t cap);
  * with more, `a, b or c`. Writes into buf and returns it. */
 const char *space__searcher_list(char *buf, size_t len, int quote);
 
-/* ---- the modelled parameters (searcher.c) -----------------------------------------------
+/* ---- the modelled parameters (dim.c) ----------------------------------------------------
  * One parameter a model learns from, in the scale Optuna models its counterpart in: log for
  * log kinds, a step q for stepped ones (the density is then a mass per cell), categories by
  * index. [low, high] are Optuna's "parzen bounds" (a half step or half unit beyond the

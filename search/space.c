@@ -213,8 +213,3 @@ const char *space_param_kind(const space_t *s, size_t i)
 {
     return i < s->nparams ? space__parse_kind_name(s->params[i].kind) : NULL;
 }
-
-int space_param_is_log(const space_t *s, size_t i)
-{
-    return i < s->nparams && space__parse_is_log_kind(s->params[i].kind);
-}

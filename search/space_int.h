@@ -126,6 +126,12 @@ struct space {
     size_t nnotes;
 };
 
+/* ---- a kind's scale and a stepped parameter's values (unit.c) -------------------------
+ * Below everything that parses, samples or models: each of those asks, none is asked. */
+/* Integers above 2^53 cannot all be held by a double (and so by JSON readers). */
+#define SPACE_MAX_EXACT 9007199254740992.0
+/* loguniform, qloguniform, lograndint, qlograndint: modelled on a log scale. */
+int space__is_log_kind(space_pkind_t k);
 /* q * k printed cleanly (see space_quant_t). */
 double space__quant_value(const space_quant_t *qu, int64_t k);
 

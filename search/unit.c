@@ -1,12 +1,42 @@
-/* search/unit.c: a parameter's values in its own scale, mapped to [0, 1], and the
- * distance between two values of one parameter. Searchers model configurations in this
- * scale, and the simulator answers a configuration with the table's nearest one by it.
- * Not for: sampling (sample.c) or parsing (parse.c). */
+/* search/unit.c: a parameter's own scale (log or not) and a stepped parameter's values,
+ * its values mapped to [0, 1] in that scale, and the distance between two values of one
+ * parameter. Searchers model configurations in this scale, and the simulator answers a
+ * configuration with the table's nearest one by it. The bottom of search/: the parser,
+ * sampling and the searchers call it; it calls none of them. Not for: sampling (sample.c)
+ * or parsing (parse.c). */
 #include <math.h>
 #include <string.h>
 
 #include "search/space_int.h"
 
+/* ---- a kind's scale and a stepped parameter's values ----------------------------------- */
+int space__is_log_kind(space_pkind_t k)
+{
+    return k == SPACE_P_LOGUNIFORM || k == SPACE_P_QLOGUNIFORM || k == SPACE_P_LOGRANDINT ||
+           k == SPACE_P_QLOGRANDINT;
+}
+
+int space_param_is_log(const space_t *s, size_t i)
+{
+    return i < s->nparams && space__is_log_kind(s->params[i].kind);
+}
+
+double space__quant_value(const space_quant_t *qu, int64_t k)
+{
+    if (qu->qdigits >= 0) {
+        /* k*qscaled is an exact integer while it stays below 2^53 in magnitude. */
+        double m = (double)k * (double)qu->qscaled;
+        if (fabs(m) < SPACE_MAX_EXACT) {
+            double p10 = 1;
+            for (int d = 0; d < qu->qdigits; d++)
+                p10 *= 10;
+            return m / p10;
+        }
+    }
+    return (double)k * qu->q;
+}
+
+/* ---- the unit scale -------------------------------------------------------------------- */
 /* The index of v among a choice's or grid's values (equal as JSON), or -1. */
 static int value_index(const space_param_t *P, const cJSON *v)
 {
