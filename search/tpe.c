@@ -261,37 +261,6 @@ static void register_trial(tpe_t *x, size_t t, const double *xi)
     x->nknown++;
 }
 
-/* Merges the waiting trials into every numeric dimension's order, sorted by (value,
- * trial) as inserting them one by one would have: each sorted on its own (x->rk is free
- * scratch here), then merged from the back. */
-void space__tpe_sync_orders(tpe_t *x)
-{
-    if (x->npend == 0) return;
-    size_t nd = x->nd, p = x->npend, nsorted = x->nknown - p;
-    ranked_t *pk = x->rk;
-    for (size_t j = 0; j < nd; j++) {
-        if (x->dims[j].ncat > 0) continue;
-        for (size_t k = 0; k < p; k++)
-            pk[k] = (ranked_t){x->x[x->pend[k] * nd + j], x->pend[k]};
-        qsort(pk, p, sizeof *pk, space__tpe_cmp_ranked);
-        size_t *o = x->order[j], i = nsorted, k = p, w = nsorted + p;
-        double *vs = x->vals[j];
-        while (k > 0) {
-            if (i > 0 && (vs[i - 1] > pk[k - 1].key ||
-                          (vs[i - 1] == pk[k - 1].key && o[i - 1] > pk[k - 1].t))) {
-                --i, --w;
-                vs[w] = vs[i], o[w] = o[i];
-            } else {
-                --k, --w;
-                vs[w] = pk[k].key, o[w] = pk[k].t;
-            }
-        }
-    }
-    for (size_t k = 0; k < p; k++)
-        x->known[x->pend[k]] = 1;
-    x->npend = 0;
-}
-
 static int tpe_add_trial(void *state, size_t trial_no, const cJSON *config, char *err,
                          size_t errlen)
 {

@@ -104,7 +104,8 @@ static inline double to_value(const space_t *s, const tdim_t *d, double u)
 /* ---- tpe.c ---------------------------------------------------------------------------- */
 /* Makes room for trial t: 0, or SPACE_ENOMEM. */
 int space__tpe_grow(tpe_t *x, size_t t);
-/* Merges the trials registered since the last full refit into the per-dimension orders. */
+/* tpe_split.c: merges the trials registered since the last full refit into the
+ * per-dimension orders. */
 void space__tpe_sync_orders(tpe_t *x);
 
 /* ---- tpe_split.c ---------------------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /* search/tpe_split.c: which trials' results the TPE searcher fits its model on (ASHA's
  * rungs, as asynchronous BOHB) and the good/bad split, by the presets' rules (Optuna 3.1's
- * default_gamma and default_weights, HpBandSter's top_n_percent). Not for: fitting or
+ * default_gamma and default_weights, HpBandSter's top_n_percent), and the per-dimension
+ * orders the split reads, with the trials registered since merged in. Not for: fitting or
  * scoring (tpe_acquire.c, parzen.c, kde.c) or the searcher's ops (tpe.c). */
 #include <math.h>
 #include <stdlib.h>
@@ -114,4 +115,35 @@ int space__tpe_choose_split(tpe_t *x, size_t self, split_t *sp, size_t *most)
     sp->n_good = ng;
     sp->n_bad = n - ng + sp->n_stopped + sp->n_running;
     return 1;
+}
+
+/* Merges the waiting trials into every numeric dimension's order, sorted by (value,
+ * trial) as inserting them one by one would have: each sorted on its own (x->rk is free
+ * scratch here), then merged from the back. */
+void space__tpe_sync_orders(tpe_t *x)
+{
+    if (x->npend == 0) return;
+    size_t nd = x->nd, p = x->npend, nsorted = x->nknown - p;
+    ranked_t *pk = x->rk;
+    for (size_t j = 0; j < nd; j++) {
+        if (x->dims[j].ncat > 0) continue;
+        for (size_t k = 0; k < p; k++)
+            pk[k] = (ranked_t){x->x[x->pend[k] * nd + j], x->pend[k]};
+        qsort(pk, p, sizeof *pk, space__tpe_cmp_ranked);
+        size_t *o = x->order[j], i = nsorted, k = p, w = nsorted + p;
+        double *vs = x->vals[j];
+        while (k > 0) {
+            if (i > 0 && (vs[i - 1] > pk[k - 1].key ||
+                          (vs[i - 1] == pk[k - 1].key && o[i - 1] > pk[k - 1].t))) {
+                --i, --w;
+                vs[w] = vs[i], o[w] = o[i];
+            } else {
+                --k, --w;
+                vs[w] = pk[k].key, o[w] = pk[k].t;
+            }
+        }
+    }
+    for (size_t k = 0; k < p; k++)
+        x->known[x->pend[k]] = 1;
+    x->npend = 0;
 }
