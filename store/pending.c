@@ -2,8 +2,9 @@
  * program. They wait in the handle during a batch and are written at its commit
  * (store__flush): grouped by trial, 16 rows to an INSERT, with one result_ranges row per
  * trial, which is what lets results go without a per-row index; and the cache of trials
- * known to exist that checks each one's trial_id. Not for experiments, trials and params
- * (write.c), reading (query.c) or transactions (store.c). */
+ * known to exist that checks each one's trial_id; and the batches they wait in
+ * (store_begin, store_commit: one transaction per scheduler turn, begun at its first
+ * write). Not for experiments, trials and params (write.c) or reading (query.c). */
 #include "store/store_int.h"
 
 #include <math.h>
@@ -508,4 +509,63 @@ int store_decision_add(store_t *st, const store_decision_t *d, char *err, size_t
     if (!rc) rc = pdec_add(st, d, err, errlen);
     if (rc) return rc;
     return pending_added(st, err, errlen);
+}
+
+/* ---- batches --------------------------------------------------------------------- */
+
+int store_begin(store_t *st, char *err, size_t errlen)
+{
+    if (st->readonly)
+        return store__err(err, errlen, STORE_READONLY,
+                          "%s: cannot begin a batch: the database was opened read-only", st->path);
+    if (st->in_batch)
+        return store__err(err, errlen, STORE_ERR,
+                          "%s: cannot begin a batch: one is open already (store_commit first)",
+                          st->path);
+    /* The transaction itself begins at the batch's first write (store__writable): the
+     * scheduler opens a batch every turn, and most turns of a run with short trials
+     * write nothing (a BEGIN IMMEDIATE and COMMIT cost their lock calls even then). */
+    st->in_batch = 1;
+    st->tx_open = 0;
+    st->batch_rc = 0;
+    st->batch_err[0] = 0;
+    return 0;
+}
+
+int store_commit(store_t *st, char *err, size_t errlen)
+{
+    if (!st->in_batch)
+        return store__err(err, errlen, STORE_ERR,
+                          "%s: cannot commit: no batch is open (store_begin first)", st->path);
+    int rc = st->batch_rc;
+    if (rc)
+        store__err(err, errlen, rc, "%s: batch rolled back after an earlier error: %s", st->path,
+                   st->batch_err);
+    /* A result added outside a batch waits without a transaction for the batch that
+     * pending_added opens and commits at once: this is that commit, and it begins. */
+    else if (!st->tx_open && (st->npend || st->npdec))
+        rc = store__writable(st, "cannot commit", err, errlen);
+    if (!rc && st->tx_open) { /* else the batch wrote nothing: nothing to commit */
+        rc = store__flush(st, err, errlen);
+        if (!rc) rc = store__run_stmt(st, STORE__COMMIT, "cannot commit", err, errlen);
+        if (!rc) {
+            double now = store__now_s();
+            if (now - st->last_checkpoint >= STORE_CHECKPOINT_S) {
+                /* PASSIVE: copies what no reader still needs and never waits; a failure
+                 * leaves the committed batch safe in the WAL, so it is not reported. */
+                sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+                st->last_checkpoint = now;
+            }
+        }
+    }
+    /* After a failed commit (or a spoiled batch) SQLite may have rolled back already;
+     * if it has not, roll back now so that the next batch starts clean. */
+    if (rc) {
+        if (!sqlite3_get_autocommit(st->db)) store__step_quietly(st, STORE__ROLLBACK);
+        store__forget(st);
+    }
+    st->in_batch = 0;
+    st->tx_open = 0;
+    st->batch_rc = 0;
+    return rc;
 }

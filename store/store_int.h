@@ -170,6 +170,20 @@ int store__writable(store_t *st, const char *what, char *err, size_t errlen);
 
 /* Binds a double, or NULL when it is NaN (SQLite would store NULL anyway; this says so). */
 int store__bind_real(sqlite3_stmt *s, int i, double v);
+/* base.c: CLOCK_MONOTONIC in seconds. */
+double store__now_s(void);
+/* base.c: runs cached statement id (BEGIN, COMMIT, a savepoint): 0, or the error worded
+ * with `what`. */
+int store__run_stmt(store_t *st, enum store__stmt_id id, const char *what, char *err,
+                    size_t errlen);
+/* base.c: runs cached statement id, its failure ignored (a rollback after a failure). */
+void store__step_quietly(store_t *st, enum store__stmt_id id);
+/* How long a writer waits for another writer's transaction (and a reader for a
+ * checkpoint) before giving up with STORE_BUSY. The scheduler holds the write lock for
+ * one loop turn at a time, so a few seconds is generous. */
+#define STORE_BUSY_TIMEOUT_MS 5000
+/* The longest time between two WAL checkpoints (docs/schema.md, "Durability"). */
+#define STORE_CHECKPOINT_S 10.0
 /* schema.c: runs a statement that needs no result (what: the message's start). */
 int store__exec(store_t *st, const char *sql, const char *what, char *err, size_t errlen);
 /* schema.c: checks (creating it first when writable and missing, upgrading an older
