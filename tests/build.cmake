@@ -10,12 +10,12 @@ add_test(NAME build.release_compiles_without_warnings
 set_tests_properties(build.release_defaults_to_no_werror PROPERTIES TIMEOUT 120 LABELS build)
 set_tests_properties(build.release_compiles_without_warnings PROPERTIES TIMEOUT 900 LABELS "build;slow")
 # The files of a module stack in layers (issue 27): no circle of calls between two files of
-# the scheduler, the search, the store or the simulator (scripts/file_circles.py reads the objects' symbols;
-# trial/ has circles still).
+# the scheduler, the search, the store, the trials or the simulator
+# (scripts/file_circles.py reads the objects' symbols).
 find_program(TUNE_NM nm)
 find_program(TUNE_SYSTEM_PYTHON python3 PATHS /usr/bin NO_DEFAULT_PATH)
 if(TUNE_NM AND TUNE_SYSTEM_PYTHON)
-  foreach(_lib tune_sched tune_search tune_store tune_sim)
+  foreach(_lib tune_sched tune_search tune_store tune_trial tune_sim)
     add_test(NAME build.no_circle_of_files_in_${_lib}
              COMMAND ${TUNE_SYSTEM_PYTHON} ${CMAKE_SOURCE_DIR}/scripts/file_circles.py
                      $<TARGET_OBJECTS:${_lib}> COMMAND_EXPAND_LISTS)

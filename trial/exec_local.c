@@ -2,7 +2,7 @@
  * started by the executor's spawner, or behind a keeper of its own) and trial__spawn, the
  * start every executor uses for its child: what tune does before the spawner's launch or
  * the keeper's fork, and after it. Not for: the spawner (spawner.c, spawner_run.c), the
- * forked side (keeper.c), reading output or reaping (proc.c), or Slurm specifics (its own
+ * forked side (keeper.c), reading output (proc.c), reaping (group.c), or Slurm specifics (its own
  * executor). */
 #include "trial/trial_int.h"
 
@@ -224,16 +224,6 @@ static pid_t spawn_keeper(const char *prog, const struct trial__launch *l)
     return pid;
 }
 
-/* ---- the parent ------------------------------------------------------------------ */
-
-int trial__fd_bound(void)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-        return rl.rlim_cur < (1u << 20) ? (int)rl.rlim_cur : (1 << 20);
-    return 65536;
-}
-
 static int open_null(int flags)
 {
     return open("/dev/null", flags | O_CLOEXEC);
@@ -243,60 +233,6 @@ static void close_fd(int *fd)
 {
     if (*fd >= 0) close(*fd);
     *fd = -1;
-}
-
-int trial__launch_error(const trial_spawn_t *sp, int stage, int e, char *err, size_t errlen)
-{
-    const char *prog = sp->argv[0], *why = strerror(e);
-    switch (stage) {
-    case TRIAL__FAIL_EXEC:
-        trial__errf(err, errlen, "cannot run \"%s\": %s", prog, why);
-        return TRIAL_ENOENT;
-    case TRIAL__FAIL_CHDIR:
-        trial__errf(err, errlen, "cannot enter working directory \"%s\": %s", sp->dir, why);
-        return TRIAL_ERR;
-    case TRIAL__FAIL_SETPGID:
-        trial__errf(err, errlen, "cannot start \"%s\": setpgid: %s", prog, why);
-        return TRIAL_ERR;
-    case TRIAL__FAIL_PDEATHSIG:
-        trial__errf(err, errlen, "cannot start \"%s\": prctl(PR_SET_PDEATHSIG): %s", prog, why);
-        return TRIAL_ERR;
-    case TRIAL__FAIL_SUBREAPER:
-        trial__errf(err, errlen, "cannot start \"%s\": prctl(PR_SET_CHILD_SUBREAPER): %s", prog,
-                    why);
-        return TRIAL_ERR;
-    case TRIAL__FAIL_FORK:
-        trial__errf(err, errlen, "cannot start \"%s\": fork: %s", prog, why);
-        return TRIAL_ERR;
-    case TRIAL__FAIL_NO_PID:
-        trial__errf(err, errlen, "cannot start \"%s\": its keeper process ended before starting it",
-                    prog);
-        return TRIAL_ERR;
-    default:
-        trial__errf(err, errlen, "cannot start \"%s\": redirecting its stdio: %s", prog, why);
-        return TRIAL_ERR;
-    }
-}
-
-void trial__read_status(int fd, pid_t *trial, int *stage, int *why)
-{
-    for (;;) {
-        int msg[2];
-        size_t got = 0;
-        while (got < sizeof msg) {
-            ssize_t r = read(fd, (char *)msg + got, sizeof msg - got);
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0) break;
-            got += (size_t)r;
-        }
-        if (got < sizeof msg) return; /* EOF: every copy of the write end is closed */
-        if (msg[0] == TRIAL__MSG_PID) {
-            *trial = (pid_t)msg[1];
-        } else if (*stage == 0) {
-            *stage = msg[0];
-            *why = msg[1];
-        }
-    }
 }
 
 /* Starts sp's trial: through the spawner when sv is given and it takes the launch (p then

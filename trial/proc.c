@@ -1,5 +1,5 @@
 /* proc.c: the trial handle every executor shares: the public trial_* calls that dispatch
- * to an executor's vtable, the stdout line splitter and log, reaping, and file tails.
+ * to an executor's vtable, the stdout line splitter and log, exit statuses, and file tails.
  * Not for: how a trial is started (exec_local.c) or what a line means (result.c). */
 #include "trial/trial_int.h"
 
@@ -238,39 +238,6 @@ int trial_exec_cleanup(trial_exec_t *ex, const char *experiment, char *err, size
     }
     if (!ex->ops->cleanup) return 0;
     return ex->ops->cleanup(ex, experiment, err, errlen);
-}
-
-/* ---- process groups and reaping --------------------------------------------------- */
-
-int trial__kill_group(trial_proc_t *p, int sig)
-{
-    if (p->sv) return trial__spawner_signal(p->sv, p, sig);
-    /* kill(0) and kill(-1) would hit tune's own group or every process we may signal. */
-    if (p->pid <= 1) return TRIAL_EINVAL;
-    /* The keeper is our unreaped child, so its pid is safe to signal; the trial's group id
-     * is only safe while the keeper has not reaped the trial, which only the keeper knows. */
-    union sigval v;
-    v.sival_int = sig;
-    if (sigqueue(p->pid, TRIAL__RELAY_SIG, v) == 0 || errno == ESRCH) return TRIAL_OK;
-    /* The queue is full (RLIMIT_SIGPENDING). A kill cannot wait: the keeper goes, and the
-     * trial with it (its parent-death signal). */
-    if (errno == EAGAIN && sig == SIGKILL && kill(p->pid, SIGKILL) == 0) return TRIAL_OK;
-    return TRIAL_ERR;
-}
-
-int trial__reap(trial_proc_t *p, int block)
-{
-    if (p->reaped) return 1;
-    if (p->sv) return trial__spawner_reap(p->sv, p, block);
-    int status = 0;
-    pid_t w;
-    do
-        w = waitpid(p->pid, &status, block ? 0 : WNOHANG);
-    while (w < 0 && errno == EINTR);
-    if (w < 0) return TRIAL_ERR;
-    if (w == 0) return 0;
-    trial__set_exit(p, status);
-    return 1;
 }
 
 void trial__set_exit(trial_proc_t *p, int status)
