@@ -10,19 +10,6 @@
 #include "search/space.h"
 #include "sim/sim_int.h"
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
-
 /* ---- answering -------------------------------------------------------------------- */
 size_t sim_curves_count(const sim_curves_t *c)
 {
@@ -47,7 +34,7 @@ int sim_curves_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *o
     size_t np = c->nparams;
     double qu[256];
     const cJSON *qv[256];
-    if (np > 256) return fail(err, errlen, SIM_EINVAL, "more than 256 parameters");
+    if (np > 256) return sim__fail(err, errlen, SIM_EINVAL, "more than 256 parameters");
     size_t nused = 0;
     for (size_t p = 0; p < np; p++) {
         qv[p] = NULL;
@@ -56,9 +43,10 @@ int sim_curves_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *o
         nused++;
         const char *pn = space_param_name(c->sp, p);
         qv[p] = cJSON_GetObjectItemCaseSensitive(config, pn);
-        if (!qv[p]) return fail(err, errlen, SIM_EINVAL, "the configuration has no %s", pn);
+        if (!qv[p]) return sim__fail(err, errlen, SIM_EINVAL, "the configuration has no %s", pn);
         if (!c->is_cat[p] && space_param_unit(c->sp, p, qv[p], &qu[p]) != 0)
-            return fail(err, errlen, SIM_EINVAL, "the configuration's %s is not a value of it", pn);
+            return sim__fail(err, errlen, SIM_EINVAL, "the configuration's %s is not a value of it",
+                             pn);
     }
     size_t best = (size_t)-1;
     double best_d = INFINITY;
@@ -84,9 +72,10 @@ int sim_curves_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *o
         }
     }
     if (best == (size_t)-1)
-        return fail(err, errlen, SIM_EINVAL,
-                    "no row of the table has this configuration's grid_search values (they must "
-                    "match exactly): record curves for them, or leave them out of space.json");
+        return sim__fail(
+            err, errlen, SIM_EINVAL,
+            "no row of the table has this configuration's grid_search values (they must "
+            "match exactly): record curves for them, or leave them out of space.json");
     memset(out, 0, sizeof *out);
     out->row = best;
     out->distance = nused ? sqrt(best_d / (double)nused) : 0;

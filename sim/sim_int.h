@@ -3,6 +3,9 @@
 #ifndef TUNE_SIM_INT_H
 #define TUNE_SIM_INT_H
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "sim/sim.h"
 
 struct sim_tconf {
@@ -49,5 +52,19 @@ int sim__synth_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *o
                       size_t errlen);
 int sim__synth_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
                       size_t *len, double *seconds);
+
+/* Writes the message into err (when given) and returns rc: how sim's files fail. */
+static inline int sim__fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static inline int sim__fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
 
 #endif

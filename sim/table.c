@@ -19,19 +19,6 @@
 
 #define TABLE_MAX_BYTES (1024u << 20)
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return rc;
-}
-
 /* ---- loading ------------------------------------------------------------------------ */
 void sim_curves_free(sim_curves_t *c)
 {
@@ -80,13 +67,13 @@ static int find_cols(const struct sim_record *h, const sim_curves_t *c, struct c
         k->metric[k->nmetric++] = (int)i;
     }
     if (k->iter < 0)
-        return fail(err, errlen, SIM_EINVAL, "%s:1: the table has no training_iteration column",
-                    name);
+        return sim__fail(err, errlen, SIM_EINVAL,
+                         "%s:1: the table has no training_iteration column", name);
     if (k->secs < 0 && k->total < 0)
-        return fail(err, errlen, SIM_EINVAL,
-                    "%s:1: the table has no time_this_iter_s (or time_total_s) column: the "
-                    "simulator needs the seconds each iteration took",
-                    name);
+        return sim__fail(err, errlen, SIM_EINVAL,
+                         "%s:1: the table has no time_this_iter_s (or time_total_s) column: the "
+                         "simulator needs the seconds each iteration took",
+                         name);
     for (size_t p = 0; p < c->nparams; p++) {
         k->param[p] = -1;
         if (!c->used[p]) continue;
@@ -95,9 +82,9 @@ static int find_cols(const struct sim_record *h, const sim_curves_t *c, struct c
             if (strncmp(h->f[i], "config/", 7) == 0 && strcmp(h->f[i] + 7, pn) == 0)
                 k->param[p] = (int)i;
         if (k->param[p] < 0)
-            return fail(err, errlen, SIM_EINVAL,
-                        "%s:1: the table has no config/%s column for the space's parameter %s",
-                        name, pn, pn);
+            return sim__fail(err, errlen, SIM_EINVAL,
+                             "%s:1: the table has no config/%s column for the space's parameter %s",
+                             name, pn, pn);
     }
     return 0;
 }
@@ -120,7 +107,7 @@ static int bind_conf(sim_curves_t *c, size_t ci, const struct sim_record *r, con
         if (!c->used[p]) continue;
         const char *cell = (size_t)k->param[p] < r->n ? r->f[k->param[p]] : "";
         cJSON *v = cell_value(cell);
-        if (!v) return fail(err, errlen, SIM_ENOMEM, "out of memory");
+        if (!v) return sim__fail(err, errlen, SIM_ENOMEM, "out of memory");
         double u = NAN;
         int rc = space_param_unit(c->sp, p, v, &u);
         if (c->is_cat[p]) {
@@ -129,8 +116,9 @@ static int bind_conf(sim_curves_t *c, size_t ci, const struct sim_record *r, con
         }
         cJSON_Delete(v);
         if (rc != 0)
-            return fail(err, errlen, SIM_EINVAL, "%s:%d: config/%s: \"%s\" is not a value of %s",
-                        name, line, space_param_name(c->sp, p), cell, space_param_name(c->sp, p));
+            return sim__fail(err, errlen, SIM_EINVAL,
+                             "%s:%d: config/%s: \"%s\" is not a value of %s", name, line,
+                             space_param_name(c->sp, p), cell, space_param_name(c->sp, p));
         c->unit[ci * c->nparams + p] = u;
     }
     return 0;
@@ -261,11 +249,12 @@ static int check_reported(const struct sim_record *h, const sim_curves_t *c, con
                                i ? ";" : "", missing[i], what[i], dym ? " (did you mean \"" : "",
                                dym ? dym : "", dym ? "\"?)" : "");
     }
-    return fail(err, errlen, SIM_EINVAL,
-                "%s:1: the table has%s. Its results report: %s. Fix the name in space.json, or "
-                "replay a table that records it (or set \"allow_missing_metric\": true to run "
-                "anyway)",
-                name, msg, keys);
+    return sim__fail(
+        err, errlen, SIM_EINVAL,
+        "%s:1: the table has%s. Its results report: %s. Fix the name in space.json, or "
+        "replay a table that records it (or set \"allow_missing_metric\": true to run "
+        "anyway)",
+        name, msg, keys);
 }
 
 /* The configurations read so far, by the key that groups their rows (group_key), with the
@@ -355,27 +344,28 @@ static int row_seconds(const struct sim_record *r, const struct cols *k, double 
     if (k->secs >= 0) {
         const char *cell = r->f[k->secs];
         if (!sim__cell_number(cell, &v) || !(v >= 0) || !(v <= SIM_MAX_ITER_S))
-            return fail(err, errlen, SIM_EINVAL,
-                        "%s:%d: time_this_iter_s must be a number of seconds from 0 to %.0f "
-                        "(365 days), not \"%s\"%s%s",
-                        name, line, SIM_MAX_ITER_S, cell, isfinite(v) && v > 0 ? ": " : "",
-                        isfinite(v) && v > 0 ? mistake : "");
+            return sim__fail(err, errlen, SIM_EINVAL,
+                             "%s:%d: time_this_iter_s must be a number of seconds from 0 to %.0f "
+                             "(365 days), not \"%s\"%s%s",
+                             name, line, SIM_MAX_ITER_S, cell, isfinite(v) && v > 0 ? ": " : "",
+                             isfinite(v) && v > 0 ? mistake : "");
         *secs = v;
         return 0;
     }
     const char *cell = r->f[k->total];
     if (!sim__cell_number(cell, &v) || !isfinite(v) || !(v >= *total_prev))
-        return fail(err, errlen, SIM_EINVAL,
-                    "%s:%d: time_total_s must be a finite number of seconds that does not "
-                    "decrease, not \"%s\"",
-                    name, line, cell);
+        return sim__fail(err, errlen, SIM_EINVAL,
+                         "%s:%d: time_total_s must be a finite number of seconds that does not "
+                         "decrease, not \"%s\"",
+                         name, line, cell);
     if (!(v - *total_prev <= SIM_MAX_ITER_S)) {
         char nb[32];
-        return fail(err, errlen, SIM_EINVAL,
-                    "%s:%d: time_total_s %s makes this iteration %.4g s long (from %s), more than "
-                    "%.0f (365 days): %s",
-                    name, line, cell, v - *total_prev, space_format_number(*total_prev, nb),
-                    SIM_MAX_ITER_S, mistake);
+        return sim__fail(
+            err, errlen, SIM_EINVAL,
+            "%s:%d: time_total_s %s makes this iteration %.4g s long (from %s), more than "
+            "%.0f (365 days): %s",
+            name, line, cell, v - *total_prev, space_format_number(*total_prev, nb), SIM_MAX_ITER_S,
+            mistake);
     }
     *secs = v - *total_prev;
     *total_prev = v;
@@ -395,7 +385,8 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
     const char *p = text, *end = text + len;
     int lineno = 1, rowline;
     if (sim__read_record(&p, end, &r, &lineno, &rowline) != 1) {
-        rc = fail(err, errlen, SIM_EINVAL, "%s: the table is empty (it needs a header line)", name);
+        rc = sim__fail(err, errlen, SIM_EINVAL, "%s: the table is empty (it needs a header line)",
+                       name);
         goto out;
     }
     k.param = calloc(c->nparams + 1, sizeof *k.param);
@@ -418,13 +409,13 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
         int got = sim__read_record(&p, end, &r, &lineno, &rowline);
         if (got == 0) break;
         if (got < 0) {
-            rc = fail(err, errlen, SIM_EINVAL,
-                      "%s:%d: unterminated quoted field (or out of memory)", name, rowline);
+            rc = sim__fail(err, errlen, SIM_EINVAL,
+                           "%s:%d: unterminated quoted field (or out of memory)", name, rowline);
             goto out_header;
         }
         if (r.n != ncols) {
-            rc = fail(err, errlen, SIM_EINVAL, "%s:%d: %zu fields where the header has %zu", name,
-                      rowline, r.n, ncols);
+            rc = sim__fail(err, errlen, SIM_EINVAL, "%s:%d: %zu fields where the header has %zu",
+                           name, rowline, r.n, ncols);
             goto out_header;
         }
         if (grow(c, &conf_cap, &row_cap) != 0) goto nomem_header;
@@ -436,19 +427,20 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
             if (before >= 0) {
                 const struct seen_conf *b = &seen.conf[before];
                 if (k.trial >= 0)
-                    rc = fail(err, errlen, SIM_EINVAL,
-                              "%s:%d: trial \"%.80s\" had its rows at lines %d-%d, before other "
-                              "trials' rows: each trial's rows come together, in increasing "
-                              "training_iteration (two recordings of one configuration need "
-                              "two names)",
-                              name, rowline, r.f[k.trial], b->first, b->last);
+                    rc = sim__fail(
+                        err, errlen, SIM_EINVAL,
+                        "%s:%d: trial \"%.80s\" had its rows at lines %d-%d, before other "
+                        "trials' rows: each trial's rows come together, in increasing "
+                        "training_iteration (two recordings of one configuration need "
+                        "two names)",
+                        name, rowline, r.f[k.trial], b->first, b->last);
                 else
-                    rc = fail(err, errlen, SIM_EINVAL,
-                              "%s:%d: these config/ values had their rows at lines %d-%d, "
-                              "before other rows: each configuration's rows come together, in "
-                              "increasing training_iteration (a trial column tells two "
-                              "recordings of one configuration apart)",
-                              name, rowline, b->first, b->last);
+                    rc = sim__fail(err, errlen, SIM_EINVAL,
+                                   "%s:%d: these config/ values had their rows at lines %d-%d, "
+                                   "before other rows: each configuration's rows come together, in "
+                                   "increasing training_iteration (a trial column tells two "
+                                   "recordings of one configuration apart)",
+                                   name, rowline, b->first, b->last);
                 goto out_header;
             }
             if (seen_add(&seen, ks, rowline) != 0) goto nomem_header;
@@ -472,10 +464,10 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
         double it, secs = 0;
         if (!sim__cell_number(r.f[k.iter], &it) || !(it >= 1) || !(it <= 0x1p53) ||
             it != floor(it)) {
-            rc = fail(err, errlen, SIM_EINVAL,
-                      "%s:%d: training_iteration must be a whole number from 1 to 2^53, not "
-                      "\"%s\"",
-                      name, rowline, r.f[k.iter]);
+            rc = sim__fail(err, errlen, SIM_EINVAL,
+                           "%s:%d: training_iteration must be a whole number from 1 to 2^53, not "
+                           "\"%s\"",
+                           name, rowline, r.f[k.iter]);
             goto out_header;
         }
         if (!(it > it_prev)) {
@@ -484,19 +476,21 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
             char nb[32];
             struct seen_conf *b = &seen.conf[seen.n - 1];
             if (it == it_prev)
-                rc = fail(err, errlen, SIM_EINVAL,
-                          "%s:%d: training_iteration %s again (line %d has it too): a "
-                          "configuration's rows are its iterations in increasing order, one row "
-                          "per iteration (%s)",
-                          name, rowline, r.f[k.iter], b->last,
-                          k.trial >= 0 ? "two recordings of one configuration need two names"
-                                       : "a trial column tells two recordings of one "
-                                         "configuration apart");
+                rc = sim__fail(
+                    err, errlen, SIM_EINVAL,
+                    "%s:%d: training_iteration %s again (line %d has it too): a "
+                    "configuration's rows are its iterations in increasing order, one row "
+                    "per iteration (%s)",
+                    name, rowline, r.f[k.iter], b->last,
+                    k.trial >= 0 ? "two recordings of one configuration need two names"
+                                 : "a trial column tells two recordings of one "
+                                   "configuration apart");
             else
-                rc = fail(err, errlen, SIM_EINVAL,
-                          "%s:%d: training_iteration %s after %s (line %d): a configuration's "
-                          "rows are its iterations in increasing order, one row per iteration",
-                          name, rowline, r.f[k.iter], space_format_number(it_prev, nb), b->last);
+                rc = sim__fail(err, errlen, SIM_EINVAL,
+                               "%s:%d: training_iteration %s after %s (line %d): a configuration's "
+                               "rows are its iterations in increasing order, one row per iteration",
+                               name, rowline, r.f[k.iter], space_format_number(it_prev, nb),
+                               b->last);
             goto out_header;
         }
         it_prev = it;
@@ -536,7 +530,7 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
         if (t->n > c->max_iters) c->max_iters = t->n;
     }
     if (c->nconf == 0) {
-        rc = fail(err, errlen, SIM_EINVAL, "%s: the table has a header but no rows", name);
+        rc = sim__fail(err, errlen, SIM_EINVAL, "%s: the table has a header but no rows", name);
         goto out_header;
     }
     *out = c;
@@ -544,14 +538,14 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
     rc = SIM_OK;
     goto out_header;
 nomem_header:
-    rc = fail(err, errlen, SIM_ENOMEM, "out of memory");
+    rc = sim__fail(err, errlen, SIM_ENOMEM, "out of memory");
 out_header:
     for (size_t i = 0; i < ncols; i++)
         free(header[i]);
     free(header);
     goto out;
 nomem:
-    rc = fail(err, errlen, SIM_ENOMEM, "out of memory");
+    rc = sim__fail(err, errlen, SIM_ENOMEM, "out of memory");
 out:
     sim__record_clear(&r);
     free(r.f);
@@ -579,7 +573,7 @@ int sim_table_open(const char *path, const struct space *sp, sim_curves_t **out,
 {
     /* gzread reads plain files as they are, so one path serves both. */
     gzFile f = gzopen(path, "rb");
-    if (!f) return fail(err, errlen, SIM_EIO, "cannot open %s: %s", path, strerror(errno));
+    if (!f) return sim__fail(err, errlen, SIM_EIO, "cannot open %s: %s", path, strerror(errno));
     char *buf = NULL;
     size_t n = 0, cap = 0;
     int rc = SIM_OK, zerr = Z_OK;
@@ -587,13 +581,13 @@ int sim_table_open(const char *path, const struct space *sp, sim_curves_t **out,
         if (n + 65536 > cap) {
             cap = cap ? cap * 2 : 1 << 20;
             if (cap > TABLE_MAX_BYTES) {
-                rc = fail(err, errlen, SIM_EINVAL, "%s: larger than %u MiB uncompressed", path,
-                          TABLE_MAX_BYTES >> 20);
+                rc = sim__fail(err, errlen, SIM_EINVAL, "%s: larger than %u MiB uncompressed", path,
+                               TABLE_MAX_BYTES >> 20);
                 break;
             }
             char *nb = realloc(buf, cap);
             if (!nb) {
-                rc = fail(err, errlen, SIM_ENOMEM, "out of memory reading %s", path);
+                rc = sim__fail(err, errlen, SIM_ENOMEM, "out of memory reading %s", path);
                 break;
             }
             buf = nb;
@@ -606,12 +600,12 @@ int sim_table_open(const char *path, const struct space *sp, sim_curves_t **out,
             if (strncmp(m, path, pl) == 0 && strncmp(m + pl, ": ", 2) == 0) m += pl + 2;
             /* No line: zlib drops what it decoded in the read that failed. */
             if (zerr == Z_ERRNO)
-                rc = fail(err, errlen, SIM_EIO, "cannot read %s: %s", path, strerror(saved));
+                rc = sim__fail(err, errlen, SIM_EIO, "cannot read %s: %s", path, strerror(saved));
             else
-                rc = fail(err, errlen, SIM_EINVAL,
-                          "%s: the gzip stream is damaged (%s): copy or write the table again "
-                          "(gzip -t checks a file)",
-                          path, m);
+                rc = sim__fail(err, errlen, SIM_EINVAL,
+                               "%s: the gzip stream is damaged (%s): copy or write the table again "
+                               "(gzip -t checks a file)",
+                               path, m);
             break;
         }
         if (k == 0) break;
@@ -623,11 +617,12 @@ int sim_table_open(const char *path, const struct space *sp, sim_curves_t **out,
     if (rc == SIM_OK) gzerror(f, &zerr);
     int crc = gzclose(f);
     if (rc == SIM_OK && (zerr == Z_BUF_ERROR || crc == Z_BUF_ERROR))
-        rc = fail(err, errlen, SIM_EINVAL,
-                  "%s:%d: the file ends inside its gzip stream: it was cut short (copied or "
-                  "written only in part?), and the rows up to here may be too. Copy or write the "
-                  "table again (gzip -t checks a file)",
-                  path, line_at(buf, n));
+        rc = sim__fail(
+            err, errlen, SIM_EINVAL,
+            "%s:%d: the file ends inside its gzip stream: it was cut short (copied or "
+            "written only in part?), and the rows up to here may be too. Copy or write the "
+            "table again (gzip -t checks a file)",
+            path, line_at(buf, n));
     if (rc == SIM_OK) rc = sim_table_parse(buf ? buf : "", n, path, sp, out, err, errlen);
     free(buf);
     return rc;
