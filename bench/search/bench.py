@@ -49,32 +49,14 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runs import (START_DELAY, STOP_DELAY, TASKS, TUNE_METHODS,  # noqa: E402
+                  synthetic_space, tune_space)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-START_DELAY = STOP_DELAY = 0.05  # tune simulate's defaults (docs/simulate.md)
 GRID = 201  # points of the regret curve over [0, budget]
 
-# (name, synthetic spec, rows) or (name, table path): the tasks, in the order reported.
-TASKS = [
-    # The MLP task is the table's first part (its 179 configurations recorded from
-    # bench/tables/mlp.space.json, trial names without the b_ prefix): the benchmark's seeds
-    # were run on it while part b was still being recorded, and every seed must see the
-    # same table.
-    {"name": "mlp", "space": "tasks/mlp.json", "table": "bench/tables/mlp.csv.gz",
-     "exclude_prefix": "b_"},
-    {"name": "cnn", "space": "tasks/cnn.json", "table": "bench/tables/cnn.csv.gz"},
-    {"name": "synth4", "space": "tasks/synth4.json", "rows": 1000,
-     "synthetic": "seed=4,noise=0.02,cross=0,diverge=0.05,iters=27"},
-    {"name": "synth8", "space": "tasks/synth8.json", "rows": 2000,
-     "synthetic": "seed=8,noise=0.05,cross=0.25,diverge=0.1,iters=27,time_spread=1"},
-]
-
-TUNE_METHODS = {
-    "random+ASHA": ({"type": "random"}, "asha"),
-    "TPE(optuna)+ASHA": ({"type": "tpe", "preset": "optuna"}, "asha"),
-    "TPE(bohb)+ASHA": ({"type": "tpe", "preset": "bohb"}, "asha"),
-    "TPE(optuna)+FIFO": ({"type": "tpe", "preset": "optuna"}, "fifo"),
-}
 OPTUNA_METHODS = {
     "Optuna TPE+SH": {},
     "Optuna mvTPE+SH": {"multivariate": True, "constant_liar": True},
@@ -228,15 +210,11 @@ def make_synthetic_table(task, space_path, tune, out_dir, rows=None):
     path = os.path.join(out_dir, f"{task['name']}.csv.gz")
     if os.path.exists(path):
         return path
-    with open(space_path) as f:
-        sp = json.load(f)
-    sp.update({"name": f"gen-{task['name']}", "num_samples": rows or task["rows"],
-               "seed": 2026, "scheduler": {"type": "fifo"}, "max_concurrent": 64})
+    sp, args = synthetic_space(task, space_path, rows or task["rows"], "gen.db")
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "space.json"), "w") as f:
             json.dump(sp, f)
-        _run([tune, "simulate", "space.json", "--synthetic", task["synthetic"],
-              "--workers", "64", "--db", "gen.db", "--quiet"], d)
+        _run([tune] + args, d)
         p = _run([tune, "export", f"gen-{task['name']}-sim", "--table", "--db", "gen.db"], d)
         tmp = path + ".tmp"
         with gzip.open(tmp, "wt") as f:
@@ -269,24 +247,13 @@ def curve_from_events(table, events, budget):
 
 
 def run_tune(tune, task, table_path, table, method, seed, workers, budget, work):
-    search, sched = TUNE_METHODS[method]
-    with open(task["space_path"]) as f:
-        sp = json.load(f)
-    sp["name"] = "b"
-    sp["seed"] = seed
-    sp["search"] = search
-    if sched == "fifo":
-        sp["scheduler"] = {"type": "fifo"}
-    sp["max_concurrent"] = workers
-    sp["time_budget_s"] = budget
-    # enough trials that the budget, not num_samples, ends the run
-    sp["num_samples"] = int(budget * workers / (table.min_iter + START_DELAY)) + workers + 1
+    sp, args = tune_space(task["space_path"], table_path, method, seed, workers, budget,
+                          table.min_iter, "t.db")
     d = tempfile.mkdtemp(dir=work)
     try:
         with open(os.path.join(d, "space.json"), "w") as f:
             json.dump(sp, f)
-        _run([tune, "simulate", "space.json", "--table", os.path.abspath(table_path),
-              "--workers", str(workers), "--db", "t.db", "--quiet"], d)
+        _run([tune] + args, d)
         con = sqlite3.connect(os.path.join(d, "t.db"))
         t0 = con.execute("SELECT created_at FROM experiments").fetchone()[0]
         rows = con.execute(

@@ -23,10 +23,10 @@ a real of the same value differ. The synthetic tasks' tables are generated once 
 (as bench.py's make_synthetic_table does) and both binaries simulate on that same table;
 the generation runs themselves (the synthetic family, FIFO, 64 workers) are compared too.
 
-Standard library and sqlite3 only. The tasks and methods are read from bench.py's source
-(its TASKS, TUNE_METHODS, START_DELAY); the budget arithmetic uses bench.py's own Table
-when numpy is importable, else a stdlib copy of it (the time budget can then differ from
-bench.py's in its last bits: both binaries still get the same one).
+Standard library and sqlite3 only. The tasks, the methods and each run's space.json and
+arguments come from runs.py, as bench.py's do; the budget arithmetic uses bench.py's own
+Table when numpy is importable, else a stdlib copy of it (the time budget can then differ
+from bench.py's in its last bits: both binaries still get the same one).
 
 Exit status: 0 when every run is identical, 1 on any difference, 2 when a run failed or
 the command line is wrong.
@@ -37,7 +37,6 @@ usage: bench/search/same_decisions.py --base PATH --new PATH [--tasks mlp,cnn,sy
 """
 
 import argparse
-import ast
 import concurrent.futures as cf
 import csv
 import gzip
@@ -53,7 +52,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-BENCH = os.path.join(HERE, "bench.py")
+sys.path.insert(0, HERE)
+from runs import TASKS, TUNE_METHODS, synthetic_space, tune_space  # noqa: E402
 
 
 def die(msg):
@@ -64,37 +64,13 @@ def die(msg):
 
 # ---------------------------------------------------------------- what bench.py runs
 
-def bench_constants():
-    """TASKS, TUNE_METHODS and START_DELAY as bench.py's source spells them (literals), so
-    this file needs neither numpy nor a second list that could drift from bench.py's."""
-    with open(BENCH) as f:
-        tree = ast.parse(f.read(), BENCH)
-    want = {"TASKS", "TUNE_METHODS", "START_DELAY"}
-    got = {}
-    for node in tree.body:
-        if not isinstance(node, ast.Assign):
-            continue
-        for tg in node.targets:
-            # START_DELAY = STOP_DELAY = 0.05: several targets, one value
-            if isinstance(tg, ast.Name) and tg.id in want:
-                got[tg.id] = ast.literal_eval(node.value)
-    missing = want - set(got)
-    if missing:
-        die(f"same_decisions: bench.py no longer defines {', '.join(sorted(missing))} "
-                         "as literals; update this file")
-    return got
-
-
 def _bench_module():
     """bench.py itself when numpy is there (its Table computes the budget), else None."""
-    sys.path.insert(0, HERE)
     try:
         import bench  # noqa: E402
         return bench
     except ImportError:
         return None
-    finally:
-        sys.path.pop(0)
 
 
 def table_part(path, exclude_prefix, name, work):
@@ -146,34 +122,6 @@ def run(argv, cwd):
         raise RuntimeError(f"{' '.join(argv)} (in {cwd}) exited {p.returncode}:\n"
                            f"{p.stdout}{p.stderr}")
     return p
-
-
-def gen_space(task):
-    """bench.py's make_synthetic_table's space: the synthetic family at the task's rows,
-    seed 2026, FIFO, 64 at once."""
-    with open(task["space_path"]) as f:
-        sp = json.load(f)
-    sp.update({"name": f"gen-{task['name']}", "num_samples": task["rows"], "seed": 2026,
-               "scheduler": {"type": "fifo"}, "max_concurrent": 64})
-    return sp, ["simulate", "space.json", "--synthetic", task["synthetic"], "--workers", "64",
-                "--db", "t.db", "--quiet"]
-
-
-def bench_space(task, method, seed, workers, budget, tune_methods, start_delay):
-    """bench.py's run_tune: the space.json and the command line of one run."""
-    search, sched = tune_methods[method]
-    with open(task["space_path"]) as f:
-        sp = json.load(f)
-    sp["name"] = "b"
-    sp["seed"] = seed
-    sp["search"] = search
-    if sched == "fifo":
-        sp["scheduler"] = {"type": "fifo"}
-    sp["max_concurrent"] = workers
-    sp["time_budget_s"] = budget
-    sp["num_samples"] = int(budget * workers / (task["min_iter"] + start_delay)) + workers + 1
-    return sp, ["simulate", "space.json", "--table", os.path.abspath(task["table_path"]),
-                "--workers", str(workers), "--db", "t.db", "--quiet"]
 
 
 # ---------------------------------------------------------------- the comparison
@@ -275,8 +223,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--base", required=True, help="the tune binary before the change")
     ap.add_argument("--new", required=True, help="the tune binary after it")
-    consts = bench_constants()
-    tasks_all, methods_all = consts["TASKS"], list(consts["TUNE_METHODS"])
+    tasks_all, methods_all = TASKS, list(TUNE_METHODS)
     ap.add_argument("--tasks", default=",".join(t["name"] for t in tasks_all))
     ap.add_argument("--methods", default=",".join(methods_all),
                     help="tune methods of bench.py (default: all of them)")
@@ -335,7 +282,7 @@ def main(argv=None):
             if "exclude_prefix" in t:
                 t["table_path"] = table_part(t["table_path"], t["exclude_prefix"], nm, work)
         else:
-            sp, args = gen_space(t)
+            sp, args = synthetic_space(t, t["space_path"], t["rows"], "t.db")
             folders = {}
             for side in ("base", "new") if not a.no_gen else ("base",):
                 d = os.path.join(work, side, f"gen-{nm}")
@@ -366,8 +313,8 @@ def main(argv=None):
             for w in workers:
                 for m in methods:
                     budget = a.budget * t["t_full"] / w
-                    sp, args = bench_space(t, m, s, w, budget, consts["TUNE_METHODS"],
-                                           consts["START_DELAY"])
+                    sp, args = tune_space(t["space_path"], t["table_path"], m, s, w, budget,
+                                          t["min_iter"], "t.db")
                     key = f"{t['name']}-W{w}-{m}-{s}".replace("+", "_").replace(
                         "(", "_").replace(")", "")
                     jobs.append((f"{t['name']} W={w} {m} seed {s}", key, sp, args))
