@@ -170,7 +170,8 @@ static int hb_new(const sched_opts_t *opts, void **out, unsigned *caps, char *er
         return SCHED_EINVAL;
     }
     h->cur = -1;
-    *caps = SCHED_CAP_TIME | SCHED_CAP_PAUSE; /* trials wait at milestones, resume when promoted */
+    /* trials wait at milestones, resume when promoted, and are dropped when halved away */
+    *caps = SCHED_CAP_TIME | SCHED_CAP_PAUSE | SCHED_CAP_DROP;
     *out = h;
     return SCHED_OK;
 }

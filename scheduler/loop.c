@@ -277,7 +277,8 @@ static int launch_ready(struct sched_loop *L)
     int maxc = L->set->max_concurrent;
     double until = sched__now(L) + LOOP_LAUNCH_SLICE_S;
     int deferred = 0;
-    if (L->q.npaused > 0) sched__end_dropped(L); /* before a slice goes to a paused trial */
+    /* before a slice goes to a paused trial */
+    if (L->caps & SCHED_CAP_DROP && L->q.npaused > 0) sched__end_dropped(L);
 again:
     while (!deferred && !L->turn.stopping && L->q.nretry > 0 &&
            (maxc <= 0 || (int)L->q.running < maxc)) {

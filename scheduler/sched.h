@@ -111,6 +111,9 @@ const char *sched_policy_name(const sched_policy_t *p);
 /* TIME: it judges results by their time_attr value, so a result without one cannot be
  * judged (FIFO reads none) */
 #define SCHED_CAP_TIME 0x4u
+/* DROP: it may end paused trials while they wait (sched_policy_drop), so the loop asks it
+ * before a slice goes to a paused trial; no other policy costs the loop that walk */
+#define SCHED_CAP_DROP 0x8u
 unsigned sched_policy_caps(const sched_policy_t *p);
 /* The words of a judged decision (d->judged) the caller records: returns the action as
  * the store spells it ("stop", "complete", "pause", "continue") and writes the policy's

@@ -1331,7 +1331,8 @@ TEST(hyperband_words)
         sched_policy_word_resume(p, NULL, "iter", 3, "scratch (no checkpoint)", rb, sizeof rb),
         "resume");
     CHECK_STR(rb, "resumed (nothing new pending): attempt 3 from scratch (no checkpoint)");
-    CHECK_EQ_INT((int)sched_policy_caps(p), (int)(SCHED_CAP_TIME | SCHED_CAP_PAUSE));
+    CHECK_EQ_INT((int)sched_policy_caps(p),
+                 (int)(SCHED_CAP_TIME | SCHED_CAP_PAUSE | SCHED_CAP_DROP));
     CHECK_STR(sched_policy_name(p), "hyperband");
     sched_policy_free(p);
 }
