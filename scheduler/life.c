@@ -397,26 +397,32 @@ int sched__resume(struct sched_loop *L, size_t k, const sched_decision_t *why)
     return 1;
 }
 
+/* A paused trial (its decision recorded) ends for good, TERMINATED, without running again:
+ * its row, the policy, the searcher and its record are told. */
+static void end_waiting(struct sched_loop *L, struct sched__trial *t, int early)
+{
+    t->status = SCHED_TRIAL_TERMINATED;
+    t->early_stopped = early;
+    store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_EARLY_STOPPED | STORE_TU_ENDED,
+                              .status = "TERMINATED",
+                              .early_stopped = early,
+                              .ended_at = sched__wall(L)};
+    sched__update_row(L, t, &u);
+    sched_on_trial_complete(L->policy, t->no);
+    sched__searcher_end(L, t);
+    sched__retire(L, t);
+}
+
 void sched__end_paused(struct sched_loop *L)
 {
     for (size_t k = 0; k < L->q.npaused; k++) {
         struct sched__trial *t = sched__at(L, L->q.paused[k]);
         if (t->status != SCHED_TRIAL_PAUSED) continue;
         if (t->x->shown) sched__take_over(L, t, INT64_MAX); /* see sched__ended */
-        t->status = SCHED_TRIAL_TERMINATED;
-        t->early_stopped = 1;
         sched__add_note(L, t, "stop", t->iters, t->last_time, t->last_metric,
                         "still paused when nothing else was left to run: the policy never "
                         "chose to resume it");
-        store_trial_update_t u = {.fields =
-                                      STORE_TU_STATUS | STORE_TU_EARLY_STOPPED | STORE_TU_ENDED,
-                                  .status = "TERMINATED",
-                                  .early_stopped = 1,
-                                  .ended_at = sched__wall(L)};
-        sched__update_row(L, t, &u);
-        sched_on_trial_complete(L->policy, t->no);
-        sched__searcher_end(L, t);
-        sched__retire(L, t);
+        end_waiting(L, t, 1);
     }
     L->q.npaused = 0;
 }
@@ -451,17 +457,7 @@ void sched__end_dropped(struct sched_loop *L)
                                .reason = reason,
                                .wall_time = sched__wall(L)};
         sched__add_decision(L, &sd);
-        t->status = SCHED_TRIAL_TERMINATED;
-        t->early_stopped = why.action == SCHED_STOP;
-        store_trial_update_t u = {.fields =
-                                      STORE_TU_STATUS | STORE_TU_EARLY_STOPPED | STORE_TU_ENDED,
-                                  .status = "TERMINATED",
-                                  .early_stopped = t->early_stopped,
-                                  .ended_at = sched__wall(L)};
-        sched__update_row(L, t, &u);
-        sched_on_trial_complete(L->policy, t->no);
-        sched__searcher_end(L, t);
-        sched__retire(L, t);
+        end_waiting(L, t, why.action == SCHED_STOP);
     }
 }
 
