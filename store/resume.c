@@ -33,6 +33,16 @@ static sqlite3_stmt *prepare(store_t *st, const char *sql, const char *what, cha
     return s;
 }
 
+/* Ends a read loop: src is the last sqlite3_step's answer (SQLITE_ROW when the callback
+ * stopped it, SQLITE_DONE at the end); 0, or the failure worded with `what`. */
+static int finish(store_t *st, sqlite3_stmt *s, int src, const char *what, char *err, size_t errlen)
+{
+    int rc = src != SQLITE_ROW && src != SQLITE_DONE ? store__fail(st, src, what, err, errlen)
+                                                     : STORE_OK;
+    sqlite3_finalize(s);
+    return rc;
+}
+
 int store_trials_load(store_t *st, int64_t exp_id, store_trial_cb cb, void *ud, char *err,
                       size_t errlen)
 {
@@ -44,7 +54,7 @@ int store_trials_load(store_t *st, int64_t exp_id, store_trial_cb cb, void *ud, 
                               what, err, errlen);
     if (!s) return STORE_ERR;
     sqlite3_bind_int64(s, 1, exp_id);
-    int src, rc = STORE_OK;
+    int src;
     while ((src = sqlite3_step(s)) == SQLITE_ROW) {
         store_trial_row_t r = {.id = sqlite3_column_int64(s, 0),
                                .trial_no = sqlite3_column_int64(s, 1),
@@ -58,9 +68,7 @@ int store_trials_load(store_t *st, int64_t exp_id, store_trial_cb cb, void *ud, 
         if (!r.status) r.status = "PENDING";
         if (cb(ud, &r)) break;
     }
-    if (src != SQLITE_ROW && src != SQLITE_DONE) rc = store__fail(st, src, what, err, errlen);
-    sqlite3_finalize(s);
-    return rc;
+    return finish(st, s, src, what, err, errlen);
 }
 
 int store_results_replay(store_t *st, int64_t exp_id, store_result_cb cb, void *ud, char *err,
@@ -74,7 +82,7 @@ int store_results_replay(store_t *st, int64_t exp_id, store_result_cb cb, void *
                               what, err, errlen);
     if (!s) return STORE_ERR;
     sqlite3_bind_int64(s, 1, exp_id);
-    int src, rc = STORE_OK;
+    int src;
     while ((src = sqlite3_step(s)) == SQLITE_ROW) {
         store_result_row_t r = {.trial_id = sqlite3_column_int64(s, 0),
                                 .attempt = sqlite3_column_int(s, 1),
@@ -83,9 +91,7 @@ int store_results_replay(store_t *st, int64_t exp_id, store_result_cb cb, void *
                                 .metric = col_real(s, 4)};
         if (cb(ud, &r)) break;
     }
-    if (src != SQLITE_ROW && src != SQLITE_DONE) rc = store__fail(st, src, what, err, errlen);
-    sqlite3_finalize(s);
-    return rc;
+    return finish(st, s, src, what, err, errlen);
 }
 
 /* Splits the range first..last of `trial_id` into runs of consecutive ids with the same
@@ -282,12 +288,10 @@ int store_criterion_stops(store_t *st, int64_t exp_id, store_id_cb cb, void *ud,
                 what, err, errlen);
     if (!s) return STORE_ERR;
     sqlite3_bind_int64(s, 1, exp_id);
-    int src, rc = STORE_OK;
+    int src;
     while ((src = sqlite3_step(s)) == SQLITE_ROW)
         if (cb(ud, sqlite3_column_int64(s, 0))) break;
-    if (src != SQLITE_ROW && src != SQLITE_DONE) rc = store__fail(st, src, what, err, errlen);
-    sqlite3_finalize(s);
-    return rc;
+    return finish(st, s, src, what, err, errlen);
 }
 
 /* The results that named a checkpoint: columns trial, path, iteration, time, wall time,
@@ -323,7 +327,7 @@ int store_checkpoints(store_t *st, int64_t exp_id, store_ckpt_which_t which, sto
     sqlite3_stmt *s = prepare(st, ckpt_sql[which], what, err, errlen);
     if (!s) return STORE_ERR;
     sqlite3_bind_int64(s, 1, exp_id);
-    int src, rc = STORE_OK;
+    int src;
     while ((src = sqlite3_step(s)) == SQLITE_ROW) {
         /* as text, whatever JSON type the trial gave its "checkpoint" */
         store_checkpoint_row_t r = {.trial_id = sqlite3_column_int64(s, 0),
@@ -335,9 +339,7 @@ int store_checkpoints(store_t *st, int64_t exp_id, store_ckpt_which_t which, sto
         if (!r.path || !r.path[0]) continue;
         if (cb(ud, &r)) break;
     }
-    if (src != SQLITE_ROW && src != SQLITE_DONE) rc = store__fail(st, src, what, err, errlen);
-    sqlite3_finalize(s);
-    return rc;
+    return finish(st, s, src, what, err, errlen);
 }
 
 int store_exploits_pending(store_t *st, int64_t exp_id, store_lineage_cb cb, void *ud, char *err,
@@ -353,7 +355,7 @@ int store_exploits_pending(store_t *st, int64_t exp_id, store_lineage_cb cb, voi
                               what, err, errlen);
     if (!s) return STORE_ERR;
     sqlite3_bind_int64(s, 1, exp_id);
-    int src, rc = STORE_OK;
+    int src;
     while ((src = sqlite3_step(s)) == SQLITE_ROW) {
         store_lineage_t l = {.experiment_id = exp_id,
                              .trial_id = sqlite3_column_int64(s, 0),
@@ -371,7 +373,5 @@ int store_exploits_pending(store_t *st, int64_t exp_id, store_lineage_cb cb, voi
         if (!l.donor_checkpoint) continue;
         if (cb(ud, &l)) break;
     }
-    if (src != SQLITE_ROW && src != SQLITE_DONE) rc = store__fail(st, src, what, err, errlen);
-    sqlite3_finalize(s);
-    return rc;
+    return finish(st, s, src, what, err, errlen);
 }
