@@ -100,9 +100,14 @@ static void sweep_images(const char *path, const char *dir)
     struct dirent *e;
     while (d && (e = readdir(d))) {
         long pid = 0;
-        int k = 0;
+        int k = 0, end = 0;
+        struct stat sb;
+        /* exactly a name store__write_image gives, whole (not one a user added to), and a
+         * plain file, as it made it */
         if (strncmp(e->d_name, base, bl) != 0 ||
-            sscanf(e->d_name + bl, ".new-%ld-%d", &pid, &k) != 2 || pid <= 0)
+            sscanf(e->d_name + bl, ".new-%ld-%d%n", &pid, &k, &end) != 2 || pid <= 0 ||
+            e->d_name[bl + (size_t)end] != 0 ||
+            fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(sb.st_mode))
             continue;
         if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours */
         unlinkat(dirfd(d), e->d_name, 0);

@@ -336,18 +336,32 @@ TEST(an_image_left_by_a_killed_tune_is_removed)
 {
     struct tmp t;
     REQUIRE(tmp_make(&t) == 0);
-    char gone[800], live[800];
+    char gone[800], live[800], users[800], link[800], target[800];
     snprintf(gone, sizeof gone, "%s.new-999999999-0", t.db); /* over any pid_max */
     snprintf(live, sizeof live, "%s.new-%ld-0", t.db, (long)getppid());
+    /* names tune never gives, though they start like one: a user's file, and a symlink */
+    snprintf(users, sizeof users, "%s.new-999999999-0.keep", t.db);
+    snprintf(link, sizeof link, "%s.new-999999998-0", t.db);
+    snprintf(target, sizeof target, "%s/target", t.dir);
     write_file(gone, "half an image");
     write_file(live, "another tune's, being written");
+    write_file(users, "a user's");
+    write_file(target, "a user's");
+    REQUIRE(symlink(target, link) == 0);
     store_t *st = open_rw(t.db);
     REQUIRE(st);
     store_close(st);
     CHECK(access(gone, F_OK) != 0);
     CHECK(access(live, F_OK) == 0);
-    CHECK_EQ_INT(new_files(t.dir), 1);
+    CHECK(access(users, F_OK) == 0);
+    struct stat sb;
+    CHECK(lstat(link, &sb) == 0 && S_ISLNK(sb.st_mode));
+    CHECK(access(target, F_OK) == 0);
+    CHECK_EQ_INT(new_files(t.dir), 3);
     unlink(live);
+    unlink(users);
+    unlink(link);
+    unlink(target);
     tmp_clean(&t);
 }
 
