@@ -53,6 +53,8 @@ SCHEDULERS = {
     "median_soft": {"scheduler": {"type": "median", "max_t": ITERS, "grace_period": 2,
                                   "min_samples_required": 2, "hard_stop": False}},
     "pbt": {"scheduler": {"type": "pbt", "perturbation_interval": 6, "keep_checkpoints": 2}},
+    # one bracket of 8 trials (reduction_factor 8): all pause at 3, one goes on to 24
+    "hyperband": {"scheduler": {"type": "hyperband", "max_t": ITERS, "reduction_factor": 8}},
     "tpe": {"scheduler": {"type": "asha", "max_t": ITERS, "grace_period": 2,
                           "reduction_factor": 2},
             "search": {"type": "tpe"}},

@@ -54,6 +54,9 @@ class Interrupt(unittest.TestCase):
     def test_tpe(self):
         self.sequences("tpe")
 
+    def test_hyperband(self):
+        self.sequences("hyperband")
+
 
 if __name__ == "__main__":
     unittest.main()
