@@ -53,7 +53,7 @@ SCHEDULERS = {
     "median_soft": {"scheduler": {"type": "median", "max_t": ITERS, "grace_period": 2,
                                   "min_samples_required": 2, "hard_stop": False}},
     "pbt": {"scheduler": {"type": "pbt", "perturbation_interval": 6, "keep_checkpoints": 2}},
-    # one bracket of 8 trials (reduction_factor 8): all pause at 3, one goes on to 24
+    # reduction_factor 8: 8 trials are enough for its brackets to pause them and halve
     "hyperband": {"scheduler": {"type": "hyperband", "max_t": ITERS, "reduction_factor": 8}},
     "tpe": {"scheduler": {"type": "asha", "max_t": ITERS, "grace_period": 2,
                           "reduction_factor": 2},
