@@ -704,6 +704,78 @@ TEST(status_block_when_not_a_terminal)
     out_free(&o);
 }
 
+/* The last status block of a run's output (it ends the output, before the summary). */
+static const char *last_block(const char *out)
+{
+    const char *b = out, *p = out;
+    while ((p = strstr(p, "== Status ==")) != NULL)
+        b = p++;
+    return b;
+}
+
+TEST(without_a_metric_the_table_shows_what_trials_report)
+{
+    /* On main, a run without a metric showed "metric" and "best" columns of "-": nothing
+     * the trials reported. */
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "nometric");
+    snprintf(
+        sp, sizeof sp,
+        "{\"name\": \"nm\", \"num_samples\": 2, \"seed\": 1, \"command\": [\"%s\","
+        " \"--iters\", \"3\", \"--lr\", \"{lr}\"], \"space\": {\"lr\": {\"choice\": [0.01, 0.1]}}}",
+        g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    const char *blk = last_block(o.out);
+    CHECK_CONTAINS(blk, "| loss");
+    CHECK_CONTAINS(blk, "| acc");
+    CHECK(strstr(blk, "| best") == NULL);
+    CHECK(strstr(blk, "| metric") == NULL);
+    /* each trial's row holds its last loss as tune_trials' JSON has it */
+    double loss = db_real(dir, "SELECT json_extract(last_result, '$.loss') FROM trial_summary"
+                               " WHERE trial_no = 0");
+    char want[64];
+    snprintf(want, sizeof want, "%.5g", loss);
+    const char *row = strstr(blk, "trial_00000");
+    REQUIRE(row);
+    const char *eol = strchr(row, '\n');
+    char line[512];
+    snprintf(line, sizeof line, "%.*s", (int)(eol ? eol - row : (long)strlen(row)), row);
+    CHECK_CONTAINS(line, want);
+    out_free(&o);
+}
+
+TEST(metric_columns_do_not_show_the_metric_twice)
+{
+    /* On main, "metric_columns": ["loss", "acc"] with metric loss gave two loss columns. */
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "mcdup");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"mc\", \"metric\": \"loss\", \"num_samples\": 1, \"command\": [\"%s\","
+             " \"--iters\", \"2\"], \"reporter\": {\"metric_columns\": [\"loss\", \"acc\","
+             " \"training_iteration\"]}, \"space\": {}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    const char *blk = last_block(o.out);
+    const char *names = strstr(blk, "\ntrial ");
+    REQUIRE(names);
+    char line[512];
+    const char *eol = strchr(names + 1, '\n');
+    snprintf(line, sizeof line, "%.*s", (int)(eol ? eol - names - 1 : 0), names + 1);
+    int nloss = 0;
+    for (const char *p = line; (p = strstr(p, "| loss")); p++)
+        nloss++;
+    CHECK_EQ_INT(nloss, 1);
+    CHECK_CONTAINS(line, "| acc");
+    CHECK(strstr(line, "training_iteration") == NULL);
+    out_free(&o);
+}
+
 TEST(failed_trials_are_retried_up_to_max_failures)
 {
     char dir[4096], sp[8192];
