@@ -134,7 +134,8 @@ class Install(Case):
 
     def test_pip_install_needs_no_index(self):
         """Plain `pip install ./python` (no --no-index): the build needs nothing from an
-        index, so an index that cannot be reached changes nothing."""
+        index, so an index that cannot be reached changes nothing. The installed package's
+        tune.run then finds tune on PATH and runs its trials under the venv's Python."""
         venv = os.path.join(self.dir, "venv")
         p = subprocess.run([sys.executable, "-m", "venv", venv], capture_output=True, text=True)
         if p.returncode != 0:
@@ -150,6 +151,29 @@ class Install(Case):
                            text=True, env=clean_env())
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertTrue(p.stdout.startswith(os.path.join(venv, "lib")), p.stdout)
+        # tune.run from the installed package finds tune on PATH (where setup links it) and
+        # runs the function's trials under the venv's Python.
+        bindir = os.path.join(self.dir, "bin")
+        os.mkdir(bindir)
+        os.symlink(TUNE, os.path.join(bindir, "tune"))
+        script = os.path.join(self.dir, "exp.py")
+        with open(script, "w") as f:
+            f.write("import sys, tune\n"
+                    "def train(config):\n"
+                    "    assert sys.prefix != sys.base_prefix, 'trial not in the venv'\n"
+                    "    for i in range(3):\n"
+                    "        tune.report(loss=config['x'] / (i + 1))\n"
+                    "if __name__ == '__main__':\n"
+                    "    print('BINARY', tune.find_binary())\n"
+                    "    a = tune.run(train, config={'x': tune.uniform(0, 1)}, num_samples=2,\n"
+                    "                 metric='loss', mode='min', name='v', verbose=0)\n"
+                    "    print('BEST', a.best_result['loss'])\n")
+        p = subprocess.run([os.path.join(venv, "bin", "python"), script], cwd=self.dir,
+                           capture_output=True, text=True,
+                           env=clean_env(PATH=bindir + ":/usr/bin:/bin"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn(f"BINARY {os.path.join(bindir, 'tune')}", p.stdout)
+        self.assertIn("BEST ", p.stdout)
 
     def test_pip_install_in_a_venv(self):
         venv = os.path.join(self.dir, "venv")
