@@ -1928,6 +1928,10 @@ TEST(nested_errors_located)
     EXPECT_AT("\"space\": {\"o\": {\"choice\": [[{\"uniform\": [0, 1]}]]}}", "{\"uniform\"",
               "a distribution inside an array is not sampled: put it in an object (a nested "
               "space) or make the array a value of \"choice\"");
+    /* at the top level too: before, the array was a constant and the trial got the text */
+    EXPECT_AT("\"space\": {\"v\": [1, {\"uniform\": [0, 1]}]}", "{\"uniform\"",
+              "a distribution inside an array is not sampled: put it in an object (a nested "
+              "space) or make the array a value of \"choice\"");
     /* a top-level object without any distribution is still a misspelt distribution */
     EXPECT_AT("\"space\": {\"lr\": {\"logunifrom\": [1e-4, 1e-1]}}", "\"logunifrom\"",
               "unknown distribution \"logunifrom\" (did you mean \"loguniform\"?)");
