@@ -280,7 +280,7 @@ def _check_kwargs(kwargs):
 
 # The tune.run argument each top-level key of space.json comes from, where the names differ.
 _ARG_OF = {"max_concurrent": "max_concurrent_trials", "resources": "resources_per_trial",
-           "search": "search_alg", "reporter": "progress_reporter", "command": "the trainable"}
+           "search": "search_alg", "reporter": "progress_reporter", "command": "the command"}
 _RESOURCE_OF = {"gpus_per_trial": "gpu", "cpus_per_trial": "cpu"}
 
 
@@ -552,18 +552,21 @@ def _actual_name(db, name, restart):
 def _stored(db, name):
     """What the database holds under name: None, or (status, space_json, never_ranked), the
     last true when the experiment stopped (INTERRUPTED) after results of which none carried
-    its metric: the footprint of tune's stop at a first result without the metric."""
+    its metric, and was not allowed to miss it: the footprint of tune's stop at a first
+    result without the metric (allow_missing_metric false)."""
     if not os.path.exists(db):
         return None
     from ._results import _connect
     try:
         with _connect(db) as con:
-            row = con.execute("SELECT id, status, space_json, metric FROM experiments "
-                              "WHERE name = ?", (name,)).fetchone()
+            row = con.execute("SELECT id, status, space_json, metric, json_extract("
+                              "settings_json, '$.allow_missing_metric') AS allow FROM "
+                              "experiments WHERE name = ?", (name,)).fetchone()
             if row is None:
                 return None
             never_ranked = False
-            if row["status"] == "INTERRUPTED" and row["metric"]:
+            # (allowed to miss its metric, an interrupted run is only interrupted)
+            if row["status"] == "INTERRUPTED" and row["metric"] and not row["allow"]:
                 n, ranked = con.execute(
                     "SELECT count(*), count(r.metric) FROM results r JOIN trials t "
                     "ON t.id = r.trial_id WHERE t.experiment_id = ?", (row["id"],)).fetchone()
