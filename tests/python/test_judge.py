@@ -277,6 +277,22 @@ class Rerun(Case):
         self.assertIn("run the script again", msg)
         self.assertNotIn("space.json", msg)
 
+    def test_an_interrupted_run_allowed_to_miss_its_metric_is_resumed_not_replaced(self):
+        quick(name="allow", metric="los", allow_missing_metric=True)
+        # as a Ctrl-C before any result carried the metric would leave it
+        import sqlite3
+        con = sqlite3.connect(self.db)
+        with con:
+            con.execute("UPDATE experiments SET status = 'INTERRUPTED'")
+        con.close()
+        stored = self.sql("SELECT id, created_at FROM experiments")
+        results = self.sql("SELECT id, wall_time FROM results ORDER BY id")
+        a = quick(name="allow", metric="los", allow_missing_metric=True, resume="AUTO")
+        self.assertEqual(a.summary()["status"], "FINISHED")
+        # the same experiment, its results kept (a replacement would have new times)
+        self.assertEqual(self.sql("SELECT id, created_at FROM experiments"), stored)
+        self.assertEqual(self.sql("SELECT id, wall_time FROM results ORDER BY id"), results)
+
     def test_unknown_resume_values_are_refused(self):
         with self.assertRaisesRegex(ValueError, "resume='ERRORED_ONLY' is not supported"):
             quick(name="r", metric="loss", resume="ERRORED_ONLY")
