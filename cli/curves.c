@@ -11,6 +11,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "search/settings.h"
+
 static char *dup_or_null(const char *s)
 {
     return s ? strdup(s) : NULL;
@@ -338,25 +340,6 @@ static int check_metric(store_t *st, const cli_exp_t *e, char *err, size_t errle
     return rc;
 }
 
-int cli_metric_guess_max(const char *metric)
-{
-    /* Names whose bigger values are better (as Keras and torchmetrics spell them); any
-     * other metric is taken as a loss or an error, lower is better. */
-    static const char *const up[] = {"acc",   "accuracy", "auc",    "f1",   "precision", "recall",
-                                     "score", "reward",   "return", "map",  "iou",       "dice",
-                                     "bleu",  "rouge",    "r2",     "top1", "top5",      NULL};
-    char low[128];
-    size_t n = 0;
-    for (; metric && metric[n] && n + 1 < sizeof low; n++)
-        low[n] = (char)((metric[n] >= 'A' && metric[n] <= 'Z') ? metric[n] + 32 : metric[n]);
-    low[n] = 0;
-    /* Whole words of the name: "val_acc", "eval/f1", "mean_reward", not "accumulated_loss". */
-    for (char *w = strtok(low, "_-./: "); w; w = strtok(NULL, "_-./: "))
-        for (size_t k = 0; up[k]; k++)
-            if (strcmp(w, up[k]) == 0) return 1;
-    return 0;
-}
-
 int cli_exp_load(store_t *st, const char *name, const char *metric, const char *trial,
                  unsigned flags, cli_exp_t **out, char *err, size_t errlen)
 {
@@ -391,7 +374,7 @@ int cli_exp_load(store_t *st, const char *name, const char *metric, const char *
     else if (flags & CLI_EXP_MODE_MIN)
         e->mode_max = 0;
     else if (!e->own_metric) {
-        e->mode_max = cli_metric_guess_max(e->metric);
+        e->mode_max = space_metric_looks_max(e->metric);
         e->mode_guessed = 1;
     }
 

@@ -69,9 +69,6 @@ int cli_exp_pick(store_t *st, const char *db, const char *given, char **out, cha
 #define CLI_EXP_MODE_MIN 2  /* flags: order the metric low-is-better (--mode min) */
 #define CLI_EXP_MODE_MAX 4  /* flags: order the metric high-is-better (--mode max) */
 
-/* 1 when a metric's name says higher is better (a word of it is acc, accuracy, auc, f1,
- * precision, recall, score, reward, ...), else 0: the guess for another metric's mode. */
-int cli_metric_guess_max(const char *metric);
 /* Reads --mode's value into CLI_EXP_MODE_MIN/MAX; -1 after printing an error
  * (output.c, as cli_mode_note: this file's loader prints nothing). */
 int cli_mode_arg(const char *cmd, const char *v, unsigned *flags);
