@@ -332,7 +332,12 @@ static void write_trial(FILE *f, const cli_exp_t *e, const cli_trial_t *t, const
     fputs("],\"y\":[", f);
     for (size_t k = 0; k < t->n; k++) {
         if (k) fputc(',', f);
-        jnum(f, t->y[k], 7);
+        /* A diverged inf is a point above the chart, not a missing one (null is NaN):
+         * 1e999 is a JSON number that JSON.parse reads as Infinity. */
+        if (isinf(t->y[k]))
+            fputs(t->y[k] > 0 ? "1e999" : "-1e999", f);
+        else
+            jnum(f, t->y[k], 7);
     }
     fputc(']', f);
     /* Where the scheduler stopped it: [time, value, cutoff, rung]. */
@@ -357,8 +362,63 @@ static void write_trial(FILE *f, const cli_exp_t *e, const cli_trial_t *t, const
     fputc('}', f);
 }
 
-static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db, char *err,
-                      size_t errlen)
+/* One way of drawing the curves' y axis: the range (values), the trials outside it (index
+ * into "trials", farthest value; null for inf) and the note that names them. */
+static void write_yside(FILE *f, const cli_exp_t *e, const cli_yrange_t *r)
+{
+    fputs("{\"lo\":", f);
+    jnum(f, r->lo, 10);
+    fputs(",\"hi\":", f);
+    jnum(f, r->hi, 10);
+    for (int side = 1; side >= 0; side--) {
+        const cli_yout_t *o = side ? &r->above : &r->below;
+        fprintf(f, ",\"%s\":[", side ? "above" : "below");
+        size_t shown = o->n < CLI_YRANGE_LIST ? o->n : CLI_YRANGE_LIST;
+        for (size_t i = 0; i < shown; i++) {
+            fprintf(f, "%s[%zu,", i ? "," : "", o->trial[i]);
+            jnum(f, o->v[i], 10);
+            fputc(']', f);
+        }
+        char note[1024];
+        cli_yrange_note(e, r, side, note, sizeof note);
+        fprintf(f, "],\"n%s\":%zu,\"%s_note\":", side ? "above" : "below", o->n,
+                side ? "above" : "below");
+        jstr(f, note);
+    }
+    fputc('}', f);
+}
+
+/* The curves' y range as tune plot chooses it (curves.h), for each way the page can draw
+ * the axis: "auto" (the page's default; log when ylog), "lin" and "log" (null without a
+ * positive value). */
+static void write_yrange(FILE *f, const cli_exp_t *e, const cli_ylim_t *lim)
+{
+    size_t *sel = malloc((e->ntrials + 1) * sizeof *sel);
+    if (!sel) {
+        fputs(",\"yrange\":null", f);
+        return;
+    }
+    for (size_t i = 0; i < e->ntrials; i++)
+        sel[i] = i;
+    cli_yrange_t lin, lg, au;
+    cli_yrange_fit(e, sel, e->ntrials, lim, 0, &lin);
+    cli_yrange_fit(e, sel, e->ntrials, lim, 1, &lg);
+    cli_yrange_fit(e, sel, e->ntrials, lim, -1, &au);
+    static const char *const kinds[] = {"auto", "full", "set"};
+    fprintf(f, ",\"yrange\":{\"ylim\":\"%s\",\"ylog\":%s,\"lin\":", kinds[lim->kind],
+            au.log ? "true" : "false");
+    write_yside(f, e, &lin);
+    fputs(",\"log\":", f);
+    if (lg.log)
+        write_yside(f, e, &lg);
+    else
+        fputs("null", f);
+    fputc('}', f);
+    free(sel);
+}
+
+static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db,
+                      const cli_ylim_t *lim, char *err, size_t errlen)
 {
     fprintf(f, "{\"version\":\"%s\",\"generated\":%lld,\"db\":", TUNE_VERSION,
             (long long)time(NULL));
@@ -397,7 +457,9 @@ static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db, 
         if (m) fputc(',', f);
         jnum(f, e->milestones[m], 10);
     }
-    fputs("],", f);
+    fputs("]", f);
+    write_yrange(f, e, lim);
+    fputc(',', f);
     int rc = write_rungs(f, st, e, err, errlen);
     if (rc != 0) return rc;
     struct chosen_ctx ch = {0};
@@ -417,8 +479,8 @@ static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db, 
 }
 
 /* The template with each <!--@NAME@--> marker replaced. */
-static int write_page(FILE *f, store_t *st, const cli_exp_t *e, const char *db, char *err,
-                      size_t errlen)
+static int write_page(FILE *f, store_t *st, const cli_exp_t *e, const char *db,
+                      const cli_ylim_t *lim, char *err, size_t errlen)
 {
     const char *p = cli_report_html;
     for (;;) {
@@ -445,7 +507,7 @@ static int write_page(FILE *f, store_t *st, const cli_exp_t *e, const char *db, 
         } else if (n == 2 && !strncmp(name, "JS", 2)) {
             fputs(cli_report_js, f);
         } else if (n == 4 && !strncmp(name, "DATA", 4)) {
-            int rc = write_data(f, st, e, db, err, errlen);
+            int rc = write_data(f, st, e, db, lim, err, errlen);
             if (rc != 0) return rc;
         }
         p = end + 4;
@@ -457,16 +519,19 @@ int cli_cmd_report(int argc, char **argv)
 {
     static const char usage[] =
         "usage: tune report [NAME] [-o FILE] [--db PATH] [--metric M] [--mode min|max]\n"
+        "                   [--ylim auto|full|LO:HI]\n"
         "  writes one self-contained HTML file (default NAME.html; -o - for stdout):\n"
         "  settings, every trial's learning curve with rung milestones and cutoffs, each\n"
         "  parameter against the final metric, the best trials in parallel coordinates and\n"
         "  a sortable table. NAME may be left out when the database holds one experiment.\n"
         "  --mode: which way --metric is better (default: the experiment's mode for its own\n"
         "  metric; for another metric a guess from its name, which is said). Rung cutoffs\n"
-        "  are drawn only on the metric the scheduler judged\n";
+        "  are drawn only on the metric the scheduler judged. --ylim: the curves' y range, as\n"
+        "  tune plot's (auto: the bulk of the curves, trials outside it named under the chart)\n";
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     const char *db = cli_db_path(argc, argv), *name = NULL, *outp = NULL, *metric = NULL;
     unsigned mode = 0;
+    cli_ylim_t ylim = {CLI_YLIM_AUTO, NAN, NAN};
     int opts = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -483,7 +548,8 @@ int cli_cmd_report(int argc, char **argv)
             continue;
         }
         int takes = !strcmp(a, "--db") || !strcmp(a, "-o") || !strcmp(a, "--output") ||
-                    !strcmp(a, "--metric") || !strcmp(a, "--experiment") || !strcmp(a, "--mode");
+                    !strcmp(a, "--metric") || !strcmp(a, "--experiment") || !strcmp(a, "--mode") ||
+                    !strcmp(a, "--ylim");
         if (takes && i + 1 >= argc) {
             cli_error("report: %s needs a value\n%s", a, usage);
             return CLI_EXIT_USAGE;
@@ -496,6 +562,8 @@ int cli_cmd_report(int argc, char **argv)
             metric = argv[++i];
         } else if (!strcmp(a, "--mode")) {
             if (cli_mode_arg("report", argv[++i], &mode)) return CLI_EXIT_USAGE;
+        } else if (!strcmp(a, "--ylim")) {
+            if (cli_ylim_arg("report", argv[++i], &ylim)) return CLI_EXIT_USAGE;
         } else if (!strcmp(a, "--experiment") || (a[0] != '-' || !a[1])) {
             const char *v = a[0] == '-' && a[1] ? argv[++i] : a;
             if (name) {
@@ -542,7 +610,7 @@ int cli_cmd_report(int argc, char **argv)
             return CLI_EXIT_FAIL;
         }
     }
-    rc = write_page(f, st, e, db, err, sizeof err);
+    rc = write_page(f, st, e, db, &ylim, err, sizeof err);
     int werr = ferror(f);
     long size = to_stdout ? 0 : ftell(f);
     if (!to_stdout && fclose(f) != 0) werr = 1;
