@@ -1137,9 +1137,11 @@ TEST(plot_range_is_the_bulk_and_names_what_lies_outside)
 }
 
 /* The report's curves take the same range (in its data, and drawn with the diverged
- * trials as markers on the edge and named under the chart). Before, the range came from
- * every value (the 1.2e6). */
-TEST(report_range_shows_diverged_trials_on_the_edge)
+ * trials as markers on the edge and named under the chart), and its trial table shows
+ * the other values each trial reported last: at most 8 columns, those the most trials
+ * report, in the order first reported; the rest named. Before, the range came from
+ * every value (the 1.2e6) and the table had no reported value but the metric. */
+TEST(report_range_and_table_show_diverged_trials_and_every_reported_value)
 {
     char dir[4096], db[4300], html[4300];
     fresh_dir(dir, sizeof dir, "report_diverged");
@@ -1170,6 +1172,21 @@ TEST(report_range_shows_diverged_trials_on_the_edge)
     /* inf is a point above the chart, not a missing one */
     cJSON *y7 = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "trials"), 7), "y");
     CHECK(isinf(cJSON_GetArrayItem(y7, 11)->valuedouble));
+    /* the other reported values */
+    cJSON *x = cJSON_GetObjectItem(d, "extra");
+    REQUIRE(x);
+    char *keys = cJSON_PrintUnformatted(cJSON_GetObjectItem(x, "keys"));
+    char *left = cJSON_PrintUnformatted(cJSON_GetObjectItem(x, "left"));
+    CHECK_STR(keys, "[\"acc\",\"lr_now\",\"phase\",\"k0\",\"k1\",\"k2\",\"k3\",\"k4\"]");
+    CHECK_STR(left, "[\"k5\",\"k6\",\"k7\",\"k8\"]");
+    free(keys);
+    free(left);
+    cJSON *r9 = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "trials"), 9), "r");
+    CHECK_NEAR(cJSON_GetObjectItem(r9, "acc")->valuedouble, 0.62, 1e-9);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(r9, "phase")), "cool");
+    CHECK_EQ_INT(cJSON_GetObjectItem(r9, "k4")->valueint, 52);
+    CHECK(cJSON_GetObjectItem(r9, "k5") == NULL); /* not a column */
+    CHECK(cJSON_GetObjectItem(r9, "loss") == NULL);
     cJSON_Delete(d);
     free(page);
     /* --ylim full keeps every finite value */
@@ -1188,8 +1205,14 @@ TEST(report_range_shows_diverged_trials_on_the_edge)
     check_rendered(dir, html, 10, 10, 1, 10000, NULL);
     o = browse(dir, html, "--dump-dom", 10000);
     CHECK_EQ_INT(body_attr(o.out, "data-clipped"), 2);
+    CHECK_EQ_INT(body_attr(o.out, "data-extra-columns"), 8);
     CHECK_CONTAINS(o.out, "2 trials go above the chart: trial_00007 (max inf), trial_00003 "
                           "(max 1.2e+06) (the y range is the curves\u2019 bulk;");
+    CHECK_CONTAINS(o.out, ">lr_now<");
+    CHECK_CONTAINS(o.out, ">k4<");
+    CHECK(strstr(o.out, ">k5<") == NULL);
+    CHECK_CONTAINS(o.out, "Not shown (at most 8 such columns, those the most trials report): k5, "
+                          "k6, k7, k8;");
     out_free(&o);
     char png[4300], shot[4400];
     snprintf(png, sizeof png, "%s/div.png", dir);

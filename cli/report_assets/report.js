@@ -2,7 +2,7 @@
  * every chart is a <canvas> and each trial is one path on it (one batched stroke per
  * status), so 5,000 trials stay fast; the table is built as one string. When the page is
  * drawn it sets data-* attributes on <body> (ready, curves, trials-with-results, rows,
- * rows-shown, clipped (curves with points outside the y range), scatters,
+ * rows-shown, extra-columns, clipped (curves with points outside the y range), scatters,
  * parallel, errors, render-ms; for Population Based Training lineage, earlier, schedule,
  * schedule-charts, exploits) for the tests in tests/test_report.c. */
 (function () {
@@ -758,6 +758,12 @@
     P.forEach(function (p) {
       cols.push({ k: 'p:' + p.name, h: p.name, num: 1, v: function (t) { return t.cfg ? t.cfg[p.name] : undefined; } });
     });
+    /* the other values each trial reported last (report.c chose them, bounded; the rest
+     * are named under the table) */
+    var X = D.extra || { keys: [], left: [] };
+    X.keys.forEach(function (k) {
+      cols.push({ k: 'r:' + k, h: k, num: 1, v: function (t) { return t.r ? t.r[k] : undefined; } });
+    });
     cols.push({ k: 'dur', h: 'time', num: 1, v: function (t) { return fin(t.t0) ? (fin(t.t1) ? t.t1 : D.generated) - t.t0 : NaN; }, f: fmtDur });
     cols.push({ k: 'slice', h: 'slice', v: function (t) { return t.slice || ''; } });
     cols.push({ k: 'err', h: 'error', v: function (t) { return t.err || ''; } });
@@ -831,8 +837,13 @@
     $('pager').innerHTML = pages > 1 ? '<button data-d="-1"' + (page === 0 ? ' disabled' : '') + '>\u25c0</button>' +
       '<span>rows ' + first + '\u2013' + last + ' of ' + order.length + '</span>' +
       '<button data-d="1"' + (page === pages - 1 ? ' disabled' : '') + '>\u25b6</button>' : '';
+    var X = D.extra || { keys: [], left: [] };
     $('table-hint').textContent = (filterText ? order.length + ' of ' + T.length + ' trials match. ' : '') +
-      'Click a column to sort, a row to highlight its curve.';
+      'Click a column to sort, a row to highlight its curve.' +
+      (X.keys.length ? ' ' + X.keys.join(', ') + ': each trial\u2019s last reported value.' : '') +
+      (X.left.length ? ' Not shown (at most ' + X.max + ' such columns, those the most trials report): ' +
+        X.left.join(', ') + '; tune show TRIAL prints a trial\u2019s last result.' : '');
+    body.setAttribute('data-extra-columns', String(X.keys.length));
     /* data-rows: the table's rows (every trial that matches); data-rows-shown: this page's. */
     body.setAttribute('data-rows', String(order.length));
     body.setAttribute('data-rows-shown', String(html.length));
