@@ -250,12 +250,12 @@ struct sched__end {
 };
 
 /* result.c: what the trials' output and ends told. Also written: early, nearly and
- * buffered by diagnose.c, results by start.c's replay. */
+ * buffered by diagnose.c, results by start.c's replay, notice by ckpt.c. */
 struct sched__seen {
     uint64_t results, ignored, bad_lines;
     int metric_checked; /* the first result was checked for metric and time_attr */
     int results_seen;   /* a trial of this run has reported a result */
-    char notice[1024];  /* allow_missing_metric's warning */
+    char notice[1024];  /* allow_missing_metric's, or PBT's without checkpoints (ckpt.c) */
     struct {
         char msg[512];
         int count;
