@@ -69,6 +69,7 @@ struct sched__live {
     double started_at;      /* loop clock */
     double last_result_at;  /* loop clock */
     double first_result_at; /* this attempt's first result, 0 if none yet */
+    int64_t nresults;       /* results this attempt recorded (iters counts carried ones too) */
     char exec_id[96];       /* the executor's id last recorded (Slurm's job/step id arrives late) */
     char node[96];
     /* The process id the executor reported after the start (a start that does not wait for
