@@ -139,7 +139,12 @@ def _checkpoint(path):
     if not folder or not os.path.isdir(folder):
         return path
     real, home = os.path.realpath(path), os.path.realpath(folder)
-    if real != home and os.path.commonpath([real, home]) == home:
+    if real == home:
+        # a copy of it would hold every earlier copy, and the next one this one
+        raise ValueError(f"tune_report.report: checkpoint={path!r} is the trial's checkpoint "
+                         "folder itself (TUNE_CHECKPOINT_DIR); save each checkpoint in a file "
+                         "or folder of its own, inside it or anywhere else (tune copies it in)")
+    if os.path.commonpath([real, home]) == home:
         return path
     return _keep(os.path.abspath(path), folder)
 

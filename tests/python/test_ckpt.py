@@ -257,6 +257,11 @@ class ReportHelper(Case):
         with self.assertRaisesRegex(FileNotFoundError, "save it completely, then report it"):
             tune_report.report(loss=1.0, checkpoint=os.path.join(self.dir, "nothing"))
 
+    def test_the_checkpoint_folder_itself_is_refused(self):
+        with self.assertRaisesRegex(ValueError, "is the trial's checkpoint folder itself"):
+            tune_report.report(loss=1.0, checkpoint=self.ckdir)
+        self.assertEqual(os.listdir(self.ckdir), [])
+
     def test_ranks_other_than_0_write_and_copy_nothing(self):
         os.environ["RANK"] = "1"
         with tempfile.TemporaryDirectory() as d:
