@@ -398,7 +398,10 @@ void sched__unpin(struct sched_loop *L, struct sched__trial *t)
 
 /* The donor's latest checkpoint and the iteration it was taken at: what its results named
  * (kept past a pause as the resume point), else the executor's word (the simulator's
- * "iteration:N"). NULL when it has none. */
+ * "iteration:N"). NULL when it has none, or none whose iteration is known: the newest
+ * checkpoint* file of a paused donor that never named one holds an iteration tune cannot
+ * know, and a clone restored from it would count its iterations from 0 while training on
+ * from wherever the file stood. */
 static char *donor_checkpoint(struct sched_loop *L, const struct sched__trial *d, int64_t *iter,
                               double *time)
 {
@@ -417,6 +420,8 @@ static char *donor_checkpoint(struct sched_loop *L, const struct sched__trial *d
         if (sscanf(d->x->resume_from, "iteration:%lld", &n) == 1) { /* the simulator's */
             *iter = n;
             *time = L->time_is_iter ? (double)n : d->last_time;
+        } else if (!d->x->has_resume_iter) {
+            return NULL; /* found as the newest checkpoint* file, never named */
         }
         return strdup(d->x->resume_from);
     }
@@ -430,6 +435,20 @@ static char *donor_checkpoint(struct sched_loop *L, const struct sched__trial *d
         return strdup(buf);
     }
     return NULL;
+}
+
+/* The fix for a population that names no checkpoint, in its users' words. */
+static const char k_name_checkpoints[] =
+    "Report each checkpoint: tune.report(..., checkpoint=PATH) in Python, or a \"checkpoint\" "
+    "key in the result line (docs/pbt.md, \"The trial's contract\"); a checkpoint* file saved "
+    "but never reported cannot be used, since its iteration is unknown";
+
+/* Whether donor d has never named a checkpoint in a result, in any attempt (nor is a clone
+ * waiting to restore one, nor the executor's word, the simulator's, stands for it). */
+static int never_named(const struct sched__trial *d)
+{
+    return !d->x->named_ckpt && d->x->named_ckpt_iter == 0 && !d->x->has_resume_iter &&
+           !d->x->exploit_src;
 }
 
 int sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_decision_t *d,
@@ -455,6 +474,26 @@ int sched__exploit(struct sched_loop *L, struct sched__trial *t, const sched_dec
                            .cutoff = d->cutoff,
                            .reason = reason,
                            .wall_time = now};
+    if (!src && never_named(donor)) {
+        /* PBT restarts a clone from the state its donor reported: without one it would
+         * restore nothing while counting the donor's iterations. Said once, loudly (the
+         * run's notice, on stderr), and at every perturbation it costs (the decision). */
+        snprintf(reason, sizeof reason,
+                 "perturbation at %s %s: %s in the bottom quantile, but %s has never reported a "
+                 "checkpoint: no exploit. %s",
+                 set->sched.time_attr, space_format_number(tv, vb), t->name, donor->name,
+                 k_name_checkpoints);
+        sched__add_decision(L, &sd);
+        if (!L->seen.notice[0])
+            snprintf(L->seen.notice, sizeof L->seen.notice,
+                     "warning: PBT cannot exploit: %s has never reported a checkpoint (first "
+                     "perturbation at %s %s), so no trial is restarted from another's state "
+                     "until its donor reports one, and PBT does nothing a random search would "
+                     "not. %s",
+                     donor->name, set->sched.time_attr, space_format_number(tv, vb),
+                     k_name_checkpoints);
+        return 0;
+    }
     if (!src) {
         snprintf(reason, sizeof reason,
                  "perturbation at %s %s: %s in the bottom quantile, but %s has no checkpoint yet: "

@@ -151,10 +151,15 @@ void sched__count_early_failure(struct sched_loop *L, struct sched__trial *t, co
 }
 
 /* Results that all arrived within a second of the trial's exit, although it ran for
- * several seconds: its output was buffered until exit. */
+ * several seconds: its output was buffered until exit. Judged on an attempt that started
+ * from scratch and reported at least two results itself. An attempt resumed from a
+ * checkpoint (a PBT clone, a paused trial, a retry) spends its first seconds loading it and
+ * may have one or two iterations left, which then arrive at its exit for no fault of its
+ * output; and t->iters counts the results it carried, not the ones it sent. A program that
+ * buffers does so in its first attempt too, where it is caught. */
 void sched__check_buffered(struct sched_loop *L, struct sched__trial *t)
 {
-    if (t->iters < 2 || t->x->first_result_at == 0) return;
+    if (t->x->nresults < 2 || t->x->first_result_at == 0 || t->x->resume_from) return;
     if (t->x->stop != SCHED__STOP_NONE && t->x->stop != SCHED__STOP_COMPLETE) return;
     double now = sched__now(L);
     if (now - t->x->first_result_at <= 1.0 && now - t->x->started_at >= 3.0) {

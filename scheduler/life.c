@@ -231,6 +231,7 @@ static void running(struct sched_loop *L, struct sched__trial *t, const sched_sl
     t->x->killed = 0;
     t->x->started_at = t->x->last_result_at = sched__now(L);
     t->x->first_result_at = 0;
+    t->x->nresults = 0;
     t->x->term_sent = 0;
     free(t->x->named_ckpt);
     t->x->named_ckpt = NULL;

@@ -69,6 +69,7 @@ struct sched__live {
     double started_at;      /* loop clock */
     double last_result_at;  /* loop clock */
     double first_result_at; /* this attempt's first result, 0 if none yet */
+    int64_t nresults;       /* results this attempt recorded (iters counts carried ones too) */
     char exec_id[96];       /* the executor's id last recorded (Slurm's job/step id arrives late) */
     char node[96];
     /* The process id the executor reported after the start (a start that does not wait for
@@ -250,12 +251,12 @@ struct sched__end {
 };
 
 /* result.c: what the trials' output and ends told. Also written: early, nearly and
- * buffered by diagnose.c, results by start.c's replay. */
+ * buffered by diagnose.c, results by start.c's replay, notice by ckpt.c. */
 struct sched__seen {
     uint64_t results, ignored, bad_lines;
     int metric_checked; /* the first result was checked for metric and time_attr */
     int results_seen;   /* a trial of this run has reported a result */
-    char notice[1024];  /* allow_missing_metric's warning */
+    char notice[1024];  /* allow_missing_metric's, or PBT's without checkpoints (ckpt.c) */
     struct {
         char msg[512];
         int count;

@@ -212,6 +212,7 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     t->last_metric = m;
     t->x->last_result_at = L->turn.rx_now;
     if (t->x->first_result_at == 0) t->x->first_result_at = L->turn.rx_now;
+    t->x->nresults++;
     for (size_t k = 0; k < L->ncols; k++)
         t->columns[k] = in->v[L->col0 + k];
     if (sched__better(set->mode == SPACE_MODE_MAX, m, t->best_metric)) t->best_metric = m;

@@ -886,7 +886,8 @@ TEST(e2e_kill_9_with_an_exploit_pending_then_resume)
 }
 
 /* Ray's "no checkpoint for trial, skip exploit": trials that never name a checkpoint are
- * never exploited; the decision says why and how to allow it. */
+ * never exploited; the decision says why and how to allow it, and the run says it once on
+ * stderr, loudly, since PBT then does nothing a random search would not. */
 TEST(e2e_no_checkpoint_no_exploit)
 {
     char dir[4096], sp[8192];
@@ -897,13 +898,119 @@ TEST(e2e_no_checkpoint_no_exploit)
              " \"--sleep-ms\", \"5\"], \"space\": {\"lr\": {\"loguniform\": [0.0001, 1]}},"
              " \"scheduler\": " PBT_SCHED("") "}",
              g_synth);
+    space_file(dir, sp);
     const char *args[] = {"run", "space.json", "--gpus", "none", "--cpus", "6", "--quiet", NULL};
-    CHECK_EQ_INT(run_ok(dir, sp, args), 0);
+    struct out o = run_tune(dir, args);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.err, "tune: warning: PBT cannot exploit: trial_");
+    /* (at 4, 8 or 12: the first perturbation whose trial is in the bottom quantile) */
+    CHECK_CONTAINS(o.err, "has never reported a checkpoint (first perturbation at "
+                          "training_iteration ");
+    CHECK_CONTAINS(o.err, "Report each checkpoint: tune.report(..., checkpoint=PATH) in Python, "
+                          "or a \"checkpoint\" key in the result line");
+    int said = 0; /* once, however many exploits it cost */
+    for (const char *p = o.err; (p = strstr(p, "PBT cannot exploit")); p++)
+        said++;
+    CHECK_EQ_INT(said, 1);
+    out_free(&o);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM lineage"), 0);
-    CHECK(db_int(dir, "SELECT count(*) FROM decisions WHERE reason LIKE '%has no checkpoint yet:"
-                      " no exploit (report \"checkpoint\" in results to allow one)'") >= 1);
+    CHECK(db_int(dir, "SELECT count(*) FROM decisions WHERE reason LIKE '%has never reported a"
+                      " checkpoint: no exploit. Report each checkpoint: %'") >= 1);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM decisions WHERE action = 'exploit'"), 0);
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 6);
+}
+
+/* A paused donor that saved a checkpoint* file but never named one: tune would resume the
+ * donor itself from the file, but a clone restored from it would count its iterations from
+ * 0 (the file's iteration is unknown) while training on from wherever the file stood, the
+ * clone "jumping ahead" (issue 28). So it is no donor: no exploit, and the decision and
+ * stderr say how to name checkpoints. The population (8 trials on 2 CPUs) takes turns, so
+ * that donors are paused when they are chosen. Before, such exploits took "its checkpoint
+ * at iteration 0". */
+TEST(e2e_a_paused_donor_that_never_named_a_checkpoint_is_no_donor)
+{
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "pbt", "unnamed");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"unnamed\", \"metric\": \"loss\", \"mode\": \"min\","
+             " \"num_samples\": 8, \"seed\": 2, \"command\": [\"%s\", \"--lr\", \"{lr}\","
+             " \"--iters\", \"12\", \"--sleep-ms\", \"5\", \"--checkpoint\"],"
+             " \"space\": {\"lr\": {\"loguniform\": [0.0001, 1]}},"
+             " \"scheduler\": " PBT_SCHED("") "}",
+             g_synth);
+    space_file(dir, sp);
+    const char *args[] = {"run", "space.json", "--gpus", "none", "--cpus", "2", "--quiet", NULL};
+    struct out o = run_tune(dir, args);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.err, "tune: warning: PBT cannot exploit: trial_");
+    out_free(&o);
+    /* the population took turns (donors were paused with their checkpoint files) */
+    CHECK(db_int(dir, "SELECT count(*) FROM decisions WHERE action = 'pause'") >= 4);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM lineage"), 0);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM decisions WHERE reason LIKE '%its checkpoint"
+                             " at iteration 0%'"),
+                 0);
+    CHECK(db_int(dir, "SELECT count(*) FROM decisions WHERE reason LIKE '%has never reported a"
+                      " checkpoint: no exploit.%'") >= 1);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 8);
+}
+
+/* Checkpoints that are folders (Ray's habit; tune_report's copies are folders too):
+ * keep_checkpoints deletes a trial's older ones whole, beneath its folder, never following
+ * the symlink a checkpoint holds out of it (the file it points to stays); an exploit copies
+ * the donor's folder into the clone's (resume/attempt_N/ckpt_NNNNNN), and the clone resumes
+ * from it: every trial's history holds each iteration once, up to the end. */
+TEST(e2e_checkpoint_folders_are_copied_kept_and_deleted_whole)
+{
+    char dir[4096], sp[8192], outside[4300];
+    e2e_fresh_dir(dir, sizeof dir, "pbt", "folders");
+    snprintf(outside, sizeof outside, "%s/outside.txt", dir);
+    write_file(outside, "not tune's\n");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"folders\", \"metric\": \"loss\", \"mode\": \"min\","
+             " \"num_samples\": 8, \"seed\": 4, \"command\": [\"%s\", \"--lr\", \"{lr}\","
+             " \"--iters\", \"16\", \"--sleep-ms\", \"5\", \"--checkpoint-dir\"],"
+             " \"space\": {\"lr\": {\"loguniform\": [0.0001, 1]}},"
+             " \"scheduler\": " PBT_SCHED(", \"keep_checkpoints\": 1, \"max_t\": 16") "}",
+             g_synth);
+    space_file(dir, sp);
+    const char *env[] = {NULL, NULL};
+    char envv[4400];
+    snprintf(envv, sizeof envv, "SYNTH_OUTSIDE=%s", outside);
+    env[0] = envv;
+    struct how h = {.env = env};
+    const char *args[] = {"run", "space.json", "--gpus", "none", "--cpus", "2", "--quiet", NULL};
+    struct out o = run_tune_how(dir, args, &h);
+    if (o.code != 0) fprintf(stderr, "%s\n%s\n", o.out, o.err);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'TERMINATED'"), 8);
+    CHECK(db_int(dir, "SELECT count(*) FROM lineage") >= 1);
+    /* each exploit's copy is a folder, in the clone's own folder */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM lineage WHERE resume_from NOT LIKE"
+                             " '%/resume/attempt_%/ckpt_%'"),
+                 0);
+    /* clones resumed from the copy: each iteration once, 1 to 16, in every trial */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM (SELECT trial_id FROM results_current GROUP BY"
+                             " trial_id HAVING max(iteration) != 16 OR min(iteration) != 1 OR"
+                             " count(DISTINCT iteration) != count(*) OR count(*) != 16)"),
+                 0);
+    /* older folders deleted whole: keep_checkpoints 1 leaves the newest of each trial (and a
+     * pinned one at most), and no half-deleted folder is left beside them */
+    CHECK(most_checkpoints(dir, "folders") <= 2);
+    CHECK(most_checkpoints(dir, "folders") >= 1);
+    for (int k = 0; k < 8; k++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/tune_results/folders/trial_%05d/checkpoints", dir, k);
+        DIR *d = opendir(path);
+        struct dirent *e;
+        while (d && (e = readdir(d)))
+            CHECK(!strstr(e->d_name, "tune-deleting"));
+        if (d) closedir(d);
+    }
+    /* the symlink inside each deleted folder was removed, never followed */
+    struct stat st;
+    CHECK_EQ_INT(stat(outside, &st), 0);
 }
 
 /* A trial's last result is not an exploit: with max_t (given to the trial as TUNE_MAX_T)

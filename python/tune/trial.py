@@ -4,6 +4,15 @@ TARGET is MODULE:FUNCTION (imported, with DIR put first on sys.path) or FILE.py:
 (the file is loaded as a module named __tune_main__, so its `if __name__ == "__main__":`
 block does not run). The function gets the trial's configuration from TUNE_CONFIG and
 reports with tune.report; a dict it returns is reported as its last result, as in Ray.
+
+Results go only through tune.report: before the user's module is imported, the trial's
+stdout (the pipe tune reads results from) is kept on a private descriptor for
+tune_report's lines, and descriptor 1 is pointed at stderr, so that whatever else the
+function prints (print(json.dumps(config)) included, and the output of subprocesses and C
+extensions) goes to the trial's stderr.log as a log, never taken for a result. A command
+trial (any program printing JSON lines) is untouched: there every JSON line on stdout is a
+result (README, "Trials").
+
 Not for: anything tune itself does (scheduling, recording); an exception ends the trial
 with its traceback on stderr and exit status 1, which tune records as ERROR.
 """
@@ -14,6 +23,21 @@ import importlib.util
 import json
 import os
 import sys
+
+import tune_report
+
+
+def keep_stdout_for_results():
+    """From here on only tune_report writes to the trial's stdout (a descriptor of its own);
+    fd 1, and with it print(), subprocesses and C extensions, writes to stderr."""
+    sys.stdout.flush()
+    results = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)  # not inherited
+    os.dup2(2, 1)  # inherited: a subprocess's stdout is the log too
+    try:
+        sys.stdout.reconfigure(line_buffering=True)  # prints reach the log as they happen
+    except AttributeError:
+        pass
+    tune_report._results_to(results)
 
 
 def load(target):
@@ -63,6 +87,7 @@ def main(argv=None):
         raise SystemExit("tune.trial: TUNE_CONFIG is not set: this runs as one of tune's trials "
                          "(tune.run or `tune run`), which sets it")
     config = json.loads(raw)
+    keep_stdout_for_results()
     fn = load(a.target)
     result = fn(config)
     if isinstance(result, dict):

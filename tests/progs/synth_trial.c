@@ -5,12 +5,17 @@
  * and end times and its GPU slice to $TUNE_TRIAL_DIR/slice.log, so tests can check slices
  * over time; only on request, because a benchmark runs the same trials under tune and with
  * no tuner (bench/tuner), and the log's file I/O would make tune's copies do more work.
- * Not for: anything outside tests and bench/. */
+ * With --checkpoint-dir it saves each iteration as a folder in $TUNE_CHECKPOINT_DIR
+ * (ckpt_NNNNNN/state, and a symlink `outside` to $SYNTH_OUTSIDE when set), made under a
+ * temporary name and renamed whole, names it in the result, and resumes from the folder
+ * TUNE_RESUME_FROM names. Not for: anything outside tests and bench/. */
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +40,29 @@ static void slice_log(int on, const char *what)
     fclose(f);
 }
 
+/* --checkpoint-dir: iteration t saved as the folder ckpt_NNNNNN in $TUNE_CHECKPOINT_DIR,
+ * into path (n bytes); "" when it could not be made. */
+static void save_dir(long t, char *path, size_t n)
+{
+    const char *ck = getenv("TUNE_CHECKPOINT_DIR");
+    char tmp[4200], f[4300];
+    path[0] = 0;
+    if (!ck) return;
+    snprintf(tmp, sizeof tmp, "%s/.ckpt_%06ld.tmp", ck, t);
+    snprintf(f, sizeof f, "%s/state", tmp);
+    if (mkdir(tmp, 0777) != 0 && errno != EEXIST) return;
+    FILE *s = fopen(f, "w");
+    if (!s) return;
+    fprintf(s, "%ld\n", t);
+    fclose(s);
+    if (getenv("SYNTH_OUTSIDE")) {
+        snprintf(f, sizeof f, "%s/outside", tmp);
+        if (symlink(getenv("SYNTH_OUTSIDE"), f) != 0 && errno != EEXIST) return;
+    }
+    snprintf(path, n, "%s/ckpt_%06ld", ck, t);
+    if (rename(tmp, path) != 0) path[0] = 0;
+}
+
 static volatile sig_atomic_t got_term;
 static void on_term(int sig)
 {
@@ -47,7 +75,7 @@ int main(int argc, char **argv)
     double lr = 0.01, sleep_ms = 0;
     long iters = 10, fail_at = -1, crash_at = -1;
     int ignore_term = 0, fork_child = 0, env_dump = 0, no_iter = 0, argv_dump = 0;
-    int garbage = 0, extra_after_term = 0, checkpoint = 0, slices = 0;
+    int garbage = 0, extra_after_term = 0, checkpoint = 0, slices = 0, ckdir = 0;
     long fail_once_at = -1;
     const char *metric = "loss";
     for (int i = 1; i < argc; i++) {
@@ -83,6 +111,8 @@ int main(int argc, char **argv)
             fail_once_at = atol(v), i++;
         else if (!strcmp(a, "--checkpoint"))
             checkpoint = 1;
+        else if (!strcmp(a, "--checkpoint-dir"))
+            ckdir = 1;
         else if (!strcmp(a, "--slice-log"))
             slices = 1;
     }
@@ -129,7 +159,12 @@ int main(int argc, char **argv)
      * TUNE_RESUME_FROM names one, continue after the iteration it holds. */
     long first = 1;
     const char *from = getenv("TUNE_RESUME_FROM");
-    if (checkpoint && from) {
+    char state[4300];
+    if (ckdir && from) {
+        snprintf(state, sizeof state, "%s/state", from);
+        from = state;
+    }
+    if ((checkpoint || ckdir) && from) {
         FILE *f = fopen(from, "r");
         if (f) {
             if (fscanf(f, "%ld", &first) == 1) first++;
@@ -162,7 +197,12 @@ int main(int argc, char **argv)
         }
         double loss = floor_ + 1.0 / sqrt((double)t);
         if (garbage) printf("not json at all %ld\n{\"broken\": \n", t);
-        if (no_iter)
+        char saved[4200] = "";
+        if (ckdir) save_dir(t, saved, sizeof saved);
+        if (saved[0])
+            printf("{\"training_iteration\": %ld, \"%s\": %.17g, \"checkpoint\": \"%s\"}\n", t,
+                   metric, loss, saved);
+        else if (no_iter)
             printf("{\"%s\": %.17g, \"acc\": %.6f}\n", metric, loss, 1.0 - loss / 3);
         else
             printf("{\"training_iteration\": %ld, \"%s\": %.17g, \"acc\": %.6f}\n", t, metric, loss,
