@@ -182,10 +182,14 @@ class Experiment:
             return ValueError(f"no trial of {self.name!r} reported {metric!r}"
                               f"{did_you_mean(metric, shown)}; the trials reported: "
                               f"{', '.join(shown)}")
-        counts = {}
+        counts, failed = {}, None
         for t in self.trials():
             counts[t["status"]] = counts.get(t["status"], 0) + 1
+            if t["status"] == "ERROR" and failed is None:
+                failed = t
         state = ", ".join(f"{n} {st}" for st, n in sorted(counts.items())) or "no trials"
+        if failed is not None:  # most often why nothing was reported: say it here
+            state += f" (the first, {failed['trial']}: {failed.get('error') or 'no error recorded'})"
         which = "last results" if scope == "last" else "results"
         return TuneError(f"no trial of {self.name!r} has a value of {metric!r} in its {which} "
                          f"to compare (yet): {state}; a NaN or missing value does not count",

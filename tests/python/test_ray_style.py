@@ -293,7 +293,9 @@ class Analysis(Case):
                      raise_on_failed_trial=False)
         with self.assertRaisesRegex(tune.TuneError, r"no trial of 'silent' has a value of "
                                                     r"'loss' in its last results to compare "
-                                                    r"\(yet\): 2 ERROR"):
+                                                    r"\(yet\): 2 ERROR \(the first, "
+                                                    r"trial_00000: .*fails before its first "
+                                                    r"result"):
             a.best_config
         with self.assertRaisesRegex(tune.TuneError, "has a value of 'loss'"):
             tune.ResultGrid(a).get_best_result()
@@ -394,7 +396,7 @@ class Scripts(Case):
         self.assertGreater(full, 0)
 
     def test_optuna_search(self):
-        out = self.script("optuna_search.py", "--smoke-test")
+        out = self.script("optuna_search.py")
         self.assertEqual(self.printed(out, "Best hyperparameters found were:"),
                          self.best_by_sql("mean_loss"))
         space = json.loads(self.sql("SELECT space_json FROM experiments")[0][0])
@@ -404,6 +406,8 @@ class Scripts(Case):
         # model has its observations), which says so
         self.assertEqual(self.sql("SELECT count(*) FROM trials WHERE suggested_by IS NULL"),
                          [(0,)])
+        by_tpe = self.sql("SELECT count(*) FROM trials WHERE suggested_by LIKE 'TPE%'")[0][0]
+        self.assertGreater(by_tpe, 0)  # 30 trials: TPE chose the later ones
         self.assertGreater(self.sql("SELECT count(*) FROM trials WHERE early_stopped = 1")[0][0], 0)
 
     def test_hyperopt_search(self):
@@ -430,6 +434,18 @@ class Scripts(Case):
         self.assertEqual(self.printed(out, "Best hyperparameters found were:"),
                          self.best_by_sql("loss"))
         self.assertLess(float(out.split("Best loss:")[1].split()[0]), 0.05)
+
+    def test_fmnist_torch(self):
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            self.skipTest("torch is not installed")
+        if not os.path.exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"):
+            self.skipTest("no Fashion-MNIST in /usr/share/datasets/fashion-mnist")
+        out = self.script("fmnist_torch.py", "--smoke-test")
+        self.assertEqual(self.printed(out, "Best hyperparameters found were:"),
+                         self.best_by_sql("mean_accuracy", "max"))
+        self.assertGreater(float(out.split("Best accuracy:")[1].split()[0]), 0.5)  # 10 classes
 
     def test_pbt(self):
         if not _copies_reported_checkpoints():
