@@ -15,36 +15,16 @@ __all__ = ["Searcher", "BasicVariantGenerator", "ConcurrencyLimiter", "Repeater"
            "SearchAlgorithm", "create_searcher", "resolve"]
 
 
-def _mode(where, mode):
-    if mode is not None and mode not in ("min", "max"):
-        raise ValueError(f"{where}: mode must be 'min' or 'max', not {mode!r}")
-    return mode
-
-
-def _points(where, points):
-    if points is None:
-        return None
-    if not isinstance(points, (list, tuple)) or not all(isinstance(p, dict) for p in points):
-        raise TypeError(f"{where}: points_to_evaluate must be a list of dicts of parameter "
-                        "values, e.g. [{'lr': 0.01}]")
-    return [dict(p) for p in points]
-
-
 class Searcher:
     """What every searcher object says: metric, mode, points_to_evaluate, seed, and the
-    "search" object of space.json (to_json(); None for random search)."""
+    "search" object of space.json (to_json(); None for random search). The values are
+    kept as given: they become tune.run's arguments, which the engine judges."""
 
     search = None  # the "search" object of space.json, or None for random search
 
     def __init__(self, metric=None, mode=None, points_to_evaluate=None, seed=None):
-        where = f"tune.search.{type(self).__name__}"
-        if metric is not None and not isinstance(metric, str):
-            raise TypeError(f"{where}: metric must be the name of a reported value")
-        self.metric, self.mode = metric, _mode(where, mode)
-        self.points_to_evaluate = _points(where, points_to_evaluate)
-        if seed is not None:
-            seed = _space._whole(type(self).__name__, "seed", seed)
-        self.seed = seed
+        self.metric, self.mode = metric, mode
+        self.points_to_evaluate, self.seed = points_to_evaluate, seed
         self.max_concurrent = None
 
     def to_json(self):
@@ -61,12 +41,11 @@ class Searcher:
     def set_search_properties(self, metric, mode, config, **spec):
         """Ray's hook for filling metric/mode later: kept when not set yet, as Ray does."""
         self.metric = self.metric or metric
-        self.mode = self.mode or _mode(type(self).__name__, mode)
+        self.mode = self.mode or mode
         return True
 
     def set_max_concurrency(self, max_concurrent):
-        self.max_concurrent = _space._whole(type(self).__name__, "max_concurrent",
-                                            max_concurrent)
+        self.max_concurrent = max_concurrent
         return True
 
     def __repr__(self):
@@ -85,9 +64,6 @@ class BasicVariantGenerator(Searcher):
             raise ValueError("tune.search.BasicVariantGenerator: constant_grid_search=True is "
                              "not supported: tune draws random parameters afresh for every "
                              "grid point (docs/space.md, 'Grid search and trial order')")
-        if random_state is not None and not isinstance(random_state, int):
-            raise TypeError("tune.search.BasicVariantGenerator: random_state must be an int "
-                            "seed (numpy generators are not used: tune draws in C)")
         super().__init__(points_to_evaluate=points_to_evaluate, seed=random_state)
         if max_concurrent:
             self.set_max_concurrency(max_concurrent)
@@ -110,8 +86,6 @@ class ConcurrencyLimiter(Searcher):
         self.metric, self.mode = searcher.metric, searcher.mode
         self.points_to_evaluate, self.seed = searcher.points_to_evaluate, searcher.seed
         self.set_max_concurrency(max_concurrent)
-        if self.max_concurrent < 1:
-            raise ValueError("tune.search.ConcurrencyLimiter: max_concurrent must be >= 1")
 
 
 class Repeater(Searcher):
