@@ -72,7 +72,8 @@ def report(metrics=None, /, *, checkpoint=None, **kwargs):
         kwargs = {**metrics, **kwargs}
     if checkpoint is None:
         return _line.report(**kwargs)
-    checkpoint = _os.fspath(checkpoint)  # a tune.Checkpoint is its path
+    # a tune.Checkpoint goes on as its path, a plain str
+    checkpoint = checkpoint.path if isinstance(checkpoint, Checkpoint) else _os.fspath(checkpoint)
     if "checkpoint" not in _inspect.signature(_line.report).parameters:
         raise TypeError("tune.report(checkpoint=...) needs a tune_report.py that knows "
                         "checkpoints; until then save the checkpoint in the trial's folder as "
@@ -83,8 +84,8 @@ def report(metrics=None, /, *, checkpoint=None, **kwargs):
 def get_checkpoint():
     """The checkpoint this attempt resumes from, as a tune.Checkpoint (TUNE_RESUME_FROM, set
     by tune when the trial is started again after Ctrl-C, a crash, a failure or a PBT
-    exploit), or None on a first attempt. It is os.PathLike: torch.load(ckpt),
-    open(ckpt) and os.path.join(ckpt, ...) take it as the path; ckpt.as_directory() and
+    exploit), or None on a first attempt. It is the path itself (a str): torch.load(ckpt),
+    open(ckpt) and os.path.join(ckpt, ...) take it as before; ckpt.as_directory() and
     ckpt.path are Ray's spellings."""
     return _checkpoint_from_env()
 

@@ -1,8 +1,8 @@
 """tune.Checkpoint: Ray Tune 2's checkpoint handle, over a path the trial saved.
 
-A checkpoint is a folder (or a file) on the local disk; this object only names it, so it is
-os.PathLike: code that used tune.get_checkpoint()'s value as a path (torch.load(ckpt),
-os.path.join(ckpt, "model.pt")) keeps working. Not for: copying or deleting anything
+A checkpoint is a folder (or a file) on the local disk; this object only names it: it is
+its absolute path (a str subclass), so code that used tune.get_checkpoint()'s value as a
+path (torch.load(ckpt), open(ckpt), os.path.join(ckpt, "model.pt")) keeps working. Not for: copying or deleting anything
 itself, except to_directory(), which copies on request; what tune keeps of a reported
 checkpoint is tune_report's and the engine's business (docs/pbt.md).
 """
@@ -15,19 +15,26 @@ import tempfile
 __all__ = ["Checkpoint"]
 
 
-class Checkpoint(os.PathLike):
+class Checkpoint(str):
     """A checkpoint: Checkpoint.from_directory(path), .path, .as_directory(), .to_directory().
 
     tune.report(..., checkpoint=Checkpoint.from_directory(d)) reports it (its path goes to
     tune_report.report, which keeps a copy in the trial's folder: a temporary folder may
     go away once reported); tune.get_checkpoint() returns one (or None); Result.checkpoint
-    is a trial's latest."""
+    is a trial's latest. It is the absolute path itself (a str), not only os.PathLike:
+    torch.load, for one, takes a str or a pathlib.Path and nothing else, and code written
+    for tune.get_checkpoint()'s path must keep working."""
 
-    def __init__(self, path):
+    def __new__(cls, path):
         path = os.fspath(path)
         if not isinstance(path, str) or not path:
             raise TypeError(f"tune.Checkpoint: give the path of a folder, not {path!r}")
-        self.path = os.path.abspath(path)
+        return super().__new__(cls, os.path.abspath(path))
+
+    @property
+    def path(self):
+        """The checkpoint's absolute path, a plain str."""
+        return str.__str__(self)
 
     @classmethod
     def from_directory(cls, path):
@@ -52,19 +59,11 @@ class Checkpoint(os.PathLike):
     def __fspath__(self):
         return self.path
 
-    def __str__(self):
-        return self.path
-
     def __repr__(self):
         return f"tune.Checkpoint({self.path!r})"
 
-    def __eq__(self, other):
-        if isinstance(other, (Checkpoint, str)) or hasattr(other, "__fspath__"):
-            return self.path == os.path.abspath(os.fspath(other))
-        return NotImplemented
-
-    def __hash__(self):
-        return hash(self.path)
+    def __reduce__(self):
+        return (Checkpoint, (self.path,))
 
     @contextlib.contextmanager
     def as_directory(self):

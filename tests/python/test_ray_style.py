@@ -124,6 +124,7 @@ class Checkpoints(Case):
         self.assertIs(train.Checkpoint, tune.Checkpoint)
         self.assertEqual((ck.path, os.fspath(ck), str(ck)), (d, d, d))
         self.assertEqual(ck, d)  # the path it stands for, as tune.get_checkpoint() was
+        self.assertIsInstance(ck, os.PathLike)
         with ck.as_directory() as got:
             with open(os.path.join(got, "model.txt")) as f:
                 self.assertEqual(f.read(), "w=3")
@@ -143,6 +144,22 @@ class Checkpoints(Case):
         with self.assertRaisesRegex(NotADirectoryError, "is a file.*open it directly"):
             with fck.as_directory():
                 pass
+
+    def test_checkpoint_is_still_the_path_for_torch_load(self):
+        # torch.load takes a str or a pathlib.Path, not any os.PathLike: the docs' own
+        # torch.load(tune.get_checkpoint()) failed with "'Checkpoint' object has no
+        # attribute 'seek'" when Checkpoint was only os.PathLike.
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("torch is not installed")
+        path = os.path.join(self.dir, "checkpoint.pt")
+        torch.save({"epoch": 3}, path)
+        with mock.patch.dict(os.environ, {"TUNE_RESUME_FROM": path}):
+            self.assertEqual(torch.load(tune.get_checkpoint())["epoch"], 3)
+            with open(tune.get_checkpoint(), "rb") as f:
+                self.assertEqual(torch.load(f)["epoch"], 3)
+            self.assertEqual(tune.get_checkpoint() + ".tmp", path + ".tmp")
 
     def test_get_checkpoint_is_a_checkpoint(self):
         env = {"TUNE_RESUME_FROM": "checkpoints/ckpt_3", "TUNE_TRIAL_DIR": "/d"}
