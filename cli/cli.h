@@ -53,7 +53,8 @@ cJSON *cli_json_number(const char *text);
 /* Prints j laid out for reading, numbers exactly (space_json_print_pretty). */
 void cli_print_json(FILE *f, cJSON *j);
 
-/* Live table: renders a snapshot into buf (at most `rows` lines, `cols` wide). */
+/* Live table: renders a snapshot into buf (at most `rows` lines, `cols` wide; what gives
+ * way when it is narrow is table.c's ladder). */
 typedef struct cli_table_opts {
     int rows, cols;            /* terminal size; 0 = unlimited */
     const char *const *params; /* parameter names for columns */
@@ -63,6 +64,10 @@ typedef struct cli_table_opts {
     /* The reporter's metric_columns (values in each view's columns[]); none if 0. */
     const char *const *metric_columns;
     size_t nmetric_columns;
+    /* Without a metric and metric_columns: each snapshot trial's last result as JSON text,
+     * indexed as snap->trials (NULL where none; the array itself may be NULL). Its numbers
+     * are shown, since there is no metric to show. */
+    const char *const *last_results;
 } cli_table_opts_t;
 /* Returns a malloc'd NUL-terminated block; caller frees. */
 char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o);

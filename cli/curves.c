@@ -1,7 +1,9 @@
 /* cli: reads one experiment back for `tune show`, `tune plot` and `tune report`: trials,
  * learning curves, decisions and rung milestones, all through the documented schema's
- * tables and views (docs/schema.md) with store_query. Not for: drawing or printing. */
+ * tables and views (docs/schema.md) with store_query; and the y range their charts draw
+ * (the bulk of the curves, what lies outside it). Not for: drawing or printing. */
 #include "cli/curves.h"
+#include "cli/cli.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -10,6 +12,8 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+
+#include "search/settings.h"
 
 static char *dup_or_null(const char *s)
 {
@@ -338,25 +342,6 @@ static int check_metric(store_t *st, const cli_exp_t *e, char *err, size_t errle
     return rc;
 }
 
-int cli_metric_guess_max(const char *metric)
-{
-    /* Names whose bigger values are better (as Keras and torchmetrics spell them); any
-     * other metric is taken as a loss or an error, lower is better. */
-    static const char *const up[] = {"acc",   "accuracy", "auc",    "f1",   "precision", "recall",
-                                     "score", "reward",   "return", "map",  "iou",       "dice",
-                                     "bleu",  "rouge",    "r2",     "top1", "top5",      NULL};
-    char low[128];
-    size_t n = 0;
-    for (; metric && metric[n] && n + 1 < sizeof low; n++)
-        low[n] = (char)((metric[n] >= 'A' && metric[n] <= 'Z') ? metric[n] + 32 : metric[n]);
-    low[n] = 0;
-    /* Whole words of the name: "val_acc", "eval/f1", "mean_reward", not "accumulated_loss". */
-    for (char *w = strtok(low, "_-./: "); w; w = strtok(NULL, "_-./: "))
-        for (size_t k = 0; up[k]; k++)
-            if (strcmp(w, up[k]) == 0) return 1;
-    return 0;
-}
-
 int cli_exp_load(store_t *st, const char *name, const char *metric, const char *trial,
                  unsigned flags, cli_exp_t **out, char *err, size_t errlen)
 {
@@ -391,7 +376,7 @@ int cli_exp_load(store_t *st, const char *name, const char *metric, const char *
     else if (flags & CLI_EXP_MODE_MIN)
         e->mode_max = 0;
     else if (!e->own_metric) {
-        e->mode_max = cli_metric_guess_max(e->metric);
+        e->mode_max = space_metric_looks_max(e->metric);
         e->mode_guessed = 1;
     }
 
@@ -533,4 +518,206 @@ long cli_exp_best_trial(const cli_exp_t *e)
                      : cli_exp_better(e, e->trials[i].last, e->trials[best].last))
             best = (long)i;
     return best;
+}
+
+/* ---- the y range of a chart of curves ------------------------------------------- */
+int cli_ylim_arg(const char *cmd, const char *v, cli_ylim_t *out)
+{
+    if (strcmp(v, "auto") == 0) {
+        *out = (cli_ylim_t){CLI_YLIM_AUTO, NAN, NAN};
+        return 0;
+    }
+    if (strcmp(v, "full") == 0) {
+        *out = (cli_ylim_t){CLI_YLIM_FULL, NAN, NAN};
+        return 0;
+    }
+    const char *colon = strchr(v, ':');
+    char *end = NULL;
+    double lo = colon ? strtod(v, &end) : NAN;
+    int ok = colon && end == colon && colon > v;
+    double hi = ok ? strtod(colon + 1, &end) : NAN;
+    ok = ok && colon[1] && *end == 0 && isfinite(lo) && isfinite(hi) && lo < hi;
+    if (!ok) {
+        cli_error("%s: --ylim wants auto, full or LO:HI (two numbers, LO below HI, e.g. 0:2.5), "
+                  "got \"%s\"",
+                  cmd, v);
+        return -1;
+    }
+    *out = (cli_ylim_t){CLI_YLIM_SET, lo, hi};
+    return 0;
+}
+
+struct wv {
+    double v, w;
+};
+
+static int cmp_wv(const void *a, const void *b)
+{
+    double x = ((const struct wv *)a)->v, y = ((const struct wv *)b)->v;
+    return x < y ? -1 : x > y;
+}
+
+/* The value below which a share q of the weight lies (a sorted, wsum > 0). */
+static double wquantile(const struct wv *a, size_t n, double wsum, double q)
+{
+    double acc = 0;
+    for (size_t i = 0; i < n; i++) {
+        acc += a[i].w;
+        if (acc >= q * wsum) return a[i].v;
+    }
+    return a[n - 1].v;
+}
+
+/* A value in axis space (log10 on a log axis); NaN where it has no place there, which
+ * for the quantiles means left out (-inf and values <= 0 on a log axis lie below). */
+static double axis_v(double y, int log)
+{
+    if (isnan(y)) return NAN;
+    if (!log) return y;
+    return y > 0 ? log10(y) : NAN;
+}
+
+/* Tukey's far-out fences of the bulk (cli_yrange_fit), in axis space; +-inf when there
+ * is nothing to go by. -1 when out of memory. */
+static int bulk_fences(const cli_exp_t *e, const size_t *sel, size_t nsel, int log, double *flo,
+                       double *fhi)
+{
+    *flo = -INFINITY, *fhi = INFINITY;
+    size_t np = 0;
+    for (size_t s = 0; s < nsel; s++)
+        np += e->trials[sel[s]].n;
+    struct wv *pts = malloc((np + 1) * sizeof *pts), *first = malloc((nsel + 1) * sizeof *first);
+    if (!pts || !first) {
+        free(pts), free(first);
+        return -1;
+    }
+    size_t n = 0, nf = 0;
+    double wsum = 0;
+    for (size_t s = 0; s < nsel; s++) {
+        const cli_trial_t *t = &e->trials[sel[s]];
+        size_t m = 0;
+        for (size_t k = 0; k < t->n; k++)
+            m += isfinite(t->x[k]) && !isnan(axis_v(t->y[k], log));
+        if (!m) continue;
+        int had_first = 0;
+        for (size_t k = 0; k < t->n; k++) {
+            double v = axis_v(t->y[k], log);
+            if (!isfinite(t->x[k]) || isnan(v)) continue;
+            pts[n++] = (struct wv){v, 1.0 / (double)m};
+            if (!had_first) first[nf++] = (struct wv){v, 1.0}, had_first = 1;
+        }
+        wsum += 1;
+    }
+    if (n) {
+        qsort(pts, n, sizeof *pts, cmp_wv);
+        qsort(first, nf, sizeof *first, cmp_wv);
+        double q1 = fmin(wquantile(pts, n, wsum, 0.25), wquantile(first, nf, (double)nf, 0.25));
+        double q3 = fmax(wquantile(pts, n, wsum, 0.75), wquantile(first, nf, (double)nf, 0.75));
+        /* A bulk of equal values is widened so that near neighbours stay inside: a third
+         * of a decade on a log axis, a tenth of the values' size on a linear one. */
+        double w = q3 - q1, floor_w = log ? 1.0 / 3 : 0.1 * fmax(fabs(q1), fabs(q3));
+        if (!(w >= floor_w)) w = floor_w > 0 ? floor_w : 1e-300;
+        if (isfinite(q1)) *flo = q1 - 3 * w;
+        if (isfinite(q3)) *fhi = q3 + 3 * w;
+    }
+    free(pts), free(first);
+    return 0;
+}
+
+/* Adds trial i with its farthest value v to one side's list, keeping the farthest first
+ * (ties in trial order). */
+static void yout_add(cli_yout_t *o, size_t i, double v, int above)
+{
+    size_t at = o->n < CLI_YRANGE_LIST ? o->n : CLI_YRANGE_LIST;
+    while (at > 0 && (above ? v > o->v[at - 1] : v < o->v[at - 1]))
+        at--;
+    o->n++;
+    if (at >= CLI_YRANGE_LIST) return;
+    size_t last = o->n < CLI_YRANGE_LIST ? o->n - 1 : CLI_YRANGE_LIST - 1;
+    for (size_t k = last; k > at; k--)
+        o->trial[k] = o->trial[k - 1], o->v[k] = o->v[k - 1];
+    o->trial[at] = i;
+    o->v[at] = v;
+}
+
+/* The range in axis space for a log or linear axis: the kept points' extent. */
+static void fit_side(const cli_exp_t *e, const size_t *sel, size_t nsel, const cli_ylim_t *lim,
+                     int log, cli_yrange_t *out)
+{
+    double flo = -INFINITY, fhi = INFINITY;
+    if (lim->kind == CLI_YLIM_SET) {
+        flo = axis_v(lim->lo, log), fhi = axis_v(lim->hi, log);
+        if (isnan(flo)) flo = -INFINITY; /* LO <= 0 on a log axis: from the smallest value */
+    } else if (lim->kind == CLI_YLIM_AUTO && bulk_fences(e, sel, nsel, log, &flo, &fhi) != 0) {
+        flo = -INFINITY, fhi = INFINITY; /* out of memory: everything, as before */
+    }
+    double lo = INFINITY, hi = -INFINITY;
+    memset(&out->above, 0, sizeof out->above);
+    memset(&out->below, 0, sizeof out->below);
+    for (size_t s = 0; s < nsel; s++) {
+        const cli_trial_t *t = &e->trials[sel[s]];
+        double up = -INFINITY, down = INFINITY;
+        for (size_t k = 0; k < t->n; k++) {
+            double y = t->y[k];
+            if (!isfinite(t->x[k]) || isnan(y)) continue;
+            double v = log ? (y > 0 ? log10(y) : -INFINITY) : y;
+            if (v > fhi || v == INFINITY)
+                up = fmax(up, y);
+            else if (v < flo || v == -INFINITY)
+                down = fmin(down, y);
+            else
+                lo = fmin(lo, v), hi = fmax(hi, v);
+        }
+        if (up > -INFINITY) yout_add(&out->above, sel[s], up, 1);
+        if (down < INFINITY) yout_add(&out->below, sel[s], down, 0);
+    }
+    if (lim->kind == CLI_YLIM_SET) {
+        /* the range asked for, whatever the points: that is what a set range is for */
+        lo = isfinite(flo) ? flo : lo;
+        hi = fhi;
+    }
+    out->log = log;
+    out->lo = lo <= hi ? (log ? pow(10, lo) : lo) : NAN;
+    out->hi = lo <= hi ? (log ? pow(10, hi) : hi) : NAN;
+}
+
+void cli_yrange_fit(const cli_exp_t *e, const size_t *sel, size_t nsel, const cli_ylim_t *lim,
+                    int want_log, cli_yrange_t *out)
+{
+    cli_ylim_t auto_lim = {CLI_YLIM_AUTO, NAN, NAN};
+    if (!lim) lim = &auto_lim;
+    memset(out, 0, sizeof *out);
+    /* Linear first: whether a log axis suits is a question about the kept values, not
+     * about a diverged 1e6, which alone would span five decades. */
+    if (want_log != 1) {
+        fit_side(e, sel, nsel, lim, 0, out);
+        if (want_log == 0 || !(out->lo > 0 && out->hi / out->lo >= 10)) return;
+    }
+    cli_yrange_t lg;
+    fit_side(e, sel, nsel, lim, 1, &lg);
+    if (isnan(lg.lo) && want_log == -1) return; /* no positive value: stay linear */
+    if (isnan(lg.lo)) {
+        fit_side(e, sel, nsel, lim, 0, out); /* log asked for, but nothing positive */
+        return;
+    }
+    *out = lg;
+}
+
+void cli_yrange_note(const cli_exp_t *e, const cli_yrange_t *r, int above, char *out, size_t n)
+{
+    const cli_yout_t *o = above ? &r->above : &r->below;
+    if (!n) return;
+    out[0] = 0;
+    if (!o->n) return;
+    size_t k =
+        (size_t)snprintf(out, n, "%zu trial%s go%s %s the chart:", o->n, o->n == 1 ? "" : "s",
+                         o->n == 1 ? "es" : "", above ? "above" : "below");
+    size_t shown = o->n < CLI_YRANGE_LIST ? o->n : CLI_YRANGE_LIST;
+    for (size_t i = 0; i < shown && k < n; i++) {
+        char v[32];
+        cli_fmt_num(o->v[i], v, sizeof v);
+        k += (size_t)snprintf(out + k, n - k, "%s %s (%s %s)", i ? "," : "",
+                              e->trials[o->trial[i]].name, above ? "max" : "min", v);
+    }
+    if (o->n > shown && k < n) snprintf(out + k, n - k, " and %zu more", o->n - shown);
 }

@@ -69,9 +69,6 @@ int cli_exp_pick(store_t *st, const char *db, const char *given, char **out, cha
 #define CLI_EXP_MODE_MIN 2  /* flags: order the metric low-is-better (--mode min) */
 #define CLI_EXP_MODE_MAX 4  /* flags: order the metric high-is-better (--mode max) */
 
-/* 1 when a metric's name says higher is better (a word of it is acc, accuracy, auc, f1,
- * precision, recall, score, reward, ...), else 0: the guess for another metric's mode. */
-int cli_metric_guess_max(const char *metric);
 /* Reads --mode's value into CLI_EXP_MODE_MIN/MAX; -1 after printing an error
  * (output.c, as cli_mode_note: this file's loader prints nothing). */
 int cli_mode_arg(const char *cmd, const char *v, unsigned *flags);
@@ -98,5 +95,48 @@ int cli_exp_better(const cli_exp_t *e, double a, double b);
 /* Index of the best trial by its last value (Ray Tune's default scope, as `tune best`),
  * ties to the lower trial number; -1 when no trial has a value. */
 long cli_exp_best_trial(const cli_exp_t *e);
+
+/* ---- the y range of a chart of curves ------------------------------------------- */
+/* --ylim: auto (the bulk of the curves, cli_yrange_fit), full (every finite value) or a
+ * range LO:HI set by hand. */
+enum { CLI_YLIM_AUTO, CLI_YLIM_FULL, CLI_YLIM_SET };
+typedef struct cli_ylim {
+    int kind;
+    double lo, hi; /* CLI_YLIM_SET */
+} cli_ylim_t;
+/* Reads --ylim's value ("auto", "full", "LO:HI" with finite LO < HI); -1 after printing
+ * an error that names `cmd` (as cli_mode_arg). */
+int cli_ylim_arg(const char *cmd, const char *v, cli_ylim_t *out);
+
+#define CLI_YRANGE_LIST 8 /* trials named per side, the farthest first */
+/* Trials with points on one side outside the range: how many, and the farthest ones. */
+typedef struct cli_yout {
+    size_t n;
+    size_t trial[CLI_YRANGE_LIST]; /* indexes into e->trials */
+    double v[CLI_YRANGE_LIST];     /* each one's farthest value (its max above, min below) */
+} cli_yout_t;
+
+/* The y range a chart draws: lo..hi are values (the axis adds its own margin), NaN when
+ * no point can be drawn; points outside are drawn as markers at the edge and named. */
+typedef struct cli_yrange {
+    double lo, hi;
+    int log; /* a log10 axis */
+    cli_yout_t above, below;
+} cli_yrange_t;
+
+/* Chooses the y range of the curves of trials sel[0..nsel) of e. want_log: 1 log (when a
+ * value is positive), 0 linear, -1 auto (log when the kept values are positive and span
+ * a factor of 10 or more). With CLI_YLIM_AUTO the range is the bulk's: the middle half of
+ * every point (each trial weighing the same, so that one long diverged curve counts no
+ * more than one short one) joined with the middle half of the curves' first values (so
+ * that where curves start is never cut), extended by three times its width (Tukey's "far
+ * out" fences); the extent of the points within is the range. A point beyond (a trial
+ * gone to 1e6, or inf) is outside the chart. CLI_YLIM_FULL keeps every finite value;
+ * CLI_YLIM_SET the given range. +inf is always above, -inf below; NaN has no place. */
+void cli_yrange_fit(const cli_exp_t *e, const size_t *sel, size_t nsel, const cli_ylim_t *lim,
+                    int want_log, cli_yrange_t *out);
+/* "2 trials go above the chart: trial_00003 (max 1.2e+06), trial_00007 (max inf)" for
+ * the side `above` (1) or below (0) into out; "" when no trial is outside on that side. */
+void cli_yrange_note(const cli_exp_t *e, const cli_yrange_t *r, int above, char *out, size_t n);
 
 #endif

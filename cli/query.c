@@ -226,10 +226,57 @@ static int cmp_key(const void *pa, const void *pb, void *desc)
     return c ? c : (a->row > b->row) - (a->row < b->row);
 }
 
-/* Sorts r's rows by KEY: a column, or a parameter inside column "config" when r has one
- * (JSON); "-KEY" sorts descending; "metric" is the last metric, best first by mode_max.
- * Returns 0, or -1 after printing an error naming the keys there are. */
-static int sort_rows(cli_rows_t *r, const char *key, int mode_max)
+/* Where a --sort key's values come from, looked for in this order: a column of r, a
+ * parameter (in column "config"), the experiment's metric (its last value, column
+ * last_metric), a key of the trials' last results (column "last_result"). */
+enum sort_from { FROM_NONE, FROM_COLUMN, FROM_CONFIG, FROM_RESULT };
+
+/* Whether any of the n parsed objects has key. */
+static int any_has(cJSON *const *objs, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (cJSON_GetObjectItemCaseSensitive(objs[i], key)) return 1;
+    return 0;
+}
+
+/* The error for a key found nowhere: every name that would have sorted. */
+static void sort_error(const cli_rows_t *r, const char *key, int cfgcol, int rescol,
+                       const char *metric, cJSON *const *res)
+{
+    char list[1024] = "", keys[512] = "";
+    size_t n = 0, nk = 0;
+    for (int c = 0; c < r->ncol && n < sizeof list; c++)
+        if (c != cfgcol && c != rescol)
+            n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", r->names[c]);
+    /* the keys of the last results, each once, in order of first appearance */
+    const char *seen[32];
+    size_t nseen = 0;
+    for (size_t i = 0; res && i < r->nrows; i++) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, res[i])
+        {
+            int dup = 0;
+            for (size_t j = 0; j < nseen && !dup; j++)
+                dup = strcmp(seen[j], e->string) == 0;
+            if (dup || nseen == sizeof seen / sizeof seen[0]) continue;
+            seen[nseen++] = e->string;
+            if (nk < sizeof keys)
+                nk += (size_t)snprintf(keys + nk, sizeof keys - nk, "%s%s", nk ? ", " : "",
+                                       e->string);
+        }
+    }
+    cli_error("--sort %s: no such column, parameter or reported key (there are: %s%s%s%s%s%s; "
+              "-KEY sorts descending, `metric` best first)",
+              key, list, cfgcol >= 0 ? ", the parameter names" : "", metric ? ", the metric " : "",
+              metric ? metric : "", nk ? ", the keys the trials report: " : "", nk ? keys : "");
+}
+
+/* Sorts r's rows by KEY: a column, a parameter (inside column "config", JSON), the
+ * experiment's metric by its name, or a key of each trial's last result (column
+ * "last_result", JSON), looked for in that order; "-KEY" sorts descending; "metric" is the
+ * last metric, best first by mode_max. Rows without a value go last either way. Returns 0,
+ * or -1 after printing an error naming the keys there are. */
+static int sort_rows(cli_rows_t *r, const char *key, int mode_max, const char *metric)
 {
     int desc = 0;
     if (key[0] == '-') desc = 1, key++;
@@ -237,23 +284,42 @@ static int sort_rows(cli_rows_t *r, const char *key, int mode_max)
         key = "last_metric";
         desc ^= mode_max;
     }
-    int col = -1, cfgcol = -1;
+    int col = -1, cfgcol = -1, rescol = -1, lastcol = -1;
     for (int c = 0; c < r->ncol; c++) {
         if (strcmp(r->names[c], key) == 0) col = c;
         if (strcmp(r->names[c], "config") == 0) cfgcol = c;
+        if (strcmp(r->names[c], "last_result") == 0) rescol = c;
+        if (strcmp(r->names[c], "last_metric") == 0) lastcol = c;
     }
     struct sort_key *k = calloc(r->nrows + 1, sizeof *k);
-    cJSON **cfg = calloc(r->nrows + 1, sizeof *cfg);
+    cJSON **cfg = calloc(r->nrows + 1, sizeof *cfg), **res = calloc(r->nrows + 1, sizeof *res);
     char **perm = malloc((r->nrows * (size_t)r->ncol + 1) * sizeof *perm);
     int *tperm = malloc((r->nrows * (size_t)r->ncol + 1) * sizeof *tperm);
-    int found = col >= 0, rc = -1;
-    if (!k || !cfg || !perm || !tperm) {
+    int rc = -1;
+    if (!k || !cfg || !res || !perm || !tperm) {
         cli_error("out of memory");
         goto out;
     }
     for (size_t i = 0; i < r->nrows; i++) {
+        const char *t = cfgcol >= 0 ? r->vals[i * (size_t)r->ncol + (size_t)cfgcol] : NULL;
+        const char *x = rescol >= 0 ? r->vals[i * (size_t)r->ncol + (size_t)rescol] : NULL;
+        cfg[i] = t ? cJSON_Parse(t) : NULL;
+        res[i] = x ? cJSON_Parse(x) : NULL;
+    }
+    enum sort_from from = col >= 0 ? FROM_COLUMN : FROM_NONE;
+    if (from == FROM_NONE && any_has(cfg, r->nrows, key)) from = FROM_CONFIG;
+    if (from == FROM_NONE && metric && strcmp(key, metric) == 0 && lastcol >= 0) {
+        col = lastcol;
+        from = FROM_COLUMN;
+    }
+    if (from == FROM_NONE && any_has(res, r->nrows, key)) from = FROM_RESULT;
+    if (from == FROM_NONE && r->nrows) {
+        sort_error(r, key, cfgcol, rescol, metric, res);
+        goto out;
+    }
+    for (size_t i = 0; i < r->nrows; i++) {
         k[i].row = i;
-        if (col >= 0) {
+        if (from == FROM_COLUMN) {
             size_t at = i * (size_t)r->ncol + (size_t)col;
             const char *v = r->vals[at];
             k[i].has = v != NULL;
@@ -267,28 +333,15 @@ static int sort_rows(cli_rows_t *r, const char *key, int mode_max)
             } else if (v) {
                 k[i].v = strtod(v, NULL);
             }
-        } else if (cfgcol >= 0) {
-            const char *t = r->vals[i * (size_t)r->ncol + (size_t)cfgcol];
-            cfg[i] = t ? cJSON_Parse(t) : NULL;
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg[i], key);
+        } else if (from != FROM_NONE) {
+            const cJSON *v =
+                cJSON_GetObjectItemCaseSensitive(from == FROM_CONFIG ? cfg[i] : res[i], key);
             if (!v) continue;
-            found = 1;
             k[i].has = !cJSON_IsNull(v);
             k[i].num = cJSON_IsNumber(v);
             k[i].v = v->valuedouble;
             k[i].s = cJSON_IsString(v) ? v->valuestring : "";
         }
-    }
-    if (!found && r->nrows) {
-        char list[1024] = "";
-        size_t n = 0;
-        for (int c = 0; c < r->ncol && n < sizeof list; c++)
-            if (c != cfgcol)
-                n +=
-                    (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", r->names[c]);
-        cli_error("--sort %s: no such column (there are: %s%s)", key, list,
-                  cfgcol >= 0 ? ", and the parameter names" : "");
-        goto out;
     }
     qsort_r(k, r->nrows, sizeof *k, cmp_key, &desc);
     for (size_t i = 0; i < r->nrows; i++)
@@ -301,28 +354,50 @@ static int sort_rows(cli_rows_t *r, const char *key, int mode_max)
     memcpy(r->types, tperm, r->nrows * (size_t)r->ncol * sizeof *tperm);
     rc = 0;
 out:
-    for (size_t i = 0; cfg && i < r->nrows; i++)
+    for (size_t i = 0; cfg && res && i < r->nrows; i++) {
         cJSON_Delete(cfg[i]);
+        cJSON_Delete(res[i]);
+    }
     free(cfg);
+    free(res);
     free(k);
     free(perm);
     free(tperm);
     return rc;
 }
 
-/* The experiment's mode: 1 for max. */
-static int exp_mode_max(store_t *st, const char *name)
+/* Removes column c of r (its cells freed). */
+static void drop_column(cli_rows_t *r, int c)
+{
+    size_t nc = (size_t)r->ncol;
+    for (size_t i = 0; i < r->nrows; i++)
+        free(r->vals[i * nc + (size_t)c]);
+    for (size_t i = 0, to = 0; i < r->nrows * nc; i++) {
+        if (i % nc == (size_t)c) continue;
+        r->vals[to] = r->vals[i];
+        r->types[to++] = r->types[i];
+    }
+    free(r->names[c]);
+    memmove(r->names + c, r->names + c + 1, (nc - (size_t)c - 1) * sizeof *r->names);
+    r->ncol--;
+}
+
+/* The experiment's metric (a new string, NULL when it has none) and mode (1 for max). */
+static char *exp_metric(store_t *st, const char *name, int *mode_max)
 {
     char err[256];
     cli_rows_t r;
     const char *b[] = {name};
-    int max = 0;
-    if (cli_rows_query(st, "SELECT mode = 'max' FROM experiments WHERE name = ?1", b, 1, &r, err,
-                       sizeof err) == 0 &&
-        r.nrows == 1 && r.vals[0])
-        max = atoi(r.vals[0]) != 0;
+    char *metric = NULL;
+    *mode_max = 0;
+    if (cli_rows_query(st, "SELECT metric, mode = 'max' FROM experiments WHERE name = ?1", b, 1, &r,
+                       err, sizeof err) == 0 &&
+        r.nrows == 1) {
+        metric = r.vals[0] ? strdup(r.vals[0]) : NULL;
+        *mode_max = r.vals[1] && atoi(r.vals[1]) != 0;
+    }
     cli_rows_free(&r);
-    return max;
+    return metric;
 }
 
 /* ---- ls ------------------------------------------------------------------------- */
@@ -380,8 +455,9 @@ int cli_cmd_trials(int argc, char **argv)
         "usage: tune trials [NAME] [--db PATH] [--json|--csv] [--all-attempts] [--sort KEY]\n"
         "  one row per trial: status, one column per parameter, iterations, last metrics.\n"
         "  NAME may be left out when the database holds one experiment.\n"
-        "  --sort KEY: by a column or parameter (ascending, -KEY descending); `metric`\n"
-        "  sorts by the last metric, best first\n";
+        "  --sort KEY: by a column, a parameter, the metric's name or any key of the trials'\n"
+        "  last results (ascending, -KEY descending); `metric` sorts by the last metric,\n"
+        "  best first\n";
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
     if (parse_args(argc, argv, &a, 0, usage)) return CLI_EXIT_USAGE;
@@ -406,7 +482,8 @@ int cli_cmd_trials(int argc, char **argv)
     static const char sql_table[] =
         "SELECT s.trial, s.status ||"
         " CASE WHEN s.early_stopped THEN ' (stopped)' ELSE '' END AS status, s.slice,"
-        " s.config, s.iterations AS iter, s.last_metric, s.best_metric, s.error"
+        " s.config, s.iterations AS iter, s.last_metric, s.best_metric, s.error,"
+        " s.last_result" /* for --sort only: left out of what is printed */
         " FROM trial_summary s WHERE s.experiment = ?1 ORDER BY s.trial_no";
     const char *sql = a.fmt != FMT_JSON ? sql_table : a.all_attempts ? sql_json_all : sql_json;
     char err[1024];
@@ -422,10 +499,18 @@ int cli_cmd_trials(int argc, char **argv)
         rc = CLI_EXIT_FAIL;
         goto out;
     }
-    if (a.sort && sort_rows(&r, a.sort, exp_mode_max(st, name)) != 0) {
-        rc = CLI_EXIT_USAGE;
-        goto out;
+    if (a.sort) {
+        int mode_max;
+        char *metric = exp_metric(st, name, &mode_max);
+        int bad = sort_rows(&r, a.sort, mode_max, metric) != 0;
+        free(metric);
+        if (bad) {
+            rc = CLI_EXIT_USAGE;
+            goto out;
+        }
     }
+    for (int c = 0; a.fmt != FMT_JSON && c < r.ncol; c++)
+        if (strcmp(r.names[c], "last_result") == 0) drop_column(&r, c);
     if (a.fmt == FMT_JSON) {
         static const char *const json_cols[] = {"config", "last_result", NULL};
         cJSON *arr = cli_rows_json(&r, json_cols);

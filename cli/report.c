@@ -299,7 +299,159 @@ static void write_lineage(FILE *f, store_t *st, const cli_exp_t *e)
     fputc(']', f);
 }
 
-static void write_trial(FILE *f, const cli_exp_t *e, const cli_trial_t *t, const char *by)
+/* ---- the other values each trial reported ---------------------------------------- */
+/* The trials' last results (trial_summary.last_result), by trial_no, and the keys of them
+ * that become the trial table's columns: every key a last result has, but the shown
+ * metric and training_iteration (columns already) and objects or arrays, at most
+ * REPORT_EXTRA_MAX of them: those the most trials report, in the order they were first
+ * reported (a trial's own order, trial by trial), so the columns stay put from one report
+ * to the next. The rest are named under the table. */
+#define REPORT_EXTRA_MAX 8
+struct extra_key {
+    char *name;
+    size_t count, first;
+};
+struct extra {
+    cJSON **last; /* by trial index; NULL when none */
+    size_t ntrials;
+    struct extra_key *k;
+    size_t nk, nshown;
+    int oom;
+    const cli_exp_t *e;
+    size_t seen; /* keys met so far, for first */
+};
+
+static int extra_row(void *ud, int ncol, const char *const *names, const char *const *v,
+                     const int *types)
+{
+    (void)ncol, (void)names, (void)types;
+    struct extra *x = ud;
+    if (!v[0] || !v[1]) return 0;
+    int64_t no = strtoll(v[0], NULL, 10);
+    size_t i = 0;
+    while (i < x->e->ntrials && x->e->trials[i].trial_no != no)
+        i++;
+    if (i == x->e->ntrials || x->last[i]) return 0;
+    cJSON *j = cJSON_Parse(v[1]);
+    if (!cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        return 0;
+    }
+    x->last[i] = j;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, j)
+    {
+        const char *key = it->string;
+        if (!key || cJSON_IsObject(it) || cJSON_IsArray(it) ||
+            strcmp(key, "training_iteration") == 0 || (x->e->metric && !strcmp(key, x->e->metric)))
+            continue;
+        size_t k = 0;
+        while (k < x->nk && strcmp(x->k[k].name, key) != 0)
+            k++;
+        if (k == x->nk) {
+            struct extra_key *nk = realloc(x->k, (x->nk + 1) * sizeof *nk);
+            char *name = strdup(key);
+            if (!nk || !name) {
+                if (nk) x->k = nk;
+                free(name);
+                x->oom = 1;
+                return 1;
+            }
+            x->k = nk;
+            x->k[x->nk++] = (struct extra_key){name, 0, x->seen++};
+        }
+        x->k[k].count++;
+    }
+    return 0;
+}
+
+static int cmp_by_count(const void *a, const void *b)
+{
+    const struct extra_key *x = a, *y = b;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+static int cmp_by_first(const void *a, const void *b)
+{
+    const struct extra_key *x = a, *y = b;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Reads the last results and chooses the columns; a report goes without them when the
+ * query fails (out of memory). */
+static void load_extra(store_t *st, const cli_exp_t *e, struct extra *x)
+{
+    memset(x, 0, sizeof *x);
+    x->e = e;
+    x->ntrials = e->ntrials;
+    x->last = calloc(e->ntrials + 1, sizeof *x->last);
+    if (!x->last) return;
+    char id[32], err[256];
+    snprintf(id, sizeof id, "%lld", (long long)e->id);
+    const char *b[] = {id};
+    if (store_query(st,
+                    "SELECT trial_no, last_result FROM trial_summary WHERE experiment_id = ?1"
+                    " ORDER BY trial_no",
+                    b, 1, extra_row, x, err, sizeof err) != 0 ||
+        x->oom) {
+        x->nk = x->nshown = 0; /* keys freed with the rest */
+        return;
+    }
+    qsort(x->k, x->nk, sizeof *x->k, cmp_by_count);
+    x->nshown = x->nk < REPORT_EXTRA_MAX ? x->nk : REPORT_EXTRA_MAX;
+    qsort(x->k, x->nshown, sizeof *x->k, cmp_by_first);
+    if (x->nk > x->nshown) qsort(x->k + x->nshown, x->nk - x->nshown, sizeof *x->k, cmp_by_first);
+}
+
+static void free_extra(struct extra *x)
+{
+    for (size_t i = 0; x->last && i < x->ntrials; i++)
+        cJSON_Delete(x->last[i]);
+    free(x->last);
+    for (size_t k = 0; k < x->nk; k++)
+        free(x->k[k].name);
+    free(x->k);
+}
+
+/* "extra":{"keys":[shown...],"left":[not shown...],"max":N} */
+static void write_extra_keys(FILE *f, const struct extra *x)
+{
+    fputs(",\"extra\":{\"keys\":[", f);
+    for (size_t k = 0; k < x->nk; k++) {
+        if (k == x->nshown) fputs("],\"left\":[", f);
+        if (k && k != x->nshown) fputc(',', f);
+        jstr(f, x->k[k].name);
+    }
+    if (x->nk == x->nshown) fputs("],\"left\":[", f);
+    fprintf(f, "],\"max\":%d}", REPORT_EXTRA_MAX);
+}
+
+/* A trial's values of the shown keys: "r":{key: value, ...} (numbers, strings, booleans). */
+static void write_extra_values(FILE *f, const struct extra *x, size_t i)
+{
+    const cJSON *j = x->last && i < x->ntrials ? x->last[i] : NULL;
+    if (!j || !x->nshown) return;
+    fputs(",\"r\":{", f);
+    int n = 0;
+    for (size_t k = 0; k < x->nshown; k++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, x->k[k].name);
+        if (!v || cJSON_IsNull(v)) continue;
+        if (n++) fputc(',', f);
+        jstr(f, x->k[k].name);
+        fputc(':', f);
+        if (cJSON_IsNumber(v))
+            jnum(f, v->valuedouble, 10);
+        else if (cJSON_IsString(v))
+            jstr(f, v->valuestring);
+        else
+            fputs(cJSON_IsTrue(v) ? "true" : "false", f);
+    }
+    fputc('}', f);
+}
+
+static void write_trial(FILE *f, const cli_exp_t *e, const cli_trial_t *t, const char *by,
+                        const struct extra *x)
 {
     fprintf(f, "{\"no\":%lld,\"att\":%d,\"name\":", (long long)t->trial_no, t->attempt);
     jstr(f, t->name);
@@ -323,6 +475,7 @@ static void write_trial(FILE *f, const cli_exp_t *e, const cli_trial_t *t, const
         fputs(",\"by\":", f);
         jstr(f, by);
     }
+    write_extra_values(f, x, (size_t)(t - e->trials));
     /* Seven digits are plenty for a chart and keep 5,000 trials' curves small. */
     fputs(",\"x\":[", f);
     for (size_t k = 0; k < t->n; k++) {
@@ -332,7 +485,12 @@ static void write_trial(FILE *f, const cli_exp_t *e, const cli_trial_t *t, const
     fputs("],\"y\":[", f);
     for (size_t k = 0; k < t->n; k++) {
         if (k) fputc(',', f);
-        jnum(f, t->y[k], 7);
+        /* A diverged inf is a point above the chart, not a missing one (null is NaN):
+         * 1e999 is a JSON number that JSON.parse reads as Infinity. */
+        if (isinf(t->y[k]))
+            fputs(t->y[k] > 0 ? "1e999" : "-1e999", f);
+        else
+            jnum(f, t->y[k], 7);
     }
     fputc(']', f);
     /* Where the scheduler stopped it: [time, value, cutoff, rung]. */
@@ -357,8 +515,63 @@ static void write_trial(FILE *f, const cli_exp_t *e, const cli_trial_t *t, const
     fputc('}', f);
 }
 
-static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db, char *err,
-                      size_t errlen)
+/* One way of drawing the curves' y axis: the range (values), the trials outside it (index
+ * into "trials", farthest value; null for inf) and the note that names them. */
+static void write_yside(FILE *f, const cli_exp_t *e, const cli_yrange_t *r)
+{
+    fputs("{\"lo\":", f);
+    jnum(f, r->lo, 10);
+    fputs(",\"hi\":", f);
+    jnum(f, r->hi, 10);
+    for (int side = 1; side >= 0; side--) {
+        const cli_yout_t *o = side ? &r->above : &r->below;
+        fprintf(f, ",\"%s\":[", side ? "above" : "below");
+        size_t shown = o->n < CLI_YRANGE_LIST ? o->n : CLI_YRANGE_LIST;
+        for (size_t i = 0; i < shown; i++) {
+            fprintf(f, "%s[%zu,", i ? "," : "", o->trial[i]);
+            jnum(f, o->v[i], 10);
+            fputc(']', f);
+        }
+        char note[1024];
+        cli_yrange_note(e, r, side, note, sizeof note);
+        fprintf(f, "],\"n%s\":%zu,\"%s_note\":", side ? "above" : "below", o->n,
+                side ? "above" : "below");
+        jstr(f, note);
+    }
+    fputc('}', f);
+}
+
+/* The curves' y range as tune plot chooses it (curves.h), for each way the page can draw
+ * the axis: "auto" (the page's default; log when ylog), "lin" and "log" (null without a
+ * positive value). */
+static void write_yrange(FILE *f, const cli_exp_t *e, const cli_ylim_t *lim)
+{
+    size_t *sel = malloc((e->ntrials + 1) * sizeof *sel);
+    if (!sel) {
+        fputs(",\"yrange\":null", f);
+        return;
+    }
+    for (size_t i = 0; i < e->ntrials; i++)
+        sel[i] = i;
+    cli_yrange_t lin, lg, au;
+    cli_yrange_fit(e, sel, e->ntrials, lim, 0, &lin);
+    cli_yrange_fit(e, sel, e->ntrials, lim, 1, &lg);
+    cli_yrange_fit(e, sel, e->ntrials, lim, -1, &au);
+    static const char *const kinds[] = {"auto", "full", "set"};
+    fprintf(f, ",\"yrange\":{\"ylim\":\"%s\",\"ylog\":%s,\"lin\":", kinds[lim->kind],
+            au.log ? "true" : "false");
+    write_yside(f, e, &lin);
+    fputs(",\"log\":", f);
+    if (lg.log)
+        write_yside(f, e, &lg);
+    else
+        fputs("null", f);
+    fputc('}', f);
+    free(sel);
+}
+
+static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db,
+                      const cli_ylim_t *lim, char *err, size_t errlen)
 {
     fprintf(f, "{\"version\":\"%s\",\"generated\":%lld,\"db\":", TUNE_VERSION,
             (long long)time(NULL));
@@ -397,17 +610,23 @@ static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db, 
         if (m) fputc(',', f);
         jnum(f, e->milestones[m], 10);
     }
-    fputs("],", f);
+    fputs("]", f);
+    write_yrange(f, e, lim);
+    fputc(',', f);
     int rc = write_rungs(f, st, e, err, errlen);
     if (rc != 0) return rc;
     struct chosen_ctx ch = {0};
     load_chosen(st, e, &ch);
+    struct extra x;
+    load_extra(st, e, &x);
+    write_extra_keys(f, &x);
     fprintf(f, ",\"best\":%ld,\"trials\":[", cli_exp_best_trial(e));
     for (size_t i = 0; i < e->ntrials; i++) {
         if (i) fputs(",\n", f);
-        write_trial(f, e, &e->trials[i], chosen_by(&ch, e->trials[i].trial_no));
+        write_trial(f, e, &e->trials[i], chosen_by(&ch, e->trials[i].trial_no), &x);
     }
     fputc(']', f);
+    free_extra(&x);
     write_lineage(f, st, e);
     fputc('}', f);
     for (size_t i = 0; i < ch.n; i++)
@@ -417,8 +636,8 @@ static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db, 
 }
 
 /* The template with each <!--@NAME@--> marker replaced. */
-static int write_page(FILE *f, store_t *st, const cli_exp_t *e, const char *db, char *err,
-                      size_t errlen)
+static int write_page(FILE *f, store_t *st, const cli_exp_t *e, const char *db,
+                      const cli_ylim_t *lim, char *err, size_t errlen)
 {
     const char *p = cli_report_html;
     for (;;) {
@@ -445,7 +664,7 @@ static int write_page(FILE *f, store_t *st, const cli_exp_t *e, const char *db, 
         } else if (n == 2 && !strncmp(name, "JS", 2)) {
             fputs(cli_report_js, f);
         } else if (n == 4 && !strncmp(name, "DATA", 4)) {
-            int rc = write_data(f, st, e, db, err, errlen);
+            int rc = write_data(f, st, e, db, lim, err, errlen);
             if (rc != 0) return rc;
         }
         p = end + 4;
@@ -457,16 +676,19 @@ int cli_cmd_report(int argc, char **argv)
 {
     static const char usage[] =
         "usage: tune report [NAME] [-o FILE] [--db PATH] [--metric M] [--mode min|max]\n"
+        "                   [--ylim auto|full|LO:HI]\n"
         "  writes one self-contained HTML file (default NAME.html; -o - for stdout):\n"
         "  settings, every trial's learning curve with rung milestones and cutoffs, each\n"
         "  parameter against the final metric, the best trials in parallel coordinates and\n"
         "  a sortable table. NAME may be left out when the database holds one experiment.\n"
         "  --mode: which way --metric is better (default: the experiment's mode for its own\n"
         "  metric; for another metric a guess from its name, which is said). Rung cutoffs\n"
-        "  are drawn only on the metric the scheduler judged\n";
+        "  are drawn only on the metric the scheduler judged. --ylim: the curves' y range, as\n"
+        "  tune plot's (auto: the bulk of the curves, trials outside it named under the chart)\n";
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     const char *db = cli_db_path(argc, argv), *name = NULL, *outp = NULL, *metric = NULL;
     unsigned mode = 0;
+    cli_ylim_t ylim = {CLI_YLIM_AUTO, NAN, NAN};
     int opts = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -483,7 +705,8 @@ int cli_cmd_report(int argc, char **argv)
             continue;
         }
         int takes = !strcmp(a, "--db") || !strcmp(a, "-o") || !strcmp(a, "--output") ||
-                    !strcmp(a, "--metric") || !strcmp(a, "--experiment") || !strcmp(a, "--mode");
+                    !strcmp(a, "--metric") || !strcmp(a, "--experiment") || !strcmp(a, "--mode") ||
+                    !strcmp(a, "--ylim");
         if (takes && i + 1 >= argc) {
             cli_error("report: %s needs a value\n%s", a, usage);
             return CLI_EXIT_USAGE;
@@ -496,6 +719,8 @@ int cli_cmd_report(int argc, char **argv)
             metric = argv[++i];
         } else if (!strcmp(a, "--mode")) {
             if (cli_mode_arg("report", argv[++i], &mode)) return CLI_EXIT_USAGE;
+        } else if (!strcmp(a, "--ylim")) {
+            if (cli_ylim_arg("report", argv[++i], &ylim)) return CLI_EXIT_USAGE;
         } else if (!strcmp(a, "--experiment") || (a[0] != '-' || !a[1])) {
             const char *v = a[0] == '-' && a[1] ? argv[++i] : a;
             if (name) {
@@ -542,7 +767,7 @@ int cli_cmd_report(int argc, char **argv)
             return CLI_EXIT_FAIL;
         }
     }
-    rc = write_page(f, st, e, db, err, sizeof err);
+    rc = write_page(f, st, e, db, &ylim, err, sizeof err);
     int werr = ferror(f);
     long size = to_stdout ? 0 : ftell(f);
     if (!to_stdout && fclose(f) != 0) werr = 1;

@@ -27,6 +27,7 @@ struct view_opts {
     int color;              /* -1 auto */
     int logx, logy;         /* -1 auto, 0 linear, 1 log */
     int lines;              /* show: log lines; -1 default */
+    cli_ylim_t ylim;        /* --ylim */
 };
 
 static int scale_arg(const char *cmd, const char *opt, const char *v, int *out)
@@ -82,7 +83,7 @@ static int parse_view(int argc, char **argv, int maxpos, const char *usage, stru
                     strcmp(a, "--metric") == 0 || strcmp(a, "--width") == 0 ||
                     strcmp(a, "--height") == 0 || strcmp(a, "--x") == 0 || strcmp(a, "--y") == 0 ||
                     strcmp(a, "--color") == 0 || strcmp(a, "--lines") == 0 ||
-                    strcmp(a, "--mode") == 0;
+                    strcmp(a, "--mode") == 0 || strcmp(a, "--ylim") == 0;
         if (takes && !v) {
             cli_error("%s: %s needs a value\n%s", cmd, a, usage);
             return -1;
@@ -101,6 +102,8 @@ static int parse_view(int argc, char **argv, int maxpos, const char *usage, stru
             if (int_arg(cmd, a, argv[++i], 3, 200, &o->height)) return -1;
         } else if (strcmp(a, "--lines") == 0) {
             if (int_arg(cmd, a, argv[++i], 0, 100000, &o->lines)) return -1;
+        } else if (strcmp(a, "--ylim") == 0) {
+            if (cli_ylim_arg(cmd, argv[++i], &o->ylim)) return -1;
         } else if (strcmp(a, "--x") == 0) {
             if (scale_arg(cmd, a, argv[++i], &o->logx)) return -1;
         } else if (strcmp(a, "--y") == 0) {
@@ -214,11 +217,57 @@ static int trial_class(const cli_trial_t *t)
 struct chart {
     int cols, rows, color, logx, logy;
     const char *title;
+    const cli_ylim_t *ylim; /* --ylim; NULL: auto */
 };
+
+/* The dot row of value v on the y axis, flipped (0 at the top); a value outside the range
+ * yr drew (or +-inf) goes on the edge it left by, and *out says which (1 above, -1
+ * below). -1 when v has no place (NaN). */
+static int chart_y(const cli_axis_t *ay, const cli_yrange_t *yr, double v, int npix, int *py,
+                   int *out)
+{
+    if (isnan(v)) return -1;
+    *out = v > yr->hi || v == INFINITY ? 1 : v < yr->lo || (yr->log && v <= 0) ? -1 : 0;
+    if (*out) {
+        *py = *out > 0 ? 0 : npix - 1;
+        return 0;
+    }
+    return cli_axis_map(ay, v, npix, 1, py);
+}
 
 static void print_title(FILE *f, const struct chart *ch)
 {
     if (ch->title) cli_print_cut(f, ch->title, ch->cols);
+}
+
+/* Prints "  LEAD text" with the text's words wrapped to cols columns, later lines indented
+ * under the text. */
+static void print_wrapped(FILE *f, const char *lead, const char *text, int cols)
+{
+    int indent = 2 + cli_text_width(lead), used = indent;
+    fprintf(f, "  %s", lead);
+    for (const char *p = text; *p;) {
+        while (*p == ' ')
+            p++;
+        const char *q = p;
+        while (*q && *q != ' ')
+            q++;
+        if (q == p) break;
+        char word[512];
+        snprintf(word, sizeof word, "%.*s", (int)(q - p), p);
+        int w = cli_text_width(word);
+        if (used > indent && used + 1 + w > cols) {
+            fprintf(f, "\n%*s", indent, "");
+            used = indent;
+        } else if (used > indent) {
+            fputc(' ', f);
+            used++;
+        }
+        fputs(word, f);
+        used += w;
+        p = q;
+    }
+    fputc('\n', f);
 }
 
 /* Draws the curves of trials sel[0..nsel) of e, `best` (an index into e->trials, or -1)
@@ -229,19 +278,20 @@ static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t ns
                        const struct chart *ch)
 {
     double xmn = INFINITY, xmx = -INFINITY, xpos = INFINITY;
-    double ymn = INFINITY, ymx = -INFINITY, ypos = INFINITY;
     for (size_t s = 0; s < nsel; s++) {
         const cli_trial_t *t = &e->trials[sel[s]];
         for (size_t k = 0; k < t->n; k++) {
-            double x = t->x[k], y = t->y[k];
-            if (!isfinite(x) || !isfinite(y)) continue;
+            double x = t->x[k];
+            if (!isfinite(x) || isnan(t->y[k])) continue;
             xmn = fmin(xmn, x), xmx = fmax(xmx, x);
-            ymn = fmin(ymn, y), ymx = fmax(ymx, y);
             if (x > 0) xpos = fmin(xpos, x);
-            if (y > 0) ypos = fmin(ypos, y);
         }
     }
-    if (!isfinite(xmn)) {
+    /* The y range from the bulk of the curves (curves.h): a diverged trial is a marker at
+     * the edge, not the scale of the chart. */
+    cli_yrange_t yr;
+    cli_yrange_fit(e, sel, nsel, ch->ylim, ch->logy, &yr);
+    if (!isfinite(xmn) || (isnan(yr.lo) && !yr.above.n && !yr.below.n)) {
         print_title(f, ch);
         fprintf(f, "  (no results with a value for %s yet)\n",
                 e->metric ? e->metric : "the metric");
@@ -250,7 +300,9 @@ static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t ns
     /* ASHA's milestones grow geometrically: a log x axis spaces its rungs evenly. */
     cli_axis_t ax, ay;
     cli_axis_fit(&ax, xmn, xmx, xpos, ch->logx < 0 ? (e->nmilestones > 1 ? -1 : 0) : ch->logx, 8);
-    cli_axis_fit(&ay, ymn, ymx, ypos, ch->logy, 10);
+    if (isnan(yr.lo)) /* every point is outside: an axis around the range asked for */
+        yr.lo = yr.hi = ch->ylim && ch->ylim->kind == CLI_YLIM_SET ? ch->ylim->lo : 0;
+    cli_axis_fit(&ay, yr.lo, yr.hi, yr.lo, yr.log, 10);
     /* The y labels' width sets the plot's width. */
     cli_ylabels_t yl;
     cli_ylabels_make(&yl, &ay, ch->rows);
@@ -270,14 +322,16 @@ static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t ns
             int have = 0, px0 = 0, py0 = 0;
             unsigned phase = 0;
             for (size_t k = 0; k < t->n; k++) {
-                int px, py;
+                int px, py, out = 0;
                 if (cli_axis_map(&ax, t->x[k], 2 * W, 0, &px) ||
-                    cli_axis_map(&ay, t->y[k], 4 * ch->rows, 1, &py))
+                    chart_y(&ay, &yr, t->y[k], 4 * ch->rows, &py, &out))
                     continue;
                 if (have)
                     cli_canvas_line(c, px0, py0, px, py, cls, cls == CL_STOPPED, &phase);
                 else
                     cli_canvas_dot(c, px, py, cls);
+                /* outside the range: ▲ or ▼ on the edge where the curve leaves it */
+                if (out) cli_canvas_mark(c, px, py, out > 0 ? 0x25B2 : 0x25BC, cls);
                 px0 = px, py0 = py, have = 1;
             }
             if (have && cls == CL_STOPPED) cli_canvas_mark(c, px0, py0, 0x00D7, cls); /* × */
@@ -327,6 +381,17 @@ static void draw_chart(FILE *f, const cli_exp_t *e, const size_t *sel, size_t ns
     }
     if (e->nmilestones) cli_legend_item(&L, 0, "┬", "rung milestones");
     cli_legend_end(&L);
+    /* What the range left out, trial by trial, so that a diverged run is named, not lost. */
+    for (int side = 1; side >= 0; side--) {
+        char note[1200];
+        cli_yrange_note(e, &yr, side, note, sizeof note);
+        if (note[0]) print_wrapped(f, side ? "▲ " : "▼ ", note, ch->cols);
+    }
+    if ((yr.above.n || yr.below.n) && !(ch->ylim && ch->ylim->kind != CLI_YLIM_AUTO))
+        print_wrapped(f, "",
+                      "(the y range is the curves' bulk: --ylim full spans every finite "
+                      "value, --ylim LO:HI sets it)",
+                      ch->cols);
 }
 
 /* ---- tune plot ------------------------------------------------------------------ */
@@ -336,8 +401,12 @@ int cli_cmd_plot(int argc, char **argv)
         "usage: tune plot [NAME] [--metric M] [--mode min|max] [--db PATH] [--width N]\n"
         "                 [--height N]\n"
         "                 [--x auto|log|linear] [--y auto|log|linear] [--color auto|always|never]\n"
+        "                 [--ylim auto|full|LO:HI]\n"
         "  every trial's learning curve (the metric against the scheduler's time_attr) in one\n"
         "  terminal chart; NAME may be left out when the database holds one experiment.\n"
+        "  --ylim: the y range; auto (default) fits the bulk of the curves and draws values\n"
+        "  far outside it (a diverged trial's 1e6 or inf) as ▲/▼ on the edge, naming each\n"
+        "  such trial below the chart; full spans every finite value; LO:HI sets it\n"
         "  --mode: which way the metric is better (default: the experiment's mode for its\n"
         "  metric; for another metric a guess from its name, which is said)\n";
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
@@ -370,7 +439,8 @@ int cli_cmd_plot(int argc, char **argv)
                        .color = o.color,
                        .logx = o.logx,
                        .logy = o.logy,
-                       .title = title};
+                       .title = title,
+                       .ylim = &o.ylim};
     if (ch.cols < 20) ch.cols = 20;
     draw_chart(stdout, e, sel, e->ntrials, cli_exp_best_trial(e), &ch);
     free(sel);
@@ -576,6 +646,7 @@ int cli_cmd_show(int argc, char **argv)
         "usage: tune show [EXPERIMENT] TRIAL [--experiment NAME] [--db PATH] [--metric M]\n"
         "                 [--mode min|max]\n"
         "                 [--lines N] [--width N] [--height N] [--color auto|always|never]\n"
+        "                 [--ylim auto|full|LO:HI]\n"
         "  one trial: configuration, status and why (the scheduler's decisions), slice,\n"
         "  times, last and best metric, its learning curve and the tail of its logs.\n"
         "  TRIAL is a number (3) or a name (trial_00003); EXPERIMENT may be left out when\n"
@@ -692,7 +763,8 @@ int cli_cmd_show(int argc, char **argv)
                        .color = o.color,
                        .logx = o.logx,
                        .logy = o.logy,
-                       .title = title};
+                       .title = title,
+                       .ylim = &o.ylim};
     draw_chart(stdout, e, &sel0, 1, -1, &ch);
 
     /* The tail of the logs. */

@@ -170,6 +170,56 @@ static int curves_from_db(store_t *st, const char *name, const space_t *sp, sim_
     return rc;
 }
 
+/* After a replay of recorded curves, what makes its answer doubtful, on stderr: trials
+ * answered from configurations far from their own (SIM_FAR_DISTANCE), and trials whose
+ * curve ended before the scheduler would have stopped them (docs/simulate.md). */
+static void warn_answers(const sim_stats_t *ss, size_t rows, const space_settings_t *set,
+                         const char *from)
+{
+    if (ss->far > 0) {
+        char whence[300] = "";
+        if (from)
+            snprintf(whence, sizeof whence,
+                     " (--from %s replays only its trials that ran as far as the longest)", from);
+        fprintf(stderr,
+                "tune: warning: %zu of %zu trials were answered from a recorded configuration "
+                "farther than %g from their own (the largest distance %.4g; 0 = the same, 1 = as "
+                "far as can be): each replayed another configuration's curve, so for them the "
+                "decisions and the compute saved describe the %zu recorded configuration%s%s, "
+                "not this space. Record more full curves (a FIFO run of this space, then tune "
+                "export NAME --table), or replay the recorded pool: give space.json the recorded "
+                "configurations as points_to_evaluate, with num_samples no more than their "
+                "number, so that every trial replays its own curve (docs/simulate.md).\n",
+                ss->far, ss->trials, SIM_FAR_DISTANCE, ss->max_distance, rows, rows == 1 ? "" : "s",
+                whence);
+    }
+    if (ss->ran_out > 0) {
+        char upto[200], at[64];
+        if (set->sched.type != SPACE_SCHED_FIFO && set->sched.max_t > 0)
+            snprintf(upto, sizeof upto, "max_t (%s %g)", set->sched.time_attr, set->sched.max_t);
+        else
+            snprintf(upto, sizeof upto, "the longest recorded curve (%lld iterations)",
+                     (long long)ss->target_iters);
+        if (ss->ran_out_min == ss->ran_out_max)
+            snprintf(at, sizeof at, "iteration %lld", (long long)ss->ran_out_min);
+        else
+            snprintf(at, sizeof at, "iterations %lld to %lld", (long long)ss->ran_out_min,
+                     (long long)ss->ran_out_max);
+        fprintf(stderr,
+                "tune: warning: %zu trial%s ran out of recorded curve at %s, short of %s, while "
+                "the scheduler would have run %s on: the row%s that answered %s stopped there "
+                "where %s recorded (stopped early, or the table is shorter), and a table has "
+                "nothing past a curve's end, so each ended there as if it had finished (its last "
+                "value its final one, its compute counted only that far). Replay curves that "
+                "reach %s (tune simulate --from keeps only those), or record full curves.\n",
+                ss->ran_out, ss->ran_out == 1 ? "" : "s", at, upto,
+                ss->ran_out == 1 ? "it" : "them", ss->ran_out == 1 ? "" : "s",
+                ss->ran_out == 1 ? "it" : "them", ss->ran_out == 1 ? "it was" : "they were",
+                set->sched.type != SPACE_SCHED_FIFO && set->sched.max_t > 0 ? "max_t"
+                                                                            : "the full length");
+    }
+}
+
 /* How many trials run at once: --workers, else max_concurrent, else the slices of this
  * machine (its GPUs over gpus_per_trial, or its cores over cpus_per_trial). */
 static long default_workers(const space_settings_t *set)
@@ -447,6 +497,7 @@ int cli_cmd_simulate(int argc, char **argv)
                ss.max_distance);
     printf("Results are in %s (experiment %s): tune best %s --db %s | tune report %s --db %s\n",
            a.db, name, name, a.db, name, a.db);
+    if (!a.synthetic) warn_answers(&ss, sim_curves_count(curves), set, a.from);
     if (res.notice[0]) fprintf(stderr, "tune: %s\n", res.notice);
     /* A simulation is never resumed (tune resume would start the real trials): after a
      * mistake it is simulated again, as a new experiment. */

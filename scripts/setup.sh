@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs what tune needs (Debian packages), builds everything into build/, and runs the
-# example experiment. This is the README's first command; .ci/run runs it as written.
-# Set TUNE_SKIP_EXAMPLE=1 to build without running the example.
+# Installs what tune needs (Debian packages), builds everything into build/, puts `tune` on
+# PATH (scripts/install.sh) and runs the example experiment. This is
+# the README's first command; .ci/run runs it as written.
+# Set TUNE_SKIP_EXAMPLE=1 to build without running the example; TUNE_PREFIX, TUNE_SITE_DIR
+# and TUNE_REPLACE are scripts/install.sh's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,9 +39,14 @@ fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo ${TUNE_CMAKE_ARGS:-}
 cmake --build build -j "$(nproc)"
-# `import tune` under /usr/bin/python3 (docs/python.md): a tune.pth file in its site
-# directory for local installs names this checkout's python/ folder.
-python/install-pth.sh
+# `tune` and `tune-train` on PATH (links in /usr/local/bin to build/bin/, TUNE_PREFIX=DIR
+# for another place, "none" for none) and `import tune` under /usr/bin/python3 (a tune.pth
+# in its site directory naming python/): scripts/install.sh says what it wrote, and leaves
+# alone (saying so) what names another checkout unless TUNE_REPLACE=1.
+echo "setup: putting tune on PATH and \`import tune\` on /usr/bin/python3's path"
+scripts/install.sh
+echo "setup: to undo: scripts/install.sh --uninstall (removes only what names this checkout);" \
+     "for another Python or a virtual environment: pip install ./python"
 
 if [ "${TUNE_SKIP_EXAMPLE:-0}" != 1 ]; then
   # The GPU variant where tune sees a GPU and the trainer was built with CUDA, else CPU.

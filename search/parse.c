@@ -341,6 +341,15 @@ static int constant_node(struct space__parse_ctx *c, space_param_t *P, const sj_
     return P->values ? 0 : space__parse_nomem(c->err, c->errlen);
 }
 
+/* An array is a constant, copied as written: a distribution inside one would reach the
+ * trial as its JSON text ({"uniform": [0, 1]}), never drawn. */
+static int dist_in_array(struct space__parse_ctx *c, const sj_node_t *inner)
+{
+    return space__parse_at(c, inner->off,
+                           "a distribution inside an array is not sampled: put it in an object (a "
+                           "nested space) or make the array a value of \"choice\"");
+}
+
 static int parse_node(struct space__parse_ctx *c, space_param_t *P, const sj_node_t *v,
                       const struct nest *nx)
 {
@@ -348,11 +357,7 @@ static int parse_node(struct space__parse_ctx *c, space_param_t *P, const sj_nod
     if (d) return parse_distribution(c, P, d, v->child, nx);
     const sj_node_t *inner = find_dist(v);
     if (!inner) return constant_node(c, P, v, nx);
-    if (inner && v->type == SJ_ARRAY)
-        return space__parse_at(
-            c, inner->off,
-            "a distribution inside an array is not sampled: put it in an object (a nested "
-            "space) or make the array a value of \"choice\"");
+    if (inner && v->type == SJ_ARRAY) return dist_in_array(c, inner);
     return parse_object(c, P, v, nx);
 }
 
@@ -374,6 +379,8 @@ static int parse_param(struct space__parse_ctx *c, space_param_t *P, const sj_no
         .p = p, .rel = "", .gpath = v->key, .glen = strlen(v->key), .in_branch = 0};
     P->rkey = (uint64_t)p;
     if (v->type != SJ_OBJECT) {
+        const sj_node_t *inner = v->type == SJ_ARRAY ? find_dist(v) : NULL;
+        if (inner) return dist_in_array(c, inner);
         P->kind = SPACE_P_CONSTANT;
         P->values = space__json_to_cjson(v);
         return P->values ? 0 : space__parse_nomem(c->err, c->errlen);

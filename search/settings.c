@@ -64,6 +64,29 @@ int space_check_name(const char *name, char *err, size_t errlen)
     return SPACE_OK;
 }
 
+/* ---- space_metric_looks_max ---------------------------------------------------------- */
+int space_metric_looks_max(const char *metric)
+{
+    /* Names whose bigger values are better; any other metric reads as a loss or an error. */
+    static const char *const up[] = {"acc",   "accuracy", "auc",    "f1",   "precision", "recall",
+                                     "score", "reward",   "return", "map",  "iou",       "dice",
+                                     "bleu",  "rouge",    "r2",     "top1", "top5",      NULL};
+    /* Whole words of the name: "val_acc", "eval/f1", "mean_reward", not "accumulated_loss". */
+    for (const char *p = metric; p && *p;) {
+        size_t n = strcspn(p, "_-./: ");
+        for (size_t k = 0; n && up[k]; k++) {
+            size_t i = 0;
+            while (i < n && up[k][i] &&
+                   ((p[i] >= 'A' && p[i] <= 'Z') ? p[i] + 32 : p[i]) == up[k][i])
+                i++;
+            if (i == n && !up[k][i]) return 1;
+        }
+        p += n;
+        if (*p) p++;
+    }
+    return 0;
+}
+
 /* ---- sections ------------------------------------------------------------------------- */
 static const char *const sched_types[SPACE_NSCHED] = SPACE_SCHED_NAMES;
 static const char *const sched_keys_all[] = {"type",
@@ -606,6 +629,16 @@ int space__parse_settings(struct space__parse_ctx *c, space_settings_t *s, const
         if (!mode)
             return space__parse_at_path(
                 c, "mode", "required with the \"%s\" scheduler (\"min\" or \"max\")", t);
+    }
+    /* fifo's mode defaults to "min", which would silently minimise an accuracy: a metric
+     * whose name says higher is better must say which way it goes. */
+    if (s->metric && !mode && space_metric_looks_max(s->metric)) {
+        char q[80];
+        return space__parse_at(
+            c, space__json_get(root, "metric")->off,
+            "metric %s reads as higher-is-better, but \"mode\" is not given and defaults to "
+            "\"min\": add \"mode\": \"max\" (or \"mode\": \"min\" if smaller really is better)",
+            space__parse_quoted(s->metric, q, sizeof q));
     }
     if ((rc = parse_executor(c, &s->exec, space__json_get(root, "executor")))) return rc;
 

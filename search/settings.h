@@ -138,6 +138,13 @@ typedef struct space_settings {
     size_t npoints;
 } space_settings_t;
 
+/* 1 when a metric's name says higher is better (a whole word of it, split at '_', '-', '.',
+ * '/', ':' or ' ', is acc, accuracy, auc, f1, precision, recall, score, reward, return, map,
+ * iou, dice, bleu, rouge, r2, top1 or top5, as Keras and torchmetrics spell them), else 0.
+ * The one list: space.json refuses such a metric without a "mode" (its default is "min"),
+ * and the CLI guesses the order of another metric's values with it. */
+int space_metric_looks_max(const char *metric);
+
 /* The resolved settings (defaults filled in) as a JSON object; caller cJSON_Delete()s. */
 cJSON *space_settings_json(const space_t *s);
 

@@ -27,6 +27,9 @@ struct strial {
     char exec_id[64], node[32];
 };
 
+#define FLAG_FAR 1
+#define FLAG_RAN_OUT 2
+
 struct hent {
     double at;
     int64_t no;
@@ -51,6 +54,7 @@ struct sexec {
     /* Per trial number (as slot): results it had delivered when it last ended, its
      * "checkpoint" for a resume (a paused trial picks its curve up there). */
     int64_t *reached;
+    unsigned char *flags; /* per trial number: FLAG_FAR, FLAG_RAN_OUT once counted */
     struct hent *heap;
     size_t nh, caph;
     sim_stats_t stats;
@@ -149,6 +153,10 @@ static long slot_take(struct sexec *x, int64_t no)
         if (!re) return -1;
         memset(re + x->nslot, 0, (n - x->nslot) * sizeof *re);
         x->reached = re;
+        unsigned char *fl = realloc(x->flags, n);
+        if (!fl) return -1;
+        memset(fl + x->nslot, 0, n - x->nslot);
+        x->flags = fl;
         x->nslot = n;
     }
     if (x->slot[no]) return (long)x->slot[no] - 1; /* started again */
@@ -193,11 +201,12 @@ static int s_start(void *self, const sched_start_t *s, sched_started_t *out, cha
         return SCHED_EINVAL;
     }
     /* A resume ("iteration:N", what s_checkpoint handed out) picks the curve up after
-     * iteration N: the table answers a resumed trial from where it paused. */
+     * iteration N: the table answers a resumed trial from where it paused. A curve that
+     * ends at or before N has nothing more: the trial ends at once (it ran out, below),
+     * rather than replaying the curve from iteration 1 again, back in time. */
     long long from = 0;
-    if (s->resume_from && sscanf(s->resume_from, "iteration:%lld", &from) == 1 && from > 0 &&
-        from < t->curve.iters)
-        t->sent = from;
+    if (s->resume_from && sscanf(s->resume_from, "iteration:%lld", &from) == 1 && from > 0)
+        t->sent = from < t->curve.iters ? from : t->curve.iters;
     t->running = 1;
     t->started = x->now;
     t->end_at = INFINITY;
@@ -211,6 +220,10 @@ static int s_start(void *self, const sched_start_t *s, sched_started_t *out, cha
     }
     snprintf(t->node, sizeof t->node, "d=%.4g", t->curve.distance);
     if (t->curve.distance > x->stats.max_distance) x->stats.max_distance = t->curve.distance;
+    if (t->curve.distance > SIM_FAR_DISTANCE && !(x->flags[t->no] & FLAG_FAR)) {
+        x->flags[t->no] |= FLAG_FAR;
+        x->stats.far++;
+    }
     /* what running it to the end would have cost: its whole curve, to full_iters */
     int64_t full =
         x->o.full_iters > 0 && x->o.full_iters < t->curve.iters ? x->o.full_iters : t->curve.iters;
@@ -266,6 +279,17 @@ static int s_wait(void *self, double timeout, int wake_fd, const sched_events_t 
             if (t->end_at <= e.at) {
                 ex.code = -1;
                 ex.signal = t->end_sig;
+            } else if (t->end_at == INFINITY && t->curve.iters < x->stats.target_iters &&
+                       !(x->flags[t->no] & FLAG_RAN_OUT)) {
+                /* Its curve ends here and nothing asked it to stop: the recorded trial was
+                 * stopped early (or the table is short), and the simulation cannot know
+                 * what would have come next. It ends as if it had finished; say so. */
+                x->flags[t->no] |= FLAG_RAN_OUT;
+                if (!x->stats.ran_out || t->curve.iters < x->stats.ran_out_min)
+                    x->stats.ran_out_min = t->curve.iters;
+                if (!x->stats.ran_out || t->curve.iters > x->stats.ran_out_max)
+                    x->stats.ran_out_max = t->curve.iters;
+                x->stats.ran_out++;
             }
             x->stats.spent_s += x->now - t->started;
             slot_free(x, t);
@@ -318,6 +342,7 @@ static void s_free(void *self)
 {
     struct sexec *x = self;
     free(x->reached);
+    free(x->flags);
     free(x->t);
     free(x->free_slots);
     free(x->slot);
@@ -353,6 +378,8 @@ int sim_exec_new(sim_curves_t *c, const sim_exec_opts_t *o, struct sched_exec **
     x->curves = c;
     x->o = *o;
     x->wall0 = o->wall0;
+    /* a trial runs to max_t, or (FIFO) to the end of the longest curve */
+    x->stats.target_iters = o->full_iters > 0 ? o->full_iters : sim_curves_max_iters(c);
     h->ops = &sim_ops;
     h->self = x;
     clock->now = s_now;

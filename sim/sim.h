@@ -104,12 +104,26 @@ typedef struct sim_exec_opts {
     double wall0;       /* Unix time the virtual clock's 0 is recorded as */
 } sim_exec_opts_t;
 
+/* A configuration farther than this from the row that answers it is "far from anything
+ * recorded" (docs/simulate.md): the distance is the root mean square over parameters of
+ * each one's distance on its own [0, 1] scale, so 0.25 is a quarter of every parameter's
+ * range on average (1.25 decades of a loguniform over 1e-5..1), or one choice in 16
+ * parameters that differs. Beyond it the curve replayed is another configuration's. */
+#define SIM_FAR_DISTANCE 0.25
+
 typedef struct sim_stats {
     double elapsed_s;    /* the virtual clock */
     double spent_s;      /* trial-seconds the simulated trials ran */
     double full_s;       /* trial-seconds had every started trial run to full_iters */
     double max_distance; /* the farthest any configuration was from the row that answered it */
     size_t trials;       /* trials started */
+    size_t far;          /* trials answered (at some start) from farther than SIM_FAR_DISTANCE */
+    /* Trials whose curve ended while the scheduler had not stopped them, short of
+     * full_iters (the longest curve when full_iters is 0): a table has no iterations past
+     * a curve's end, so such a trial ends there as if it had finished. */
+    size_t ran_out;
+    int64_t ran_out_min, ran_out_max; /* the iterations they ended at */
+    int64_t target_iters;             /* what they fell short of */
 } sim_stats_t;
 
 /* A simulated executor over the curves c (borrowed; must outlive it): a started trial

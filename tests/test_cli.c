@@ -704,6 +704,163 @@ TEST(status_block_when_not_a_terminal)
     out_free(&o);
 }
 
+/* One text value from dir/tune.db ("" when none); the caller frees. */
+static char *db_text(const char *dir, const char *sql)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tune.db", dir);
+    char *t = testdb_text(path, sql);
+    return t ? t : strdup("");
+}
+
+/* The trial names of a `tune trials --json` array, in its order: "trial_00002,trial_00000". */
+static void json_trial_order(const char *json, char *got, size_t n)
+{
+    got[0] = 0;
+    cJSON *arr = cJSON_Parse(json), *o;
+    cJSON_ArrayForEach(o, arr)
+    {
+        size_t l = strlen(got);
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(o, "name"));
+        snprintf(got + l, n - l, "%s%s", l ? "," : "", name ? name : "?");
+    }
+    cJSON_Delete(arr);
+}
+
+TEST(trials_sort_by_the_metric_name_and_reported_keys)
+{
+    /* On main, `tune trials --sort loss` failed with "no such column" on an experiment
+     * whose metric is loss, and no reported key other than the metric could sort. */
+    char dir[4096], sp[8192], got[256];
+    fresh_dir(dir, sizeof dir, "sortkeys");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"sk\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 4,"
+             " \"seed\": 3, \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"3\"],"
+             " \"space\": {\"lr\": {\"loguniform\": [1e-4, 1]}}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    static const struct {
+        const char *key, *order;
+    } sorts[] = {
+        {"loss", "ORDER BY last_metric, trial_no"},
+        {"-loss", "ORDER BY last_metric DESC, trial_no"},
+        {"acc", "ORDER BY json_extract(last_result, '$.acc'), trial_no"},
+        {"-acc", "ORDER BY json_extract(last_result, '$.acc') DESC, trial_no"},
+    };
+    for (size_t k = 0; k < sizeof sorts / sizeof sorts[0]; k++) {
+        const char *t[] = {"trials", "--sort", sorts[k].key, "--json", NULL};
+        o = run_tune(dir, t);
+        CHECK_EQ_INT(o.code, 0);
+        json_trial_order(o.out, got, sizeof got);
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "SELECT group_concat(trial, ',') FROM (SELECT trial FROM trial_summary %s)",
+                 sorts[k].order);
+        char *want = db_text(dir, sql);
+        CHECK_STR(got, want);
+        free(want);
+        out_free(&o);
+        /* the table sorts the same way, and does not show the last results it sorted by */
+        const char *c[] = {"trials", "--sort", sorts[k].key, "--csv", NULL};
+        o = run_tune(dir, c);
+        CHECK_EQ_INT(o.code, 0);
+        const char *hdr = "trial,status,slice,lr,iter,last_metric,best_metric,error\n";
+        CHECK(strncmp(o.out, hdr, strlen(hdr)) == 0);
+        out_free(&o);
+    }
+    /* the 4 distinct orders are not all the same: the test can tell them apart */
+    CHECK_EQ_INT(db_int(dir, "SELECT count(DISTINCT json_extract(last_result, '$.acc')) FROM "
+                             "trial_summary"),
+                 4);
+    const char *bad[] = {"trials", "--sort", "los", NULL};
+    o = run_tune(dir, bad);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "--sort los: no such column");
+    CHECK_CONTAINS(o.err, "the metric loss");
+    CHECK_CONTAINS(o.err, "the keys the trials report: training_iteration, loss, acc");
+    out_free(&o);
+    const char *help[] = {"trials", "--help", NULL};
+    o = run_tune(dir, help);
+    CHECK_CONTAINS(o.out, "the metric's name or any key of the trials'");
+    out_free(&o);
+}
+
+/* The last status block of a run's output (it ends the output, before the summary). */
+static const char *last_block(const char *out)
+{
+    const char *b = out, *p = out;
+    while ((p = strstr(p, "== Status ==")) != NULL)
+        b = p++;
+    return b;
+}
+
+TEST(without_a_metric_the_table_shows_what_trials_report)
+{
+    /* On main, a run without a metric showed "metric" and "best" columns of "-": nothing
+     * the trials reported. */
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "nometric");
+    snprintf(
+        sp, sizeof sp,
+        "{\"name\": \"nm\", \"num_samples\": 2, \"seed\": 1, \"command\": [\"%s\","
+        " \"--iters\", \"3\", \"--lr\", \"{lr}\"], \"space\": {\"lr\": {\"choice\": [0.01, 0.1]}}}",
+        g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    const char *blk = last_block(o.out);
+    CHECK_CONTAINS(blk, "| loss");
+    CHECK_CONTAINS(blk, "| acc");
+    CHECK(strstr(blk, "| best") == NULL);
+    CHECK(strstr(blk, "| metric") == NULL);
+    /* each trial's row holds its last loss as tune_trials' JSON has it */
+    double loss = db_real(dir, "SELECT json_extract(last_result, '$.loss') FROM trial_summary"
+                               " WHERE trial_no = 0");
+    char want[64];
+    snprintf(want, sizeof want, "%.5g", loss);
+    const char *row = strstr(blk, "trial_00000");
+    REQUIRE(row);
+    const char *eol = strchr(row, '\n');
+    char line[512];
+    snprintf(line, sizeof line, "%.*s", (int)(eol ? eol - row : (long)strlen(row)), row);
+    CHECK_CONTAINS(line, want);
+    out_free(&o);
+}
+
+TEST(metric_columns_do_not_show_the_metric_twice)
+{
+    /* On main, "metric_columns": ["loss", "acc"] with metric loss gave two loss columns. */
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "mcdup");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"mc\", \"metric\": \"loss\", \"num_samples\": 1, \"command\": [\"%s\","
+             " \"--iters\", \"2\"], \"reporter\": {\"metric_columns\": [\"loss\", \"acc\","
+             " \"training_iteration\"]}, \"space\": {}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    const char *blk = last_block(o.out);
+    const char *names = strstr(blk, "\ntrial ");
+    REQUIRE(names);
+    char line[512];
+    const char *eol = strchr(names + 1, '\n');
+    snprintf(line, sizeof line, "%.*s", (int)(eol ? eol - names - 1 : 0), names + 1);
+    int nloss = 0;
+    for (const char *p = line; (p = strstr(p, "| loss")); p++)
+        nloss++;
+    CHECK_EQ_INT(nloss, 1);
+    CHECK_CONTAINS(line, "| acc");
+    CHECK(strstr(line, "training_iteration") == NULL);
+    out_free(&o);
+}
+
 TEST(failed_trials_are_retried_up_to_max_failures)
 {
     char dir[4096], sp[8192];

@@ -955,6 +955,274 @@ TEST(report_draws_pbt_lineage)
     fprintf(stderr, "screenshot: %s\n", png);
 }
 
+/* ---- diverged trials: the y range of plot and report ------------------------------ */
+/* A FIFO experiment of 10 trials, 12 iterations each, written through the store: loss
+ * falls from at most 4.25 to about 0.5, except trial 3, which diverges from iteration 6 to
+ * 1.2e6, and trial 7, which reports inf from iteration 9. Besides loss each trial's
+ * results report acc, lr_now and phase, and trial i reports k0 .. k(i-1) too (k0 by nine
+ * trials, ... k8 by one): twelve other values, more than the report's table shows. */
+static double div_loss(int i, int it)
+{
+    if (i == 3 && it >= 6) return 1.2e6 * it / 12;
+    if (i == 7 && it >= 9) return INFINITY;
+    return 2.0 / sqrt(it) * (1 + 0.1 * i) + 0.05 * i;
+}
+
+static void make_diverged_db(const char *db)
+{
+    char err[512];
+    store_t *st = NULL;
+    if (store_open(db, 0, &st, err, sizeof err) != 0) abort();
+    static const char settings[] =
+        "{\"name\":\"div\",\"metric\":\"loss\",\"mode\":\"min\",\"num_samples\":10,"
+        "\"max_concurrent\":0,\"seed\":0,\"command\":[\"trial\"],"
+        "\"scheduler\":{\"type\":\"fifo\",\"time_attr\":\"training_iteration\"},"
+        "\"num_trials\":10,\"params\":[{\"name\":\"lr\",\"kind\":\"loguniform\"}]}";
+    store_experiment_t ex = {.name = "div",
+                             .space_text = "{}",
+                             .settings_json = settings,
+                             .metric = "loss",
+                             .scheduler = "fifo",
+                             .results_dir = "/tmp",
+                             .num_trials = 10};
+    int64_t eid, tid;
+    double now = (double)time(NULL) - 600;
+    if (store_experiment_create(st, &ex, now, &eid, err, sizeof err) != 0) abort();
+    if (store_begin(st, err, sizeof err) != 0) abort();
+    for (int i = 0; i < 10; i++) {
+        char name[32], cfg[64];
+        snprintf(name, sizeof name, "trial_%05d", i);
+        snprintf(cfg, sizeof cfg, "{\"lr\":%g}", 0.001 * (i + 1));
+        if (store_trial_create(st, eid, i, name, cfg, "/tmp", &tid, err, sizeof err) != 0) abort();
+        for (int it = 1; it <= 12; it++) {
+            double loss = div_loss(i, it);
+            char js[512], lv[32];
+            if (isinf(loss))
+                snprintf(lv, sizeof lv, "1e999");
+            else
+                snprintf(lv, sizeof lv, "%.17g", loss);
+            int n =
+                snprintf(js, sizeof js,
+                         "{\"training_iteration\":%d,\"loss\":%s,\"acc\":%g,\"lr_now\":%g,"
+                         "\"phase\":\"%s\"",
+                         it, lv, 0.5 + 0.01 * it, 0.001 * (i + 1) / it, it < 6 ? "warm" : "cool");
+            for (int k = 0; k < i; k++)
+                n += snprintf(js + n, sizeof js - (size_t)n, ",\"k%d\":%d", k, k * 10 + it);
+            n += snprintf(js + n, sizeof js - (size_t)n, "}");
+            store_result_t r = {.trial_id = tid,
+                                .attempt = 1,
+                                .iteration = it,
+                                .time_value = it,
+                                .metric = loss,
+                                .wall_time = now + it,
+                                .json = js,
+                                .json_len = (size_t)n};
+            if (store_result_add(st, &r, err, sizeof err) != 0) {
+                fprintf(stderr, "%s\n", err);
+                abort();
+            }
+        }
+        store_trial_update_t u = {.fields = STORE_TU_STATUS | STORE_TU_STARTED | STORE_TU_ENDED |
+                                            STORE_TU_EXIT | STORE_TU_SLICE,
+                                  .status = "TERMINATED",
+                                  .slice = "cpu",
+                                  .started_at = now,
+                                  .ended_at = now + 13,
+                                  .exit_code = 0};
+        if (store_trial_update(st, tid, &u, err, sizeof err) != 0) abort();
+    }
+    if (store_experiment_set_status(st, eid, "FINISHED", now + 13, err, sizeof err) != 0) abort();
+    if (store_commit(st, err, sizeof err) != 0) abort();
+    store_close(st);
+}
+
+/* The value of the plot's top y label (the first line with "┤"). */
+static double top_label(const char *plot)
+{
+    const char *t = strstr(plot, "┤");
+    if (!t) return NAN;
+    const char *p = t;
+    while (p > plot && p[-1] != '\n')
+        p--;
+    return strtod(p, NULL);
+}
+
+/* Before, the 1.2e6 of trial 3 set the scale: every other curve was squashed into the
+ * bottom of the chart (on an automatic log axis, chosen because of the 1.2e6 alone), and
+ * inf was dropped without a word. Now the range is the bulk's; what lies outside is an
+ * edge marker, and the trials are named. */
+TEST(plot_range_is_the_bulk_and_names_what_lies_outside)
+{
+    char dir[4096], db[4300];
+    fresh_dir(dir, sizeof dir, "plot_diverged");
+    snprintf(db, sizeof db, "%s/tune.db", dir);
+    make_diverged_db(db);
+    const char *a[] = {"plot", "div", "--width", "100", NULL};
+    struct out o = tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    check_plot_width(o.out, 100);
+    double top = top_label(o.out);
+    CHECK(top > 3.5 && top < 6); /* the highest kept value is 4.25 (trial 9's first) */
+    CHECK_CONTAINS(o.out, "x: training_iteration, y: loss   "); /* linear: the bulk spans < 10x */
+    CHECK_CONTAINS(o.out, "  ▲ 2 trials go above the chart: trial_00007 (max inf), trial_00003 "
+                          "(max 1.2e+06)\n");
+    CHECK_CONTAINS(o.out, "--ylim full spans every");
+    CHECK(strstr(o.out, "below the chart") == NULL);
+    int marks = 0; /* a ▲ on the top row where each leaves it */
+    const char *row0 = strstr(o.out, "┤");
+    const char *nl = row0 ? strchr(row0, '\n') : NULL;
+    for (const char *p = row0; p && p < nl; p++)
+        marks += strncmp(p, "▲", strlen("▲")) == 0;
+    CHECK(marks >= 2);
+    out_free(&o);
+
+    /* --ylim full: every finite value (the old chart); inf still has no place */
+    const char *f[] = {"plot", "--ylim", "full", "--y", "linear", "--width", "100", NULL};
+    o = tune(dir, f);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK(top_label(o.out) > 1e6);
+    CHECK_CONTAINS(o.out, "▲ 1 trial goes above the chart: trial_00007 (max inf)");
+    CHECK(strstr(o.out, "--ylim full spans") == NULL);
+    out_free(&o);
+    /* a range set by hand: everything over 1 is outside, the farthest named first */
+    const char *s[] = {"plot", "--ylim", "0:1", "--width", "100", NULL};
+    o = tune(dir, s);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK(top_label(o.out) <= 1.0);
+    CHECK_CONTAINS(o.out, "▲ 10 trials go above the chart: trial_00007 (max inf), trial_00003 "
+                          "(max 1.2e+06), trial_00009 (max\n    4.25), trial_00008 (max 4),");
+    CHECK_CONTAINS(o.out, "and 2 more");
+    out_free(&o);
+    /* a log axis asked for: its range is the bulk's too */
+    const char *l[] = {"plot", "--y", "log", "--width", "100", NULL};
+    o = tune(dir, l);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK(top_label(o.out) < 10);
+    CHECK_CONTAINS(o.out, "y: loss (log)");
+    CHECK_CONTAINS(o.out, "2 trials go above the chart");
+    out_free(&o);
+    /* one trial in tune show: its own curve's bulk, which for trial 3 is mostly diverged
+     * (7 of its 12 points), so all of it is drawn, on a log axis; a range set by hand
+     * leaves the 1.2e6 out */
+    const char *sh[] = {"show", "3", "--lines", "0", NULL};
+    o = tune(dir, sh);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "y: loss (log)");
+    CHECK(strstr(o.out, "above the chart") == NULL);
+    out_free(&o);
+    const char *sh2[] = {"show", "3", "--lines", "0", "--ylim", "0:3", NULL};
+    o = tune(dir, sh2);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "▲ 1 trial goes above the chart: trial_00003 (max 1.2e+06)");
+    out_free(&o);
+    /* bad values are usage errors that say what --ylim takes */
+    static const char *const bad[] = {"3:1", "1:", ":2", "a:b", "1", "0:inf", "log"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *b[] = {"plot", "--ylim", bad[i], NULL};
+        o = tune(dir, b);
+        CHECK_EQ_INT(o.code, 2);
+        char want[200];
+        snprintf(want, sizeof want,
+                 "tune: plot: --ylim wants auto, full or LO:HI (two numbers, LO below HI, e.g. "
+                 "0:2.5), got \"%s\"",
+                 bad[i]);
+        CHECK_CONTAINS(o.err, want);
+        out_free(&o);
+    }
+    const char *r[] = {"report", "--ylim", "2:2", NULL};
+    o = tune(dir, r);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "tune: report: --ylim wants auto, full or LO:HI");
+    out_free(&o);
+}
+
+/* The report's curves take the same range (in its data, and drawn with the diverged
+ * trials as markers on the edge and named under the chart), and its trial table shows
+ * the other values each trial reported last: at most 8 columns, those the most trials
+ * report, in the order first reported; the rest named. Before, the range came from
+ * every value (the 1.2e6) and the table had no reported value but the metric. */
+TEST(report_range_and_table_show_diverged_trials_and_every_reported_value)
+{
+    char dir[4096], db[4300], html[4300];
+    fresh_dir(dir, sizeof dir, "report_diverged");
+    snprintf(db, sizeof db, "%s/tune.db", dir);
+    make_diverged_db(db);
+    const char *a[] = {"report", "div", "-o", "div.html", NULL};
+    struct out o = tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    snprintf(html, sizeof html, "%s/div.html", dir);
+    char *page = slurp(html);
+    REQUIRE(page);
+    cJSON *d = report_blob(page);
+    REQUIRE(d);
+    cJSON *yr = cJSON_GetObjectItem(d, "yrange");
+    REQUIRE(yr);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(yr, "ylim")), "auto");
+    CHECK(cJSON_IsFalse(cJSON_GetObjectItem(yr, "ylog")));
+    cJSON *lin = cJSON_GetObjectItem(yr, "lin");
+    CHECK_NEAR(cJSON_GetObjectItem(lin, "hi")->valuedouble, div_loss(9, 1), 1e-6);
+    CHECK(cJSON_GetObjectItem(lin, "lo")->valuedouble > 0.4);
+    CHECK_EQ_INT(cJSON_GetObjectItem(lin, "nabove")->valueint, 2);
+    CHECK_EQ_INT(cJSON_GetObjectItem(lin, "nbelow")->valueint, 0);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(lin, "above_note")),
+              "2 trials go above the chart: trial_00007 (max inf), trial_00003 (max 1.2e+06)");
+    cJSON *lg = cJSON_GetObjectItem(yr, "log");
+    CHECK(cJSON_GetObjectItem(lg, "hi")->valuedouble < 10);
+    /* inf is a point above the chart, not a missing one */
+    cJSON *y7 = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "trials"), 7), "y");
+    CHECK(isinf(cJSON_GetArrayItem(y7, 11)->valuedouble));
+    /* the other reported values */
+    cJSON *x = cJSON_GetObjectItem(d, "extra");
+    REQUIRE(x);
+    char *keys = cJSON_PrintUnformatted(cJSON_GetObjectItem(x, "keys"));
+    char *left = cJSON_PrintUnformatted(cJSON_GetObjectItem(x, "left"));
+    CHECK_STR(keys, "[\"acc\",\"lr_now\",\"phase\",\"k0\",\"k1\",\"k2\",\"k3\",\"k4\"]");
+    CHECK_STR(left, "[\"k5\",\"k6\",\"k7\",\"k8\"]");
+    free(keys);
+    free(left);
+    cJSON *r9 = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "trials"), 9), "r");
+    CHECK_NEAR(cJSON_GetObjectItem(r9, "acc")->valuedouble, 0.62, 1e-9);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(r9, "phase")), "cool");
+    CHECK_EQ_INT(cJSON_GetObjectItem(r9, "k4")->valueint, 52);
+    CHECK(cJSON_GetObjectItem(r9, "k5") == NULL); /* not a column */
+    CHECK(cJSON_GetObjectItem(r9, "loss") == NULL);
+    cJSON_Delete(d);
+    free(page);
+    /* --ylim full keeps every finite value */
+    const char *b[] = {"report", "div", "--ylim", "full", "-o", "-", NULL};
+    o = tune(dir, b);
+    CHECK_EQ_INT(o.code, 0);
+    d = report_blob(o.out);
+    REQUIRE(d);
+    lin = cJSON_GetObjectItem(cJSON_GetObjectItem(d, "yrange"), "lin");
+    CHECK_NEAR(cJSON_GetObjectItem(lin, "hi")->valuedouble, 1.2e6, 1);
+    CHECK_EQ_INT(cJSON_GetObjectItem(lin, "nabove")->valueint, 1);
+    cJSON_Delete(d);
+    out_free(&o);
+
+    if (access(chromium, X_OK) != 0) SKIP("no /usr/bin/chromium (apt-get install chromium)");
+    check_rendered(dir, html, 10, 10, 1, 10000, NULL);
+    o = browse(dir, html, "--dump-dom", 10000);
+    CHECK_EQ_INT(body_attr(o.out, "data-clipped"), 2);
+    CHECK_EQ_INT(body_attr(o.out, "data-extra-columns"), 8);
+    CHECK_CONTAINS(o.out, "2 trials go above the chart: trial_00007 (max inf), trial_00003 "
+                          "(max 1.2e+06) (the y range is the curves\u2019 bulk;");
+    CHECK_CONTAINS(o.out, ">lr_now<");
+    CHECK_CONTAINS(o.out, ">k4<");
+    CHECK(strstr(o.out, ">k5<") == NULL);
+    CHECK_CONTAINS(o.out, "Not shown (at most 8 such columns, those the most trials report): k5, "
+                          "k6, k7, k8;");
+    out_free(&o);
+    char png[4300], shot[4400];
+    snprintf(png, sizeof png, "%s/div.png", dir);
+    snprintf(shot, sizeof shot, "--screenshot=%s", png);
+    o = browse(dir, html, shot, 10000);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    fprintf(stderr, "screenshot: %s\n", png);
+}
+
 /* A real PBT run of tune-train (MLP, CPU, a population of 4 on Fashion-MNIST's first 2,000
  * images, 8 epochs, an exploit possible every 2): each clone's first result says it
  * resumed from the copy tune handed it, at the donor's epoch, with the explored lr in

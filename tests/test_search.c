@@ -608,6 +608,33 @@ TEST(err_metric_mode)
     space_free(s);
 }
 
+/* fifo's mode defaults to "min": a metric named like an accuracy must say its mode, or it
+ * would be minimised (issue 28); the same word list orders another metric in `tune plot`. */
+TEST(err_metric_reads_higher_is_better)
+{
+    const char *fix = "reads as higher-is-better, but \"mode\" is not given and defaults to "
+                      "\"min\": add \"mode\": \"max\" (or \"mode\": \"min\" if smaller really "
+                      "is better)";
+    char msg[512];
+    snprintf(msg, sizeof msg, "metric \"val_accuracy\" %s", fix);
+    EXPECT_AT("\"metric\": \"val_accuracy\"", "\"val_accuracy\"", msg);
+    snprintf(msg, sizeof msg, "metric \"eval/F1\" %s", fix);
+    EXPECT_AT("\"scheduler\": {\"type\": \"fifo\"}, \"metric\": \"eval/F1\"", "\"eval/F1\"", msg);
+    /* with a mode, either way, it is the author's word */
+    const char *ok[] = {"\"metric\": \"val_accuracy\", \"mode\": \"max\"",
+                        "\"metric\": \"mean_reward\", \"mode\": \"min\"",
+                        "\"metric\": \"accumulated_loss\"", "\"metric\": \"val_loss\""};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        space_t *s = parse(doc(ok[i]));
+        CHECK(s != NULL);
+        space_free(s);
+    }
+    CHECK(space_metric_looks_max("top1"));
+    CHECK(space_metric_looks_max("Mean-Reward"));
+    CHECK(!space_metric_looks_max("mapping_loss"));
+    CHECK(!space_metric_looks_max(""));
+}
+
 TEST(err_command)
 {
     CHECK_STR(parse_err("{\"name\": \"x\"}"),
@@ -1899,6 +1926,10 @@ TEST(nested_errors_located)
               "(the number of trials would depend on the value drawn): use \"choice\" here, or "
               "list the combinations in the outer grid_search");
     EXPECT_AT("\"space\": {\"o\": {\"choice\": [[{\"uniform\": [0, 1]}]]}}", "{\"uniform\"",
+              "a distribution inside an array is not sampled: put it in an object (a nested "
+              "space) or make the array a value of \"choice\"");
+    /* at the top level too: before, the array was a constant and the trial got the text */
+    EXPECT_AT("\"space\": {\"v\": [1, {\"uniform\": [0, 1]}]}", "{\"uniform\"",
               "a distribution inside an array is not sampled: put it in an object (a nested "
               "space) or make the array a value of \"choice\"");
     /* a top-level object without any distribution is still a misspelt distribution */

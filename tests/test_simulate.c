@@ -529,3 +529,98 @@ TEST(simulate_bad_arguments_are_clear_errors)
 }
 
 TT_MAIN
+
+/* What makes a replay's answer doubtful is said, with the numbers the database holds.
+ * An ASHA run keeps few full curves: --from it answers most trials from another
+ * configuration, some far (> SIM_FAR_DISTANCE); its exported table holds the stopped
+ * trials' short curves, and a simulation that would run such a trial on reaches the end
+ * of the row and ends there, as if finished. Before, both ran and exited 0 with the
+ * compute saved and nothing more than the largest distance. A replay of the run by its
+ * own table (every trial answered by itself, stopped where it was) warns of nothing. */
+TEST(far_answers_and_curves_that_run_out_are_said)
+{
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "doubtful");
+    snprintf(sp, sizeof sp, asha_space, "real", 20, 1, g_synth, "asha", asha_opts);
+    space_file(dir, sp);
+    const char *run[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
+    struct out o = run_tune(dir, run);
+    REQUIRE(o.code == 0);
+    out_free(&o);
+    long long full = db_int(dir, "SELECT count(*) FROM trial_summary WHERE iterations = 9");
+    REQUIRE(full >= 1 && full <= 5);
+
+    /* --from: the few full curves answer everyone */
+    const char *a[] = {"simulate", "space.json", "--from", "real", "--quiet", NULL};
+    o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    long long far = db_int(dir, "SELECT count(*) FROM trials t JOIN experiments e ON e.id ="
+                                " t.experiment_id WHERE e.name = 'real-sim'"
+                                " AND CAST(substr(t.node, 3) AS REAL) > 0.25");
+    double maxd =
+        db_real(dir, "SELECT max(CAST(substr(t.node, 3) AS REAL)) FROM trials t JOIN"
+                     " experiments e ON e.id = t.experiment_id WHERE e.name = 'real-sim'");
+    CHECK(far >= 1);
+    char want[512], d[32];
+    snprintf(d, sizeof d, "%.4g", maxd);
+    snprintf(want, sizeof want,
+             "tune: warning: %lld of 20 trials were answered from a recorded configuration "
+             "farther than 0.25 from their own (the largest distance %s;",
+             far, d);
+    CHECK_CONTAINS(o.err, want);
+    snprintf(want, sizeof want,
+             "describe the %lld recorded configuration%s (--from real "
+             "replays only its trials that ran as far as the longest), not this space.",
+             full, full == 1 ? "" : "s");
+    CHECK_CONTAINS(o.err, want);
+    CHECK_CONTAINS(o.err, "as points_to_evaluate");
+    CHECK(strstr(o.err, "ran out") == NULL); /* its curves all reach max_t */
+    out_free(&o);
+
+    /* its table, stopped trials and all */
+    const char *ex[] = {"export", "real", "--table", NULL};
+    o = run_tune(dir, ex);
+    REQUIRE(o.code == 0);
+    char tp[4200];
+    snprintf(tp, sizeof tp, "%s/real.csv", dir);
+    write_file(tp, o.out);
+    out_free(&o);
+    /* replayed by itself: nothing to say */
+    const char *same[] = {"simulate",  "space.json", "--table", "real.csv",
+                          "--workers", "1",          "--quiet", NULL};
+    o = run_tune(dir, same);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK(strstr(o.err, "warning") == NULL);
+    if (strstr(o.err, "warning")) fprintf(stderr, "%s", o.err);
+    out_free(&o);
+    /* other configurations: some answered by a stopped trial's row, which ends early */
+    snprintf(sp, sizeof sp, asha_space, "other", 40, 4, g_synth, "asha", asha_opts);
+    char *sp2 = replaced(sp, "\"seed\": 11", "\"seed\": 12");
+    space_file(dir, sp2);
+    free(sp2);
+    o = run_tune(dir, same);
+    CHECK_EQ_INT(o.code, 0);
+    static const char outq[] =
+        "SELECT %s FROM trial_summary s WHERE s.experiment = 'other-sim' AND s.status ="
+        " 'TERMINATED' AND s.early_stopped = 0 AND s.iterations < 9";
+    char q[512];
+    snprintf(q, sizeof q, outq, "count(*)");
+    long long ran_out = db_int(dir, q);
+    CHECK(ran_out >= 1);
+    snprintf(q, sizeof q, outq, "min(s.iterations)");
+    long long lo = db_int(dir, q);
+    snprintf(q, sizeof q, outq, "max(s.iterations)");
+    long long hi = db_int(dir, q);
+    char at[64];
+    if (lo == hi)
+        snprintf(at, sizeof at, "iteration %lld", lo);
+    else
+        snprintf(at, sizeof at, "iterations %lld to %lld", lo, hi);
+    snprintf(want, sizeof want,
+             "tune: warning: %lld trial%s ran out of recorded curve at %s, short of max_t "
+             "(training_iteration 9), while the scheduler would have run",
+             ran_out, ran_out == 1 ? "" : "s", at);
+    CHECK_CONTAINS(o.err, want);
+    if (!strstr(o.err, want)) fprintf(stderr, "wanted: %s\n", want);
+    out_free(&o);
+}

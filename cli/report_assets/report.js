@@ -2,8 +2,9 @@
  * every chart is a <canvas> and each trial is one path on it (one batched stroke per
  * status), so 5,000 trials stay fast; the table is built as one string. When the page is
  * drawn it sets data-* attributes on <body> (ready, curves, trials-with-results, rows,
- * scatters, parallel, errors, render-ms; for Population Based Training lineage, earlier,
- * schedule, schedule-charts, exploits) for the tests in tests/test_report.c. */
+ * rows-shown, extra-columns, clipped (curves with points outside the y range), scatters,
+ * parallel, errors, render-ms; for Population Based Training lineage, earlier, schedule,
+ * schedule-charts, exploits) for the tests in tests/test_report.c. */
 (function () {
   'use strict';
   var t0 = performance.now();
@@ -80,8 +81,10 @@
   }
 
   /* ---- scales --------------------------------------------------------------------- */
-  /* A numeric axis: linear or log10, mapped to pixels [p0, p1]. */
-  function scale(lo, hi, log, p0, p1, pad) {
+  /* A numeric axis: linear or log10, mapped to pixels [p0, p1]. With clamp, a value
+   * outside (or +-Infinity, or <= 0 on a log axis) maps to the end it left by, and
+   * out(v) says which (1 beyond p1, -1 beyond p0, 0 inside). */
+  function scale(lo, hi, log, p0, p1, pad, clamp) {
     var a = log ? Math.log10(lo) : lo, b = log ? Math.log10(hi) : hi;
     if (!(b > a)) { var d = log ? 0.3 : (Math.abs(a) > 0 ? Math.abs(a) * 0.1 : 0.5); a -= d; b += d; }
     var m = (b - a) * (pad || 0);
@@ -89,9 +92,20 @@
     return {
       log: log, a: a, b: b, p0: p0, p1: p1,
       map: function (v) {
+        if (typeof v !== 'number' || isNaN(v)) return NaN; /* null (NaN in the data) is no 0 */
+        if (clamp) {
+          var o = this.out(v);
+          if (o) return o > 0 ? p1 : p0;
+        }
         if (log && !(v > 0)) return NaN;
         var f = log ? Math.log10(v) : v;
         return p0 + (f - a) / (b - a) * (p1 - p0);
+      },
+      out: function (v) {
+        if (!clamp || typeof v !== 'number' || isNaN(v)) return 0;
+        if (log && !(v > 0)) return -1;
+        var f = log ? Math.log10(v) : v;
+        return f > b ? 1 : f < a ? -1 : 0;
       },
       ticks: function (n) { return log ? logTicks(a, b) : linTicks(a, b, n || 6); }
     };
@@ -251,6 +265,15 @@
 
   /* ---- learning curves ------------------------------------------------------------ */
   var curveState = { ymode: 'auto', xmode: 'auto', stopped: true, hit: null };
+  /* The y range for a y mode (auto, log, linear) from D.yrange, as {s, log}; null when the
+   * data has none (nothing finite to draw). */
+  function ySide(mode) {
+    var R = D.yrange;
+    if (!R) return null;
+    var lg = mode === 'log' ? !!R.log : mode === 'linear' ? false : R.ylog && !!R.log;
+    var s = lg ? R.log : R.lin;
+    return s && fin(s.lo) && fin(s.hi) ? { s: s, log: lg } : null;
+  }
   function drawCurves() {
     var cv = $('curves'), g = setup(cv, 460), c = g.c;
     var box = { l: 66, r: g.w - 18, t: 16, b: g.h - 42 };
@@ -276,9 +299,17 @@
       return;
     }
     var xlog = curveState.xmode === 'auto' ? (ms.length > 1 && ex[0] > 0 && ex[1] / ex[0] >= 8) : wantLog(curveState.xmode, exPos[0], ex[1], 1);
-    var ylog = wantLog(curveState.ymode, ey[0] > 0 ? ey[0] : (curveState.ymode === 'log' ? eyPos[0] : ey[0]), ey[1], 10);
+    var ylog, ys, yr = ySide(curveState.ymode);
+    if (yr) {
+      /* tune's range (report.c): the bulk of the curves; what lies outside is drawn on
+       * the edge and named under the chart */
+      ylog = yr.log;
+      ys = scale(yr.s.lo, yr.s.hi, ylog, box.b, box.t, 0.04, true);
+    } else {
+      ylog = wantLog(curveState.ymode, ey[0] > 0 ? ey[0] : (curveState.ymode === 'log' ? eyPos[0] : ey[0]), ey[1], 10);
+      ys = scale(ylog ? eyPos[0] : ey[0], ey[1], ylog, box.b, box.t, 0.04);
+    }
     var xs = scale(xlog ? exPos[0] : ex[0], ex[1], xlog, box.l, box.r, 0.02);
-    var ys = scale(ylog ? eyPos[0] : ey[0], ey[1], ylog, box.b, box.t, 0.04);
     frame(c, xs, ys, box, xs.ticks(8), ys.ticks(6), E.time_attr + (xlog ? ' (log)' : ''), METRIC + (ylog ? ' (log)' : ''));
 
     /* Rung milestones: dashed verticals, labelled at the top. */
@@ -356,6 +387,31 @@
       c.globalAlpha = 1;
     });
 
+    /* Points outside the range: a triangle on the edge where each curve leaves it. */
+    var nclip = 0;
+    c.save();
+    vis.forEach(function (t) {
+      var was = 0, any = false;
+      for (var k = 0; k < t.n; k++) {
+        var o = ys.out(t.y[k]), x = xs.map(t.x[k]);
+        if (o && o !== was && fin(x)) {
+          var y = o > 0 ? box.t : box.b;
+          c.beginPath();
+          c.moveTo(x, y + (o > 0 ? -5 : 5)); c.lineTo(x - 5, y + (o > 0 ? 4 : -4)); c.lineTo(x + 5, y + (o > 0 ? 4 : -4)); c.closePath();
+          c.fillStyle = COL[klass(t)]; c.globalAlpha = 0.9; c.fill();
+          any = true;
+        }
+        was = o;
+      }
+      if (any) nclip++;
+    });
+    c.restore();
+    counts.clipped = nclip;
+    var note = yr ? [yr.s.above_note, yr.s.below_note].filter(function (x) { return x; }) : [];
+    if (note.length && D.yrange.ylim === 'auto')
+      note.push('(the y range is the curves\u2019 bulk; tune report --ylim full spans every finite value, --ylim LO:HI sets it)');
+    $('curves-note').textContent = note.join(' ');
+
     lineageOnCurves(c, xs, ys, early, shown);
 
     /* Where trials were stopped (x at the value the scheduler judged), and each rung's
@@ -370,7 +426,7 @@
       c.strokeStyle = '#c2410c'; c.globalAlpha = Math.max(0.08, Math.min(0.7, 40 / (counts.stopped || 1))); c.lineWidth = 1; c.stroke(); c.globalAlpha = 1;
     }
     (D.rungs || []).forEach(function (r) {
-      if (!fin(r.cut)) return;
+      if (!fin(r.cut) || ys.out(r.cut)) return;
       var x = xs.map(r.m), y = ys.map(r.cut);
       if (!fin(x) || !fin(y)) return;
       /* Left of the milestone, so that the values judged there stay in sight. */
@@ -510,6 +566,9 @@
     };
   }
   function metricScale(p0, p1) {
+    /* the curves' range (a diverged trial's last value on the edge, not the scale) */
+    var yr = ySide('auto');
+    if (yr) return scale(yr.s.lo, yr.s.hi, yr.log, p0, p1, 0.05, true);
     var lv = T.map(function (t) { return t.last; });
     var e = extent(lv), ep = extent(lv, true);
     var log = wantLog('auto', e[0], e[1], 10);
@@ -699,6 +758,12 @@
     P.forEach(function (p) {
       cols.push({ k: 'p:' + p.name, h: p.name, num: 1, v: function (t) { return t.cfg ? t.cfg[p.name] : undefined; } });
     });
+    /* the other values each trial reported last (report.c chose them, bounded; the rest
+     * are named under the table) */
+    var X = D.extra || { keys: [], left: [] };
+    X.keys.forEach(function (k) {
+      cols.push({ k: 'r:' + k, h: k, num: 1, v: function (t) { return t.r ? t.r[k] : undefined; } });
+    });
     cols.push({ k: 'dur', h: 'time', num: 1, v: function (t) { return fin(t.t0) ? (fin(t.t1) ? t.t1 : D.generated) - t.t0 : NaN; }, f: fmtDur });
     cols.push({ k: 'slice', h: 'slice', v: function (t) { return t.slice || ''; } });
     cols.push({ k: 'err', h: 'error', v: function (t) { return t.err || ''; } });
@@ -772,8 +837,13 @@
     $('pager').innerHTML = pages > 1 ? '<button data-d="-1"' + (page === 0 ? ' disabled' : '') + '>\u25c0</button>' +
       '<span>rows ' + first + '\u2013' + last + ' of ' + order.length + '</span>' +
       '<button data-d="1"' + (page === pages - 1 ? ' disabled' : '') + '>\u25b6</button>' : '';
+    var X = D.extra || { keys: [], left: [] };
     $('table-hint').textContent = (filterText ? order.length + ' of ' + T.length + ' trials match. ' : '') +
-      'Click a column to sort, a row to highlight its curve.';
+      'Click a column to sort, a row to highlight its curve.' +
+      (X.keys.length ? ' ' + X.keys.join(', ') + ': each trial\u2019s last reported value.' : '') +
+      (X.left.length ? ' Not shown (at most ' + X.max + ' such columns, those the most trials report): ' +
+        X.left.join(', ') + '; tune show TRIAL prints a trial\u2019s last result.' : '');
+    body.setAttribute('data-extra-columns', String(X.keys.length));
     /* data-rows: the table's rows (every trial that matches); data-rows-shown: this page's. */
     body.setAttribute('data-rows', String(order.length));
     body.setAttribute('data-rows-shown', String(html.length));
@@ -1032,6 +1102,7 @@
     return false;
   }).length));
   body.setAttribute('data-scatters', String(counts.scatters || 0));
+  body.setAttribute('data-clipped', String(counts.clipped || 0));
   body.setAttribute('data-lineage', String(counts.lineage || 0));
   body.setAttribute('data-earlier', String(counts.earlier || 0));
   body.setAttribute('data-schedule', String(counts.schedule || 0));

@@ -142,15 +142,14 @@ def _resources(r):
         raise TypeError("resources_per_trial must be a dict like {'cpu': 2, 'gpu': 0.5} "
                         f"(placement groups are not supported), not {type(r).__name__}")
     out = {}
-    for k, v in r.items():
+    for k in r:
         if k not in ("cpu", "gpu"):
             raise ValueError(f"resources_per_trial: {k!r} is not supported; tune knows 'cpu' "
                              f"and 'gpu'{_space.did_you_mean(str(k), ['cpu', 'gpu'])}")
-        _space._num("run", f"resources_per_trial[{k!r}]", v)
     if "gpu" in r:
-        out["gpus_per_trial"] = r["gpu"]
+        out["gpus_per_trial"] = _space.to_json(r["gpu"], "resources_per_trial['gpu']")
     if "cpu" in r:
-        out["cpus_per_trial"] = r["cpu"]
+        out["cpus_per_trial"] = _space.to_json(r["cpu"], "resources_per_trial['cpu']")
     return out
 
 
@@ -167,7 +166,7 @@ def _search(search_alg):
     if isinstance(search_alg, str) and search_alg in _SEARCH:
         return _SEARCH[search_alg]
     if isinstance(search_alg, dict):
-        return dict(search_alg)  # {"type": "tpe", "preset": "bohb"}: tune checks the keys
+        return _space.to_json(search_alg, "search_alg")  # {"type": "tpe", ...}: tune checks it
     name = search_alg if isinstance(search_alg, str) else type(search_alg).__name__
     raise ValueError(f"search_alg={name!r} is not supported: use 'random' (the default), "
                      "'tpe' (Optuna's TPE, on ASHA's rungs with tune.ASHAScheduler), 'bohb' "
@@ -175,25 +174,14 @@ def _search(search_alg):
                      + _space.did_you_mean(name, list(_SEARCH)))
 
 
-def _points(points):
-    if points is None:
-        return None
-    if not isinstance(points, (list, tuple)) or not all(isinstance(p, dict) for p in points):
-        raise TypeError("points_to_evaluate must be a list of dicts of parameter values, "
-                        "e.g. [{'lr': 0.01}, {'lr': 0.001, 'batch': 64}]")
-    return [dict(p) for p in points]
-
-
 def _stop(stop):
     if stop is None:
         return None
-    if not isinstance(stop, dict):
+    if callable(stop) or not isinstance(stop, dict):
         raise TypeError("stop must be a dict of result key to threshold, e.g. "
                         "{'val_accuracy': 0.95, 'training_iteration': 50}; stopper objects and "
                         "functions are not supported")
-    for k, v in stop.items():
-        _space._num("run", f"stop[{k!r}]", v)
-    return dict(stop)
+    return _space.to_json(stop, "stop")
 
 
 def build_space(trainable, config=None, *, name=None, metric=None, mode=None, num_samples=None,
@@ -203,11 +191,13 @@ def build_space(trainable, config=None, *, name=None, metric=None, mode=None, nu
                 stop_experiment_on_target=None, allow_missing_metric=None,
                 progress_reporter=None, points_to_evaluate=None, stop_grace_s=None,
                 status_interval_s=None, result_timeout_s=None, executor=None):
-    """The space.json object tune.run writes for these arguments (docs/python.md has the table)."""
+    """The space.json object tune.run writes for these arguments (docs/python.md has the table).
+
+    It translates and judges nothing: mode is written only when given (the engine refuses
+    a scheduler, or a metric named like an accuracy, without one), and every value goes as
+    given for the engine to check when tune.run runs the file. Refused here is only what
+    JSON cannot carry (a callable, NaN, an object) and Ray arguments with no counterpart."""
     search = _search(search_alg)
-    points = _points(points_to_evaluate)
-    if mode is not None and mode not in ("min", "max"):
-        raise ValueError(f"mode must be 'min' or 'max', not {mode!r}")
     if callable(trainable) and not isinstance(trainable, (list, tuple)):
         if inspect.isclass(trainable):
             raise TypeError("class trainables are not supported: write a function "
@@ -224,6 +214,7 @@ def build_space(trainable, config=None, *, name=None, metric=None, mode=None, nu
         raise TypeError("tune.run: the trainable must be a function train(config) or a command "
                         f"as a list of strings, not {type(trainable).__name__}")
     sched = _space.scheduler_of(scheduler)
+    # One metric and one mode in the file: said to tune.run or to the scheduler, not both ways.
     if sched is not None and sched.metric is not None:
         if metric is not None and metric != sched.metric:
             raise ValueError(f"metric={metric!r} but the scheduler says metric={sched.metric!r}")
@@ -232,25 +223,18 @@ def build_space(trainable, config=None, *, name=None, metric=None, mode=None, nu
         if mode is not None and mode != sched.mode:
             raise ValueError(f"mode={mode!r} but the scheduler says mode={sched.mode!r}")
         mode = sched.mode
-    if metric is not None and not isinstance(metric, str):
-        raise TypeError(f"metric must be the name of a reported value, not {metric!r}")
     if progress_reporter is not None and not isinstance(progress_reporter, _space.CLIReporter):
         raise TypeError("progress_reporter must be tune.CLIReporter(metric_columns=[...], "
                         "parameter_columns=[...])")
-    if fail_fast is not None and not isinstance(fail_fast, (bool, int)):
+    if isinstance(fail_fast, str):
         raise TypeError("fail_fast must be True, False or a number of failed trials; Ray's "
                         "fail_fast='raise' is what tune.run does anyway (raise_on_failed_trial)")
 
-    s = {"name": name or _default_name(trainable)}
-    if metric is not None:
-        s["metric"] = metric
-        s["mode"] = mode or "min"
-    elif mode is not None:
-        s["mode"] = mode
-    for key, v in (("num_samples", num_samples), ("max_concurrent", max_concurrent_trials),
-                   ("seed", seed)):
+    s = {"name": name if name is not None else _default_name(trainable)}
+    for key, v in (("metric", metric), ("mode", mode), ("num_samples", num_samples),
+                   ("max_concurrent", max_concurrent_trials), ("seed", seed)):
         if v is not None:
-            s[key] = _space._whole("run", key, v)
+            s[key] = _space.to_json(v, _ARG_OF.get(key, key))
     s["command"] = command
     res = _resources(resources_per_trial)
     if res:
@@ -258,35 +242,29 @@ def build_space(trainable, config=None, *, name=None, metric=None, mode=None, nu
     if sched is not None:
         s["scheduler"] = sched.to_json()
     if executor is not None:
-        s["executor"] = {"type": executor} if isinstance(executor, str) else dict(executor)
+        s["executor"] = ({"type": executor} if isinstance(executor, str)
+                         else _space.to_json(executor, "executor"))
     if search is not None:
         s["search"] = search
-    if points is not None:
-        s["points_to_evaluate"] = points
+    if points_to_evaluate is not None:
+        s["points_to_evaluate"] = _space.to_json(points_to_evaluate, "points_to_evaluate")
     stops = _stop(stop)
     if stops is not None:
         s["stop"] = stops
     for key, v in (("stop_experiment_on_target", stop_experiment_on_target),
-                   ("allow_missing_metric", allow_missing_metric)):
-        if v is not None:
-            if not isinstance(v, bool):
-                raise TypeError(f"{key} must be True or False, not {v!r}")
-            s[key] = v
-    for key, v in (("time_budget_s", time_budget_s), ("trial_time_limit_s", trial_time_limit_s),
+                   ("allow_missing_metric", allow_missing_metric),
+                   ("time_budget_s", time_budget_s), ("trial_time_limit_s", trial_time_limit_s),
                    ("stop_grace_s", stop_grace_s), ("status_interval_s", status_interval_s),
-                   ("result_timeout_s", result_timeout_s)):
+                   ("result_timeout_s", result_timeout_s), ("max_failures", max_failures),
+                   ("fail_fast", fail_fast)):
         if v is not None:
-            s[key] = _space._num("run", key, v)
-    if max_failures is not None:
-        s["max_failures"] = _space._whole("run", "max_failures", max_failures)
-    if fail_fast is not None:
-        s["fail_fast"] = fail_fast
+            s[key] = _space.to_json(v, key)
     if progress_reporter is not None and progress_reporter.to_json():
-        s["reporter"] = progress_reporter.to_json()
+        s["reporter"] = _space.to_json(progress_reporter.to_json(), "progress_reporter")
     if progress_reporter is not None and progress_reporter.max_report_frequency is not None \
             and status_interval_s is None:
-        s["status_interval_s"] = _space._num("CLIReporter", "max_report_frequency",
-                                             progress_reporter.max_report_frequency)
+        s["status_interval_s"] = _space.to_json(progress_reporter.max_report_frequency,
+                                                "CLIReporter(max_report_frequency=...)")
     s["space"] = _space.config_to_space(config)
     return s
 
@@ -298,6 +276,175 @@ def _check_kwargs(kwargs):
             raise TypeError(f"tune.run: {k!r} is not supported: {hint}")
         raise TypeError(f"tune.run got an unexpected argument {k!r}"
                         f"{_space.did_you_mean(k, _SUPPORTED)}")
+
+
+# The tune.run argument each top-level key of space.json comes from, where the names differ.
+_ARG_OF = {"max_concurrent": "max_concurrent_trials", "resources": "resources_per_trial",
+           "search": "search_alg", "reporter": "progress_reporter", "command": "the command"}
+_RESOURCE_OF = {"gpus_per_trial": "gpu", "cpus_per_trial": "cpu"}
+
+
+def dump_space(space):
+    """(text, paths): space as json.dumps(space, indent=2) writes it, and for each line of
+    that text the path of keys and indices of the value that begins there (a closing
+    bracket's line: its container's). tune's FILE:LINE:COL then names a path, which
+    explain() turns back into the Python argument it came from."""
+    lines, paths = [], []
+
+    def emit(text, path):
+        lines.append(text)
+        paths.append(path)
+
+    def value(v, path, indent, prefix):
+        pad = "  " * indent
+        if isinstance(v, dict) and v:
+            emit(pad + prefix + "{", path)
+            items = list(v.items())
+            for i, (k, x) in enumerate(items):
+                value(x, path + (k,), indent + 1, json.dumps(k) + ": ")
+                if i < len(items) - 1:
+                    lines[-1] += ","
+            emit(pad + "}", path)
+        elif isinstance(v, list) and v:
+            emit(pad + prefix + "[", path)
+            for i, x in enumerate(v):
+                value(x, path + (i,), indent + 1, "")
+                if i < len(v) - 1:
+                    lines[-1] += ","
+            emit(pad + "]", path)
+        else:
+            emit(pad + prefix + json.dumps(v, allow_nan=False), path)
+
+    value(space, (), 0, "")
+    return "\n".join(lines) + "\n", paths
+
+
+def _parse_path(text):
+    # tune's unlocated form, e.g. "points_to_evaluate[0].x" or "space.opt.lr"
+    path = []
+    for part in text.split("."):
+        m = re.match(r"^([^\[]*)((?:\[\d+\])*)$", part)
+        if not m:
+            return tuple(path + [part])
+        if m.group(1):
+            path.append(m.group(1))
+        path += [int(i) for i in re.findall(r"\[(\d+)\]", m.group(2))]
+    return tuple(path)
+
+
+def _words_in_config(obj, rest, words):
+    """The Python words for the value at path `rest` inside config value obj."""
+    while rest:
+        if isinstance(obj, _space.Domain):
+            kind_args = obj.args
+            if rest[0] == obj.kind and len(rest) >= 3 and obj.kind in ("choice", "grid_search") \
+                    and isinstance(kind_args, list) and isinstance(rest[1], int) \
+                    and rest[1] < len(kind_args):
+                # inside one value of a choice: go on into that value
+                words += f"[{obj.kind} value {rest[1]}]"
+                obj, rest = kind_args[rest[1]], rest[2:]
+                continue
+            return f"{words}: {obj!r}"
+        key = rest[0]
+        if isinstance(obj, dict) and key in obj:
+            words += f"[{key!r}]"
+            obj, rest = obj[key], rest[1:]
+        elif isinstance(obj, (list, tuple)) and isinstance(key, int) and key < len(obj):
+            words += f"[{key}]"
+            obj, rest = obj[key], rest[1:]
+        else:
+            break
+    if isinstance(obj, _space.Domain):
+        return f"{words}: {obj!r}"
+    if obj is not None and not isinstance(obj, (dict, list)):
+        return f"{words} = {obj!r}"
+    return words
+
+
+def _python_words(path, space, config, sched):
+    """What the user wrote in Python for the space.json value at path."""
+    if not path:
+        return "tune.run(...)"
+    key = path[0]
+    if key == "space":
+        return _words_in_config(config if config is not None else {}, path[1:], "config")
+    if key == "scheduler" and sched is not None:
+        cls = type(sched).__name__
+        if len(path) > 1 and path[1] in sched.keys:
+            inner = "".join(f"[{p!r}]" for p in path[2:])
+            return f"tune.{cls}({path[1]}={sched.keys[path[1]]!r}){inner}"
+        if len(path) > 1 and path[1] == "type":
+            return f"scheduler={sched!r}"
+        return repr(sched)
+    if key == "resources" and len(path) > 1:
+        path = (key, _RESOURCE_OF.get(path[1], path[1])) + path[2:]
+        space = {key: {_RESOURCE_OF.get(k, k): v for k, v in space.get(key, {}).items()}}
+    arg = _ARG_OF.get(key, key)
+    v, found = space, True
+    for p in path:
+        if isinstance(v, dict) and p in v or isinstance(v, list) and isinstance(p, int) \
+                and p < len(v):
+            v = v[p]
+        else:
+            found = False
+            break
+    if len(path) == 1:
+        return f"{arg}={v!r}" if found else arg
+    words = arg + "".join(f"[{p!r}]" for p in path[1:])
+    return f"{words} = {v!r}" if found and not isinstance(v, (dict, list)) else words
+
+
+class SpaceError(TuneError, ValueError):
+    """The engine refused the space.json tune.run wrote for these arguments. The message
+    names the Python argument and then the engine's own words; the second line is tune's
+    FILE:LINE:COL in the generated file. A TuneError (exit_code 2, as `tune run` exits)
+    and a ValueError (what Ray raises for a bad argument) both."""
+
+
+def explain(tail, space_path, paths, space, config, sched):
+    """tune's refusal of the generated file (its 'FILE:LINE:COL: msg' or 'FILE: path: msg'
+    line in tail) in Python's terms, or None when tail has no such line."""
+    for line in tail:
+        if line.startswith("tune: "):
+            line = line[len("tune: "):]
+        if not line.startswith(space_path + ":"):
+            continue
+        rest = line[len(space_path) + 1:]
+        m = re.match(r"^(\d+):(\d+): (.*)$", rest)
+        if m:
+            n = int(m.group(1))
+            path = paths[n - 1] if 0 < n <= len(paths) else ()
+            msg = m.group(3)
+        else:
+            m = re.match(r"^ ([^:]+): (.*)$", rest)
+            if not m:
+                continue
+            path, msg = _parse_path(m.group(1)), m.group(2)
+        words = _python_words(path, space, config, sched)
+        if path[:1] == ("mode",) and "mode" not in space:
+            msg += " (pass mode='min' or mode='max' to tune.run, or to the scheduler)"
+        return f"{words}: {msg}\n(tune: {line})"
+    return None
+
+
+def _pythonize(text, name, db):
+    """tune's remedies (CLI flags) said the Python way."""
+    call = f"tune.resume({name!r}, storage={db!r})"
+    text = re.sub(r"`?tune resume \S+ --db \S+?`?(?=[\s.;,)]|$)", call, text)
+    text = re.sub(r"`tune resume \S+`", call, text)
+    text = text.replace("(or tune run --resume)", "(or run again with resume='AUTO')")
+    text = re.sub(r"`tune run \S+ --restart`", "restart=True", text)
+    text = re.sub(r"(pass|with) --restart", r"\1 restart=True", text)
+    text = text.replace("use another --db", "use another storage=")
+    text = text.replace("and finished; pass restart=True to run it again under a new name",
+                        "and finished: resume='AUTO' returns its analysis, restart=True runs "
+                        "it again under a new name")
+    text = text.replace("Fix the name in space.json (or set \"allow_missing_metric\": true to run "
+                        "anyway)", "Fix metric= or the name the trainable reports "
+                        "(allow_missing_metric=True runs anyway), then run the script again: "
+                        "the same name replaces this stopped experiment, which never recorded "
+                        "its metric")
+    return text
 
 
 def _write_atomic(path, text):
@@ -378,11 +525,13 @@ def execute(args):
     return rc, tail, interrupted
 
 
-def _message(tail, rc):
-    # tune's own words: its "tune: ..." lines, else whatever it last wrote on stderr.
+def _message(tail, rc, name=None, db=None):
+    # tune's own words: its "tune: ..." lines, else whatever it last wrote on stderr; its
+    # remedies said the Python way when the experiment is known.
     mine = [ln for ln in tail if ln.startswith("tune: ")]
     lines = mine or [ln for ln in tail if ln.strip()]
-    return "\n".join(lines[-10:]) or f"tune exited with status {rc}"
+    text = "\n".join(lines[-10:]) or f"tune exited with status {rc}"
+    return _pythonize(text, name, db) if name and db else text
 
 
 def _actual_name(db, name, restart):
@@ -400,27 +549,76 @@ def _actual_name(db, name, restart):
     return rows[0][0] if rows else name
 
 
-def _finish(rc, tail, interrupted, db, name, space_path, raise_on_failed_trial):
+def _stored(db, name):
+    """What the database holds under name: None, or (status, space_json, never_ranked), the
+    last true when the experiment stopped (INTERRUPTED) after results of which none carried
+    its metric, and was not allowed to miss it: the footprint of tune's stop at a first
+    result without the metric (allow_missing_metric false)."""
+    if not os.path.exists(db):
+        return None
+    from ._results import _connect
+    try:
+        with _connect(db) as con:
+            row = con.execute("SELECT id, status, space_json, metric, json_extract("
+                              "settings_json, '$.allow_missing_metric') AS allow FROM "
+                              "experiments WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                return None
+            never_ranked = False
+            # (allowed to miss its metric, an interrupted run is only interrupted)
+            if row["status"] == "INTERRUPTED" and row["metric"] and not row["allow"]:
+                n, ranked = con.execute(
+                    "SELECT count(*), count(r.metric) FROM results r JOIN trials t "
+                    "ON t.id = r.trial_id WHERE t.experiment_id = ?", (row["id"],)).fetchone()
+                never_ranked = n > 0 and ranked == 0
+            return row["status"], row["space_json"], never_ranked
+    except TuneError:
+        return None  # not a tune database: `tune run` says so in its own words
+
+
+def _finish(rc, tail, interrupted, db, name, space_path, raise_on_failed_trial, explained=None):
     if rc == EXIT_INTERRUPTED or interrupted:
-        sys.stderr.write(f"tune: interrupted; resume with tune.resume({name!r}, storage={db!r}) "
-                         f"or: tune resume {name} --db {db}\n")
+        sys.stderr.write(f"tune: interrupted; resume with tune.resume({name!r}, storage={db!r}), "
+                         "or run the script again with resume='AUTO'\n")
         raise KeyboardInterrupt
+    if explained is not None:
+        raise SpaceError(explained, exit_code=rc, name=name, storage=db)
     if rc not in (EXIT_OK, EXIT_TRIAL_ERRORS):
-        raise TuneError(_message(tail, rc), exit_code=rc, name=name, storage=db)
+        raise TuneError(_message(tail, rc, name, db), exit_code=rc, name=name, storage=db)
     analysis = ExperimentAnalysis(name, storage=db, space_path=space_path, exit_code=rc)
     if raise_on_failed_trial:
         failed = [t for t in analysis.trials() if t["status"] == "ERROR"]
         if failed or rc == EXIT_TRIAL_ERRORS:
             first = failed[0] if failed else {}
-            why = first.get("error") or _message(tail, rc)
-            said = [ln for ln in tail if ln.startswith("tune: ")]  # e.g. why fail_fast stopped it
+            why = first.get("error") or _message(tail, rc, name, db)
+            said = [_pythonize(ln, name, db) for ln in tail
+                    if ln.startswith("tune: ")]  # e.g. why fail_fast stopped it
+            stopped = analysis.summary().get("status") == "INTERRUPTED"  # fail_fast
             raise TuneError(f"{len(failed)} trial(s) of {name} ended in ERROR; the first, "
                             f"{first.get('trial', '?')}: {why}\n"
                             + "".join(ln + "\n" for ln in said[-5:])
+                            + ("Fix the cause, then run the script again with resume='AUTO' "
+                               "(a fix outside it: the trainable, the data) or restart=True "
+                               "(a fix in its arguments).\n" if stopped else "")
                             + "(pass raise_on_failed_trial=False to get the analysis anyway; "
                             "`tune show` tells more)",
                             exit_code=rc, name=name, storage=db, analysis=analysis)
     return analysis
+
+
+def _resume_mode(resume, restart):
+    # Ray's spellings: False; True, "AUTO" and "LOCAL" all mean "resume it if it is there".
+    if resume in (False, None):
+        auto = False
+    elif resume is True or (isinstance(resume, str) and resume.upper() in ("AUTO", "LOCAL")):
+        auto = True
+    else:
+        raise ValueError(f"resume={resume!r} is not supported: resume='AUTO' (or True) resumes "
+                         "an interrupted experiment of this name, returns a finished one's "
+                         "analysis and starts a missing one; restart=True starts afresh")
+    if auto and restart:
+        raise ValueError("resume='AUTO' and restart=True contradict each other: pick one")
+    return auto
 
 
 def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, num_samples=None,
@@ -436,13 +634,19 @@ def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, nu
     run_or_experiment is a function train(config) (run in each trial's own process through
     `python -m tune.trial`) or a command, a list of strings with {placeholders}. The other
     arguments are Ray Tune's where the meaning is the same; docs/python.md lists each with
-    the space.json key it becomes. Raises TuneError when tune fails (with tune's message),
+    the space.json key it becomes. With a fixed name, re-running a script is the edit-and-run
+    loop: resume='AUTO' resumes an interrupted experiment, returns a finished one's
+    analysis, starts a missing one; restart=True starts afresh (under NAME-2 if NAME
+    exists); an experiment stopped because no result carried its metric is replaced.
+    Raises SpaceError (a TuneError and a ValueError, exit_code 2) naming the argument the
+    engine refused, TuneError when tune fails otherwise (with tune's message), and
     KeyboardInterrupt after Ctrl-C (the experiment is resumable: tune.resume)."""
     _check_kwargs(ray_only)
     if os.environ.get("TUNE_PYTHON_TRIAL"):
         raise RuntimeError("tune.run was called inside a trial: guard the script's call with "
                            "`if __name__ == \"__main__\":` so that importing it for a trial does "
                            "not start another experiment")
+    auto = _resume_mode(resume, restart)
     space = build_space(run_or_experiment, config, name=name, metric=metric, mode=mode,
                         num_samples=num_samples, max_concurrent_trials=max_concurrent_trials,
                         seed=seed, scheduler=scheduler, search_alg=search_alg,
@@ -460,16 +664,47 @@ def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, nu
         restart = True  # a generated name that happens to exist already: run as NAME-2
     name = space["name"]
     space_path = os.path.join(os.path.dirname(db), f"{name}.space.json")
-    _write_atomic(space_path, json.dumps(space, indent=2) + "\n")
+    text, paths = dump_space(space)
     args = ["run", space_path, "--db", db] + _cli_options(verbose, gpus, cpus)
-    if resume:
+    stored = None if restart or not isinstance(name, str) else _stored(db, name)
+    if stored is not None and stored[2]:
+        # tune stopped it at a result without its metric (a typo in metric= or in what the
+        # trainable reports): nothing was ranked, so the corrected script takes its place.
+        sys.stderr.write(f"tune: experiment {name} in {db} stopped before any result carried "
+                         f"its metric; replacing it with this run\n")
+        rc, tail, _ = execute(["rm", name, "--yes", "--db", db])
+        if rc != EXIT_OK:
+            raise TuneError(_message(tail, rc, name, db), exit_code=rc, name=name, storage=db)
+        stored = None
+    if auto and stored is not None and stored[0] == "FINISHED":
+        if (stored[1] or "") != text:
+            try:
+                old = json.loads(stored[1] or "{}")
+            except ValueError:
+                old = {}
+            keys = [k for k in dict.fromkeys(list(old) + list(space))
+                    if old.get(k) != space.get(k)]
+            sys.stderr.write(f"tune: experiment {name} in {db} finished with another "
+                             f"space.json than this call's (differing: {', '.join(keys)}); "
+                             "returning its analysis as it is (restart=True runs this call's "
+                             "as a new experiment)\n")
+        return _finish(EXIT_OK, [], 0, db, name,
+                       space_path if os.path.exists(space_path) else None,
+                       raise_on_failed_trial)
+    _write_atomic(space_path, text)
+    if auto:
         args.append("--resume")
     if restart:
         args.append("--restart")
     rc, tail, interrupted = execute(args)
+    explained = None
+    if rc == EXIT_USAGE and not interrupted:
+        sched = _space.scheduler_of(scheduler)
+        explained = explain(tail, space_path, paths, space, config, sched)
     if rc in (EXIT_OK, EXIT_TRIAL_ERRORS, EXIT_INTERRUPTED) or interrupted:
         name = _actual_name(db, name, restart)
-    return _finish(rc, tail, interrupted, db, name, space_path, raise_on_failed_trial)
+    return _finish(rc, tail, interrupted, db, name, space_path, raise_on_failed_trial,
+                   explained)
 
 
 def _cli_options(verbose, gpus, cpus):
@@ -478,15 +713,15 @@ def _cli_options(verbose, gpus, cpus):
         args.append("--quiet")
     if gpus is not None:  # "none", "0,1" or a list of device numbers, as --gpus takes
         args += ["--gpus", gpus if isinstance(gpus, str) else ",".join(str(g) for g in gpus)]
-    if cpus is not None:
-        args += ["--cpus", str(_space._whole("run", "cpus", cpus))]
+    if cpus is not None:  # tune judges the number
+        args += ["--cpus", str(cpus)]
     return args
 
 
 def resume(name, storage="tune.db", *, raise_on_failed_trial=True, verbose=None, gpus=None,
            cpus=None):
     """Continues an interrupted experiment (`tune resume NAME --db DB`) and returns its
-    ExperimentAnalysis, as tune.run does."""
+    ExperimentAnalysis, as tune.run does; a finished one's analysis comes back as it is."""
     db = os.path.abspath(storage)
     rc, tail, interrupted = execute(["resume", name, "--db", db] + _cli_options(verbose, gpus, cpus))
     space_path = os.path.join(os.path.dirname(db), f"{name}.space.json")

@@ -172,7 +172,7 @@ class Failures(Case):
                      verbose=0)
         self.assertEqual(cm.exception.exit_code, 1)
         self.assertIn('experiment "twice" already exists', str(cm.exception))
-        self.assertIn("--restart", str(cm.exception))
+        self.assertIn("restart=True", str(cm.exception))  # the Python remedy, not --restart
         # restart=True runs it again under the next free name.
         a = tune.run(trainables.quadratic, config={"x": 1}, name="twice", storage="tune.db",
                      verbose=0, restart=True)
@@ -288,7 +288,7 @@ class CtrlC(Case):
         out, err = p.communicate(timeout=60)
         self.assertEqual(p.returncode, 130, out + err)
         self.assertIn("INTERRUPTED", out)
-        self.assertIn("tune resume ctrlc --db", err)
+        self.assertIn("tune.resume('ctrlc', storage=", err)  # the Python remedy
         ex = tune.Experiment("ctrlc", storage="tune.db")
         self.assertEqual(ex.summary()["status"], "INTERRUPTED")
         paused = [t for t in ex.trials() if t["status"] == "PAUSED"]
