@@ -24,9 +24,12 @@ def _sources():
     """(archive name, path) of every file the package installs."""
     yield "tune_report.py", os.path.join(ROOT, "tune_report.py")
     pkg = os.path.join(ROOT, "tune")
-    for f in sorted(os.listdir(pkg)):
-        if f.endswith(".py"):
-            yield f"tune/{f}", os.path.join(pkg, f)
+    for d, subdirs, files in os.walk(pkg):  # with subpackages (tune/search/)
+        subdirs[:] = sorted(x for x in subdirs if x != "__pycache__")
+        rel = os.path.relpath(d, ROOT).replace(os.sep, "/")
+        for f in sorted(files):
+            if f.endswith(".py"):
+                yield f"{rel}/{f}", os.path.join(d, f)
 
 
 def _wheel(wheel_directory, files):

@@ -25,8 +25,13 @@ import os as _os
 # that file alone); this package only re-exports it.
 import tune_report as _line
 
+from ._checkpoint import Checkpoint
+from ._checkpoint import from_env as _checkpoint_from_env
+from ._context import get_context
+from ._params import with_parameters
+from ._ray import build_space, run
 from ._results import Experiment, ExperimentAnalysis, TuneError, experiments
-from ._run import build_space, find_binary, resume, run
+from ._run import find_binary, resume
 from ._tuner import (CheckpointConfig, FailureConfig, Result, ResultGrid, RunConfig, TuneConfig,
                      Tuner, with_resources)
 from ._space import (ASHAScheduler, AsyncHyperBandScheduler, CLIReporter, FIFOScheduler,
@@ -34,6 +39,8 @@ from ._space import (ASHAScheduler, AsyncHyperBandScheduler, CLIReporter, FIFOSc
                      PopulationBasedTraining, choice, grid_search, lograndint, loguniform,
                      qlograndint, qloguniform, qrandint, qrandn, quniform, randint, randn,
                      sample_from, uniform)
+# Ray's module paths: tune.schedulers, tune.search.optuna, `from tune import train`, ...
+from . import air, schedulers, search, session, train  # noqa: E402  (after the names they use)
 
 __version__ = "0.1.0"
 
@@ -45,7 +52,8 @@ __all__ = [
     "FIFOScheduler", "ASHAScheduler", "AsyncHyperBandScheduler", "MedianStoppingRule",
     "HyperBandScheduler", "PopulationBasedTraining", "CLIReporter", "JupyterNotebookReporter",
     "Tuner", "TuneConfig", "RunConfig", "FailureConfig", "CheckpointConfig", "ResultGrid",
-    "Result", "with_resources",
+    "Result", "with_resources", "with_parameters", "Checkpoint", "get_context", "train",
+    "session", "air", "schedulers", "search",
 ]
 
 
@@ -64,6 +72,8 @@ def report(metrics=None, /, *, checkpoint=None, **kwargs):
         kwargs = {**metrics, **kwargs}
     if checkpoint is None:
         return _line.report(**kwargs)
+    # a tune.Checkpoint goes on as its path, a plain str
+    checkpoint = checkpoint.path if isinstance(checkpoint, Checkpoint) else _os.fspath(checkpoint)
     if "checkpoint" not in _inspect.signature(_line.report).parameters:
         raise TypeError("tune.report(checkpoint=...) needs a tune_report.py that knows "
                         "checkpoints; until then save the checkpoint in the trial's folder as "
@@ -72,9 +82,12 @@ def report(metrics=None, /, *, checkpoint=None, **kwargs):
 
 
 def get_checkpoint():
-    """The checkpoint this attempt resumes from (TUNE_RESUME_FROM, set by tune when the trial
-    is started again after Ctrl-C, a crash or a failure), or None on a first attempt."""
-    return _os.environ.get("TUNE_RESUME_FROM") or None
+    """The checkpoint this attempt resumes from, as a tune.Checkpoint (TUNE_RESUME_FROM, set
+    by tune when the trial is started again after Ctrl-C, a crash, a failure or a PBT
+    exploit), or None on a first attempt. It is the path itself (a str): torch.load(ckpt),
+    open(ckpt) and os.path.join(ckpt, ...) take it as before; ckpt.as_directory() and
+    ckpt.path are Ray's spellings."""
+    return _checkpoint_from_env()
 
 
 def get_trial_dir():

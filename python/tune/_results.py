@@ -1,4 +1,6 @@
-"""Read-only readers of a tune database: tune.Experiment, tune.experiments, the analysis.
+"""Read-only readers of a tune database: tune.Experiment, tune.experiments, the analysis
+(Ray's ExperimentAnalysis names: best_trial, best_config, get_best_trial, best_checkpoint,
+trial_dataframes, ...).
 
 Every query goes through the documented views (docs/schema.md: trial_summary,
 experiment_summary, results_current) on a connection opened read-only
@@ -8,6 +10,7 @@ experiment_summary, results_current) on a connection opened read-only
 
 import contextlib
 import json
+import math
 import os
 import sqlite3
 import urllib.parse
@@ -88,7 +91,10 @@ class Experiment:
                 names = [r[0] for r in con.execute("SELECT experiment FROM experiment_summary")]
                 raise TuneError(f"no experiment named {name!r} in {self.storage}; it holds: "
                                 f"{', '.join(names) or 'none'}", name=name, storage=self.storage)
-        self.metric, self.mode = row["metric"], row["mode"] or "min"
+        # mode: what the experiment compares by (as before, "min" when it has no metric);
+        # experiment_mode: what it recorded, None when no mode was given
+        self.metric, self.experiment_mode = row["metric"], row["mode"]
+        self.mode = self.experiment_mode or "min"
 
     def __repr__(self):
         return f"tune.Experiment({self.name!r}, storage={self.storage!r})"
@@ -127,38 +133,234 @@ class Experiment:
                 out.append(d)
         return out
 
-    def best_trial(self, scope="last"):
-        """The best trial as `tune best` chooses it: by its last result (scope "last", Ray's
-        default) or its best result (scope "all"), ties to the lower trial number; None
-        when no trial reported the metric."""
-        if scope not in ("last", "all"):
-            raise ValueError(f"scope must be 'last' or 'all', not {scope!r}")
-        col = "last_metric" if scope == "last" else "best_metric"
-        sign = "-" if self.mode == "max" else ""
+    # ---- the best trial, as Ray's ExperimentAnalysis finds it ------------------------------
+    # Every way in (best_trial, best_config, get_best_result, ...) goes through
+    # get_best_trial, which raises instead of answering None: a metric nobody reported, a
+    # missing mode, or no value to compare yet are each said in words (issue 28, 5).
+
+    def _metric_mode(self, metric, mode):
+        if mode is not None and mode not in ("min", "max"):
+            raise ValueError(f"mode must be 'min' or 'max', not {mode!r}")
+        if metric is None:
+            if self.metric is None:
+                raise ValueError(
+                    f"experiment {self.name!r} has no metric, so there is no best trial by "
+                    "default: pass metric= and mode= (e.g. get_best_trial('loss', 'min'), "
+                    "get_best_result(metric='loss', mode='min')), or give tune.run a metric "
+                    "and mode" + self._reported_hint())
+            metric = self.metric
+        if not isinstance(metric, str):
+            raise TypeError(f"metric must be the name of a reported value, not {metric!r}")
+        if mode is None:
+            if metric != self.metric or self.experiment_mode is None:
+                raise ValueError(f"pass mode='min' or mode='max' for metric {metric!r}: "
+                                 f"the experiment's mode is for its own metric "
+                                 f"({self.metric!r}), not this one")
+            mode = self.experiment_mode
+        return metric, mode
+
+    def reported_keys(self):
+        """Every key any result of the trials' current attempts reported, sorted."""
         with _connect(self.storage) as con:
-            r = con.execute(f"SELECT * FROM trial_summary WHERE experiment = ? AND {col} IS NOT NULL"
-                            f" ORDER BY {sign}{col}, trial_no LIMIT 1", (self.name,)).fetchone()
-        return _row(r, flags=("early_stopped",)) if r else None
+            rows = con.execute(
+                "SELECT DISTINCT j.key FROM trial_summary s JOIN results_current r "
+                "ON r.trial_id = s.trial_id, json_each(r.data) j WHERE s.experiment = ?",
+                (self.name,)).fetchall()
+        return sorted(r[0] for r in rows)
+
+    def _reported_hint(self):
+        keys = [k for k in self.reported_keys() if k not in ("training_iteration", "checkpoint")]
+        return f" (the trials reported: {', '.join(keys)})" if keys else ""
+
+    def _no_best(self, metric, scope):
+        """The error for a best trial that cannot be found: an unknown metric (ValueError,
+        with did-you-mean and what was reported) or nothing to compare yet (TuneError)."""
+        from ._space import did_you_mean
+        keys = self.reported_keys()
+        if keys and metric not in keys:
+            shown = [k for k in keys if k != "checkpoint"]
+            return ValueError(f"no trial of {self.name!r} reported {metric!r}"
+                              f"{did_you_mean(metric, shown)}; the trials reported: "
+                              f"{', '.join(shown)}")
+        counts, failed = {}, None
+        for t in self.trials():
+            counts[t["status"]] = counts.get(t["status"], 0) + 1
+            if t["status"] == "ERROR" and failed is None:
+                failed = t
+        state = ", ".join(f"{n} {st}" for st, n in sorted(counts.items())) or "no trials"
+        if failed is not None:  # most often why nothing was reported: say it here
+            state += f" (the first, {failed['trial']}: {failed.get('error') or 'no error recorded'})"
+        which = "last results" if scope == "last" else "results"
+        return TuneError(f"no trial of {self.name!r} has a value of {metric!r} in its {which} "
+                         f"to compare (yet): {state}; a NaN or missing value does not count",
+                         name=self.name, storage=self.storage)
+
+    def get_best_trial(self, metric=None, mode=None, scope="last", filter_nan_and_inf=True):
+        """The best trial (a trial_summary dict) by metric and mode, the experiment's when
+        left out: judged by each trial's last result (scope "last", Ray's default; the same
+        trial as `tune best`), its best ("all"), the mean of all its results ("avg") or of
+        its last 5 or 10 ("last-5-avg", "last-10-avg"); ties go to the lower trial number.
+        Raises ValueError when there is no metric to go by or no trial reported it, and
+        TuneError when no trial has a value to compare yet. NaN never counts
+        (filter_nan_and_inf=False is refused: tune records NaN as missing)."""
+        if scope not in ("last", "all", "avg", "last-5-avg", "last-10-avg"):
+            raise ValueError(f"scope must be 'last', 'all', 'avg', 'last-5-avg' or "
+                             f"'last-10-avg', not {scope!r}")
+        if not filter_nan_and_inf:
+            raise ValueError("filter_nan_and_inf=False is not supported: tune records NaN and "
+                             "infinite values as missing (NULL), so they never compare")
+        metric, mode = self._metric_mode(metric, mode)
+        if metric == self.metric and mode == self.experiment_mode and scope in ("last", "all"):
+            col = "last_metric" if scope == "last" else "best_metric"
+            sign = "-" if mode == "max" else ""
+            with _connect(self.storage) as con:
+                r = con.execute(f"SELECT * FROM trial_summary WHERE experiment = ? AND {col} "
+                                f"IS NOT NULL ORDER BY {sign}{col}, trial_no LIMIT 1",
+                                (self.name,)).fetchone()
+            if r is None:
+                raise self._no_best(metric, scope)
+            return _row(r, flags=("early_stopped",))
+        best = None
+        for t in self.trials():
+            v = self._score(t, metric, mode, scope)
+            if v is not None and (best is None or v < best[0]):
+                best = (v, t)
+        if best is None:
+            raise self._no_best(metric, scope)
+        return best[1]
+
+    def _score(self, t, metric, mode, scope):
+        """The trial's value for the scope, negated for "max" (smaller is better), or None."""
+        if scope == "last":
+            vals = [(t["last_result"] or {}).get(metric)]
+        else:
+            vals = [r.get(metric) for r in self.results(trial=t["trial_no"])]
+        vals = [float(v) for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)
+                and math.isfinite(v)]
+        if not vals:
+            return None
+        sign = 1 if mode == "min" else -1
+        if scope == "all":
+            return min(sign * v for v in vals)
+        if scope != "avg":
+            vals = vals[-(5 if scope == "last-5-avg" else 10):]
+        return sign * sum(vals) / len(vals)
+
+    @property
+    def best_trial(self):
+        """The best trial by the experiment's metric and mode (a trial_summary dict), as
+        Ray's property; get_best_trial(metric, mode, scope) for others. Raises when there is
+        none (see get_best_trial)."""
+        return self.get_best_trial()
+
+    def get_best_config(self, metric=None, mode=None, scope="last"):
+        """The best trial's configuration (a dict)."""
+        return self.get_best_trial(metric, mode, scope)["config"]
 
     @property
     def best_config(self):
-        """The best trial's configuration (a dict), or None."""
-        t = self.best_trial()
-        return t["config"] if t else None
+        """The best trial's configuration (a dict); raises when there is no best trial."""
+        return self.best_trial["config"]
 
     @property
     def best_result(self):
-        """The best trial's last result (a dict, as Ray's best_result), or None."""
-        t = self.best_trial()
-        return t["last_result"] if t else None
+        """The best trial's last result (a dict, as Ray's best_result)."""
+        return self.best_trial["last_result"]
 
-    def dataframe(self):
-        """One row per trial as Ray's analysis.dataframe(): the last result's keys, then
-        trial, status, early_stopped, iterations, best_metric, error and config/<param>.
-        A pandas DataFrame when pandas is installed, else a list of dicts."""
+    @property
+    def best_logdir(self):
+        """The best trial's folder (Ray's best_logdir; also best_path)."""
+        return self.best_trial["trial_dir"]
+
+    best_path = best_logdir
+
+    @property
+    def best_dataframe(self):
+        """Every result of the best trial, as a DataFrame when pandas is installed."""
+        return _frame(self.results(trial=self.best_trial["trial_no"]))
+
+    # ---- checkpoints: the results that named one (docs/schema.md, results.data) ---------
+
+    def _trial(self, trial):
+        if isinstance(trial, dict):
+            return trial
+        for t in self.trials():
+            if trial in (t["trial"], t["trial_no"], t["trial_dir"]):
+                return t
+        raise ValueError(f"experiment {self.name!r} has no trial {trial!r}")
+
+    def checkpoints(self, trial):
+        """The checkpoints the trial's current attempt reported that are still on disk
+        (tune deletes all but the newest keep_checkpoints, docs/pbt.md), oldest first: a list
+        of (tune.Checkpoint, the result that reported it)."""
+        from ._checkpoint import Checkpoint
+        t = self._trial(trial)
+        out = []
+        for r in self.results(trial=t["trial_no"]):
+            p = r.get("checkpoint")
+            if not isinstance(p, str) or not p:
+                continue
+            if not os.path.isabs(p) and t.get("trial_dir"):
+                p = os.path.join(t["trial_dir"], p)
+            if os.path.exists(p):
+                out.append((Checkpoint(p), r))
+        return out
+
+    def get_last_checkpoint(self, trial=None):
+        """The trial's latest checkpoint still on disk (the best trial's when left out), a
+        tune.Checkpoint, or None when it reported none."""
+        cks = self.checkpoints(self.best_trial if trial is None else trial)
+        return cks[-1][0] if cks else None
+
+    def get_best_checkpoint(self, trial, metric=None, mode=None):
+        """Of the trial's checkpoints still on disk, the one whose result was best by metric
+        and mode (the experiment's when left out), or None when none reported the metric."""
+        metric, mode = self._metric_mode(metric, mode)
+        sign = 1 if mode == "min" else -1
+        best = None
+        for ck, r in self.checkpoints(trial):
+            v = r.get(metric)
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                if best is None or sign * v < best[0]:
+                    best = (sign * v, ck)
+        return best[1] if best else None
+
+    @property
+    def best_checkpoint(self):
+        """The best trial's best checkpoint (Ray's best_checkpoint), or None."""
+        return self.get_best_checkpoint(self.best_trial)
+
+    @property
+    def trial_dataframes(self):
+        """{trial folder: its results as a DataFrame} (Ray keys them by the trial's folder
+        too; t["trial_dir"] of trials() and best_logdir are such keys)."""
+        by = {}
+        for r in self.results():
+            by.setdefault(r["trial_no"], []).append(r)
+        return {t["trial_dir"]: _frame(by.get(t["trial_no"], [])) for t in self.trials()}
+
+    def dataframe(self, metric=None, mode=None):
+        """One row per trial as Ray's analysis.dataframe(): the last result's keys (with
+        metric and mode: the trial's best result by them), then trial, status,
+        early_stopped, iterations, best_metric, error and config/<param>. A pandas
+        DataFrame when pandas is installed, else a list of dicts."""
+        if (metric is None) != (mode is None):
+            raise ValueError("dataframe: give both metric and mode (the best result of each "
+                             "trial), or neither (the last result)")
+        if mode is not None and mode not in ("min", "max"):
+            raise ValueError(f"mode must be 'min' or 'max', not {mode!r}")
         rows = []
         for t in self.trials():
             d = dict(t["last_result"] or {})
+            if metric is not None:
+                sign = 1 if mode == "min" else -1
+                vals = [r for r in self.results(trial=t["trial_no"])
+                        if isinstance(r.get(metric), (int, float))
+                        and not isinstance(r.get(metric), bool) and math.isfinite(r[metric])]
+                if vals:
+                    d = {k: v for k, v in min(vals, key=lambda r: sign * r[metric]).items()
+                         if k not in ("trial", "trial_no", "metric", "wall_time", "time_value",
+                                      "iteration")}
             for k in ("trial", "trial_no", "status", "early_stopped", "iterations",
                       "last_metric", "best_metric", "error", "trial_dir"):
                 d[k] = t.get(k)

@@ -4,9 +4,9 @@ ResultGrid reads the database through ExperimentAnalysis. Not for: anything tune
 not do; arguments without a tune.run counterpart are refused as tune.run refuses them.
 """
 
-import math
+import os
 
-from . import _run
+from . import _ray, _run
 from ._results import _frame
 
 __all__ = ["Tuner", "TuneConfig", "RunConfig", "FailureConfig", "CheckpointConfig",
@@ -85,7 +85,7 @@ class Tuner:
         """Runs the experiment (tune.run) and returns its ResultGrid. options: tune.run's
         options that Ray has no place for (gpus, cpus, resume, restart, ...)."""
         kw = dict(self.kwargs, raise_on_failed_trial=False, **options)
-        return ResultGrid(_run.run(self.trainable, self.param_space, **kw))
+        return ResultGrid(_ray.run(self.trainable, self.param_space, **kw))
 
     @classmethod
     def restore(cls, path, trainable=None, **k):
@@ -94,7 +94,8 @@ class Tuner:
 
 
 class Result:
-    """One trial: config, metrics (its last result), path (its folder), error."""
+    """One trial: config, metrics (its last result), path (its folder), error, checkpoint
+    (its latest checkpoint still on disk, a tune.Checkpoint, or None), best_checkpoints."""
 
     def __init__(self, analysis, trial):
         self._analysis, self._trial = analysis, trial
@@ -105,6 +106,17 @@ class Result:
 
     def _rows(self):
         return self._analysis.results(trial=self._trial["trial_no"])
+
+    @property
+    def checkpoint(self):
+        """The trial's latest reported checkpoint that is still on disk, or None."""
+        return self._analysis.get_last_checkpoint(self._trial)
+
+    @property
+    def best_checkpoints(self):
+        """[(tune.Checkpoint, the result that reported it)] for the checkpoints on disk,
+        oldest first (tune keeps the newest keep_checkpoints of each trial)."""
+        return self._analysis.checkpoints(self._trial)
 
     @property
     def metrics_dataframe(self):
@@ -128,6 +140,9 @@ class ResultGrid:
     def __getitem__(self, i):
         return self._results[i]
 
+    def __iter__(self):
+        return iter(self._results)
+
     @property
     def errors(self):
         return [r.error for r in self._results if r.error]
@@ -136,27 +151,26 @@ class ResultGrid:
     def num_errors(self):
         return len(self.errors)
 
-    def get_dataframe(self):
-        return self.experiment.dataframe()
+    @property
+    def num_terminated(self):
+        return sum(1 for r in self._results if r._trial["status"] == "TERMINATED")
 
-    def get_best_result(self, metric=None, mode=None, scope="last"):
-        """The best trial by metric and mode (the experiment's when left out), judged by its
-        last result (scope "last") or its best (scope "all"), as Ray's."""
-        ex = self.experiment
-        if (metric in (None, ex.metric)) and (mode in (None, ex.mode)):
-            best = ex.best_trial(scope=scope)
-            return Result(ex, best) if best else None
-        metric, mode = metric or ex.metric, mode or ex.mode
-        if mode not in ("min", "max"):
-            raise ValueError(f"mode must be 'min' or 'max', not {mode!r}")
-        sign = 1 if mode == "min" else -1
-        best = None
-        for r in self._results:
-            rows = [r.metrics] if scope == "last" else r._rows()
-            vals = [row.get(metric) for row in rows]
-            vals = [v for v in vals if isinstance(v, (int, float)) and not math.isnan(v)]
-            if vals:
-                v = min(sign * x for x in vals)
-                if best is None or v < best[0]:
-                    best = (v, r)
-        return best[1] if best else None
+    @property
+    def experiment_path(self):
+        """The experiment's folder of trial folders (tune_results/NAME)."""
+        dirs = [r.path for r in self._results if r.path]
+        return os.path.dirname(dirs[0]) if dirs else None
+
+    def get_dataframe(self, filter_metric=None, filter_mode=None):
+        """One row per trial: the last result (with filter_metric and filter_mode: each
+        trial's best result by them), as Ray's."""
+        return self.experiment.dataframe(filter_metric, filter_mode)
+
+    def get_best_result(self, metric=None, mode=None, scope="last", filter_nan_and_inf=True):
+        """The best trial's Result by metric and mode (the experiment's when left out),
+        judged by its last result (scope "last"), its best ("all") or an average ("avg",
+        "last-5-avg", "last-10-avg"), as Ray's. Raises, as Ray does, when there is no
+        metric to go by, no trial reported it, or none has a value yet
+        (ExperimentAnalysis.get_best_trial)."""
+        return Result(self.experiment, self.experiment.get_best_trial(
+            metric, mode, scope, filter_nan_and_inf))

@@ -1,5 +1,5 @@
 """The read-only readers against a real database written by the tune binary:
-tune.Experiment (trials, results, best_trial, best_config, best_result, dataframe),
+tune.Experiment (trials, results, best_trial, get_best_trial, best_config, best_result, dataframe),
 tune.experiments, and their errors."""
 
 import os
@@ -45,11 +45,11 @@ class Readers(Case):
         self.assertEqual(len(self.ex.results(trial=1)), 5)
 
     def test_best(self):
-        best = self.ex.best_trial()
+        best = self.ex.best_trial  # a property, as Ray's
         self.assertEqual(best["trial"], "trial_00001")
         self.assertEqual(self.ex.best_config, {"x": 0.2, "tag": "t"})
         self.assertAlmostEqual(self.ex.best_result["loss"], 0.2 / 5)
-        self.assertEqual(self.ex.best_trial(scope="all")["trial"], "trial_00001")
+        self.assertEqual(self.ex.get_best_trial(scope="all")["trial"], "trial_00001")
         # The same trial as `tune best` picks.
         import subprocess
         out = subprocess.run([os.environ["TUNE_BIN"], "best", "read", "--db", self.db],
@@ -60,7 +60,7 @@ class Readers(Case):
         tune.run(trainables.quadratic, config={"x": tune.grid_search(XS)}, metric="acc",
                  mode="max", name="readmax", storage="tune.db", verbose=0)
         ex = tune.Experiment("readmax", storage="tune.db")
-        self.assertEqual(ex.best_trial()["trial"], "trial_00001")
+        self.assertEqual(ex.best_trial["trial"], "trial_00001")
         self.assertEqual(ex.best_config["x"], 0.2)
 
     def test_dataframe_pandas(self):
