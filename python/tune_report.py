@@ -15,8 +15,8 @@ tokens). Numbers from numpy or torch (anything with .item() or __float__) become
 numbers. Under torchrun or any launcher that sets RANK, only rank 0 writes, so a DDP script
 may call report() on every rank.
 
-A checkpoint reported from outside the trial's checkpoint folder (TUNE_CHECKPOINT_DIR) is
-copied into it first, as Ray Tune does, and the copy is what the result names: Ray's
+A checkpoint reported from outside the trial's own folder (TUNE_TRIAL_DIR) is copied into
+its checkpoint folder (TUNE_CHECKPOINT_DIR) first, as Ray Tune does, and the copy is what the result names: Ray's
 `with tempfile.TemporaryDirectory() as d: save(d); report(..., checkpoint=d)` works, and
 what was reported is what a resumed trial or a PBT clone gets (docs/pbt.md).
 
@@ -133,8 +133,12 @@ def _remove(path):
 
 
 def _checkpoint(path):
-    """The checkpoint path a result names: path itself when it lies in the trial's checkpoint
-    folder (TUNE_CHECKPOINT_DIR) or there is none (outside tune), else a copy made there."""
+    """The checkpoint path a result names: path itself when it lies in the trial's own folder
+    (TUNE_TRIAL_DIR, which holds TUNE_CHECKPOINT_DIR) or there is none (outside tune), else
+    a copy made in TUNE_CHECKPOINT_DIR. Files the trial keeps in its folder are its own,
+    trimmed by keep_checkpoints under PBT; only what would vanish or lies elsewhere (a
+    temporary folder, a shared disk) is copied, so that reporting a checkpoint.pt saved
+    again each epoch never fills the disk with copies under a scheduler that keeps all."""
     folder = os.environ.get("TUNE_CHECKPOINT_DIR")
     if not folder or not os.path.isdir(folder):
         return path
@@ -144,7 +148,9 @@ def _checkpoint(path):
         raise ValueError(f"tune_report.report: checkpoint={path!r} is the trial's checkpoint "
                          "folder itself (TUNE_CHECKPOINT_DIR); save each checkpoint in a file "
                          "or folder of its own, inside it or anywhere else (tune copies it in)")
-    if os.path.commonpath([real, home]) == home:
+    trial = os.environ.get("TUNE_TRIAL_DIR")
+    own = os.path.realpath(trial) if trial and os.path.isdir(trial) else home
+    if os.path.commonpath([real, own]) == own or os.path.commonpath([real, home]) == home:
         return path
     return _keep(os.path.abspath(path), folder)
 
@@ -156,7 +162,8 @@ def report(checkpoint=None, **metrics):
     saved completely before it is reported. One inside the trial's checkpoint folder
     (TUNE_CHECKPOINT_DIR) is named as it is (write it under a temporary name and
     os.replace() it, so that a kill never leaves half a checkpoint under the real name);
-    one anywhere else (a temporary folder, the trial's folder) is copied there first as
+    one elsewhere in the trial's folder (TUNE_TRIAL_DIR) is named as it is too; one anywhere
+    else (a temporary folder) is copied into TUNE_CHECKPOINT_DIR first as
     checkpoint_NNNNNN and the copy is named, so that it may be deleted or rewritten once
     this returns. The result's "checkpoint" key; a trial started again after a failure, a
     pause or a PBT exploit finds its checkpoint in TUNE_RESUME_FROM

@@ -198,6 +198,7 @@ class ReportHelper(Case):
         os.makedirs(self.ckdir)
         self.env = dict(os.environ)
         os.environ["TUNE_CHECKPOINT_DIR"] = self.ckdir
+        os.environ["TUNE_TRIAL_DIR"] = os.path.dirname(self.ckdir)
         os.environ.pop("RANK", None)
 
     def tearDown(self):
@@ -224,8 +225,9 @@ class ReportHelper(Case):
             self.assertEqual(f.read(), "weights 1")
         with open(os.path.join(r1["checkpoint"], "sub", "opt.bin")) as f:
             self.assertEqual(f.read(), "moments")
-        # a file, saved again under the same name: each report keeps what it reported
-        path = os.path.join(self.dir, "trial", "checkpoint.pt")
+        # a file outside the trial's folder, saved again under the same name: each report
+        # keeps what it reported
+        path = os.path.join(self.dir, "elsewhere.pt")
         for i in (2, 3):
             with open(path, "w") as f:
                 f.write(f"weights {i}")
@@ -243,6 +245,16 @@ class ReportHelper(Case):
             f.write("w")
         self.assertEqual(self.report(loss=1.0, checkpoint=path)["checkpoint"], path)
         self.assertEqual(os.listdir(self.ckdir), ["mine.pt"])
+
+    def test_a_checkpoint_in_the_trials_folder_is_named_as_it_is(self):
+        # the trial's own file (examples/torch_resumable saves checkpoint.pt there each
+        # epoch): no copy per report, which no scheduler but PBT would ever trim
+        path = os.path.join(self.dir, "trial", "checkpoint.pt")
+        for i in (1, 2, 3):
+            with open(path, "w") as f:
+                f.write(f"weights {i}")
+            self.assertEqual(self.report(loss=1.0 / i, checkpoint=path)["checkpoint"], path)
+        self.assertEqual(os.listdir(self.ckdir), [])
 
     def test_a_copy_cut_short_is_cleared_and_never_named(self):
         # what a killed attempt left (pid 2**22 + 1 is beyond Linux's pid_max default)
