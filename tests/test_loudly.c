@@ -638,15 +638,15 @@ TEST(torch_example_resumes_from_its_checkpoint)
     /* Epochs 1..5 once each in the current attempt: 1-2 carried over, 3-5 computed again. */
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results WHERE attempt = 2"), 5);
     CHECK_EQ_INT(db_int(dir, "SELECT count(DISTINCT iteration) FROM results WHERE attempt = 2"), 5);
-    /* checkpoint.pt, saved over itself each epoch, is copied into TUNE_CHECKPOINT_DIR by
-     * tune_report at each report: what a result named stays what it was */
+    /* checkpoint.pt, saved over itself each epoch in the trial's own folder, is named as it
+     * is (tune_report copies only a checkpoint from outside that folder) */
     CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM results WHERE json_extract(data, "
-                             "'$.checkpoint') LIKE '%/trial_00000/checkpoints/checkpoint_00000_'"),
+                             "'$.checkpoint') LIKE '%/trial_00000/checkpoint.pt'"),
                  db_int(dir, "SELECT count(*) FROM results"));
     char p[4300];
     snprintf(p, sizeof p, "%s/tune_results/tr/trial_00000/stderr.log", dir);
     char *err = slurp(p);
-    CHECK_CONTAINS(err, "checkpoints/checkpoint_000002 at epoch 3"); /* epoch 2's copy */
+    CHECK_CONTAINS(err, "checkpoint.pt at epoch 3");
     free(err);
     /* The code after the last report ran although max_t completed the trial. */
     snprintf(p, sizeof p, "%s/tune_results/tr/trial_00000/final_model.pt", dir);
