@@ -18,6 +18,7 @@ __all__ = ["run", "build_space"]
 
 def run(run_or_experiment, config=None, **kwargs):
     """tune.run (python/tune/_run.py's), with searcher objects and bound trainables."""
+    _run.not_in_a_trial()  # before bind() writes anything
     kwargs = resolve(kwargs)
     folder = os.path.dirname(os.path.abspath(kwargs.get("storage") or "tune.db"))
     return _run.run(bind(run_or_experiment, folder), config, **kwargs)

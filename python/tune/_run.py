@@ -606,6 +606,27 @@ def _finish(rc, tail, interrupted, db, name, space_path, raise_on_failed_trial, 
     return analysis
 
 
+class ScriptReachedRun(BaseException):
+    """Raised by tune.run while tune.trial loads the script that calls it at its top level
+    (without `if __name__ == "__main__":`, as Ray's examples are written): the trial stops
+    loading the script there, with every function defined above the call, and runs its
+    own. A BaseException, so that a script's `except Exception` around the call cannot
+    swallow it."""
+
+
+def not_in_a_trial():
+    """Where tune.run (or Tuner.fit) may not run: inside a trial. While tune.trial loads an
+    unguarded script it raises ScriptReachedRun (the trial runs its function); anywhere
+    else in a trial, RuntimeError."""
+    trial_state = os.environ.get("TUNE_PYTHON_TRIAL")
+    if trial_state == "loading":
+        raise ScriptReachedRun()
+    if trial_state:
+        raise RuntimeError("tune.run was called inside a trial's function: a trial cannot start "
+                           "another experiment; call tune.run from the script (at its top level "
+                           "or under `if __name__ == \"__main__\":`), not from the trainable")
+
+
 def _resume_mode(resume, restart):
     # Ray's spellings: False; True, "AUTO" and "LOCAL" all mean "resume it if it is there".
     if resume in (False, None):
@@ -642,10 +663,7 @@ def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, nu
     engine refused, TuneError when tune fails otherwise (with tune's message), and
     KeyboardInterrupt after Ctrl-C (the experiment is resumable: tune.resume)."""
     _check_kwargs(ray_only)
-    if os.environ.get("TUNE_PYTHON_TRIAL"):
-        raise RuntimeError("tune.run was called inside a trial: guard the script's call with "
-                           "`if __name__ == \"__main__\":` so that importing it for a trial does "
-                           "not start another experiment")
+    not_in_a_trial()
     auto = _resume_mode(resume, restart)
     space = build_space(run_or_experiment, config, name=name, metric=metric, mode=mode,
                         num_samples=num_samples, max_concurrent_trials=max_concurrent_trials,

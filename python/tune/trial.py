@@ -2,7 +2,10 @@
 
 TARGET is MODULE:FUNCTION (imported, with DIR put first on sys.path) or FILE.py:FUNCTION
 (the file is loaded as a module named __tune_main__, so its `if __name__ == "__main__":`
-block does not run). The function gets the trial's configuration from TUNE_CONFIG and
+block does not run). A script that calls tune.run (or Tuner.fit) at its top level, unguarded
+as Ray's examples are, is loaded up to that call: tune.run raises ScriptReachedRun while the
+module loads, the functions defined above it are there, and the code after it never runs
+in a trial. The function gets the trial's configuration from TUNE_CONFIG and
 reports with tune.report; a dict it returns is reported as its last result, as in Ray.
 
 Results go only through tune.report: before the user's module is imported, the trial's
@@ -40,6 +43,19 @@ def keep_stdout_for_results():
     tune_report._results_to(results)
 
 
+def _exec(load_module):
+    """Runs load_module(), stopping quietly where the script reaches tune.run (an unguarded
+    script); a tune.run anywhere else in a trial, the function's own included, is refused."""
+    from tune._run import ScriptReachedRun
+    os.environ["TUNE_PYTHON_TRIAL"] = "loading"
+    try:
+        return load_module()
+    except ScriptReachedRun:
+        return None
+    finally:
+        os.environ["TUNE_PYTHON_TRIAL"] = "1"
+
+
 def load(target):
     """The function TARGET names."""
     where, sep, qualname = target.rpartition(":")
@@ -54,9 +70,19 @@ def load(target):
         spec = importlib.util.spec_from_file_location("__tune_main__", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules["__tune_main__"] = module
-        spec.loader.exec_module(module)
+        _exec(lambda: spec.loader.exec_module(module))
     else:
-        module = importlib.import_module(where)
+        module = sys.modules.get(where)
+        if module is None:
+            # by hand, not import_module: a module that stops at tune.run is kept, partly
+            # made, where an import that raises would drop it
+            spec = importlib.util.find_spec(where)
+            if spec is None:
+                raise SystemExit(f"tune.trial: no module named {where!r} (the folder it was "
+                                 "imported from was moved, or --path is missing)")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[where] = module
+            _exec(lambda: spec.loader.exec_module(module))
     obj = module
     for part in qualname.split("."):
         obj = getattr(obj, part, None)

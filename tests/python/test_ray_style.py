@@ -14,6 +14,7 @@ import pickle
 import subprocess
 import sys
 import tempfile
+import textwrap
 import types
 import unittest
 from contextlib import redirect_stdout
@@ -402,6 +403,52 @@ class Scripts(Case):
         configs = [json.loads(c) for (c,) in self.sql("SELECT config FROM trials")]
         self.assertEqual(len(configs), 4)  # the grid of a, b drawn for each
         self.assertEqual(best, min(configs, key=lambda c: c["a"] ** 2 + c["b"]))
+
+    def test_an_unguarded_script_runs_and_its_tail_runs_once(self):
+        # Ray's scripts call tune at the top level; each trial loads the script only up to
+        # that call, so what follows it (here: a line appended to a file) runs once, in the
+        # script's own process, and a tune.run inside the trainable is still refused
+        script = os.path.join(self.dir, "unguarded.py")
+        with open(script, "w") as f:
+            f.write(textwrap.dedent(f"""\
+                import os
+                import tune
+
+                with open({os.path.join(self.dir, "loaded.txt")!r}, "a") as f:
+                    f.write("x")
+
+                def objective(config):
+                    return {{"score": config["a"]}}
+
+                def nested(config):
+                    tune.run(objective, config={{"a": 1}}, storage="inner.db")
+
+                results = tune.Tuner(objective, param_space={{"a": tune.grid_search([1, 2])}},
+                                     tune_config=tune.TuneConfig(metric="score", mode="min"),
+                                     run_config=tune.RunConfig(name="outer",
+                                                               storage={self.db!r})).fit()
+                with open("after.txt", "a") as f:
+                    f.write("x")
+                print("best:", results.get_best_result().config)
+                tune.run(nested, config={{"a": 1}}, name="nested", storage={self.db!r},
+                         raise_on_failed_trial=False, fail_fast=False)
+                """))
+        env = dict(os.environ, PYTHONPATH=PYDIR, TUNE_BIN=TUNE)
+        p = subprocess.run([sys.executable, script], env=env, cwd=self.dir,
+                           capture_output=True, text=True, timeout=110)
+        self.assertEqual(p.returncode, 0, p.stdout[-3000:] + p.stderr[-3000:])
+        self.assertIn("best: {'a': 1}", p.stdout)
+        self.assertEqual(self.sql("SELECT t.status FROM trials t JOIN experiments e ON "
+                                  "e.id = t.experiment_id WHERE e.name = 'outer'"),
+                         [("TERMINATED",), ("TERMINATED",)])
+        with open(os.path.join(self.dir, "after.txt")) as f:
+            self.assertEqual(f.read(), "x")  # the script's tail: once, not once per trial
+        with open(os.path.join(self.dir, "loaded.txt")) as f:
+            self.assertEqual(f.read(), "x" * 4)  # the script, then each of its 3 trials
+        err = self.sql("SELECT error FROM trials t JOIN experiments e ON "
+                       "e.id = t.experiment_id WHERE e.name = 'nested'")[0][0]
+        self.assertIn("RuntimeError: tune.run was called inside a trial's function", err)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "inner.db")))
 
     def test_asha(self):
         out = self.script("asha.py")
