@@ -398,6 +398,7 @@ static void load_extra(store_t *st, const cli_exp_t *e, struct extra *x)
         x->nk = x->nshown = 0; /* keys freed with the rest */
         return;
     }
+    if (x->nk == 0) return; /* no other keys (and x->k NULL, which qsort may not take) */
     qsort(x->k, x->nk, sizeof *x->k, cmp_by_count);
     x->nshown = x->nk < REPORT_EXTRA_MAX ? x->nk : REPORT_EXTRA_MAX;
     qsort(x->k, x->nshown, sizeof *x->k, cmp_by_first);
