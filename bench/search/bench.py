@@ -23,10 +23,19 @@ training time). Synthetic tasks are tables too: the synthetic family (docs/simul
 sampled at a fixed set of configurations by `tune simulate` + `tune export --table`, so
 both sides answer a configuration the same way and "the table's best" is defined.
 
+Two protocols answer a configuration (--protocol; by default each task's own, runs.py):
+"nearest", the rule above, and "pool", where the table is a finite pool of configurations
+and each row is trained at most once, as DyHPO, DPL and the HPOBench/YAHPO tabular
+benchmarks evaluate: tune's methods run `tune simulate --pool` (the searcher chooses among
+the rows not taken yet), and the Optuna replay lets Optuna's sampler propose as usual and
+answers the proposal with the nearest row not taken yet (OptunaReplay). A task run under
+the pool protocol is reported as NAME-pool.
+
 Not a test (tests/python/test_searchbench.py runs it on a tiny task). Results, figures and
 a markdown table go to --out (default bench/search/results/).
 
-usage: bench/search/bench.py [--seeds 30] [--workers 4,16] [--tasks mlp,cnn,synth4,synth8]
+usage: bench/search/bench.py [--seeds 30] [--workers 4,16] [--tasks mlp,cnn,synth4,...]
+                             [--protocol task|nearest|pool|nearest,pool]
                              [--methods ...] [--budget 100] [--jobs 2] [--out DIR]
 """
 
@@ -50,8 +59,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runs import (START_DELAY, STOP_DELAY, TASKS, TUNE_METHODS,  # noqa: E402
-                  synthetic_space, tune_space)
+from runs import (HOLDOUT_TASKS, PROTOCOLS, START_DELAY, STOP_DELAY, TASKS,  # noqa: E402
+                  TUNE_METHODS, synthetic_space, tune_space)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -183,9 +192,11 @@ class Table:
         self.t_full = float(np.mean([sum(t[:self.max_t]) for t in self.times]))
         self.min_iter = float(min(t[0] for t in self.times))
 
-    def nearest(self, cfg):
+    def nearest(self, cfg, taken=None):
         """The row answering cfg: root mean square of per-parameter distances (choices 0 or
-        1), the first row on ties (np.argmin), as sim/curves.c."""
+        1), the first row on ties (np.argmin), as sim/curves.c. taken: a boolean array of
+        rows that may not answer (the pool protocol's rows already trained); None when
+        every row is taken."""
         sp = self.space
         d = np.zeros(len(self.configs))
         for j, (name, kind, args) in enumerate(sp.params):
@@ -194,6 +205,10 @@ class Table:
                 d += (np.abs(self.u[:, j] - uj) > 1e-12).astype(float)
             else:
                 d += (self.u[:, j] - uj) ** 2
+        if taken is not None:
+            if taken.all():
+                return None
+            d[taken] = np.inf
         return int(np.argmin(d))
 
     def regret(self, full_value):
@@ -248,7 +263,7 @@ def curve_from_events(table, events, budget):
 
 def run_tune(tune, task, table_path, table, method, seed, workers, budget, work):
     sp, args = tune_space(task["space_path"], table_path, method, seed, workers, budget,
-                          table.min_iter, "t.db")
+                          table.min_iter, "t.db", pool=task.get("protocol") == "pool")
     d = tempfile.mkdtemp(dir=work)
     try:
         with open(os.path.join(d, "space.json"), "w") as f:
@@ -275,9 +290,20 @@ class OptunaReplay:
     when a worker is free, its k-th result arrives start_delay + the seconds of iterations
     1..k later, a pruned trial frees its worker stop_delay after the result that pruned it,
     one that reached max_t frees it at once; events of equal time go in trial order; the
-    run ends at the budget. `trace` keeps (trial, start, end) for the test."""
+    run ends at the budget. `trace` keeps (trial, start, end) for the test.
 
-    def __init__(self, table, seed, workers, budget, sampler_kw):
+    pool: the pool protocol, each table row trained at most once. Optuna 3.1 has no way for
+    TPE to choose among a given finite set of configurations (GridSampler and
+    BruteForceSampler enumerate a set without a model; suggest_categorical over row numbers
+    would throw the space's structure away), so its sampler proposes as usual and the
+    proposal is answered by the nearest row not taken yet (the nearest-row rule over the
+    rows left). Optuna is then told the configuration that was trained, not the proposal:
+    the proposing trial is marked FAIL (TPE and the pruner read only COMPLETE, PRUNED and,
+    with constant_liar, RUNNING trials) and the row's configuration is enqueued and asked
+    as the trial that runs. Once every row is taken no trial starts, as in tune simulate
+    --pool."""
+
+    def __init__(self, table, seed, workers, budget, sampler_kw, pool=False):
         import warnings
         import optuna
         optuna.logging.set_verbosity(optuna.logging.ERROR)
@@ -295,6 +321,9 @@ class OptunaReplay:
         self.results = []  # (time, trial, iteration)
         self.rows = {}  # trial -> the table row that answered it
         self.pruned = set()
+        self.taken = np.zeros(len(table.configs), dtype=bool) if pool else None
+        self.proposals = {}  # trial -> the configuration Optuna proposed (pool only)
+        self.numbers = {}  # trial -> the number of the Optuna trial that ran it
 
     def run(self):
         tb, heap, run = self.table, [], {}
@@ -302,9 +331,21 @@ class OptunaReplay:
 
         def launch():
             nonlocal n
+            if self.taken is not None and self.taken.all():
+                return  # the pool is exhausted: the worker stays idle
             tr = self.study.ask()
-            row = tb.nearest(self.table.space.suggest(tr))
+            cfg = self.table.space.suggest(tr)
+            row = tb.nearest(cfg, self.taken)
+            if self.taken is not None:
+                self.taken[row] = True
+                self.proposals[n] = cfg
+                if cfg != tb.configs[row]:
+                    self.study.tell(tr, state=self.optuna.trial.TrialState.FAIL)
+                    self.study.enqueue_trial(dict(tb.configs[row]))
+                    tr = self.study.ask()
+                    self.table.space.suggest(tr)  # the enqueued values, fixed
             no = n
+            self.numbers[no] = tr.number
             n += 1
             run[no] = {"trial": tr, "row": row, "sent": 0, "start": now}
             self.rows[no] = row
@@ -357,8 +398,8 @@ def job(args):
         events, ntrials = run_tune(tune, task, task["table_path"], table, method, seed,
                                    workers, budget, work)
     else:
-        events, ntrials = OptunaReplay(table, seed, workers, budget,
-                                       OPTUNA_METHODS[method]).run()
+        events, ntrials = OptunaReplay(table, seed, workers, budget, OPTUNA_METHODS[method],
+                                       pool=task.get("protocol") == "pool").run()
     c1 = os.times()
     cpu = (time.process_time() - t0) + (c1.children_user - c0.children_user) + \
         (c1.children_system - c0.children_system)
@@ -385,9 +426,10 @@ def table_part(path, exclude_prefix, name, work):
 
 
 def load_table(task):
-    if task["name"] not in _tables:
-        _tables[task["name"]] = Table(task["table_path"], Space(task["space_path"]))
-    return _tables[task["name"]]
+    key = (task["table_path"], task["space_path"])  # one table for both protocols
+    if key not in _tables:
+        _tables[key] = Table(task["table_path"], Space(task["space_path"]))
+    return _tables[key]
 
 
 # ---------------------------------------------------------------- statistics
@@ -634,6 +676,12 @@ def _ranges(xs):
     return ", ".join(out) or "none"
 
 
+def tune_has_pool(tune):
+    """Whether this tune's `simulate` knows --pool (its usage names it)."""
+    p = subprocess.run([tune, "simulate", "--help"], capture_output=True, text=True)
+    return "--pool" in p.stdout + p.stderr
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tune", default=os.path.join(ROOT, "build", "bin", "tune"))
@@ -641,7 +689,12 @@ def main(argv=None):
     ap.add_argument("--seed-from", type=int, default=1,
                     help="run only seeds S..N (to split a run between processes)")
     ap.add_argument("--workers", default="4,16")
-    ap.add_argument("--tasks", default=",".join(t["name"] for t in TASKS))
+    ap.add_argument("--tasks", default=",".join(t["name"] for t in TASKS),
+                    help="default: every task but TaskSet's held-out six (runs.py)")
+    ap.add_argument("--protocol", default="task",
+                    help="how a table answers a configuration: nearest (the nearest-row "
+                    "rule), pool (each row trained at most once; tune simulate --pool), "
+                    "nearest,pool (both), or task (default: each task's own, runs.py)")
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--budget", type=float, default=100,
                     help="full-budget trainings of worker time per run (default 100)")
@@ -677,17 +730,31 @@ def main(argv=None):
     work = a.work or os.path.join(a.out, ".work")
     os.makedirs(work, exist_ok=True)
     names = [t for t in a.tasks.split(",") if t]
-    known = {t["name"]: t for t in TASKS}
+    known = {t["name"]: t for t in TASKS + HOLDOUT_TASKS}
+    if a.protocol == "task":
+        protocols = None
+    else:
+        protocols = [p for p in a.protocol.split(",") if p]
+        for p in protocols:
+            if p not in PROTOCOLS:
+                raise SystemExit(f"bench: unknown protocol {p!r} (nearest, pool, or task for "
+                                 "each task's own)")
     tasks = []
     for nm in names:
         if nm not in known:
             raise SystemExit(f"bench: unknown task {nm!r} (tasks: {', '.join(known)})")
         t = dict(known[nm])
+        if t.get("holdout"):
+            print(f"bench: {nm} is one of TaskSet's held-out tasks (bench/tables/taskset/"
+                  "README.md): a check of a searcher chosen on the others, not a task to "
+                  "tune on", file=sys.stderr)
         t["space_path"] = os.path.join(a.space_dir, t["space"])
         if "table" in t:
             t["table_path"] = os.path.join(ROOT, t["table"])
             if not os.path.exists(t["table_path"]):
-                print(f"bench: skipping task {nm}: {t['table']} does not exist yet",
+                how = (" (bench/tables/taskset/convert.py --holdout makes it)"
+                       if t.get("holdout") else " yet")
+                print(f"bench: skipping task {nm}: {t['table']} does not exist{how}",
                       file=sys.stderr)
                 continue
             if "exclude_prefix" in t:
@@ -703,7 +770,18 @@ def main(argv=None):
                      f"{tb.space.metric} ({tb.space.mode}), T_full {tb.t_full:.3g} s, best "
                      f"{tb.sign * tb.best:.4g}, median {tb.sign * tb.median:.4g}")
         t["t_full"] = tb.t_full
-        tasks.append(t)
+        # one entry per protocol, named NAME (nearest) or NAME-pool, which the cache keys,
+        # the tables and the figures carry
+        for p in protocols or t.get("protocols", ["nearest"]):
+            v = dict(t, protocol=p, base=nm)
+            if p == "pool":
+                v["name"] = f"{nm}-pool"
+                v["desc"] = t["desc"] + "; pool protocol: each row trained at most once"
+            tasks.append(v)
+    if (any(t["protocol"] == "pool" for t in tasks) and any(m in TUNE_METHODS for m in methods)
+            and not tune_has_pool(a.tune)):
+        raise SystemExit(f"bench: {a.tune} has no `tune simulate --pool` (the pool protocol, "
+                         "issue 29): build one that has it, or pass --protocol nearest")
     budgets = {(t["name"], w): a.budget * t["t_full"] / w for t in tasks for w in workers}
     seeds = [1] if a.estimate else list(range(max(1, a.seed_from), a.seeds + 1))
     todo, runs = [], []

@@ -8,9 +8,12 @@ import json
 import math
 import os
 import shutil
+import sqlite3
 import sys
 import tempfile
 import unittest
+
+import numpy as np
 
 from helpers import SOURCE, TUNE
 
@@ -83,6 +86,58 @@ class SearchBench(unittest.TestCase):
         self.assertEqual(len(events), sum(1 for _, _, k in r.results if k == table.max_t))
         # the nearest-row rule: a configuration equal to a row is answered by that row
         self.assertEqual(table.nearest(table.configs[17]), 17)
+
+    def test_optuna_replay_under_the_pool_protocol_trains_each_row_at_most_once(self):
+        b = self.bench
+        table = b.Table(self.task["table_path"], b.Space(self.task["space_path"]))
+        # a budget that outlasts the pool: the run ends when the 60 rows are taken and done
+        r = b.OptunaReplay(table, 3, 4, 1e9, {}, pool=True)
+        events, n = r.run()
+        self.assertEqual(n, 60)
+        self.assertEqual(sorted(r.rows.values()), list(range(60)))
+        trials = r.study.get_trials(deepcopy=False)
+        fail = r.optuna.trial.TrialState.FAIL
+        for no, row in r.rows.items():
+            # Optuna is told the configuration that was trained, not its proposal
+            self.assertEqual(trials[r.numbers[no]].params, table.configs[row], no)
+            self.assertNotEqual(trials[r.numbers[no]].state, fail, no)
+        # each proposal that no row equals left one FAIL trial behind, and only those
+        moved = sum(1 for no in r.rows if r.proposals[no] != table.configs[r.rows[no]])
+        self.assertGreater(moved, 0)
+        self.assertEqual(sum(1 for t in trials if t.state == fail), moved)
+        # the proposal was answered by the nearest row among those not yet taken
+        taken = np.zeros(60, dtype=bool)
+        for no in sorted(r.rows):
+            self.assertEqual(table.nearest(r.proposals[no], taken), r.rows[no], no)
+            taken[r.rows[no]] = True
+        self.assertIsNone(table.nearest(table.configs[0], taken))
+        self.assertEqual(len(r.trace), 60)
+
+    def test_tune_runs_under_the_pool_protocol_take_each_row_at_most_once(self):
+        b = self.bench
+        if not b.tune_has_pool(TUNE):
+            self.skipTest(f"{TUNE} has no `tune simulate --pool` yet")
+        import runs
+        table = b.Table(self.task["table_path"], b.Space(self.task["space_path"]))
+        for method in b.TUNE_METHODS:
+            d = tempfile.mkdtemp(dir=self.dir)
+            # a budget that outlasts the pool of 60 rows
+            sp, args = runs.tune_space(self.task["space_path"], self.task["table_path"],
+                                       method, 7, 3, 1e6, table.min_iter, "t.db", pool=True)
+            self.assertEqual(args[-1], "--pool")
+            with open(os.path.join(d, "space.json"), "w") as f:
+                json.dump(sp, f)
+            b._run([TUNE] + args, d)
+            con = sqlite3.connect(os.path.join(d, "t.db"))
+            try:
+                rows = [r[0] for r in con.execute(
+                    "SELECT exec_id FROM trials WHERE started_at IS NOT NULL")]
+                dist = {r[0] for r in con.execute("SELECT node FROM trials")}
+            finally:
+                con.close()
+            self.assertEqual(len(rows), 60, method)
+            self.assertEqual(len(set(rows)), 60, method)
+            self.assertEqual(dist, {"d=0"}, method)
 
     def test_two_seeds_of_every_method_give_well_formed_results(self):
         b = self.bench
