@@ -90,6 +90,7 @@ int space_searcher_new(const space_t *s, const space_search_opts_t *o, space_sea
         return SPACE_ENOMEM;
     }
     x->ops = ops;
+    x->space = s;
     int rc = ops->create(s, o, &x->state, err, errlen);
     if (rc) {
         free(x);
@@ -146,4 +147,75 @@ int space_searcher_suggest(space_searcher_t *x, size_t trial_no, cJSON **config,
         return SPACE_EINVAL;
     }
     return x->ops->suggest(x->state, trial_no, config, why, whylen, err, errlen);
+}
+
+size_t space__searcher_pick_uniform(uint64_t seed, size_t trial_no, size_t n)
+{
+    space__rng_t r;
+    /* "pool" in the key keeps this stream apart from space_sample's and TPE's */
+    uint64_t key = space__mix64(seed + SPACE__GOLDEN);
+    key = space__mix64(key ^ (trial_no + 7 * SPACE__GOLDEN));
+    space__rng_key(&r, space__mix64(key ^ 0x706f6f6cULL));
+    return (size_t)space__rng_below(&r, n);
+}
+
+/* The default choice: what the searcher would suggest, answered by the nearest candidate
+ * (the RMS of the parameters' distances on their [0, 1] scales, the first on ties), as a
+ * table answers a configuration (docs/simulate.md); the searcher is then told that the
+ * trial runs that candidate. */
+static int choose_nearest(space_searcher_t *x, size_t trial_no, const cJSON *const *cands, size_t n,
+                          size_t *chosen, char *why, size_t whylen, char *err, size_t errlen)
+{
+    cJSON *want = NULL;
+    int rc = x->ops->suggest(x->state, trial_no, &want, why, whylen, err, errlen);
+    if (rc) return rc;
+    const space_t *s = x->space;
+    size_t np = space_num_params(s), best = 0;
+    double best_d = INFINITY;
+    for (size_t c = 0; c < n; c++) {
+        double sum = 0;
+        for (size_t p = 0; p < np; p++) {
+            if (strcmp(space_param_kind(s, p), "constant") == 0) continue;
+            const char *name = space_param_name(s, p);
+            double d = space_param_distance(s, p, cJSON_GetObjectItemCaseSensitive(want, name),
+                                            cJSON_GetObjectItemCaseSensitive(cands[c], name));
+            sum += isnan(d) ? 1 : d * d;
+        }
+        if (sum < best_d) best_d = sum, best = c;
+    }
+    cJSON_Delete(want);
+    rc = x->ops->add_trial(x->state, trial_no, cands[best], err, errlen);
+    if (rc) return rc;
+    if (why && whylen) {
+        size_t k = strlen(why);
+        if (k < whylen) snprintf(why + k, whylen - k, "; the nearest of %zu in the pool", n);
+    }
+    *chosen = best;
+    return SPACE_OK;
+}
+
+int space_searcher_choose(space_searcher_t *x, size_t trial_no, const cJSON *const *cands, size_t n,
+                          size_t *chosen, char *why, size_t whylen, char *err, size_t errlen)
+{
+    if (!x || !chosen || (n > 0 && !cands)) {
+        errs(err, errlen, "space_searcher_choose: a searcher, candidates and an output are needed");
+        return SPACE_EINVAL;
+    }
+    if (n == 0) {
+        errs(err, errlen, "space_searcher_choose: no candidate configuration to choose from");
+        return SPACE_EINVAL;
+    }
+    for (size_t c = 0; c < n; c++) {
+        char e[256];
+        if (!cJSON_IsObject(cands[c]) ||
+            space__searcher_check_config(x->space, cands[c], e, sizeof e) != 0) {
+            if (err && errlen)
+                snprintf(err, errlen, "candidate %zu: %s", c,
+                         cJSON_IsObject(cands[c]) ? e : "a configuration must be a JSON object");
+            return SPACE_EINVAL;
+        }
+    }
+    if (!x->ops->choose)
+        return choose_nearest(x, trial_no, cands, n, chosen, why, whylen, err, errlen);
+    return x->ops->choose(x->state, trial_no, cands, n, chosen, why, whylen, err, errlen);
 }

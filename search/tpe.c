@@ -72,6 +72,8 @@ static void tpe_free(void *state)
     space__parzen_free(&x->pbad);
     free(x->sv);
     free(x->sx);
+    free(x->pool_x);
+    free(x->pool_score);
     free(x);
 }
 
@@ -378,7 +380,7 @@ static int tpe_suggest(void *state, size_t trial_no, cJSON **config, char *why, 
         if (rc) goto nomem;
         if (!model) whyf(why, whylen, "random: BOHB's KDE needs more points than parameters");
     } else {
-        if (space__tpe_suggest_optuna(x, &rng, val, xi)) goto nomem;
+        if (space__tpe_suggest_optuna(x, &rng, val, xi, NULL, 0, NULL)) goto nomem;
         model = 1;
     }
     if (model) {
@@ -415,6 +417,86 @@ nomem:
     return SPACE_ENOMEM;
 }
 
+/* The pool protocol (docs/simulate.md): the candidates scored by the acquisition a
+ * suggestion maximises over its own draws, the best taken (the first on ties), as the
+ * tabular benchmarks' TPE baselines do; until the model is ready (and for BOHB's random
+ * fraction) a uniform one, the one random search would take. */
+static int tpe_choose(void *state, size_t trial_no, const cJSON *const *cands, size_t n,
+                      size_t *chosen, char *why, size_t whylen, char *err, size_t errlen)
+{
+    tpe_t *x = state;
+    const char *preset = x->o.preset == SPACE_TPE_OPTUNA ? "optuna" : "bohb";
+    size_t nd = x->nd, most = 0;
+    if (space__tpe_grow(x, trial_no)) goto nomem;
+    if (n * (nd ? nd : 1) > x->npool_cap) {
+        double *px = realloc(x->pool_x, n * (nd ? nd : 1) * sizeof *px);
+        double *ps = px ? realloc(x->pool_score, n * sizeof *ps) : NULL;
+        if (px) x->pool_x = px;
+        if (!ps) goto nomem;
+        x->pool_score = ps;
+        x->npool_cap = n * (nd ? nd : 1);
+    }
+    double *px = x->pool_x;
+    for (size_t c = 0; c < n; c++)
+        for (size_t j = 0; j < nd; j++) {
+            const char *name = x->s->params[x->dims[j].param].name;
+            px[c * nd + j] =
+                to_internal(x->s, &x->dims[j], cJSON_GetObjectItemCaseSensitive(cands[c], name));
+        }
+    split_t sp = {0};
+    space__rng_t rng;
+    space__rng_seed(&rng, x->o.seed, trial_no);
+    int ready = nd > 0 ? space__tpe_choose_split(x, trial_no, &sp, &most) : 0;
+    if (ready < 0) goto nomem;
+    size_t need = 2 * (nd + 1) > 10 ? 2 * (nd + 1) : 10, pick = 0;
+    int model = 0, rc = 0;
+    if (nd == 0) {
+        whyf(why, whylen, "random: no parameter to model");
+    } else if (!ready) {
+        whyf(why, whylen, "random: model not ready (%zu of %zu observations)", most, need);
+    } else if (x->o.preset == SPACE_TPE_BOHB && space__rng_uniform(&rng) < BOHB_RANDOM_FRACTION) {
+        whyf(why, whylen, "random: BOHB's random fraction (1/3)");
+    } else if (x->o.preset == SPACE_TPE_BOHB) {
+        model = space__tpe_choose_bohb(x, px, n, &pick, &rc);
+        if (rc) goto nomem;
+        if (!model) whyf(why, whylen, "random: BOHB's KDE needs more points than parameters");
+    } else {
+        memset(x->pool_score, 0, n * sizeof *x->pool_score);
+        if (space__tpe_suggest_optuna(x, &rng, NULL, NULL, px, n, x->pool_score)) goto nomem;
+        /* the best score, the first on ties; a NaN never wins (all NaN: the first) */
+        double best = NAN;
+        for (size_t c = 0; c < n; c++) {
+            double sc = x->pool_score[c];
+            if (!isnan(sc) && (isnan(best) || sc > best)) best = sc, pick = c;
+        }
+        model = 1;
+    }
+    if (model) {
+        char where[64];
+        if (sp.rung >= 0) {
+            char num[32];
+            snprintf(where, sizeof where, "at rung %s",
+                     space_format_number(x->rungs[sp.rung], num));
+        } else {
+            snprintf(where, sizeof where, "on latest results");
+        }
+        whyf(why, whylen,
+             "TPE (%s) %s from %zu observations (%zu good; bad also %zu ended below, %zu "
+             "running); the best of %zu unused in the pool",
+             preset, where, sp.n_obs, sp.n_good, sp.n_stopped, sp.n_running, n);
+    } else {
+        pick = space__searcher_pick_uniform(x->o.seed, trial_no, n);
+        size_t k = why ? strlen(why) : 0;
+        if (why && k < whylen) snprintf(why + k, whylen - k, "; one of %zu unused in the pool", n);
+    }
+    register_trial(x, trial_no, px + pick * nd);
+    *chosen = pick;
+    return SPACE_OK;
+nomem:
+    errf(err, errlen, "%s", "out of memory");
+    return SPACE_ENOMEM;
+}
+
 static const char *tpe_label(const space_settings_t *set)
 {
     return set->search_preset == SPACE_TPE_BOHB ? "TPE (bohb)" : "TPE (optuna)";
@@ -431,4 +513,5 @@ const space__searcher_ops_t space__searcher_tpe = {
     .trial_end = tpe_trial_end,
     .add_trial = tpe_add_trial,
     .suggest = tpe_suggest,
+    .choose = tpe_choose,
 };

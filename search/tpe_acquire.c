@@ -99,7 +99,31 @@ static int best_candidate(space__parzen_t *good, space__parzen_t *bad, const dou
 /* Optuna 3.1 TPESampler.sample_independent for each modelled parameter: 24 candidates from
  * the good estimator, the one maximising log l(x) - log g(x) (the first on ties, as
  * np.argmax), evaluated at the rounded value as Optuna does. */
-int space__tpe_suggest_optuna(tpe_t *x, space__rng_t *rng, double *val, double *xi)
+/* The pool protocol: each candidate's log l(x) - log g(x) for one parameter added to its
+ * score (pool: the candidates' internal values, stride nd). The estimators are Optuna's per
+ * parameter (multivariate=False), so a configuration's joint score is the sum over its
+ * parameters, which is what the independent argmaxes of a suggestion maximise together. A
+ * category is scored once. */
+static void score_pool(space__parzen_t *good, space__parzen_t *bad, const tdim_t *d,
+                       const double *pool, size_t nd, size_t npool, double *pscore)
+{
+    double memo[64];
+    unsigned char have[64] = {0};
+    for (size_t c = 0; c < npool; c++) {
+        double v = pool[c * nd], sc;
+        size_t k = d->ncat > 0 ? (size_t)v : SIZE_MAX;
+        if (k < 64 && have[k]) {
+            sc = memo[k];
+        } else {
+            sc = space__parzen_log_pdf(good, v) - space__parzen_log_pdf(bad, v);
+            if (k < 64) memo[k] = sc, have[k] = 1;
+        }
+        pscore[c] += sc;
+    }
+}
+
+int space__tpe_suggest_optuna(tpe_t *x, space__rng_t *rng, double *val, double *xi,
+                              const double *pool, size_t npool, double *pscore)
 {
     size_t nd = x->nd, ng = 0, nb = 0;
     double *gx = x->gx, *bx = x->bx, *bw = x->bw;
@@ -204,6 +228,12 @@ int space__tpe_suggest_optuna(tpe_t *x, space__rng_t *rng, double *val, double *
             bad = &in->pe;
         }
         good->optuna31_unscaled = bad->optuna31_unscaled = 1; /* as Optuna 3.1.0 computes it */
+        if (pool) {
+            score_pool(good, bad, d, pool + j, nd, npool, pscore);
+            if (d->ncat == 0) space__parzen_zcache_keep(good, &x->gzc[j]);
+            x->n_cands += npool;
+            continue;
+        }
         double cand[OPTUNA_N_EI_CANDIDATES], cv[OPTUNA_N_EI_CANDIDATES];
         for (int c = 0; c < OPTUNA_N_EI_CANDIDATES; c++) {
             double u = space__parzen_sample(good, rng);
@@ -236,20 +266,19 @@ out:
     return rc;
 }
 
-/* HpBandSter BOHB.get_config: 64 candidates, each a good point perturbed per parameter
- * (continuous: truncated normal in [0, 1] with bandwidth x 3; categorical: kept with
- * probability 1 - bw, else uniform), the one minimising max(1e-32, g) / max(l, 1e-32).
- * Returns 1 when it found one, 0 when BOHB would fall back to a random configuration. */
-int space__tpe_suggest_bohb(tpe_t *x, space__rng_t *rng, double *val, double *xi, int *rc)
+/* BOHB's two KDEs over the split x->role holds, on ConfigSpace's vector (numeric
+ * parameters scaled to [0, 1]): 1 when fitted (*gd the good rows, ng of them, the caller's
+ * to free), 0 when a KDE would have no more points than parameters (bohb.py then draws at
+ * random); *rc = 0 or SPACE_ENOMEM. */
+static int bohb_fit(tpe_t *x, space__kde_t *good, space__kde_t *bad, double **gdp, size_t *ngp,
+                    int *rc)
 {
     size_t nd = x->nd, ng = 0, nb = 0;
     double *gd = malloc((x->cap * nd + 1) * sizeof *gd),
            *bd = malloc((x->cap * nd + 1) * sizeof *bd);
-    double *vec = malloc((nd + 1) * sizeof *vec), *bestvec = malloc((nd + 1) * sizeof *bestvec);
-    space__kde_t good = {0}, bad = {0};
-    int found = 0;
+    int fitted = 0;
     *rc = SPACE_ENOMEM;
-    if (!gd || !bd || !vec || !bestvec) goto out;
+    if (!gd || !bd) goto out;
     for (size_t t = 0; t < x->cap; t++) {
         if (x->role[t] == ROLE_NONE) continue;
         double *row = x->role[t] == ROLE_GOOD ? gd + ng++ * nd : bd + nb++ * nd;
@@ -263,10 +292,36 @@ int space__tpe_suggest_bohb(tpe_t *x, space__rng_t *rng, double *val, double *xi
     *rc = SPACE_OK;
     if (ng <= nd || nb <= nd) goto out; /* bohb.py: a KDE needs more points than dims */
     *rc = SPACE_ENOMEM;
-    if (space__kde_fit(&good, gd, ng, nd, x->ncat, BOHB_MIN_BANDWIDTH) ||
-        space__kde_fit(&bad, bd, nb, nd, x->ncat, BOHB_MIN_BANDWIDTH))
+    if (space__kde_fit(good, gd, ng, nd, x->ncat, BOHB_MIN_BANDWIDTH) ||
+        space__kde_fit(bad, bd, nb, nd, x->ncat, BOHB_MIN_BANDWIDTH))
         goto out;
     *rc = SPACE_OK;
+    fitted = 1;
+out:
+    free(bd);
+    if (fitted) {
+        *gdp = gd;
+        *ngp = ng;
+    } else {
+        free(gd);
+    }
+    return fitted;
+}
+
+/* HpBandSter BOHB.get_config: 64 candidates, each a good point perturbed per parameter
+ * (continuous: truncated normal in [0, 1] with bandwidth x 3; categorical: kept with
+ * probability 1 - bw, else uniform), the one minimising max(1e-32, g) / max(l, 1e-32).
+ * Returns 1 when it found one, 0 when BOHB would fall back to a random configuration. */
+int space__tpe_suggest_bohb(tpe_t *x, space__rng_t *rng, double *val, double *xi, int *rc)
+{
+    size_t nd = x->nd, ng = 0;
+    double *gd = NULL;
+    double *vec = malloc((nd + 1) * sizeof *vec), *bestvec = malloc((nd + 1) * sizeof *bestvec);
+    space__kde_t good = {0}, bad = {0};
+    int found = 0;
+    *rc = SPACE_ENOMEM;
+    if (!vec || !bestvec) goto out;
+    if (!bohb_fit(x, &good, &bad, &gd, &ng, rc)) goto out;
     double best = INFINITY;
     for (int c = 0; c < BOHB_NUM_SAMPLES; c++) {
         const double *datum = gd + space__rng_below(rng, ng) * nd;
@@ -311,8 +366,47 @@ out:
     space__kde_free(&good);
     space__kde_free(&bad);
     free(gd);
-    free(bd);
     free(vec);
     free(bestvec);
+    return found;
+}
+
+/* The pool protocol with the bohb preset: each candidate scored as a drawn one is above,
+ * on its own vector (its values, as the table has them). */
+int space__tpe_choose_bohb(tpe_t *x, const double *pool, size_t npool, size_t *chosen, int *rc)
+{
+    size_t nd = x->nd, ng = 0;
+    double *gd = NULL, *vec = malloc((nd + 1) * sizeof *vec);
+    space__kde_t good = {0}, bad = {0};
+    int found = 0;
+    *rc = SPACE_ENOMEM;
+    if (!vec) goto out;
+    if (!bohb_fit(x, &good, &bad, &gd, &ng, rc)) goto out;
+    double best = INFINITY;
+    for (size_t c = 0; c < npool; c++) {
+        for (size_t j = 0; j < nd; j++) {
+            const tdim_t *d = &x->dims[j];
+            double v = pool[c * nd + j];
+            vec[j] = d->ncat > 0 ? v : (v - d->low) / (d->high - d->low);
+        }
+        double l = space__kde_pdf(&good, vec), g = space__kde_pdf(&bad, vec);
+        double v = fmax(1e-32, g) / fmax(l, 1e-32);
+        if (!isfinite(v) && isfinite(l)) { /* as above: taken at once */
+            *chosen = c;
+            found = 1;
+            break;
+        }
+        if (v < best || !found) {
+            best = v;
+            *chosen = c;
+            found = 1;
+        }
+    }
+    x->n_cands += npool;
+out:
+    space__kde_free(&good);
+    space__kde_free(&bad);
+    free(gd);
+    free(vec);
     return found;
 }

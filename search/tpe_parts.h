@@ -80,6 +80,10 @@ typedef struct tpe {
     size_t *changed; /* scratch: trials that joined or left the bad set */
     size_t *bid;     /* scratch: the bad trials in one parameter's sorted order */
     int incok;
+    /* the pool protocol's scratch: the candidates' internal values (npool_cap doubles) and
+     * their scores, kept between choices */
+    double *pool_x, *pool_score;
+    size_t npool_cap;
     int exact_scores;        /* tests: every candidate's exact score, no bounds first */
     size_t n_cands, n_exact; /* candidates scored, and of them exactly (bad's log_pdf) */
 } tpe_t;
@@ -117,10 +121,19 @@ int space__tpe_choose_split(tpe_t *x, size_t self, split_t *sp, size_t *most);
 
 /* ---- tpe_acquire.c -------------------------------------------------------------------- */
 /* The optuna preset's suggestion for the split x->role holds: val[j] each modelled
- * parameter's value, xi[j] its internal one. 0, or SPACE_ENOMEM. */
-int space__tpe_suggest_optuna(tpe_t *x, space__rng_t *rng, double *val, double *xi);
+ * parameter's value, xi[j] its internal one. With pool (the pool protocol: npool
+ * candidates' internal values, nd each) nothing is drawn: pscore[c] (zeroed by the caller)
+ * gets candidate c's acquisition, the sum over parameters of log l - log g. 0, or
+ * SPACE_ENOMEM. */
+int space__tpe_suggest_optuna(tpe_t *x, space__rng_t *rng, double *val, double *xi,
+                              const double *pool, size_t npool, double *pscore);
 /* The bohb preset's: 1 when it found one, 0 when BOHB falls back to a random
  * configuration; *rc = 0 or SPACE_ENOMEM. */
 int space__tpe_suggest_bohb(tpe_t *x, space__rng_t *rng, double *val, double *xi, int *rc);
+/* The bohb preset's choice among npool candidates (internal values, nd each): the one
+ * minimising max(1e-32, g) / max(l, 1e-32), the first on ties. 1 with *chosen set, 0 when
+ * BOHB falls back to random (a KDE needs more points than parameters); *rc = 0 or
+ * SPACE_ENOMEM. */
+int space__tpe_choose_bohb(tpe_t *x, const double *pool, size_t npool, size_t *chosen, int *rc);
 
 #endif

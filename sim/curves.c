@@ -83,6 +83,14 @@ int sim_curves_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *o
     return SIM_OK;
 }
 
+void sim__row_curve(const sim_curves_t *c, size_t row, sim_curve_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->row = row;
+    out->distance = 0;
+    out->iters = row < c->nconf ? c->conf[row].n : 0;
+}
+
 int sim_curve_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
                      size_t *len, double *seconds)
 {

@@ -196,7 +196,16 @@ static int s_start(void *self, const sched_start_t *s, sched_started_t *out, cha
     memset(t, 0, sizeof *t);
     t->version = version;
     t->no = s->trial_no;
-    if (sim_curves_lookup(x->curves, s->config, &t->curve, err, errlen) != 0) {
+    size_t row;
+    if (x->o.pool && sim_pool_row(x->o.pool, s->trial_no, &row)) {
+        /* the pool protocol: the row the trial took, not the first row of the same values */
+        sim__row_curve(x->curves, row, &t->curve);
+    } else if (x->o.pool) {
+        snprintf(err, errlen, "trial %lld took no configuration of the pool",
+                 (long long)s->trial_no);
+        slot_free(x, t);
+        return SCHED_EINVAL;
+    } else if (sim_curves_lookup(x->curves, s->config, &t->curve, err, errlen) != 0) {
         slot_free(x, t);
         return SCHED_EINVAL;
     }

@@ -91,6 +91,34 @@ int sim_curve_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const c
  * asks for the time of every iteration ahead of its result). */
 double sim_curve_seconds(const sim_curves_t *c, const sim_curve_t *cv, int64_t it);
 
+/* ---- the pool protocol ------------------------------------------------------------
+ * A table as a finite pool of configurations (tune simulate --pool; docs/simulate.md "The
+ * pool protocol"): every configuration (row) is trained at most once. The searcher chooses
+ * each trial's among the rows not taken yet (space_searcher_choose); the trial then replays
+ * that row's own curve, whatever other row holds the same values. */
+typedef struct sim_pool sim_pool_t;
+
+/* A pool of every configuration of table c (borrowed; must outlive it), in file order,
+ * each as a full configuration of the table's space (its constants included). Fails
+ * (SIM_EINVAL, err names the row) for the synthetic family (no finite pool), a space with
+ * grid_search or nested parameters, or a row whose value is not one of its parameter's (a
+ * choice the space does not list): a pool replays configurations of the space only. On
+ * success *out is new, freed with sim_pool_free. */
+int sim_pool_new(const sim_curves_t *c, sim_pool_t **out, char *err, size_t errlen);
+void sim_pool_free(sim_pool_t *p); /* NULL-safe */
+/* How many configurations the pool holds, and how many trials have taken one. */
+size_t sim_pool_size(const sim_pool_t *p);
+size_t sim_pool_taken(const sim_pool_t *p);
+/* The configurations not taken yet, in file order: *configs gets an array of them (owned
+ * by the pool, valid until the next sim_pool_take); returns how many. */
+size_t sim_pool_unused(sim_pool_t *p, const cJSON *const **configs);
+/* Trial trial_no takes unused configuration k (an index into sim_pool_unused's array):
+ * its row is gone from the pool and answers that trial from now on. 0, SIM_EINVAL (k out
+ * of range, or the trial took one already) or SIM_ENOMEM. */
+int sim_pool_take(sim_pool_t *p, int64_t trial_no, size_t k);
+/* The row trial_no took: 1 with *row set, 0 when it took none. */
+int sim_pool_row(const sim_pool_t *p, int64_t trial_no, size_t *row);
+
 /* ---- the simulated executor ------------------------------------------------------- */
 struct sched_exec;
 struct sched_clock;
@@ -102,6 +130,9 @@ typedef struct sim_exec_opts {
     int64_t full_iters; /* what "running every trial to the end" means for the saved-compute
                          * figure: this many iterations (the scheduler's max_t), 0 = whole curves */
     double wall0;       /* Unix time the virtual clock's 0 is recorded as */
+    /* NULL, or the pool protocol's pool (borrowed; must outlive the executor): a trial is
+     * answered by the row it took (sim_pool_row), not by the nearest one */
+    const sim_pool_t *pool;
 } sim_exec_opts_t;
 
 /* A configuration farther than this from the row that answers it is "far from anything

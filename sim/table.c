@@ -37,6 +37,7 @@ void sim_curves_free(sim_curves_t *c)
     free(c->is_grid);
     free(c->used);
     free(c->unit);
+    free(c->num);
     free(c->cat);
     free(c);
 }
@@ -114,6 +115,7 @@ static int bind_conf(sim_curves_t *c, size_t ci, const struct sim_record *r, con
             c->cat[ci * c->nparams + p] = v;
             continue;
         }
+        c->num[ci * c->nparams + p] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
         cJSON_Delete(v);
         if (rc != 0)
             return sim__fail(err, errlen, SIM_EINVAL,
@@ -135,6 +137,9 @@ static int grow(sim_curves_t *c, size_t *conf_cap, size_t *row_cap)
         double *unit = realloc(c->unit, cap * c->nparams * sizeof *unit + 1);
         if (!unit) return -1;
         c->unit = unit;
+        double *num = realloc(c->num, cap * c->nparams * sizeof *num + 1);
+        if (!num) return -1;
+        c->num = num;
         cJSON **cat = realloc(c->cat, cap * c->nparams * sizeof *cat + 1);
         if (!cat) return -1;
         c->cat = cat;
@@ -450,6 +455,7 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
             t->name = k.trial >= 0 ? strdup(r.f[k.trial]) : NULL;
             for (size_t q = 0; q < c->nparams; q++) {
                 c->unit[c->nconf * c->nparams + q] = NAN;
+                c->num[c->nconf * c->nparams + q] = NAN;
                 c->cat[c->nconf * c->nparams + q] = NULL;
             }
             c->nconf++;
