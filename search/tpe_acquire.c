@@ -22,7 +22,7 @@
  * bound reaches the best exact score so far: a candidate whose bound is below it cannot win.
  * tpe.bounded_acquisition_picks_what_exact_scores_pick checks the two against each other. */
 static int best_candidate(space__parzen_t *good, space__parzen_t *bad, const double *cand,
-                          const double *cv, int bound, size_t *nexact)
+                          const double *cv, int bound, size_t *nexact, double *scores)
 {
     enum { N = OPTUNA_N_EI_CANDIDATES };
     double score[N], lg[N], hi[N], best = -INFINITY;
@@ -44,6 +44,7 @@ static int best_candidate(space__parzen_t *good, space__parzen_t *bad, const dou
                 bi = c;
             }
         }
+        if (scores) memcpy(scores, score, sizeof score);
         return bi;
     }
     for (int c = 0; c < N; c++) {
@@ -62,7 +63,7 @@ static int best_candidate(space__parzen_t *good, space__parzen_t *bad, const dou
     }
     best = score[0] = lg[0] - space__parzen_log_pdf(bad, cand[0]);
     ++*nexact;
-    if (isnan(best)) return best_candidate(good, bad, cand, cv, 0, nexact);
+    if (isnan(best)) return best_candidate(good, bad, cand, cv, 0, nexact, scores);
     have[0] = 1, bi = 0;
     /* the others by bound, highest first (a NaN bound first: it cannot rule anything
      * out), ties in index order */
@@ -99,31 +100,92 @@ static int best_candidate(space__parzen_t *good, space__parzen_t *bad, const dou
 /* Optuna 3.1 TPESampler.sample_independent for each modelled parameter: 24 candidates from
  * the good estimator, the one maximising log l(x) - log g(x) (the first on ties, as
  * np.argmax), evaluated at the rounded value as Optuna does. */
-/* The pool protocol: each candidate's log l(x) - log g(x) for one parameter added to its
- * score (pool: the candidates' internal values, stride nd). The estimators are Optuna's per
- * parameter (multivariate=False), so a configuration's joint score is the sum over its
- * parameters, which is what the independent argmaxes of a suggestion maximise together. A
- * category is scored once. */
-static void score_pool(space__parzen_t *good, space__parzen_t *bad, const tdim_t *d,
-                       const double *pool, size_t nd, size_t npool, double *pscore)
+/* The pool protocol, one parameter: each candidate's log l(x) into lg (stride nd), and
+ * log g(x) into lb, or, where the bad estimator can bound it (a continuous one with its
+ * coefficients ready), only an upper bound on its log l - log g added to hi: the exact
+ * log g is computed afterwards (pool_best) for the candidates the bounds leave a chance, as
+ * best_candidate does for a suggestion (lb then holds the lower bound). Returns 1 when lb was
+ * left for later. memo: nmemo slots (a power of two, more than npool). */
+static int score_pool(space__parzen_t *good, space__parzen_t *bad, const tdim_t *d,
+                      const double *pool, size_t nd, size_t npool, double *lg, double *lb,
+                      double *hi, int bound, size_t *memo, size_t nmemo)
 {
-    double memo[64];
-    unsigned char have[64] = {0};
+    bound = bound && d->ncat == 0 && d->q == 0 && bad->coef_ready;
+    /* a value seen before (a category, an integer, a table's grid of values) is scored once:
+     * open addressing over the values' bits, slots hold a candidate index + 1 */
+    memset(memo, 0, nmemo * sizeof *memo);
     for (size_t c = 0; c < npool; c++) {
-        double v = pool[c * nd], sc;
-        size_t k = d->ncat > 0 ? (size_t)v : SIZE_MAX;
-        if (k < 64 && have[k]) {
-            sc = memo[k];
-        } else {
-            sc = space__parzen_log_pdf(good, v) - space__parzen_log_pdf(bad, v);
-            if (k < 64) memo[k] = sc, have[k] = 1;
+        double v = pool[c * nd];
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        size_t h = (size_t)((bits * 0x9E3779B97F4A7C15ull) >> 20) & (nmemo - 1), e = SIZE_MAX;
+        for (; memo[h]; h = (h + 1) & (nmemo - 1))
+            if (memcmp(&pool[(memo[h] - 1) * nd], &v, sizeof v) == 0) {
+                e = memo[h] - 1;
+                break;
+            }
+        if (e != SIZE_MAX) {
+            lg[c * nd] = lg[e * nd], lb[c * nd] = lb[e * nd];
+            hi[c] += lg[e * nd] - lb[e * nd];
+            continue;
         }
-        pscore[c] += sc;
+        memo[h] = c + 1;
+        lg[c * nd] = space__parzen_log_pdf(good, v);
+        if (bound) {
+            double blo, bhi;
+            space__parzen_log_pdf_bounds(bad, v, &blo, &bhi);
+            lb[c * nd] = blo; /* a lower bound only: pool_best computes it exactly */
+        } else {
+            lb[c * nd] = space__parzen_log_pdf(bad, v);
+        }
+        hi[c] += lg[c * nd] - lb[c * nd];
     }
+    return bound;
+}
+
+/* The candidate with the best exact score, the sum over parameters of log l - log g in
+ * parameter order (the first on ties; a NaN score never wins, all NaN: the first), taking
+ * candidates by their upper bound hi, highest first, while it can still reach the best:
+ * the same candidate as scoring every one exactly. later[j]: parameter j's log g is still
+ * to be computed, on x->inc[j]'s kept bad estimator. */
+static size_t pool_best(tpe_t *x, const double *pool, size_t npool, const double *lg, double *lb,
+                        const double *hi, const unsigned char *later, size_t *ord)
+{
+    size_t nd = x->nd, bi = 0;
+    double best = NAN;
+    for (size_t c = 0; c < npool; c++)
+        ord[c] = c;
+    /* by bound, highest first (NaN as +inf: it rules nothing out), ties in index order */
+    for (size_t i = 1; i < npool; i++) {
+        size_t c = ord[i], p = i;
+        double kc = isnan(hi[c]) ? INFINITY : hi[c];
+        while (p > 0) {
+            size_t q = ord[p - 1];
+            double kq = isnan(hi[q]) ? INFINITY : hi[q];
+            if (!(kq < kc || (kq == kc && q > c))) break;
+            ord[p] = q;
+            p--;
+        }
+        ord[p] = c;
+    }
+    for (size_t i = 0; i < npool; i++) {
+        size_t c = ord[i];
+        if (!isnan(best) && hi[c] < best) break; /* and every later one */
+        double sc = 0;
+        for (size_t j = 0; j < nd; j++) {
+            if (later[j]) {
+                lb[c * nd + j] = space__parzen_log_pdf(&x->inc[j].pe, pool[c * nd + j]);
+                x->n_exact++;
+            }
+            sc += lg[c * nd + j] - lb[c * nd + j];
+        }
+        if (!isnan(sc) && (isnan(best) || sc > best || (sc == best && c < bi))) best = sc, bi = c;
+    }
+    return bi;
 }
 
 int space__tpe_suggest_optuna(tpe_t *x, space__rng_t *rng, double *val, double *xi,
-                              const double *pool, size_t npool, double *pscore)
+                              const double *pool, size_t npool, size_t *chosen)
 {
     size_t nd = x->nd, ng = 0, nb = 0;
     double *gx = x->gx, *bx = x->bx, *bw = x->bw;
@@ -229,7 +291,9 @@ int space__tpe_suggest_optuna(tpe_t *x, space__rng_t *rng, double *val, double *
         }
         good->optuna31_unscaled = bad->optuna31_unscaled = 1; /* as Optuna 3.1.0 computes it */
         if (pool) {
-            score_pool(good, bad, d, pool + j, nd, npool, pscore);
+            x->pool_later[j] = (unsigned char)score_pool(
+                good, bad, d, pool + j, nd, npool, x->pool_lg + j, x->pool_lb + j, x->pool_hi,
+                !x->exact_scores, x->pool_memo, x->pool_nmemo);
             if (d->ncat == 0) space__parzen_zcache_keep(good, &x->gzc[j]);
             x->n_cands += npool;
             continue;
@@ -244,7 +308,14 @@ int space__tpe_suggest_optuna(tpe_t *x, space__rng_t *rng, double *val, double *
                 cand[c] = is_log_dim(d) ? log(cv[c]) : cv[c];
             }
         }
-        int c = best_candidate(good, bad, cand, cv, !x->exact_scores, &x->n_exact);
+        /* x->alt_score (a duplicate being avoided, tpe.c): every candidate scored exactly and
+         * kept, for the next best configuration */
+        double *alt = x->alt_score ? x->alt_score + j * OPTUNA_N_EI_CANDIDATES : NULL;
+        int c = best_candidate(good, bad, cand, cv, !x->exact_scores && !alt, &x->n_exact, alt);
+        if (alt) {
+            memcpy(x->alt_cv + j * OPTUNA_N_EI_CANDIDATES, cv, sizeof cv);
+            memcpy(x->alt_cand + j * OPTUNA_N_EI_CANDIDATES, cand, sizeof cand);
+        }
         /* the masses this suggestion computed, for the next fit of this parameter (a
          * failure to keep them costs only time) */
         if (d->ncat == 0) space__parzen_zcache_keep(good, &x->gzc[j]);
@@ -261,6 +332,9 @@ int space__tpe_suggest_optuna(tpe_t *x, space__rng_t *rng, double *val, double *
             x->inbad[t] = x->role[t] == ROLE_BAD;
     }
     x->incok = 1;
+    if (pool)
+        *chosen = pool_best(x, pool, npool, x->pool_lg, x->pool_lb, x->pool_hi, x->pool_later,
+                            x->pool_ord);
     rc = SPACE_OK;
 out:
     return rc;
