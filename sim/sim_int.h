@@ -33,6 +33,7 @@ struct sim_curves {
     char **lines; /* per row: the result line */
     size_t *lens;
     double *secs;
+    double *tval; /* per row: the scheduler's time_attr (NAN where the row has none) */
     int *is_cat;  /* per parameter: compared as categories (choice, grid_search) */
     int *is_grid; /* per parameter: must match exactly */
     int *used;    /* per parameter: part of the distance (not a constant) */
