@@ -149,16 +149,6 @@ int space_searcher_suggest(space_searcher_t *x, size_t trial_no, cJSON **config,
     return x->ops->suggest(x->state, trial_no, config, why, whylen, err, errlen);
 }
 
-size_t space__searcher_pick_uniform(uint64_t seed, size_t trial_no, size_t n)
-{
-    space__rng_t r;
-    /* "pool" in the key keeps this stream apart from space_sample's and TPE's */
-    uint64_t key = space__mix64(seed + SPACE__GOLDEN);
-    key = space__mix64(key ^ (trial_no + 7 * SPACE__GOLDEN));
-    space__rng_key(&r, space__mix64(key ^ 0x706f6f6cULL));
-    return (size_t)space__rng_below(&r, n);
-}
-
 /* The default choice: what the searcher would suggest, answered by the nearest candidate
  * (the RMS of the parameters' distances on their [0, 1] scales, the first on ties), as a
  * table answers a configuration (docs/simulate.md); the searcher is then told that the
@@ -169,20 +159,7 @@ static int choose_nearest(space_searcher_t *x, size_t trial_no, const cJSON *con
     cJSON *want = NULL;
     int rc = x->ops->suggest(x->state, trial_no, &want, why, whylen, err, errlen);
     if (rc) return rc;
-    const space_t *s = x->space;
-    size_t np = space_num_params(s), best = 0;
-    double best_d = INFINITY;
-    for (size_t c = 0; c < n; c++) {
-        double sum = 0;
-        for (size_t p = 0; p < np; p++) {
-            if (strcmp(space_param_kind(s, p), "constant") == 0) continue;
-            const char *name = space_param_name(s, p);
-            double d = space_param_distance(s, p, cJSON_GetObjectItemCaseSensitive(want, name),
-                                            cJSON_GetObjectItemCaseSensitive(cands[c], name));
-            sum += isnan(d) ? 1 : d * d;
-        }
-        if (sum < best_d) best_d = sum, best = c;
-    }
+    size_t best = space__searcher_nearest(x->space, want, cands, n);
     cJSON_Delete(want);
     rc = x->ops->add_trial(x->state, trial_no, cands[best], err, errlen);
     if (rc) return rc;

@@ -71,6 +71,11 @@ const char *space__searcher_list(char *buf, size_t len, int quote);
  * uniform draw without replacement, whatever the results. TPE takes the same one while its
  * model is not ready, as its suggestions are space_sample's then (searcher.c). */
 size_t space__searcher_pick_uniform(uint64_t seed, size_t trial_no, size_t n);
+/* The candidate nearest want, as a table answers a configuration (docs/simulate.md): the
+ * RMS of space_param_distance over the parameters that are not constants, the first on
+ * ties (dim.c). */
+size_t space__searcher_nearest(const space_t *s, const cJSON *want, const cJSON *const *cands,
+                               size_t n);
 
 /* ---- the modelled parameters (dim.c) ----------------------------------------------------
  * One parameter a model learns from, in the scale Optuna models its counterpart in: log for

@@ -1,9 +1,9 @@
 /* sim/exec.c: the simulated executor. Behind the scheduler's executor interface, each
  * started trial replays the curve that answers its configuration (a table's nearest row,
- * or the synthetic family) on a virtual clock: a result arrives when the seconds of its
- * iterations have passed, a stop ends the trial after a stop delay, and the loop, policy,
- * searcher and store are the very ones of a real run. Events of equal time go in trial
- * order. Not for: where curves come from (table.c, synth.c). */
+ * the row it took under the pool protocol, or the synthetic family) on a virtual clock: a result
+ * arrives when the seconds of its iterations have passed, a stop ends the trial after a stop delay,
+ * and the loop, policy, searcher and store are the very ones of a real run. Events of equal time go
+ * in trial order. Not for: where curves come from (table.c, synth.c). */
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
