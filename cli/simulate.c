@@ -27,6 +27,9 @@ static const char sim_usage[] =
     "  --synthetic SPEC     the synthetic family, e.g. seed=3,noise=0.02,cross=0.5\n"
     "  --from NAME          the curves of experiment NAME in the database (its trials that ran\n"
     "                       longest; the others are left out)\n"
+    "  --pool               the pool protocol: each trial takes a recorded configuration\n"
+    "                       not taken yet, chosen by the searcher; none start once every\n"
+    "                       one is taken (docs/simulate.md)\n"
     "  --workers N          trials at once (default: max_concurrent, else this machine's slices)\n"
     "  --db PATH            database (default tune.db); the simulated experiment is written\n"
     "                       as NAME-sim (NAME-sim-2, ... when taken)\n"
@@ -51,6 +54,7 @@ struct sim_args {
     double start_delay, stop_delay;
     double status_interval; /* 0: the default */
     int quiet;
+    int pool; /* --pool: the pool protocol */
 };
 
 static int number_arg(const char *opt, const char *v, double lo, double *out)
@@ -97,6 +101,8 @@ static int parse_sim_args(int argc, char **argv, struct sim_args *a)
                 cli_error("simulate: --status-interval wants a positive number of seconds");
                 return -1;
             }
+        } else if (strcmp(o, "--pool") == 0) {
+            a->pool = 1;
         } else if (strcmp(o, "--quiet") == 0 || strcmp(o, "-q") == 0) {
             a->quiet = 1;
         } else if (o[0] == '-') {
@@ -117,6 +123,11 @@ static int parse_sim_args(int argc, char **argv, struct sim_args *a)
     if ((a->table != NULL) + (a->synthetic != NULL) + (a->from != NULL) != 1) {
         cli_error("simulate: say where the curves come from: one of --table FILE, --synthetic "
                   "SPEC or --from NAME");
+        return -1;
+    }
+    if (a->pool && a->synthetic) {
+        cli_error("simulate: --pool needs a table (--table FILE or --from NAME): the synthetic "
+                  "family has no finite set of configurations to draw from");
         return -1;
     }
     return 0;
@@ -250,6 +261,14 @@ struct sim_view {
     const char *full_to; /* what the saved compute is measured against */
 };
 
+/* The share of compute saved, in percent: 0 printed as "0.0", never "-0.0" (the two sums
+ * add the same seconds in another order). */
+static double saved_pct(const sim_stats_t *ss)
+{
+    double p = 100 * (1 - ss->spent_s / ss->full_s);
+    return fabs(p) < 0.05 ? 0 : p;
+}
+
 /* The simulation's cost so far, one line: virtual time, compute spent and saved. */
 static void cost_line(const struct sim_view *v, char *out, size_t n)
 {
@@ -260,8 +279,8 @@ static void cost_line(const struct sim_view *v, char *out, size_t n)
     int k =
         snprintf(out, n, "Virtual time %s; compute spent %.4g trial-hours", hms, ss.spent_s / 3600);
     if (ss.full_s > 0 && k > 0 && (size_t)k < n)
-        snprintf(out + k, n - (size_t)k, ", %.1f%% saved against running every trial to %s",
-                 100 * (1 - ss.spent_s / ss.full_s), v->full_to);
+        snprintf(out + k, n - (size_t)k, ", %.1f%% saved against running every trial to %s%s",
+                 saved_pct(&ss), v->full_to, ss.short_curves ? " or its curve's end" : "");
 }
 
 /* The live table: called by sched_loop_report, paced in real time by the caller (the
@@ -296,6 +315,34 @@ static void on_sim_report(void *ud, const sched_snapshot_t *snap, int final)
     free(text);
 }
 
+/* The pool protocol's hooks for the loop (sched_choices_t) over sim's pool. */
+static size_t pool_unused(void *ud, const cJSON *const **configs)
+{
+    return sim_pool_unused(ud, configs);
+}
+
+static int pool_take(void *ud, int64_t trial_no, size_t k)
+{
+    return sim_pool_take(ud, trial_no, k) == 0 ? 0 : SCHED_EINVAL;
+}
+
+/* What the pool protocol cannot replay, in words that name the fix: 0 when none. */
+static int pool_refusal(const space_settings_t *set)
+{
+    if (set->sched.type == SPACE_SCHED_PBT) {
+        cli_error("simulate: --pool with PBT: PBT's explore changes a trial's configuration "
+                  "while it runs, which no recorded row has; simulate PBT without --pool");
+        return -1;
+    }
+    if (set->npoints > 0) {
+        cli_error("simulate: --pool with points_to_evaluate: in the pool protocol every "
+                  "configuration is a recorded row the searcher chooses; leave "
+                  "points_to_evaluate out of space.json (or simulate without --pool)");
+        return -1;
+    }
+    return 0;
+}
+
 static double real_s(void)
 {
     struct timespec ts;
@@ -315,7 +362,12 @@ int cli_cmd_simulate(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     const space_settings_t *set = space_settings(sp);
+    if (a.pool && pool_refusal(set) != 0) {
+        space_free(sp);
+        return CLI_EXIT_USAGE;
+    }
     store_t *st = NULL;
+    sim_pool_t *spool = NULL;
     sim_curves_t *curves = NULL;
     sched_exec_t *ex = NULL;
     sched_pool_t *pool = NULL;
@@ -341,6 +393,12 @@ int cli_cmd_simulate(int argc, char **argv)
         rc = CLI_EXIT_USAGE;
         goto out;
     }
+    if (a.pool && sim_pool_new(curves, &spool, err, sizeof err) != 0) {
+        cli_error("simulate: %s", err);
+        rc = CLI_EXIT_USAGE;
+        goto out;
+    }
+    sched_choices_t choices = {pool_unused, pool_take, spool, spool ? sim_pool_size(spool) : 0};
 
     /* The simulated experiment: NAME-sim, or the first NAME-sim-K not taken. */
     char name[256];
@@ -368,6 +426,7 @@ int cli_cmd_simulate(int argc, char **argv)
     cJSON_AddNumberToObject(simj, "workers", (double)workers);
     cJSON_AddNumberToObject(simj, "start_delay", a.start_delay);
     cJSON_AddNumberToObject(simj, "stop_delay", a.stop_delay);
+    if (a.pool) cJSON_AddTrueToObject(simj, "pool");
     if (sj)
         cJSON_AddItemToObject(sj, "simulated", simj);
     else
@@ -398,11 +457,12 @@ int cli_cmd_simulate(int argc, char **argv)
                           .stop_delay = a.stop_delay,
                           /* fifo (and pbt without one) has no max_t: a trial runs to the end
                            * of its curve */
-                          .full_iters =
-                              set->sched.type == SPACE_SCHED_FIFO || !(set->sched.max_t > 0)
-                                  ? 0
-                                  : (int64_t)ceil(set->sched.max_t),
-                          .wall0 = wall0};
+                          .full_t = set->sched.type == SPACE_SCHED_FIFO || !(set->sched.max_t > 0)
+                                        ? 0
+                                        : set->sched.max_t,
+                          .stop_grace = set->stop_grace_s > 0 ? set->stop_grace_s : 0,
+                          .wall0 = wall0,
+                          .pool = spool};
     if (sim_exec_new(curves, &so, &ex, &clock, err, sizeof err) != 0) {
         cli_error("%s", err);
         goto out;
@@ -440,7 +500,8 @@ int cli_cmd_simulate(int argc, char **argv)
                           /* every second of real time: each commit rewrites the hot
                            * pages of the trials table and its indexes into the WAL
                            * (bench/sim/README.md) */
-                          .commit_every_s = 1.0};
+                          .commit_every_s = 1.0,
+                          .choices = spool ? &choices : NULL};
     /* Every row before the first turn: on the virtual clock nothing waits for a launch, and
      * the first status block then shows time that has advanced. */
     if (sched_loop_new(&o, &L, err, sizeof err) != 0 ||
@@ -482,14 +543,31 @@ int cli_cmd_simulate(int argc, char **argv)
     sim_stats_t ss;
     sim_exec_stats(ex, &ss);
     cli_run_record_end(st, exp_id, &res, wall0 + ss.elapsed_s);
-    cli_run_print_ended(name, &res, set, space_num_trials(sp), "Simulated");
+    size_t ntrials = space_num_trials(sp);
+    if (spool && sim_pool_size(spool) < ntrials) ntrials = sim_pool_size(spool);
+    cli_run_print_ended(name, &res, set, ntrials, "Simulated");
+    if (spool)
+        printf("Pool protocol: %zu of the table's %zu configurations trained, each at most "
+               "once%s.\n",
+               sim_pool_taken(spool), sim_pool_size(spool),
+               sim_pool_taken(spool) == sim_pool_size(spool) &&
+                       sim_pool_size(spool) < space_num_trials(sp)
+                   ? "; the pool is exhausted, so no new trials started after it"
+                   : "");
     char hms[32];
     fmt_hms(ss.elapsed_s, hms, sizeof hms);
     printf("Virtual time %s with %ld worker%s; compute spent %.4g trial-hours", hms, workers,
            workers == 1 ? "" : "s", ss.spent_s / 3600);
-    if (ss.full_s > 0)
+    /* Against what the table could have run: a curve that ends before max_t is counted to
+     * its end, not to max_t, which it never reaches (docs/simulate.md). */
+    if (ss.full_s > 0 && ss.short_curves == 0)
         printf(", %.1f%% saved against running every trial to %s (%.4g trial-hours)",
-               100 * (1 - ss.spent_s / ss.full_s), full_to, ss.full_s / 3600);
+               saved_pct(&ss), full_to, ss.full_s / 3600);
+    else if (ss.full_s > 0)
+        printf(", %.1f%% saved against running every trial to %s, or to the end of its "
+               "recorded curve where that comes first (%.4g trial-hours; %zu of %zu trials' "
+               "curves end before max_t, and nothing past a curve's end can be saved)",
+               saved_pct(&ss), full_to, ss.full_s / 3600, ss.short_curves, ss.trials);
     printf(".\n");
     if (!a.synthetic)
         printf("Largest distance from a configuration to the table row that answered it: %.4g "
@@ -512,6 +590,7 @@ out:
     sched_loop_free(L);
     sched_exec_free(ex);
     sched_pool_free(pool);
+    sim_pool_free(spool);
     sim_curves_free(curves);
     free(params);
     store_close(st);

@@ -55,6 +55,21 @@ static int choose_config(struct sched_loop *L, struct sched__trial *t, char *err
     const space_settings_t *set = L->set;
     char why[256];
     cJSON *cfg = NULL;
+    const sched_choices_t *ch = L->o->choices;
+    if (ch) { /* the pool protocol: one of the configurations not taken yet */
+        const cJSON *const *cands = NULL;
+        size_t n = ch->unused(ch->ud, &cands), k = 0;
+        if (space_searcher_choose(L->searcher, (size_t)t->no, cands, n, &k, why, sizeof why, err,
+                                  errlen) != 0)
+            return SCHED_EINVAL;
+        if (!(cfg = cJSON_Duplicate(cands[k], 1)) || ch->take(ch->ud, t->no, k) != 0) {
+            cJSON_Delete(cfg);
+            snprintf(err, errlen, "out of memory");
+            return SCHED_ENOMEM;
+        }
+        t->config = cfg;
+        return sched__create_row(L, t, why, err, errlen);
+    }
     if (space_searcher_suggest(L->searcher, (size_t)t->no, &cfg, why, sizeof why, err, errlen) != 0)
         return SCHED_EINVAL;
     if ((size_t)t->no < set->npoints) {

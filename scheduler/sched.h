@@ -365,6 +365,20 @@ typedef struct sched_snapshot {
 /* final is 1 for the last call, after every trial ended. */
 typedef void (*sched_report_cb)(void *ud, const sched_snapshot_t *snap, int final);
 
+/* A finite pool of configurations each trial's is chosen from (tune simulate --pool,
+ * docs/simulate.md "The pool protocol"): at a trial's launch the searcher chooses among the
+ * configurations not taken yet (space_searcher_choose), and the trial takes it for good.
+ * The experiment runs at most `size` trials: once the pool is exhausted no new trial
+ * starts. Borrowed by the loop. */
+typedef struct sched_choices {
+    /* The configurations not taken yet: *configs gets n of them (borrowed until take). */
+    size_t (*unused)(void *ud, const cJSON *const **configs);
+    /* Trial trial_no takes unused configuration k: 0, or a negative code. */
+    int (*take)(void *ud, int64_t trial_no, size_t k);
+    void *ud;
+    size_t size;
+} sched_choices_t;
+
 typedef struct sched_run_opts {
     const struct space *space;  /* settings, sampling, command template */
     struct store *store;        /* where everything is recorded */
@@ -395,6 +409,9 @@ typedef struct sched_run_opts {
      * a signal handler counts them (sched_run's): each turn takes new ones as
      * sched_loop_stop as soon as its wait returns. */
     const volatile sig_atomic_t *stops, *stop_sig;
+    /* NULL, or the pool every trial's configuration is chosen from (no resume, PBT or
+     * points_to_evaluate with it) */
+    const sched_choices_t *choices;
 } sched_run_opts_t;
 
 /* Why the experiment ended before every trial had run (sched_run_result_t.ended_by). */

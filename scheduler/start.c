@@ -387,7 +387,7 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
 static int make_searcher(struct sched_loop *L, char *err, size_t errlen)
 {
     const space_settings_t *set = L->set;
-    if (!space_searcher_adaptive(set) && set->npoints == 0) return 0;
+    if (!space_searcher_adaptive(set) && set->npoints == 0 && !L->o->choices) return 0;
     space_search_opts_t so = {set->search, set->search_preset, set->mode == SPACE_MODE_MAX,
                               set->seed};
     if (space_searcher_new(L->o->space, &so, &L->searcher, err, errlen) != 0) return SCHED_EINVAL;
@@ -414,6 +414,8 @@ int sched__create_trials(struct sched_loop *L, char *err, size_t errlen)
 {
     const sched_run_opts_t *o = L->o;
     L->rec.n = space_num_trials(o->space);
+    /* each trial takes one configuration of a pool: none start once it is exhausted */
+    if (o->choices && o->choices->size < L->rec.n) L->rec.n = o->choices->size;
     size_t nchunks = L->rec.n / SCHED__CHUNK + 1;
     L->rec.chunk = calloc(nchunks, sizeof *L->rec.chunk);
     L->rec.chunk_state = calloc(nchunks, sizeof *L->rec.chunk_state);

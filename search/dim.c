@@ -1,7 +1,8 @@
 /* search/dim.c: the modelled parameters that searchers learning from results share: a
  * parameter in the scale Optuna models its counterpart in, a draw in that scale turned
  * back into one of its values, a value's place in it, and the check every searcher's
- * add_trial makes. Below the searchers that call it (random.c, tpe.c). Not for: any
+ * add_trial makes; and the pool protocol's two shared rules (a uniform pick, the nearest
+ * candidate). Below the searchers that call it (random.c, tpe.c, searcher.c). Not for: any
  * searcher's rules (each in its own file) or the searchers' table (searcher.c). */
 #include <math.h>
 #include <stdio.h>
@@ -136,4 +137,33 @@ int space__searcher_check_config(const space_t *s, const cJSON *config, char *er
         }
     }
     return SPACE_OK;
+}
+
+size_t space__searcher_pick_uniform(uint64_t seed, size_t trial_no, size_t n)
+{
+    space__rng_t r;
+    /* "pool" in the key keeps this stream apart from space_sample's and TPE's */
+    uint64_t key = space__mix64(seed + SPACE__GOLDEN);
+    key = space__mix64(key ^ (trial_no + 7 * SPACE__GOLDEN));
+    space__rng_key(&r, space__mix64(key ^ 0x706f6f6cULL));
+    return (size_t)space__rng_below(&r, n);
+}
+
+size_t space__searcher_nearest(const space_t *s, const cJSON *want, const cJSON *const *cands,
+                               size_t n)
+{
+    size_t best = 0;
+    double best_d = INFINITY;
+    for (size_t c = 0; c < n; c++) {
+        double sum = 0;
+        for (size_t p = 0; p < s->nparams; p++) {
+            if (s->params[p].kind == SPACE_P_CONSTANT) continue;
+            const char *name = s->params[p].name;
+            double d = space_param_distance(s, p, cJSON_GetObjectItemCaseSensitive(want, name),
+                                            cJSON_GetObjectItemCaseSensitive(cands[c], name));
+            sum += isnan(d) ? 1 : d * d;
+        }
+        if (sum < best_d) best_d = sum, best = c;
+    }
+    return best;
 }

@@ -10,18 +10,19 @@
 /* Random search remembers nothing but the space it draws from. */
 typedef struct random_searcher {
     const space_t *s;
+    uint64_t seed; /* the pool protocol's draws */
 } random_t;
 
 static int random_create(const space_t *s, const space_search_opts_t *o, void **state, char *err,
                          size_t errlen)
 {
-    (void)o;
     random_t *r = malloc(sizeof *r);
     if (!r) {
         if (err && errlen) snprintf(err, errlen, "out of memory");
         return SPACE_ENOMEM;
     }
     r->s = s;
+    r->seed = o->seed;
     *state = r;
     return SPACE_OK;
 }
@@ -67,6 +68,17 @@ static int random_suggest(void *state, size_t trial_no, cJSON **config, char *wh
     return rc;
 }
 
+/* The pool protocol: a candidate drawn uniformly, from the seed and the trial number only. */
+static int random_choose(void *state, size_t trial_no, const cJSON *const *cands, size_t n,
+                         size_t *chosen, char *why, size_t whylen, char *err, size_t errlen)
+{
+    const random_t *r = state;
+    (void)cands, (void)err, (void)errlen;
+    *chosen = space__searcher_pick_uniform(r->seed, trial_no, n);
+    if (why && whylen) snprintf(why, whylen, "random: one of %zu unused in the pool", n);
+    return SPACE_OK;
+}
+
 const space__searcher_ops_t space__searcher_random = {
     .name = "random",
     .adaptive = 0,
@@ -78,4 +90,5 @@ const space__searcher_ops_t space__searcher_random = {
     .trial_end = random_trial_end,
     .add_trial = random_add_trial,
     .suggest = random_suggest,
+    .choose = random_choose,
 };

@@ -90,6 +90,7 @@ int space_searcher_new(const space_t *s, const space_search_opts_t *o, space_sea
         return SPACE_ENOMEM;
     }
     x->ops = ops;
+    x->space = s;
     int rc = ops->create(s, o, &x->state, err, errlen);
     if (rc) {
         free(x);
@@ -146,4 +147,52 @@ int space_searcher_suggest(space_searcher_t *x, size_t trial_no, cJSON **config,
         return SPACE_EINVAL;
     }
     return x->ops->suggest(x->state, trial_no, config, why, whylen, err, errlen);
+}
+
+/* The default choice: what the searcher would suggest, answered by the nearest candidate
+ * (the RMS of the parameters' distances on their [0, 1] scales, the first on ties), as a
+ * table answers a configuration (docs/simulate.md); the searcher is then told that the
+ * trial runs that candidate. */
+static int choose_nearest(space_searcher_t *x, size_t trial_no, const cJSON *const *cands, size_t n,
+                          size_t *chosen, char *why, size_t whylen, char *err, size_t errlen)
+{
+    cJSON *want = NULL;
+    int rc = x->ops->suggest(x->state, trial_no, &want, why, whylen, err, errlen);
+    if (rc) return rc;
+    size_t best = space__searcher_nearest(x->space, want, cands, n);
+    cJSON_Delete(want);
+    rc = x->ops->add_trial(x->state, trial_no, cands[best], err, errlen);
+    if (rc) return rc;
+    if (why && whylen) {
+        size_t k = strlen(why);
+        if (k < whylen) snprintf(why + k, whylen - k, "; the nearest of %zu in the pool", n);
+    }
+    *chosen = best;
+    return SPACE_OK;
+}
+
+int space_searcher_choose(space_searcher_t *x, size_t trial_no, const cJSON *const *cands, size_t n,
+                          size_t *chosen, char *why, size_t whylen, char *err, size_t errlen)
+{
+    if (!x || !chosen || (n > 0 && !cands)) {
+        errs(err, errlen, "space_searcher_choose: a searcher, candidates and an output are needed");
+        return SPACE_EINVAL;
+    }
+    if (n == 0) {
+        errs(err, errlen, "space_searcher_choose: no candidate configuration to choose from");
+        return SPACE_EINVAL;
+    }
+    for (size_t c = 0; c < n; c++) {
+        char e[256];
+        if (!cJSON_IsObject(cands[c]) ||
+            space__searcher_check_config(x->space, cands[c], e, sizeof e) != 0) {
+            if (err && errlen)
+                snprintf(err, errlen, "candidate %zu: %s", c,
+                         cJSON_IsObject(cands[c]) ? e : "a configuration must be a JSON object");
+            return SPACE_EINVAL;
+        }
+    }
+    if (!x->ops->choose)
+        return choose_nearest(x, trial_no, cands, n, chosen, why, whylen, err, errlen);
+    return x->ops->choose(x->state, trial_no, cands, n, chosen, why, whylen, err, errlen);
 }

@@ -64,6 +64,18 @@ int space_searcher_add_trial(space_searcher_t *x, size_t trial_no, const cJSON *
  * cJSON_Delete()s; on failure it is untouched and err says why. */
 int space_searcher_suggest(space_searcher_t *x, size_t trial_no, cJSON **config, char *why,
                            size_t whylen, char *err, size_t errlen);
+/* trial_no's configuration chosen among n candidate configurations (the pool protocol of
+ * `tune simulate --pool`, docs/simulate.md: the table's rows not used yet): *chosen gets
+ * the index of the one the searcher takes, and the trial then counts as running with
+ * cands[*chosen] (borrowed; each a full configuration of the space) until
+ * space_searcher_trial_end, as after space_searcher_suggest. Random takes one uniformly,
+ * TPE the one its acquisition scores best (docs/search.md); a searcher that implements no
+ * choice of its own suggests as usual and takes the nearest candidate (the RMS of
+ * space_param_distance). Deterministic: the same calls with the same candidates in the same
+ * order choose the same. `why` as for suggest. 0, SPACE_EINVAL (n is 0, a candidate is
+ * not a configuration of the space: err says which) or SPACE_ENOMEM. */
+int space_searcher_choose(space_searcher_t *x, size_t trial_no, const cJSON *const *cands, size_t n,
+                          size_t *chosen, char *why, size_t whylen, char *err, size_t errlen);
 
 /* The name of the searcher the settings ask for, as the live table and `tune show` print
  * it: "random", "TPE (optuna)", "TPE (bohb)". */

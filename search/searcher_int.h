@@ -36,6 +36,11 @@ typedef struct space__searcher_ops {
     int (*add_trial)(void *state, size_t trial_no, const cJSON *config, char *err, size_t errlen);
     int (*suggest)(void *state, size_t trial_no, cJSON **config, char *why, size_t whylen,
                    char *err, size_t errlen);
+    /* space_searcher_choose: n >= 1 candidates, each checked by space__searcher_check_config.
+     * NULL: searcher.c suggests and takes the nearest candidate (then add_trial with it),
+     * so a new searcher needs only suggest and add_trial to take part in the pool protocol. */
+    int (*choose)(void *state, size_t trial_no, const cJSON *const *cands, size_t n, size_t *chosen,
+                  char *why, size_t whylen, char *err, size_t errlen);
 } space__searcher_ops_t;
 
 /* The searchers (random.c, tpe.c), listed in searcher.c's table by space_search_type_t. */
@@ -46,7 +51,8 @@ extern const space__searcher_ops_t space__searcher_tpe;
 struct space_searcher {
     const space__searcher_ops_t *ops;
     void *state;
-    int observed; /* set once a result arrived: rungs can no longer change */
+    const space_t *space; /* borrowed: the default choice measures distances in it */
+    int observed;         /* set once a result arrived: rungs can no longer change */
 };
 
 /* The ops of search type t, or NULL for a value outside the table. */
@@ -59,6 +65,17 @@ size_t space__searcher_names(const char **names, size_t cap);
 /* The names as a message lists them: `"random" or "tpe"` (quote = 1) or `random or tpe`;
  * with more, `a, b or c`. Writes into buf and returns it. */
 const char *space__searcher_list(char *buf, size_t len, int quote);
+
+/* The candidate random search takes for trial_no among n (n >= 1): uniform, from a stream
+ * of its own keyed by (seed, trial_no), so that a pool replayed with random search is a
+ * uniform draw without replacement, whatever the results. TPE takes the same one while its
+ * model is not ready, as its suggestions are space_sample's then (searcher.c). */
+size_t space__searcher_pick_uniform(uint64_t seed, size_t trial_no, size_t n);
+/* The candidate nearest want, as a table answers a configuration (docs/simulate.md): the
+ * RMS of space_param_distance over the parameters that are not constants, the first on
+ * ties (dim.c). */
+size_t space__searcher_nearest(const space_t *s, const cJSON *want, const cJSON *const *cands,
+                               size_t n);
 
 /* ---- the modelled parameters (dim.c) ----------------------------------------------------
  * One parameter a model learns from, in the scale Optuna models its counterpart in: log for

@@ -72,6 +72,14 @@ static void tpe_free(void *state)
     space__parzen_free(&x->pbad);
     free(x->sv);
     free(x->sx);
+    free(x->chash);
+    free(x->pool_x);
+    free(x->pool_lg);
+    free(x->pool_lb);
+    free(x->pool_hi);
+    free(x->pool_ord);
+    free(x->pool_memo);
+    free(x->pool_later);
     free(x);
 }
 
@@ -176,6 +184,7 @@ int space__tpe_grow(tpe_t *x, size_t t)
     GROW(changed, 1);
     GROW(bid, 1);
     GROW(pend, 1);
+    GROW(chash, 1);
 #undef GROW
     for (size_t j = 0; j < x->nd; j++) {
         double *nv = realloc(x->vals[j], cap * sizeof *nv + 1);
@@ -248,9 +257,75 @@ static void unregister(tpe_t *x, size_t t)
     x->nknown--;
 }
 
-static void register_trial(tpe_t *x, size_t t, const double *xi)
+/* ---- configurations already trained or running ----------------------------------------
+ * A configuration's identity: a 64-bit hash of its parameters' values in declaration order
+ * (numbers by their bits, -0 as 0; strings, booleans, arrays and objects by content), the
+ * same whether the value came from a suggestion, the store or points_to_evaluate. */
+static uint64_t hmix(uint64_t h, uint64_t v)
+{
+    return space__mix64(h ^ (v + SPACE__GOLDEN));
+}
+
+static uint64_t hash_num(double v)
+{
+    uint64_t b;
+    if (v == 0) v = 0; /* -0 prints and compares as 0 */
+    memcpy(&b, &v, sizeof b);
+    return hmix(1, b);
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    for (; s && *s; s++)
+        h = hmix(h, (unsigned char)*s);
+    return hmix(h, 0x100);
+}
+
+static uint64_t hash_json(const cJSON *v)
+{
+    if (!v) return 0;
+    if (cJSON_IsNumber(v)) return hash_num(v->valuedouble);
+    uint64_t h = hmix(2, (uint64_t)(v->type & 0xff));
+    if (cJSON_IsString(v)) h = hash_str(h, v->valuestring);
+    for (const cJSON *m = cJSON_IsArray(v) || cJSON_IsObject(v) ? v->child : NULL; m; m = m->next)
+        h = hmix(hash_str(h, m->string), hash_json(m));
+    return h;
+}
+
+/* The hash of cfg with the modelled parameters' values replaced by val (NULL: cfg's own):
+ * a numeric one by its value, a choice by the value its index names. */
+static uint64_t config_hash(const tpe_t *x, const cJSON *cfg, const double *val)
+{
+    uint64_t h = 7;
+    size_t j = 0;
+    for (size_t p = 0; p < x->s->nparams; p++) {
+        const space_param_t *P = &x->s->params[p];
+        uint64_t hp;
+        if (val && j < x->nd && x->dims[j].param == p) {
+            hp = x->dims[j].ncat > 0 ? hash_json(cJSON_GetArrayItem(P->values, (int)val[j]))
+                                     : hash_num(val[j]);
+            j++;
+        } else {
+            if (j < x->nd && x->dims[j].param == p) j++;
+            hp = hash_json(cJSON_GetObjectItemCaseSensitive(cfg, P->name));
+        }
+        h = hmix(h, hp);
+    }
+    return h;
+}
+
+/* Whether a trial other than self holds (trained, or running) the configuration hashed h. */
+static int is_duplicate(const tpe_t *x, size_t self, uint64_t h)
+{
+    for (size_t t = 0; t < x->cap; t++)
+        if (x->known[t] && t != self && x->chash[t] == h) return 1;
+    return 0;
+}
+
+static void register_trial(tpe_t *x, size_t t, const double *xi, uint64_t h)
 {
     unregister(x, t);
+    x->chash[t] = h;
     memcpy(x->x + t * x->nd, xi, x->nd * sizeof *xi);
     for (size_t j = 0; j < x->nd; j++)
         if (x->dims[j].ncat > 0) x->vals[j][t] = xi[j];
@@ -279,7 +354,7 @@ static int tpe_add_trial(void *state, size_t trial_no, const cJSON *config, char
             return SPACE_EINVAL;
         }
     }
-    register_trial(x, trial_no, xi);
+    register_trial(x, trial_no, xi, config_hash(x, config, NULL));
     return SPACE_OK;
 }
 
@@ -345,8 +420,246 @@ static int register_config(tpe_t *x, size_t t, const cJSON *cfg)
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, x->s->params[x->dims[j].param].name);
         xi[j] = v ? to_internal(x->s, &x->dims[j], v) : NAN;
     }
-    register_trial(x, t, xi);
+    register_trial(x, t, xi, config_hash(x, cfg, NULL));
     return 0;
+}
+
+/* How many values modelled parameter j has (0: a continuous one), and its k-th value. */
+static size_t dim_count(const tpe_t *x, size_t j)
+{
+    const tdim_t *d = &x->dims[j];
+    const space_param_t *P = &x->s->params[d->param];
+    switch (d->kind) {
+    case SPACE_P_CHOICE:
+        return d->ncat;
+    case SPACE_P_QUNIFORM:
+    case SPACE_P_QRANDINT:
+    case SPACE_P_QLOGUNIFORM:
+    case SPACE_P_QLOGRANDINT:
+        return (size_t)(P->qu.kmax - P->qu.kmin + 1);
+    case SPACE_P_RANDINT:
+    case SPACE_P_LOGRANDINT:
+        return (size_t)(P->ib - P->ia);
+    default:
+        return 0;
+    }
+}
+
+static void dim_kth(const tpe_t *x, size_t j, size_t k, double *val, double *xi)
+{
+    const tdim_t *d = &x->dims[j];
+    const space_param_t *P = &x->s->params[d->param];
+    if (d->ncat > 0) {
+        *val = *xi = (double)k;
+        return;
+    }
+    if (d->kind == SPACE_P_RANDINT || d->kind == SPACE_P_LOGRANDINT)
+        *val = (double)(P->ia + (int64_t)k);
+    else
+        *val = space__quant_value(&P->qu, P->qu.kmin + (int64_t)k);
+    *xi = is_log_dim(d) ? log(*val) : *val;
+}
+
+/* A node of the enumeration of candidate combinations, best first: idx[j] is parameter j's
+ * place in its candidates sorted by score; children raise one place at or after `last`,
+ * so that every combination is reached once. */
+typedef struct altnode {
+    double total;
+    size_t first; /* its idx: x->nd entries at this offset of the idx pool */
+    size_t last;
+} altnode_t;
+
+static void alt_push(altnode_t *h, size_t *n, altnode_t v)
+{
+    size_t i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2].total < v.total) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = v;
+}
+
+static altnode_t alt_pop(altnode_t *h, size_t *n)
+{
+    altnode_t top = h[0], v = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        double mt = v.total;
+        if (l < *n && h[l].total > mt) m = l, mt = h[l].total;
+        if (r < *n && h[r].total > mt) m = r;
+        if (m == i) break;
+        h[i] = h[m];
+        i = m;
+    }
+    if (*n) h[i] = v;
+    return top;
+}
+
+#define ALT_MAX 512 /* combinations of candidates tried before drawing from the prior */
+#define PRIOR_DRAWS 64
+
+/* The optuna preset's next best configuration that no trial holds: the suggestion is made
+ * again from the same stream with every candidate scored exactly (the same fits, the same
+ * candidates), and the combinations of each parameter's distinct candidates are taken in
+ * order of their summed score (the acquisition of independent parameters), best first.
+ * 1 when found (val, xi, *h set), 0 when ALT_MAX combinations were all trials', -1 without
+ * memory. */
+static int next_best(tpe_t *x, size_t trial_no, space__rng_t *rng0, const cJSON *cfg, double *val,
+                     double *xi, uint64_t *h)
+{
+    enum { N = OPTUNA_N_EI_CANDIDATES };
+    size_t nd = x->nd, nn = 0, nidx = 0, cap = ALT_MAX * (nd + 1) + 1;
+    double *buf = malloc(3 * nd * N * sizeof *buf), *tv = malloc(2 * (nd + 1) * sizeof *tv);
+    int *ord = malloc(nd * N * sizeof *ord);
+    size_t *cnt = calloc(nd + 1, sizeof *cnt), *idx = malloc(cap * nd * sizeof *idx);
+    altnode_t *heap = malloc(cap * sizeof *heap);
+    int found = -1;
+    if (!buf || !tv || !ord || !cnt || !idx || !heap) goto out;
+    x->alt_score = buf, x->alt_cv = buf + nd * N, x->alt_cand = buf + 2 * nd * N;
+    space__rng_t r = *rng0;
+    int rc = space__tpe_suggest_optuna(x, &r, tv, tv + nd + 1, NULL, 0, NULL);
+    x->alt_score = x->alt_cv = x->alt_cand = NULL;
+    if (rc) goto out;
+    /* per parameter: its distinct candidates by score, best first (a NaN last, ties in
+     * draw order) */
+    for (size_t j = 0; j < nd; j++) {
+        const double *sc = buf + j * N, *cand = buf + 2 * nd * N + j * N;
+        int *o = ord + j * N;
+        for (int c = 0; c < N; c++) {
+            int dup = 0;
+            for (int e = 0; e < c && !dup; e++)
+                dup = cand[e] == cand[c];
+            if (dup) continue;
+            double k = isnan(sc[c]) ? -INFINITY : sc[c];
+            size_t p = cnt[j]++;
+            while (p > 0 && (isnan(sc[o[p - 1]]) ? -INFINITY : sc[o[p - 1]]) < k) {
+                o[p] = o[p - 1];
+                p--;
+            }
+            o[p] = c;
+        }
+    }
+    double t0 = 0;
+    for (size_t j = 0; j < nd; j++) {
+        idx[j] = 0;
+        t0 += isnan(buf[j * N + ord[j * N]]) ? -1e300 : buf[j * N + ord[j * N]];
+    }
+    nidx = 1;
+    alt_push(heap, &nn, (altnode_t){t0, 0, 0});
+    found = 0;
+    for (size_t tried = 0; nn > 0 && tried < ALT_MAX && !found; tried++) {
+        altnode_t a = alt_pop(heap, &nn);
+        const size_t *ix = idx + a.first * nd;
+        for (size_t j = 0; j < nd; j++) {
+            int c = ord[j * N + ix[j]];
+            val[j] = buf[nd * N + j * N + c];
+            xi[j] = buf[2 * nd * N + j * N + c];
+        }
+        uint64_t hh = config_hash(x, cfg, val);
+        if (!is_duplicate(x, trial_no, hh)) {
+            *h = hh;
+            found = 1;
+            break;
+        }
+        for (size_t j = a.last; j < nd && nidx < cap; j++) {
+            if (ix[j] + 1 >= cnt[j]) continue;
+            size_t *ch = idx + nidx * nd;
+            memcpy(ch, ix, nd * sizeof *ch);
+            ch[j]++;
+            const double *sc = buf + j * N;
+            double d0 = sc[ord[j * N + ix[j]]], d1 = sc[ord[j * N + ix[j] + 1]];
+            double dt = (isnan(d1) ? -1e300 : d1) - (isnan(d0) ? -1e300 : d0);
+            alt_push(heap, &nn, (altnode_t){a.total + dt, nidx, j});
+            nidx++;
+        }
+    }
+out:
+    free(buf);
+    free(tv);
+    free(ord);
+    free(cnt);
+    free(idx);
+    free(heap);
+    return found;
+}
+
+/* A configuration no trial holds, drawn from the prior (every modelled parameter uniform
+ * over its range): in a finite space of at most 2^16 modelled combinations every one is
+ * visited from a random start, else PRIOR_DRAWS draws. 1 when found (val, xi, *h set); 0
+ * when none, *space_size then the finite space's size (0: not finite or too large). */
+static int from_prior(tpe_t *x, size_t trial_no, space__rng_t *rng, const cJSON *cfg, double *val,
+                      double *xi, uint64_t *h, size_t *space_size)
+{
+    size_t nd = x->nd, size = 1;
+    for (size_t j = 0; j < nd && size; j++) {
+        size_t c = dim_count(x, j);
+        size = c && size <= ((size_t)1 << 16) / c ? size * c : 0;
+    }
+    *space_size = size;
+    if (size) {
+        size_t start = (size_t)space__rng_below(rng, size);
+        for (size_t i = 0; i < size; i++) {
+            size_t k = (start + i) % size;
+            for (size_t j = 0; j < nd; j++) {
+                size_t c = dim_count(x, j);
+                dim_kth(x, j, k % c, &val[j], &xi[j]);
+                k /= c;
+            }
+            uint64_t hh = config_hash(x, cfg, val);
+            if (!is_duplicate(x, trial_no, hh)) return *h = hh, 1;
+        }
+        return 0;
+    }
+    for (int a = 0; a < PRIOR_DRAWS; a++) {
+        for (size_t j = 0; j < nd; j++) {
+            const tdim_t *d = &x->dims[j];
+            if (d->ncat > 0) {
+                val[j] = xi[j] = (double)space__rng_below(rng, d->ncat);
+            } else {
+                val[j] = to_value(x->s, d, d->low + space__rng_uniform(rng) * (d->high - d->low));
+                xi[j] = is_log_dim(d) ? log(val[j]) : val[j];
+            }
+        }
+        uint64_t hh = config_hash(x, cfg, val);
+        if (!is_duplicate(x, trial_no, hh)) return *h = hh, 1;
+    }
+    return 0;
+}
+
+/* The suggestion (val, xi over cfg) is a configuration a trial already holds, trained or
+ * running: the next best that no trial holds instead (docs/search.md). note gets what it
+ * did. 0, or SPACE_ENOMEM. */
+static int avoid_duplicate(tpe_t *x, size_t trial_no, space__rng_t *rng0, space__rng_t *rng,
+                           const cJSON *cfg, double *val, double *xi, uint64_t *h, char *note,
+                           size_t notelen)
+{
+    size_t nd = x->nd, size = 0;
+    double *keep = malloc(2 * (nd + 1) * sizeof *keep);
+    if (!keep) return SPACE_ENOMEM;
+    memcpy(keep, val, nd * sizeof *val);
+    memcpy(keep + nd + 1, xi, nd * sizeof *xi);
+    const char *what;
+    int got = rng0 ? next_best(x, trial_no, rng0, cfg, val, xi, h) : 0;
+    if (got < 0) {
+        free(keep);
+        return SPACE_ENOMEM;
+    }
+    if (got) {
+        what = "; its best configuration was a trial's already: the next best of its candidates";
+    } else if (from_prior(x, trial_no, rng, cfg, val, xi, h, &size)) {
+        what = "; every candidate was a trial's configuration already: drawn from the prior";
+    } else {
+        memcpy(val, keep, nd * sizeof *val);
+        memcpy(xi, keep + nd + 1, nd * sizeof *xi);
+        what = size ? "; every configuration of this finite space is a trial's already: it "
+                      "repeats one"
+                    : "; no configuration that no trial holds in its candidates or 64 draws "
+                      "from the prior: it repeats one";
+    }
+    snprintf(note, notelen, "%s", what);
+    free(keep);
+    return SPACE_OK;
 }
 
 static int tpe_suggest(void *state, size_t trial_no, cJSON **config, char *why, size_t whylen,
@@ -377,8 +690,131 @@ static int tpe_suggest(void *state, size_t trial_no, cJSON **config, char *why, 
         model = space__tpe_suggest_bohb(x, &rng, val, xi, &rc);
         if (rc) goto nomem;
         if (!model) whyf(why, whylen, "random: BOHB's KDE needs more points than parameters");
+    }
+    space__rng_t rng0 = rng; /* the optuna preset's draws, for a duplicate's next best */
+    if (ready && nd > 0 && x->o.preset == SPACE_TPE_OPTUNA) {
+        if (space__tpe_suggest_optuna(x, &rng, val, xi, NULL, 0, NULL)) goto nomem;
+        model = 1;
+    }
+    uint64_t h = config_hash(x, cfg, model ? val : NULL);
+    int moved = 0;
+    char note[160] = "";
+    if (nd > 0 && is_duplicate(x, trial_no, h)) {
+        /* a configuration no trial holds, if there is one (docs/search.md): TPE on a space
+         * of choices would otherwise propose its best one again and again */
+        if (!model)
+            for (size_t j = 0; j < nd; j++) {
+                const cJSON *v =
+                    cJSON_GetObjectItemCaseSensitive(cfg, x->s->params[x->dims[j].param].name);
+                xi[j] = to_internal(x->s, &x->dims[j], v);
+                val[j] = x->dims[j].ncat > 0 ? xi[j] : v->valuedouble;
+            }
+        if (avoid_duplicate(x, trial_no, model && x->o.preset == SPACE_TPE_OPTUNA ? &rng0 : NULL,
+                            &rng, cfg, val, xi, &h, note, sizeof note))
+            goto nomem;
+        moved = 1;
+    }
+    if (model || moved) {
+        if (model) {
+            char where[64];
+            if (sp.rung >= 0) {
+                char num[32];
+                snprintf(where, sizeof where, "at rung %s",
+                         space_format_number(x->rungs[sp.rung], num));
+            } else {
+                snprintf(where, sizeof where, "on latest results");
+            }
+            whyf(why, whylen,
+                 "TPE (%s) %s from %zu observations (%zu good; bad also %zu ended below, %zu "
+                 "running)",
+                 preset, where, sp.n_obs, sp.n_good, sp.n_stopped, sp.n_running);
+        }
+        for (size_t j = 0; j < nd; j++) {
+            const tdim_t *d = &x->dims[j];
+            const space_param_t *P = &x->s->params[d->param];
+            cJSON *v = d->ncat > 0 ? cJSON_Duplicate(cJSON_GetArrayItem(P->values, (int)val[j]), 1)
+                                   : cJSON_CreateNumber(val[j]);
+            if (!v || !cJSON_ReplaceItemInObjectCaseSensitive(cfg, P->name, v)) {
+                cJSON_Delete(v);
+                goto nomem;
+            }
+        }
+        register_trial(x, trial_no, xi, h);
     } else {
-        if (space__tpe_suggest_optuna(x, &rng, val, xi)) goto nomem;
+        register_config(x, trial_no, cfg);
+    }
+    if (moved && why) {
+        size_t k = strlen(why);
+        if (k < whylen) snprintf(why + k, whylen - k, "%s", note);
+    }
+    *config = cfg;
+    return SPACE_OK;
+nomem:
+    cJSON_Delete(cfg);
+    errf(err, errlen, "%s", "out of memory");
+    return SPACE_ENOMEM;
+}
+
+/* The pool protocol (docs/simulate.md): the candidates scored by the acquisition a
+ * suggestion maximises over its own draws, the best taken (the first on ties), as the
+ * tabular benchmarks' TPE baselines do; until the model is ready (and for BOHB's random
+ * fraction) a uniform one, the one random search would take. */
+static int tpe_choose(void *state, size_t trial_no, const cJSON *const *cands, size_t n,
+                      size_t *chosen, char *why, size_t whylen, char *err, size_t errlen)
+{
+    tpe_t *x = state;
+    const char *preset = x->o.preset == SPACE_TPE_OPTUNA ? "optuna" : "bohb";
+    size_t nd = x->nd, most = 0;
+    if (space__tpe_grow(x, trial_no)) goto nomem;
+    if (n > x->npool_cap) {
+        size_t w = nd ? nd : 1;
+        double *px = realloc(x->pool_x, n * w * sizeof *px);
+        if (px) x->pool_x = px;
+        double *lg = px ? realloc(x->pool_lg, n * w * sizeof *lg) : NULL;
+        if (lg) x->pool_lg = lg;
+        double *lb = lg ? realloc(x->pool_lb, n * w * sizeof *lb) : NULL;
+        if (lb) x->pool_lb = lb;
+        double *hi = lb ? realloc(x->pool_hi, n * sizeof *hi) : NULL;
+        if (hi) x->pool_hi = hi;
+        size_t *ord = hi ? realloc(x->pool_ord, n * sizeof *ord) : NULL;
+        if (ord) x->pool_ord = ord;
+        size_t nm = 64;
+        while (nm <= 2 * n)
+            nm *= 2;
+        size_t *memo = ord ? realloc(x->pool_memo, nm * sizeof *memo) : NULL;
+        if (!memo) goto nomem;
+        x->pool_memo = memo;
+        x->pool_nmemo = nm;
+        x->npool_cap = n;
+    }
+    if (!x->pool_later && !(x->pool_later = calloc(nd + 1, 1))) goto nomem;
+    double *px = x->pool_x;
+    for (size_t c = 0; c < n; c++)
+        for (size_t j = 0; j < nd; j++) {
+            const char *name = x->s->params[x->dims[j].param].name;
+            px[c * nd + j] =
+                to_internal(x->s, &x->dims[j], cJSON_GetObjectItemCaseSensitive(cands[c], name));
+        }
+    split_t sp = {0};
+    space__rng_t rng;
+    space__rng_seed(&rng, x->o.seed, trial_no);
+    int ready = nd > 0 ? space__tpe_choose_split(x, trial_no, &sp, &most) : 0;
+    if (ready < 0) goto nomem;
+    size_t need = 2 * (nd + 1) > 10 ? 2 * (nd + 1) : 10, pick = 0;
+    int model = 0, rc = 0;
+    if (nd == 0) {
+        whyf(why, whylen, "random: no parameter to model");
+    } else if (!ready) {
+        whyf(why, whylen, "random: model not ready (%zu of %zu observations)", most, need);
+    } else if (x->o.preset == SPACE_TPE_BOHB && space__rng_uniform(&rng) < BOHB_RANDOM_FRACTION) {
+        whyf(why, whylen, "random: BOHB's random fraction (1/3)");
+    } else if (x->o.preset == SPACE_TPE_BOHB) {
+        model = space__tpe_choose_bohb(x, px, n, &pick, &rc);
+        if (rc) goto nomem;
+        if (!model) whyf(why, whylen, "random: BOHB's KDE needs more points than parameters");
+    } else {
+        memset(x->pool_hi, 0, n * sizeof *x->pool_hi);
+        if (space__tpe_suggest_optuna(x, &rng, NULL, NULL, px, n, &pick)) goto nomem;
         model = 1;
     }
     if (model) {
@@ -391,26 +827,18 @@ static int tpe_suggest(void *state, size_t trial_no, cJSON **config, char *why, 
             snprintf(where, sizeof where, "on latest results");
         }
         whyf(why, whylen,
-             "TPE (%s) %s from %zu observations (%zu good; bad also %zu ended below, %zu running)",
-             preset, where, sp.n_obs, sp.n_good, sp.n_stopped, sp.n_running);
-        for (size_t j = 0; j < nd; j++) {
-            const tdim_t *d = &x->dims[j];
-            const space_param_t *P = &x->s->params[d->param];
-            cJSON *v = d->ncat > 0 ? cJSON_Duplicate(cJSON_GetArrayItem(P->values, (int)val[j]), 1)
-                                   : cJSON_CreateNumber(val[j]);
-            if (!v || !cJSON_ReplaceItemInObjectCaseSensitive(cfg, P->name, v)) {
-                cJSON_Delete(v);
-                goto nomem;
-            }
-        }
-        register_trial(x, trial_no, xi);
+             "TPE (%s) %s from %zu observations (%zu good; bad also %zu ended below, %zu "
+             "running); the best of %zu unused in the pool",
+             preset, where, sp.n_obs, sp.n_good, sp.n_stopped, sp.n_running, n);
     } else {
-        register_config(x, trial_no, cfg);
+        pick = space__searcher_pick_uniform(x->o.seed, trial_no, n);
+        size_t k = why ? strlen(why) : 0;
+        if (why && k < whylen) snprintf(why + k, whylen - k, "; one of %zu unused in the pool", n);
     }
-    *config = cfg;
+    register_trial(x, trial_no, px + pick * nd, config_hash(x, cands[pick], NULL));
+    *chosen = pick;
     return SPACE_OK;
 nomem:
-    cJSON_Delete(cfg);
     errf(err, errlen, "%s", "out of memory");
     return SPACE_ENOMEM;
 }
@@ -431,4 +859,5 @@ const space__searcher_ops_t space__searcher_tpe = {
     .trial_end = tpe_trial_end,
     .add_trial = tpe_add_trial,
     .suggest = tpe_suggest,
+    .choose = tpe_choose,
 };

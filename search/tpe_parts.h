@@ -80,6 +80,17 @@ typedef struct tpe {
     size_t *changed; /* scratch: trials that joined or left the bad set */
     size_t *bid;     /* scratch: the bad trials in one parameter's sorted order */
     int incok;
+    /* the pool protocol's scratch: the candidates' internal values and
+     * their scores, kept between choices */
+    double *pool_x, *pool_lg, *pool_lb, *pool_hi;
+    size_t *pool_ord, *pool_memo; /* pool_memo: pool_nmemo slots, a power of two > 2 npool */
+    size_t pool_nmemo;
+    unsigned char *pool_later; /* nd + 1 */
+    size_t npool_cap;          /* candidates the pool_* arrays hold */
+    /* NULL, or (avoiding a duplicate: tpe.c) nd x OPTUNA_N_EI_CANDIDATES each: the optuna
+     * preset's candidates (value, internal value) and exact scores per parameter */
+    double *alt_score, *alt_cv, *alt_cand;
+    uint64_t *chash;         /* per trial: its configuration's hash (known trials only) */
     int exact_scores;        /* tests: every candidate's exact score, no bounds first */
     size_t n_cands, n_exact; /* candidates scored, and of them exactly (bad's log_pdf) */
 } tpe_t;
@@ -117,10 +128,19 @@ int space__tpe_choose_split(tpe_t *x, size_t self, split_t *sp, size_t *most);
 
 /* ---- tpe_acquire.c -------------------------------------------------------------------- */
 /* The optuna preset's suggestion for the split x->role holds: val[j] each modelled
- * parameter's value, xi[j] its internal one. 0, or SPACE_ENOMEM. */
-int space__tpe_suggest_optuna(tpe_t *x, space__rng_t *rng, double *val, double *xi);
+ * parameter's value, xi[j] its internal one. With pool (the pool protocol: npool
+ * candidates' internal values, nd each, and the scratch pool_* arrays grown to npool)
+ * nothing is drawn: *chosen gets the candidate with the best acquisition, the sum over
+ * parameters of log l - log g (the first on ties). 0, or SPACE_ENOMEM. */
+int space__tpe_suggest_optuna(tpe_t *x, space__rng_t *rng, double *val, double *xi,
+                              const double *pool, size_t npool, size_t *chosen);
 /* The bohb preset's: 1 when it found one, 0 when BOHB falls back to a random
  * configuration; *rc = 0 or SPACE_ENOMEM. */
 int space__tpe_suggest_bohb(tpe_t *x, space__rng_t *rng, double *val, double *xi, int *rc);
+/* The bohb preset's choice among npool candidates (internal values, nd each): the one
+ * minimising max(1e-32, g) / max(l, 1e-32), the first on ties. 1 with *chosen set, 0 when
+ * BOHB falls back to random (a KDE needs more points than parameters); *rc = 0 or
+ * SPACE_ENOMEM. */
+int space__tpe_choose_bohb(tpe_t *x, const double *pool, size_t npool, size_t *chosen, int *rc);
 
 #endif

@@ -83,6 +83,35 @@ int sim_curves_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *o
     return SIM_OK;
 }
 
+void sim__row_curve(const sim_curves_t *c, size_t row, sim_curve_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->row = row;
+    out->distance = 0;
+    out->iters = row < c->nconf ? c->conf[row].n : 0;
+}
+
+int64_t sim_curve_iters_to(const sim_curves_t *c, const sim_curve_t *cv, double t, int *ends_before)
+{
+    int64_t n = cv->iters;
+    *ends_before = 0;
+    if (!(t > 0)) return n;
+    if (!c->synthetic && cv->row < c->nconf && n > 0) {
+        const double *tv = c->tval + c->conf[cv->row].first;
+        if (!isnan(tv[n - 1])) {
+            for (int64_t i = 0; i < n; i++)
+                if (tv[i] >= t) return i + 1;
+            *ends_before = 1;
+            return n;
+        }
+    }
+    /* no time_attr to read: iterations */
+    double it = ceil(t);
+    if ((double)n > it) return (int64_t)it;
+    *ends_before = (double)n < it;
+    return n;
+}
+
 int sim_curve_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
                      size_t *len, double *seconds)
 {

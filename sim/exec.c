@@ -1,9 +1,9 @@
 /* sim/exec.c: the simulated executor. Behind the scheduler's executor interface, each
  * started trial replays the curve that answers its configuration (a table's nearest row,
- * or the synthetic family) on a virtual clock: a result arrives when the seconds of its
- * iterations have passed, a stop ends the trial after a stop delay, and the loop, policy,
- * searcher and store are the very ones of a real run. Events of equal time go in trial
- * order. Not for: where curves come from (table.c, synth.c). */
+ * the row it took under the pool protocol, or the synthetic family) on a virtual clock: a result
+ * arrives when the seconds of its iterations have passed, a stop ends the trial after a stop delay,
+ * and the loop, policy, searcher and store are the very ones of a real run. Events of equal time go
+ * in trial order. Not for: where curves come from (table.c, synth.c). */
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
@@ -196,7 +196,16 @@ static int s_start(void *self, const sched_start_t *s, sched_started_t *out, cha
     memset(t, 0, sizeof *t);
     t->version = version;
     t->no = s->trial_no;
-    if (sim_curves_lookup(x->curves, s->config, &t->curve, err, errlen) != 0) {
+    size_t row;
+    if (x->o.pool && sim_pool_row(x->o.pool, s->trial_no, &row)) {
+        /* the pool protocol: the row the trial took, not the first row of the same values */
+        sim__row_curve(x->curves, row, &t->curve);
+    } else if (x->o.pool) {
+        snprintf(err, errlen, "trial %lld took no configuration of the pool",
+                 (long long)s->trial_no);
+        slot_free(x, t);
+        return SCHED_EINVAL;
+    } else if (sim_curves_lookup(x->curves, s->config, &t->curve, err, errlen) != 0) {
         slot_free(x, t);
         return SCHED_EINVAL;
     }
@@ -224,13 +233,25 @@ static int s_start(void *self, const sched_start_t *s, sched_started_t *out, cha
         x->flags[t->no] |= FLAG_FAR;
         x->stats.far++;
     }
-    /* what running it to the end would have cost: its whole curve, to full_iters */
-    int64_t full =
-        x->o.full_iters > 0 && x->o.full_iters < t->curve.iters ? x->o.full_iters : t->curve.iters;
+    /* what running it to the end would have cost: to full_t (max_t in time_attr), or to the
+     * end of its curve where that comes first: the table has nothing past it, so nothing
+     * past it can be saved */
+    int ends_before = 0;
+    int64_t full = sim_curve_iters_to(x->curves, &t->curve, x->o.full_t, &ends_before);
     if (s->attempt <= 1) { /* a resumed attempt is the same trial: counted once */
+        x->stats.short_curves += ends_before && x->o.full_t > 0;
+        /* As the loop runs it: to its result at max_t, then (the curve going on) left
+         * stop_grace to end by itself, then sent SIGTERM, gone a stop delay later (or killed
+         * when the grace is shorter); or to the end of its curve, where it exits by itself
+         * (so a FIFO run saves nothing). */
+        double to_max = 0, whole;
         for (int64_t it = 1; it <= full; it++)
-            x->stats.full_s += iter_secs(x, t, it);
-        x->stats.full_s += x->o.start_delay + x->o.stop_delay;
+            to_max += iter_secs(x, t, it);
+        whole = to_max;
+        for (int64_t it = full + 1; it <= t->curve.iters; it++)
+            whole += iter_secs(x, t, it);
+        double g = x->o.stop_grace, cut = to_max + g + (x->o.stop_delay < g ? x->o.stop_delay : g);
+        x->stats.full_s += x->o.start_delay + (whole < cut ? whole : cut);
         x->stats.trials++;
     }
     if (reschedule(x, (uint32_t)k) != 0) {
@@ -253,6 +274,18 @@ static void s_signal(void *self, int64_t no, int sig)
     t->end_at = at;
     t->end_sig = sig;
     reschedule(x, (uint32_t)(t - x->t));
+}
+
+/* Whether trial t's curve ends before the scheduler would stop it: short of max_t in its
+ * time_attr, or (FIFO) of the longest curve. */
+static int ran_out_early(const struct sexec *x, const struct strial *t)
+{
+    int ends_before = 0;
+    if (x->o.full_t > 0) {
+        sim_curve_iters_to(x->curves, &t->curve, x->o.full_t, &ends_before);
+        return ends_before;
+    }
+    return t->curve.iters < x->stats.target_iters;
 }
 
 static int s_wait(void *self, double timeout, int wake_fd, const sched_events_t *ev, void *ud,
@@ -279,7 +312,7 @@ static int s_wait(void *self, double timeout, int wake_fd, const sched_events_t 
             if (t->end_at <= e.at) {
                 ex.code = -1;
                 ex.signal = t->end_sig;
-            } else if (t->end_at == INFINITY && t->curve.iters < x->stats.target_iters &&
+            } else if (t->end_at == INFINITY && ran_out_early(x, t) &&
                        !(x->flags[t->no] & FLAG_RAN_OUT)) {
                 /* Its curve ends here and nothing asked it to stop: the recorded trial was
                  * stopped early (or the table is short), and the simulation cannot know
@@ -379,7 +412,7 @@ int sim_exec_new(sim_curves_t *c, const sim_exec_opts_t *o, struct sched_exec **
     x->o = *o;
     x->wall0 = o->wall0;
     /* a trial runs to max_t, or (FIFO) to the end of the longest curve */
-    x->stats.target_iters = o->full_iters > 0 ? o->full_iters : sim_curves_max_iters(c);
+    x->stats.target_iters = o->full_t > 0 ? (int64_t)ceil(o->full_t) : sim_curves_max_iters(c);
     h->ops = &sim_ops;
     h->self = x;
     clock->now = s_now;

@@ -91,6 +91,42 @@ int sim_curve_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const c
  * asks for the time of every iteration ahead of its result). */
 double sim_curve_seconds(const sim_curves_t *c, const sim_curve_t *cv, int64_t it);
 
+/* How many iterations of a curve a trial run to `t` in the scheduler's time_attr runs: up to
+ * and including its first iteration at or past t (ASHA stops a trial at its first result
+ * at or past max_t), or the whole curve when it ends before (*ends_before then 1). A table
+ * reads each row's time_attr (training_iteration, a column, or time_total_s summed from the
+ * seconds); a curve whose rows have none, and the synthetic family, count iterations. */
+int64_t sim_curve_iters_to(const sim_curves_t *c, const sim_curve_t *cv, double t,
+                           int *ends_before);
+
+/* ---- the pool protocol ------------------------------------------------------------
+ * A table as a finite pool of configurations (tune simulate --pool; docs/simulate.md "The
+ * pool protocol"): every configuration (row) is trained at most once. The searcher chooses
+ * each trial's among the rows not taken yet (space_searcher_choose); the trial then replays
+ * that row's own curve, whatever other row holds the same values. */
+typedef struct sim_pool sim_pool_t;
+
+/* A pool of every configuration of table c (borrowed; must outlive it), in file order,
+ * each as a full configuration of the table's space (its constants included). Fails
+ * (SIM_EINVAL, err names the row) for the synthetic family (no finite pool), a space with
+ * grid_search or nested parameters, or a row whose value is not one of its parameter's (a
+ * choice the space does not list): a pool replays configurations of the space only. On
+ * success *out is new, freed with sim_pool_free. */
+int sim_pool_new(const sim_curves_t *c, sim_pool_t **out, char *err, size_t errlen);
+void sim_pool_free(sim_pool_t *p); /* NULL-safe */
+/* How many configurations the pool holds, and how many trials have taken one. */
+size_t sim_pool_size(const sim_pool_t *p);
+size_t sim_pool_taken(const sim_pool_t *p);
+/* The configurations not taken yet, in file order: *configs gets an array of them (owned
+ * by the pool, valid until the next sim_pool_take); returns how many. */
+size_t sim_pool_unused(sim_pool_t *p, const cJSON *const **configs);
+/* Trial trial_no takes unused configuration k (an index into sim_pool_unused's array):
+ * its row is gone from the pool and answers that trial from now on. 0, SIM_EINVAL (k out
+ * of range, or the trial took one already) or SIM_ENOMEM. */
+int sim_pool_take(sim_pool_t *p, int64_t trial_no, size_t k);
+/* The row trial_no took: 1 with *row set, 0 when it took none. */
+int sim_pool_row(const sim_pool_t *p, int64_t trial_no, size_t *row);
+
 /* ---- the simulated executor ------------------------------------------------------- */
 struct sched_exec;
 struct sched_clock;
@@ -99,9 +135,17 @@ typedef struct sim_exec_opts {
     double
         start_delay;   /* seconds from a trial's start to its first iteration (0.05 in Syne Tune) */
     double stop_delay; /* seconds from a stop to the trial's end (0.05) */
-    int64_t full_iters; /* what "running every trial to the end" means for the saved-compute
-                         * figure: this many iterations (the scheduler's max_t), 0 = whole curves */
-    double wall0;       /* Unix time the virtual clock's 0 is recorded as */
+    /* what "running every trial to the end" means for the saved-compute figure: to this
+     * value of the scheduler's time_attr (its max_t; sim_curve_iters_to), 0 = whole curves */
+    double full_t;
+    /* the experiment's stop_grace_s: a trial that reached max_t is left this long to end by
+     * itself before it is stopped, and a curve that goes on past max_t is replayed meanwhile
+     * (the same for the saved-compute figure's "every trial to max_t") */
+    double stop_grace;
+    double wall0; /* Unix time the virtual clock's 0 is recorded as */
+    /* NULL, or the pool protocol's pool (borrowed; must outlive the executor): a trial is
+     * answered by the row it took (sim_pool_row), not by the nearest one */
+    const sim_pool_t *pool;
 } sim_exec_opts_t;
 
 /* A configuration farther than this from the row that answers it is "far from anything
@@ -112,14 +156,17 @@ typedef struct sim_exec_opts {
 #define SIM_FAR_DISTANCE 0.25
 
 typedef struct sim_stats {
-    double elapsed_s;    /* the virtual clock */
-    double spent_s;      /* trial-seconds the simulated trials ran */
-    double full_s;       /* trial-seconds had every started trial run to full_iters */
+    double elapsed_s; /* the virtual clock */
+    double spent_s;   /* trial-seconds the simulated trials ran */
+    /* trial-seconds had every started trial run to full_t, or to the end of its curve where
+     * that comes first (a table has nothing past it): what the saving is measured against */
+    double full_s;
+    size_t short_curves; /* started trials whose curve ends before full_t */
     double max_distance; /* the farthest any configuration was from the row that answered it */
     size_t trials;       /* trials started */
     size_t far;          /* trials answered (at some start) from farther than SIM_FAR_DISTANCE */
     /* Trials whose curve ended while the scheduler had not stopped them, short of
-     * full_iters (the longest curve when full_iters is 0): a table has no iterations past
+     * full_t (the longest curve when full_t is 0): a table has no iterations past
      * a curve's end, so such a trial ends there as if it had finished. */
     size_t ran_out;
     int64_t ran_out_min, ran_out_max; /* the iterations they ended at */

@@ -33,10 +33,12 @@ struct sim_curves {
     char **lines; /* per row: the result line */
     size_t *lens;
     double *secs;
+    double *tval; /* per row: the scheduler's time_attr (NAN where the row has none) */
     int *is_cat;  /* per parameter: compared as categories (choice, grid_search) */
     int *is_grid; /* per parameter: must match exactly */
     int *used;    /* per parameter: part of the distance (not a constant) */
     double *unit; /* nconf * nparams: numeric values in [0, 1] */
+    double *num;  /* nconf * nparams: numeric values as recorded (the pool's configurations) */
     cJSON **cat;  /* nconf * nparams: categorical values */
     int64_t max_iters;
     /* synthetic */
@@ -52,6 +54,8 @@ int sim__synth_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *o
                       size_t errlen);
 int sim__synth_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const char **line,
                       size_t *len, double *seconds);
+/* curves.c: the curve of a table's configuration `row` itself (distance 0). */
+void sim__row_curve(const sim_curves_t *c, size_t row, sim_curve_t *out);
 
 /* Writes the message into err (when given) and returns rc: how sim's files fail. */
 static inline int sim__fail(char *err, size_t errlen, int rc, const char *fmt, ...)

@@ -33,10 +33,12 @@ void sim_curves_free(sim_curves_t *c)
     free(c->lines);
     free(c->lens);
     free(c->secs);
+    free(c->tval);
     free(c->is_cat);
     free(c->is_grid);
     free(c->used);
     free(c->unit);
+    free(c->num);
     free(c->cat);
     free(c);
 }
@@ -114,6 +116,7 @@ static int bind_conf(sim_curves_t *c, size_t ci, const struct sim_record *r, con
             c->cat[ci * c->nparams + p] = v;
             continue;
         }
+        c->num[ci * c->nparams + p] = cJSON_IsNumber(v) ? v->valuedouble : NAN;
         cJSON_Delete(v);
         if (rc != 0)
             return sim__fail(err, errlen, SIM_EINVAL,
@@ -135,6 +138,9 @@ static int grow(sim_curves_t *c, size_t *conf_cap, size_t *row_cap)
         double *unit = realloc(c->unit, cap * c->nparams * sizeof *unit + 1);
         if (!unit) return -1;
         c->unit = unit;
+        double *num = realloc(c->num, cap * c->nparams * sizeof *num + 1);
+        if (!num) return -1;
+        c->num = num;
         cJSON **cat = realloc(c->cat, cap * c->nparams * sizeof *cat + 1);
         if (!cat) return -1;
         c->cat = cat;
@@ -152,6 +158,9 @@ static int grow(sim_curves_t *c, size_t *conf_cap, size_t *row_cap)
         double *secs = realloc(c->secs, cap * sizeof *secs);
         if (!secs) return -1;
         c->secs = secs;
+        double *tval = realloc(c->tval, cap * sizeof *tval);
+        if (!tval) return -1;
+        c->tval = tval;
         *row_cap = cap;
     }
     return 0;
@@ -404,7 +413,13 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
     }
     r.n = 0;
     size_t conf_cap = 0, row_cap = 0;
-    double total_prev = 0, it_prev = 0;
+    double total_prev = 0, it_prev = 0, cum = 0;
+    /* the scheduler's time_attr per row, for what running a trial to max_t costs: a column,
+     * training_iteration, or time_total_s summed from the seconds */
+    const char *tattr = space_settings(sp)->sched.time_attr;
+    int tcol = -1, tcum = strcmp(tattr, "time_total_s") == 0;
+    for (size_t i = 0; i < ncols; i++)
+        if (strcmp(header[i], tattr) == 0) tcol = (int)i, tcum = 0;
     for (;;) {
         int got = sim__read_record(&p, end, &r, &lineno, &rowline);
         if (got == 0) break;
@@ -450,6 +465,7 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
             t->name = k.trial >= 0 ? strdup(r.f[k.trial]) : NULL;
             for (size_t q = 0; q < c->nparams; q++) {
                 c->unit[c->nconf * c->nparams + q] = NAN;
+                c->num[c->nconf * c->nparams + q] = NAN;
                 c->cat[c->nconf * c->nparams + q] = NULL;
             }
             c->nconf++;
@@ -460,8 +476,9 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
             if (prev.oom) goto nomem_header;
             total_prev = 0;
             it_prev = 0;
+            cum = 0;
         }
-        double it, secs = 0;
+        double it, secs = 0, v0;
         if (!sim__cell_number(r.f[k.iter], &it) || !(it >= 1) || !(it <= 0x1p53) ||
             it != floor(it)) {
             rc = sim__fail(err, errlen, SIM_EINVAL,
@@ -524,6 +541,10 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
         if (!c->lines[c->nrows]) goto nomem_header;
         c->lens[c->nrows] = line.n;
         c->secs[c->nrows] = secs;
+        cum += secs;
+        c->tval[c->nrows] = tcol >= 0 ? (sim__cell_number(r.f[tcol], &v0) ? v0 : NAN)
+                            : tcum    ? cum
+                                      : NAN;
         c->nrows++;
         struct sim_tconf *t = &c->conf[c->nconf - 1];
         t->n++;

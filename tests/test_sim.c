@@ -583,3 +583,81 @@ TEST(number_format_is_the_shortest_of_every_precision)
 }
 
 TT_MAIN
+
+/* The pool protocol's pool: every row's configuration, in file order, with the space's
+ * constants; the unused ones shrink as trials take them, keeping file order; each trial
+ * keeps its row; a row cannot be taken twice, nor a trial take two. The synthetic family has
+ * no pool. */
+TEST(pool_hands_out_each_row_once_in_file_order)
+{
+    space_t *s = parse_space(g_space);
+    REQUIRE(s);
+    char err[512];
+    sim_curves_t *c = NULL;
+    REQUIRE(sim_table_parse(table_text, strlen(table_text), "t.csv", s, &c, err, sizeof err) == 0);
+    sim_pool_t *p = NULL;
+    REQUIRE(sim_pool_new(c, &p, err, sizeof err) == 0);
+    CHECK_EQ_INT(sim_pool_size(p), 3);
+    const cJSON *const *cfg = NULL;
+    REQUIRE(sim_pool_unused(p, &cfg) == 3);
+    char *t0 = cJSON_PrintUnformatted(cfg[0]), *t2 = cJSON_PrintUnformatted(cfg[2]);
+    CHECK_STR(t0, "{\"lr\":0.001,\"opt\":\"sgd\",\"width\":0,\"note\":\"fixed\"}");
+    CHECK_STR(t2, "{\"lr\":0.01,\"opt\":\"adam\",\"width\":5,\"note\":\"fixed\"}");
+    free(t0);
+    free(t2);
+    size_t row = 99;
+    CHECK(sim_pool_row(p, 7, &row) == 0);
+    REQUIRE(sim_pool_take(p, 7, 1) == 0); /* trial 7 takes row b */
+    CHECK(sim_pool_row(p, 7, &row) == 1 && row == 1);
+    CHECK_EQ_INT(sim_pool_taken(p), 1);
+    REQUIRE(sim_pool_unused(p, &cfg) == 2);
+    CHECK_STR(cJSON_GetObjectItem(cfg[0], "opt")->valuestring, "sgd");
+    CHECK(cJSON_GetObjectItem(cfg[1], "lr")->valuedouble == 0.01);
+    CHECK(sim_pool_take(p, 7, 0) == SIM_EINVAL); /* trial 7 has its row */
+    CHECK(sim_pool_take(p, 8, 2) == SIM_EINVAL); /* only 2 left */
+    REQUIRE(sim_pool_take(p, 8, 1) == 0);
+    CHECK(sim_pool_row(p, 8, &row) == 1 && row == 2);
+    REQUIRE(sim_pool_take(p, 1000, 0) == 0);
+    CHECK(sim_pool_row(p, 1000, &row) == 1 && row == 0);
+    CHECK_EQ_INT(sim_pool_unused(p, &cfg), 0);
+    CHECK_EQ_INT(sim_pool_taken(p), 3);
+    sim_pool_free(p);
+    sim_curves_free(c);
+    REQUIRE(sim_synth_open("seed=1", s, &c, err, sizeof err) == 0);
+    CHECK(sim_pool_new(c, &p, err, sizeof err) == SIM_EINVAL);
+    CHECK(strstr(err, "--pool needs a table") != NULL);
+    sim_curves_free(c);
+    space_free(s);
+}
+
+/* What running a trial to max_t costs is read in the scheduler's time_attr: a table that
+ * reports every other training_iteration reaches 10 at its 5th row; a curve that ends before
+ * is run to its end, and says so. */
+TEST(iterations_to_max_t_follow_the_time_attr)
+{
+    space_t *s = parse_space(g_lenient);
+    REQUIRE(s);
+    char err[512], text[2048];
+    size_t n = (size_t)snprintf(text, sizeof text,
+                                "trial,config/lr,config/opt,config/width,training_iteration,"
+                                "time_this_iter_s\n");
+    for (int k = 1; k <= 8; k++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "a,0.01,sgd,1,%d,1\n", 2 * k);
+    sim_curves_t *c = NULL;
+    REQUIRE(sim_table_parse(text, n, "t.csv", s, &c, err, sizeof err) == 0);
+    cJSON *cfg = cJSON_Parse("{\"lr\": 0.01, \"opt\": \"sgd\", \"width\": 1}");
+    sim_curve_t cv;
+    REQUIRE(sim_curves_lookup(c, cfg, &cv, err, sizeof err) == 0);
+    int before = -1;
+    CHECK_EQ_INT(sim_curve_iters_to(c, &cv, 10, &before), 5);
+    CHECK_EQ_INT(before, 0);
+    CHECK_EQ_INT(sim_curve_iters_to(c, &cv, 9, &before), 5); /* the first at or past it */
+    CHECK_EQ_INT(sim_curve_iters_to(c, &cv, 16, &before), 8);
+    CHECK_EQ_INT(before, 0);
+    CHECK_EQ_INT(sim_curve_iters_to(c, &cv, 40, &before), 8);
+    CHECK_EQ_INT(before, 1);
+    CHECK_EQ_INT(sim_curve_iters_to(c, &cv, 0, &before), 8); /* 0: the whole curve */
+    cJSON_Delete(cfg);
+    sim_curves_free(c);
+    space_free(s);
+}

@@ -624,3 +624,239 @@ TEST(far_answers_and_curves_that_run_out_are_said)
     if (!strstr(o.err, want)) fprintf(stderr, "wanted: %s\n", want);
     out_free(&o);
 }
+
+/* ---- the pool protocol (tune simulate --pool) ------------------------------------------- */
+/* A table of 12 configurations of lr, 4 iterations of 1 s each; t10 and t11 hold the same lr
+ * (two recordings), which the nearest-row rule answers both with t10. */
+static void pool_table(const char *dir)
+{
+    char path[4200], text[8192];
+    size_t n = (size_t)snprintf(text, sizeof text,
+                                "trial,config/lr,training_iteration,time_this_iter_s,loss\n");
+    for (int i = 0; i < 12; i++) {
+        double lr = i >= 10 ? 0.01 : pow(10, -4 + 3.0 * i / 9);
+        for (int it = 1; it <= 4; it++)
+            n += (size_t)snprintf(text + n, sizeof text - n, "t%d,%.17g,%d,1,%.17g\n", i, lr, it,
+                                  fabs(log10(lr) + 2.5) + 1.0 / it + 0.01 * i);
+    }
+    snprintf(path, sizeof path, "%s/pool.csv", dir);
+    write_file(path, text);
+}
+
+static const char pool_space[] =
+    "{\"name\": \"%s\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 20,"
+    " \"max_concurrent\": 2, \"seed\": 3, \"command\": [\"unused\"]%s,"
+    " \"scheduler\": {\"type\": \"asha\", \"max_t\": 4, \"grace_period\": 1, "
+    "\"reduction_factor\": 2}, \"space\": {\"lr\": {\"loguniform\": [0.0001, 0.1]}}}";
+
+/* Every configuration (row) is trained at most once, each trial replays its own row at
+ * distance 0 (the two rows of one lr both run), and once the 12 rows are taken no new trial
+ * starts: 12 of num_samples 20, said in the summary. The same seed gives the same rows in
+ * the same order. Without --pool the same TPE run re-runs rows (20 trials over 12 rows). */
+TEST(pool_protocol_trains_each_row_at_most_once_and_stops_when_exhausted)
+{
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "pool");
+    pool_table(dir);
+    const char *search[] = {"", ", \"search\": {\"type\": \"tpe\"}",
+                            ", \"search\": {\"type\": \"tpe\", \"preset\": \"bohb\"}"};
+    const char *names[] = {"prand", "ptpe", "pbohb"};
+    for (int m = 0; m < 3; m++) {
+        snprintf(sp, sizeof sp, pool_space, names[m], search[m]);
+        space_file(dir, sp);
+        for (int rep = 0; rep < 2; rep++) {
+            const char *a[] = {"simulate", "space.json", "--table", "pool.csv",
+                               "--pool",   "--quiet",    NULL};
+            struct out o = run_tune(dir, a);
+            if (o.code != 0) fprintf(stderr, "%s%s", o.out, o.err);
+            CHECK_EQ_INT(o.code, 0);
+            CHECK_CONTAINS(o.out, "Pool protocol: 12 of the table's 12 configurations trained, "
+                                  "each at most once; the pool is exhausted, so no new trials "
+                                  "started after it");
+            CHECK_CONTAINS(o.out, "Largest distance from a configuration to the table row that "
+                                  "answered it: 0 ");
+            out_free(&o);
+        }
+        char q[1024];
+        const char *exp = m == 0 ? "prand-sim" : m == 1 ? "ptpe-sim" : "pbohb-sim";
+        snprintf(q, sizeof q,
+                 "SELECT count(*) FROM trials t JOIN experiments e ON e.id = t.experiment_id "
+                 "WHERE e.name = '%s'",
+                 exp);
+        CHECK_EQ_INT(db_int(dir, q), 12);
+        snprintf(q, sizeof q,
+                 "SELECT count(DISTINCT t.exec_id) FROM trials t JOIN experiments e ON e.id = "
+                 "t.experiment_id WHERE e.name = '%s' AND t.node = 'd=0'",
+                 exp);
+        CHECK_EQ_INT(db_int(dir, q), 12);
+        /* deterministic: the second run took the same rows in the same order */
+        snprintf(q, sizeof q,
+                 "SELECT count(*) FROM trials a JOIN experiments ea ON ea.id = a.experiment_id "
+                 "JOIN trials b ON b.trial_no = a.trial_no JOIN experiments eb ON eb.id = "
+                 "b.experiment_id WHERE ea.name = '%s' AND eb.name = '%s-2' AND a.exec_id = "
+                 "b.exec_id AND a.config = b.config",
+                 exp, exp);
+        CHECK_EQ_INT(db_int(dir, q), 12);
+        snprintf(q, sizeof q,
+                 "SELECT count(*) FROM trials t JOIN experiments e ON e.id = t.experiment_id "
+                 "WHERE e.name = '%s' AND t.suggested_by LIKE '%%unused in the pool%%'",
+                 exp);
+        CHECK_EQ_INT(db_int(dir, q), 12);
+        snprintf(q, sizeof q,
+                 "SELECT count(*) FROM experiments WHERE name = '%s' AND settings_json LIKE "
+                 "'%%\"pool\":true%%'",
+                 exp);
+        CHECK_EQ_INT(db_int(dir, q), 1);
+    }
+    /* TPE chose some of them from its model */
+    CHECK(db_int(dir, "SELECT count(*) FROM trials t JOIN experiments e ON e.id = "
+                      "t.experiment_id WHERE e.name = 'ptpe-sim' AND t.suggested_by LIKE "
+                      "'TPE (optuna)%the best of % unused in the pool'") > 0);
+    /* without --pool: 20 trials answered by 12 rows, some row more than once */
+    snprintf(sp, sizeof sp, pool_space, "near", search[1]);
+    space_file(dir, sp);
+    const char *a[] = {"simulate", "space.json", "--table", "pool.csv", "--quiet", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK(strstr(o.out, "Pool protocol") == NULL);
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials t JOIN experiments e ON e.id = "
+                             "t.experiment_id WHERE e.name = 'near-sim'"),
+                 20);
+    CHECK(db_int(dir, "SELECT count(DISTINCT t.exec_id) FROM trials t JOIN experiments e ON "
+                      "e.id = t.experiment_id WHERE e.name = 'near-sim'") < 12);
+}
+
+/* What the pool protocol cannot replay is refused before anything runs, with the fix. */
+TEST(pool_protocol_refusals_name_the_fix)
+{
+    char dir[4096], sp[8192];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "pool_bad");
+    pool_table(dir);
+    struct {
+        const char *extra, *space, *msg;
+        int synthetic;
+    } cases[] = {
+        {"", NULL, "--pool needs a table (--table FILE or --from NAME)", 1},
+        {", \"points_to_evaluate\": [{\"lr\": 0.001}]", NULL, "--pool with points_to_evaluate", 0},
+        {", \"scheduler\": {\"type\": \"pbt\", \"perturbation_interval\": 2, "
+         "\"hyperparam_mutations\": {\"lr\": {\"loguniform\": [0.0001, 0.1]}}}",
+         NULL, "--pool with PBT", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *s = NULL;
+        snprintf(sp, sizeof sp, pool_space, "pb", cases[i].extra);
+        if (i == 2) { /* the extra scheduler replaces ASHA */
+            s = replaced(sp,
+                         ", \"scheduler\": {\"type\": \"asha\", \"max_t\": 4, "
+                         "\"grace_period\": 1, \"reduction_factor\": 2}",
+                         "");
+            snprintf(sp, sizeof sp, "%s", s);
+            free(s);
+        }
+        space_file(dir, sp);
+        const char *a[] = {"simulate",
+                           "space.json",
+                           cases[i].synthetic ? "--synthetic" : "--table",
+                           cases[i].synthetic ? "seed=1" : "pool.csv",
+                           "--pool",
+                           NULL};
+        struct out o = run_tune(dir, a);
+        CHECK_EQ_INT(o.code, 2);
+        CHECK_CONTAINS(o.err, cases[i].msg);
+        out_free(&o);
+    }
+    /* grid_search: the table's rows are whole configurations */
+    snprintf(sp, sizeof sp, pool_space, "pg", "");
+    char *g = replaced(sp, "{\"loguniform\": [0.0001, 0.1]}", "{\"grid_search\": [0.0001, 0.01]}");
+    space_file(dir, g);
+    free(g);
+    const char *a[] = {"simulate", "space.json", "--table", "pool.csv", "--pool", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "--pool: the space's lr is a grid_search");
+    out_free(&o);
+    /* a row whose value the space does not have */
+    snprintf(sp, sizeof sp, pool_space, "pc", "");
+    char *c = replaced(sp, "{\"loguniform\": [0.0001, 0.1]}", "{\"choice\": [0.0001, 0.01]}");
+    space_file(dir, c);
+    free(c);
+    o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "which is not a value of the space's lr: a pool replays configurations "
+                          "of the space only");
+    out_free(&o);
+}
+
+/* The compute saved is measured against what running every trial to max_t costs as the
+ * loop runs it: to its first result at or past max_t (in the scheduler's time_attr, here a
+ * table that reports every other training_iteration), then its stop; or to the end of its
+ * curve where that comes first, which the summary then says. A run that saves nothing says
+ * 0.0%. Before, the figure counted max_t rows rather than iterations (this run "saved 50.0%"
+ * while every trial ran to max_t), a trial's stop delay even where it ends by itself (a
+ * FIFO run "saved 0.5%"), and said "to max_t" of curves that end before it. */
+TEST(the_saving_is_against_running_every_trial_to_max_t_or_its_curves_end)
+{
+    char dir[4096], sp[8192], path[4200], text[16384];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "saving");
+    size_t n = (size_t)snprintf(text, sizeof text,
+                                "trial,config/lr,training_iteration,time_this_iter_s,loss\n");
+    for (int i = 0; i < 20; i++)
+        for (int k = 1; k <= 10; k++)
+            n += (size_t)snprintf(text + n, sizeof text - n, "t%d,%.17g,%d,1,%.17g\n", i,
+                                  pow(10, -4 + 3.0 * i / 19), 2 * k, 1.0 / k + 0.01 * i);
+    snprintf(path, sizeof path, "%s/gap.csv", dir);
+    write_file(path, text);
+    static const char space[] =
+        "{\"name\": \"%s\", \"metric\": \"loss\", \"mode\": \"min\", \"num_samples\": 20,"
+        " \"seed\": 1, \"command\": [\"x\"]%s, \"space\": {\"lr\": {\"loguniform\": [0.0001, "
+        "0.1]}}}";
+    struct {
+        const char *name, *extra, *want;
+    } cases[] = {
+        /* one rung at max_t: nothing stopped early, every trial stopped at max_t at once */
+        {"tomax",
+         ", \"stop_grace_s\": 0, \"scheduler\": {\"type\": \"asha\", \"max_t\": 10, "
+         "\"grace_period\": 10, \"reduction_factor\": 3}",
+         "trial-hours, 0.0% saved against running every trial to max_t (training_iteration 10)"},
+        /* left 5 s to end by itself after max_t, as the loop does: the rest of its curve */
+        {"grace",
+         ", \"scheduler\": {\"type\": \"asha\", \"max_t\": 10, \"grace_period\": 10, "
+         "\"reduction_factor\": 3}",
+         "trial-hours, 0.0% saved against running every trial to max_t (training_iteration 10)"},
+        {"fifo", "", "trial-hours, 0.0% saved against running every trial to the end of its curve"},
+        {"short",
+         ", \"scheduler\": {\"type\": \"asha\", \"max_t\": 40, \"grace_period\": 2, "
+         "\"reduction_factor\": 3}",
+         "saved against running every trial to max_t (training_iteration 40), or to the end of "
+         "its recorded curve where that comes first"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(sp, sizeof sp, space, cases[i].name, cases[i].extra);
+        space_file(dir, sp);
+        const char *a[] = {"simulate",  "space.json", "--table", "gap.csv",
+                           "--workers", "2",          "--quiet", NULL};
+        struct out o = run_tune(dir, a);
+        if (o.code != 0) fprintf(stderr, "%s%s", o.out, o.err);
+        CHECK_EQ_INT(o.code, 0);
+        CHECK_CONTAINS(o.out, cases[i].want);
+        if (i == 3) CHECK_CONTAINS(o.out, "20 of 20 trials' curves end before max_t");
+        out_free(&o);
+    }
+    /* the short case's figure from the database: each trial's curve to its end (20 s of
+     * iterations and a start delay) against what the trials spent */
+    double spent = db_real(dir, "SELECT sum(t.ended_at - t.started_at) FROM trials t JOIN "
+                                "experiments e ON e.id = t.experiment_id WHERE e.name = "
+                                "'short-sim'");
+    char want[128];
+    snprintf(want, sizeof want, "trial-hours, %.1f%% saved",
+             100 * (1 - spent / (20 * (10 + 0.05))));
+    struct out o;
+    snprintf(sp, sizeof sp, space, "short", cases[3].extra);
+    space_file(dir, sp);
+    const char *a[] = {"simulate",  "space.json", "--table", "gap.csv",
+                       "--workers", "2",          "--quiet", NULL};
+    o = run_tune(dir, a);
+    CHECK_CONTAINS(o.out, want);
+    out_free(&o);
+}
