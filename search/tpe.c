@@ -412,6 +412,23 @@ static void whyf(char *why, size_t whylen, const char *fmt, ...)
     va_end(ap);
 }
 
+/* suggested_by for a choice the model made: the preset, the rung it was judged at and the
+ * split of the observations, then tail ("" or what the choice was among). */
+static void model_why(const tpe_t *x, const split_t *sp, const char *preset, const char *tail,
+                      char *why, size_t whylen)
+{
+    char where[64];
+    if (sp->rung >= 0) {
+        char num[32];
+        snprintf(where, sizeof where, "at rung %s", space_format_number(x->rungs[sp->rung], num));
+    } else {
+        snprintf(where, sizeof where, "on latest results");
+    }
+    whyf(why, whylen,
+         "TPE (%s) %s from %zu observations (%zu good; bad also %zu ended below, %zu running)%s",
+         preset, where, sp->n_obs, sp->n_good, sp->n_stopped, sp->n_running, tail);
+}
+
 /* Registers the modelled values of a space_sample configuration for trial t. */
 static int register_config(tpe_t *x, size_t t, const cJSON *cfg)
 {
@@ -715,20 +732,7 @@ static int tpe_suggest(void *state, size_t trial_no, cJSON **config, char *why, 
         moved = 1;
     }
     if (model || moved) {
-        if (model) {
-            char where[64];
-            if (sp.rung >= 0) {
-                char num[32];
-                snprintf(where, sizeof where, "at rung %s",
-                         space_format_number(x->rungs[sp.rung], num));
-            } else {
-                snprintf(where, sizeof where, "on latest results");
-            }
-            whyf(why, whylen,
-                 "TPE (%s) %s from %zu observations (%zu good; bad also %zu ended below, %zu "
-                 "running)",
-                 preset, where, sp.n_obs, sp.n_good, sp.n_stopped, sp.n_running);
-        }
+        if (model) model_why(x, &sp, preset, "", why, whylen);
         for (size_t j = 0; j < nd; j++) {
             const tdim_t *d = &x->dims[j];
             const space_param_t *P = &x->s->params[d->param];
@@ -818,18 +822,9 @@ static int tpe_choose(void *state, size_t trial_no, const cJSON *const *cands, s
         model = 1;
     }
     if (model) {
-        char where[64];
-        if (sp.rung >= 0) {
-            char num[32];
-            snprintf(where, sizeof where, "at rung %s",
-                     space_format_number(x->rungs[sp.rung], num));
-        } else {
-            snprintf(where, sizeof where, "on latest results");
-        }
-        whyf(why, whylen,
-             "TPE (%s) %s from %zu observations (%zu good; bad also %zu ended below, %zu "
-             "running); the best of %zu unused in the pool",
-             preset, where, sp.n_obs, sp.n_good, sp.n_stopped, sp.n_running, n);
+        char pool[64];
+        snprintf(pool, sizeof pool, "; the best of %zu unused in the pool", n);
+        model_why(x, &sp, preset, pool, why, whylen);
     } else {
         pick = space__searcher_pick_uniform(x->o.seed, trial_no, n);
         size_t k = why ? strlen(why) : 0;
