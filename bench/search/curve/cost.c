@@ -14,25 +14,30 @@
 #define NG 8
 static const double GAM[NG] = {0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.0};
 
-static double now(void) {
+static double now(void)
+{
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec + 1e-9 * t.tv_nsec;
 }
-static int cmpd(const void *a, const void *b) {
+static int cmpd(const void *a, const void *b)
+{
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
-static double urand(unsigned long long *s) {
+static double urand(unsigned long long *s)
+{
     *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
     return (*s >> 11) * (1.0 / 9007199254740992.0);
 }
 
 /* weighted ridge fit of y = a + beta (b^-g - T^-g) over the first m points: returns a */
 static double fit(const double *b, const double *y, int m, double g, double T, double bb,
-                  double lam, double *beta) {
+                  double lam, double *beta)
+{
     double sw = 0, swp = 0, swpp = 0, swy = 0, swpy = 0, mb = 0;
-    for (int j = 0; j < m; j++) mb += b[j];
+    for (int j = 0; j < m; j++)
+        mb += b[j];
     mb /= m;
     double tg = pow(T, -g);
     for (int j = 0; j < m; j++) {
@@ -45,7 +50,8 @@ static double fit(const double *b, const double *y, int m, double g, double T, d
     return (a22 * r1 - a12 * r2) / det;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     int n = argc > 1 ? atoi(argv[1]) : 1000, d = argc > 2 ? atoi(argv[2]) : 8;
     int T = argc > 3 ? atoi(argv[3]) : 50, reps = 20;
     unsigned long long s = 1;
@@ -53,15 +59,18 @@ int main(int argc, char **argv) {
     int *m = malloc(n * sizeof *m), tot = 0;
     for (int i = 0; i < n; i++) {
         int k = 1;
-        while (k < T && urand(&s) < 1.0 / 3) k = k * 3 > T ? T : k * 3;
+        while (k < T && urand(&s) < 1.0 / 3)
+            k = k * 3 > T ? T : k * 3;
         m[i] = k, tot += k;
     }
     double *b = malloc(tot * sizeof *b), *y = malloc(tot * sizeof *y), *all = malloc(tot * 8);
     double *X = malloc((size_t)n * d * 8), *yh = malloc(n * 8), *c = malloc(n * 8);
     double *sl = malloc(n * 8);
     for (int i = 0, o = 0; i < n; i++)
-        for (int j = 0; j < m[i]; j++, o++) b[o] = j + 1, y[o] = 0.5 + urand(&s);
-    for (int i = 0; i < n * d; i++) X[i] = urand(&s);
+        for (int j = 0; j < m[i]; j++, o++)
+            b[o] = j + 1, y[o] = 0.5 + urand(&s);
+    for (int i = 0; i < n * d; i++)
+        X[i] = urand(&s);
 
     double t0 = now(), sink = 0;
     for (int r = 0; r < reps; r++) { /* the refit: cap, gamma by holdout, every a_i */
@@ -79,8 +88,8 @@ int main(int argc, char **argv) {
                 if (m[i] < 6) continue;
                 int k = m[i] / 3 > 2 ? m[i] / 3 : 2;
                 double a = fit(b + o, y + o, k, GAM[g], T, bb, 1.0, &beta);
-                double e = a + beta * (pow(b[o + m[i] - 1], -GAM[g]) - pow(T, -GAM[g])) -
-                           y[o + m[i] - 1];
+                double e =
+                    a + beta * (pow(b[o + m[i] - 1], -GAM[g]) - pow(T, -GAM[g])) - y[o + m[i] - 1];
                 err += e * e;
             }
             if (err < best) best = err, bg = GAM[g], bbb = bb;
@@ -123,7 +132,8 @@ int main(int argc, char **argv) {
     for (int q = 0; q < 3; q++) { /* EI at nc candidates: nc n d distances */
         int nc = ncs[q];
         double *C = malloc((size_t)nc * d * 8);
-        for (int i = 0; i < nc * d; i++) C[i] = urand(&s);
+        for (int i = 0; i < nc * d; i++)
+            C[i] = urand(&s);
         t0 = now();
         for (int r = 0; r < 5; r++)
             for (int i = 0; i < nc; i++) {
@@ -145,8 +155,8 @@ int main(int argc, char **argv) {
     printf("n %d trials (%d results), d %d, T %d\n", n, tot, d, T);
     printf("curve refit (cap, gamma, every a_i): %.3f ms\n", 1e3 * t_refit);
     printf("kernel LOO bandwidth (4 widths):     %.3f ms\n", 1e3 * t_loo);
-    for (int q = 0; q < 3; q++) printf("kernel EI at %4d candidates:        %.3f ms\n", ncs[q],
-                                       1e3 * t_ei[q]);
+    for (int q = 0; q < 3; q++)
+        printf("kernel EI at %4d candidates:        %.3f ms\n", ncs[q], 1e3 * t_ei[q]);
     fprintf(stderr, "%g\n", sink);
     free(m), free(b), free(y), free(all), free(X), free(yh), free(c), free(sl);
     return 0;
