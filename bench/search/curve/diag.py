@@ -1,7 +1,7 @@
 """bench/search/curve/diag.py: how well the pooled power law (curve.py) ranks configurations
 by their final value from a curve cut at b, against the raw value at b (Spearman, all rows
-cut at b; the model sees, as under ASHA, a few long curves too: 1/rf^k of the rows run to
-the next rungs). Usage: diag.py [tasks...]"""
+cut at b; the model also sees a tenth of the rows in full, as it would see the few long
+curves ASHA lets through, to choose its exponent). Usage: diag.py [tasks...]"""
 import sys
 
 import numpy as np
