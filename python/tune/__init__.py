@@ -31,7 +31,7 @@ from ._context import get_context
 from ._params import with_parameters
 from ._ray import build_space, run
 from ._results import Experiment, ExperimentAnalysis, TuneError, experiments
-from ._run import find_binary, resume
+from ._run import SpaceError, find_binary, resume
 from ._tuner import (CheckpointConfig, FailureConfig, Result, ResultGrid, RunConfig, TuneConfig,
                      Tuner, with_resources)
 from ._space import (ASHAScheduler, AsyncHyperBandScheduler, CLIReporter, FIFOScheduler,
@@ -46,6 +46,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "run", "resume", "report", "get_checkpoint", "get_trial_dir", "get_trial_id", "TuneError",
+    "SpaceError",
     "Experiment", "ExperimentAnalysis", "experiments", "build_space", "find_binary",
     "uniform", "quniform", "loguniform", "qloguniform", "randn", "qrandn", "randint",
     "qrandint", "lograndint", "qlograndint", "choice", "grid_search", "sample_from",

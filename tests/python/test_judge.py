@@ -46,6 +46,7 @@ class Mode(Case):
             quick(name="asha", metric="acc", max_concurrent_trials=1,
                   scheduler=tune.ASHAScheduler(max_t=5, grace_period=1, reduction_factor=2))
         e = cm.exception
+        self.assertIsInstance(e, tune.SpaceError)  # exported, so a script can catch it
         self.assertIsInstance(e, tune.TuneError)
         self.assertEqual(e.exit_code, 2)
         self.assertIn('mode: required with the "asha" scheduler ("min" or "max")', str(e))
