@@ -60,16 +60,16 @@ static void ask(space_searcher_t *x, size_t t, char *why, size_t whylen)
     cJSON_Delete(c);
 }
 
-static double per_suggestion(space_t *s, space_tpe_preset_t preset, size_t n, size_t asks)
+/* A TPE searcher with n finished trials drawn at random, told to it as a resume would. */
+static space_searcher_t *with_history(space_t *s, space_tpe_preset_t preset, size_t n)
 {
-    char err[512], why[256];
+    char err[512];
     space_search_opts_t o = {SPACE_SEARCH_TPE, preset, 0, 1};
     space_searcher_t *x = NULL;
     if (space_searcher_new(s, &o, &x, err, sizeof err)) {
         fprintf(stderr, "tpe_bench: %s\n", err);
         exit(1);
     }
-    /* n finished trials drawn at random, told to the searcher as a resume would */
     for (size_t t = 0; t < n; t++) {
         cJSON *c;
         if (space_sample(s, t, &c, err, sizeof err) ||
@@ -81,6 +81,13 @@ static double per_suggestion(space_t *s, space_tpe_preset_t preset, size_t n, si
         space_searcher_trial_end(x, t, 0);
         cJSON_Delete(c);
     }
+    return x;
+}
+
+static double per_suggestion(space_t *s, space_tpe_preset_t preset, size_t n, size_t asks)
+{
+    char why[256];
+    space_searcher_t *x = with_history(s, preset, n);
     /* the first suggestion fits every estimator from the record (what a resume pays
      * once): timed on its own, so the rest measure a suggestion of a running search */
     double t0 = cpu_now();
@@ -102,23 +109,11 @@ static double per_suggestion(space_t *s, space_tpe_preset_t preset, size_t n, si
 static double per_choice(space_t *s, space_tpe_preset_t preset, size_t n, size_t ncand, size_t asks)
 {
     char err[512], why[512];
-    space_search_opts_t o = {SPACE_SEARCH_TPE, preset, 0, 1};
-    space_searcher_t *x = NULL;
+    space_searcher_t *x = with_history(s, preset, n);
     cJSON **cands = calloc(ncand + asks, sizeof *cands);
-    if (!cands || space_searcher_new(s, &o, &x, err, sizeof err)) {
-        fprintf(stderr, "tpe_bench: out of memory or %s\n", err);
+    if (!cands) {
+        fprintf(stderr, "tpe_bench: out of memory\n");
         exit(1);
-    }
-    for (size_t t = 0; t < n; t++) {
-        cJSON *c;
-        if (space_sample(s, t, &c, err, sizeof err) ||
-            space_searcher_add_trial(x, t, c, err, sizeof err)) {
-            fprintf(stderr, "tpe_bench: %s\n", err);
-            exit(1);
-        }
-        space_searcher_observe(x, t, 1, objective(c));
-        space_searcher_trial_end(x, t, 0);
-        cJSON_Delete(c);
     }
     size_t left = ncand + asks;
     for (size_t k = 0; k < left; k++)
