@@ -21,6 +21,8 @@ import pickle
 import pickletools
 import sys
 
+from ._run import write_atomic
+
 __all__ = ["with_parameters", "WithParameters", "bind"]
 
 
@@ -140,18 +142,12 @@ def bind(trainable, folder):
     modname = f"tune_params_{sha}"
     d = os.path.join(os.path.abspath(folder), "tune_params", sha)
     os.makedirs(d, exist_ok=True)
-    _write(os.path.join(d, "params.pkl"), trainable.blob, binary=True)
+    write_atomic(os.path.join(d, "params.pkl"), trainable.blob)
     src = _SHIM.format(how=trainable.how, target=target, root=root, name=name)
-    _write(os.path.join(d, modname + ".py"), src)
+    write_atomic(os.path.join(d, modname + ".py"), src)
     spec = importlib.util.spec_from_file_location(modname, os.path.join(d, modname + ".py"))
     module = importlib.util.module_from_spec(spec)
     sys.modules[modname] = module
     spec.loader.exec_module(module)
     return getattr(module, name)
 
-
-def _write(path, data, binary=False):
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb" if binary else "w") as f:
-        f.write(data)
-    os.replace(tmp, path)

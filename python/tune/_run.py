@@ -447,10 +447,11 @@ def _pythonize(text, name, db):
     return text
 
 
-def _write_atomic(path, text):
+def write_atomic(path, data):
+    """Writes data (str, or bytes) to path whole: a reader sees the old file or the new one."""
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
+    with open(tmp, "wb" if isinstance(data, bytes) else "w") as f:
+        f.write(data)
     os.replace(tmp, path)
 
 
@@ -709,7 +710,7 @@ def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, nu
         return _finish(EXIT_OK, [], 0, db, name,
                        space_path if os.path.exists(space_path) else None,
                        raise_on_failed_trial)
-    _write_atomic(space_path, text)
+    write_atomic(space_path, text)
     if auto:
         args.append("--resume")
     if restart:
