@@ -412,6 +412,29 @@ static void whyf(char *why, size_t whylen, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Whether this turn is random rather than the model's, with why: no parameter to model, too
+ * few observations yet (ready from space__tpe_choose_split, most the largest count), or
+ * BOHB's random fraction, which takes one draw of rng (only then, so that the stream a
+ * suggestion sees stays as it was). */
+static int random_turn(const tpe_t *x, int ready, size_t most, space__rng_t *rng, char *why,
+                       size_t whylen)
+{
+    size_t nd = x->nd, need = 2 * (nd + 1) > 10 ? 2 * (nd + 1) : 10;
+    if (nd == 0) {
+        whyf(why, whylen, "random: no parameter to model");
+        return 1;
+    }
+    if (!ready) {
+        whyf(why, whylen, "random: model not ready (%zu of %zu observations)", most, need);
+        return 1;
+    }
+    if (x->o.preset == SPACE_TPE_BOHB && space__rng_uniform(rng) < BOHB_RANDOM_FRACTION) {
+        whyf(why, whylen, "random: BOHB's random fraction (1/3)");
+        return 1;
+    }
+    return 0;
+}
+
 /* suggested_by for a choice the model made: the preset, the rung it was judged at and the
  * split of the observations, then tail ("" or what the choice was among). */
 static void model_why(const tpe_t *x, const split_t *sp, const char *preset, const char *tail,
@@ -695,14 +718,9 @@ static int tpe_suggest(void *state, size_t trial_no, cJSON **config, char *why, 
     space__rng_seed(&rng, x->o.seed, trial_no);
     int ready = nd > 0 ? space__tpe_choose_split(x, trial_no, &sp, &most) : 0;
     if (ready < 0) goto nomem;
-    size_t need = 2 * (nd + 1) > 10 ? 2 * (nd + 1) : 10;
     int model = 0;
-    if (nd == 0) {
-        whyf(why, whylen, "random: no parameter to model");
-    } else if (!ready) {
-        whyf(why, whylen, "random: model not ready (%zu of %zu observations)", most, need);
-    } else if (x->o.preset == SPACE_TPE_BOHB && space__rng_uniform(&rng) < BOHB_RANDOM_FRACTION) {
-        whyf(why, whylen, "random: BOHB's random fraction (1/3)");
+    if (random_turn(x, ready, most, &rng, why, whylen)) {
+        /* drawn from the prior below */
     } else if (x->o.preset == SPACE_TPE_BOHB) {
         model = space__tpe_suggest_bohb(x, &rng, val, xi, &rc);
         if (rc) goto nomem;
@@ -804,14 +822,10 @@ static int tpe_choose(void *state, size_t trial_no, const cJSON *const *cands, s
     space__rng_seed(&rng, x->o.seed, trial_no);
     int ready = nd > 0 ? space__tpe_choose_split(x, trial_no, &sp, &most) : 0;
     if (ready < 0) goto nomem;
-    size_t need = 2 * (nd + 1) > 10 ? 2 * (nd + 1) : 10, pick = 0;
+    size_t pick = 0;
     int model = 0, rc = 0;
-    if (nd == 0) {
-        whyf(why, whylen, "random: no parameter to model");
-    } else if (!ready) {
-        whyf(why, whylen, "random: model not ready (%zu of %zu observations)", most, need);
-    } else if (x->o.preset == SPACE_TPE_BOHB && space__rng_uniform(&rng) < BOHB_RANDOM_FRACTION) {
-        whyf(why, whylen, "random: BOHB's random fraction (1/3)");
+    if (random_turn(x, ready, most, &rng, why, whylen)) {
+        /* the row random would take, below */
     } else if (x->o.preset == SPACE_TPE_BOHB) {
         model = space__tpe_choose_bohb(x, px, n, &pick, &rc);
         if (rc) goto nomem;
