@@ -83,6 +83,29 @@ typedef struct space_stop {
     double target;
 } space_stop_t;
 
+/* Several objectives (issue 30, docs/multiobjective.md): "metric": ["val_loss", "latency_ms"]
+ * with "mode": ["min", "min"]. A string metric is one objective. */
+#define SPACE_MAX_OBJECTIVES 8
+/* At most this many "constraints" (each is looked up in every result). */
+#define SPACE_MAX_CONSTRAINTS 16
+
+/* How a constraint compares a reported value with its bound; the one spelling of each is
+ * SPACE_CMP_NAMES ("<=", ">=", "<", ">"), as space.json writes it. */
+typedef enum { SPACE_CMP_LE = 0, SPACE_CMP_GE = 1, SPACE_CMP_LT = 2, SPACE_CMP_GT = 3 } space_cmp_t;
+#define SPACE_NCMP 4
+#define SPACE_CMP_NAMES                                                                            \
+    {                                                                                              \
+        [SPACE_CMP_LE] = "<=", [SPACE_CMP_GE] = ">=", [SPACE_CMP_LT] = "<", [SPACE_CMP_GT] = ">"   \
+    }
+
+/* One entry of "constraints": {"gpu_mem_gb": {"<=": 16}} is {key "gpu_mem_gb", LE, 16}. A
+ * key may carry several (a range is {">=": 1, "<=": 4}: two entries). */
+typedef struct space_constraint {
+    char *key;
+    space_cmp_t op;
+    double bound;
+} space_constraint_t;
+
 /* At most this many "stop" criteria (each is looked up in every result). */
 #define SPACE_MAX_STOP 16
 /* At most this many "reporter" metric_columns. */
@@ -103,9 +126,18 @@ typedef struct space_exec_opts {
 /* Everything in space.json except "space" itself, with defaults filled in.
  * All pointers are owned by the space_t and live as long as it does. */
 typedef struct space_settings {
-    char *name;   /* [A-Za-z0-9_.-]+, not "." or "..", no leading '-', at most 100 chars */
-    char *metric; /* the metric ASHA and `tune best` use */
-    space_mode_t mode;
+    char *name;        /* [A-Za-z0-9_.-]+, not "." or "..", no leading '-', at most 100 chars */
+    char *metric;      /* the metric ASHA and `tune best` use; with several objectives the first */
+    space_mode_t mode; /* with several objectives, the first one's */
+    /* The objectives: nobjectives (0 when there is no "metric", 1 for a string metric, at
+     * most SPACE_MAX_OBJECTIVES) names and modes; metrics[0] == metric, modes[0] == mode.
+     * Code that handles one objective reads metric and mode; code that handles several
+     * reads these. */
+    char **metrics;
+    space_mode_t *modes;
+    size_t nobjectives;
+    space_constraint_t *constraints; /* "constraints": nconstraints of them; NULL if none */
+    size_t nconstraints;
     int num_samples;    /* default 1; each grid point is repeated this many times */
     int max_concurrent; /* default 0 = no limit beyond resources */
     uint64_t seed;      /* default 0 */
@@ -144,6 +176,20 @@ typedef struct space_settings {
  * The one list: space.json refuses such a metric without a "mode" (its default is "min"),
  * and the CLI guesses the order of another metric's values with it. */
 int space_metric_looks_max(const char *metric);
+
+/* A result's objectives as numbers to minimise: out[i] = result[metrics[i]], negated where
+ * modes[i] is max; NaN where the key is missing, not a number or not finite. Fills
+ * s->nobjectives values (none when there is no metric). The one place that turns a result
+ * into objective values: the scheduler, the CLI and the simulator all call it. */
+void space_objectives(const space_settings_t *s, const cJSON *result, double *out);
+
+/* How far a result is from satisfying the constraints: 0 when it satisfies all of them (or
+ * there are none), else the sum over the violated ones of |value - bound| (Optuna's
+ * constrained NSGA-II orders infeasible trials by this total); +INFINITY when a
+ * constrained key is missing, not a number or NaN (nothing says it is feasible). A strict
+ * constraint ("<") met with equality counts as violated by 0 and is still infeasible: the
+ * result is then the smallest positive double. */
+double space_violation(const space_settings_t *s, const cJSON *result);
 
 /* The resolved settings (defaults filled in) as a JSON object; caller cJSON_Delete()s. */
 cJSON *space_settings_json(const space_t *s);
