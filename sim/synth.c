@@ -48,6 +48,42 @@ static int spec_number(const char *key, const char *val, double *out, char *err,
     return 0;
 }
 
+/* The keys a synthetic result reports besides its loss (named by the first metric). */
+static const char *const synth_keys[] = {"training_iteration", "time_this_iter_s", "time_total_s",
+                                         "cost"};
+#define NSYNTH_KEYS (sizeof synth_keys / sizeof *synth_keys)
+
+/* Every metric and constrained key must be one the family reports, as a table must have a
+ * column for each (table.c's check_reported): otherwise every trial would report none.
+ * allow_missing_metric runs anyway, as in a real run. */
+static int check_reported(const space_settings_t *set, const char *loss, char *err, size_t errlen)
+{
+    if (set->allow_missing_metric) return 0;
+    const char *cand[NSYNTH_KEYS + 1] = {loss};
+    for (size_t i = 0; i < NSYNTH_KEYS; i++)
+        cand[i + 1] = synth_keys[i];
+    size_t nkeys = set->nobjectives + set->nconstraints;
+    for (size_t i = 0; i < nkeys; i++) {
+        int is_metric = i < set->nobjectives;
+        const char *key = is_metric ? set->metrics[i] : set->constraints[i - set->nobjectives].key;
+        int found = 0;
+        for (size_t j = 0; j <= NSYNTH_KEYS; j++)
+            found |= strcmp(key, cand[j]) == 0;
+        if (found) continue;
+        const char *dym = space_suggest(key, cand, NSYNTH_KEYS + 1);
+        snprintf(err, errlen,
+                 "synthetic family: %s \"%s\" is not reported%s%s%s: the family reports its "
+                 "loss under the first metric (\"%s\"), and training_iteration, "
+                 "time_this_iter_s, time_total_s and cost (docs/simulate.md, \"Several "
+                 "objectives\"). Fix the name in space.json (or set \"allow_missing_metric\": "
+                 "true to run anyway)",
+                 is_metric ? "the metric" : "the constrained key", key,
+                 dym ? " (did you mean \"" : "", dym ? dym : "", dym ? "\"?)" : "", loss);
+        return SIM_EINVAL;
+    }
+    return 0;
+}
+
 int sim_synth_open(const char *spec, const struct space *sp, sim_curves_t **out, char *err,
                    size_t errlen)
 {
@@ -113,10 +149,8 @@ int sim_synth_open(const char *spec, const struct space *sp, sim_curves_t **out,
     }
     s.mode_max = set->mode == SPACE_MODE_MAX;
     snprintf(s.metric, sizeof s.metric, "%s", set->metric ? set->metric : "loss");
-    static const char *const own[] = {"training_iteration", "time_this_iter_s", "time_total_s",
-                                      "cost"};
-    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
-        if (strcmp(s.metric, own[i]) == 0) {
+    for (size_t i = 0; i < NSYNTH_KEYS; i++)
+        if (strcmp(s.metric, synth_keys[i]) == 0) {
             snprintf(err, errlen,
                      "synthetic family: the first metric \"%s\" is one of the keys the family "
                      "reports besides its loss (training_iteration, time_this_iter_s, "
@@ -125,6 +159,8 @@ int sim_synth_open(const char *spec, const struct space *sp, sim_curves_t **out,
                      s.metric, s.metric);
             return SIM_EINVAL;
         }
+    int rc = check_reported(set, s.metric, err, errlen);
+    if (rc) return rc;
     sim_curves_t *c = calloc(1, sizeof *c);
     if (!c) {
         snprintf(err, errlen, "out of memory");

@@ -304,7 +304,49 @@ TEST(the_metric_and_time_attr_must_be_columns)
     expect_table_ok(allow, "config/x,training_iteration,time_this_iter_s,acc\n0.1,1,1,1\n");
 }
 
-/* Line numbers count the blank lines a table may have between rows. */
+/* Several objectives (docs/simulate.md): each metric of the list and each constrained key
+ * needs a column (time_total_s is reported by every result, so it needs none). */
+TEST(every_objective_and_constrained_key_must_be_reported)
+{
+    static const char two[] =
+        "{\"name\": \"s\", \"metric\": [\"loss\", \"params\"], \"mode\": [\"min\", \"min\"], "
+        "\"command\": [\"x\"], \"space\": {\"x\": {\"uniform\": [0, 1]}}}";
+    expect_table_error(two,
+                       "config/x,training_iteration,time_this_iter_s,loss,param\n0.1,1,1,1,5\n",
+                       "t.csv:1: the table has no \"params\" column, one of the experiment's "
+                       "\"metric\" list (did you mean \"param\"?)");
+    expect_table_ok(two, "config/x,training_iteration,time_this_iter_s,loss,params\n0.1,1,1,1,5\n");
+    static const char timed[] =
+        "{\"name\": \"s\", \"metric\": [\"loss\", \"time_total_s\"], \"mode\": [\"min\", "
+        "\"min\"], \"command\": [\"x\"], \"space\": {\"x\": {\"uniform\": [0, 1]}}}";
+    expect_table_ok(timed, "config/x,training_iteration,time_this_iter_s,loss\n0.1,1,1,1\n");
+    static const char constrained[] =
+        "{\"name\": \"s\", \"metric\": \"loss\", \"command\": [\"x\"], \"constraints\": "
+        "{\"time_total_s\": {\"<=\": 5}, \"mem_gb\": {\">=\": 1, \"<=\": 16}}, "
+        "\"space\": {\"x\": {\"uniform\": [0, 1]}}}";
+    expect_table_error(constrained,
+                       "config/x,training_iteration,time_this_iter_s,loss\n0.1,1,1,1\n",
+                       "t.csv:1: the table has no \"mem_gb\" column, a key of the experiment's "
+                       "\"constraints\". Its results report:");
+    expect_table_ok(constrained,
+                    "config/x,training_iteration,time_this_iter_s,loss,mem_gb\n0.1,1,1,1,8\n");
+    /* a range is two constraints on one key: named once */
+    space_t *s = parse_space(constrained);
+    REQUIRE(s);
+    sim_curves_t *c = NULL;
+    char err[1024] = "";
+    const char *t = "config/x,training_iteration,time_this_iter_s,loss\n0.1,1,1,1\n";
+    CHECK(sim_table_parse(t, strlen(t), "t.csv", s, &c, err, sizeof err) == SIM_EINVAL);
+    int named = 0;
+    for (const char *q = strstr(err, "mem_gb"); q; q = strstr(q + 1, "mem_gb"))
+        named++;
+    CHECK_EQ_INT(named, 1);
+    space_free(s);
+}
+
+/* Line numbers count the blank lines a table may have between rows. */ /* Line numbers count the
+                                                                           blank lines a table may
+                                                                           have between rows. */
 TEST(errors_point_at_the_row_after_blank_lines)
 {
     expect_table_error(g_lenient, PLAIN_HEAD "\n\n0.01,sgd,wide,1,1\n",
@@ -635,12 +677,40 @@ TEST(synthetic_results_report_the_documented_cost_and_total_time)
         cJSON_Delete(r);
     }
 
+    /* several objectives: the family reports its loss, time_total_s and cost, and refuses
+     * a metric or a constrained key it does not report, as a table without the column */
+    space_t *two = parse_space(
+        "{\"name\": \"s\", \"metric\": [\"loss\", \"cost\", \"time_total_s\"], \"mode\": "
+        "[\"min\", \"min\", \"min\"], \"command\": [\"x\"], \"constraints\": {\"cost\": "
+        "{\"<=\": 0.5}}, \"space\": {\"a\": {\"uniform\": [0, 1]}}}");
+    REQUIRE(two);
+    sim_curves_t *ok = NULL;
+    CHECK(sim_synth_open("seed=1", two, &ok, err, sizeof err) == SIM_OK);
+    sim_curves_free(ok);
+    space_free(two);
+    space_t *other = parse_space(
+        "{\"name\": \"s\", \"metric\": [\"loss\", \"costs\"], \"mode\": [\"min\", \"min\"], "
+        "\"command\": [\"x\"], \"space\": {\"a\": {\"uniform\": [0, 1]}}}");
+    REQUIRE(other);
+    sim_curves_t *bad = NULL;
+    CHECK(sim_synth_open("seed=1", other, &bad, err, sizeof err) == SIM_EINVAL);
+    CHECK(bad == NULL);
+    CHECK_CONTAINS(err, "synthetic family: the metric \"costs\" is not reported (did you mean "
+                        "\"cost\"?)");
+    space_free(other);
+    space_t *lim = parse_space(
+        "{\"name\": \"s\", \"metric\": \"loss\", \"command\": [\"x\"], \"constraints\": "
+        "{\"gpu_mem_gb\": {\"<=\": 16}}, \"space\": {\"a\": {\"uniform\": [0, 1]}}}");
+    REQUIRE(lim);
+    CHECK(sim_synth_open("seed=1", lim, &bad, err, sizeof err) == SIM_EINVAL);
+    CHECK_CONTAINS(err, "the constrained key \"gpu_mem_gb\" is not reported");
+    space_free(lim);
+
     /* the loss goes under the first metric, so that metric may not be one of the family's
      * own keys */
     space_t *own = parse_space("{\"name\": \"s\", \"metric\": \"cost\", \"command\": [\"x\"],"
                                " \"space\": {\"a\": {\"uniform\": [0, 1]}}}");
     REQUIRE(own);
-    sim_curves_t *bad = NULL;
     CHECK(sim_synth_open("seed=1", own, &bad, err, sizeof err) == SIM_EINVAL);
     CHECK(bad == NULL);
     CHECK_CONTAINS(err, "the first metric \"cost\" is one of the keys the family reports");
