@@ -194,6 +194,33 @@ def hv2(pts, ref=(REF, REF)):
     return float(hv)
 
 
+def check_hv(mo_hv, tables, trials=200, seed=0):
+    """hv2 against the engine's pareto_hypervolume (bench/mo/mo_hv.c) on random point sets
+    (with NaN, ties and points beyond the reference) and on each table's normalised points:
+    equal to 1e-12 relative, else SystemExit. Returns what was checked, in words."""
+    import subprocess
+    rng = np.random.default_rng(seed)
+    sets = []
+    for _ in range(trials):
+        n = int(rng.integers(0, 40))
+        p = rng.random((n, 2)) * 1.3
+        if n > 3:
+            p[rng.integers(0, n)] = np.nan
+            p[rng.integers(0, n), 0] = p[0, 0]  # a tie in the first objective
+        sets.append(p)
+    sets += [t.normalise(t.points) for t in tables]
+    for p in sets:
+        text = "\n".join(f"{x!r} {y!r}" for x, y in p) + "\n"
+        r = subprocess.run([mo_hv, str(REF), str(REF)], input=text, capture_output=True,
+                           text=True, check=True)
+        want, got = float(r.stdout), hv2(p)
+        if abs(want - got) > 1e-12 * max(1.0, abs(want)):
+            raise SystemExit(f"mo: hv2 gives {got!r} where pareto_hypervolume gives {want!r} "
+                             f"for {len(p)} points: the benchmark's hypervolume is wrong")
+    return (f"hv2 equals the engine's pareto_hypervolume (bench/mo/mo_hv.c) to 1e-12 on "
+            f"{trials} random point sets and the {len(tables)} tables' points")
+
+
 def hv_curve(table, events, budget):
     """events: [(virtual time, point minimised)] in arrival order. The hypervolume of the
     front of the points arrived by each of GRID times over [0, budget], as a share of the
@@ -465,7 +492,8 @@ def markdown(summary, meta):
          f"bootstrap 95 % over seeds. Time ratio: per seed, the time a method needs to reach "
          f"the Optuna method's final hypervolume over the Optuna method's own time to reach "
          f"it; median over seeds (reached/seeds: seeds where it got there within the budget; "
-         f"inf: not reached). p: two-sided paired Wilcoxon signed-rank.", ""]
+         f"inf: not reached). p: two-sided paired Wilcoxon signed-rank. The hypervolume: "
+         f"{meta['hv_checked']}.", ""]
     for t in meta["tasks"]:
         L.append(f"- `{t['name']}`: {t['desc']}")
     L.append("")
@@ -543,6 +571,9 @@ def main(argv=None):
     ap.add_argument("--out", default=os.path.join(HERE, "results", "latest"))
     ap.add_argument("--work", default=None, help="cache (default OUT/.work)")
     ap.add_argument("--no-figures", action="store_true")
+    ap.add_argument("--mo-hv", default=os.path.join(ROOT, "build", "bin", "mo_hv"),
+                    help="the engine's hypervolume (cmake --build build --target mo_hv), "
+                    "checked against this file's before anything runs")
     a = ap.parse_args(argv)
     methods = [m for m in a.methods.split(",") if m]
     for m in methods:
@@ -584,6 +615,12 @@ def main(argv=None):
                      f" and {tb.lo[1]:.4g}..{tb.hi[1]:.4g} to 0..1), T_full {tb.t_full:.3g} s")
         t["t_full"] = tb.t_full
         tasks.append(t)
+    if os.access(a.mo_hv, os.X_OK):
+        hv_checked = check_hv(a.mo_hv, [load_table(t) for t in tasks])
+    else:
+        hv_checked = (f"not checked against the engine's pareto_hypervolume ({a.mo_hv} is not "
+                      "built: cmake --build build --target mo_hv)")
+    print(f"mo: {hv_checked}", file=sys.stderr)
     budgets = {(t["name"], w): a.budget * t["t_full"] / w for t in tasks for w in workers}
     seeds = list(range(max(1, a.seed_from), a.seeds + 1))
     todo, runs = [], []
@@ -616,7 +653,7 @@ def main(argv=None):
     meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "command": "bench/mo/mo.py " + " ".join(argv if argv is not None else sys.argv[1:]),
             "tune": a.tune, "budget": a.budget, "tasks": tasks, "methods": methods,
-            "seeds_text": sb._ranges(seeds) + f" ({len(seeds)} seeds)"}
+            "seeds_text": sb._ranges(seeds) + f" ({len(seeds)} seeds)", "hv_checked": hv_checked}
     with open(os.path.join(a.out, "results.md"), "w") as f:
         f.write(markdown(summary, meta))
         f.write("\n## Target (MO-ASHA at <= 0.5x Optuna's compute)\n\n" +
