@@ -549,7 +549,7 @@ def tune_takes_metric_lists(tune, work):
             json.dump({"name": "probe", "metric": ["a", "b"], "mode": ["min", "min"],
                        "command": ["x"], "space": {"x": {"uniform": [0, 1]}}}, f)
         import subprocess
-        p = subprocess.run([tune, "check", "s.json"], cwd=d, capture_output=True, text=True)
+        p = subprocess.run([tune, "validate", "s.json"], cwd=d, capture_output=True, text=True)
         return p.returncode == 0
     finally:
         shutil.rmtree(d, ignore_errors=True)
