@@ -541,16 +541,20 @@ def targets(summary):
 
 # ---------------------------------------------------------------- main
 
-def tune_takes_metric_lists(tune, work):
-    """Whether this tune parses "metric": [a, b] (issue 30's parser)."""
+def tune_refuses(tune, method, work):
+    """What this tune says against a two-objective space with the method's searcher and
+    ASHA (issue 30's parser; the multi-objective searcher), or None when it takes it."""
+    search, _ = TUNE_METHODS[TUNE_MO_METHODS[method]]
     d = tempfile.mkdtemp(dir=work)
     try:
         with open(os.path.join(d, "s.json"), "w") as f:
             json.dump({"name": "probe", "metric": ["a", "b"], "mode": ["min", "min"],
-                       "command": ["x"], "space": {"x": {"uniform": [0, 1]}}}, f)
+                       "command": ["x"], "search": search,
+                       "scheduler": {"type": "asha", "max_t": 9},
+                       "space": {"x": {"uniform": [0, 1]}}}, f)
         import subprocess
         p = subprocess.run([tune, "validate", "s.json"], cwd=d, capture_output=True, text=True)
-        return p.returncode == 0
+        return None if p.returncode == 0 else (p.stderr or p.stdout).strip()
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -589,9 +593,13 @@ def main(argv=None):
     os.makedirs(a.out, exist_ok=True)
     work = a.work or os.path.join(a.out, ".work")
     os.makedirs(work, exist_ok=True)
-    if tune_needed and not tune_takes_metric_lists(a.tune, work):
-        raise SystemExit(f"mo: {a.tune} refuses \"metric\": [a, b] (it predates issue 30's "
-                         "parser): build one that has it, or pass --methods with Optuna's only")
+    for m in methods:
+        why = tune_refuses(a.tune, m, work) if m in TUNE_MO_METHODS else None
+        if why:
+            raise SystemExit(f"mo: {a.tune} cannot run {m}: it says\n  {why}\nbuild a tune that "
+                             "has it (issue 30: the parser for random+MO-ASHA, the "
+                             "multi-objective searcher for MOTPE+MO-ASHA), or leave the method "
+                             "out of --methods")
     tasks = []
     for nm in names:
         if nm not in known:
