@@ -145,9 +145,10 @@ static void eps_net(const struct rank_ctx *c, size_t *mem, size_t s, double *nor
             if (v < lo) lo = v;
             if (v > hi) hi = v;
         }
-        double w = hi - lo;
+        /* halves when the range overflows (values near +-DBL_MAX): exact scaling, same ratios */
+        double h = isfinite(hi - lo) ? 1.0 : 0.5, w = hi * h - lo * h;
         for (size_t j = 0; j < s; j++)
-            norm[j * k + d] = w > 0 ? (c->obj[mem[j] * k + d] - lo) / w : 0.0;
+            norm[j * k + d] = w > 0 ? (c->obj[mem[j] * k + d] * h - lo * h) / w : 0.0;
     }
     /* mem[j] and norm row j stay paired: the remaining ones are kept at [t, s) by swaps. */
     out[0] = mem[0];

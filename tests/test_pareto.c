@@ -188,6 +188,12 @@ TEST(eps_net_scales_by_range)
     REQUIRE(rank_ids(4, 2, obj, NULL, NULL, got, NULL) == PARETO_OK);
     for (int i = 0; i < 4; i++)
         CHECK_EQ_INT(got[i], want[i]);
+    /* a range past DBL_MAX (-1.5e308 .. 1.5e308) must not turn distances into NaN */
+    for (int i = 0; i < 4; i++)
+        obj[2 * i] = (obj[2 * i] / 1e6 - 50) / 50 * 1.5e308;
+    REQUIRE(rank_ids(4, 2, obj, NULL, NULL, got, NULL) == PARETO_OK);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(got[i], want[i]);
 }
 
 TEST(k1_is_ascending_sort)
