@@ -126,15 +126,16 @@ static void check_first_result(struct sched_loop *L, struct sched__trial *t, con
     sched__end_experiment(L, SCHED_END_NO_METRIC, t->no, full);
 }
 
-/* Ray Tune's stop={...}: the trial is done when any criterion is reached: for an
- * objective "at least as good as the target" in its mode, for any other key result >=
- * target (space_stop_cmp). Returns the index of the criterion reached, or -1. */
+/* Ray Tune's stop={...}: the trial is done when any criterion is reached: for an objective
+ * "at least as good as the target" in its mode, for any other key result >= target
+ * (space_stop_cmp). Returns the index of the criterion reached, or -1. */
 static int stop_reached(const struct sched_loop *L, const struct result_in *in)
 {
     const space_settings_t *set = L->set;
     for (size_t i = 0; i < set->nstop; i++) {
         double v = in->v[SCHED__KEY_STOP + i], target = set->stop[i].target;
         if (isnan(v)) continue;
+        /* an objective's target in its own mode (several objectives: each its own) */
         if (space_stop_cmp(set, i) == SPACE_CMP_LE ? v <= target : v >= target) return (int)i;
     }
     return -1;
