@@ -137,6 +137,11 @@ int space_searcher_observe_k(space_searcher_t *x, size_t trial_no, double time, 
     return x->ops->observe_k(x->state, trial_no, time, obj, violation);
 }
 
+int space_searcher_takes_points(const space_searcher_t *x)
+{
+    return x && x->k_path;
+}
+
 void space_searcher_trial_end(space_searcher_t *x, size_t trial_no, int stopped_early)
 {
     if (x) x->ops->trial_end(x->state, trial_no, stopped_early);

@@ -62,6 +62,9 @@ int space_searcher_observe(space_searcher_t *x, size_t trial_no, double time, do
  * SPACE_ENOMEM (the result is then lost). */
 int space_searcher_observe_k(space_searcher_t *x, size_t trial_no, double time, const double *obj,
                              double violation);
+/* 1 when x takes results through space_searcher_observe_k (made with several objectives or
+ * constraints), 0 when through space_searcher_observe (or x is NULL). */
+int space_searcher_takes_points(const space_searcher_t *x);
 /* trial_no has ended: finished, failed, or stopped early by the scheduler. Trials that
  * ended below the fitted rung count as bad; running ones are bad through the liar. */
 void space_searcher_trial_end(space_searcher_t *x, size_t trial_no, int stopped_early);
