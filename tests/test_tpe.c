@@ -2157,6 +2157,46 @@ TEST(constraints_move_suggestions_to_the_feasible_region)
     space_free(s);
 }
 
+/* The bohb preset with one objective and constraints: BOHB's top_n_percent of the rung's
+ * observations, taken in Optuna's constrained order (feasible by value, then infeasible by
+ * violation). 20 latest results, d = 1: max(d + 1, 15 x 20 / 100) = 3 good. The values
+ * 0..19 with 0, 2 and 5 infeasible: good 1, 3, 4. With 18 of the 20 infeasible, the two
+ * feasible and the least violating one (violation 0.5, trial 7). */
+TEST(bohb_with_constraints_takes_feasible_first)
+{
+    space_t *s = parse_space(g_one, 100, 2);
+    REQUIRE(s);
+    for (int all = 0; all < 2; all++) {
+        space_search_opts_t o = {SPACE_SEARCH_TPE, SPACE_TPE_BOHB, 0, 2, 1, 1};
+        space_searcher_t *x = NULL;
+        REQUIRE(space_searcher_new(s, &o, &x, g_err, sizeof g_err) == 0);
+        cJSON *c;
+        for (size_t t = 0; t < 20; t++) {
+            REQUIRE(space_searcher_suggest(x, t, &c, NULL, 0, g_err, sizeof g_err) == 0);
+            cJSON_Delete(c);
+            double v = (double)t, viol;
+            if (all)
+                viol = t == 11 || t == 13 ? 0 : t == 7 ? 0.5 : 1 + (double)t;
+            else
+                viol = t == 0 || t == 2 || t == 5 ? 1 : 0;
+            REQUIRE(space_searcher_observe_k(x, t, 1, &v, viol) == 0);
+            space_searcher_trial_end(x, t, 0);
+        }
+        unsigned char roles[21];
+        int rung = 0;
+        REQUIRE(space__searcher_split(x, 20, roles, 21, &rung) == 0);
+        CHECK_EQ_INT(rung, -1);
+        char got[64] = "";
+        size_t k = 0;
+        for (size_t t = 0; t < 21; t++)
+            if (roles[t] == 1)
+                k += (size_t)snprintf(got + k, sizeof got - k, "%s%zu", k ? " " : "", t);
+        CHECK_STR(got, all ? "7 11 13" : "1 3 4");
+        space_searcher_free(x);
+    }
+    space_free(s);
+}
+
 /* Deterministic: the same seed and calls give the same suggestions, another seed others;
  * and a searcher rebuilt from the record (configurations, then results, then ends) suggests
  * what the uninterrupted one does, as a resume needs. */
