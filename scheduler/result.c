@@ -210,6 +210,23 @@ static void judge_point(struct sched_loop *L, const struct sched__trial *t,
     cJSON_Delete(own);
 }
 
+/* The searcher's observation of a result (docs/search.md): with several objectives or
+ * constraints its point, read as judge_point reads it, else the metric. */
+static int searcher_observe(struct sched_loop *L, const struct sched__trial *t,
+                            const struct result_in *in, double tv, double m)
+{
+    if (!space_searcher_takes_points(L->searcher))
+        return space_searcher_observe(L->searcher, (size_t)t->no, tv, m);
+    double obj[SPACE_MAX_OBJECTIVES] = {NAN};
+    cJSON *own = NULL;
+    const cJSON *r = in->tree;
+    if (!r && trial_result_parse(in->json, in->json_len, &own) == 1) r = own;
+    sched_point_t pt = {obj, INFINITY, m};
+    sched__result_point(L->set, r, &pt, obj);
+    cJSON_Delete(own);
+    return space_searcher_observe_k(L->searcher, (size_t)t->no, tv, obj, pt.violation);
+}
+
 /* One result of trial t: recorded, counted and judged. */
 static void on_result(struct sched_loop *L, struct sched__trial *t, const struct result_in *in)
 {
@@ -267,7 +284,7 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
             sched_on_result(L->policy, t->no, tv, m, &d);
         /* The searcher learns from every recorded result, in arrival order, as a resume
          * replays them (start.c, on_stored_result). */
-        if (L->searcher && space_searcher_observe(L->searcher, (size_t)t->no, tv, m) != 0) {
+        if (L->searcher && searcher_observe(L, t, in, tv, m) != 0) {
             sched__fail(L, "cannot record result", "out of memory in the searcher");
             return;
         }
