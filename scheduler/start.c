@@ -105,6 +105,21 @@ static int on_stored_trial(void *ud, const store_trial_row_t *r)
     return 0;
 }
 
+/* The searcher's observation of a stored result, as result.c's searcher_observe makes it
+ * when the result arrives: its point (read from its stored JSON) or its metric. */
+static int searcher_replay(struct sched_loop *L, const struct sched__trial *t,
+                           const store_result_row_t *r)
+{
+    if (!space_searcher_takes_points(L->searcher))
+        return space_searcher_observe(L->searcher, (size_t)t->no, r->time_value, r->metric);
+    double obj[SPACE_MAX_OBJECTIVES] = {NAN};
+    cJSON *j = r->data ? cJSON_ParseWithLength(r->data, r->data_len) : NULL;
+    sched_point_t pt = {obj, INFINITY, r->metric};
+    sched__result_point(L->set, j, &pt, obj);
+    cJSON_Delete(j);
+    return space_searcher_observe_k(L->searcher, (size_t)t->no, r->time_value, obj, pt.violation);
+}
+
 /* Replays one stored result: the policy sees every result again in arrival order, so
  * its rungs are what they were; the trial's own counters follow its current attempt. */
 static int on_stored_result(void *ud, const store_result_row_t *r)
@@ -134,8 +149,7 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
             t->x->policy_paused = d.action == SCHED_PAUSE;
         }
         /* the searcher too sees every result again in arrival order */
-        if (c->L->searcher &&
-            space_searcher_observe(c->L->searcher, (size_t)t->no, r->time_value, r->metric) != 0) {
+        if (c->L->searcher && searcher_replay(c->L, t, r) != 0) {
             snprintf(c->L->end.fatal_msg, sizeof c->L->end.fatal_msg,
                      "cannot resume: out of memory in the searcher");
             return -1;
@@ -357,8 +371,10 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
     for (size_t i = 0; i < L->rec.nloaded; i++)
         if (sched__at(L, i)->id > 0) c.by_id[c.nby++] = (struct id_index){sched__at(L, i)->id, i};
     qsort(c.by_id, c.nby, sizeof *c.by_id, cmp_id);
-    /* a ranked policy reads each result's objectives and constraints again: its JSON */
-    int rc = (L->ranked ? store_results_replay_data : store_results_replay)(
+    /* a ranked policy, or a searcher of several objectives or constraints, reads each
+     * result's objectives and constraints again: its JSON */
+    int rc = (L->ranked || space_searcher_takes_points(L->searcher) ? store_results_replay_data
+                                                                    : store_results_replay)(
         o->store, o->experiment_id, on_stored_result, &c, err, errlen);
     if (rc == 0) {
         /* A trial that had reached a "stop" criterion (a recorded decision) but was still in
@@ -400,7 +416,7 @@ static int make_searcher(struct sched_loop *L, char *err, size_t errlen)
     const space_settings_t *set = L->set;
     if (!space_searcher_adaptive(set) && set->npoints == 0 && !L->o->choices) return 0;
     space_search_opts_t so = {set->search, set->search_preset, set->mode == SPACE_MODE_MAX,
-                              set->seed};
+                              set->seed,   set->nobjectives,   set->nconstraints > 0};
     if (space_searcher_new(L->o->space, &so, &L->searcher, err, errlen) != 0) return SCHED_EINVAL;
     size_t n =
         sched_policy_rungs(L->policy, L->rep.rungs, sizeof L->rep.rungs / sizeof L->rep.rungs[0]);

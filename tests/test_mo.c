@@ -4,6 +4,8 @@
  * under a constraint, its decisions read back from the real store. The case the issue names:
  * a kill -9 in the middle of a turn, then a resume, rebuilds the rungs' points exactly, so
  * every later decision is the one an uninterrupted run with the same seed makes.
+ * Then the same through the real tune binary: `tune run`, kill -9 at three moments, `tune
+ * run --resume`, on tests/progs/mo_trial.
  * Not for: the rung rule on hand-made points (test_scheduler.c, mo_*) or the ranking itself
  * (test_pareto.c). */
 #include <math.h>
@@ -14,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define E2E_GROUP "mo"
+#include "e2e.h"
 #include "scheduler/sched.h"
 #include "search/settings.h"
 #include "search/space.h"
@@ -169,6 +173,75 @@ TEST(hyperband_resume_after_kill_9_matches_uninterrupted)
 {
     resume_matches_uninterrupted(
         "hb", "{\"type\": \"hyperband\", \"max_t\": 9, \"reduction_factor\": 3}", "halved away");
+}
+
+/* The real binary: ASHA over two objectives (loss, latency_ms) under a memory constraint,
+ * one trial at a time; `tune run` killed with SIGKILL once a quarter, a half and three
+ * quarters of the uninterrupted run's decisions are recorded, `tune run --resume` after each,
+ * then to the end: the same decisions, word for word, and the same ends. */
+TEST(tune_run_resume_after_kill_9_decides_as_uninterrupted)
+{
+    char ref[4096], dir[4096], sp[8192], trial[4200];
+    fresh_dir(ref, sizeof ref, "kill9_ref");
+    fresh_dir(dir, sizeof dir, "kill9");
+    const char *b = getenv("TUNE_BINARY_DIR");
+    snprintf(trial, sizeof trial, "%s/tests/progs/mo_trial", b ? b : ".");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"mok9\", \"metric\": [\"loss\", \"latency_ms\"], \"mode\": [\"min\","
+             " \"min\"], \"constraints\": {\"mem_gb\": {\"<=\": 12}}, \"num_samples\": 14,"
+             " \"max_concurrent\": 1, \"seed\": 5, \"stop_grace_s\": 1,"
+             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--width\", \"{width}\", \"--iters\","
+             " \"9\", \"--sleep-ms\", \"15\"],"
+             " \"scheduler\": {\"type\": \"asha\", \"max_t\": 9, \"grace_period\": 1,"
+             " \"reduction_factor\": 3},"
+             " \"space\": {\"lr\": {\"loguniform\": [0.0001, 1]}, \"width\": {\"choice\": [8, 16,"
+             " 32, 64, 128]}}}",
+             trial);
+    space_file(ref, sp);
+    space_file(dir, sp);
+    const char *run[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
+    const char *resume[] = {"run", "space.json", "--resume", "--gpus", "none", "--quiet", NULL};
+    struct out o = run_tune(ref, run);
+    CHECK_EQ_INT(o.code, 0);
+    if (o.code != 0) fprintf(stderr, "%s\n%s\n", o.out, o.err);
+    out_free(&o);
+    char ref_db[4200], db[4200];
+    snprintf(ref_db, sizeof ref_db, "%s/tune.db", ref);
+    snprintf(db, sizeof db, "%s/tune.db", dir);
+    char *want = decisions(ref_db), *want_end = outcome(ref_db);
+    REQUIRE(want && want_end);
+    CHECK_CONTAINS(want, "by Pareto rank");
+    CHECK_CONTAINS(want, "only the top");
+    CHECK_CONTAINS(want, "(infeasible: violation");
+    long long total = db_int(ref, "SELECT count(*) FROM decisions");
+    REQUIRE(total >= 8);
+    int kills = 0;
+    for (int k = 1; k <= 3; k++) {
+        pid_t pid = spawn_tune(dir, k == 1 ? run : resume, NULL);
+        long long at = total * k / 4;
+        long long v = e2e_wait_db(dir, "SELECT count(*) FROM decisions", at, 60);
+        CHECK(v >= at);
+        if (kill(pid, SIGKILL) == 0) kills++;
+        int st = 0;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+        }
+        CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL); /* it had not ended */
+    }
+    CHECK_EQ_INT(kills, 3);
+    o = run_tune(dir, resume);
+    CHECK_EQ_INT(o.code, 0);
+    if (o.code != 0) fprintf(stderr, "%s\n%s\n", o.out, o.err);
+    out_free(&o);
+    char *got = decisions(db), *got_end = outcome(db);
+    CHECK(got && strcmp(got, want) == 0);
+    if (got && strcmp(got, want) != 0)
+        fprintf(stderr, "killed and resumed:\n%s\nuninterrupted:\n%s\n", got, want);
+    CHECK(got_end && strcmp(got_end, want_end) == 0);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM experiments WHERE status = 'FINISHED'"), 1);
+    free(got);
+    free(got_end);
+    free(want);
+    free(want_end);
 }
 
 TT_MAIN
