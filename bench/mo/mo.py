@@ -67,7 +67,7 @@ OPTUNA_MO_METHODS = {
     "Optuna MOTPE": "motpe",
 }
 METHODS = list(TUNE_MO_METHODS) + list(OPTUNA_MO_METHODS)
-DEFAULT_METHODS = ["random+MO-ASHA"] + list(OPTUNA_MO_METHODS)
+DEFAULT_METHODS = METHODS
 
 TASKS = [
     # all 400 rows of the MLP table, with "params" added from each row's configuration
@@ -577,8 +577,7 @@ def main(argv=None):
     ap.add_argument("--workers", default="4,16")
     ap.add_argument("--tasks", default=DEFAULT_TASKS)
     ap.add_argument("--methods", default=",".join(DEFAULT_METHODS),
-                    help=f"of {', '.join(METHODS)} (MOTPE+MO-ASHA needs the multi-objective "
-                    "searcher in tune)")
+                    help=f"of {', '.join(METHODS)} (default: all)")
     ap.add_argument("--budget", type=float, default=100,
                     help="full-budget trainings of worker time per run (default 100)")
     ap.add_argument("--jobs", type=int, default=2)
