@@ -2213,4 +2213,41 @@ TEST(mo_hyperband_words)
     sched_policy_free(p);
 }
 
+/* The cost of ranked rungs, for the record (no timed assertion): asha_throughput's run with
+ * two conflicting objectives, so that each judgement ranks its rung again (pareto_rank over
+ * up to 1000 points, most of them on few fronts). */
+TEST(mo_asha_throughput)
+{
+    sched_opts_t o = asha_opts(0, 1e9, 1, 3, 3, 5);
+    o.nobjectives = 2;
+    sched_policy_t *p = new_policy(&o);
+    REQUIRE(p);
+    const int ntrials = 1000, iters = 1000;
+    double *quality = malloc(ntrials * sizeof *quality);
+    REQUIRE(quality);
+    uint64_t s = 3;
+    for (int i = 0; i < ntrials; i++) {
+        sched_on_trial_add(p, i);
+        quality[i] = (double)(rng_next(&s) >> 11) / 9007199254740992.0;
+    }
+    long judged = 0, stopped = 0;
+    double t0 = now_s();
+    for (int it = 1; it <= iters; it++)
+        for (int i = 0; i < ntrials; i++) {
+            sched_decision_t d;
+            double obj[2] = {quality[i] / it, (1 - quality[i]) * (1 + (i % 7))};
+            sched_point_t pt = {obj, 0, obj[0]};
+            sched_on_result_point(p, i, it, &pt, &d);
+            judged += d.judged;
+            stopped += d.action == SCHED_STOP;
+        }
+    double dt = now_s() - t0;
+    long n = (long)ntrials * iters;
+    fprintf(stderr, "mo-asha: %ld results over %d trials in %.3f s: %.0f results/s (%ld judged)\n",
+            n, ntrials, dt, n / dt, judged);
+    CHECK(judged > 0 && stopped > 0);
+    free(quality);
+    sched_policy_free(p);
+}
+
 TT_MAIN
