@@ -89,6 +89,7 @@ int cli_front_rank(const space_settings_t *set, size_t n, const int64_t *ids,
     for (size_t i = 0; i < n; i++)
         m += results[i] != NULL;
     f->k = k;
+    f->set = set;
     f->src = malloc((m + 1) * sizeof *f->src);
     f->ids = malloc((m + 1) * sizeof *f->ids);
     f->values = malloc((m * k + 1) * sizeof *f->values);
@@ -179,7 +180,6 @@ int cli_front_load(store_t *st, const char *name, cli_front_t *f, char *err, siz
         return -1;
     }
     f->space = sp;
-    f->set = space_settings(sp);
     return 0;
 }
 

@@ -29,8 +29,8 @@ typedef struct cli_front {
     size_t *order;     /* pareto_rank's order, best first (indexes into these arrays) */
     size_t nfeasible;  /* points with violation 0 */
     size_t nfront;     /* points on the Pareto front (cli_front_on) */
-    /* cli_front_load only: the stored space.json parsed back, and its settings (NULL
-     * otherwise: the caller's settings are borrowed, not kept). */
+    /* The settings ranked by: cli_front_rank's, borrowed; cli_front_load's are those of
+     * space, the stored space.json parsed back (NULL after cli_front_rank). */
     space_t *space;
     const space_settings_t *set;
 } cli_front_t;
@@ -50,7 +50,8 @@ int cli_front_rank(const space_settings_t *set, size_t n, const int64_t *ids,
                    const cJSON *const *results, cli_front_t *f, char *err, size_t errlen);
 
 /* cli_front_space, then every trial's last result (trial_summary) of experiment `name`
- * ranked as cli_front_rank does; f->space and f->set are set. 0 or -1 with err. */
+ * ranked as cli_front_rank does; f->space holds the settings f->set points to. 0 or -1
+ * with err. */
 int cli_front_load(store_t *st, const char *name, cli_front_t *f, char *err, size_t errlen);
 
 void cli_front_free(cli_front_t *f); /* NULL-safe; leaves f empty */
