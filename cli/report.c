@@ -629,33 +629,6 @@ static int mo_event_row(void *ud, int ncol, const char *const *names, const char
     return 0;
 }
 
-/* The hypervolume's reference point (objectives to minimise), by docs/multiobjective.md's
- * rule: the worst value of each objective over every feasible result of the run with all
- * objectives finite (the nadir of what was seen), moved out by a tenth of that objective's
- * range (1 when the range is 0), so that the extreme points of the front count too. The
- * same rule wherever tune states a hypervolume. 0, or -1 when no result qualifies. */
-static int hv_reference(const struct mo_events *M, double *ref)
-{
-    size_t k = M->k, seen = 0;
-    double lo[SPACE_MAX_OBJECTIVES], hi[SPACE_MAX_OBJECTIVES];
-    for (size_t j = 0; j < k; j++)
-        lo[j] = INFINITY, hi[j] = -INFINITY;
-    for (size_t i = 0; i < M->n; i++) {
-        const double *o = M->obj + i * k;
-        int ok = M->viol[i] == 0;
-        for (size_t j = 0; j < k && ok; j++)
-            ok = isfinite(o[j]);
-        if (!ok) continue;
-        seen++;
-        for (size_t j = 0; j < k; j++)
-            lo[j] = fmin(lo[j], o[j]), hi[j] = fmax(hi[j], o[j]);
-    }
-    if (!seen) return -1;
-    for (size_t j = 0; j < k; j++)
-        ref[j] = hi[j] + (hi[j] > lo[j] ? 0.1 * (hi[j] - lo[j]) : 1);
-    return 0;
-}
-
 /* The hypervolume after each result (each trial's latest point at that time), at most
  * this many times: a long run's curve needs no more to be drawn. */
 #define HV_POINTS 400
@@ -739,7 +712,10 @@ static void write_mo(FILE *f, store_t *st, const cli_exp_t *e)
     double ref[SPACE_MAX_OBJECTIVES];
     double *cur = malloc((e->ntrials * k + 1) * sizeof *cur);
     double *cv = malloc((e->ntrials + 1) * sizeof *cv);
-    if (!M.oom && M.n && cur && cv && hv_reference(&M, ref) == 0) {
+    /* One fixed reference point for the whole curve: pareto_reference over the trials' last
+     * points, the rule docs/multiobjective.md gives for every hypervolume tune states. */
+    if (!M.oom && M.n && cur && cv && have && fr.n &&
+        pareto_reference(fr.n, k, fr.obj, ref, err, sizeof err) == PARETO_OK) {
         for (size_t i = 0; i < e->ntrials * k; i++)
             cur[i] = NAN;
         for (size_t i = 0; i < e->ntrials; i++)
@@ -752,8 +728,8 @@ static void write_mo(FILE *f, store_t *st, const cli_exp_t *e)
             jnum(f, set->modes[j] == SPACE_MODE_MAX ? -ref[j] : ref[j], 10);
         }
         fputs("],\"rule\":", f);
-        jstr(f, "the worst value of each objective among the feasible results of the run, moved "
-                "out by a tenth of its range (docs/multiobjective.md)");
+        jstr(f, "for each objective the worst value among the trials' last results (feasible "
+                "or not), plus 10% of their range (docs/multiobjective.md)");
         fputs(",\"t\":[", f);
         size_t step = M.n > HV_POINTS ? (M.n + HV_POINTS - 1) / HV_POINTS : 1, w = 0;
         double *hv = malloc((M.n / step + 2) * sizeof *hv);
