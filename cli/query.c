@@ -566,6 +566,8 @@ static int add_front_columns(cli_rows_t *r, const cli_front_t *f)
                 snprintf(b, sizeof b, "%d", lv);
                 if (lv >= 0) v[i] = strdup(b);
             } else {
+                /* the columns inserted before it moved last_result on */
+                rescol = column_of(r, "last_result");
                 v[i] = infeasible_cell(f, p, r->vals[i * (size_t)r->ncol + (size_t)rescol]);
             }
         }
