@@ -808,7 +808,12 @@ static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db,
     struct extra x;
     load_extra(st, e, &x);
     write_extra_keys(f, &x);
-    fprintf(f, ",\"best\":%ld,\"trials\":[", cli_exp_best_trial(e));
+    /* Several objectives have no one best trial (the front section shows what is best). */
+    space_t *sp = NULL;
+    int multi =
+        cli_front_space(st, e->name, &sp, err, errlen) == 0 && cli_front_multi(space_settings(sp));
+    space_free(sp);
+    fprintf(f, ",\"best\":%ld,\"trials\":[", multi ? -1L : cli_exp_best_trial(e));
     for (size_t i = 0; i < e->ntrials; i++) {
         if (i) fputs(",\n", f);
         write_trial(f, e, &e->trials[i], chosen_by(&ch, e->trials[i].trial_no), &x);

@@ -240,6 +240,7 @@
     var s = E.settings || {}, sc = s.scheduler || {};
     var badges = [['status', E.status], ['scheduler', E.scheduler], ['metric', METRIC + ' (' + MODE + (D.mode_guessed ? ', guessed from the name' : '') + ')'],
       ['x', E.time_attr]];
+    if (D.mo) badges[2] = ['objectives', D.mo.objectives.map(function (o) { return o.metric + ' (' + o.mode + ')'; }).join(', ')];
     if (E.scheduler === 'asha')
       badges.push(['rungs', (D.milestones || []).map(fmt).join(' \u00b7 ') + (fin(sc.max_t) ? ' \u2192 ' + fmt(sc.max_t) : '')]);
     $('badges').innerHTML = badges.map(function (b) {
@@ -259,6 +260,8 @@
       ['wall time', fmtDur((fin(E.ended) ? E.ended : D.generated) - E.created), fmtDate(E.created)],
       ['trial time', fmtDur(busy), 'summed over trials']
     ];
+    /* several objectives: no one best trial, the front's size instead */
+    if (D.mo) stats[1] = ['Pareto front', String(D.mo.nfront), 'of ' + D.mo.n + ' trials with a result, ' + D.mo.feasible + ' feasible'];
     $('stats').innerHTML = stats.map(function (x) {
       return '<div class="stat"><div class="k">' + esc(x[0]) + '</div><div class="v">' + esc(x[1]) +
         '</div><div class="s">' + esc(x[2]) + '</div></div>';
