@@ -46,8 +46,9 @@ int pareto_rank(size_t n, size_t k, const double *obj, const double *violation, 
  * values), counting only points with finite objectives that are strictly better than ref in
  * every objective and, when violation is not NULL, feasible (violation == 0). 0 when there is
  * none. NaN when k == 0, ref or obj (n > 0) is NULL, ref is not finite, or scratch memory
- * (malloc'd and freed inside) cannot be had. Exact for any k: a sweep for k == 2; WFG (While
- * et al. 2012) slicing the last objective for k >= 3, O(n^2 log n) for k == 3, slower above. */
+ * (malloc'd and freed inside) cannot be had. Exact for any k: a sweep for k == 2 (O(n log
+ * n)) and k == 3 (O(n log n) plus array moves, O(n^2) at worst); WFG (While et al. 2012)
+ * slicing down to the 3-D sweep for k >= 4 (exponential in k at worst). */
 double pareto_hypervolume(size_t n, size_t k, const double *obj, const double *violation,
                           const double *ref);
 

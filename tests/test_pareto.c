@@ -188,6 +188,12 @@ TEST(eps_net_scales_by_range)
     REQUIRE(rank_ids(4, 2, obj, NULL, NULL, got, NULL) == PARETO_OK);
     for (int i = 0; i < 4; i++)
         CHECK_EQ_INT(got[i], want[i]);
+    /* a range past DBL_MAX (-1.5e308 .. 1.5e308) must not turn distances into NaN */
+    for (int i = 0; i < 4; i++)
+        obj[2 * i] = (obj[2 * i] / 1e6 - 50) / 50 * 1.5e308;
+    REQUIRE(rank_ids(4, 2, obj, NULL, NULL, got, NULL) == PARETO_OK);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ_INT(got[i], want[i]);
 }
 
 TEST(k1_is_ascending_sort)
@@ -360,19 +366,22 @@ TEST(nan_objectives_after_finite_before_infeasible)
 
 TEST(all_infeasible)
 {
-    const double obj[] = {1, 1, 0, 0, 2, 2, 3, 0};
-    const double viol[] = {3.0, 1.0, 1.0, 0.25};
-    const int64_t ids[] = {10, 30, 20, 40};
-    int64_t got[4];
-    int level[4];
-    REQUIRE(rank_ids(4, 2, obj, viol, ids, got, level) == PARETO_OK);
-    const int64_t want[] = {40, 20, 30, 10};
-    for (int i = 0; i < 4; i++)
+    const double obj[] = {1, 1, 0, 0, 2, 2, 3, 0, 0, 0, 0, 0};
+    /* NaN violation reads as unknown (+INFINITY): after every finite one, then by id */
+    const double viol[] = {3.0, 1.0, 1.0, 0.25, INFINITY, NAN};
+    const int64_t ids[] = {10, 30, 20, 40, 50, 5};
+    int64_t got[6];
+    int level[6];
+    REQUIRE(rank_ids(6, 2, obj, viol, ids, got, level) == PARETO_OK);
+    const int64_t want[] = {40, 20, 30, 10, 5, 50};
+    for (int i = 0; i < 6; i++)
         CHECK_EQ_INT(got[i], want[i]);
     CHECK_EQ_INT(level[3], 0); /* no feasible front at all: the levels start at 0 */
     CHECK_EQ_INT(level[2], 1);
     CHECK_EQ_INT(level[1], 2);
     CHECK_EQ_INT(level[0], 3);
+    CHECK_EQ_INT(level[5], 4);
+    CHECK_EQ_INT(level[4], 5);
 }
 
 TEST(rank_bad_arguments)
@@ -517,8 +526,8 @@ TEST(hypervolume_grid_count)
     for (size_t k = 2; k <= 5; k++) {
         int g = k <= 3 ? 12 : 6;
         for (int rep = 0; rep < 30; rep++) {
-            size_t n = 1 + below(k <= 3 ? 60 : 25);
-            double obj[60 * 5], ref[5];
+            size_t n = 1 + below(k <= 3 ? 300 : 25);
+            double obj[300 * 5], ref[5];
             for (size_t i = 0; i < n * k; i++)
                 obj[i] = (double)below((size_t)g);
             for (size_t d = 0; d < k; d++)
