@@ -610,13 +610,16 @@ static void print_why(const cli_exp_t *e, const cli_trial_t *t, int multi)
             cli_fmt_num(stop->value, v, sizeof v);
             cli_fmt_num(stop->cutoff, c, sizeof c);
             cli_fmt_num(stop->milestone, m, sizeof m);
-            if (stop->rung >= 0) printf(" at rung %d (%s %s)", stop->rung, e->time_attr, m);
-            if (multi) {
-                char *w = cli_escape_text(stop->reason && stop->reason[0]
-                                              ? stop->reason
-                                              : "not in the top of its rung by the objectives");
+            if (multi && stop->reason && stop->reason[0]) {
+                /* the scheduler's words name the rung and the rank themselves */
+                char *w = cli_escape_text(stop->reason);
                 printf(": %s\n", w ? w : "");
                 free(w);
+                return;
+            }
+            if (stop->rung >= 0) printf(" at rung %d (%s %s)", stop->rung, e->time_attr, m);
+            if (multi) {
+                printf(": not among the top of its rung by the objectives\n");
                 return;
             }
             printf(": %s %s %s the cutoff %s", e->exp_metric ? e->exp_metric : "value", v,

@@ -323,6 +323,67 @@ TEST(report_carries_the_front_and_the_hypervolume)
     out_free(&o);
 }
 
+TEST(asha_run_shows_each_objective_and_show_gives_the_rung_words)
+{
+    char dir[4096], sp[8192];
+    fresh_dir(dir, sizeof dir, "asha");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"moasha\", \"metric\": [\"loss\", \"acc\"], \"mode\": [\"min\", \"max\"],"
+             " \"num_samples\": 12, \"max_concurrent\": 4, \"seed\": 3,"
+             " \"constraints\": {\"acc\": {\">=\": 0.2}},"
+             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--iters\", \"9\"],"
+             " \"scheduler\": {\"type\": \"asha\", \"max_t\": 9, \"grace_period\": 1,"
+             " \"reduction_factor\": 3},"
+             " \"space\": {\"lr\": {\"loguniform\": [0.00001, 1]}}}",
+             g_synth);
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", "--gpus", "none", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    /* the status block (stdout is no terminal): a column per objective, the front's size */
+    CHECK_CONTAINS(o.out, "\nPareto front: ");
+    CHECK_CONTAINS(o.out, "| loss ");
+    CHECK_CONTAINS(o.out, "| acc ");
+    CHECK_CONTAINS(o.out, "| front");
+    /* no one best trial at the end: where the front is */
+    CHECK_CONTAINS(o.out,
+                   "Several objectives: the Pareto front of the trials is `tune best moasha`");
+    CHECK(!strstr(o.out, "Best trial: "));
+    out_free(&o);
+    long long stopped = db_int(dir, "SELECT t.trial_no FROM trials t WHERE t.early_stopped = 1"
+                                    " ORDER BY t.trial_no LIMIT 1");
+    REQUIRE(stopped >= 0);
+    char no[32], q[256];
+    snprintf(no, sizeof no, "%lld", stopped);
+    snprintf(q, sizeof q,
+             "SELECT length(d.reason) FROM decisions d JOIN trials t ON t.id = d.trial_id"
+             " WHERE t.trial_no = %lld AND d.action = 'stop'",
+             stopped);
+    REQUIRE(db_int(dir, q) > 0);
+    const char *s[] = {"show", "moasha", no, "--lines", "0", NULL};
+    o = run_tune(dir, s);
+    CHECK_EQ_INT(o.code, 0);
+    /* the scheduler's words, as recorded, on the status line and in the decisions */
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    char path[4300];
+    snprintf(path, sizeof path, "%s/tune.db", dir);
+    snprintf(q, sizeof q,
+             "SELECT d.reason FROM decisions d JOIN trials t ON t.id = d.trial_id"
+             " WHERE t.trial_no = %lld AND d.action = 'stop'",
+             stopped);
+    REQUIRE(testdb_row(path, q, &db, &st));
+    char status[1024];
+    snprintf(status, sizeof status, "status       TERMINATED: stopped early by asha: %s\n",
+             (const char *)sqlite3_column_text(st, 0));
+    testdb_done(db, st);
+    CHECK_CONTAINS(o.out, status);
+    CHECK_CONTAINS(o.out, "decisions (asha, several objectives):");
+    CHECK_CONTAINS(o.out, "objectives   loss=");
+    CHECK_CONTAINS(o.out, "feasible     yes");
+    out_free(&o);
+}
+
 TEST(one_objective_output_is_unchanged)
 {
     char dir[4096];
