@@ -827,8 +827,8 @@ static char *put_g(char *p, double v)
 }
 
 /* A ranked rung's decision: "rung 1 (milestone 4): 7th of 12 by Pareto rank (front 3);
- * the top 3 continue" (the stopping variant), "...: paused until it is among the top
- * floor(n/rf)" (promotion), or a NaN objective's stop. */
+ * the top 3 continue" (the stopping variant), "...; paused until it is among the top
+ * floor(n/rf) of the rung (3 of 12 now)" (promotion), or a NaN objective's stop. */
 static void word_ranked(const sched_decision_t *d, char *buf, size_t n)
 {
     if (d->front < 0 && d->place == 0) {
@@ -842,9 +842,9 @@ static void word_ranked(const sched_decision_t *d, char *buf, size_t n)
     sched__word_place(d, place, sizeof place);
     if (d->action == SCHED_PAUSE)
         snprintf(buf, n,
-                 "reached rung %d (milestone %g): %s; paused until it is among the rung's top "
-                 "1/rf (now the top %zu)",
-                 d->rung, d->milestone, place, d->top);
+                 "reached rung %d (milestone %g): %s; paused until it is among the top "
+                 "floor(n/rf) of the rung (%zu of %zu now)",
+                 d->rung, d->milestone, place, d->top, d->among);
     else
         snprintf(buf, n, "rung %d (milestone %g): %s; %s %zu continue", d->rung, d->milestone,
                  place, d->action == SCHED_STOP ? "only the top" : "the top", d->top);

@@ -2009,7 +2009,7 @@ TEST(mo_asha_promotion_by_pareto_rank)
             CHECK_EQ_INT(d.top, 2);
             CHECK_STR(word_of(p, &d, w, sizeof w),
                       "reached rung 0 (milestone 1): 1st of 4 by Pareto rank (front 1); paused "
-                      "until it is among the rung's top 1/rf (now the top 2)");
+                      "until it is among the top floor(n/rf) of the rung (2 of 4 now)");
         }
     }
     int64_t paused[4] = {3, 2, 1, 0};

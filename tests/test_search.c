@@ -2462,4 +2462,46 @@ TEST(settings_json_objectives_and_constraints)
     space_free(s);
 }
 
+/* Every ```json block of docs/space.md marked "<!-- test: space.json" parses, and the
+ * several-objectives example means what the page says. The page is found beside this file
+ * (CMake compiles it by its full path). */
+TEST(docs_space_md_examples_parse)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", __FILE__);
+    char *slash = strrchr(path, '/');
+    REQUIRE(slash && slash - path > 6 && strncmp(slash - 6, "/tests", 6) == 0);
+    strcpy(slash - 6, "/docs/space.md");
+    FILE *f = fopen(path, "r");
+    REQUIRE(f);
+    static char text[1 << 17];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    int blocks = 0, several = 0;
+    for (const char *p = text; (p = strstr(p, "<!-- test: space.json")) != NULL; p++) {
+        const char *open = strstr(p, "```json\n"), *close = open ? strstr(open + 8, "\n```") : NULL;
+        REQUIRE(open && close);
+        size_t len = (size_t)(close - open - 8);
+        space_t *s = NULL;
+        char err[1024];
+        if (space_parse(open + 8, len, "space.md block", &s, err, sizeof err) != 0) {
+            fprintf(stderr, "docs/space.md block %d: %s\n", blocks, err);
+            CHECK(0);
+            continue;
+        }
+        const space_settings_t *t = space_settings(s);
+        if (t->nobjectives == 2) {
+            several++;
+            CHECK_STR(t->metrics[1], "latency_ms");
+            CHECK_EQ_INT((int)t->nconstraints, 3);
+            CHECK_EQ_INT(t->sched.type, SPACE_SCHED_ASHA);
+        }
+        space_free(s);
+        blocks++;
+    }
+    CHECK(blocks >= 1);
+    CHECK_EQ_INT(several, 1);
+}
+
 TT_MAIN
