@@ -1799,6 +1799,9 @@ TEST(mo_options_refused_where_one_metric_is_judged)
     o.sched.perturbation_interval = 10;
     o.sched.quantile_fraction = 0.25;
     expect_policy_error(o, "scheduler: pbt judges one metric and cannot take 2 objectives");
+    o.sched.type = SPACE_SCHED_ASHA;
+    o.nobjectives = SPACE_MAX_OBJECTIVES + 1;
+    expect_policy_error(o, "scheduler: at most 8 objectives (got 9)");
     /* FIFO judges nothing, so it takes any number; ASHA and HyperBand rank */
     sched_policy_t *p;
     o = asha_opts(0, 81, 1, 3, 1, 0);
