@@ -14,13 +14,13 @@
 #include "search/tpe_parts.h"
 
 /* ---- the rules (tpe_int.h) ------------------------------------------------------------- */
-int space__motpe_ref(size_t m, size_t k, const double *pts, const unsigned char *use, double *ref)
+int space__motpe_ref(size_t m, size_t k, const double *pts, double *ref)
 {
     double w[SPACE_MAX_OBJECTIVES];
     int any = 0;
     for (size_t i = 0; i < m; i++) {
         const double *p = pts + i * k;
-        int finite = !use || use[i];
+        int finite = 1;
         for (size_t j = 0; j < k && finite; j++)
             finite = isfinite(p[j]);
         if (!finite) continue;
@@ -108,7 +108,7 @@ int space__motpe_weights(size_t n, size_t k, const double *obj, const double *vi
         goto out;
     }
     double ref[SPACE_MAX_OBJECTIVES];
-    space__motpe_ref(nf, k, lv, NULL, ref);
+    space__motpe_ref(nf, k, lv, ref);
     double hv = pareto_hypervolume(nf, k, lv, NULL, ref), most = -INFINITY;
     /* contributions += EPS; weights = clip(contributions / max(contributions), 0, 1) */
     for (size_t i = 0, f = 0; i < n; i++) {
@@ -191,7 +191,7 @@ int space__motpe_split(size_t n, size_t k, const double *obj, const double *viol
             memcpy(pts + mm++ * k, obj + i * k, k * sizeof *pts);
         }
     double ref[SPACE_MAX_OBJECTIVES];
-    if (space__motpe_ref(mf, k, pts, NULL, ref) != 0) {
+    if (space__motpe_ref(mf, k, pts, ref) != 0) {
         /* no point on it with finite objectives: a level of one point fits whole, so this
          * cannot be; take them in order */
         for (size_t i = 0; i < s; i++)

@@ -1853,7 +1853,7 @@ TEST(motpe_split_two_objectives_matches_optuna)
     /* HSSP itself, on front 0 */
     const double front[5][2] = {{1, 5}, {2, 3}, {3, 2}, {5, 1}, {1.5, 4}};
     double ref[2];
-    REQUIRE(space__motpe_ref(5, 2, &front[0][0], NULL, ref) == 0);
+    REQUIRE(space__motpe_ref(5, 2, &front[0][0], ref) == 0);
     CHECK_NEAR(ref[0], 5.5, 1e-15);
     CHECK_NEAR(ref[1], 5.5, 1e-15);
     size_t ch[5];
@@ -1952,10 +1952,10 @@ TEST(motpe_reference_point_negative_zero_and_nan)
 {
     const double p[4][2] = {{-1, 0}, {0, -1}, {-0.5, -0.5}, {NAN, -9}};
     double ref[2], w[4];
-    REQUIRE(space__motpe_ref(4, 2, &p[0][0], NULL, ref) == 0);
+    REQUIRE(space__motpe_ref(4, 2, &p[0][0], ref) == 0);
     CHECK(ref[0] == SPACE__MOTPE_EPS && ref[1] == SPACE__MOTPE_EPS);
     const double q[2][2] = {{-2, 3}, {-4, 1}};
-    REQUIRE(space__motpe_ref(2, 2, &q[0][0], NULL, ref) == 0);
+    REQUIRE(space__motpe_ref(2, 2, &q[0][0], ref) == 0);
     CHECK_NEAR(ref[0], -1.8, 1e-15); /* max(1.1 x -2, 0.9 x -2) */
     CHECK_NEAR(ref[1], 3.3, 1e-15);
     REQUIRE(space__motpe_weights(3, 2, &p[0][0], NULL, w) == 0);
