@@ -948,3 +948,42 @@ TEST(two_objectives_simulate_with_the_documented_keys)
                                 "(0, 2, 5), (0, 3, 9), (1, 1, 1), (1, 2, 2), (1, 3, 3))"),
                  6);
 }
+
+/* MO-ASHA over the synthetic family's loss and cost (docs/simulate.md, "Several
+ * objectives"): a rung ranks its trials by Pareto rank, so trials are stopped early, each
+ * decision says so, and the same space and seed give the same decisions and results. */
+TEST(two_objectives_mo_asha_simulates_the_same_decisions_twice)
+{
+    char dir[4096];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "mo_asha");
+    space_file(dir, "{\"name\": \"moa\", \"metric\": [\"loss\", \"cost\"], \"mode\": [\"min\", "
+                    "\"min\"], \"num_samples\": 60, \"max_concurrent\": 4, \"seed\": 3, "
+                    "\"command\": [\"x\"], \"scheduler\": {\"type\": \"asha\", \"max_t\": 9, "
+                    "\"grace_period\": 1, \"reduction_factor\": 3}, \"space\": {\"a\": "
+                    "{\"uniform\": [0, 1]}, \"b\": {\"uniform\": [0, 1]}, \"c\": {\"uniform\": "
+                    "[0, 1]}}}");
+    const char *a[] = {"simulate", "space.json", "--synthetic", "seed=7,noise=0.02",
+                       "--db",     "one.db",     "--quiet",     NULL};
+    struct out o = run_tune(dir, a);
+    if (o.code != 0) fprintf(stderr, "%s%s", o.out, o.err);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "Simulated moa-sim: 60 trials terminated");
+    out_free(&o);
+    a[5] = "two.db";
+    o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    char p1[4200], p2[4200];
+    snprintf(p1, sizeof p1, "%s/one.db", dir);
+    snprintf(p2, sizeof p2, "%s/two.db", dir);
+    char *d1 = dump(p1, "moa-sim"), *d2 = dump(p2, "moa-sim");
+    CHECK(count_of(d1, " stop ") >= 20); /* MO-ASHA stopped most trials at a rung */
+    CHECK(count_of(d1, "by Pareto rank") >= 20);
+    CHECK_STR(d1, d2);
+    free(d1);
+    free(d2);
+    /* the trials that reached max_t each report both objectives there */
+    CHECK(testdb_int(p1, "SELECT count(*) FROM results WHERE iteration = 9 AND "
+                         "json_type(data, '$.cost') = 'real' AND json_type(data, '$.loss') = "
+                         "'real'") >= 2);
+}

@@ -28,7 +28,8 @@ loss is NaN at max_t (diverged) have no point.
 Not a test (tests/python/test_mobench.py runs it on a tiny task). Results go to --out.
 
 usage: bench/mo/mo.py [--seeds 30] [--workers 4,16] [--tasks mlp,cnn,synth]
-                      [--methods ...] [--budget 100] [--jobs 2] [--out DIR]
+                      [--methods ...] [--budget 100] [--loss-scale median|max]
+                      [--jobs 2] [--out DIR]
 """
 
 import argparse
@@ -142,7 +143,7 @@ class MoTable:
     (a second Table on it), or, for time_total_s where the table has no such column, the
     sum of the row's seconds through max_t, which tune simulate reports (docs/simulate.md)."""
 
-    def __init__(self, path, space_path):
+    def __init__(self, path, space_path, loss_hi="median"):
         self.space = MoSpace(space_path)
         self.t = sb.Table(path, self.space)
         a, b = self.space.metrics[:2]
@@ -163,10 +164,11 @@ class MoTable:
         fin = pts[np.isfinite(pts).all(axis=1)]
         # the loss as bench/search normalises its regret: from the table's best to its
         # median (a diverged row's finite loss of 11 would otherwise stretch the scale until
-        # any decent point filled the box); the cost from its minimum to its maximum (the
-        # dearest row may be the best one)
+        # any decent point filled the box), or with loss_hi "max" to its worst finite value;
+        # the cost from its minimum to its maximum (the dearest row may be the best one)
         self.lo = fin.min(axis=0)
-        self.hi = np.array([np.median(fin[:, 0]), fin[:, 1].max()])
+        top = np.median(fin[:, 0]) if loss_hi == "median" else fin[:, 0].max()
+        self.hi = np.array([top, fin[:, 1].max()])
         self.hi = np.where(self.hi > self.lo, self.hi, self.lo + 1)
         self.hv_table = hv2(self.normalise(fin))
         self.t_full, self.min_iter, self.max_t = self.t.t_full, self.t.min_iter, mt
@@ -347,15 +349,17 @@ class OptunaMoReplay:
 _tables = {}
 
 
-def load_table(task):
-    key = (task["table_path"], task["space_path"])
+def load_table(task, loss_hi="median"):
+    key = (task["table_path"], task["space_path"], loss_hi)
     if key not in _tables:
-        _tables[key] = MoTable(task["table_path"], task["space_path"])
+        _tables[key] = MoTable(task["table_path"], task["space_path"], loss_hi)
     return _tables[key]
 
 
 def job(args):
-    """One (task, W, method, seed) run: its hypervolume curve and counts."""
+    """One (task, W, method, seed) run: its max_t points as [time, a, b] (minimised) in
+    order of arrival, and counts. The hypervolume is computed from them when the runs are
+    summarised, so that another reference point needs no run."""
     task, method, seed, workers, budget, tune, work = args
     table = load_table(task)
     t0 = time.process_time()
@@ -369,7 +373,7 @@ def job(args):
     cpu = (time.process_time() - t0) + (c1.children_user - c0.children_user) + \
         (c1.children_system - c0.children_system)
     return {"task": task["name"], "method": method, "seed": seed, "workers": workers,
-            "hv": hv_curve(table, events, budget).tolist(), "trials": ntrials,
+            "events": [[at, p[0], p[1]] for at, p in events], "trials": ntrials,
             "points": len(events), "cpu_s": cpu}
 
 
@@ -380,13 +384,18 @@ def time_to_hv(curve, target, budget):
     return sb.time_to(-np.asarray(curve), -target, budget)
 
 
-def summarise(runs, tasks, workers_list, methods, budgets):
+def summarise(runs, tables, workers_list, methods, budgets):
     """Per (task, W, method): final hypervolume and its AUC with intervals; per tune method
     and Optuna method, the time to reach Optuna's final hypervolume over Optuna's own time
-    to reach it (and over the budget), with paired Wilcoxon tests."""
+    to reach it (and over the budget), with paired Wilcoxon tests. tables: task name ->
+    MoTable (its reference point)."""
     peers = [m for m in methods if m in OPTUNA_MO_METHODS]
     out = []
-    for task in tasks:
+    for r in runs:
+        if "hv" not in r:
+            tb, budget = tables[r["task"]], budgets[(r["task"], r["workers"])]
+            r["hv"] = hv_curve(tb, [(e[0], (e[1], e[2])) for e in r["events"]], budget).tolist()
+    for task in tables:
         for w in workers_list:
             budget = budgets[(task, w)]
             by = {m: {r["seed"]: r for r in runs if r["task"] == task and r["workers"] == w
@@ -486,7 +495,8 @@ def markdown(summary, meta):
          f"Budget {meta['budget']:g} full-budget trainings of worker time per run (virtual "
          f"time = budget x T_full / W); seeds {meta['seeds_text']}, the same for every method. "
          f"Hypervolume: of the front of the trials' max_t points that arrived by each time, "
-         f"the loss normalised from the table's best to its median max_t value and the other "
+         f"the loss normalised from the table's best to its {meta['loss_scale']} max_t value "
+         f"and the other "
          f"objective from its minimum to its maximum, reference point ({REF}, {REF}) in those "
          f"units, as a share of the whole table's front. AUC: its mean over [0, budget]. Intervals: "
          f"bootstrap 95 % over seeds. Time ratio: per seed, the time a method needs to reach "
@@ -541,16 +551,20 @@ def targets(summary):
 
 # ---------------------------------------------------------------- main
 
-def tune_takes_metric_lists(tune, work):
-    """Whether this tune parses "metric": [a, b] (issue 30's parser)."""
+def tune_refuses(tune, method, work):
+    """What this tune says against a two-objective space with the method's searcher and
+    ASHA (issue 30's parser; the multi-objective searcher), or None when it takes it."""
+    search, _ = TUNE_METHODS[TUNE_MO_METHODS[method]]
     d = tempfile.mkdtemp(dir=work)
     try:
         with open(os.path.join(d, "s.json"), "w") as f:
             json.dump({"name": "probe", "metric": ["a", "b"], "mode": ["min", "min"],
-                       "command": ["x"], "space": {"x": {"uniform": [0, 1]}}}, f)
+                       "command": ["x"], "search": search,
+                       "scheduler": {"type": "asha", "max_t": 9},
+                       "space": {"x": {"uniform": [0, 1]}}}, f)
         import subprocess
         p = subprocess.run([tune, "validate", "s.json"], cwd=d, capture_output=True, text=True)
-        return p.returncode == 0
+        return None if p.returncode == 0 else (p.stderr or p.stdout).strip()
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -571,6 +585,10 @@ def main(argv=None):
     ap.add_argument("--out", default=os.path.join(HERE, "results", "latest"))
     ap.add_argument("--work", default=None, help="cache (default OUT/.work)")
     ap.add_argument("--no-figures", action="store_true")
+    ap.add_argument("--loss-scale", choices=("median", "max"), default="median",
+                    help="the loss is normalised from the table's best to its median "
+                    "(default) or to its worst finite value at max_t; the reference point is "
+                    "1.1 in those units. Runs are cached without it, so both read the same runs")
     ap.add_argument("--mo-hv", default=os.path.join(ROOT, "build", "bin", "mo_hv"),
                     help="the engine's hypervolume (cmake --build build --target mo_hv), "
                     "checked against this file's before anything runs")
@@ -589,9 +607,13 @@ def main(argv=None):
     os.makedirs(a.out, exist_ok=True)
     work = a.work or os.path.join(a.out, ".work")
     os.makedirs(work, exist_ok=True)
-    if tune_needed and not tune_takes_metric_lists(a.tune, work):
-        raise SystemExit(f"mo: {a.tune} refuses \"metric\": [a, b] (it predates issue 30's "
-                         "parser): build one that has it, or pass --methods with Optuna's only")
+    for m in methods:
+        why = tune_refuses(a.tune, m, work) if m in TUNE_MO_METHODS else None
+        if why:
+            raise SystemExit(f"mo: {a.tune} cannot run {m}: it says\n  {why}\nbuild a tune that "
+                             "has it (issue 30: the parser for random+MO-ASHA, the "
+                             "multi-objective searcher for MOTPE+MO-ASHA), or leave the method "
+                             "out of --methods")
     tasks = []
     for nm in names:
         if nm not in known:
@@ -605,7 +627,7 @@ def main(argv=None):
                                                 os.path.join(work, f"{nm}-params.csv"))
         else:
             t["table_path"] = make_synth_table(t, a.tune, work)
-        tb = load_table(t)
+        tb = load_table(t, a.loss_scale)
         what = (f"table {t['table']}" + (" with params added from config/hidden, config/layers"
                                          if t.get("derive") else "")
                 if "table" in t else f"synthetic family {t['synthetic']} at {len(tb.t.configs)} "
@@ -616,7 +638,7 @@ def main(argv=None):
         t["t_full"] = tb.t_full
         tasks.append(t)
     if os.access(a.mo_hv, os.X_OK):
-        hv_checked = check_hv(a.mo_hv, [load_table(t) for t in tasks])
+        hv_checked = check_hv(a.mo_hv, [load_table(t, a.loss_scale) for t in tasks])
     else:
         hv_checked = (f"not checked against the engine's pareto_hypervolume ({a.mo_hv} is not "
                       "built: cmake --build build --target mo_hv)")
@@ -628,8 +650,8 @@ def main(argv=None):
         for t in tasks:
             for w in workers:
                 for m in methods:
-                    key = f"{t['name']}-W{w}-{m}-{s}-b{a.budget:g}".replace("+", "_").replace(
-                        " ", "_")
+                    key = f"{t['name']}-W{w}-{m}-{s}-b{a.budget:g}-ev".replace(
+                        "+", "_").replace(" ", "_")
                     cache = os.path.join(work, key + ".json")
                     if os.path.exists(cache):
                         with open(cache) as f:
@@ -647,29 +669,33 @@ def main(argv=None):
             os.replace(futs[fu] + ".tmp", futs[fu])
             runs.append(r)
             print(f"mo: [{i + 1}/{len(todo)}] {r['task']} W={r['workers']} {r['method']} "
-                  f"seed {r['seed']}: {r['trials']} trials, final HV {r['hv'][-1]:.4f}, "
+                  f"seed {r['seed']}: {r['trials']} trials, {r['points']} at max_t, "
                   f"{r['cpu_s']:.1f} CPU s ({time.time() - t0:.0f} s)", file=sys.stderr)
-    summary = summarise(runs, [t["name"] for t in tasks], workers, methods, budgets)
+    summary = summarise(runs, {t["name"]: load_table(t, a.loss_scale) for t in tasks}, workers,
+                        methods, budgets)
     meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "command": "bench/mo/mo.py " + " ".join(argv if argv is not None else sys.argv[1:]),
             "tune": a.tune, "budget": a.budget, "tasks": tasks, "methods": methods,
+            "loss_scale": a.loss_scale,
             "seeds_text": sb._ranges(seeds) + f" ({len(seeds)} seeds)", "hv_checked": hv_checked}
-    with open(os.path.join(a.out, "results.md"), "w") as f:
+    sfx = "" if a.loss_scale == "median" else f"-loss{a.loss_scale}"
+    with open(os.path.join(a.out, f"results{sfx}.md"), "w") as f:
         f.write(markdown(summary, meta))
         f.write("\n## Target (MO-ASHA at <= 0.5x Optuna's compute)\n\n" +
                 "\n".join(f"- {x}" for x in targets(summary)) + "\n")
-    with open(os.path.join(a.out, "results.json"), "w") as f:
+    with open(os.path.join(a.out, f"results{sfx}.json"), "w") as f:
         json.dump({"meta": {k: v for k, v in meta.items() if k != "tasks"},
                    "tasks": [{k: t[k] for k in ("name", "desc", "t_full")} for t in tasks],
-                   "reference_point": [REF, REF],
+                   "reference_point": [REF, REF], "loss_scale": a.loss_scale,
                    "cells": [{k: v for k, v in c.items() if k != "curves"} for c in summary]},
                   f, indent=1)
     if not a.no_figures:
         for t in tasks:
             cells = [c for c in summary if c["task"] == t["name"]]
             if cells:
-                figure(t["name"], cells, t["t_full"], os.path.join(a.out, f"{t['name']}.png"))
-    print(f"mo: results in {a.out}/results.md", file=sys.stderr)
+                figure(t["name"], cells, t["t_full"],
+                       os.path.join(a.out, f"{t['name']}{sfx}.png"))
+    print(f"mo: results in {a.out}/results{sfx}.md", file=sys.stderr)
     return 0
 
 
