@@ -46,8 +46,12 @@ int sched_policy_new(const sched_opts_t *opts, sched_policy_t **out, char *err, 
     /* Median stopping compares running means of one metric and PBT's quantiles order one
      * score: neither has a rule for several (space.json is refused earlier, with words;
      * this is for callers that build options by hand). Ray Tune refuses them likewise. */
-    if (opts->nobjectives > SPACE_MAX_OBJECTIVES ||
-        (opts->nobjectives > 1 && !ops->result_point && ops->result)) {
+    if (opts->nobjectives > SPACE_MAX_OBJECTIVES) {
+        snprintf(err, errlen, "scheduler: at most %d objectives (got %zu)", SPACE_MAX_OBJECTIVES,
+                 opts->nobjectives);
+        return SCHED_EINVAL;
+    }
+    if (opts->nobjectives > 1 && !ops->result_point && ops->result) {
         snprintf(err, errlen,
                  "scheduler: %s judges one metric and cannot take %zu objectives; use \"asha\" "
                  "or \"hyperband\", whose rungs rank several by Pareto rank",

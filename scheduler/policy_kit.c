@@ -119,12 +119,12 @@ static const char *ordinal(size_t v)
 void sched__word_place(const sched_decision_t *d, char *buf, size_t n)
 {
     char why[64];
-    if (d->violation > 0)
+    if (d->violation > 0 || isnan(d->violation)) /* pareto_rank reads NaN as +inf */
         snprintf(why, sizeof why, "infeasible: violation %g", d->violation);
     else if (d->front < 0)
         snprintf(why, sizeof why, "a NaN objective");
     else
-        snprintf(why, sizeof why, "front %d", d->front + 1);
+        snprintf(why, sizeof why, "front %d", d->front);
     snprintf(buf, n, "%zu%s of %zu by Pareto rank (%s)", d->place, ordinal(d->place), d->among,
              why);
 }

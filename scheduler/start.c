@@ -105,21 +105,6 @@ static int on_stored_trial(void *ud, const store_trial_row_t *r)
     return 0;
 }
 
-/* The searcher's observation of a stored result, as result.c's searcher_observe makes it
- * when the result arrives: its point (read from its stored JSON) or its metric. */
-static int searcher_replay(struct sched_loop *L, const struct sched__trial *t,
-                           const store_result_row_t *r)
-{
-    if (!space_searcher_takes_points(L->searcher))
-        return space_searcher_observe(L->searcher, (size_t)t->no, r->time_value, r->metric);
-    double obj[SPACE_MAX_OBJECTIVES] = {NAN};
-    cJSON *j = r->data ? cJSON_ParseWithLength(r->data, r->data_len) : NULL;
-    sched_point_t pt = {obj, INFINITY, r->metric};
-    sched__result_point(L->set, j, &pt, obj);
-    cJSON_Delete(j);
-    return space_searcher_observe_k(L->searcher, (size_t)t->no, r->time_value, obj, pt.violation);
-}
-
 /* Replays one stored result: the policy sees every result again in arrival order, so
  * its rungs are what they were; the trial's own counters follow its current attempt. */
 static int on_stored_result(void *ud, const store_result_row_t *r)
@@ -128,17 +113,22 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
     struct sched__trial *t = resume_trial(c, r->trial_id);
     if (!t) return 0;
     if (!isnan(r->time_value)) {
+        struct sched_loop *L = c->L;
         sched_decision_t d;
-        if (c->L->ranked) { /* the point read as it was when the result arrived */
-            double obj[SPACE_MAX_OBJECTIVES];
+        /* the point read from the text it was read from when the result arrived, once for
+         * a ranked policy and a searcher of several objectives alike (result.c) */
+        double obj[SPACE_MAX_OBJECTIVES];
+        sched_point_t pt = {obj, INFINITY, r->metric};
+        int k_search = space_searcher_takes_points(L->searcher);
+        if (L->ranked || k_search) {
             cJSON *j = r->data ? cJSON_ParseWithLength(r->data, r->data_len) : NULL;
-            sched_point_t pt = {obj, INFINITY, r->metric};
-            sched__result_point(c->L->set, j, &pt, obj);
+            sched__result_point(L->set, j, &pt, obj);
             cJSON_Delete(j);
-            sched_on_result_point(c->L->policy, t->no, r->time_value, &pt, &d);
-        } else {
-            sched_on_result(c->L->policy, t->no, r->time_value, r->metric, &d);
         }
+        if (L->ranked)
+            sched_on_result_point(L->policy, t->no, r->time_value, &pt, &d);
+        else
+            sched_on_result(L->policy, t->no, r->time_value, r->metric, &d);
         /* The same state and order give the same decision: a trial that was told to stop
          * before the crash, but had not ended yet, stays stopped. */
         if (!ended_for_good(c->L, t)) {
@@ -149,7 +139,10 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
             t->x->policy_paused = d.action == SCHED_PAUSE;
         }
         /* the searcher too sees every result again in arrival order */
-        if (c->L->searcher && searcher_replay(c->L, t, r) != 0) {
+        if (L->searcher && (k_search ? space_searcher_observe_k(L->searcher, (size_t)t->no,
+                                                                r->time_value, obj, pt.violation)
+                                     : space_searcher_observe(L->searcher, (size_t)t->no,
+                                                              r->time_value, r->metric)) != 0) {
             snprintf(c->L->end.fatal_msg, sizeof c->L->end.fatal_msg,
                      "cannot resume: out of memory in the searcher");
             return -1;

@@ -96,6 +96,7 @@ int space_searcher_new(const space_t *s, const space_search_opts_t *o, space_sea
     x->ops = ops;
     x->space = s;
     x->k_path = o->nobjectives > 1 || o->constrained;
+    x->nobjectives = o->nobjectives;
     int rc = ops->create(s, o, &x->state, err, errlen);
     if (rc) {
         free(x);
@@ -132,9 +133,11 @@ int space_searcher_observe(space_searcher_t *x, size_t trial_no, double time, do
 int space_searcher_observe_k(space_searcher_t *x, size_t trial_no, double time, const double *obj,
                              double violation)
 {
-    if (!x || !x->k_path || !obj || !(violation >= 0)) return SPACE_EINVAL;
+    if (!x || !x->k_path || (!obj && x->nobjectives > 0) || !(violation >= 0)) return SPACE_EINVAL;
     x->observed = 1;
-    return x->ops->observe_k(x->state, trial_no, time, obj, violation);
+    /* constraints without a "metric": the ops read one value, which says nothing */
+    double none = NAN;
+    return x->ops->observe_k(x->state, trial_no, time, x->nobjectives ? obj : &none, violation);
 }
 
 int space_searcher_takes_points(const space_searcher_t *x)

@@ -57,8 +57,9 @@ int space_searcher_observe(space_searcher_t *x, size_t trial_no, double time, do
 /* The same for a searcher made with several objectives or constraints (o->nobjectives > 1 or
  * o->constrained; SPACE_EINVAL otherwise, and space_searcher_observe is then refused):
  * obj holds the result's o->nobjectives values to minimise as space_objectives gives them
- * (NaN for a missing one: the worst), violation what space_violation gives (0 feasible, > 0
- * or +INFINITY infeasible; SPACE_EINVAL when NaN or negative). Returns 0, SPACE_EINVAL or
+ * (NaN for a missing one: the worst; none, and obj may be NULL, when o->nobjectives is 0:
+ * constraints without a metric), violation what space_violation gives (0 feasible, > 0 or
+ * +INFINITY infeasible; SPACE_EINVAL when NaN or negative). Returns 0, SPACE_EINVAL or
  * SPACE_ENOMEM (the result is then lost). */
 int space_searcher_observe_k(space_searcher_t *x, size_t trial_no, double time, const double *obj,
                              double violation);

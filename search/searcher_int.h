@@ -57,6 +57,7 @@ struct space_searcher {
     const space_t *space; /* borrowed: the default choice measures distances in it */
     int observed;         /* set once a result arrived: rungs can no longer change */
     int k_path;           /* results come through observe_k (several objectives, constraints) */
+    size_t nobjectives;   /* as created: 0 when the settings have no "metric" */
 };
 
 /* The ops of search type t, or NULL for a value outside the table. */

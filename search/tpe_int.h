@@ -27,16 +27,16 @@ void space__rng_seed(space__rng_t *r, uint64_t seed, uint64_t trial_no);
  * ids n distinct numbers, ascending (the trials, Optuna's trial order). */
 #define SPACE__MOTPE_EPS 1e-12 /* sampler.py's EPS */
 /* _split_observation_pairs: good[i] = 1 for the ng (<= n) good observations, 0 for the
- * others. Feasible before infeasible (those by violation, then id); with k == 1 the
- * feasible by value (NaN the worst), then id; with k > 1 pareto_rank's fronts, whole while
- * they fit, and the rest chosen from the next one by space__motpe_hssp (*n_hssp says how
- * many; may be NULL). 0 or SPACE_ENOMEM. */
+ * others, in pareto_rank's order: feasible before infeasible (those by violation, then id);
+ * with k == 1 the feasible by value (NaN or infinite the worst), then id; with k > 1 its
+ * fronts, whole while they fit, and the rest chosen from the next one by space__motpe_hssp
+ * (*n_hssp says how many; may be NULL). 0 or SPACE_ENOMEM. */
 int space__motpe_split(size_t n, size_t k, const double *obj, const double *viol,
                        const int64_t *ids, size_t ng, unsigned char *good, size_t *n_hssp);
-/* The reference point sampler.py takes from the worst point w of the m points that use[i]
- * marks (NULL: all) and whose objectives are all finite: max(1.1 w, 0.9 w) in each
- * objective, and EPS where that is 0. 0, or -1 when no point is used (ref untouched). */
-int space__motpe_ref(size_t m, size_t k, const double *pts, const unsigned char *use, double *ref);
+/* The reference point sampler.py takes from the worst point w of the m points (those with
+ * every objective finite): max(1.1 w, 0.9 w) in each objective, and EPS where that is 0.
+ * 0, or -1 when no point has finite objectives (ref untouched). */
+int space__motpe_ref(size_t m, size_t k, const double *pts, double *ref);
 /* optuna/_hypervolume/hssp.py _solve_hssp: greedily, s times, the point whose addition
  * adds the most hypervolume (bounded by ref) to the points chosen so far, the first on
  * ties; chosen[0..s) gets their indices in the order chosen. s <= m. 0 or SPACE_ENOMEM. */

@@ -14,13 +14,13 @@
 #include "search/tpe_parts.h"
 
 /* ---- the rules (tpe_int.h) ------------------------------------------------------------- */
-int space__motpe_ref(size_t m, size_t k, const double *pts, const unsigned char *use, double *ref)
+int space__motpe_ref(size_t m, size_t k, const double *pts, double *ref)
 {
     double w[SPACE_MAX_OBJECTIVES];
     int any = 0;
     for (size_t i = 0; i < m; i++) {
         const double *p = pts + i * k;
-        int finite = !use || use[i];
+        int finite = 1;
         for (size_t j = 0; j < k && finite; j++)
             finite = isfinite(p[j]);
         if (!finite) continue;
@@ -52,8 +52,9 @@ int space__motpe_hssp(size_t m, size_t k, const double *pts, size_t s, const dou
     unsigned char *taken = calloc(m + 1, 1);
     int rc = SPACE_ENOMEM;
     if (!contrib || !set || !taken) goto out;
+    /* pareto_hypervolume is NaN only when its scratch memory cannot be had */
     for (size_t j = 0; j < m; j++)
-        contrib[j] = pareto_hypervolume(1, k, pts + j * k, NULL, ref);
+        if (isnan(contrib[j] = pareto_hypervolume(1, k, pts + j * k, NULL, ref))) goto out;
     double hv_sel = 0;
     for (size_t ns = 0; ns < s; ns++) {
         size_t best = SIZE_MAX;
@@ -69,10 +70,12 @@ int space__motpe_hssp(size_t m, size_t k, const double *pts, size_t s, const dou
             const double *v = pts + j * k;
             for (size_t d = 0; d < k; d++)
                 p[d] = sv[d] > v[d] ? sv[d] : v[d];
-            contrib[j] -= pareto_hypervolume(ns + 1, k, set, NULL, ref) - hv_sel;
+            double hv = pareto_hypervolume(ns + 1, k, set, NULL, ref);
+            if (isnan(hv)) goto out;
+            contrib[j] -= hv - hv_sel;
         }
         memcpy(p, sv, k * sizeof *p);
-        hv_sel = pareto_hypervolume(ns + 1, k, set, NULL, ref);
+        if (isnan(hv_sel = pareto_hypervolume(ns + 1, k, set, NULL, ref))) goto out;
     }
     rc = SPACE_OK;
 out:
@@ -108,14 +111,18 @@ int space__motpe_weights(size_t n, size_t k, const double *obj, const double *vi
         goto out;
     }
     double ref[SPACE_MAX_OBJECTIVES];
-    space__motpe_ref(nf, k, lv, NULL, ref);
+    space__motpe_ref(nf, k, lv, ref);
     double hv = pareto_hypervolume(nf, k, lv, NULL, ref), most = -INFINITY;
+    rc = SPACE_ENOMEM; /* pareto_hypervolume is NaN only without scratch memory */
+    if (isnan(hv)) goto out;
     /* contributions += EPS; weights = clip(contributions / max(contributions), 0, 1) */
     for (size_t i = 0, f = 0; i < n; i++) {
         if (!use[i]) continue;
         memcpy(rest, lv, f * k * sizeof *rest);
         memcpy(rest + f * k, lv + (f + 1) * k, (nf - f - 1) * k * sizeof *rest);
-        w[i] = hv - pareto_hypervolume(nf - 1, k, rest, NULL, ref) + SPACE__MOTPE_EPS;
+        double without = pareto_hypervolume(nf - 1, k, rest, NULL, ref);
+        if (isnan(without)) goto out;
+        w[i] = hv - without + SPACE__MOTPE_EPS;
         if (w[i] > most) most = w[i];
         f++;
     }
@@ -124,6 +131,7 @@ int space__motpe_weights(size_t n, size_t k, const double *obj, const double *vi
         double v = w[i] / most;
         w[i] = v < 0 ? 0 : v > 1 ? 1 : v;
     }
+    rc = SPACE_OK;
 out:
     free(use);
     free(lv);
@@ -191,7 +199,7 @@ int space__motpe_split(size_t n, size_t k, const double *obj, const double *viol
             memcpy(pts + mm++ * k, obj + i * k, k * sizeof *pts);
         }
     double ref[SPACE_MAX_OBJECTIVES];
-    if (space__motpe_ref(mf, k, pts, NULL, ref) != 0) {
+    if (space__motpe_ref(mf, k, pts, ref) != 0) {
         /* no point on it with finite objectives: a level of one point fits whole, so this
          * cannot be; take them in order */
         for (size_t i = 0; i < s; i++)

@@ -1853,7 +1853,7 @@ TEST(motpe_split_two_objectives_matches_optuna)
     /* HSSP itself, on front 0 */
     const double front[5][2] = {{1, 5}, {2, 3}, {3, 2}, {5, 1}, {1.5, 4}};
     double ref[2];
-    REQUIRE(space__motpe_ref(5, 2, &front[0][0], NULL, ref) == 0);
+    REQUIRE(space__motpe_ref(5, 2, &front[0][0], ref) == 0);
     CHECK_NEAR(ref[0], 5.5, 1e-15);
     CHECK_NEAR(ref[1], 5.5, 1e-15);
     size_t ch[5];
@@ -1952,10 +1952,10 @@ TEST(motpe_reference_point_negative_zero_and_nan)
 {
     const double p[4][2] = {{-1, 0}, {0, -1}, {-0.5, -0.5}, {NAN, -9}};
     double ref[2], w[4];
-    REQUIRE(space__motpe_ref(4, 2, &p[0][0], NULL, ref) == 0);
+    REQUIRE(space__motpe_ref(4, 2, &p[0][0], ref) == 0);
     CHECK(ref[0] == SPACE__MOTPE_EPS && ref[1] == SPACE__MOTPE_EPS);
     const double q[2][2] = {{-2, 3}, {-4, 1}};
-    REQUIRE(space__motpe_ref(2, 2, &q[0][0], NULL, ref) == 0);
+    REQUIRE(space__motpe_ref(2, 2, &q[0][0], ref) == 0);
     CHECK_NEAR(ref[0], -1.8, 1e-15); /* max(1.1 x -2, 0.9 x -2) */
     CHECK_NEAR(ref[1], 3.3, 1e-15);
     REQUIRE(space__motpe_weights(3, 2, &p[0][0], NULL, w) == 0);
@@ -2289,6 +2289,24 @@ TEST(several_objectives_bad_calls_are_refused)
     b.nobjectives = SPACE_MAX_OBJECTIVES + 1;
     b.preset = SPACE_TPE_OPTUNA;
     CHECK_EQ_INT(space_searcher_new(s, &b, &y, g_err, sizeof g_err), SPACE_EINVAL);
+    /* constraints without a "metric" (nobjectives 0): no value to read, NULL allowed; the
+     * feasible come first, by trial as their values are all NaN */
+    space_search_opts_t nm = {SPACE_SEARCH_TPE, SPACE_TPE_OPTUNA, 0, 1, 0, 1};
+    REQUIRE(space_searcher_new(s, &nm, &y, g_err, sizeof g_err) == 0);
+    cJSON *c;
+    for (size_t t = 0; t < 20; t++) {
+        REQUIRE(space_searcher_suggest(y, t, &c, NULL, 0, g_err, sizeof g_err) == 0);
+        cJSON_Delete(c);
+        CHECK_EQ_INT(space_searcher_observe_k(y, t, 1, NULL, t < 5 ? 1.0 / (1.0 + (double)t) : 1),
+                     0);
+    }
+    unsigned char roles[21];
+    int rung = 0;
+    REQUIRE(space__searcher_split(y, 20, roles, 21, &rung) == 0);
+    /* none feasible: gamma(20) = 2, the least violating, trials 4 (0.2) and 3 (0.25) */
+    for (size_t t = 0; t < 20; t++)
+        CHECK_EQ_INT(roles[t], t == 3 || t == 4 ? 1 : 2);
+    space_searcher_free(y);
     /* random search takes results of several objectives and ignores them */
     b.type = SPACE_SEARCH_RANDOM, b.nobjectives = 2;
     REQUIRE(space_searcher_new(s, &b, &y, g_err, sizeof g_err) == 0);
