@@ -52,7 +52,9 @@ int sim_table_open(const char *path, const struct space *sp, sim_curves_t **out,
  * defaults). Curves report the space's metric (its first with several objectives: its name
  * and mode), training_iteration, time_this_iter_s, time_total_s (the seconds so far) and
  * "cost", a second objective that conflicts with the metric (docs/simulate.md, "Several
- * objectives"). */
+ * objectives"). Fails (SIM_EINVAL, err with a did-you-mean) for a bad spec, a first metric
+ * named like one of those keys, or, unless allow_missing_metric, a metric or constrained
+ * key the family does not report. */
 int sim_synth_open(const char *spec, const struct space *sp, sim_curves_t **out, char *err,
                    size_t errlen);
 
