@@ -1,7 +1,8 @@
 """The multi-objective benchmark's harness (bench/mo/mo.py) on a tiny synthetic task: its
 2-D hypervolume is exact (by hand, and as the engine's pareto_hypervolume when mo_hv is
 built), the Optuna replay keeps W trials training to max_t without pruning and stops at
-the budget, the hypervolume over time only grows and ends at the front's, and a two-seed
+the budget, the hypervolume over time only grows and ends at the front's, tune's points at max_t
+are exactly the table rows' points the Optuna side reads (CNN time, MLP params), and a two-seed
 run of tune's MO-ASHA and Optuna's samplers writes well-formed results. Needs
 python3-optuna (skipped without it) and the tune binary of this build."""
 
@@ -114,6 +115,31 @@ class MoBench(unittest.TestCase):
         want = mo.hv2(table.normalise([p for _, p in events])) / table.hv_table
         self.assertAlmostEqual(c[-1], want, places=15)
         self.assertLessEqual(c[-1], 1.0 + 1e-12)
+
+    def test_tune_reports_at_max_t_what_the_tables_say(self):
+        """Both sides read the same numbers: every point a tune simulate run reports at
+        max_t is exactly one of the table's points as the Optuna side reads them (the CNN's
+        time_total_s summed by the simulator, the MLP's params column added by mo.py)."""
+        mo = self.mo
+        self.assertEqual(mo.mlp_params(64, 1), 784 * 64 + 64 + 64 * 10 + 10)
+        self.assertEqual(mo.mlp_params(512, 3), 784 * 512 + 512 + 2 * (512 * 512 + 512) + 5130)
+        for name in ("cnn", "mlp"):
+            task = dict(next(t for t in mo.TASKS if t["name"] == name))
+            task["space_path"] = os.path.join(SOURCE, "bench", "mo", task["space"])
+            task["table_path"] = os.path.join(SOURCE, task["table"])
+            if task.get("derive"):
+                task["table_path"] = mo.derive_params(task["table_path"],
+                                                      os.path.join(self.dir, "mlp-params.csv"))
+            table = mo.MoTable(task["table_path"], task["space_path"])
+            if name == "mlp":
+                self.assertEqual((table.lo[1], table.hi[1]), (50890, 932362))
+            rows = {tuple(p) for p in table.points.tolist()}
+            events, n = mo.run_tune(TUNE, task, table, "random+MO-ASHA", 1, 4,
+                                    8 * table.t_full / 4, self.dir)
+            self.assertGreater(n, 8)
+            self.assertTrue(events)
+            for _, p in events:
+                self.assertIn(tuple(p), rows)
 
     def test_two_seeds_give_well_formed_results(self):
         out = os.path.join(self.dir, "out")
