@@ -127,12 +127,23 @@ _RAY_ONLY = {
     "restore": "use tune.resume(name, storage=...) or resume=True",
 }
 
+# Optuna's spellings of several objectives and constraints (an Optuna user's first guess),
+# with tune's.
+_OPTUNA_ONLY = {
+    "directions": "give one mode per metric: metric=['val_loss', 'latency_ms'], "
+                  "mode=['min', 'min'] (Optuna's 'minimize' is 'min', 'maximize' 'max')",
+    "constraints_func": "tune cannot call a Python function (it judges results in C): report "
+                        "the constrained value (tune.report(gpu_mem_gb=...)) and give its "
+                        "bound as constraints={'gpu_mem_gb': {'<=': 16}} (docs/python.md, "
+                        "Several objectives)",
+}
+
 _SUPPORTED = ("config", "name", "metric", "mode", "num_samples", "max_concurrent_trials", "seed",
               "scheduler", "search_alg", "resources_per_trial", "stop", "time_budget_s",
               "trial_time_limit_s", "max_failures", "fail_fast", "stop_experiment_on_target",
               "allow_missing_metric", "progress_reporter", "storage", "points_to_evaluate",
               "stop_grace_s", "status_interval_s", "result_timeout_s", "executor", "resume",
-              "restart", "raise_on_failed_trial", "verbose", "gpus", "cpus")
+              "restart", "raise_on_failed_trial", "verbose", "gpus", "cpus", "constraints")
 
 
 def _resources(r):
@@ -184,8 +195,9 @@ def _stop(stop):
     return _space.to_json(stop, "stop")
 
 
-def build_space(trainable, config=None, *, name=None, metric=None, mode=None, num_samples=None,
-                max_concurrent_trials=None, seed=None, scheduler=None, search_alg=None,
+def build_space(trainable, config=None, *, name=None, metric=None, mode=None, constraints=None,
+                num_samples=None, max_concurrent_trials=None, seed=None, scheduler=None,
+                search_alg=None,
                 resources_per_trial=None, stop=None, time_budget_s=None,
                 trial_time_limit_s=None, max_failures=None, fail_fast=None,
                 stop_experiment_on_target=None, allow_missing_metric=None,
@@ -195,8 +207,10 @@ def build_space(trainable, config=None, *, name=None, metric=None, mode=None, nu
 
     It translates and judges nothing: mode is written only when given (the engine refuses
     a scheduler, or a metric named like an accuracy, without one), and every value goes as
-    given for the engine to check when tune.run runs the file. Refused here is only what
-    JSON cannot carry (a callable, NaN, an object) and Ray arguments with no counterpart."""
+    given for the engine to check when tune.run runs the file: a list metric and mode
+    (several objectives) and constraints ({"gpu_mem_gb": {"<=": 16}}) included. Refused
+    here is only what JSON cannot carry (a callable, NaN, an object) and Ray arguments
+    with no counterpart."""
     search = _search(search_alg)
     if callable(trainable) and not isinstance(trainable, (list, tuple)):
         if inspect.isclass(trainable):
@@ -214,13 +228,14 @@ def build_space(trainable, config=None, *, name=None, metric=None, mode=None, nu
         raise TypeError("tune.run: the trainable must be a function train(config) or a command "
                         f"as a list of strings, not {type(trainable).__name__}")
     sched = _space.scheduler_of(scheduler)
-    # One metric and one mode in the file: said to tune.run or to the scheduler, not both ways.
+    # One metric and one mode in the file (a name or a list of them): said to tune.run or to
+    # the scheduler, not both ways. Compared as written (a tuple is the list it becomes).
     if sched is not None and sched.metric is not None:
-        if metric is not None and metric != sched.metric:
+        if metric is not None and _same(metric, "metric") != _same(sched.metric, "metric"):
             raise ValueError(f"metric={metric!r} but the scheduler says metric={sched.metric!r}")
         metric = sched.metric
     if sched is not None and sched.mode is not None:
-        if mode is not None and mode != sched.mode:
+        if mode is not None and _same(mode, "mode") != _same(sched.mode, "mode"):
             raise ValueError(f"mode={mode!r} but the scheduler says mode={sched.mode!r}")
         mode = sched.mode
     if progress_reporter is not None and not isinstance(progress_reporter, _space.CLIReporter):
@@ -231,8 +246,9 @@ def build_space(trainable, config=None, *, name=None, metric=None, mode=None, nu
                         "fail_fast='raise' is what tune.run does anyway (raise_on_failed_trial)")
 
     s = {"name": name if name is not None else _default_name(trainable)}
-    for key, v in (("metric", metric), ("mode", mode), ("num_samples", num_samples),
-                   ("max_concurrent", max_concurrent_trials), ("seed", seed)):
+    for key, v in (("metric", metric), ("mode", mode), ("constraints", constraints),
+                   ("num_samples", num_samples), ("max_concurrent", max_concurrent_trials),
+                   ("seed", seed)):
         if v is not None:
             s[key] = _space.to_json(v, _ARG_OF.get(key, key))
     s["command"] = command
@@ -269,9 +285,14 @@ def build_space(trainable, config=None, *, name=None, metric=None, mode=None, nu
     return s
 
 
+def _same(v, where):
+    # A value as space.json will hold it: ("a", "b") and ["a", "b"] are the same metric.
+    return _space.to_json(v, where)
+
+
 def _check_kwargs(kwargs):
     for k in kwargs:
-        hint = _RAY_ONLY.get(k)
+        hint = _RAY_ONLY.get(k) or _OPTUNA_ONLY.get(k)
         if hint:
             raise TypeError(f"tune.run: {k!r} is not supported: {hint}")
         raise TypeError(f"tune.run got an unexpected argument {k!r}"
@@ -422,7 +443,11 @@ def explain(tail, space_path, paths, space, config, sched):
             path, msg = _parse_path(m.group(1)), m.group(2)
         words = _python_words(path, space, config, sched)
         if path[:1] == ("mode",) and "mode" not in space:
-            msg += " (pass mode='min' or mode='max' to tune.run, or to the scheduler)"
+            if isinstance(space.get("metric"), list):
+                msg += (" (pass one mode per metric to tune.run, e.g. mode="
+                        f"{['min'] * len(space['metric'])!r})")
+            else:
+                msg += " (pass mode='min' or mode='max' to tune.run, or to the scheduler)"
         return f"{words}: {msg}\n(tune: {line})"
     return None
 
@@ -643,8 +668,8 @@ def _resume_mode(resume, restart):
     return auto
 
 
-def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, num_samples=None,
-        max_concurrent_trials=None, seed=None, scheduler=None, search_alg=None,
+def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, constraints=None,
+        num_samples=None, max_concurrent_trials=None, seed=None, scheduler=None, search_alg=None,
         resources_per_trial=None, stop=None, time_budget_s=None, trial_time_limit_s=None,
         max_failures=None, fail_fast=None, stop_experiment_on_target=None,
         allow_missing_metric=None, progress_reporter=None, storage="tune.db",
@@ -656,7 +681,9 @@ def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, nu
     run_or_experiment is a function train(config) (run in each trial's own process through
     `python -m tune.trial`) or a command, a list of strings with {placeholders}. The other
     arguments are Ray Tune's where the meaning is the same; docs/python.md lists each with
-    the space.json key it becomes. With a fixed name, re-running a script is the edit-and-run
+    the space.json key it becomes; metric and mode may be lists (several objectives:
+    get_pareto_front() answers, not get_best_trial()), and constraints bounds reported values
+    ({"gpu_mem_gb": {"<=": 16}}). With a fixed name, re-running a script is the edit-and-run
     loop: resume='AUTO' resumes an interrupted experiment, returns a finished one's
     analysis, starts a missing one; restart=True starts afresh (under NAME-2 if NAME
     exists); an experiment stopped because no result carried its metric is replaced.
@@ -667,7 +694,7 @@ def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, nu
     not_in_a_trial()
     auto = _resume_mode(resume, restart)
     space = build_space(run_or_experiment, config, name=name, metric=metric, mode=mode,
-                        num_samples=num_samples, max_concurrent_trials=max_concurrent_trials,
+                        constraints=constraints, num_samples=num_samples, max_concurrent_trials=max_concurrent_trials,
                         seed=seed, scheduler=scheduler, search_alg=search_alg,
                         resources_per_trial=resources_per_trial, stop=stop,
                         time_budget_s=time_budget_s, trial_time_limit_s=trial_time_limit_s,
