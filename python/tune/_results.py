@@ -326,11 +326,12 @@ class Experiment:
 
     def _marks(self):
         """{trial_no: (pareto, feasible)} as the engine marks the trials of several
-        objectives (`tune trials --json`'s "pareto" and "feasible")."""
-        marks = {}
-        for r in self._ask("trials"):
-            marks[r["id"]] = (bool(r.get("pareto")), bool(r.get("feasible")))
-        return marks
+        objectives in `tune trials --json`: "front" is the trial's level (0: the Pareto
+        front; null without a result, with a constraint violated or an objective missing)
+        and "violation" its total (0: feasible; null without a result or a constrained
+        value)."""
+        return {r["id"]: (r.get("front") == 0, r.get("violation") == 0)
+                for r in self._ask("trials")}
 
     @property
     def best_trial(self):
