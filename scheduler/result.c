@@ -50,23 +50,40 @@ struct result_in {
 
 /* Ray Tune refuses a result without the experiment's metric ("Trial returned a result
  * which did not include the specified metric"); here the first result of the run is
- * checked, once, for the metric and the time_attr, and the message names the keys the
- * trial did report with a did-you-mean. */
+ * checked, once, for every objective, every "constraints" key and the time_attr, and the
+ * message names each missing one and the keys the trial did report, with a did-you-mean.
+ * A constrained key never reported would leave every trial infeasible (space_violation is
+ * +inf), a missing objective every trial unranked: both are a typo far more often. */
 static void check_first_result(struct sched_loop *L, struct sched__trial *t, const cJSON *r)
 {
     const space_settings_t *set = L->set;
     L->seen.metric_checked = 1;
-    const char *missing[2];
-    const char *what[2];
+    enum { NMISS = SPACE_MAX_OBJECTIVES + SPACE_MAX_CONSTRAINTS + 1 };
+    const char *missing[NMISS];
+    char what[NMISS][48];
     int nm = 0;
-    if (set->metric && !cJSON_GetObjectItemCaseSensitive(r, set->metric)) {
-        missing[nm] = set->metric;
-        what[nm++] = "the experiment's \"metric\"";
-    }
-    if (!L->time_is_iter && (L->caps & SCHED_CAP_TIME) &&
-        !cJSON_GetObjectItemCaseSensitive(r, set->sched.time_attr)) {
-        missing[nm] = set->sched.time_attr;
-        what[nm++] = "the scheduler's \"time_attr\"";
+    /* Each missing name once, in the order objectives, constraints, time_attr. */
+    for (size_t i = 0; i < set->nobjectives + set->nconstraints + 1 && nm < NMISS; i++) {
+        const char *key;
+        if (i < set->nobjectives) {
+            key = set->metrics[i];
+            if (set->nobjectives > 1)
+                snprintf(what[nm], sizeof what[nm], "objective %zu of \"metric\"", i + 1);
+            else
+                snprintf(what[nm], sizeof what[nm], "the experiment's \"metric\"");
+        } else if (i < set->nobjectives + set->nconstraints) {
+            key = set->constraints[i - set->nobjectives].key;
+            snprintf(what[nm], sizeof what[nm], "a key of \"constraints\"");
+        } else {
+            if (L->time_is_iter || !(L->caps & SCHED_CAP_TIME)) continue;
+            key = set->sched.time_attr;
+            snprintf(what[nm], sizeof what[nm], "the scheduler's \"time_attr\"");
+        }
+        if (cJSON_GetObjectItemCaseSensitive(r, key)) continue;
+        int seen = 0;
+        for (int j = 0; j < nm && !seen; j++)
+            seen = strcmp(missing[j], key) == 0;
+        if (!seen) missing[nm++] = key;
     }
     if (nm == 0) return;
     const char *cand[64];
@@ -87,8 +104,8 @@ static void check_first_result(struct sched_loop *L, struct sched__trial *t, con
         char d[160] = "";
         if (dym) snprintf(d, sizeof d, " (did you mean \"%s\"?)", dym);
         ml += (size_t)snprintf(msg + ml, ml < sizeof msg ? sizeof msg - ml : 0,
-                               "%s%s reports no \"%s\", %s%s", i ? "; " : "", t->name, missing[i],
-                               what[i], d);
+                               "%s%s reports no \"%.100s\", %s%s", i ? "; " : "", t->name,
+                               missing[i], what[i], d);
         if (ml >= sizeof msg) break;
     }
     if (ml < sizeof msg)
@@ -109,17 +126,17 @@ static void check_first_result(struct sched_loop *L, struct sched__trial *t, con
     sched__end_experiment(L, SCHED_END_NO_METRIC, t->no, full);
 }
 
-/* Ray Tune's stop={...}: the trial is done when any criterion is reached: for the
- * experiment's metric "at least as good as the target" in the experiment's mode, for any
- * other key result >= target. Returns the index of the criterion reached, or -1. */
+/* Ray Tune's stop={...}: the trial is done when any criterion is reached: for an objective
+ * "at least as good as the target" in its mode, for any other key result >= target
+ * (space_stop_cmp). Returns the index of the criterion reached, or -1. */
 static int stop_reached(const struct sched_loop *L, const struct result_in *in)
 {
     const space_settings_t *set = L->set;
     for (size_t i = 0; i < set->nstop; i++) {
         double v = in->v[SCHED__KEY_STOP + i], target = set->stop[i].target;
         if (isnan(v)) continue;
-        int is_metric = set->metric && strcmp(set->stop[i].key, set->metric) == 0;
-        if ((is_metric && set->mode == SPACE_MODE_MIN) ? v <= target : v >= target) return (int)i;
+        /* an objective's target in its own mode (several objectives: each its own) */
+        if (space_stop_cmp(set, i) == SPACE_CMP_LE ? v <= target : v >= target) return (int)i;
     }
     return -1;
 }
@@ -286,7 +303,7 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
     space_format_number(in->v[SCHED__KEY_STOP + k], vb);
     space_format_number(c0->target, tb);
     snprintf(reason, sizeof reason, "reached stop criterion %.100s: %s %s %s", c0->key, vb,
-             is_metric && set->mode == SPACE_MODE_MIN ? "<=" : ">=", tb);
+             space_stop_cmp(set, (size_t)k) == SPACE_CMP_LE ? "<=" : ">=", tb);
     store_decision_t sd = {.trial_id = t->id,
                            .iteration = (int64_t)it,
                            .time_value = tv,

@@ -440,7 +440,8 @@ static const char *const top_keys[] = {"name",
                                        "stop_experiment_on_target",
                                        "reporter",
                                        "search",
-                                       "points_to_evaluate"};
+                                       "points_to_evaluate",
+                                       "constraints"};
 
 static int parse_space_params(struct space__parse_ctx *c, space_t *sp, const sj_node_t *n)
 {

@@ -79,6 +79,12 @@ const char *space__parse_kind_name(space_pkind_t k); /* "loguniform", "constant"
 /* ---- the sections, in the order space__parse_root reads them ------------------------- */
 /* The file's top level into sp, whose settings and parameters it fills in (parse.c). */
 int space__parse_root(struct space__parse_ctx *c, space_t *sp, const sj_node_t *root);
+/* "metric" and "mode", one objective or several, into metric/mode and metrics/modes/
+ * nobjectives (parse_objectives.c). */
+int space__parse_objectives(struct space__parse_ctx *c, space_settings_t *s, const sj_node_t *root);
+/* "constraints" into constraints/nconstraints (parse_objectives.c). */
+int space__parse_constraints(struct space__parse_ctx *c, space_settings_t *s,
+                             const sj_node_t *root);
 /* Everything before "space" (settings.c). */
 int space__parse_settings(struct space__parse_ctx *c, space_settings_t *s, const sj_node_t *root);
 /* "command" and its placeholders, once the parameters are read (placeholders.c). */

@@ -77,7 +77,8 @@ typedef struct space_sched_opts {
 } space_sched_opts_t;
 
 /* One "stop" criterion: a trial stops when result[key] reaches target (for the
- * experiment's metric: at least as good in its mode; for any other key: >= target). */
+ * experiment's metric, or any of its objectives: at least as good in its mode; for any other
+ * key: >= target; space_stop_cmp says which). */
 typedef struct space_stop {
     char *key;
     double target;
@@ -191,7 +192,15 @@ void space_objectives(const space_settings_t *s, const cJSON *result, double *ou
  * result is then the smallest positive double. */
 double space_violation(const space_settings_t *s, const cJSON *result);
 
-/* The resolved settings (defaults filled in) as a JSON object; caller cJSON_Delete()s. */
+/* How "stop" criterion i (i < s->nstop) compares a result with its target: "at least as
+ * good" for a key that is an objective (SPACE_CMP_LE where its mode is min, SPACE_CMP_GE
+ * where it is max), SPACE_CMP_GE (result >= target, as Ray Tune's stop={...}) for any
+ * other key. With several objectives each objective's target is judged in its own mode. */
+space_cmp_t space_stop_cmp(const space_settings_t *s, size_t i);
+
+/* The resolved settings (defaults filled in) as a JSON object; caller cJSON_Delete()s. With
+ * several objectives "metric" and "mode" are lists (one objective: strings, as before);
+ * "constraints" ({key: {op: bound}}) is there only when there are any. */
 cJSON *space_settings_json(const space_t *s);
 
 #endif

@@ -128,7 +128,14 @@ void space_free(space_t *s)
 {
     if (!s) return;
     free(s->set.name);
-    free(s->set.metric);
+    /* metric is metrics[0], freed with the list */
+    for (size_t i = 0; i < s->set.nobjectives; i++)
+        free(s->set.metrics[i]);
+    free(s->set.metrics);
+    free(s->set.modes);
+    for (size_t i = 0; i < s->set.nconstraints; i++)
+        free(s->set.constraints[i].key);
+    free(s->set.constraints);
     free_strv(s->set.command);
     free_strv(s->set.exec.srun_args);
     free(s->set.exec.allocation);

@@ -222,6 +222,36 @@ TEST(misspelled_metric_is_an_error_with_did_you_mean)
     out_free(&o);
 }
 
+/* Several objectives and constraints (issue 30): every objective and every constrained key
+ * the first result lacks is named, with a did-you-mean against the keys it has; a key no
+ * trial reports would leave every trial unranked or infeasible. */
+TEST(misspelled_objective_and_constraint_key_stop_the_run)
+{
+    char dir[4096], sp[8192];
+    fresh(dir, sizeof dir, "noobjective");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"mo\", \"metric\": [\"val_loss\", \"accc\"], \"mode\": [\"min\", "
+             "\"max\"], \"constraints\": {\"val_lss\": {\"<=\": 5}, \"gpu_mem_gb\": {\"<=\": 16}},"
+             " \"num_samples\": 4, \"max_concurrent\": 2,"
+             " \"command\": [\"%s\", \"--iters\", \"50\", \"--sleep-ms\", \"20\", \"--metric\","
+             " \"val_loss\"], \"space\": {}}",
+             g_synth);
+    space_file(dir, sp);
+    struct out o = run_in(dir);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "reports no \"accc\", objective 2 of \"metric\" (did you mean "
+                          "\"acc\"?)");
+    CHECK_CONTAINS(o.err, "reports no \"val_lss\", a key of \"constraints\" (did you mean "
+                          "\"val_loss\"?)");
+    CHECK_CONTAINS(o.err, "reports no \"gpu_mem_gb\", a key of \"constraints\". Its first "
+                          "result has: \"training_iteration\", \"val_loss\", \"acc\"");
+    CHECK(strstr(o.err, "reports no \"val_loss\"") == NULL);
+    out_free(&o);
+    CHECK(db_int(dir, "SELECT max(iteration) FROM results") < 50);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials WHERE status = 'ERROR'"), 0);
+    CHECK_EQ_INT(db_int(dir, "SELECT status = 'INTERRUPTED' FROM experiments"), 1);
+}
+
 TEST(allow_missing_metric_warns_once_and_runs)
 {
     char dir[4096], sp[8192];

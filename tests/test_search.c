@@ -2,6 +2,7 @@
  * distributions' bounds and shapes, reproducibility from the seed, grid order and argv
  * rendering. Not for: running trials (scheduler and trial tests do that). */
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -593,10 +594,16 @@ TEST(err_name)
 
 TEST(err_metric_mode)
 {
-    EXPECT_AT("\"metric\": 3", "3", "\"metric\" must be a non-empty string");
-    EXPECT_AT("\"metric\": \"\"", "\"\"", "\"metric\" must be a non-empty string");
-    EXPECT_AT("\"mode\": \"minimize\"", "\"minimize\"", "\"mode\" must be \"min\" or \"max\"");
-    EXPECT_AT("\"mode\": 1", "1", "\"mode\" must be \"min\" or \"max\"");
+    const char *metric_shape = "\"metric\" must be a non-empty string (one objective) or a list "
+                               "of them (several, such as [\"val_loss\", \"latency_ms\"])";
+    EXPECT_AT("\"metric\": 3", "3", metric_shape);
+    EXPECT_AT("\"metric\": \"\"", "\"\"", metric_shape);
+    EXPECT_AT("\"metric\": {\"a\": 1}", "{", metric_shape);
+    EXPECT_AT("\"mode\": \"minimize\"", "\"minimize\"",
+              "\"mode\" must be \"min\" or \"max\" (did you mean \"min\"?)");
+    EXPECT_AT("\"mode\": \"up\"", "\"up\"", "\"mode\" must be \"min\" or \"max\"");
+    EXPECT_AT("\"mode\": 1", "1",
+              "\"mode\" must be \"min\" or \"max\" (or a list of them, one per metric)");
     CHECK_STR(parse_err(doc("\"scheduler\": {\"type\": \"asha\"}")),
               "t.json: metric: required with the \"asha\" scheduler (the reported value that "
               "ranks trials)");
@@ -2045,6 +2052,456 @@ TEST(render_nested_placeholders)
     CHECK_STR(av[2], "2");
     CHECK_STR(av[3], "deep");
     space_argv_free(av);
+}
+
+/* ---- several objectives and constraints (issue 30) ------------------------------------ */
+TEST(objectives_parsed)
+{
+    space_t *s = parse(doc("\"metric\": [\"val_loss\", \"latency_ms\", \"val_acc\"], "
+                           "\"mode\": [\"min\", \"min\", \"max\"]"));
+    REQUIRE(s);
+    const space_settings_t *t = space_settings(s);
+    CHECK_EQ_INT((int)t->nobjectives, 3);
+    CHECK_STR(t->metrics[0], "val_loss");
+    CHECK_STR(t->metrics[1], "latency_ms");
+    CHECK_STR(t->metrics[2], "val_acc");
+    CHECK(t->metric == t->metrics[0]);
+    CHECK_EQ_INT(t->modes[0], SPACE_MODE_MIN);
+    CHECK_EQ_INT(t->modes[1], SPACE_MODE_MIN);
+    CHECK_EQ_INT(t->modes[2], SPACE_MODE_MAX);
+    CHECK_EQ_INT(t->mode, SPACE_MODE_MIN);
+    CHECK_EQ_INT((int)t->nconstraints, 0);
+    CHECK(t->constraints == NULL);
+    space_free(s);
+
+    /* the first objective's mode is "mode" */
+    s = parse(doc("\"metric\": [\"val_acc\", \"latency_ms\"], \"mode\": [\"max\", \"min\"]"));
+    REQUIRE(s);
+    t = space_settings(s);
+    CHECK_EQ_INT(t->mode, SPACE_MODE_MAX);
+    CHECK_EQ_INT(t->modes[1], SPACE_MODE_MIN);
+    space_free(s);
+
+    /* a string is one objective, as before; so is a list of one, with either mode */
+    const char *one[] = {
+        "\"metric\": \"loss\", \"mode\": \"max\"", "\"metric\": [\"loss\"], \"mode\": \"max\"",
+        "\"metric\": [\"loss\"], \"mode\": [\"max\"]", "\"metric\": \"loss\", \"mode\": [\"max\"]"};
+    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++) {
+        s = parse(doc(one[i]));
+        REQUIRE(s);
+        t = space_settings(s);
+        CHECK_EQ_INT((int)t->nobjectives, 1);
+        CHECK_STR(t->metric, "loss");
+        CHECK(t->metrics[0] == t->metric);
+        CHECK_EQ_INT(t->mode, SPACE_MODE_MAX);
+        CHECK_EQ_INT(t->modes[0], SPACE_MODE_MAX);
+        space_free(s);
+    }
+    /* no metric: no objectives; a list of one without a mode is "min" */
+    s = parse(doc("\"mode\": \"max\""));
+    REQUIRE(s);
+    CHECK_EQ_INT((int)space_settings(s)->nobjectives, 0);
+    CHECK(space_settings(s)->metric == NULL);
+    CHECK_EQ_INT(space_settings(s)->mode, SPACE_MODE_MAX);
+    space_free(s);
+    s = parse(doc("\"metric\": [\"loss\"]"));
+    REQUIRE(s);
+    CHECK_EQ_INT(space_settings(s)->modes[0], SPACE_MODE_MIN);
+    space_free(s);
+
+    /* every scheduler that ranks several objectives (or runs everything) takes them */
+    const char *scheds[] = {"{\"type\": \"asha\"}",
+                            "{\"type\": \"asha\", \"variant\": \"promotion\"}",
+                            "{\"type\": \"hyperband\"}", "{\"type\": \"fifo\"}"};
+    for (size_t i = 0; i < sizeof scheds / sizeof scheds[0]; i++) {
+        char extra[512];
+        snprintf(extra, sizeof extra,
+                 "\"metric\": [\"a\", \"b\"], \"mode\": [\"min\", \"max\"], \"scheduler\": %s",
+                 scheds[i]);
+        s = parse(doc(extra));
+        CHECK(s != NULL);
+        space_free(s);
+    }
+    /* random search too, said or not */
+    s = parse(doc("\"metric\": [\"a\", \"b\"], \"mode\": [\"min\", \"max\"], "
+                  "\"search\": {\"type\": \"random\"}"));
+    CHECK(s != NULL);
+    space_free(s);
+}
+
+TEST(err_objectives)
+{
+    EXPECT_AT("\"metric\": []", "[",
+              "\"metric\" is an empty list: name at least one reported value, such as "
+              "[\"val_loss\", \"latency_ms\"]");
+    EXPECT_AT("\"metric\": [\"a\", \"b\", \"c\", \"d\", \"e\", \"f\", \"g\", \"h\", \"i\"]", "[",
+              "\"metric\" lists 9 objectives; at most 8 are allowed");
+    EXPECT_AT("\"metric\": [\"a\", 3]", "3",
+              "\"metric\" entries must be non-empty strings (the names of reported values), "
+              "not a number");
+    EXPECT_AT("\"metric\": [\"a\", \"\"]", "\"\"",
+              "\"metric\" entries must be non-empty strings (the names of reported values), "
+              "not an empty string");
+    EXPECT_AT_N("\"metric\": [\"a\", \"b\", \"a\"], \"mode\": [\"min\", \"min\", \"min\"]", "\"a\"",
+                1, "\"metric\" lists \"a\" twice (entries 1 and 3): name each objective once");
+    /* a missing mode, a string mode, lengths that differ: the fix keeps what is given and
+     * guesses the rest from the names */
+    EXPECT_AT("\"metric\": [\"val_loss\", \"val_acc\"]", "[",
+              "\"mode\" is missing for 2 metrics: add \"mode\": [\"min\", \"max\"] (one per "
+              "metric, in the order of \"metric\")");
+    EXPECT_AT("\"metric\": [\"loss\", \"latency\"], \"mode\": \"max\"", "\"max\"",
+              "\"mode\" is one string for 2 metrics: write \"mode\": [\"max\", \"min\"] (one per "
+              "metric, in the order of \"metric\")");
+    EXPECT_AT("\"metric\": [\"a\", \"b\"], \"mode\": [\"min\"]", "[\"min",
+              "\"mode\" has 1 entry for 2 metrics: write \"mode\": [\"min\", \"min\"]");
+    EXPECT_AT("\"metric\": [\"a\", \"b\"], \"mode\": [\"max\", \"min\", \"max\"]", "[\"max",
+              "\"mode\" has 3 entries for 2 metrics: write \"mode\": [\"max\", \"min\"]");
+    EXPECT_AT("\"metric\": \"a\", \"mode\": [\"min\", \"max\"]", "[",
+              "\"mode\" has 2 entries for 1 metric: write \"mode\": \"min\"");
+    EXPECT_AT("\"metric\": \"a\", \"mode\": []", "[",
+              "\"mode\" is an empty list: write \"mode\": \"min\"");
+    EXPECT_AT("\"mode\": [\"min\", \"max\"]", "[",
+              "\"mode\" has 2 entries but there is no \"metric\": add \"metric\": [...] with one "
+              "reported value per mode");
+    EXPECT_AT("\"metric\": [\"a\", \"b\"], \"mode\": [\"min\", \"maximize\"]", "\"maximize\"",
+              "\"mode\" must be \"min\" or \"max\" (did you mean \"max\"?)");
+    EXPECT_AT("\"metric\": [\"a\", \"b\"], \"mode\": [\"min\", 1]", "1]",
+              "\"mode\" must be \"min\" or \"max\"");
+    /* the higher-is-better refusal holds for a list of one, pointing at the name */
+    EXPECT_AT("\"metric\": [\"val_accuracy\"]", "\"val_accuracy\"",
+              "metric \"val_accuracy\" reads as higher-is-better, but \"mode\" is not given and "
+              "defaults to \"min\": add \"mode\": \"max\" (or \"mode\": \"min\" if smaller really "
+              "is better)");
+}
+
+TEST(err_objectives_scheduler_search_stop)
+{
+    const char *two = "\"metric\": [\"a\", \"b\"], \"mode\": [\"min\", \"min\"], ";
+    char extra[1024];
+    snprintf(extra, sizeof extra, "%s\"scheduler\": {\"type\": \"median\"}", two);
+    EXPECT_AT(extra, "\"median\"",
+              "the \"median\" scheduler takes one objective, and \"metric\" lists 2: median "
+              "stopping compares a trial's metric with the median of the others', and several "
+              "objectives have no single median; use \"asha\" or \"hyperband\" (which rank "
+              "several objectives at each rung) or \"fifo\"");
+    snprintf(extra, sizeof extra, "%s\"scheduler\": {\"type\": \"pbt\"}", two);
+    EXPECT_AT(extra, "\"pbt\"",
+              "the \"pbt\" scheduler takes one objective, and \"metric\" lists 2: PBT replaces "
+              "the worst quantile of trials by the best by one metric (Ray Tune refuses several "
+              "too), and several objectives have no single best quantile; use \"asha\" or "
+              "\"hyperband\" (which rank several objectives at each rung) or \"fifo\"");
+    /* one objective in a list is one objective: median takes it */
+    space_t *s =
+        parse(doc("\"metric\": [\"a\"], \"mode\": \"min\", \"scheduler\": {\"type\": \"median\"}"));
+    CHECK(s != NULL);
+    space_free(s);
+    snprintf(extra, sizeof extra, "%s\"search\": {\"type\": \"tpe\"}", two);
+    EXPECT_AT(extra, "\"tpe\"",
+              "\"search\" tpe models one objective, and \"metric\" lists 2: use \"type\": "
+              "\"random\" (or leave \"search\" out) with several objectives");
+    snprintf(extra, sizeof extra, "%s\"stop\": {\"a\": 0.1}, \"stop_experiment_on_target\": true",
+             two);
+    EXPECT_AT(extra, "true",
+              "\"stop_experiment_on_target\" takes one objective, and \"metric\" lists 2: no "
+              "single target says a trade-off is good enough. Remove it (\"stop\" targets still "
+              "end each trial that reaches one; \"num_samples\" or \"time_budget_s\" end the "
+              "run)");
+}
+
+/* A "stop" target on an objective is reached when the result is at least as good in that
+ * objective's mode; on any other key when result >= target (Ray Tune's). */
+TEST(stop_targets_follow_each_objective_mode)
+{
+    space_t *s = parse(doc("\"metric\": [\"acc\", \"loss\"], \"mode\": [\"max\", \"min\"], "
+                           "\"stop\": {\"acc\": 0.9, \"loss\": 0.1, \"training_iteration\": 5}"));
+    REQUIRE(s);
+    const space_settings_t *t = space_settings(s);
+    REQUIRE(t->nstop == 3);
+    for (size_t i = 0; i < t->nstop; i++) {
+        space_cmp_t want = strcmp(t->stop[i].key, "loss") == 0 ? SPACE_CMP_LE : SPACE_CMP_GE;
+        CHECK_EQ_INT(space_stop_cmp(t, i), want);
+    }
+    space_free(s);
+    s = parse(doc("\"metric\": \"loss\", \"stop\": {\"loss\": 0.1, \"acc\": 0.5}"));
+    REQUIRE(s);
+    t = space_settings(s);
+    CHECK_EQ_INT(space_stop_cmp(t, 0), SPACE_CMP_LE);
+    CHECK_EQ_INT(space_stop_cmp(t, 1), SPACE_CMP_GE);
+    space_free(s);
+}
+
+TEST(constraints_parsed)
+{
+    /* allowed with one objective, on an objective too */
+    space_t *s = parse(doc("\"metric\": \"latency_ms\", \"constraints\": {\"gpu_mem_gb\": "
+                           "{\"<=\": 16}, \"latency_ms\": {\"<\": 20, \">=\": 1}, \"x\": {\">\": "
+                           "-2.5}}"));
+    REQUIRE(s);
+    const space_settings_t *t = space_settings(s);
+    REQUIRE(t->nconstraints == 4);
+    const char *keys[] = {"gpu_mem_gb", "latency_ms", "latency_ms", "x"};
+    space_cmp_t ops[] = {SPACE_CMP_LE, SPACE_CMP_LT, SPACE_CMP_GE, SPACE_CMP_GT};
+    double bounds[] = {16, 20, 1, -2.5};
+    for (size_t i = 0; i < 4; i++) {
+        CHECK_STR(t->constraints[i].key, keys[i]);
+        CHECK_EQ_INT(t->constraints[i].op, ops[i]);
+        CHECK_NEAR(t->constraints[i].bound, bounds[i], 0);
+    }
+    CHECK_EQ_INT((int)t->nobjectives, 1);
+    space_free(s);
+    /* without any metric as well; a point range is allowed */
+    s = parse(doc("\"constraints\": {\"g\": {\">=\": 5, \"<=\": 5}}"));
+    REQUIRE(s);
+    CHECK_EQ_INT((int)space_settings(s)->nconstraints, 2);
+    space_free(s);
+}
+
+TEST(err_constraints)
+{
+    const char *eg = "{\"gpu_mem_gb\": {\"<=\": 16}, \"latency_ms\": {\"<\": 20}}";
+    char msg[512];
+    snprintf(msg, sizeof msg,
+             "\"constraints\" must be an object of reported keys, each with its bounds, such as %s",
+             eg);
+    EXPECT_AT("\"constraints\": [1]", "[", msg);
+    EXPECT_AT("\"constraints\": 3", "3", msg);
+    snprintf(msg, sizeof msg,
+             "\"constraints\" is empty: remove it, or bound a reported value, such as %s", eg);
+    EXPECT_AT("\"constraints\": {}", "{", msg);
+    EXPECT_AT("\"constraints\": {\"g\": 16}", "16",
+              "constraint \"g\" must be an object of comparisons, such as {\"<=\": 16}, not a "
+              "number");
+    EXPECT_AT_N("\"constraints\": {\"g\": {}}", "{", 1,
+                "constraint \"g\" has no comparison: write one such as {\"<=\": 16} (\"<=\", "
+                "\">=\", \"<\" or \">\")");
+    EXPECT_AT("\"constraints\": {\"\": {\"<=\": 1}}", "\"\"", "a constraint needs a result key");
+    EXPECT_AT("\"constraints\": {\"g\": {\"=<\": 16}}", "\"=<\"",
+              "constraint \"g\": unknown comparison \"=<\" (did you mean \"<=\"?); use \"<=\", "
+              "\">=\", \"<\" or \">\"");
+    EXPECT_AT("\"constraints\": {\"g\": {\"<=\": 1, \"=>\": 0}}", "\"=>\"",
+              "constraint \"g\": unknown comparison \"=>\" (did you mean \">=\"?); use \"<=\", "
+              "\">=\", \"<\" or \">\"");
+    EXPECT_AT("\"constraints\": {\"g\": {\"LTE\": 16}}", "\"LTE\"",
+              "constraint \"g\": unknown comparison \"LTE\" (did you mean \"<=\"?); use \"<=\", "
+              "\">=\", \"<\" or \">\"");
+    EXPECT_AT("\"constraints\": {\"g\": {\"between\": 16}}", "\"between\"",
+              "constraint \"g\": unknown comparison \"between\"; use \"<=\", \">=\", \"<\" or "
+              "\">\"");
+    const char *eq = "constraint \"g\": %s is not a constraint on a real value (a measured value "
+                     "almost never equals a bound exactly): use a range, such as {\">=\": low, "
+                     "\"<=\": high}";
+    snprintf(msg, sizeof msg, eq, "\"==\"");
+    EXPECT_AT("\"constraints\": {\"g\": {\"==\": 16}}", "\"==\"", msg);
+    snprintf(msg, sizeof msg, eq, "\"=\"");
+    EXPECT_AT("\"constraints\": {\"g\": {\"=\": 16}}", "\"=\"", msg);
+    EXPECT_AT("\"constraints\": {\"g\": {\"<=\": \"16\"}}", "\"16\"",
+              "constraint \"g\" \"<=\": the bound must be a number, not a string");
+    EXPECT_AT("\"constraints\": {\"g\": {\"<=\": null}}", "null",
+              "constraint \"g\" \"<=\": the bound must be a number, not null");
+    /* a bound that is not finite cannot be written: the JSON reader refuses it */
+    EXPECT_AT("\"constraints\": {\"g\": {\"<=\": -1e999}}", "-1e999",
+              "number -1e999 is out of range");
+    EXPECT_AT("\"constraints\": {\"g\": {\">=\": 5, \"<=\": 1}}",
+              "{\">=", "constraint \"g\" can never be met: it asks for a value >= 5 and <= 1");
+    EXPECT_AT("\"constraints\": {\"g\": {\"<\": 5, \">\": 5}}", "{\"<",
+              "constraint \"g\" can never be met: it asks for a value > 5 and < 5");
+    EXPECT_AT("\"constraints\": {\"g\": {\"<=\": 5, \">\": 5}}",
+              "{\"<=", "constraint \"g\" can never be met: it asks for a value > 5 and <= 5");
+    /* at most SPACE_MAX_CONSTRAINTS comparisons: the first one past it is pointed at */
+    char extra[2048] = "\"constraints\": {";
+    for (int i = 0; i <= SPACE_MAX_CONSTRAINTS; i++) {
+        char one[64];
+        snprintf(one, sizeof one, "%s\"k%d\": {\"<=\": %d}", i ? ", " : "", i, i);
+        strcat(extra, one);
+    }
+    strcat(extra, "}");
+    snprintf(msg, sizeof msg,
+             "\"constraints\" has more than %d comparisons: keep the ones that matter",
+             SPACE_MAX_CONSTRAINTS);
+    EXPECT_AT_N(extra, "\"<=\"", SPACE_MAX_CONSTRAINTS, msg);
+    /* exactly the most is fine */
+    char *last = strrchr(extra, ',');
+    REQUIRE(last);
+    strcpy(last, "}");
+    space_t *s = parse(doc(extra));
+    REQUIRE(s);
+    CHECK_EQ_INT((int)space_settings(s)->nconstraints, SPACE_MAX_CONSTRAINTS);
+    space_free(s);
+}
+
+/* A result's objectives: as reported for min, negated for max, NaN where a value is
+ * missing, not a number or not finite. */
+TEST(space_objectives_values)
+{
+    space_t *s = parse(doc("\"metric\": [\"loss\", \"acc\", \"lat\", \"gone\", \"inf\", \"nan\"], "
+                           "\"mode\": [\"min\", \"max\", \"max\", \"min\", \"min\", \"max\"]"));
+    REQUIRE(s);
+    const space_settings_t *t = space_settings(s);
+    cJSON *r = cJSON_Parse("{\"loss\": 0.25, \"acc\": 0.9, \"lat\": \"12\", \"x\": 1}");
+    REQUIRE(r);
+    cJSON_AddNumberToObject(r, "inf", INFINITY);
+    cJSON_AddNumberToObject(r, "nan", NAN);
+    double out[SPACE_MAX_OBJECTIVES + 1];
+    for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
+        out[i] = 12345;
+    space_objectives(t, r, out);
+    CHECK_NEAR(out[0], 0.25, 0);
+    CHECK_NEAR(out[1], -0.9, 0);
+    CHECK(isnan(out[2]));         /* a string is not a number */
+    CHECK(isnan(out[3]));         /* missing */
+    CHECK(isnan(out[4]));         /* infinite */
+    CHECK(isnan(out[5]));         /* NaN */
+    CHECK_NEAR(out[6], 12345, 0); /* nothing written past nobjectives */
+    cJSON_Delete(r);
+    /* a boolean is not a number either; a max objective at 0 stays 0 */
+    r = cJSON_Parse("{\"loss\": true, \"acc\": 0}");
+    REQUIRE(r);
+    space_objectives(t, r, out);
+    CHECK(isnan(out[0]));
+    CHECK(out[1] == 0);
+    cJSON_Delete(r);
+    space_free(s);
+
+    /* no metric: nothing written */
+    s = parse(doc("\"seed\": 1"));
+    REQUIRE(s);
+    out[0] = 7;
+    r = cJSON_Parse("{\"loss\": 1}");
+    space_objectives(space_settings(s), r, out);
+    CHECK_NEAR(out[0], 7, 0);
+    cJSON_Delete(r);
+    space_free(s);
+}
+
+static double violation_of(const space_settings_t *t, const char *json)
+{
+    cJSON *r = cJSON_Parse(json);
+    if (!r) return -1;
+    double v = space_violation(t, r);
+    cJSON_Delete(r);
+    return v;
+}
+
+/* Violations sum |value - bound| over the constraints not met; a loose one met with
+ * equality is met; a strict one met with equality is violated by the smallest positive
+ * double; a constrained key missing or not a number is infinitely far. */
+TEST(space_violation_values)
+{
+    space_t *s = parse(doc("\"constraints\": {\"g\": {\"<=\": 16}, \"l\": {\"<\": 20, \">=\": 1}, "
+                           "\"a\": {\">\": 0}}"));
+    REQUIRE(s);
+    const space_settings_t *t = space_settings(s);
+    CHECK(violation_of(t, "{\"g\": 16, \"l\": 1, \"a\": 0.5}") == 0);
+    CHECK(violation_of(t, "{\"g\": 10, \"l\": 19.5, \"a\": 3, \"other\": 1e9}") == 0);
+    CHECK_NEAR(violation_of(t, "{\"g\": 17, \"l\": 10, \"a\": 1}"), 1, 0);
+    CHECK_NEAR(violation_of(t, "{\"g\": 18, \"l\": 0.5, \"a\": 1}"), 2.5, 0);
+    CHECK_NEAR(violation_of(t, "{\"g\": 16, \"l\": 25, \"a\": -2}"), 7, 0);
+    /* strict at equality: infeasible by the least amount there is */
+    CHECK(violation_of(t, "{\"g\": 16, \"l\": 20, \"a\": 1}") == DBL_TRUE_MIN);
+    CHECK(violation_of(t, "{\"g\": 16, \"l\": 10, \"a\": 0}") == DBL_TRUE_MIN);
+    CHECK(violation_of(t, "{\"g\": 16, \"l\": 10, \"a\": 0}") > 0);
+    /* a strict equality beside a real violation adds nothing measurable */
+    CHECK_NEAR(violation_of(t, "{\"g\": 17, \"l\": 20, \"a\": 1}"), 1, 0);
+    /* missing, a string, null, a boolean: +inf */
+    CHECK(isinf(violation_of(t, "{\"l\": 10, \"a\": 1}")));
+    CHECK(isinf(violation_of(t, "{\"g\": \"1\", \"l\": 10, \"a\": 1}")));
+    CHECK(isinf(violation_of(t, "{\"g\": null, \"l\": 10, \"a\": 1}")));
+    CHECK(isinf(violation_of(t, "{\"g\": true, \"l\": 10, \"a\": 1}")));
+    cJSON *r = cJSON_Parse("{\"l\": 10, \"a\": 1}");
+    REQUIRE(r);
+    cJSON_AddNumberToObject(r, "g", NAN);
+    CHECK(isinf(space_violation(t, r)) && space_violation(t, r) > 0);
+    cJSON_Delete(r);
+    space_free(s);
+    /* no constraints: always feasible, even with nothing reported */
+    s = parse(doc("\"metric\": \"loss\""));
+    REQUIRE(s);
+    CHECK(violation_of(space_settings(s), "{}") == 0);
+    space_free(s);
+}
+
+TEST(settings_json_objectives_and_constraints)
+{
+    space_t *s = parse(doc("\"metric\": [\"val_loss\", \"val_acc\"], \"mode\": [\"min\", "
+                           "\"max\"], \"constraints\": {\"gpu_mem_gb\": {\"<=\": 16}, "
+                           "\"latency_ms\": {\"<\": 20, \">=\": 1}}"));
+    REQUIRE(s);
+    cJSON *j = space_settings_json(s);
+    REQUIRE(j);
+    char *txt = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "metric"));
+    CHECK_STR(txt, "[\"val_loss\",\"val_acc\"]");
+    free(txt);
+    txt = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "mode"));
+    CHECK_STR(txt, "[\"min\",\"max\"]");
+    free(txt);
+    txt = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "constraints"));
+    CHECK_STR(txt, "{\"gpu_mem_gb\":{\"<=\":16},\"latency_ms\":{\"<\":20,\">=\":1}}");
+    free(txt);
+    cJSON_Delete(j);
+    space_free(s);
+
+    /* one objective: strings as before, and no "constraints" unless there are some */
+    s = parse(doc("\"metric\": [\"val_loss\"], \"mode\": [\"max\"]"));
+    REQUIRE(s);
+    j = space_settings_json(s);
+    REQUIRE(j);
+    CHECK_STR(cJSON_GetObjectItem(j, "metric")->valuestring, "val_loss");
+    CHECK_STR(cJSON_GetObjectItem(j, "mode")->valuestring, "max");
+    CHECK(cJSON_GetObjectItem(j, "constraints") == NULL);
+    cJSON_Delete(j);
+    space_free(s);
+    s = parse(doc("\"metric\": \"loss\", \"constraints\": {\"g\": {\">\": 0.5}}"));
+    REQUIRE(s);
+    j = space_settings_json(s);
+    REQUIRE(j);
+    CHECK_STR(cJSON_GetObjectItem(j, "metric")->valuestring, "loss");
+    txt = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "constraints"));
+    CHECK_STR(txt, "{\"g\":{\">\":0.5}}");
+    free(txt);
+    cJSON_Delete(j);
+    space_free(s);
+}
+
+/* Every ```json block of docs/space.md marked "<!-- test: space.json" parses, and the
+ * several-objectives example means what the page says. The page is found beside this file
+ * (CMake compiles it by its full path). */
+TEST(docs_space_md_examples_parse)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", __FILE__);
+    char *slash = strrchr(path, '/');
+    REQUIRE(slash && slash - path > 6 && strncmp(slash - 6, "/tests", 6) == 0);
+    strcpy(slash - 6, "/docs/space.md");
+    FILE *f = fopen(path, "r");
+    REQUIRE(f);
+    static char text[1 << 17];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    int blocks = 0, several = 0;
+    for (const char *p = text; (p = strstr(p, "<!-- test: space.json")) != NULL; p++) {
+        const char *open = strstr(p, "```json\n"), *close = open ? strstr(open + 8, "\n```") : NULL;
+        REQUIRE(open && close);
+        size_t len = (size_t)(close - open - 8);
+        space_t *s = NULL;
+        char err[1024];
+        if (space_parse(open + 8, len, "space.md block", &s, err, sizeof err) != 0) {
+            fprintf(stderr, "docs/space.md block %d: %s\n", blocks, err);
+            CHECK(0);
+            continue;
+        }
+        const space_settings_t *t = space_settings(s);
+        if (t->nobjectives == 2) {
+            several++;
+            CHECK_STR(t->metrics[1], "latency_ms");
+            CHECK_EQ_INT((int)t->nconstraints, 3);
+            CHECK_EQ_INT(t->sched.type, SPACE_SCHED_ASHA);
+        }
+        space_free(s);
+        blocks++;
+    }
+    CHECK(blocks >= 1);
+    CHECK_EQ_INT(several, 1);
 }
 
 TT_MAIN
