@@ -53,7 +53,15 @@
  * paused trial at the highest rung (then the best reward) that is among the top
  * floor(n / rf) of the n values recorded at its rung; none: a new trial. A trial is
  * promoted from a rung once: it leaves the rung's paused set when it resumes and pauses
- * next at a higher rung. NaN at a rung stops it, as in the stopping variant. */
+ * next at a higher rung. NaN at a rung stops it, as in the stopping variant.
+ *
+ * Several objectives, or constraints (opts.nobjectives > 1 or opts.constrained; results
+ * come as points through result_point): MO-ASHA's rung rule (Schmucker et al., arXiv
+ * 2106.12639; Syne Tune's MOASHA). A rung keeps its points instead of rewards, ordered by
+ * pareto_rank; the stopping variant continues the top max(1, ceil(n/rf)) of n, the
+ * promotion variant promotes from the top floor(n/rf). asha_result_point says the details;
+ * docs/multiobjective.md "Early stopping" says them to users. One objective without
+ * constraints never reaches that code: the rule above, exactly. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +87,15 @@ struct rung {
     size_t n;
     double *vals; /* promotion variant: every reward recorded here, for ranks */
     size_t nvals, capvals;
+    /* Ranked rungs (several objectives or constraints): every point recorded here, in
+     * arrival order: k objectives each (pobj), its violation and its trial's id; after
+     * each point joins, the rung is ranked again and ppos/plevel give each point's
+     * position (0 best) and pareto_rank level. */
+    double *pobj, *pviol;
+    int64_t *pids;
+    size_t *ppos;
+    int *plevel;
+    size_t npts, cappts;
 };
 
 struct bracket {
@@ -93,6 +110,8 @@ struct atrial {
     uint64_t *rec_more; /* the same for brackets of more rungs */
     int paused_at;      /* promotion: index of the rung it paused at, -1 if none */
     double paused_reward;
+    size_t paused_pt;    /* ranked promotion: its point's index in that rung */
+    double paused_value; /* and its first objective as reported */
 };
 
 struct sched__asha {
@@ -116,6 +135,13 @@ struct sched__asha {
     size_t nfree, capfree;
     uint64_t *done_bits;
     size_t ndone_words;
+    /* Ranked rungs: k objectives per point; order/level: pareto_rank's scratch, caporder
+     * long (the largest rung's points). */
+    int ranked;
+    size_t k;
+    size_t *order;
+    int *level;
+    size_t caporder;
 };
 
 #define ASHA_DONE_IDS ((int64_t)1 << 31) /* ids a done bit is kept for; others keep a slot */
@@ -299,6 +325,8 @@ static int asha_new(const sched_opts_t *opts, void **out, unsigned *caps, char *
     /* The same float steps as Ray's (1 - 1/rf) * 100 and numpy's q / 100. */
     a->q = ((1.0 - 1.0 / o->reduction_factor) * 100.0) / 100.0;
     a->rng = opts->seed;
+    a->ranked = sched__ranked(opts);
+    a->k = opts->nobjectives > 0 ? opts->nobjectives : 1;
     a->nbrackets = o->brackets;
     a->brackets = calloc((size_t)o->brackets, sizeof *a->brackets);
     a->cdf = calloc((size_t)o->brackets, sizeof *a->cdf);
@@ -345,15 +373,19 @@ static void asha_free(void *self)
     sched__asha_t *a = self;
     if (!a) return;
     for (int s = 0; a->brackets && s < a->nbrackets; s++) {
-        for (int i = 0; i < a->brackets[s].nrungs; i++)
-            free(a->brackets[s].rungs[i].low), free(a->brackets[s].rungs[i].high),
-                free(a->brackets[s].rungs[i].vals);
+        for (int i = 0; i < a->brackets[s].nrungs; i++) {
+            struct rung *r = &a->brackets[s].rungs[i];
+            free(r->low), free(r->high), free(r->vals);
+            free(r->pobj), free(r->pviol), free(r->pids), free(r->ppos), free(r->plevel);
+        }
         free(a->brackets[s].rungs);
     }
     for (size_t i = 0; i < a->ntrials; i++)
         free(a->trials[i].rec_more);
     free(a->free_slots);
     free(a->done_bits);
+    free(a->order);
+    free(a->level);
     free(a->brackets);
     free(a->cdf);
     free(a->trials);
@@ -412,23 +444,26 @@ static int asha_add(void *self, int64_t trial)
     return add_at(a, trial, &ix);
 }
 
-static void asha_result(void *self, int64_t trial, double time, double value, sched_decision_t *out)
+/* Where a result of `trial` at `time` is judged: its rung (index *at in its bracket's
+ * descending rungs), with out's bracket, rung and milestone filled and out->judged set; or
+ * NULL when it is not judged (a finished trial, below the first milestone, already
+ * recorded at that rung: Ray's break) or COMPLETEs at max_t (out says so). */
+static struct rung *reach(sched__asha_t *a, int64_t trial, double time, sched_decision_t *out,
+                          struct atrial **tp, int *at)
 {
-    sched__asha_t *a = self;
-    sched__decision_none(out, value);
     uint32_t ix = sched__idmap_get(&a->ids, trial);
     if (ix == SCHED__NOIDX) {
-        if (done_bit(a, trial)) return; /* it said it would send no more */
+        if (done_bit(a, trial)) return NULL; /* it said it would send no more */
         /* not announced: join now rather than lose the result */
-        if (add_at(a, trial, &ix) != 0) return;
+        if (add_at(a, trial, &ix) != 0) return NULL;
     }
     struct atrial *t = &a->trials[ix];
     out->bracket = t->bracket;
-    if (t->done) return; /* it said it would send no more */
+    if (t->done) return NULL; /* it said it would send no more */
     if (time >= a->max_t && !a->keep_last_trials) {
         out->action = SCHED_COMPLETE;
         out->judged = 1;
-        return;
+        return NULL;
     }
     struct bracket *b = &a->brackets[t->bracket];
     /* The first (highest) rung whose milestone the result reached. Milestones are
@@ -441,16 +476,30 @@ static void asha_result(void *self, int64_t trial, double time, double value, sc
         else
             lo = mid + 1;
     }
-    if (lo == b->nrungs) return; /* below the first milestone */
+    if (lo == b->nrungs) return NULL; /* below the first milestone */
     uint64_t *w = rec_words(t, b->nrungs);
-    uint64_t bit = 1ull << (lo % 64);
-    if (w[lo / 64] & bit) return; /* recorded there: already judged, Ray's break */
-
-    /* The trial is judged at this rung: the common case ends above. */
+    if (w[lo / 64] & (1ull << (lo % 64))) return NULL; /* recorded there: already judged */
     struct rung *r = &b->rungs[lo];
     out->judged = 1;
     out->rung = b->nrungs - 1 - lo;
     out->milestone = r->milestone;
+    *tp = t;
+    *at = lo;
+    return r;
+}
+
+static void asha_result(void *self, int64_t trial, double time, double value, sched_decision_t *out)
+{
+    sched__asha_t *a = self;
+    sched__decision_none(out, value);
+    struct atrial *t;
+    int lo;
+    struct rung *r = reach(a, trial, time, out, &t, &lo);
+    if (!r) return;
+    uint64_t *w = rec_words(t, a->brackets[t->bracket].nrungs);
+    uint64_t bit = 1ull << (lo % 64);
+
+    /* The trial is judged at this rung: the common case ends above. */
     double cutoff = r->n > 0 ? rung_cutoff(r, a->q) : NAN; /* in rewards */
     if (r->n > 0) out->cutoff = a->sign * cutoff;
     if (isnan(value)) {
@@ -495,6 +544,160 @@ static void asha_result(void *self, int64_t trial, double time, double value, sc
     if (rung_insert(r, reward, a->q) == 0) w[lo / 64] |= bit;
 }
 
+/* ---- ranked rungs (several objectives or constraints) ------------------------------ */
+/* Room for one more point at r (and for pareto_rank's scratch over all of them). */
+static int rung_reserve_point(sched__asha_t *a, struct rung *r)
+{
+    if (r->npts == r->cappts) {
+        size_t cap = r->cappts ? r->cappts * 2 : 16;
+        double *o = realloc(r->pobj, cap * a->k * sizeof *o);
+        if (!o) return SCHED_ENOMEM;
+        r->pobj = o;
+        double *v = realloc(r->pviol, cap * sizeof *v);
+        if (!v) return SCHED_ENOMEM;
+        r->pviol = v;
+        int64_t *id = realloc(r->pids, cap * sizeof *id);
+        if (!id) return SCHED_ENOMEM;
+        r->pids = id;
+        size_t *pos = realloc(r->ppos, cap * sizeof *pos);
+        if (!pos) return SCHED_ENOMEM;
+        r->ppos = pos;
+        int *lv = realloc(r->plevel, cap * sizeof *lv);
+        if (!lv) return SCHED_ENOMEM;
+        r->plevel = lv;
+        r->cappts = cap;
+    }
+    if (r->npts + 1 > a->caporder) {
+        size_t cap = a->caporder ? a->caporder * 2 : 16;
+        while (cap < r->npts + 1)
+            cap *= 2;
+        size_t *o = realloc(a->order, cap * sizeof *o);
+        if (!o) return SCHED_ENOMEM;
+        a->order = o;
+        int *lv = realloc(a->level, cap * sizeof *lv);
+        if (!lv) return SCHED_ENOMEM;
+        a->level = lv;
+        a->caporder = cap;
+    }
+    return SCHED_OK;
+}
+
+/* The point joins rung r, which is ranked again: ppos and plevel of every point. */
+static int rung_add_point(sched__asha_t *a, struct rung *r, int64_t trial, const sched_point_t *pt)
+{
+    if (rung_reserve_point(a, r) != 0) return SCHED_ENOMEM;
+    size_t i = r->npts;
+    memcpy(r->pobj + i * a->k, pt->obj, a->k * sizeof *pt->obj);
+    r->pviol[i] = pt->violation;
+    r->pids[i] = trial;
+    if (sched__rank(i + 1, a->k, r->pobj, r->pviol, r->pids, a->order, a->level) != 0)
+        return SCHED_ENOMEM;
+    r->npts++;
+    for (size_t j = 0; j < r->npts; j++) {
+        r->ppos[a->order[j]] = j;
+        r->plevel[j] = a->level[j];
+    }
+    return SCHED_OK;
+}
+
+static int has_nan(const double *v, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        if (isnan(v[i])) return 1;
+    return 0;
+}
+
+/* MO-ASHA's rung rule (Schmucker et al., "Multi-objective Multi-fidelity Hyperparameter
+ * Optimization with Application to Fairness", arXiv:2106.12639; Syne Tune's MOASHA): a
+ * result that reaches a rung adds its point to the rung's points, which are ordered by
+ * pareto_rank (feasible first, then non-dominated sorting, ties by the pareto module's
+ * deterministic rule). Stopping variant: the trial continues when its position is within
+ * the top max(1, ceil(n / rf)) of the n points, its own included, else it STOPs. With one
+ * objective this keeps about the share Ray's (1 - 1/rf) percentile cutoff keeps (the first
+ * point continues; the second only if it is the better one); Syne Tune's MOASHA keeps
+ * position <= n / rf, one more at most. Promotion variant: the trial PAUSEs and
+ * choose_next promotes it once it is among the top floor(n / rf) (Syne Tune's promotion
+ * rule, as the single-metric variant). A point with a NaN objective stops its trial and
+ * stays out of the rung, as a NaN does in the single-metric rule above: ranked last, it
+ * could only lengthen the list the others are cut from. */
+static void asha_result_point(void *self, int64_t trial, double time, const sched_point_t *pt,
+                              sched_decision_t *out)
+{
+    sched__asha_t *a = self;
+    sched__decision_none(out, pt->value);
+    struct atrial *t;
+    int lo;
+    struct rung *r = reach(a, trial, time, out, &t, &lo);
+    if (!r) return;
+    uint64_t *w = rec_words(t, a->brackets[t->bracket].nrungs);
+    uint64_t bit = 1ull << (lo % 64);
+    out->violation = pt->violation;
+    if (has_nan(pt->obj, a->k)) {
+        out->action = SCHED_STOP;
+        out->front = -1;
+        w[lo / 64] |= bit;
+        return;
+    }
+    /* without memory it runs on rather than be judged by a partial rung */
+    if (rung_add_point(a, r, trial, pt) != 0) return;
+    w[lo / 64] |= bit;
+    size_t i = r->npts - 1, n = r->npts;
+    out->place = r->ppos[i] + 1;
+    out->among = n;
+    out->front = r->plevel[i];
+    if (a->promotion) {
+        out->top = (size_t)floor((double)n / a->rf);
+        t->paused_at = lo;
+        t->paused_pt = i;
+        t->paused_value = pt->value;
+        out->action = SCHED_PAUSE;
+        return;
+    }
+    double top = ceil((double)n / a->rf);
+    out->top = top < 1 ? 1 : (size_t)top;
+    if (r->ppos[i] >= out->top) out->action = SCHED_STOP;
+}
+
+/* The promotion variant's rule on ranked rungs: of the paused trials among the top
+ * floor(n / rf) of their rung's n points, the one at the highest rung, then the best
+ * placed (position over n), then the earliest paused. */
+static long choose_ranked(sched__asha_t *a, const int64_t *paused, size_t n, sched_decision_t *why)
+{
+    long best = -1;
+    double best_ms = -INFINITY;
+    size_t best_pos = 0, best_n = 1;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t ix = sched__idmap_get(&a->ids, paused[i]);
+        if (ix == SCHED__NOIDX) continue;
+        const struct atrial *t = &a->trials[ix];
+        if (t->done || t->paused_at < 0) continue;
+        const struct rung *r = &a->brackets[t->bracket].rungs[t->paused_at];
+        size_t k = (size_t)floor((double)r->npts / a->rf), pos = r->ppos[t->paused_pt];
+        if (pos >= k) continue;
+        /* pos / npts < best_pos / best_n, in integers */
+        if (r->milestone > best_ms ||
+            (r->milestone == best_ms && pos * best_n < best_pos * r->npts)) {
+            best = (long)i;
+            best_ms = r->milestone;
+            best_pos = pos;
+            best_n = r->npts;
+            why->judged = 1;
+            why->action = SCHED_CONTINUE;
+            why->bracket = t->bracket;
+            why->rung = a->brackets[t->bracket].nrungs - 1 - t->paused_at;
+            why->milestone = r->milestone;
+            why->value = t->paused_value;
+            why->cutoff = NAN;
+            why->place = pos + 1;
+            why->among = r->npts;
+            why->top = k;
+            why->violation = r->pviol[t->paused_pt];
+            why->front = r->plevel[t->paused_pt];
+        }
+    }
+    return best;
+}
+
 /* The promotion variant's rule (see the top of the file). Pure: the trial leaves its
  * rung's paused set by resuming (the loop drops it from its list), so a slice that could
  * not be had changes nothing. O(paused trials) per call. */
@@ -503,6 +706,7 @@ static long asha_choose_next(void *self, const int64_t *paused, size_t n, size_t
 {
     sched__asha_t *a = self;
     if (!a->promotion) return n > 0 && pending == 0 ? 0 : -1;
+    if (a->ranked) return choose_ranked(a, paused, n, why);
     long best = -1;
     double best_ms = -INFINITY, best_reward = -INFINITY;
     const struct rung *best_r = NULL;
@@ -577,8 +781,8 @@ static size_t asha_rungs(const void *self, sched_rung_info_t *out, size_t max)
                 o->bracket = s;
                 o->rung = b->nrungs - 1 - i;
                 o->milestone = r->milestone;
-                o->recorded = r->n;
-                o->cutoff = r->n ? a->sign * rung_cutoff(r, a->q) : NAN;
+                o->recorded = a->ranked ? r->npts : r->n;
+                o->cutoff = r->n ? a->sign * rung_cutoff(r, a->q) : NAN; /* none when ranked */
             }
             n++;
         }
@@ -622,12 +826,40 @@ static char *put_g(char *p, double v)
     return p + snprintf(p, 32, "%g", v);
 }
 
+/* A ranked rung's decision: "rung 1 (milestone 4): 7th of 12 by Pareto rank (front 3);
+ * the top 3 continue" (the stopping variant), "...; paused until it is among the top
+ * floor(n/rf) of the rung (3 of 12 now)" (promotion), or a NaN objective's stop. */
+static void word_ranked(const sched_decision_t *d, char *buf, size_t n)
+{
+    if (d->front < 0 && d->place == 0) {
+        snprintf(buf, n,
+                 "reported a NaN objective at rung %d (milestone %g): diverged; it stays out of "
+                 "the rung's points",
+                 d->rung, d->milestone);
+        return;
+    }
+    char place[128];
+    sched__word_place(d, place, sizeof place);
+    if (d->action == SCHED_PAUSE)
+        snprintf(buf, n,
+                 "reached rung %d (milestone %g): %s; paused until it is among the top "
+                 "floor(n/rf) of the rung (%zu of %zu now)",
+                 d->rung, d->milestone, place, d->top, d->among);
+    else
+        snprintf(buf, n, "rung %d (milestone %g): %s; %s %zu continue", d->rung, d->milestone,
+                 place, d->action == SCHED_STOP ? "only the top" : "the top", d->top);
+}
+
 static void asha_word(const void *self, const sched_decision_t *d, const char *trial,
                       const char *time_attr, double time, char *buf, size_t n)
 {
     const sched__asha_t *a = self;
     (void)trial;
     (void)time;
+    if (d->action != SCHED_COMPLETE && (d->place > 0 || d->front < 0)) {
+        word_ranked(d, buf, n);
+        return;
+    }
     if (d->action == SCHED_PAUSE)
         snprintf(buf, n,
                  "reached rung %d (milestone %g): paused until it is in the rung's top 1/rf",
@@ -666,6 +898,15 @@ static const char *asha_word_resume(const void *self, const sched_decision_t *wh
     (void)self;
     (void)time_attr;
     if (!why || why->rung < 0) return sched__word_resume(attempt, from, buf, n);
+    if (why->place > 0) {
+        char place[128];
+        sched__word_place(why, place, sizeof place);
+        snprintf(buf, n,
+                 "promoted from rung %d (milestone %g): %s, among the top %zu; attempt %d resumes "
+                 "from %s",
+                 why->rung, why->milestone, place, why->top, attempt, from);
+        return "promote";
+    }
     snprintf(buf, n,
              "promoted from rung %d (milestone %g): %g is in the rung's top 1/rf (bar %g); "
              "attempt %d resumes from %s",
@@ -679,6 +920,7 @@ const sched__policy_ops_t sched__asha_ops = {
     .destroy = asha_free,
     .add = asha_add,
     .result = asha_result,
+    .result_point = asha_result_point,
     .complete = asha_complete,
     .rungs = asha_rungs,
     .choose_next = asha_choose_next,

@@ -28,6 +28,10 @@
  *    least complete bracket (completed time over the bracket's planned time, Ray's
  *    completion_percentage), first added.
  *
+ * Several objectives, or constraints: a halving keeps the top ceil(n / eta) live trials by
+ * pareto_rank of their last points (hb_result_point; MO-ASHA's order, as asha.c's ranked
+ * rungs), and the words give places instead of a bar.
+ *
  * Where we differ from Ray, on purpose (docs/hyperband.md says the same):
  *  - In a bracket's last round (no halving left, stop_last_trials true) a trial that
  *    reaches the milestone COMPLETEs at once; Ray PAUSEs it until the last one arrives
@@ -65,6 +69,12 @@ struct hb_trial {
     /* the judgement that promoted or dropped it, for the words */
     int judged_rung;
     double judged_ms, bar;
+    /* ranked brackets: its standing at that halving (place 0: none), and while a halving
+     * ranks, its place and level there */
+    size_t judged_place, judged_among, judged_top;
+    int judged_front;
+    size_t rank_place;
+    int rank_front;
 };
 
 struct hb_bracket {
@@ -96,6 +106,16 @@ struct sched__hyperband {
     sched__idmap_t ids;
     size_t *scratch; /* live trials of a bracket being halved */
     size_t capscratch;
+    /* Ranked brackets (several objectives or constraints): each trial's last point, k
+     * objectives (pobj, as trials is indexed) and violation; and pareto_rank's input and
+     * output over a bracket's live trials (capscratch long). */
+    int ranked;
+    size_t k;
+    double *pobj, *pviol;
+    double *sobj, *sviol;
+    int64_t *sids;
+    size_t *order, *scratch2;
+    int *level;
 };
 
 typedef struct sched__hyperband sched__hyperband_t;
@@ -132,6 +152,8 @@ static void hb_free(void *self)
     free(h->brackets);
     free(h->trials);
     free(h->scratch);
+    free(h->pobj), free(h->pviol), free(h->sobj), free(h->sviol), free(h->sids);
+    free(h->order), free(h->scratch2), free(h->level);
     sched__idmap_free(&h->ids);
     free(h);
 }
@@ -158,6 +180,8 @@ static int hb_new(const sched_opts_t *opts, void **out, unsigned *caps, char *er
     h->eta = o->reduction_factor;
     h->sign = opts->mode_max ? 1.0 : -1.0;
     h->stop_last_trials = o->stop_last_trials;
+    h->ranked = sched__ranked(opts);
+    h->k = opts->nobjectives > 0 ? opts->nobjectives : 1;
     double s1 = rint(log(o->max_t) / log(o->reduction_factor)) + 1;
     h->s_max_1 = s1 <= HB_MAX_BRACKETS ? (int)s1 : HB_MAX_BRACKETS + 1;
     if (h->s_max_1 > HB_MAX_BRACKETS || !(n0_of(h, h->s_max_1 - 1) <= HB_MAX_TRIALS_PER_BRACKET)) {
@@ -220,6 +244,32 @@ static int by_reward(const sched__hyperband_t *h, size_t a, size_t b)
     return x->seq < y->seq ? -1 : 1;
 }
 
+/* Ranks the k live trials in scratch by their last points with pareto_rank (ties by the
+ * pareto module's rule over trial ids) and leaves them in scratch worst first, each with
+ * its place (1 best) and level in rank_place, rank_front (-1: a NaN objective). */
+static int rank_live(sched__hyperband_t *h, size_t k)
+{
+    for (size_t i = 0; i < k; i++) {
+        size_t ti = h->scratch[i];
+        memcpy(h->sobj + i * h->k, h->pobj + ti * h->k, h->k * sizeof *h->sobj);
+        h->sviol[i] = h->pviol[ti];
+        h->sids[i] = h->trials[ti].id;
+    }
+    if (sched__rank(k, h->k, h->sobj, h->sviol, h->sids, h->order, h->level) != 0)
+        return SCHED_ENOMEM;
+    for (size_t j = 0; j < k; j++) {
+        size_t ti = h->scratch[h->order[j]];
+        struct hb_trial *t = &h->trials[ti];
+        t->rank_place = j + 1;
+        t->rank_front = h->level[h->order[j]];
+        for (size_t d = 0; d < h->k; d++)
+            if (isnan(h->pobj[ti * h->k + d])) t->rank_front = -1;
+        h->scratch2[k - 1 - j] = ti;
+    }
+    memcpy(h->scratch, h->scratch2, k * sizeof *h->scratch);
+    return SCHED_OK;
+}
+
 /* Ray's _process_bracket, for the trial `cur` that reached the milestone (NULL when a
  * trial left the bracket). Fills out (when cur) with the judgement. */
 static void process(sched__hyperband_t *h, size_t bi, struct hb_trial *cur, sched_decision_t *out)
@@ -257,16 +307,34 @@ static void process(sched__hyperband_t *h, size_t bi, struct hb_trial *cur, sche
     size_t k = 0;
     for (size_t i = 0; i < b->nmembers; i++)
         if (h->trials[b->members[i]].live) h->scratch[k++] = b->members[i];
+    /* ranked brackets: by pareto_rank (worst first, as the sort leaves them); the sort is
+     * the fallback when the ranking lacks memory (reward is then the first objective) */
+    int ranked = h->ranked && rank_live(h, k) == 0;
     /* insertion sort: a bracket holds n0 trials, a few hundred at most in practice */
-    for (size_t i = 1; i < k; i++) {
+    for (size_t i = 1; i < k && !ranked; i++) {
         size_t v = h->scratch[i], j = i;
         for (; j > 0 && by_reward(h, v, h->scratch[j - 1]) < 0; j--)
             h->scratch[j] = h->scratch[j - 1];
         h->scratch[j] = v;
     }
     size_t keep = (size_t)fmin(b->n, (double)k), first_good = k - keep;
-    double bar = keep > 0 ? h->sign * h->trials[h->scratch[first_good]].reward : NAN;
+    /* the bar is the last kept value; ranked brackets have none, their words give places */
+    double bar = keep > 0 && !ranked ? h->sign * h->trials[h->scratch[first_good]].reward : NAN;
     if (out) out->cutoff = bar;
+    for (size_t i = 0; i < k; i++) {
+        struct hb_trial *t = &h->trials[h->scratch[i]];
+        t->judged_place = ranked ? t->rank_place : 0;
+        t->judged_among = ranked ? k : 0;
+        t->judged_top = ranked ? keep : 0;
+        t->judged_front = ranked ? t->rank_front : 0;
+        if (t == cur && out && ranked) {
+            out->place = t->judged_place;
+            out->among = k;
+            out->top = keep;
+            out->front = t->rank_front;
+            out->violation = h->pviol[h->scratch[i]];
+        }
+    }
     int fin = h->stop_last_trials && b->halves == 0;
     for (size_t i = 0; i < k; i++) {
         struct hb_trial *t = &h->trials[h->scratch[i]];
@@ -341,6 +409,14 @@ static int join(sched__hyperband_t *h, int64_t trial, uint32_t *at)
         struct hb_trial *t = realloc(h->trials, cap * sizeof *t);
         if (!t) return SCHED_ENOMEM;
         h->trials = t;
+        if (h->ranked) {
+            double *o = realloc(h->pobj, cap * h->k * sizeof *o);
+            if (!o) return SCHED_ENOMEM;
+            h->pobj = o;
+            double *v = realloc(h->pviol, cap * sizeof *v);
+            if (!v) return SCHED_ENOMEM;
+            h->pviol = v;
+        }
         h->cap = cap;
     }
     if (b->nmembers + 1 > h->capscratch) {
@@ -348,6 +424,26 @@ static int join(sched__hyperband_t *h, int64_t trial, uint32_t *at)
         size_t *s = realloc(h->scratch, cap * sizeof *s);
         if (!s) return SCHED_ENOMEM;
         h->scratch = s;
+        if (h->ranked) {
+            double *o = realloc(h->sobj, cap * h->k * sizeof *o);
+            if (!o) return SCHED_ENOMEM;
+            h->sobj = o;
+            double *v = realloc(h->sviol, cap * sizeof *v);
+            if (!v) return SCHED_ENOMEM;
+            h->sviol = v;
+            int64_t *id = realloc(h->sids, cap * sizeof *id);
+            if (!id) return SCHED_ENOMEM;
+            h->sids = id;
+            size_t * or = realloc(h->order, cap * sizeof * or);
+            if (! or) return SCHED_ENOMEM;
+            h->order = or ;
+            size_t *s2 = realloc(h->scratch2, cap * sizeof *s2);
+            if (!s2) return SCHED_ENOMEM;
+            h->scratch2 = s2;
+            int *lv = realloc(h->level, cap * sizeof *lv);
+            if (!lv) return SCHED_ENOMEM;
+            h->level = lv;
+        }
         h->capscratch = cap;
     }
     if (sched__idmap_put(&h->ids, trial, (uint32_t)h->ntrials) != 0) return SCHED_ENOMEM;
@@ -360,6 +456,11 @@ static int join(sched__hyperband_t *h, int64_t trial, uint32_t *at)
     t->value = NAN;
     t->reward = -INFINITY;
     t->judged_rung = -1;
+    if (h->ranked) { /* no point yet: NaN, which ranks last */
+        for (size_t d = 0; d < h->k; d++)
+            h->pobj[h->ntrials * h->k + d] = NAN;
+        h->pviol[h->ntrials] = 0;
+    }
     b->members[b->nmembers++] = h->ntrials;
     b->nlive++;
     *at = (uint32_t)h->ntrials++;
@@ -374,9 +475,10 @@ static int hb_add(void *self, int64_t trial)
     return join(h, trial, &at);
 }
 
-static void hb_result(void *self, int64_t trial, double time, double value, sched_decision_t *out)
+/* A result of `trial` (pt: its point on ranked brackets, else NULL). */
+static void judge(sched__hyperband_t *h, int64_t trial, double time, double value,
+                  const sched_point_t *pt, sched_decision_t *out)
 {
-    sched__hyperband_t *h = self;
     sched__decision_none(out, value);
     uint32_t ix = sched__idmap_get(&h->ids, trial);
     if (ix == SCHED__NOIDX && join(h, trial, &ix) != 0) return; /* not announced: joins */
@@ -389,6 +491,11 @@ static void hb_result(void *self, int64_t trial, double time, double value, sche
     t->time = time;
     t->value = value;
     t->reward = isnan(value) ? -INFINITY : h->sign * value;
+    if (pt) { /* the last point is what a halving ranks; reward is the fallback's */
+        memcpy(h->pobj + (size_t)ix * h->k, pt->obj, h->k * sizeof *pt->obj);
+        h->pviol[ix] = pt->violation;
+        t->reward = isnan(pt->obj[0]) ? -INFINITY : -pt->obj[0];
+    }
     t->unpause = 0;
     if (continue_trial(h, b, t)) return;
     if (h->stop_last_trials && b->halves == 0) { /* the last round: done (see the top) */
@@ -402,6 +509,20 @@ static void hb_result(void *self, int64_t trial, double time, double value, sche
         return;
     }
     process(h, t->bracket, t, out);
+}
+
+static void hb_result(void *self, int64_t trial, double time, double value, sched_decision_t *out)
+{
+    judge(self, trial, time, value, NULL, out);
+}
+
+/* Ranked brackets (several objectives or constraints): a halving keeps the top
+ * ceil(n / eta) live trials by pareto_rank of their last points, as MO-ASHA's rung rule
+ * orders a rung (asha.c), where Ray's keeps the best rewards. */
+static void hb_result_point(void *self, int64_t trial, double time, const sched_point_t *pt,
+                            sched_decision_t *out)
+{
+    judge(self, trial, time, pt->value, pt, out);
 }
 
 static void hb_complete(void *self, int64_t trial)
@@ -418,6 +539,17 @@ static void hb_complete(void *self, int64_t trial)
     /* Ray's on_trial_remove: the trials waiting for this one may halve now (or, when its
      * bracket has ended with it, the paused ones are done: Ray's cleanup_full) */
     if (was_live && !b->processing) process(h, t->bracket, NULL, NULL);
+}
+
+/* A ranked halving's standing of t, for the words of its promotion or drop. */
+static void fill_place(const sched__hyperband_t *h, const struct hb_trial *t, sched_decision_t *why)
+{
+    if (!t->judged_place) return;
+    why->place = t->judged_place;
+    why->among = t->judged_among;
+    why->top = t->judged_top;
+    why->front = t->judged_front;
+    why->violation = h->pviol[t - h->trials];
 }
 
 /* Ray's choose_trial_to_run over the promoted paused trials: bands in order, in a band
@@ -458,6 +590,7 @@ static long hb_choose_next(void *self, const int64_t *paused, size_t n, size_t p
         why->milestone = bt->judged_ms;
         why->value = bt->value;
         why->cutoff = bt->bar;
+        fill_place(h, bt, why);
     }
     return best;
 }
@@ -479,6 +612,7 @@ static long hb_drop(void *self, const int64_t *paused, size_t n, sched_decision_
         why->milestone = t->judged_ms;
         why->value = t->value;
         why->cutoff = t->bar;
+        fill_place(h, t, why);
         t->drop = 0;
         t->done = 1;
         return (long)i;
@@ -511,7 +645,15 @@ static void hb_word(const void *self, const sched_decision_t *d, const char *tri
     (void)self;
     (void)trial;
     (void)time;
-    if (d->action == SCHED_PAUSE)
+    char place[128] = "";
+    if (d->place > 0) sched__word_place(d, place, sizeof place);
+    if (d->place > 0 && d->action == SCHED_STOP)
+        snprintf(buf, n, "halved away: bracket %d at milestone %g keeps its top %zu; it is %s",
+                 d->bracket, d->milestone, d->top, place);
+    else if (d->place > 0 && d->action == SCHED_CONTINUE)
+        snprintf(buf, n, "in the top %zu of bracket %d at milestone %g: %s; trains on", d->top,
+                 d->bracket, d->milestone, place);
+    else if (d->action == SCHED_PAUSE)
         snprintf(buf, n,
                  "reached milestone %g of bracket %d: paused until every trial of the bracket "
                  "has, then the bracket halves",
@@ -536,6 +678,15 @@ static const char *hb_word_resume(const void *self, const sched_decision_t *why,
     (void)self;
     (void)time_attr;
     if (!why || why->rung < 0) return sched__word_resume(attempt, from, buf, n);
+    if (why->place > 0) {
+        char place[128];
+        sched__word_place(why, place, sizeof place);
+        snprintf(buf, n,
+                 "promoted in bracket %d from milestone %g: %s, among the top %zu; attempt %d "
+                 "resumes from %s",
+                 why->bracket, why->milestone, place, why->top, attempt, from);
+        return "promote";
+    }
     snprintf(buf, n,
              "promoted in bracket %d from milestone %g: %g is in the top 1/rf (bar %g); "
              "attempt %d resumes from %s",
@@ -549,6 +700,7 @@ const sched__policy_ops_t sched__hyperband_ops = {
     .destroy = hb_free,
     .add = hb_add,
     .result = hb_result,
+    .result_point = hb_result_point,
     .complete = hb_complete,
     .rungs = hb_rungs,
     .choose_next = hb_choose_next,

@@ -106,6 +106,18 @@ void sched__end_experiment(struct sched_loop *L, sched_end_t why, int64_t trial,
     L->turn.stopping = 1;
 }
 
+void sched__result_point(const space_settings_t *set, const cJSON *r, sched_point_t *pt,
+                         double *obj)
+{
+    for (size_t i = 0; i < SPACE_MAX_OBJECTIVES; i++)
+        obj[i] = NAN;
+    pt->obj = obj;
+    pt->violation = INFINITY;
+    if (!r) return;
+    space_objectives(set, r, obj);
+    pt->violation = space_violation(set, r);
+}
+
 void sched__add_decision(struct sched_loop *L, const store_decision_t *sd)
 {
     char err[256];

@@ -158,9 +158,14 @@ static int make_policy(struct sched_loop *L, char *err, size_t errlen)
     sched_opts_t po = {.sched = set->sched,
                        .mode_max = set->mode == SPACE_MODE_MAX,
                        .seed = set->seed,
-                       .space = L->o->space};
+                       .space = L->o->space,
+                       .nobjectives = set->nobjectives,
+                       .constrained = set->nconstraints > 0};
     int rc = sched_policy_new(&po, &L->policy, err, errlen);
-    if (rc == SCHED_OK) L->caps = sched_policy_caps(L->policy);
+    if (rc == SCHED_OK) {
+        L->caps = sched_policy_caps(L->policy);
+        L->ranked = sched_policy_ranked(L->policy);
+    }
     return rc;
 }
 

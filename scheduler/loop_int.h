@@ -291,6 +291,10 @@ struct sched_loop {
      * NULL for random search, whose configurations are all sampled up front. */
     space_searcher_t *searcher;
     unsigned caps; /* what the policy may ask of the loop: SCHED_CAP_* (sched_policy_caps) */
+    /* The policy ranks points (several objectives or constraints: sched_policy_ranked):
+     * each result's objectives and violation are read (space_objectives, space_violation)
+     * and handed to it; otherwise the metric alone, on today's path. */
+    int ranked;
     int time_is_iter;
     /* Keys read from each result (see SCHED__KEY_STOP) and where the columns start. */
     const char *keys[SCHED__MAX_KEYS];
@@ -378,6 +382,13 @@ void sched__end_experiment(struct sched_loop *L, sched_end_t why, int64_t trial,
  * characters, so that a trial's output quoted in a message never reaches the terminal as
  * an escape sequence. */
 void sched__escape_quote(const char *s, size_t len, char *out, size_t n, size_t max);
+/* A result's point for a ranked policy (sched_policy_ranked): obj (room for
+ * SPACE_MAX_OBJECTIVES) gets its objectives by space_objectives and pt->violation its
+ * space_violation; pt->obj points at obj. r NULL (not JSON): NaN objectives, violation
+ * +INFINITY. The one reading of a point, for a result as it arrives and as a resume
+ * replays it. */
+void sched__result_point(const space_settings_t *set, const cJSON *r, sched_point_t *pt,
+                         double *obj);
 /* Records a decision row (a failure goes to sched__fail). */
 void sched__add_decision(struct sched_loop *L, const store_decision_t *sd);
 /* Records a decision on trial t that no rung or cutoff judged (the end of the run, a

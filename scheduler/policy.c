@@ -15,6 +15,7 @@ struct sched_policy {
     const sched__policy_ops_t *ops;
     void *self;
     unsigned caps;
+    int ranked; /* results come as points (sched_on_result_point) */
 };
 
 /* ---- the table of policies -------------------------------------------------------- */
@@ -41,12 +42,25 @@ int sched_policy_new(const sched_opts_t *opts, sched_policy_t **out, char *err, 
         snprintf(err, errlen, "scheduler: unknown policy type %d", (int)opts->sched.type);
         return SCHED_EINVAL;
     }
+    const sched__policy_ops_t *ops = policies[opts->sched.type];
+    /* Median stopping compares running means of one metric and PBT's quantiles order one
+     * score: neither has a rule for several (space.json is refused earlier, with words;
+     * this is for callers that build options by hand). Ray Tune refuses them likewise. */
+    if (opts->nobjectives > SPACE_MAX_OBJECTIVES ||
+        (opts->nobjectives > 1 && !ops->result_point && ops->result)) {
+        snprintf(err, errlen,
+                 "scheduler: %s judges one metric and cannot take %zu objectives; use \"asha\" "
+                 "or \"hyperband\", whose rungs rank several by Pareto rank",
+                 ops->name, opts->nobjectives);
+        return SCHED_EINVAL;
+    }
     sched_policy_t *p = calloc(1, sizeof *p);
     if (!p) {
         snprintf(err, errlen, "scheduler: out of memory");
         return SCHED_ENOMEM;
     }
-    p->ops = policies[opts->sched.type];
+    p->ops = ops;
+    p->ranked = sched__ranked(opts) && ops->result_point;
     int rc = p->ops->create ? p->ops->create(opts, &p->self, &p->caps, err, errlen) : SCHED_OK;
     if (rc != SCHED_OK) {
         free(p);
@@ -75,6 +89,20 @@ void sched_on_result(sched_policy_t *p, int64_t trial, double time, double value
         p->ops->result(p->self, trial, time, value, out);
     else
         sched__decision_none(out, value);
+}
+
+int sched_policy_ranked(const sched_policy_t *p)
+{
+    return p->ranked;
+}
+
+void sched_on_result_point(sched_policy_t *p, int64_t trial, double time, const sched_point_t *pt,
+                           sched_decision_t *out)
+{
+    if (p->ranked)
+        p->ops->result_point(p->self, trial, time, pt, out);
+    else
+        sched_on_result(p, trial, time, pt->value, out);
 }
 
 void sched_on_trial_complete(sched_policy_t *p, int64_t trial)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pareto/pareto.h"
 #include "scheduler/sched_int.h"
 
 /* ---- id map ----------------------------------------------------------------------- */
@@ -90,6 +91,42 @@ void sched__decision_none(sched_decision_t *out, double value)
     out->donor = -1;
     out->yield = 0;
     out->quantile = -1;
+    out->place = 0;
+    out->among = 0;
+    out->top = 0;
+    out->front = 0;
+    out->violation = 0;
+}
+
+/* ---- ranked rungs ------------------------------------------------------------------ */
+int sched__rank(size_t n, size_t k, const double *obj, const double *violation, const int64_t *ids,
+                size_t *order, int *level)
+{
+    char err[128];
+    if (n == 0) return SCHED_OK;
+    return pareto_rank(n, k, obj, violation, ids, order, level, err, sizeof err) == PARETO_OK
+               ? SCHED_OK
+               : SCHED_ENOMEM;
+}
+
+/* English ordinal suffix: 1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, 21st, ... */
+static const char *ordinal(size_t v)
+{
+    if (v % 100 >= 11 && v % 100 <= 13) return "th";
+    return v % 10 == 1 ? "st" : v % 10 == 2 ? "nd" : v % 10 == 3 ? "rd" : "th";
+}
+
+void sched__word_place(const sched_decision_t *d, char *buf, size_t n)
+{
+    char why[64];
+    if (d->violation > 0)
+        snprintf(why, sizeof why, "infeasible: violation %g", d->violation);
+    else if (d->front < 0)
+        snprintf(why, sizeof why, "a NaN objective");
+    else
+        snprintf(why, sizeof why, "front %d", d->front + 1);
+    snprintf(buf, n, "%zu%s of %zu by Pareto rank (%s)", d->place, ordinal(d->place), d->among,
+             why);
 }
 
 /* ---- words ------------------------------------------------------------------------ */

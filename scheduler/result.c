@@ -46,6 +46,7 @@ struct result_in {
     double v[SCHED__MAX_KEYS];
     const char *json;
     size_t json_len;
+    const cJSON *tree; /* json parsed, when the slow path did; NULL on the fast one */
 };
 
 /* Ray Tune refuses a result without the experiment's metric ("Trial returned a result
@@ -192,6 +193,23 @@ static void record(struct sched_loop *L, const struct sched__trial *t, double it
     sched__add_decision(L, &sd);
 }
 
+/* A ranked policy's judgement of the result: its point, as space_objectives and
+ * space_violation read it (the one reading every part of tune shares), handed to the
+ * policy. The fast path stored the line without a tree: it is parsed here, which only
+ * ranked runs pay. */
+static void judge_point(struct sched_loop *L, const struct sched__trial *t,
+                        const struct result_in *in, double tv, double m, sched_decision_t *d)
+{
+    double obj[SPACE_MAX_OBJECTIVES];
+    cJSON *own = NULL;
+    const cJSON *r = in->tree;
+    if (!r && trial_result_parse(in->json, in->json_len, &own) == 1) r = own;
+    sched_point_t pt = {obj, INFINITY, m};
+    sched__result_point(L->set, r, &pt, obj);
+    sched_on_result_point(L->policy, t->no, tv, &pt, d);
+    cJSON_Delete(own);
+}
+
 /* One result of trial t: recorded, counted and judged. */
 static void on_result(struct sched_loop *L, struct sched__trial *t, const struct result_in *in)
 {
@@ -243,7 +261,10 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
      * results still arriving are recorded but not judged, since the missing value (NaN)
      * would stop a trial early that must stay PAUSED, resumable once the name is fixed. */
     if (!isnan(tv) && L->end.ended_by != SCHED_END_NO_METRIC) {
-        sched_on_result(L->policy, t->no, tv, m, &d);
+        if (L->ranked)
+            judge_point(L, t, in, tv, m, &d);
+        else
+            sched_on_result(L->policy, t->no, tv, m, &d);
         /* The searcher learns from every recorded result, in arrival order, as a resume
          * replays them (start.c, on_stored_result). */
         if (L->searcher && space_searcher_observe(L->searcher, (size_t)t->no, tv, m) != 0) {
@@ -397,6 +418,7 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
                 if (L->dup[k] >= 0) in.v[k] = in.v[L->dup[k]];
             in.json = line;
             in.json_len = len;
+            in.tree = NULL;
             on_result(L, t, &in);
         }
         return;
@@ -418,6 +440,7 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
         in.v[0] = trial_result_number(r, "training_iteration");
         in.json = line;
         in.json_len = len;
+        in.tree = r;
         int added = 0;
         if (isnan(in.v[0])) {
             /* Counted by the scheduler when the trial does not send it (Ray Tune does the
@@ -441,6 +464,9 @@ void sched__on_line(struct sched_loop *L, struct sched__trial *t, const char *li
             }
             in.json = printed;
             in.json_len = strlen(printed);
+            /* the point is read from the text stored, NaN and Infinity as null, so that a
+             * resume, which reads that text, ranks the same point */
+            in.tree = NULL;
         }
         on_result(L, t, &in);
         free(printed);

@@ -32,6 +32,13 @@ typedef struct sched_opts {
     int mode_max;              /* 0: lower metric is better, 1: higher is better */
     uint64_t seed;             /* the policy's random stream (asha's brackets, pbt's donors) */
     const struct space *space; /* pbt: what explore mutates (borrowed, outlives the policy) */
+    /* Several objectives (issue 30, docs/multiobjective.md): how many objectives a result
+     * carries (0 or 1: one, the metric) and whether space.json has constraints. With more
+     * than one, or with constraints, ASHA and HyperBand rank a rung's points by
+     * pareto_rank (results come through sched_on_result_point); median stopping and PBT
+     * judge one metric and refuse several. 0 and 0: today's single-metric rules, exactly. */
+    size_t nobjectives;
+    int constrained;
 } sched_opts_t;
 
 typedef enum {
@@ -58,6 +65,15 @@ typedef struct sched_decision {
     /* pbt: where the trial stood at a perturbation point: 2 top quantile, 1 bottom, 0 in
      * between, -1 too few trials with a score to have quantiles */
     int quantile;
+    /* Ranked rungs (several objectives or constraints, sched_policy_ranked): where the
+     * trial's point stood among the points ranked with it by pareto_rank. place 0: not
+     * ranked (value/cutoff say the judgement); then among, top and front are 0. */
+    size_t place;     /* 1-based position, best first */
+    size_t among;     /* points ranked, its own included */
+    size_t top;       /* how many of them go on (continue, or may be promoted) */
+    int front;        /* pareto_rank's level (0: the non-dominated front); -1: a NaN
+                         objective, which ranks after every number */
+    double violation; /* its constraint violation (0: feasible) */
 } sched_decision_t;
 
 /* Per-rung state for the live table and reports. */
@@ -81,6 +97,22 @@ int sched_on_trial_add(sched_policy_t *p, int64_t trial);
 /* A result for `trial` at `time` with metric `value` (NaN if missing). Fills *out. */
 void sched_on_result(sched_policy_t *p, int64_t trial, double time, double value,
                      sched_decision_t *out);
+/* A result's point, for a ranked policy: its objectives to minimise, as space_objectives
+ * gives them (max modes negated, NaN where missing), and its constraint violation
+ * (space_violation: 0 feasible, > 0 infeasible, +INFINITY unknown). value: the first
+ * objective as reported (what decisions record in their value column). */
+typedef struct sched_point {
+    const double *obj; /* opts.nobjectives values (at least one), borrowed for the call */
+    double violation;
+    double value;
+} sched_point_t;
+/* Whether the policy ranks points (ASHA and HyperBand with several objectives or
+ * constraints): then the caller hands each result's point to sched_on_result_point. */
+int sched_policy_ranked(const sched_policy_t *p);
+/* sched_on_result for a ranked policy (pt: the result's point); any other policy judges
+ * pt->value as sched_on_result does. */
+void sched_on_result_point(sched_policy_t *p, int64_t trial, double time, const sched_point_t *pt,
+                           sched_decision_t *out);
 /* The trial ended (finished, stopped or failed); it will send no more results. */
 void sched_on_trial_complete(sched_policy_t *p, int64_t trial);
 /* Copies up to `max` rungs into out (brackets in order, rungs by ascending milestone)

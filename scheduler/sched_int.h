@@ -77,6 +77,10 @@ typedef struct sched__policy_ops {
     void (*destroy)(void *self);
     int (*add)(void *self, int64_t trial);
     void (*result)(void *self, int64_t trial, double time, double value, sched_decision_t *out);
+    /* sched_on_result_point, for a policy created with ranked options (sched__ranked);
+     * NULL: the policy judges one metric only, and policy.c refuses several objectives. */
+    void (*result_point)(void *self, int64_t trial, double time, const sched_point_t *pt,
+                         sched_decision_t *out);
     void (*complete)(void *self, int64_t trial);
     size_t (*rungs)(const void *self, sched_rung_info_t *out, size_t max);
     /* Which paused trial a free slice goes to (sched_policy_choose_next); NULL: the
@@ -110,5 +114,20 @@ const char *sched__word_resume(int attempt, const char *from, char *buf, size_t 
 
 /* Fills *out as "continue, nothing judged" for value: the common starting point. */
 void sched__decision_none(sched_decision_t *out, double value);
+
+/* Ranked rungs (several objectives or constraints): whether options ask for them. */
+static inline int sched__ranked(const sched_opts_t *o)
+{
+    return o->nobjectives > 1 || o->constrained;
+}
+
+/* Ranks n points (k objectives each, row-major; violation and ids n each) with pareto_rank
+ * into order (best first) and level: 0, or SCHED_ENOMEM. The one call of the pareto module
+ * in the policies, so that they agree on the rule. */
+int sched__rank(size_t n, size_t k, const double *obj, const double *violation, const int64_t *ids,
+                size_t *order, int *level);
+/* The words of a ranked standing: "7th of 12 by Pareto rank (front 3)", or "(infeasible:
+ * violation 2.5)", "(a NaN objective)", from d's place, among, front and violation. */
+void sched__word_place(const sched_decision_t *d, char *buf, size_t n);
 
 #endif

@@ -114,7 +114,16 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
     if (!t) return 0;
     if (!isnan(r->time_value)) {
         sched_decision_t d;
-        sched_on_result(c->L->policy, t->no, r->time_value, r->metric, &d);
+        if (c->L->ranked) { /* the point read as it was when the result arrived */
+            double obj[SPACE_MAX_OBJECTIVES];
+            cJSON *j = r->data ? cJSON_ParseWithLength(r->data, r->data_len) : NULL;
+            sched_point_t pt = {obj, INFINITY, r->metric};
+            sched__result_point(c->L->set, j, &pt, obj);
+            cJSON_Delete(j);
+            sched_on_result_point(c->L->policy, t->no, r->time_value, &pt, &d);
+        } else {
+            sched_on_result(c->L->policy, t->no, r->time_value, r->metric, &d);
+        }
         /* The same state and order give the same decision: a trial that was told to stop
          * before the crash, but had not ended yet, stays stopped. */
         if (!ended_for_good(c->L, t)) {
@@ -348,7 +357,9 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
     for (size_t i = 0; i < L->rec.nloaded; i++)
         if (sched__at(L, i)->id > 0) c.by_id[c.nby++] = (struct id_index){sched__at(L, i)->id, i};
     qsort(c.by_id, c.nby, sizeof *c.by_id, cmp_id);
-    int rc = store_results_replay(o->store, o->experiment_id, on_stored_result, &c, err, errlen);
+    /* a ranked policy reads each result's objectives and constraints again: its JSON */
+    int rc = (L->ranked ? store_results_replay_data : store_results_replay)(
+        o->store, o->experiment_id, on_stored_result, &c, err, errlen);
     if (rc == 0) {
         /* A trial that had reached a "stop" criterion (a recorded decision) but was still in
          * its completion grace when tune died is done too, as the policy's replay finds for

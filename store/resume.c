@@ -71,15 +71,19 @@ int store_trials_load(store_t *st, int64_t exp_id, store_trial_cb cb, void *ud, 
     return finish(st, s, src, what, err, errlen);
 }
 
-int store_results_replay(store_t *st, int64_t exp_id, store_result_cb cb, void *ud, char *err,
-                         size_t errlen)
+static int replay(store_t *st, int64_t exp_id, int with_data, store_result_cb cb, void *ud,
+                  char *err, size_t errlen)
 {
     const char *what = "cannot read the results";
-    sqlite3_stmt *s = prepare(st,
-                              "SELECT r.trial_id, r.attempt, r.iteration, r.time_value, r.metric"
-                              " FROM results r JOIN trials t ON t.id = r.trial_id"
-                              " WHERE t.experiment_id = ?1 ORDER BY r.id",
-                              what, err, errlen);
+    sqlite3_stmt *s =
+        prepare(st,
+                with_data ? "SELECT r.trial_id, r.attempt, r.iteration, r.time_value, r.metric,"
+                            " r.data FROM results r JOIN trials t ON t.id = r.trial_id"
+                            " WHERE t.experiment_id = ?1 ORDER BY r.id"
+                          : "SELECT r.trial_id, r.attempt, r.iteration, r.time_value, r.metric"
+                            " FROM results r JOIN trials t ON t.id = r.trial_id"
+                            " WHERE t.experiment_id = ?1 ORDER BY r.id",
+                what, err, errlen);
     if (!s) return STORE_ERR;
     sqlite3_bind_int64(s, 1, exp_id);
     int src;
@@ -89,9 +93,25 @@ int store_results_replay(store_t *st, int64_t exp_id, store_result_cb cb, void *
                                 .iteration = sqlite3_column_int64(s, 2),
                                 .time_value = col_real(s, 3),
                                 .metric = col_real(s, 4)};
+        if (with_data) {
+            r.data = (const char *)sqlite3_column_text(s, 5);
+            r.data_len = (size_t)sqlite3_column_bytes(s, 5);
+        }
         if (cb(ud, &r)) break;
     }
     return finish(st, s, src, what, err, errlen);
+}
+
+int store_results_replay(store_t *st, int64_t exp_id, store_result_cb cb, void *ud, char *err,
+                         size_t errlen)
+{
+    return replay(st, exp_id, 0, cb, ud, err, errlen);
+}
+
+int store_results_replay_data(store_t *st, int64_t exp_id, store_result_cb cb, void *ud, char *err,
+                              size_t errlen)
+{
+    return replay(st, exp_id, 1, cb, ud, err, errlen);
 }
 
 /* Splits the range first..last of `trial_id` into runs of consecutive ids with the same

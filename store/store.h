@@ -208,11 +208,17 @@ typedef struct store_result_row {
     int attempt;
     int64_t iteration;
     double time_value, metric; /* NaN where NULL */
+    const char *data;          /* the result's JSON (store_results_replay_data only; else NULL) */
+    size_t data_len;
 } store_result_row_t;
 typedef int (*store_result_cb)(void *ud, const store_result_row_t *r);
 /* Calls cb for every result of the experiment (every attempt) in arrival order. */
 int store_results_replay(store_t *st, int64_t exp_id, store_result_cb cb, void *ud, char *err,
                          size_t errlen);
+/* The same, each row with its JSON text (data): for a resume whose policy reads more of a
+ * result than its metric (several objectives, constraints). */
+int store_results_replay_data(store_t *st, int64_t exp_id, store_result_cb cb, void *ud, char *err,
+                              size_t errlen);
 /* What a resume needs to know of checkpoints and exploits, read through the iterators
  * below (the scheduler speaks no SQL). */
 typedef int (*store_id_cb)(void *ud, int64_t trial_id);

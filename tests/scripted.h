@@ -46,6 +46,7 @@ struct script {
     int silent_after; /* > 0: after this many results it reports nothing and never exits */
     int ignore_term;  /* SIGTERM does nothing; only SIGKILL ends it */
     double loss0;     /* its curve: loss = loss0 / iteration */
+    double cost;      /* != 0: each result also reports "cost": cost (a second objective) */
 };
 
 #define MAX_T 640
@@ -80,6 +81,9 @@ struct sexec {
     long long seen_extra; /* the most results it saw beyond those of earlier turns */
     int can_hold;         /* holds starts behind running trials, as the spawner does */
     int holds, taken_back;
+    long kill_after; /* > 0: the process SIGKILLs itself after this many result lines (a
+                      * kill -9 in the middle of a turn, its results not yet committed) */
+    long lines;
 };
 
 /* Trial no's start happens now: running, its clock started. */
@@ -200,7 +204,12 @@ static inline int s_wait(void *self, double timeout, int wake_fd, const sched_ev
                                t->sent, sc->loss0 / t->sent, t->sent)
                     : snprintf(line, sizeof line, "{\"training_iteration\": %d, \"loss\": %.17g}",
                                t->sent, sc->loss0 / t->sent);
+        if (sc->cost != 0 && n > 0 && (size_t)n < sizeof line)
+            n += snprintf(line + n - 1, sizeof line - (size_t)n + 1, ", \"cost\": %.17g}",
+                          sc->cost) -
+                 1;
         ev->line(ud, best, line, (size_t)n, 0);
+        if (x->kill_after > 0 && ++x->lines >= x->kill_after) raise(SIGKILL);
         if (x->peek_db) {
             long long seen = testdb_int(x->peek_db, "SELECT count(*) FROM results");
             if (seen - (t->sent - 1) > x->seen_extra) x->seen_extra = seen - (t->sent - 1);

@@ -3,6 +3,7 @@
  * reference tests/ref/asha_ref.py (Ray's rule transcribed, numpy's percentile).
  * Not for: the event loop (sched_run), which needs trials and a store. */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1750,6 +1751,466 @@ TEST(pool_random_stress)
         CHECK(used == 0 && cu == 0);
         sched_pool_free(p);
     }
+}
+
+/* ---- several objectives: MO-ASHA's rung rule (ranked rungs) ------------------------------ */
+/* ASHA or HyperBand with k objectives (constrained: results carry a violation), trials
+ * 0..ntrials-1 added. */
+static sched_policy_t *new_ranked(space_sched_type_t type, int promotion, double rf, size_t k,
+                                  int constrained, int ntrials)
+{
+    sched_opts_t o = asha_opts(0, 81, 1, rf, 1, 1);
+    o.sched.type = type;
+    o.sched.promotion = promotion;
+    o.nobjectives = k;
+    o.constrained = constrained;
+    sched_policy_t *p = new_policy(&o);
+    for (int i = 0; p && i < ntrials; i++)
+        if (sched_on_trial_add(p, i) != 0) fprintf(stderr, "cannot add trial %d\n", i);
+    return p;
+}
+
+/* A result whose point is (o0, o1) with violation viol; value (reported) is o0. */
+static sched_decision_t point2(sched_policy_t *p, int64_t trial, double time, double o0, double o1,
+                               double viol)
+{
+    double obj[2] = {o0, o1};
+    sched_point_t pt = {obj, viol, o0};
+    sched_decision_t d;
+    memset(&d, 0x5a, sizeof d); /* every field must be written */
+    sched_on_result_point(p, trial, time, &pt, &d);
+    return d;
+}
+
+static const char *word_of(sched_policy_t *p, const sched_decision_t *d, char *buf, size_t n)
+{
+    sched_policy_word(p, d, "trial_00001", "training_iteration", 1, buf, n);
+    return buf;
+}
+
+TEST(mo_options_refused_where_one_metric_is_judged)
+{
+    sched_opts_t o = asha_opts(0, 81, 1, 3, 1, 0);
+    o.nobjectives = 2;
+    o.sched.type = SPACE_SCHED_MEDIAN;
+    expect_policy_error(o, "scheduler: median judges one metric and cannot take 2 objectives; use "
+                           "\"asha\" or \"hyperband\"");
+    o.sched.type = SPACE_SCHED_PBT;
+    o.sched.perturbation_interval = 10;
+    o.sched.quantile_fraction = 0.25;
+    expect_policy_error(o, "scheduler: pbt judges one metric and cannot take 2 objectives");
+    /* FIFO judges nothing, so it takes any number; ASHA and HyperBand rank */
+    sched_policy_t *p;
+    o = asha_opts(0, 81, 1, 3, 1, 0);
+    o.nobjectives = 2;
+    o.sched.type = SPACE_SCHED_FIFO;
+    REQUIRE((p = new_policy(&o)) != NULL);
+    CHECK_EQ_INT(sched_policy_ranked(p), 0);
+    sched_decision_t d = point2(p, 0, 5, 1, 2, 0);
+    CHECK_EQ_INT(d.judged, 0);
+    CHECK_EQ_INT(d.action, SCHED_CONTINUE);
+    sched_policy_free(p);
+    for (int t = 0; t < 2; t++) {
+        o.sched.type = t ? SPACE_SCHED_HYPERBAND : SPACE_SCHED_ASHA;
+        REQUIRE((p = new_policy(&o)) != NULL);
+        CHECK_EQ_INT(sched_policy_ranked(p), 1);
+        sched_policy_free(p);
+    }
+    /* one objective, no constraints: today's rule */
+    o.nobjectives = 1;
+    o.sched.type = SPACE_SCHED_ASHA;
+    REQUIRE((p = new_policy(&o)) != NULL);
+    CHECK_EQ_INT(sched_policy_ranked(p), 0);
+    sched_policy_free(p);
+    /* one objective under constraints: ranked (feasible first) */
+    o.constrained = 1;
+    REQUIRE((p = new_policy(&o)) != NULL);
+    CHECK_EQ_INT(sched_policy_ranked(p), 1);
+    sched_policy_free(p);
+}
+
+/* The stopping variant: the first point at a rung continues; a dominated one stops where
+ * only the top ceil(n/rf) go on; a point of the front continues. */
+TEST(mo_asha_dominated_stops_front_continues)
+{
+    sched_policy_t *p = new_ranked(SPACE_SCHED_ASHA, 0, 2, 2, 0, 8);
+    REQUIRE(p);
+    char w[300];
+    sched_decision_t d = point2(p, 0, 1, 1, 1, 0);
+    CHECK_EQ_INT(d.judged, 1);
+    CHECK_EQ_INT(d.action, SCHED_CONTINUE);
+    CHECK_EQ_INT(d.place, 1);
+    CHECK_EQ_INT(d.among, 1);
+    CHECK_EQ_INT(d.top, 1);
+    CHECK_EQ_INT(d.front, 0);
+    CHECK(d.value == 1 && isnan(d.cutoff));
+    CHECK_STR(word_of(p, &d, w, sizeof w),
+              "rung 0 (milestone 1): 1st of 1 by Pareto rank (front 1); the top 1 continue");
+    /* (2, 2) is dominated by (1, 1): 2nd of 2, the top ceil(2/2) = 1 continue */
+    d = point2(p, 1, 1, 2, 2, 0);
+    CHECK_EQ_INT(d.action, SCHED_STOP);
+    CHECK_EQ_INT(d.place, 2);
+    CHECK_EQ_INT(d.among, 2);
+    CHECK_EQ_INT(d.front, 1);
+    CHECK_STR(word_of(p, &d, w, sizeof w),
+              "rung 0 (milestone 1): 2nd of 2 by Pareto rank (front 2); only the top 1 continue");
+    /* (0.5, 3) is on the front with (1, 1), and first in it by the first objective */
+    d = point2(p, 2, 1, 0.5, 3, 0);
+    CHECK_EQ_INT(d.action, SCHED_CONTINUE);
+    CHECK_EQ_INT(d.front, 0);
+    CHECK_EQ_INT(d.place, 1);
+    CHECK_EQ_INT(d.top, 2);
+    /* dominated by every point so far: 4th of 4, the top 2 continue */
+    d = point2(p, 3, 1, 5, 5, 0);
+    CHECK_EQ_INT(d.action, SCHED_STOP);
+    CHECK_EQ_INT(d.place, 4);
+    CHECK_EQ_INT(d.front, 2);
+    /* judged once per rung; the next rung starts afresh */
+    d = point2(p, 0, 1.5, 9, 9, 0);
+    CHECK_EQ_INT(d.judged, 0);
+    d = point2(p, 0, 2, 9, 9, 0);
+    CHECK_EQ_INT(d.judged, 1);
+    CHECK_EQ_INT(d.rung, 1);
+    CHECK_EQ_INT(d.among, 1);
+    CHECK_EQ_INT(d.action, SCHED_CONTINUE);
+    sched_rung_info_t r[8];
+    size_t nr = sched_policy_rungs(p, r, 8);
+    REQUIRE(nr >= 2);
+    CHECK_EQ_INT(r[0].recorded, 4);
+    CHECK(isnan(r[0].cutoff));
+    CHECK_EQ_INT(r[1].recorded, 1);
+    /* max_t completes, as with one objective */
+    d = point2(p, 2, 81, 1, 1, 0);
+    CHECK_EQ_INT(d.action, SCHED_COMPLETE);
+    sched_policy_free(p);
+}
+
+/* Feasible points rank before infeasible ones however good these are, the infeasible by
+ * violation: a feasible dominated point goes on where infeasible front points stop. */
+TEST(mo_asha_infeasible_stops_before_feasible)
+{
+    sched_policy_t *p = new_ranked(SPACE_SCHED_ASHA, 0, 2, 2, 1, 8);
+    REQUIRE(p);
+    char w[300];
+    /* the first point at a rung continues, even infeasible: nothing is better yet */
+    sched_decision_t d = point2(p, 0, 1, 0, 0, 1);
+    CHECK_EQ_INT(d.action, SCHED_CONTINUE);
+    CHECK(d.violation == 1);
+    /* a feasible point, dominated in the objectives, is ahead of it */
+    d = point2(p, 1, 1, 5, 5, 0);
+    CHECK_EQ_INT(d.action, SCHED_CONTINUE);
+    CHECK_EQ_INT(d.place, 1);
+    /* infeasible by 0.5: behind the feasible one, ahead of the one infeasible by 1 */
+    d = point2(p, 2, 1, 0, 0, 0.5);
+    CHECK_EQ_INT(d.place, 2);
+    CHECK_EQ_INT(d.action, SCHED_CONTINUE); /* top ceil(3/2) = 2 */
+    CHECK_STR(word_of(p, &d, w, sizeof w),
+              "rung 0 (milestone 1): 2nd of 3 by Pareto rank (infeasible: violation 0.5); the "
+              "top 2 continue");
+    /* another feasible one, worse than everything in the objectives: 2nd of 4 */
+    d = point2(p, 3, 1, 9, 9, 0);
+    CHECK_EQ_INT(d.place, 2);
+    CHECK_EQ_INT(d.action, SCHED_CONTINUE);
+    /* infeasible by 2: last of 5, the top 3 continue */
+    d = point2(p, 4, 1, -1, -1, 2);
+    CHECK_EQ_INT(d.place, 5);
+    CHECK_EQ_INT(d.action, SCHED_STOP);
+    /* a constrained key never reported (violation +inf) ranks after all of them */
+    d = point2(p, 5, 1, -5, -5, INFINITY);
+    CHECK_EQ_INT(d.place, 6);
+    CHECK_EQ_INT(d.action, SCHED_STOP);
+    sched_policy_free(p);
+}
+
+/* A NaN objective stops its trial, even first at a rung, and stays out of the rung's
+ * points (as a NaN metric does with one objective). */
+TEST(mo_asha_nan_objective_stops_and_stays_out)
+{
+    sched_policy_t *p = new_ranked(SPACE_SCHED_ASHA, 0, 3, 2, 0, 4);
+    REQUIRE(p);
+    char w[300];
+    sched_decision_t d = point2(p, 0, 1, 1, NAN, 0);
+    CHECK_EQ_INT(d.judged, 1);
+    CHECK_EQ_INT(d.action, SCHED_STOP);
+    CHECK_EQ_INT(d.place, 0);
+    CHECK_EQ_INT(d.front, -1);
+    CHECK_STR(word_of(p, &d, w, sizeof w),
+              "reported a NaN objective at rung 0 (milestone 1): diverged; it stays out of the "
+              "rung's points");
+    sched_rung_info_t r[8];
+    REQUIRE(sched_policy_rungs(p, r, 8) >= 1);
+    CHECK_EQ_INT(r[0].recorded, 0);
+    d = point2(p, 1, 1, 7, 7, 0); /* the first point there */
+    CHECK_EQ_INT(d.action, SCHED_CONTINUE);
+    CHECK_EQ_INT(d.among, 1);
+    /* a NaN first objective too; the decision's value is the reported first objective */
+    d = point2(p, 2, 1, NAN, 1, 0);
+    CHECK_EQ_INT(d.action, SCHED_STOP);
+    CHECK(isnan(d.value));
+    sched_policy_free(p);
+}
+
+/* One objective without constraints takes today's path: the same decisions as
+ * sched_on_result on the same values, field for field (Ray's cutoff percentile). */
+TEST(mo_one_objective_is_todays_asha)
+{
+    for (int promotion = 0; promotion < 2; promotion++) {
+        sched_opts_t o = asha_opts(0, 81, 1, 3, 3, 7);
+        o.sched.promotion = promotion;
+        sched_policy_t *a = new_policy(&o);
+        o.nobjectives = 1;
+        sched_policy_t *b = new_policy(&o);
+        REQUIRE(a && b);
+        CHECK_EQ_INT(sched_policy_ranked(b), 0);
+        uint64_t rng = 11;
+        for (int i = 0; i < 300; i++) {
+            CHECK_EQ_INT(sched_on_trial_add(a, i), 0);
+            CHECK_EQ_INT(sched_on_trial_add(b, i), 0);
+        }
+        int stops = 0;
+        for (int step = 0; step < 3000; step++) {
+            int64_t trial = (int64_t)(rng_next(&rng) % 300);
+            double time = (double)(1 + rng_next(&rng) % 90);
+            double v = (double)(rng_next(&rng) % 1000) / 100.0;
+            if (rng_next(&rng) % 50 == 0) v = NAN;
+            sched_decision_t da = result(a, trial, time, v), db;
+            memset(&db, 0x5a, sizeof db);
+            sched_point_t pt = {&v, 0, v};
+            sched_on_result_point(b, trial, time, &pt, &db);
+            CHECK(memcmp(&da, &db, offsetof(sched_decision_t, place)) == 0 ||
+                  (isnan(da.value) && isnan(db.value) && da.action == db.action));
+            CHECK_EQ_INT(db.place, 0);
+            stops += da.action == SCHED_STOP;
+            int64_t paused[4] = {trial, (trial + 1) % 300, (trial + 2) % 300, (trial + 3) % 300};
+            sched_decision_t wa, wb;
+            CHECK_EQ_INT(sched_policy_choose_next(a, paused, 4, 0, &wa),
+                         sched_policy_choose_next(b, paused, 4, 0, &wb));
+        }
+        CHECK(stops > 0);
+        sched_policy_free(a);
+        sched_policy_free(b);
+    }
+}
+
+/* The promotion variant: every trial pauses at the rung; choose_next promotes those among
+ * the top floor(n/rf) of the rung's points, best placed first, and no other. */
+TEST(mo_asha_promotion_by_pareto_rank)
+{
+    sched_policy_t *p = new_ranked(SPACE_SCHED_ASHA, 1, 2, 2, 0, 8);
+    REQUIRE(p);
+    char w[300];
+    /* a chain, each dominated by the one before: (1,1) (2,2) ... arriving worst first */
+    for (int i = 3; i >= 0; i--) {
+        sched_decision_t d = point2(p, i, 1, i + 1, i + 1, 0);
+        CHECK_EQ_INT(d.action, SCHED_PAUSE);
+        if (i == 0) {
+            CHECK_EQ_INT(d.place, 1);
+            CHECK_EQ_INT(d.among, 4);
+            CHECK_EQ_INT(d.top, 2);
+            CHECK_STR(word_of(p, &d, w, sizeof w),
+                      "reached rung 0 (milestone 1): 1st of 4 by Pareto rank (front 1); paused "
+                      "until it is among the top floor(n/rf) of the rung (2 of 4 now)");
+        }
+    }
+    int64_t paused[4] = {3, 2, 1, 0};
+    sched_decision_t why;
+    long k = sched_policy_choose_next(p, paused, 4, 5, &why);
+    CHECK_EQ_INT(k, 3); /* trial 0: 1st of 4 */
+    CHECK_EQ_INT(why.place, 1);
+    CHECK_EQ_INT(why.top, 2);
+    CHECK(why.value == 1 && isnan(why.cutoff));
+    CHECK_STR(
+        sched_policy_word_resume(p, &why, "training_iteration", 2, "iteration:1", w, sizeof w),
+        "promote");
+    CHECK_STR(w, "promoted from rung 0 (milestone 1): 1st of 4 by Pareto rank (front 1), among "
+                 "the top 2; attempt 2 resumes from iteration:1");
+    k = sched_policy_choose_next(p, paused, 3, 5, &why); /* trial 0 resumed */
+    CHECK_EQ_INT(k, 2);                                  /* trial 1: 2nd of 4 */
+    CHECK_EQ_INT(why.place, 2);
+    CHECK_EQ_INT(sched_policy_choose_next(p, paused, 2, 5, &why), -1);
+    /* a fifth point, on the front: it is promotable, the 3rd of the chain still not */
+    CHECK_EQ_INT(point2(p, 4, 1, 0.5, 9, 0).action, SCHED_PAUSE);
+    int64_t more[3] = {3, 2, 4};
+    CHECK_EQ_INT(sched_policy_choose_next(p, more, 3, 5, &why), 2);
+    CHECK_EQ_INT(why.among, 5);
+    /* promoted trial 0 reaches rung 1 (milestone 2) and pauses there: first at it, but
+     * floor(1/2) = 0 may go on, so it waits */
+    sched_decision_t d = point2(p, 0, 2, 1, 1, 0);
+    CHECK_EQ_INT(d.action, SCHED_PAUSE);
+    CHECK_EQ_INT(d.rung, 1);
+    int64_t one[1] = {0};
+    CHECK_EQ_INT(sched_policy_choose_next(p, one, 1, 5, &why), -1);
+    /* a NaN objective stops, as in the stopping variant */
+    CHECK_EQ_INT(point2(p, 5, 1, NAN, 1, 0).action, SCHED_STOP);
+    sched_policy_free(p);
+}
+
+/* Promotion's choice depends on the rung's points, not on the order they came in: the
+ * same eight points in two orders promote the same trials. */
+TEST(mo_asha_promotion_is_the_same_in_any_order)
+{
+    const double pts[8][2] = {{1, 8}, {2, 6}, {3, 3}, {6, 2}, {8, 1}, {4, 4}, {5, 7}, {9, 9}};
+    int64_t got[2][8];
+    size_t ngot[2];
+    for (int order = 0; order < 2; order++) {
+        sched_policy_t *p = new_ranked(SPACE_SCHED_ASHA, 1, 3, 2, 0, 8);
+        REQUIRE(p);
+        int64_t paused[8];
+        for (int j = 0; j < 8; j++) {
+            int i = order ? 7 - j : (j * 3) % 8; /* reversed, or a stride through them */
+            CHECK_EQ_INT(point2(p, i, 1, pts[i][0], pts[i][1], 0).action, SCHED_PAUSE);
+            paused[j] = i;
+        }
+        size_t m = 8, n = 0;
+        sched_decision_t why;
+        long k;
+        while ((k = sched_policy_choose_next(p, paused, m, 5, &why)) >= 0) {
+            got[order][n++] = paused[k];
+            memmove(paused + k, paused + k + 1, (m - (size_t)k - 1) * sizeof *paused);
+            m--;
+        }
+        ngot[order] = n;
+        sched_policy_free(p);
+    }
+    CHECK_EQ_INT(ngot[0], 2); /* floor(8/3) */
+    CHECK_EQ_INT(ngot[1], 2);
+    qsort(got[0], ngot[0], sizeof got[0][0], cmp_i64);
+    qsort(got[1], ngot[1], sizeof got[1][0], cmp_i64);
+    CHECK(memcmp(got[0], got[1], 2 * sizeof got[0][0]) == 0);
+    /* both from the front (the five non-dominated points), none of the dominated ones */
+    for (int j = 0; j < 2; j++)
+        CHECK(got[0][j] <= 4);
+}
+
+/* In the stopping variant a decision depends on the points at the rung, not on the order
+ * they came in: the last of eight gets the same place after any order of the others. */
+TEST(mo_asha_place_is_the_same_in_any_order)
+{
+    const double pts[8][2] = {{1, 8}, {2, 6}, {3, 3}, {6, 2}, {8, 1}, {4, 4}, {5, 7}, {4.5, 3.5}};
+    size_t place[3];
+    sched_action_t act[3];
+    for (int order = 0; order < 3; order++) {
+        sched_policy_t *p = new_ranked(SPACE_SCHED_ASHA, 0, 3, 2, 0, 8);
+        REQUIRE(p);
+        for (int j = 0; j < 7; j++) {
+            int i = order == 0 ? j : order == 1 ? 6 - j : (j * 5) % 7;
+            point2(p, i, 1, pts[i][0], pts[i][1], 0);
+        }
+        sched_decision_t d = point2(p, 7, 1, pts[7][0], pts[7][1], 0);
+        place[order] = d.place;
+        act[order] = d.action;
+        CHECK_EQ_INT(d.front, 1); /* (4.5, 3.5) is dominated by (3, 3) only */
+        sched_policy_free(p);
+    }
+    CHECK_EQ_INT(place[0], place[1]);
+    CHECK_EQ_INT(place[0], place[2]);
+    /* 7th of 8: the front's five, then (4,4) first in the second front (best first
+     * objective), then it; the top 3 go on */
+    CHECK_EQ_INT(act[0], SCHED_STOP);
+    CHECK_EQ_INT(place[0], 7);
+    CHECK_EQ_INT(act[1], act[0]);
+}
+
+/* HyperBand's bracket 1 of max_t 81, eta 3 (trials 5..12, milestone 27) halves to the top
+ * ceil(8/3) = 3 by Pareto rank; the kept set is the same whatever order the trials reach
+ * the milestone in; an infeasible front point and a NaN one are halved away first. */
+static void hb_ranked_halving(int constrained, int reverse, int64_t *kept, size_t *nkept)
+{
+    /* (1,5), (5,1), (3,3) make the front; (4,4) is behind (3,3) only; then a chain */
+    const double pts[8][2] = {{1, 5}, {5, 1}, {3, 3}, {4, 4}, {6, 6}, {7, 7}, {NAN, 0}, {9, 9}};
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_HYPERBAND,
+                                .max_t = 81,
+                                .reduction_factor = 3,
+                                .stop_last_trials = 1},
+                      .nobjectives = 2,
+                      .constrained = constrained};
+    sched_policy_t *p = new_policy(&o);
+    *nkept = 0;
+    REQUIRE(p);
+    for (int i = 0; i < 13; i++)
+        sched_on_trial_add(p, i);
+    int64_t paused[8];
+    sched_decision_t d = {0};
+    for (int j = 0; j < 8; j++) {
+        int i = reverse ? 7 - j : (j * 3) % 8;
+        /* with constraints, (1,5) is infeasible */
+        d = point2(p, 5 + i, 27, pts[i][0], pts[i][1], constrained && i == 0 ? 0.5 : 0);
+        if (j < 7) {
+            CHECK_EQ_INT(d.action, SCHED_PAUSE);
+            paused[j] = 5 + i;
+        }
+    }
+    CHECK_EQ_INT(d.judged, 1);
+    CHECK_EQ_INT(d.among, 8);
+    CHECK_EQ_INT(d.top, 3);
+    CHECK(isnan(d.cutoff));
+    int64_t last = 5 + (reverse ? 0 : (7 * 3) % 8); /* the trial that reported last */
+    if (d.action == SCHED_CONTINUE) kept[(*nkept)++] = last;
+    size_t promoted, dropped;
+    hb_settle(p, paused, 7, &promoted, &dropped, kept + *nkept);
+    *nkept += promoted;
+    CHECK_EQ_INT(*nkept, 3);
+    CHECK_EQ_INT(dropped + *nkept, 8 - (d.action == SCHED_STOP ? 1 : 0));
+    qsort(kept, *nkept, sizeof *kept, cmp_i64);
+    sched_policy_free(p);
+}
+
+TEST(mo_hyperband_halves_by_pareto_rank)
+{
+    int64_t a[8], b[8];
+    size_t na, nb;
+    hb_ranked_halving(0, 0, a, &na);
+    hb_ranked_halving(0, 1, b, &nb);
+    REQUIRE(na == 3 && nb == 3);
+    CHECK(a[0] == 5 && a[1] == 6 && a[2] == 7); /* the front */
+    CHECK(memcmp(a, b, sizeof a[0] * 3) == 0);
+    /* (1,5) infeasible: (4,4), next behind the front, takes its place */
+    hb_ranked_halving(1, 0, a, &na);
+    hb_ranked_halving(1, 1, b, &nb);
+    REQUIRE(na == 3 && nb == 3);
+    CHECK(a[0] == 6 && a[1] == 7 && a[2] == 8);
+    CHECK(memcmp(a, b, sizeof a[0] * 3) == 0);
+}
+
+/* The words of a ranked halving, for the trial that halves the bracket and for those it
+ * promotes or drops. */
+TEST(mo_hyperband_words)
+{
+    sched_opts_t o = {.sched = {.type = SPACE_SCHED_HYPERBAND,
+                                .max_t = 81,
+                                .reduction_factor = 3,
+                                .stop_last_trials = 1},
+                      .nobjectives = 2};
+    sched_policy_t *p = new_policy(&o);
+    REQUIRE(p);
+    for (int i = 0; i < 13; i++)
+        sched_on_trial_add(p, i);
+    for (int i = 0; i < 7; i++) /* (1,1) first, then a chain behind it */
+        CHECK_EQ_INT(point2(p, 5 + i, 27, i + 1, i + 1, 0).action, SCHED_PAUSE);
+    char w[300];
+    sched_decision_t d = point2(p, 12, 27, 0.5, 50, 0); /* on the front with (1,1) */
+    CHECK_EQ_INT(d.action, SCHED_CONTINUE);
+    sched_policy_word(p, &d, "trial_00012", "training_iteration", 27, w, sizeof w);
+    CHECK_STR(w, "in the top 3 of bracket 1 at milestone 27: 1st of 8 by Pareto rank (front 1); "
+                 "trains on");
+    int64_t paused[7] = {5, 6, 7, 8, 9, 10, 11};
+    sched_decision_t why;
+    long k = sched_policy_drop(p, paused, 7, &why);
+    REQUIRE(k >= 0);
+    CHECK_EQ_INT(why.action, SCHED_STOP);
+    sched_policy_word(p, &why, "t", "training_iteration", 27, w, sizeof w);
+    CHECK_CONTAINS(w, "halved away: bracket 1 at milestone 27 keeps its top 3; it is ");
+    CHECK_CONTAINS(w, " of 8 by Pareto rank (front ");
+    while (sched_policy_drop(p, paused, 7, &why) >= 0) {
+    }
+    k = sched_policy_choose_next(p, paused, 7, 0, &why);
+    CHECK_EQ_INT(k, 0); /* trial 5, (1,1) */
+    CHECK_STR(
+        sched_policy_word_resume(p, &why, "training_iteration", 2, "iteration:27", w, sizeof w),
+        "promote");
+    CHECK_STR(w, "promoted in bracket 1 from milestone 27: 2nd of 8 by Pareto rank (front 1), "
+                 "among the top 3; attempt 2 resumes from iteration:27");
+    sched_policy_free(p);
 }
 
 TT_MAIN
