@@ -68,6 +68,10 @@ typedef struct cli_table_opts {
      * indexed as snap->trials (NULL where none; the array itself may be NULL). Its numbers
      * are shown, since there is no metric to show. */
     const char *const *last_results;
+    /* The experiment's settings, or NULL. With several objectives and last_results the
+     * table shows each objective's last value, the front marker and the size of the
+     * Pareto front over the snapshot's trials (front.h), computed when it is drawn. */
+    const space_settings_t *settings;
 } cli_table_opts_t;
 /* Returns a malloc'd NUL-terminated block; caller frees. */
 char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o);

@@ -111,7 +111,9 @@ struct run_view {
     int noticed;
     const char *const *metric_columns;
     size_t nmetric_columns;
-    /* Without a metric and metric_columns the table shows what the trials last reported:
+    const space_settings_t *settings; /* the table's objectives (cli_table_opts_t) */
+    /* Without a metric and metric_columns, or with several objectives, the table shows
+     * what the trials last reported:
      * their last results, read from st, kept by trial number (ascending) with the number
      * of results they were read at, and read again only when that changed. */
     store_t *st;
@@ -147,7 +149,8 @@ static int last_row(void *ud, int ncol, const char *const *names, const char *co
 }
 
 /* The last result of each trial of snap (JSON text, indexed as snap->trials; NULL where
- * none), for a table without a metric: a snapshot carries numbers, not results. Only the
+ * none), for a table without a metric or with several objectives: a snapshot carries
+ * numbers, not results. Only the
  * trials with results the view has not read are read, in one query. Returns a new array
  * (its strings are v's), or NULL when there is nothing to show or no memory. */
 static const char **last_results(struct run_view *v, const sched_snapshot_t *snap)
@@ -226,7 +229,8 @@ static void on_report(void *ud, const sched_snapshot_t *snap, int final)
                           .time_attr = v->time_attr,
                           .show_exec = v->show_exec,
                           .metric_columns = v->metric_columns,
-                          .nmetric_columns = v->nmetric_columns};
+                          .nmetric_columns = v->nmetric_columns,
+                          .settings = v->settings};
     if (v->tty) {
         struct winsize ws;
         if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0) {
@@ -475,9 +479,11 @@ static void view_init(struct run_view *v, const space_t *sp, const struct cli_ru
                            .show_exec = trial_exec_names_trials(tx),
                            .metric_columns = (const char *const *)set->metric_columns,
                            .nmetric_columns = nmc,
+                           .settings = set,
                            .st = st,
                            .exp_id = exp_id,
-                           .want_last = !set->metric && nmc == 0};
+                           /* several objectives: the front is ranked from last results */
+                           .want_last = (!set->metric && nmc == 0) || set->nobjectives > 1};
 }
 
 /* Records and prints how the run ended: the store failed (rc != 0, err), or the loop's

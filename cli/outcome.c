@@ -43,7 +43,10 @@ void cli_run_print_ended(const char *name, const sched_run_result_t *res,
     } else if (res->ended_by == SCHED_END_TARGET)
         printf("Target reached, experiment stopped (stop_experiment_on_target): %s.\n",
                res->end_msg);
-    if (res->best_trial >= 0) {
+    if (set->nobjectives > 1) {
+        /* several objectives have no one best trial: the front is tune best's */
+        printf("Several objectives: the Pareto front of the trials is `tune best %s`.\n", name);
+    } else if (res->best_trial >= 0) {
         char num[32];
         printf("Best trial: trial_%05lld with %s=%s (last result).\n", (long long)res->best_trial,
                set->metric ? set->metric : "metric", space_format_number(res->best_metric, num));

@@ -4,6 +4,7 @@
  * charts of show, plot and report (show.c, report.c), nor deleting (rm.c). */
 #include "cli/cli.h"
 #include "cli/curves.h"
+#include "cli/front.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -246,7 +247,7 @@ static void sort_error(const cli_rows_t *r, const char *key, int cfgcol, int res
     char list[1024] = "", keys[512] = "";
     size_t n = 0, nk = 0;
     for (int c = 0; c < r->ncol && n < sizeof list; c++)
-        if (c != cfgcol && c != rescol)
+        if (c != cfgcol && c != rescol && strcmp(r->names[c], "trial_no") != 0)
             n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "", r->names[c]);
     /* the keys of the last results, each once, in order of first appearance */
     const char *seen[32];
@@ -382,6 +383,78 @@ static void drop_column(cli_rows_t *r, int c)
     r->ncol--;
 }
 
+/* Inserts a column named `name` before column `at` of r (at == r->ncol: last), its cells
+ * vals[0..nrows) taken (NULL for none), each of type `type`. 0, or -1 when out of memory
+ * (vals freed either way). */
+static int insert_column(cli_rows_t *r, int at, const char *name, char **vals, int type)
+{
+    size_t nc = (size_t)r->ncol, nr = r->nrows;
+    char **names = realloc(r->names, (nc + 2) * sizeof *names);
+    if (names) r->names = names;
+    char **nv = malloc((nr * (nc + 1) + 1) * sizeof *nv);
+    int *nt = malloc((nr * (nc + 1) + 1) * sizeof *nt);
+    char *nm = strdup(name);
+    if (!names || !nv || !nt || !nm) {
+        free(nv), free(nt), free(nm);
+        for (size_t i = 0; i < nr; i++)
+            free(vals[i]);
+        return -1;
+    }
+    for (size_t i = 0; i < nr; i++)
+        for (size_t c = 0, o = 0; c <= nc; c++) {
+            size_t to = i * (nc + 1) + c;
+            if (c == (size_t)at) {
+                nv[to] = vals[i];
+                nt[to] = vals[i] ? type : STORE_COL_NULL;
+                continue;
+            }
+            nv[to] = r->vals[i * nc + o];
+            nt[to] = r->types[i * nc + o++];
+        }
+    memmove(r->names + at + 1, r->names + at, (nc - (size_t)at) * sizeof *r->names);
+    r->names[at] = nm;
+    free(r->vals);
+    free(r->types);
+    r->vals = nv;
+    r->types = nt;
+    r->ncol++;
+    r->cap = nr;
+    return 0;
+}
+
+static int column_of(const cli_rows_t *r, const char *name)
+{
+    for (int c = 0; c < r->ncol; c++)
+        if (strcmp(r->names[c], name) == 0) return c;
+    return -1;
+}
+
+/* The experiment's points when it has several objectives: 1 with f loaded, 0 for one
+ * objective (or a stored space.json that no longer parses: the single-objective output
+ * it always had), -1 after printing an error. */
+static int load_front(store_t *st, const char *name, cli_front_t *f)
+{
+    char err[1024];
+    space_t *sp = NULL;
+    memset(f, 0, sizeof *f);
+    if (cli_front_space(st, name, &sp, err, sizeof err) != 0) return 0;
+    int multi = cli_front_multi(space_settings(sp));
+    space_free(sp);
+    if (!multi) return 0;
+    if (cli_front_load(st, name, f, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return -1;
+    }
+    return 1;
+}
+
+/* A number as a cell: the shortest text that reads back exactly; NULL for NaN. */
+static char *num_cell(double v)
+{
+    char b[32];
+    return isnan(v) ? NULL : strdup(space_format_number(v, b));
+}
+
 /* The experiment's metric (a new string, NULL when it has none) and mode (1 for max). */
 static char *exp_metric(store_t *st, const char *name, int *mode_max)
 {
@@ -447,6 +520,108 @@ static void bool_member(cJSON *o, const char *key)
     cJSON_ReplaceItemInObjectCaseSensitive(o, key, cJSON_CreateBool(v));
 }
 
+/* The words of `tune trials`' infeasible column for trial point p of f: the constraints
+ * its last result (JSON text) violates. NULL when it violates none or has no result. */
+static char *infeasible_cell(const cli_front_t *f, long p, const char *last)
+{
+    if (p < 0 || f->violation[p] == 0) return NULL;
+    cJSON *res = last ? cJSON_Parse(last) : NULL;
+    char words[1024];
+    cli_violation_words(f->set, res, words, sizeof words);
+    cJSON_Delete(res);
+    return strdup(words[0] ? words : "yes");
+}
+
+/* With several objectives, the table's (and CSV's) columns after "iter": each objective's
+ * last value, the trial's front (0 the Pareto front, 1 the next, ...; empty when it has
+ * no result, violates a constraint or misses an objective) and the constraints it
+ * violates. Columns trial_no and last_result must be there. 0, or -1 out of memory. */
+static int add_front_columns(cli_rows_t *r, const cli_front_t *f)
+{
+    int at = column_of(r, "iter"), nocol = column_of(r, "trial_no"),
+        rescol = column_of(r, "last_result");
+    if (at < 0 || nocol < 0 || rescol < 0 || r->nrows == 0) return 0;
+    at++;
+    long *pt = malloc(r->nrows * sizeof *pt);
+    if (!pt) return -1;
+    for (size_t i = 0; i < r->nrows; i++) {
+        const char *no = r->vals[i * (size_t)r->ncol + (size_t)nocol];
+        pt[i] = no ? cli_front_find(f, strtoll(no, NULL, 10)) : -1;
+    }
+    int rc = 0;
+    for (size_t j = 0; j <= f->k + 1 && rc == 0; j++) {
+        char **v = calloc(r->nrows + 1, sizeof *v);
+        if (!v) {
+            rc = -1;
+            break;
+        }
+        for (size_t i = 0; i < r->nrows; i++) {
+            long p = pt[i];
+            if (p < 0) continue;
+            if (j < f->k) {
+                v[i] = num_cell(f->values[(size_t)p * f->k + j]);
+            } else if (j == f->k) {
+                char b[32];
+                int lv = cli_front_level(f, (size_t)p);
+                snprintf(b, sizeof b, "%d", lv);
+                if (lv >= 0) v[i] = strdup(b);
+            } else {
+                /* the columns inserted before it moved last_result on */
+                rescol = column_of(r, "last_result");
+                v[i] = infeasible_cell(f, p, r->vals[i * (size_t)r->ncol + (size_t)rescol]);
+            }
+        }
+        const char *name = j < f->k ? f->set->metrics[j] : j == f->k ? "front" : "infeasible";
+        int type = j < f->k ? STORE_COL_REAL : j == f->k ? STORE_COL_INT : STORE_COL_TEXT;
+        rc = insert_column(r, at + (int)j, name, v, type);
+        free(v);
+    }
+    free(pt);
+    return rc;
+}
+
+/* With several objectives, the same in each object of `tune trials --json`: "values" (each
+ * objective's last value as reported, null where missing), "violation" (0 feasible, null
+ * when unknown), "front" and "infeasible" as the table's columns; all null without a
+ * result. */
+static void add_front_members(cJSON *arr, const cli_front_t *f)
+{
+    cJSON *o;
+    cJSON_ArrayForEach(o, arr)
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
+        long p = cJSON_IsNumber(id) ? cli_front_find(f, (int64_t)id->valuedouble) : -1;
+        if (p < 0) {
+            cJSON_AddNullToObject(o, "values");
+            cJSON_AddNullToObject(o, "violation");
+            cJSON_AddNullToObject(o, "front");
+            cJSON_AddNullToObject(o, "infeasible");
+            continue;
+        }
+        cJSON *vals = cJSON_AddObjectToObject(o, "values");
+        for (size_t j = 0; j < f->k; j++) {
+            double v = f->values[(size_t)p * f->k + j];
+            cJSON_AddItemToObject(vals, f->set->metrics[j],
+                                  isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(v));
+        }
+        double viol = f->violation[p];
+        cJSON_AddItemToObject(o, "violation",
+                              isfinite(viol) ? cJSON_CreateNumber(viol) : cJSON_CreateNull());
+        int lv = cli_front_level(f, (size_t)p);
+        cJSON_AddItemToObject(o, "front", lv >= 0 ? cJSON_CreateNumber(lv) : cJSON_CreateNull());
+        char *words = NULL;
+        if (viol != 0) {
+            char buf[1024];
+            cli_violation_words(f->set, cJSON_GetObjectItemCaseSensitive(o, "last_result"), buf,
+                                sizeof buf);
+            words = strdup(buf[0] ? buf : "yes");
+        }
+        cJSON_AddItemToObject(o, "infeasible",
+                              words ? cJSON_CreateString(words) : cJSON_CreateNull());
+        free(words);
+    }
+}
+
 /* Every query goes through the documented views (trial_summary, results_current,
  * results_all), so that the physical layout of the results table can change. */
 int cli_cmd_trials(int argc, char **argv)
@@ -457,7 +632,9 @@ int cli_cmd_trials(int argc, char **argv)
         "  NAME may be left out when the database holds one experiment.\n"
         "  --sort KEY: by a column, a parameter, the metric's name or any key of the trials'\n"
         "  last results (ascending, -KEY descending); `metric` sorts by the last metric,\n"
-        "  best first\n";
+        "  best first.\n"
+        "  With several objectives: a column per objective (its last value), `front` (0 for\n"
+        "  the Pareto front, 1 the next, ...) and `infeasible` (the constraints violated)\n";
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
     if (parse_args(argc, argv, &a, 0, usage)) return CLI_EXIT_USAGE;
@@ -465,6 +642,13 @@ int cli_cmd_trials(int argc, char **argv)
     char *name = NULL;
     int rc = open_experiment(argc, argv, a.pos, &st, &name);
     if (rc) return rc;
+    cli_front_t f;
+    int multi = load_front(st, name, &f);
+    if (multi < 0) {
+        free(name);
+        store_close(st);
+        return CLI_EXIT_FAIL;
+    }
     const char *b[] = {name};
     static const char sql_json[] =
         "SELECT s.trial_no AS id, s.trial AS name, s.status, s.early_stopped, s.config,"
@@ -483,7 +667,7 @@ int cli_cmd_trials(int argc, char **argv)
         "SELECT s.trial, s.status ||"
         " CASE WHEN s.early_stopped THEN ' (stopped)' ELSE '' END AS status, s.slice,"
         " s.config, s.iterations AS iter, s.last_metric, s.best_metric, s.error,"
-        " s.last_result" /* for --sort only: left out of what is printed */
+        " s.last_result, s.trial_no" /* for --sort and the front: left out of what is printed */
         " FROM trial_summary s WHERE s.experiment = ?1 ORDER BY s.trial_no";
     const char *sql = a.fmt != FMT_JSON ? sql_table : a.all_attempts ? sql_json_all : sql_json;
     char err[1024];
@@ -499,6 +683,11 @@ int cli_cmd_trials(int argc, char **argv)
         rc = CLI_EXIT_FAIL;
         goto out;
     }
+    if (multi && a.fmt != FMT_JSON && add_front_columns(&r, &f) != 0) {
+        cli_error("out of memory");
+        rc = CLI_EXIT_FAIL;
+        goto out;
+    }
     if (a.sort) {
         int mode_max;
         char *metric = exp_metric(st, name, &mode_max);
@@ -509,13 +698,20 @@ int cli_cmd_trials(int argc, char **argv)
             goto out;
         }
     }
-    for (int c = 0; a.fmt != FMT_JSON && c < r.ncol; c++)
-        if (strcmp(r.names[c], "last_result") == 0) drop_column(&r, c);
+    /* Left out of what is printed: the hidden columns, and with several objectives the
+     * first one's last and best metric (its column says the last; its best of all results
+     * is no point of the front). */
+    static const char *const hidden[] = {"last_result", "trial_no", "last_metric", "best_metric"};
+    for (size_t h = 0; a.fmt != FMT_JSON && h < (multi > 0 ? 4u : 2u); h++) {
+        int c = column_of(&r, hidden[h]);
+        if (c >= 0) drop_column(&r, c);
+    }
     if (a.fmt == FMT_JSON) {
         static const char *const json_cols[] = {"config", "last_result", NULL};
         cJSON *arr = cli_rows_json(&r, json_cols);
         cJSON *o;
         cJSON_ArrayForEach(o, arr) bool_member(o, "early_stopped");
+        if (multi > 0) add_front_members(arr, &f);
         cli_print_json(stdout, arr);
         cJSON_Delete(arr);
     } else {
@@ -524,18 +720,189 @@ int cli_cmd_trials(int argc, char **argv)
     rc = CLI_EXIT_OK;
 out:
     cli_rows_free(&r);
+    cli_front_free(&f);
     free(name);
     store_close(st);
     return rc;
 }
 
 /* ---- best ----------------------------------------------------------------------- */
+/* `tune best` with several objectives: no trial meets the constraints. Names the trial
+ * closest to meeting them (pareto_rank puts the smallest total violation first) and what
+ * it violates. */
+static void no_feasible(const char *name, const cli_front_t *f, const cli_rows_t *r, int rescol)
+{
+    size_t p = f->order[0];
+    const char *last = NULL;
+    char tname[64] = "";
+    for (size_t i = 0; i < r->nrows; i++) {
+        const char *no = r->vals[i * (size_t)r->ncol];
+        if (no && strtoll(no, NULL, 10) == f->ids[p]) {
+            last = r->vals[i * (size_t)r->ncol + (size_t)rescol];
+            snprintf(tname, sizeof tname, "%s", r->vals[i * (size_t)r->ncol + 1]);
+        }
+    }
+    cJSON *res = last ? cJSON_Parse(last) : NULL;
+    char words[1024], tv[32];
+    cli_violation_words(f->set, res, words, sizeof words);
+    cJSON_Delete(res);
+    cli_fmt_num(f->violation[p], tv, sizeof tv);
+    cli_error("no trial of %s meets the constraints (%zu trial%s with a result, none feasible): "
+              "the closest is %s (total violation %s): %s",
+              name, f->n, f->n == 1 ? "" : "s", tname, tv, words);
+}
+
+/* `tune best` with several objectives: the Pareto front (front.h), as a table or as the
+ * one JSON object docs/multiobjective.md describes. */
+static int best_front(store_t *st, const char *name, const cli_front_t *f, enum fmt fmt)
+{
+    static const char sql[] =
+        "SELECT s.trial_no AS id, s.trial AS name, s.status, s.early_stopped, s.config,"
+        " s.iterations, s.last_result, s.trial_dir"
+        " FROM trial_summary s WHERE s.experiment = ?1 ORDER BY s.trial_no";
+    const char *b[] = {name};
+    char err[1024];
+    cli_rows_t r;
+    size_t *front = NULL, nfront = 0;
+    int rc = cli_rows_query(st, sql, b, 1, &r, err, sizeof err);
+    if (rc != 0) {
+        cli_error("%s", err);
+        rc = CLI_EXIT_FAIL;
+        goto out;
+    }
+    if (f->n == 0) {
+        cli_error("experiment \"%s\" has no trial with a result yet", name);
+        rc = CLI_EXIT_FAIL;
+        goto out;
+    }
+    if (f->nfeasible == 0) {
+        no_feasible(name, f, &r, 6);
+        rc = CLI_EXIT_FAIL;
+        goto out;
+    }
+    if (f->nfront == 0) {
+        cli_error("experiment \"%s\" has %zu feasible trial%s, but none with a value for every "
+                  "objective yet",
+                  name, f->nfeasible, f->nfeasible == 1 ? "" : "s");
+        rc = CLI_EXIT_FAIL;
+        goto out;
+    }
+    if (cli_front_sorted(f, &front, &nfront) != 0) {
+        cli_error("out of memory");
+        rc = CLI_EXIT_FAIL;
+        goto out;
+    }
+    const space_settings_t *set = f->set;
+    static const char *const json_cols[] = {"config", "last_result", NULL};
+    cJSON *all = cli_rows_json(&r, json_cols);
+    if (fmt == FMT_JSON) {
+        cJSON *o = cJSON_CreateObject(), *objs = cJSON_AddArrayToObject(o, "objectives");
+        for (size_t j = 0; j < f->k; j++) {
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "metric", set->metrics[j]);
+            cJSON_AddStringToObject(x, "mode", space_mode_name(set->modes[j]));
+            cJSON_AddItemToArray(objs, x);
+        }
+        static const char *const cmp[SPACE_NCMP] = SPACE_CMP_NAMES;
+        cJSON *cons = cJSON_AddArrayToObject(o, "constraints");
+        for (size_t j = 0; j < set->nconstraints; j++) {
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "key", set->constraints[j].key);
+            cJSON_AddStringToObject(x, "op", cmp[set->constraints[j].op]);
+            cJSON_AddNumberToObject(x, "bound", set->constraints[j].bound);
+            cJSON_AddItemToArray(cons, x);
+        }
+        cJSON_AddNumberToObject(o, "trials", (double)f->n);
+        cJSON_AddNumberToObject(o, "feasible", (double)f->nfeasible);
+        cJSON *rows = cJSON_AddArrayToObject(o, "front");
+        for (size_t q = 0; q < nfront; q++) {
+            size_t p = front[q];
+            cJSON *row = NULL, *it;
+            cJSON_ArrayForEach(it, all)
+            {
+                const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "id");
+                if (cJSON_IsNumber(id) && (int64_t)id->valuedouble == f->ids[p]) row = it;
+            }
+            if (!row) continue;
+            row = cJSON_Duplicate(row, 1);
+            bool_member(row, "early_stopped");
+            cJSON *vals = cJSON_AddObjectToObject(row, "values");
+            for (size_t j = 0; j < f->k; j++)
+                cJSON_AddNumberToObject(vals, set->metrics[j], f->values[p * f->k + j]);
+            cJSON_AddNumberToObject(row, "violation", 0);
+            cJSON_AddItemToArray(rows, row);
+        }
+        cli_print_json(stdout, o);
+        cJSON_Delete(o);
+    } else {
+        /* trial, status, each objective, iterations, then one column per parameter */
+        cli_rows_t t = {0};
+        size_t nc = 4 + f->k;
+        t.ncol = (int)nc;
+        t.nrows = t.cap = nfront;
+        t.names = calloc(nc + 1, sizeof *t.names);
+        t.vals = calloc(nfront * nc + 1, sizeof *t.vals);
+        t.types = calloc(nfront * nc + 1, sizeof *t.types);
+        if (!t.names || !t.vals || !t.types) {
+            cli_rows_free(&t);
+            cJSON_Delete(all);
+            cli_error("out of memory");
+            rc = CLI_EXIT_FAIL;
+            goto out;
+        }
+        t.names[0] = strdup("trial");
+        t.names[1] = strdup("status");
+        for (size_t j = 0; j < f->k; j++) {
+            char h[300];
+            snprintf(h, sizeof h, "%s (%s)", set->metrics[j], space_mode_name(set->modes[j]));
+            t.names[2 + j] = strdup(h);
+        }
+        t.names[2 + f->k] = strdup("iter");
+        t.names[3 + f->k] = strdup("config");
+        for (size_t q = 0; q < nfront; q++) {
+            size_t p = front[q];
+            char **v = t.vals + q * nc;
+            int *ty = t.types + q * nc;
+            for (size_t i = 0; i < r.nrows; i++) {
+                const char *const *rv = (const char *const *)r.vals + i * (size_t)r.ncol;
+                if (!rv[0] || strtoll(rv[0], NULL, 10) != f->ids[p]) continue;
+                int es = rv[3] && atoi(rv[3]);
+                char st_[64];
+                snprintf(st_, sizeof st_, "%s%s", rv[2] ? rv[2] : "?", es ? " (stopped)" : "");
+                v[0] = strdup(rv[1] ? rv[1] : "?"), ty[0] = STORE_COL_TEXT;
+                v[1] = strdup(st_), ty[1] = STORE_COL_TEXT;
+                for (size_t j = 0; j < f->k; j++)
+                    v[2 + j] = num_cell(f->values[p * f->k + j]), ty[2 + j] = STORE_COL_REAL;
+                v[2 + f->k] = rv[5] ? strdup(rv[5]) : NULL, ty[2 + f->k] = STORE_COL_INT;
+                v[3 + f->k] = rv[4] ? strdup(rv[4]) : NULL, ty[3 + f->k] = STORE_COL_TEXT;
+            }
+        }
+        size_t infeasible = f->n - f->nfeasible;
+        printf("Pareto front of %s: %zu trial%s (of %zu with a result: %zu feasible, %zu "
+               "violating a constraint)\n",
+               name, nfront, nfront == 1 ? "" : "s", f->n, f->nfeasible, infeasible);
+        if (expand_config(&t, 3 + (int)f->k, "") != 0)
+            cli_error("out of memory");
+        else
+            cli_print_table(stdout, &t);
+        cli_rows_free(&t);
+    }
+    cJSON_Delete(all);
+    rc = CLI_EXIT_OK;
+out:
+    free(front);
+    cli_rows_free(&r);
+    return rc;
+}
+
 int cli_cmd_best(int argc, char **argv)
 {
     static const char usage[] =
         "usage: tune best [NAME] [--db PATH] [--json] [--scope last|all]\n"
         "  the best trial by the experiment's metric and mode: by each trial's last result\n"
         "  (scope last, as Ray Tune's default) or its best result (scope all).\n"
+        "  With several objectives: the Pareto front (the feasible trials no other trial\n"
+        "  beats in every objective), by each trial's last result.\n"
         "  NAME may be left out when the database holds one experiment\n";
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
@@ -544,6 +911,25 @@ int cli_cmd_best(int argc, char **argv)
     char *name = NULL;
     int rc = open_experiment(argc, argv, a.pos, &st, &name);
     if (rc) return rc;
+    cli_front_t f;
+    int multi = load_front(st, name, &f);
+    if (multi != 0) {
+        if (multi > 0 && strcmp(a.scope, "all") == 0) {
+            /* A trial's best values of several objectives may come from different results:
+             * no result of the trial is that point. */
+            cli_error("best: --scope all has no meaning with several objectives (a trial's "
+                      "best value of each may come from a different result, a point no "
+                      "configuration reached at once); the front is by each trial's last "
+                      "result: leave out --scope or say --scope last");
+            rc = CLI_EXIT_USAGE;
+        } else {
+            rc = multi > 0 ? best_front(st, name, &f, a.fmt) : CLI_EXIT_FAIL;
+        }
+        cli_front_free(&f);
+        free(name);
+        store_close(st);
+        return rc;
+    }
     /* Ties go to the lower trial number. */
     static const char sql_last[] =
         "SELECT s.trial_no AS id, s.trial AS name, s.status, s.early_stopped,"

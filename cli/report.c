@@ -4,6 +4,7 @@
  * decisions, parameters. Not for: drawing (the page's script does that) or any network. */
 #include "cli/cli.h"
 #include "cli/curves.h"
+#include "cli/front.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "jsonw/jsonw.h"
+#include "pareto/pareto.h"
 #include "report_assets.h"
 
 /* ---- JSON written straight to the file ------------------------------------------ */
@@ -571,6 +573,191 @@ static void write_yrange(FILE *f, const cli_exp_t *e, const cli_ylim_t *lim)
     free(sel);
 }
 
+/* ---- several objectives: the front and the hypervolume over time ------------------- */
+/* Every result of the experiment's current attempts in time order, as points: the time (s
+ * since the first), the trial (an index into e->trials), its objectives to minimise (k
+ * each) and violation. */
+struct mo_events {
+    size_t n, cap, k;
+    double *t, *obj, *viol;
+    size_t *trial;
+    int oom;
+    const cli_exp_t *e;
+    const space_settings_t *set;
+};
+
+static int mo_event_row(void *ud, int ncol, const char *const *names, const char *const *v,
+                        const int *types)
+{
+    (void)ncol, (void)names, (void)types;
+    struct mo_events *M = ud;
+    if (!v[0] || !v[2]) return 0;
+    int64_t no = strtoll(v[0], NULL, 10);
+    size_t lo = 0, hi = M->e->ntrials; /* e->trials is in trial number order */
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (M->e->trials[mid].trial_no < no)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == M->e->ntrials || M->e->trials[lo].trial_no != no) return 0;
+    if (M->n == M->cap) {
+        size_t cap = M->cap ? 2 * M->cap : 256;
+        double *t = realloc(M->t, cap * sizeof *t);
+        if (t) M->t = t;
+        double *o = realloc(M->obj, cap * M->k * sizeof *o);
+        if (o) M->obj = o;
+        double *vi = realloc(M->viol, cap * sizeof *vi);
+        if (vi) M->viol = vi;
+        size_t *tr = realloc(M->trial, cap * sizeof *tr);
+        if (tr) M->trial = tr;
+        if (!t || !o || !vi || !tr) {
+            M->oom = 1;
+            return 1;
+        }
+        M->cap = cap;
+    }
+    cJSON *res = cJSON_Parse(v[2]);
+    if (!res) return 0;
+    M->t[M->n] = v[1] ? strtod(v[1], NULL) : NAN;
+    M->trial[M->n] = lo;
+    space_objectives(M->set, res, M->obj + M->n * M->k);
+    M->viol[M->n] = space_violation(M->set, res);
+    cJSON_Delete(res);
+    M->n++;
+    return 0;
+}
+
+/* The hypervolume after each result (each trial's latest point at that time), at most
+ * this many times: a long run's curve needs no more to be drawn. */
+#define HV_POINTS 400
+
+/* "mo": the objectives and constraints, each trial's point (its last result: values as
+ * reported, violation, front level, constraints violated) and the hypervolume over time
+ * with its reference point. Nothing for one objective. */
+static void write_mo(FILE *f, store_t *st, const cli_exp_t *e)
+{
+    space_t *sp = NULL;
+    char err[1024];
+    if (cli_front_space(st, e->name, &sp, err, sizeof err) != 0 ||
+        !cli_front_multi(space_settings(sp))) {
+        space_free(sp);
+        return;
+    }
+    const space_settings_t *set = space_settings(sp);
+    size_t k = set->nobjectives;
+    struct mo_events M = {.k = k, .e = e, .set = set};
+    char eid[32];
+    snprintf(eid, sizeof eid, "%lld", (long long)e->id);
+    const char *b[] = {eid};
+    store_query(st,
+                "SELECT t.trial_no, r.wall_time, r.data FROM results_current r"
+                " JOIN trials t ON t.id = r.trial_id WHERE t.experiment_id = ?1"
+                " ORDER BY r.wall_time, r.id",
+                b, 1, mo_event_row, &M, err, sizeof err);
+    /* The trials' last points, ranked (front.h): the same front tune best prints. */
+    cli_front_t fr;
+    int have = cli_front_load(st, e->name, &fr, err, sizeof err) == 0;
+    static const char *const cmp[SPACE_NCMP] = SPACE_CMP_NAMES;
+    fputs(",\"mo\":{\"objectives\":[", f);
+    for (size_t j = 0; j < k; j++) {
+        fputs(j ? ",{\"metric\":" : "{\"metric\":", f);
+        jstr(f, set->metrics[j]);
+        fprintf(f, ",\"mode\":\"%s\"}", space_mode_name(set->modes[j]));
+    }
+    fputs("],\"constraints\":[", f);
+    for (size_t j = 0; j < set->nconstraints; j++) {
+        fputs(j ? ",{\"key\":" : "{\"key\":", f);
+        jstr(f, set->constraints[j].key);
+        fprintf(f, ",\"op\":\"%s\",\"bound\":", cmp[set->constraints[j].op]);
+        jnum(f, set->constraints[j].bound, 17);
+        fputc('}', f);
+    }
+    fprintf(f, "],\"n\":%zu,\"feasible\":%zu,\"nfront\":%zu,\"points\":[", have ? fr.n : 0,
+            have ? fr.nfeasible : 0, have ? fr.nfront : 0);
+    for (size_t i = 0; have && i < fr.n; i++) {
+        fprintf(f, "%s{\"no\":%lld,\"v\":[", i ? "," : "", (long long)fr.ids[i]);
+        for (size_t j = 0; j < k; j++) {
+            if (j) fputc(',', f);
+            jnum(f, fr.values[i * k + j], 10);
+        }
+        fputs("],\"viol\":", f);
+        jnum(f, fr.violation[i], 10);
+        fprintf(f, ",\"lv\":%d,\"front\":%d", cli_front_level(&fr, i), cli_front_on(&fr, i));
+        if (fr.violation[i] != 0) {
+            /* which constraints: words from the trial's last result */
+            fputs(",\"why\":", f);
+            char words[1024] = "";
+            cli_rows_t r;
+            char no[32];
+            snprintf(no, sizeof no, "%lld", (long long)fr.ids[i]);
+            const char *qb[] = {no, e->name};
+            if (cli_rows_query(st,
+                               "SELECT last_result FROM trial_summary WHERE trial_no = ?1"
+                               " AND experiment = ?2",
+                               qb, 2, &r, err, sizeof err) == 0 &&
+                r.nrows == 1 && r.vals[0]) {
+                cJSON *res = cJSON_Parse(r.vals[0]);
+                cli_violation_words(set, res, words, sizeof words);
+                cJSON_Delete(res);
+            }
+            cli_rows_free(&r);
+            jstr(f, words);
+        }
+        fputc('}', f);
+    }
+    fputs("]", f);
+    /* The hypervolume over time: after each result, of each trial's latest point. */
+    double ref[SPACE_MAX_OBJECTIVES];
+    double *cur = malloc((e->ntrials * k + 1) * sizeof *cur);
+    double *cv = malloc((e->ntrials + 1) * sizeof *cv);
+    /* One fixed reference point for the whole curve: pareto_reference over the trials' last
+     * points, the rule docs/multiobjective.md gives for every hypervolume tune states. */
+    if (!M.oom && M.n && cur && cv && have && fr.n &&
+        pareto_reference(fr.n, k, fr.obj, ref, err, sizeof err) == PARETO_OK) {
+        for (size_t i = 0; i < e->ntrials * k; i++)
+            cur[i] = NAN;
+        for (size_t i = 0; i < e->ntrials; i++)
+            cv[i] = INFINITY;
+        double t0 = M.t[0];
+        fputs(",\"hv\":{\"ref\":[", f);
+        for (size_t j = 0; j < k; j++) {
+            if (j) fputc(',', f);
+            /* as reported: a "max" objective's reference undone of its sign */
+            jnum(f, set->modes[j] == SPACE_MODE_MAX ? -ref[j] : ref[j], 10);
+        }
+        fputs("],\"rule\":", f);
+        jstr(f, "for each objective the worst value among the trials' last results (feasible "
+                "or not), plus 10% of their range (docs/multiobjective.md)");
+        fputs(",\"t\":[", f);
+        size_t step = M.n > HV_POINTS ? (M.n + HV_POINTS - 1) / HV_POINTS : 1, w = 0;
+        double *hv = malloc((M.n / step + 2) * sizeof *hv);
+        for (size_t i = 0; i < M.n; i++) {
+            memcpy(cur + M.trial[i] * k, M.obj + i * k, k * sizeof *cur);
+            cv[M.trial[i]] = M.viol[i];
+            if (!hv || ((i + 1) % step && i + 1 != M.n)) continue;
+            hv[w] = pareto_hypervolume(e->ntrials, k, cur, cv, ref);
+            fputs(w ? "," : "", f);
+            jnum(f, M.t[i] - t0, 10);
+            w++;
+        }
+        fputs("],\"v\":[", f);
+        for (size_t i = 0; hv && i < w; i++) {
+            if (i) fputc(',', f);
+            jnum(f, hv[i], 10);
+        }
+        fputs("]}", f);
+        free(hv);
+    }
+    fputc('}', f);
+    free(cur);
+    free(cv);
+    free(M.t), free(M.obj), free(M.viol), free(M.trial);
+    if (have) cli_front_free(&fr);
+    space_free(sp);
+}
+
 static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db,
                       const cli_ylim_t *lim, char *err, size_t errlen)
 {
@@ -621,7 +808,12 @@ static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db,
     struct extra x;
     load_extra(st, e, &x);
     write_extra_keys(f, &x);
-    fprintf(f, ",\"best\":%ld,\"trials\":[", cli_exp_best_trial(e));
+    /* Several objectives have no one best trial (the front section shows what is best). */
+    space_t *sp = NULL;
+    int multi =
+        cli_front_space(st, e->name, &sp, err, errlen) == 0 && cli_front_multi(space_settings(sp));
+    space_free(sp);
+    fprintf(f, ",\"best\":%ld,\"trials\":[", multi ? -1L : cli_exp_best_trial(e));
     for (size_t i = 0; i < e->ntrials; i++) {
         if (i) fputs(",\n", f);
         write_trial(f, e, &e->trials[i], chosen_by(&ch, e->trials[i].trial_no), &x);
@@ -629,6 +821,7 @@ static int write_data(FILE *f, store_t *st, const cli_exp_t *e, const char *db,
     fputc(']', f);
     free_extra(&x);
     write_lineage(f, st, e);
+    write_mo(f, st, e);
     fputc('}', f);
     for (size_t i = 0; i < ch.n; i++)
         free(ch.v[i].by);

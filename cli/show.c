@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "cli/canvas.h"
 #include "cli/curves.h"
+#include "cli/front.h"
 #include "search/render.h"
 
 #include <math.h>
@@ -594,8 +595,9 @@ static int print_last_result(void *ud, int ncol, const char *const *names,
     return 0;
 }
 
-/* Why the trial is where it is, in one line. */
-static void print_why(const cli_exp_t *e, const cli_trial_t *t)
+/* Why the trial is where it is, in one line. multi: the experiment has several
+ * objectives, where a stop is no value below a cutoff: the scheduler's words say why. */
+static void print_why(const cli_exp_t *e, const cli_trial_t *t, int multi)
 {
     const cli_decision_t *stop = NULL;
     for (size_t k = 0; k < t->ndec; k++)
@@ -608,7 +610,18 @@ static void print_why(const cli_exp_t *e, const cli_trial_t *t)
             cli_fmt_num(stop->value, v, sizeof v);
             cli_fmt_num(stop->cutoff, c, sizeof c);
             cli_fmt_num(stop->milestone, m, sizeof m);
+            if (multi && stop->reason && stop->reason[0]) {
+                /* the scheduler's words name the rung and the rank themselves */
+                char *w = cli_escape_text(stop->reason);
+                printf(": %s\n", w ? w : "");
+                free(w);
+                return;
+            }
             if (stop->rung >= 0) printf(" at rung %d (%s %s)", stop->rung, e->time_attr, m);
+            if (multi) {
+                printf(": not among the top of its rung by the objectives\n");
+                return;
+            }
             printf(": %s %s %s the cutoff %s", e->exp_metric ? e->exp_metric : "value", v,
                    e->exp_mode_max ? "below" : "above", c);
             /* The rung says it all for ASHA; other rules explain themselves. */
@@ -638,6 +651,68 @@ static void print_why(const cli_exp_t *e, const cli_trial_t *t)
     } else {
         printf("status       %s\n", t->status);
     }
+}
+
+/* With several objectives: the trial's last value of each, whether its last result meets
+ * the constraints (which it violates, by how much) and its front. */
+static void print_front(store_t *st, const cli_exp_t *e, const cli_trial_t *t)
+{
+    cli_front_t f;
+    char err[1024];
+    if (cli_front_load(st, e->name, &f, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return;
+    }
+    long p = cli_front_find(&f, t->trial_no);
+    printf("objectives  ");
+    for (size_t j = 0; j < f.k; j++) {
+        char v[32];
+        cli_fmt_num(p >= 0 ? f.values[(size_t)p * f.k + j] : NAN, v, sizeof v);
+        printf("%s %s=%s (%s)", j ? "," : "", f.set->metrics[j], v,
+               space_mode_name(f.set->modes[j]));
+    }
+    printf("\n");
+    if (p < 0) {
+        printf("front        - (no result yet)\n");
+        cli_front_free(&f);
+        return;
+    }
+    if (f.set->nconstraints) {
+        if (f.violation[p] == 0) {
+            printf("feasible     yes: meets every constraint\n");
+        } else {
+            char tid[32], words[1024] = "";
+            snprintf(tid, sizeof tid, "%lld", (long long)t->id);
+            const char *qb[] = {tid};
+            char *last = NULL;
+            cli_rows_t r;
+            if (cli_rows_query(st,
+                               "SELECT data FROM results_current WHERE trial_id = ?1"
+                               " ORDER BY id DESC LIMIT 1",
+                               qb, 1, &r, err, sizeof err) == 0 &&
+                r.nrows == 1 && r.vals[0])
+                last = r.vals[0];
+            cJSON *res = last ? cJSON_Parse(last) : NULL;
+            cli_violation_words(f.set, res, words, sizeof words);
+            cJSON_Delete(res);
+            cli_rows_free(&r);
+            char *w = cli_escape_text(words);
+            printf("feasible     no: %s\n", w ? w : "");
+            free(w);
+        }
+    }
+    int lv = cli_front_level(&f, (size_t)p);
+    if (lv == 0)
+        printf("front        0: on the Pareto front (%zu trial%s, of %zu with a result)\n",
+               f.nfront, f.nfront == 1 ? "" : "s", f.n);
+    else if (lv > 0)
+        printf("front        %d: dominated (front 0 is the Pareto front, %zu trial%s)\n", lv,
+               f.nfront, f.nfront == 1 ? "" : "s");
+    else if (f.violation[p] != 0)
+        printf("front        - (violates a constraint: ranked after every feasible trial)\n");
+    else
+        printf("front        - (an objective has no value: ranked after the feasible trials)\n");
+    cli_front_free(&f);
 }
 
 int cli_cmd_show(int argc, char **argv)
@@ -671,10 +746,16 @@ int cli_cmd_show(int argc, char **argv)
     if (rc) return rc;
     const cli_trial_t *t = &e->trials[0];
     char a[64], b[64], d[32];
+    /* Several objectives: the settings the run had, parsed back (front.h). */
+    space_t *sp = NULL;
+    char perr[1024];
+    int multi = cli_front_space(st, e->name, &sp, perr, sizeof perr) == 0 &&
+                cli_front_multi(space_settings(sp));
+    space_free(sp);
 
     printf("%s  (experiment %s, trial %lld of %lld)\n", t->name, e->name, (long long)t->trial_no,
            (long long)e->num_trials);
-    print_why(e, t);
+    print_why(e, t, multi);
     /* The configuration, one parameter a line when there are many. */
     cJSON *cfg = cJSON_Parse(t->config);
     printf("config      ");
@@ -716,6 +797,7 @@ int cli_cmd_show(int argc, char **argv)
                     " LIMIT 1",
                     qb, 1, print_last_result, NULL, err, sizeof err) != 0)
         cli_error("%s", err);
+    if (multi) print_front(st, e, t);
     if (t->error && strcmp(t->status, "ERROR") != 0) {
         char *note = cli_escape_text(t->error);
         printf("note         %s\n", note ? note : "");
@@ -727,7 +809,25 @@ int cli_cmd_show(int argc, char **argv)
     size_t nj = 0;
     for (size_t k = 0; k < t->ndec; k++)
         nj += t->dec[k].rung >= 0 || !isnan(t->dec[k].cutoff);
-    if (nj) {
+    if (nj && multi) {
+        /* Several objectives: a rung ranks points, no value meets a cutoff; the scheduler's
+         * words (its reason) say where the trial stood. */
+        printf("\ndecisions (%s, several objectives):\n", e->scheduler ? e->scheduler : "?");
+        printf("  %10s  %4s  %9s  %-8s  %s\n", "iteration", "rung", "milestone", "action", "why");
+        size_t skip = nj > 20 ? nj - 20 : 0;
+        for (size_t k = 0; k < t->ndec; k++) {
+            const cli_decision_t *x = &t->dec[k];
+            if (!(x->rung >= 0 || !isnan(x->cutoff)) || (skip && skip--)) continue;
+            char it_s[32], ms[32], r[16];
+            cli_fmt_num(x->iteration, it_s, sizeof it_s);
+            cli_fmt_num(x->milestone, ms, sizeof ms);
+            snprintf(r, sizeof r, "%d", x->rung);
+            if (x->rung < 0) snprintf(r, sizeof r, "-");
+            char *w = cli_escape_text(x->reason ? x->reason : "");
+            printf("  %10s  %4s  %9s  %-8s  %s\n", it_s, r, ms, x->action, w ? w : "");
+            free(w);
+        }
+    } else if (nj) {
         printf("\ndecisions (%s, %s %s):\n", e->scheduler ? e->scheduler : "?",
                e->exp_metric ? e->exp_metric : "value", e->exp_mode_max ? "max" : "min");
         printf("  %10s  %4s  %9s  %10s  %10s  %s\n", "iteration", "rung", "milestone", "value",

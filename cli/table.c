@@ -4,6 +4,7 @@
  * snapshot into text; it never reads the store and never touches the terminal itself
  * (run.c decides where and how often). */
 #include "cli/cli.h"
+#include "cli/front.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -171,7 +172,8 @@ static void counts_line(struct buf *b, const sched_snapshot_t *s, size_t total, 
 /* Resources in use, results recorded and lines not recorded; then the trials' counts and
  * the best trial, which stays in view at any width from 40 columns: it gets a line of its
  * own when the counts leave no room for it. */
-static void header_counts(struct buf *b, const sched_snapshot_t *s, size_t total, int cols)
+static void header_counts(struct buf *b, const sched_snapshot_t *s, size_t total, int cols,
+                          int multi)
 {
     size_t start = b->len;
     char g[32];
@@ -189,7 +191,8 @@ static void header_counts(struct buf *b, const sched_snapshot_t *s, size_t total
     bput(b, "\n");
     clip_line(b, start, cols);
     char best[256] = "";
-    if (s->best_trial >= 0) {
+    /* several objectives: no one best trial; the front's line says what is best */
+    if (s->best_trial >= 0 && !multi) {
         char m[32];
         cli_fmt_num(s->best_metric, m, sizeof m);
         snprintf(best, sizeof best, "best trial_%05lld %s=%s", (long long)s->best_trial,
@@ -233,7 +236,8 @@ enum col_kind {
     COL_METRIC,
     COL_BEST,
     COL_EXTRA, /* a key of the reporter's metric_columns */
-    COL_VALUE  /* without a metric or metric_columns, a key the trials report */
+    COL_VALUE, /* without a metric or metric_columns, a key the trials report */
+    COL_FRONT  /* several objectives: "*" on the Pareto front, "infeas." past a constraint */
 };
 
 struct col {
@@ -252,6 +256,9 @@ struct grid {
     size_t ncols, rows, at;
     int show_t; /* a time_attr column */
     int metric; /* a metric and best column */
+    /* Several objectives: a column per objective and the front marker instead of the
+     * metric and best; the snapshot's points (NULL for one objective). */
+    const cli_front_t *front;
 };
 
 /* Display width of UTF-8 text: one column per code point, as clip_line counts. */
@@ -285,11 +292,12 @@ static void grid_free(struct grid *g)
 /* Room for `rows` trials under the column names, with `nextra` extra columns. 0, or -1
  * when out of memory. */
 static int grid_new(struct grid *g, size_t rows, size_t nextra, const sched_snapshot_t *s,
-                    const cli_table_opts_t *o)
+                    const cli_table_opts_t *o, const cli_front_t *front)
 {
     memset(g, 0, sizeof *g);
     g->rows = rows;
-    g->ncols = 8 + o->nparams + nextra + (o->show_exec ? 1 : 0);
+    g->front = front;
+    g->ncols = 8 + o->nparams + nextra + (o->show_exec ? 1 : 0) + (front ? front->k + 1 : 0);
     g->cells = calloc((rows + 1) * g->ncols, sizeof *g->cells);
     g->num = malloc((rows + 1) * g->ncols * sizeof *g->num);
     g->col = calloc(g->ncols, sizeof *g->col);
@@ -392,7 +400,11 @@ static void grid_names(struct grid *g, const struct extras *x, const sched_snaps
     cell(g, 0, COL_ITER, "iter");
     if (g->show_t) cell(g, 0, COL_TATTR, o->time_attr);
     cell(g, 0, COL_TIME, "time");
-    if (g->metric) {
+    if (g->front) {
+        for (size_t j = 0; j < g->front->k; j++)
+            cell(g, 0, COL_METRIC, g->front->set->metrics[j]);
+        cell(g, 0, COL_FRONT, "front");
+    } else if (g->metric) {
         cell(g, 0, COL_METRIC, s->metric);
         cell(g, 0, COL_BEST, "best");
     }
@@ -442,7 +454,17 @@ static void grid_trial(struct grid *g, size_t r, const sched_trial_view_t *v,
     else
         snprintf(tmp, sizeof tmp, "%ld:%02ld", rs / 60, rs % 60);
     cell(g, r, COL_TIME, tmp);
-    if (g->metric) {
+    if (g->front) {
+        const cli_front_t *f = g->front;
+        long p = cli_front_find(f, v->trial_no);
+        for (size_t j = 0; j < f->k; j++)
+            cell_fmt(g, r, COL_METRIC, p >= 0 ? f->values[(size_t)p * f->k + j] : NAN);
+        cell(g, r, COL_FRONT,
+             p < 0                        ? ""
+             : cli_front_on(f, (size_t)p) ? "*"
+             : f->violation[p] != 0       ? "infeas."
+                                          : "");
+    } else if (g->metric) {
         /* NaN after results is a diverged trial, not a missing value: say so. */
         if (v->iterations > 0 && isnan(v->last_metric))
             cell(g, r, COL_METRIC, "NaN");
@@ -519,7 +541,8 @@ static const struct move {
     {NAMES, COL_VALUE, 6},    {HIDE, COL_TATTR, 0},
     {HIDE, COL_PARAM, 1},     {HIDE, COL_ITER, 0},
     {HIDE, COL_PARAM, 0},     {HIDE, COL_VALUE, 1},
-    {CUT, COL_STATUS, 5},     {NAMES, COL_METRIC, 6},
+    {HIDE, COL_FRONT, 0},     {CUT, COL_STATUS, 5},
+    {NAMES, COL_METRIC, 6},
 };
 
 /* Applies move m to the columns of its kind, one column at a time for HIDE, until the
@@ -711,7 +734,7 @@ static size_t body_room(const sched_snapshot_t *s, const cli_table_opts_t *o, si
 
 /* The trials in the live table's order, then as many rows as fit, then what did not. */
 static void body(struct buf *b, const sched_snapshot_t *s, const cli_table_opts_t *o, size_t total,
-                 size_t header_lines)
+                 size_t header_lines, const cli_front_t *front)
 {
     const sched_trial_view_t **order = malloc((s->ntrials ? s->ntrials : 1) * sizeof *order);
     size_t room = body_room(s, o, total, header_lines);
@@ -730,7 +753,7 @@ static void body(struct buf *b, const sched_snapshot_t *s, const cli_table_opts_
     struct extras x;
     extras_pick(&x, s, o, last, room);
     struct grid g;
-    if (grid_new(&g, room, x.n, s, o) == 0) {
+    if (grid_new(&g, room, x.n, s, o, front) == 0) {
         grid_names(&g, &x, s, o);
         for (size_t r = 0; r < room; r++)
             grid_trial(&g, r + 1, order[r], &x, last[r], o);
@@ -747,16 +770,54 @@ out:
     free(order);
 }
 
+/* Several objectives: the snapshot's trials ranked by their last results (front.h), once
+ * per drawing. 0 with f filled, -1 when there is nothing to rank (f empty). */
+static int snapshot_front(const sched_snapshot_t *s, const cli_table_opts_t *o, cli_front_t *f)
+{
+    memset(f, 0, sizeof *f);
+    if (!cli_front_multi(o->settings) || !o->last_results || !s->ntrials) return -1;
+    int64_t *ids = malloc(s->ntrials * sizeof *ids);
+    cJSON **res = calloc(s->ntrials, sizeof *res);
+    int rc = -1;
+    if (ids && res) {
+        for (size_t i = 0; i < s->ntrials; i++) {
+            ids[i] = s->trials[i].trial_no;
+            res[i] = o->last_results[i] ? cJSON_Parse(o->last_results[i]) : NULL;
+        }
+        char err[256];
+        rc = cli_front_rank(o->settings, s->ntrials, ids, (const cJSON *const *)res, f, err,
+                            sizeof err);
+        for (size_t i = 0; i < s->ntrials; i++)
+            cJSON_Delete(res[i]);
+    }
+    free(ids);
+    free(res);
+    return rc;
+}
+
+/* "Pareto front: 3 trials (of 12 with a result, 10 feasible)". */
+static void header_front(struct buf *b, const cli_front_t *f, int cols)
+{
+    size_t start = b->len;
+    bput(b, "Pareto front: %zu trial%s (of %zu with a result, %zu feasible)\n", f->nfront,
+         f->nfront == 1 ? "" : "s", f->n, f->nfeasible);
+    clip_line(b, start, cols);
+}
+
 char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
 {
     size_t total = s->total_trials > s->ntrials ? s->total_trials : s->ntrials;
     struct buf b = {0};
+    cli_front_t f;
+    int front = snapshot_front(s, o, &f) == 0;
     header_time(&b, s, o->cols);
     header_rungs(&b, s, o);
-    header_counts(&b, s, total, o->cols);
+    header_counts(&b, s, total, o->cols, front);
+    if (front) header_front(&b, &f, o->cols);
     size_t lines = 0;
     for (size_t i = 0; i < b.len; i++)
         lines += b.p[i] == '\n';
-    body(&b, s, o, total, lines);
+    body(&b, s, o, total, lines, front ? &f : NULL);
+    cli_front_free(&f);
     return b.p;
 }

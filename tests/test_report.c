@@ -722,6 +722,9 @@ TEST(report_renders_in_chromium)
     CHECK_EQ_INT(body_attr(o.out, "data-lineage"), 0); /* no PBT, no lineage section */
     CHECK_EQ_INT(body_attr(o.out, "data-exploits"), 0);
     CHECK_CONTAINS(o.out, "<section class=\"card\" id=\"sec-pbt\" hidden=\"\">");
+    /* one objective: no Pareto front section */
+    CHECK_CONTAINS(o.out, "<section class=\"card\" id=\"sec-front\" hidden=\"\">");
+    CHECK_EQ_INT(body_attr(o.out, "data-front"), -1);
     out_free(&o);
     /* A screenshot, for people to look at (the file stays in the build tree). */
     snprintf(png, sizeof png, "%s/report.png", dir);
@@ -765,6 +768,62 @@ TEST(report_renders_in_chromium)
     CHECK_EQ_INT(body_attr(o.out, "data-errors"), 1);
     CHECK_CONTAINS(o.out, "data-last-error=\"noisy\"");
     out_free(&o);
+    free(page);
+}
+
+/* ---- several objectives (issue 30) ------------------------------------------------- */
+TEST(report_draws_the_pareto_front_in_chromium)
+{
+    if (access(chromium, X_OK) != 0) SKIP("no /usr/bin/chromium (apt-get install chromium)");
+    char dir[4096], html[4300];
+    fresh_dir(dir, sizeof dir, "pareto");
+    /* three objectives, gpu <= 16: 0, 1 and 4 are the front, 2 is dominated by 0, 3 beats
+     * everyone but is over the limit; each trial echoes its one result */
+    static const char *const r[] = {"{\"loss\": 1, \"lat\": 5, \"mem\": 3, \"gpu\": 8}",
+                                    "{\"loss\": 2, \"lat\": 2, \"mem\": 4, \"gpu\": 8}",
+                                    "{\"loss\": 3, \"lat\": 6, \"mem\": 5, \"gpu\": 8}",
+                                    "{\"loss\": 0.5, \"lat\": 1, \"mem\": 1, \"gpu\": 20}",
+                                    "{\"loss\": 1.5, \"lat\": 4, \"mem\": 2, \"gpu\": 8}"};
+    cJSON *sp = cJSON_Parse("{\"name\": \"mo3\", \"metric\": [\"loss\", \"lat\", \"mem\"],"
+                            " \"mode\": [\"min\", \"min\", \"min\"], \"max_concurrent\": 1,"
+                            " \"constraints\": {\"gpu\": {\"<=\": 16}},"
+                            " \"command\": [\"/bin/echo\", \"{r}\"],"
+                            " \"space\": {\"r\": {\"grid_search\": []}}}");
+    REQUIRE(sp);
+    cJSON *grid = cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(sp, "space"), "r"),
+                                      "grid_search");
+    for (size_t i = 0; i < 5; i++)
+        cJSON_AddItemToArray(grid, cJSON_CreateString(r[i]));
+    char *text = cJSON_Print(sp);
+    cJSON_Delete(sp);
+    space_file(dir, text);
+    free(text);
+    const char *run[] = {"run", "space.json", "--gpus", "none", NULL};
+    struct out o = tune(dir, run);
+    REQUIRE(o.code == 0);
+    out_free(&o);
+    const char *a[] = {"report", "mo3", "-o", "report.html", NULL};
+    o = tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    snprintf(html, sizeof html, "%s/report.html", dir);
+    o = browse(dir, html, "--dump-dom", 10000);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_EQ_INT(body_attr(o.out, "data-ready"), 1);
+    CHECK_EQ_INT(body_attr(o.out, "data-errors"), 0);
+    CHECK_EQ_INT(body_attr(o.out, "data-front"), 3);
+    CHECK_EQ_INT(body_attr(o.out, "data-front-charts"), 3); /* a chart per pair */
+    CHECK_EQ_INT(body_attr(o.out, "data-front-drawn"), 3);
+    CHECK_EQ_INT(body_attr(o.out, "data-infeasible-drawn"), 3); /* trial 3, on each chart */
+    CHECK_EQ_INT(body_attr(o.out, "data-hv-points"), 5);
+    CHECK(!strstr(o.out, "id=\"sec-front\" hidden"));
+    /* the reference point and its rule are said under the chart */
+    CHECK_CONTAINS(o.out, "against the reference point (loss 3.25, lat 6.5, mem 5.4)");
+    CHECK_CONTAINS(o.out, "plus 10% of their range");
+    out_free(&o);
+    /* the page holds no address to fetch anything from */
+    char *page = slurp(html);
+    CHECK(!strstr(page, "http://") && !strstr(page, "https://"));
     free(page);
 }
 

@@ -410,3 +410,114 @@ TEST(the_best_line_keeps_its_place_when_it_fits)
 }
 
 TT_MAIN
+
+/* Several objectives (issue 30): val_loss and latency_ms, both min, gpu_mem_gb <= 16. */
+static char *mo_metrics[] = {"val_loss", "latency_ms"};
+static space_mode_t mo_modes[] = {SPACE_MODE_MIN, SPACE_MODE_MIN};
+static space_constraint_t mo_cons[] = {{"gpu_mem_gb", SPACE_CMP_LE, 16}};
+
+static void mo_make(struct example *e, space_settings_t *set, const char **last)
+{
+    example_make(e);
+    *set = (space_settings_t){.metric = "val_loss",
+                              .metrics = mo_metrics,
+                              .modes = mo_modes,
+                              .nobjectives = 2,
+                              .constraints = mo_cons,
+                              .nconstraints = 1};
+    /* 0 and 1 the front, 2 dominated by 0, 3 no result, 4 best of all but over the limit */
+    last[0] = "{\"val_loss\": 0.3, \"latency_ms\": 20, \"gpu_mem_gb\": 8}";
+    last[1] = "{\"val_loss\": 0.4, \"latency_ms\": 10, \"gpu_mem_gb\": 8}";
+    last[2] = "{\"val_loss\": 0.5, \"latency_ms\": 25, \"gpu_mem_gb\": 8}";
+    last[3] = NULL;
+    last[4] = "{\"val_loss\": 0.1, \"latency_ms\": 5, \"gpu_mem_gb\": 30}";
+    e->o.settings = set;
+    e->o.last_results = last;
+}
+
+TEST(several_objectives_a_column_each_and_the_front_size)
+{
+    struct example e;
+    space_settings_t set;
+    const char *last[5];
+    mo_make(&e, &set, last);
+    char *t = render(&e, 0), names[512], row[512];
+    REQUIRE(t);
+    CHECK_CONTAINS(t, "\nPareto front: 2 trials (of 4 with a result, 3 feasible)\n");
+    names_of(t, names, sizeof names);
+    CHECK(has_col(names, "val_loss"));
+    CHECK(has_col(names, "latency_ms"));
+    CHECK(has_col(names, "front"));
+    CHECK(!has_col(names, "best"));
+    /* no one best trial with several objectives: the front's line says what is best */
+    CHECK(!strstr(t, "best trial_"));
+    line_of(t, "trial_00000", row, sizeof row);
+    CHECK_CONTAINS(row, "| 0.3 ");
+    CHECK_CONTAINS(row, "| 20 ");
+    CHECK_CONTAINS(row, "| *");
+    line_of(t, "trial_00020", row, sizeof row);
+    CHECK_CONTAINS(row, "| *");
+    line_of(t, "trial_00003", row, sizeof row); /* dominated by trial_00000 */
+    CHECK(!strstr(row, "*"));
+    CHECK(!strstr(row, "infeas."));
+    CHECK_CONTAINS(row, "| 25 ");
+    line_of(t, "trial_00007", row, sizeof row); /* best values, but over 16 GB */
+    CHECK_CONTAINS(row, "infeas.");
+    CHECK(!strstr(row, "*"));
+    free(t);
+    /* At 40 columns both objectives stay, and the front's line (cut to fit). */
+    t = render(&e, 40);
+    REQUIRE(t);
+    names_of(t, names, sizeof names);
+    CHECK(strstr(names, "| val_l") && strstr(names, "| laten")); /* names cut, values kept */
+    line_of(t, "trial_00003", row, sizeof row);
+    CHECK_CONTAINS(row, "| 25");
+    CHECK_CONTAINS(t, "\nPareto front: 2 trials");
+    free(t);
+    example_free(&e);
+}
+
+TEST(several_objectives_nan_and_a_missing_constraint_key)
+{
+    struct example e;
+    space_settings_t set;
+    const char *last[5];
+    mo_make(&e, &set, last);
+    /* trial 1: latency not a number (no point on the front, nor infeasible); trial 0
+     * without gpu_mem_gb: nothing says it is feasible */
+    last[1] = "{\"val_loss\": 0.4, \"latency_ms\": \"nan\", \"gpu_mem_gb\": 8}";
+    last[0] = "{\"val_loss\": 0.3, \"latency_ms\": 20}";
+    char *t = render(&e, 0), row[512];
+    REQUIRE(t);
+    /* trial 2 is the only feasible point with both objectives */
+    CHECK_CONTAINS(t, "\nPareto front: 1 trial (of 4 with a result, 2 feasible)\n");
+    line_of(t, "trial_00003", row, sizeof row);
+    CHECK_CONTAINS(row, "| *");
+    line_of(t, "trial_00020", row, sizeof row);
+    CHECK(!strstr(row, "*"));
+    CHECK(!strstr(row, "infeas."));
+    line_of(t, "trial_00000", row, sizeof row);
+    CHECK_CONTAINS(row, "infeas.");
+    free(t);
+    example_free(&e);
+}
+
+TEST(one_objective_with_settings_renders_as_before)
+{
+    struct example e;
+    example_make(&e);
+    char *before = render(&e, 80);
+    static char *one[] = {"val_loss"};
+    static space_mode_t min[] = {SPACE_MODE_MIN};
+    space_settings_t set = {.metric = "val_loss", .metrics = one, .modes = min, .nobjectives = 1};
+    const char *last[5] = {"{\"val_loss\": 0.3}", NULL, NULL, NULL, NULL};
+    e.o.settings = &set;
+    e.o.last_results = last;
+    char *after = render(&e, 80);
+    REQUIRE(before && after);
+    /* the first line carries the clock: compare from the second on */
+    CHECK_STR(strchr(after, '\n'), strchr(before, '\n'));
+    free(before);
+    free(after);
+    example_free(&e);
+}

@@ -4,7 +4,9 @@
  * drawn it sets data-* attributes on <body> (ready, curves, trials-with-results, rows,
  * rows-shown, extra-columns, clipped (curves with points outside the y range), scatters,
  * parallel, errors, render-ms; for Population Based Training lineage, earlier, schedule,
- * schedule-charts, exploits) for the tests in tests/test_report.c. */
+ * schedule-charts, exploits; for several objectives front (the Pareto front's size),
+ * front-charts, front-drawn, infeasible-drawn, hv-points) for the tests in
+ * tests/test_report.c. */
 (function () {
   'use strict';
   var t0 = performance.now();
@@ -238,6 +240,7 @@
     var s = E.settings || {}, sc = s.scheduler || {};
     var badges = [['status', E.status], ['scheduler', E.scheduler], ['metric', METRIC + ' (' + MODE + (D.mode_guessed ? ', guessed from the name' : '') + ')'],
       ['x', E.time_attr]];
+    if (D.mo) badges[2] = ['objectives', D.mo.objectives.map(function (o) { return o.metric + ' (' + o.mode + ')'; }).join(', ')];
     if (E.scheduler === 'asha')
       badges.push(['rungs', (D.milestones || []).map(fmt).join(' \u00b7 ') + (fin(sc.max_t) ? ' \u2192 ' + fmt(sc.max_t) : '')]);
     $('badges').innerHTML = badges.map(function (b) {
@@ -257,6 +260,8 @@
       ['wall time', fmtDur((fin(E.ended) ? E.ended : D.generated) - E.created), fmtDate(E.created)],
       ['trial time', fmtDur(busy), 'summed over trials']
     ];
+    /* several objectives: no one best trial, the front's size instead */
+    if (D.mo) stats[1] = ['Pareto front', String(D.mo.nfront), 'of ' + D.mo.n + ' trials with a result, ' + D.mo.feasible + ' feasible'];
     $('stats').innerHTML = stats.map(function (x) {
       return '<div class="stat"><div class="k">' + esc(x[0]) + '</div><div class="v">' + esc(x[1]) +
         '</div><div class="s">' + esc(x[2]) + '</div></div>';
@@ -1075,6 +1080,123 @@
     });
   }
 
+  /* ---- several objectives: the Pareto front and the hypervolume over time ---------- */
+  /* D.mo (report.c) holds each trial's point, its last result ranked by tune's one rule
+   * (pareto_rank): front 1 on the Pareto front, lv its level (-1 infeasible or missing an
+   * objective), viol its total constraint violation. Nothing is ranked here. */
+  var MO = D.mo;
+  function frontPairs() {
+    var k = MO.objectives.length, out = [];
+    for (var i = 0; i < k; i++) for (var j = i + 1; j < k; j++) out.push([i, j]);
+    return out;
+  }
+  function objLabel(j) { var o = MO.objectives[j]; return o.metric + ' (' + o.mode + ')'; }
+  function pointTip(p) {
+    var t = byNo[p.no], vals = MO.objectives.map(function (o, j) { return esc(o.metric) + ' <b>' + esc(fmt(p.v[j])) + '</b>'; }).join(', ');
+    var what = p.front ? 'on the Pareto front' : p.viol !== 0 ? 'infeasible: ' + esc(p.why || 'a constraint is violated') : p.lv >= 0 ? 'front ' + p.lv : 'an objective has no value';
+    return t ? trialTip(t, vals + '<br>' + what) : vals;
+  }
+  function drawFront() {
+    if (!MO) return;
+    $('sec-front').hidden = false;
+    var P2 = frontPairs(), pts = MO.points || [];
+    var ninf = pts.filter(function (p) { return p.viol !== 0; }).length;
+    $('front-hint').textContent = MO.nfront + ' trial' + (MO.nfront === 1 ? '' : 's') + ' on the Pareto front, of ' + MO.n +
+      ' with a result (' + MO.feasible + ' feasible); each point is a trial\u2019s last result' +
+      (P2.length > 1 ? '; one chart per pair of objectives' : '');
+    var host = $('front-charts');
+    host.innerHTML = P2.map(function (pr, i) {
+      return '<div class="scatter"><h3>' + esc(MO.objectives[pr[1]].metric) + ' against ' + esc(MO.objectives[pr[0]].metric) + '</h3><canvas id="fr' + i + '"></canvas></div>';
+    }).join('');
+    var drawn = 0, infDrawn = 0;
+    P2.forEach(function (pr, i) {
+      var a = pr[0], b = pr[1];
+      var cv = $('fr' + i), g = setup(cv, 260), c = g.c;
+      var box = { l: 56, r: g.w - 10, t: 8, b: g.h - 34 };
+      var ok = pts.filter(function (p) { return fin(p.v[a]) && fin(p.v[b]); });
+      if (!ok.length) { c.fillStyle = COL.text; c.fillText('no values yet', box.l, box.t + 20); return; }
+      var ex = extent(ok.map(function (p) { return p.v[a]; })), ey = extent(ok.map(function (p) { return p.v[b]; }));
+      var xs = scale(ex[0], ex[1], false, box.l, box.r, 0.05), ys = scale(ey[0], ey[1], false, box.b, box.t, 0.05);
+      frame(c, xs, ys, box, xs.ticks(5), ys.ticks(4), objLabel(a), objLabel(b));
+      var hit = { x: new Float32Array(ok.length), y: new Float32Array(ok.length), p: [], n: 0 };
+      function mark(p, x, y) { hit.x[hit.n] = x; hit.y[hit.n] = y; hit.p.push(p); hit.n++; }
+      /* dominated feasible points, then infeasible ones as crosses, then the front on top */
+      c.fillStyle = COL.finished; c.globalAlpha = 0.45; c.beginPath();
+      ok.forEach(function (p) {
+        if (p.front || p.viol !== 0) return;
+        var x = xs.map(p.v[a]), y = ys.map(p.v[b]);
+        c.moveTo(x + 3, y); c.arc(x, y, 3, 0, 2 * Math.PI); mark(p, x, y);
+      });
+      c.fill(); c.globalAlpha = 1;
+      c.strokeStyle = COL.error; c.lineWidth = 1.5; c.beginPath();
+      ok.forEach(function (p) {
+        if (p.viol === 0) return;
+        var x = xs.map(p.v[a]), y = ys.map(p.v[b]);
+        cross(c, x, y, 3.5); mark(p, x, y); infDrawn++;
+      });
+      c.stroke();
+      var fr = ok.filter(function (p) { return p.front; });
+      if (MO.objectives.length === 2 && fr.length) {
+        /* two objectives: the front as the staircase it dominates (both minimised as shown) */
+        var sgn = MO.objectives.map(function (o) { return o.mode === 'max' ? -1 : 1; });
+        fr.sort(function (p, q) { return sgn[a] * (p.v[a] - q.v[a]); });
+        c.strokeStyle = COL.best; c.lineWidth = 1; c.beginPath();
+        fr.forEach(function (p, k) {
+          var x = xs.map(p.v[a]), y = ys.map(p.v[b]);
+          if (k) c.lineTo(x, ys.map(fr[k - 1].v[b])), c.lineTo(x, y); else c.moveTo(x, y);
+        });
+        c.stroke();
+      }
+      c.fillStyle = COL.best; c.beginPath();
+      fr.forEach(function (p) {
+        var x = xs.map(p.v[a]), y = ys.map(p.v[b]);
+        c.moveTo(x + 4.5, y); c.arc(x, y, 4.5, 0, 2 * Math.PI); mark(p, x, y);
+      });
+      c.fill();
+      cv.addEventListener('mousemove', function (ev) {
+        var rc = cv.getBoundingClientRect(), q = nearest(hit.x, hit.y, hit.n, ev.clientX - rc.left, ev.clientY - rc.top, 8);
+        if (q < 0) { hideTip(); return; }
+        showTip(ev, pointTip(hit.p[q]));
+      });
+      cv.addEventListener('mouseleave', hideTip);
+      cv.addEventListener('click', function (ev) {
+        var rc = cv.getBoundingClientRect(), q = nearest(hit.x, hit.y, hit.n, ev.clientX - rc.left, ev.clientY - rc.top, 8);
+        var t = q < 0 ? null : byNo[hit.p[q].no];
+        select(t ? t.i : -1, true);
+      });
+      drawn++;
+    });
+    $('front-legend').innerHTML = '<span><span class="mk" style="color:' + COL.best + '">\u25cf</span>Pareto front ' + MO.nfront + '</span>' +
+      '<span><span class="mk" style="color:' + COL.finished + '">\u25cf</span>dominated</span>' +
+      (ninf ? '<span><span class="mk" style="color:' + COL.error + '">\u00d7</span>infeasible ' + ninf + '</span>' : '');
+    counts.frontCharts = drawn;
+    counts.frontDrawn = pts.filter(function (p) { return p.front; }).length;
+    counts.infeasibleDrawn = infDrawn;
+    drawHv();
+  }
+  function drawHv() {
+    var H = MO.hv, cv = $('hv'), g = setup(cv, 220), c = g.c;
+    var box = { l: 64, r: g.w - 12, t: 10, b: g.h - 34 };
+    if (!H || !H.t.length) {
+      c.fillStyle = COL.text; c.fillText('no feasible result yet: no hypervolume', box.l, box.t + 20);
+      $('hv-note').textContent = '';
+      counts.hvPoints = 0;
+      return;
+    }
+    var et = extent(H.t), ev = extent(H.v);
+    var xs = scale(Math.min(0, et[0]), et[1], false, box.l, box.r, 0.02), ys = scale(Math.min(0, ev[0]), ev[1], false, box.b, box.t, 0.05);
+    frame(c, xs, ys, box, xs.ticks(6), ys.ticks(4), 'seconds since the first result', 'hypervolume');
+    c.strokeStyle = COL.best; c.lineWidth = 1.6; c.beginPath();
+    H.t.forEach(function (t, i) {
+      var x = xs.map(t), y = ys.map(H.v[i]);
+      if (i) c.lineTo(x, ys.map(H.v[i - 1])), c.lineTo(x, y); else c.moveTo(x, y);
+    });
+    c.stroke();
+    $('hv-note').textContent = 'Hypervolume of the feasible trials\u2019 latest points at each time, against the reference point (' +
+      MO.objectives.map(function (o, j) { return o.metric + ' ' + fmt(H.ref[j]); }).join(', ') + '): ' + H.rule + '. Final ' + fmt(H.v[H.v.length - 1]) + '.';
+    counts.hvPoints = H.t.length;
+  }
+
   /* ---- run ---------------------------------------------------------------------- */
   function guard(name, fn) {
     /* One broken chart leaves the others drawn; the error is counted (report.html). */
@@ -1085,6 +1207,7 @@
   guard('header', header);
   guard('curves', function () { curvesEvents(); drawCurves(); });
   guard('pbt', drawPbt);
+  guard('front', drawFront);
   guard('scatters', drawScatters);
   guard('parallel', function () { parallelInit(); drawParallel(); });
   guard('table', function () { tableInit(); drawTable(); });
@@ -1094,7 +1217,7 @@
     if (window.innerWidth === lastW) return;
     lastW = window.innerWidth;
     clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(function () { guard('resize', function () { drawCurves(); drawScatters(); drawParallel(); }); }, 120);
+    resizeTimer = setTimeout(function () { guard('resize', function () { drawCurves(); drawScatters(); drawParallel(); if (MO) drawFront(); }); }, 120);
   });
   body.setAttribute('data-curves', String(counts.curves || 0));
   body.setAttribute('data-trials-with-results', String(T.filter(function (t) {
@@ -1109,6 +1232,13 @@
   body.setAttribute('data-schedule-charts', String(counts.scheduleCharts || 0));
   body.setAttribute('data-exploits', String(counts.exploits || 0));
   body.setAttribute('data-parallel', String(counts.parallel || 0));
+  if (MO) {
+    body.setAttribute('data-front', String(MO.nfront));
+    body.setAttribute('data-front-charts', String(counts.frontCharts || 0));
+    body.setAttribute('data-front-drawn', String(counts.frontDrawn || 0));
+    body.setAttribute('data-infeasible-drawn', String(counts.infeasibleDrawn || 0));
+    body.setAttribute('data-hv-points', String(counts.hvPoints || 0));
+  }
   body.setAttribute('data-errors', String(window.__tuneErrors || 0));
   body.setAttribute('data-render-ms', String(Math.round(performance.now() - t0)));
   body.setAttribute('data-ready', '1');
