@@ -443,13 +443,22 @@ def explain(tail, space_path, paths, space, config, sched):
             path, msg = _parse_path(m.group(1)), m.group(2)
         words = _python_words(path, space, config, sched)
         if path[:1] == ("mode",) and "mode" not in space:
-            if isinstance(space.get("metric"), list):
-                msg += (" (pass one mode per metric to tune.run, e.g. mode="
-                        f"{['min'] * len(space['metric'])!r})")
-            else:
-                msg += " (pass mode='min' or mode='max' to tune.run, or to the scheduler)"
+            msg += " (pass mode='min' or mode='max' to tune.run, or to the scheduler)"
+        if path[:1] in (("metric",), ("mode",)):
+            msg = _python_remedy(msg)
         return f"{words}: {msg}\n(tune: {line})"
     return None
+
+
+def _python_remedy(msg):
+    """The engine's remedy for "metric"/"mode" (write "mode": ["min", "min"]) said as the
+    tune.run argument (mode=['min', 'min']), the engine's words kept otherwise."""
+    def arg(m):
+        try:
+            return f"{m.group(1)} {m.group(2)}={json.loads(m.group(3))!r}"
+        except ValueError:
+            return m.group(0)
+    return re.sub(r'\b(write|add) "(mode|metric)": (\[[^\]]*\]|"[^"]*")', arg, msg)
 
 
 def _pythonize(text, name, db):
@@ -464,11 +473,15 @@ def _pythonize(text, name, db):
     text = text.replace("and finished; pass restart=True to run it again under a new name",
                         "and finished: resume='AUTO' returns its analysis, restart=True runs "
                         "it again under a new name")
+    # the argument to fix: the metric (one objective or several), a constraint's key, or both
+    args = [a for a, said in (("metric=", re.search(r'reports no "[^"]*", (objective \d+ of|the '
+                                                   r'experiment\'s) "metric"', text)),
+                              ("constraints=", 'a key of "constraints"' in text)) if said]
     text = text.replace("Fix the name in space.json (or set \"allow_missing_metric\": true to run "
-                        "anyway)", "Fix metric= or the name the trainable reports "
-                        "(allow_missing_metric=True runs anyway), then run the script again: "
-                        "the same name replaces this stopped experiment, which never recorded "
-                        "its metric")
+                        "anyway)", f"Fix {' or '.join(args) or 'metric='} or the name the "
+                        "trainable reports (allow_missing_metric=True runs anyway), then run "
+                        "the script again: the same name replaces this stopped experiment, "
+                        "none of whose results could be ranked")
     return text
 
 
@@ -575,19 +588,33 @@ def _actual_name(db, name, restart):
     return rows[0][0] if rows else name
 
 
+def _required_keys(settings_json):
+    """The keys a first result must carry: every objective and every constrained key, as
+    the engine's resolved settings list them."""
+    try:
+        settings = json.loads(settings_json or "{}")
+    except ValueError:
+        return []
+    metric = settings.get("metric")
+    keys = metric if isinstance(metric, list) else [metric] if metric else []
+    keys += list(settings.get("constraints") or {})
+    return [k for k in dict.fromkeys(keys) if isinstance(k, str) and '"' not in k]
+
+
 def _stored(db, name):
     """What the database holds under name: None, or (status, space_json, never_ranked), the
     last true when the experiment stopped (INTERRUPTED) after results of which none carried
-    its metric, and was not allowed to miss it: the footprint of tune's stop at a first
-    result without the metric (allow_missing_metric false)."""
+    its metric (with several objectives or constraints: none carried every objective and
+    constrained key), and was not allowed to miss it: the footprint of tune's stop at a
+    first result without them (allow_missing_metric false)."""
     if not os.path.exists(db):
         return None
     from ._results import _connect
     try:
         with _connect(db) as con:
-            row = con.execute("SELECT id, status, space_json, metric, json_extract("
-                              "settings_json, '$.allow_missing_metric') AS allow FROM "
-                              "experiments WHERE name = ?", (name,)).fetchone()
+            row = con.execute("SELECT id, status, space_json, metric, settings_json, "
+                              "json_extract(settings_json, '$.allow_missing_metric') AS allow "
+                              "FROM experiments WHERE name = ?", (name,)).fetchone()
             if row is None:
                 return None
             never_ranked = False
@@ -597,6 +624,14 @@ def _stored(db, name):
                     "SELECT count(*), count(r.metric) FROM results r JOIN trials t "
                     "ON t.id = r.trial_id WHERE t.experiment_id = ?", (row["id"],)).fetchone()
                 never_ranked = n > 0 and ranked == 0
+                keys = _required_keys(row["settings_json"])
+                if n > 0 and not never_ranked and len(keys) > 1:
+                    # as the engine's first-result check: the keys present, whatever value
+                    have = " AND ".join(["json_type(r.data, ?) IS NOT NULL"] * len(keys))
+                    never_ranked = not con.execute(
+                        f"SELECT EXISTS (SELECT 1 FROM results r JOIN trials t ON t.id = "
+                        f"r.trial_id WHERE t.experiment_id = ? AND {have})",
+                        [row["id"]] + [f'$."{k}"' for k in keys]).fetchone()[0]
             return row["status"], row["space_json"], never_ranked
     except TuneError:
         return None  # not a tune database: `tune run` says so in its own words
@@ -717,7 +752,8 @@ def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, co
         # tune stopped it at a result without its metric (a typo in metric= or in what the
         # trainable reports): nothing was ranked, so the corrected script takes its place.
         sys.stderr.write(f"tune: experiment {name} in {db} stopped before any result carried "
-                         f"its metric; replacing it with this run\n")
+                         "every key it needs (its metric, or an objective or constrained key); "
+                         "replacing it with this run\n")
         rc, tail, _ = execute(["rm", name, "--yes", "--db", db])
         if rc != EXIT_OK:
             raise TuneError(_message(tail, rc, name, db), exit_code=rc, name=name, storage=db)

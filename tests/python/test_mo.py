@@ -212,13 +212,43 @@ class Translation(Case):
         return str(e)
 
     def test_lengths_that_differ(self):
+        # the argument named, the engine's words with its remedy said as the argument, then
+        # the engine's own line in the generated file
         msg = self.refusal(metric=["val_loss", "latency_ms"], mode=["min"])
-        self.assertTrue(msg.startswith("mode=['min']: ") or msg.startswith(
-            "metric=['val_loss', 'latency_ms']: "), msg)
-        self.assertIn("bad.space.json:", msg)
+        first, second = msg.split("\n")
+        self.assertEqual(first, "mode=['min']: \"mode\" has 1 entry for 2 metrics: write "
+                                "mode=['min', 'min']")
+        self.assertRegex(second, r'bad\.space\.json:\d+:\d+: "mode" has 1 entry for 2 metrics: '
+                                 r'write "mode": \["min", "min"\]')
         msg = self.refusal(metric=["val_loss"], mode=["min", "max"])
-        self.assertTrue(msg.startswith("mode=['min', 'max']: ") or msg.startswith(
-            "metric=['val_loss']: "), msg)
+        self.assertTrue(msg.startswith("mode=['min', 'max']: \"mode\" has 2 entries for 1 "
+                                       "metric"), msg)
+        msg = self.refusal(metric=["val_loss", "latency_ms"])  # no mode: named at the metric
+        self.assertTrue(msg.startswith("metric=['val_loss', 'latency_ms']: \"mode\" is missing "
+                                       "for 2 metrics: add mode=['min', 'min']"), msg)
+
+    def test_a_scheduler_that_takes_one_objective(self):
+        msg = self.refusal(metric=["val_loss", "latency_ms"], mode=["min", "min"],
+                           scheduler=tune.MedianStoppingRule())
+        self.assertTrue(msg.startswith("scheduler=tune.MedianStoppingRule(): the \"median\" "
+                                       "scheduler takes one objective"), msg)
+
+    def test_a_constraint_on_a_key_never_reported_then_the_fix(self):
+        # Not a space.json refusal: the first result shows the typo. The message names the
+        # argument to fix, and the fixed script run again replaces the stopped experiment.
+        kw = dict(config={"width": 1, "depth": 1}, metric=["val_loss", "latency_ms"],
+                  mode=["min", "min"], name="typo", storage="tune.db", verbose=0)
+        with self.assertRaises(tune.TuneError) as cm:
+            tune.run(two_objectives, constraints={"gpu_mem": {"<=": 16}}, **kw)
+        msg = str(cm.exception)
+        self.assertNotIsInstance(cm.exception, tune.SpaceError)
+        self.assertIn('reports no "gpu_mem", a key of "constraints" (did you mean '
+                      '"gpu_mem_gb"?)', msg)
+        self.assertIn("Fix constraints= or the name the trainable reports", msg)
+        a = tune.run(two_objectives, constraints=CONSTRAINTS, **kw)
+        self.assertEqual(a.name, "typo")
+        self.assertEqual([t["status"] for t in a.trials()], ["TERMINATED"])
+        self.assertEqual(self.sql("SELECT count(*) FROM experiments"), [(1,)])
 
     def test_a_bad_constraint_operator(self):
         msg = self.refusal(metric=["val_loss", "latency_ms"], mode=["min", "min"],
