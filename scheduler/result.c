@@ -193,20 +193,18 @@ static void record(struct sched_loop *L, const struct sched__trial *t, double it
     sched__add_decision(L, &sd);
 }
 
-/* A ranked policy's judgement of the result: its point, as space_objectives and
- * space_violation read it (the one reading every part of tune shares), handed to the
- * policy. The fast path stored the line without a tree: it is parsed here, which only
- * ranked runs pay. */
-static void judge_point(struct sched_loop *L, const struct sched__trial *t,
-                        const struct result_in *in, double tv, double m, sched_decision_t *d)
+/* The result's point, as space_objectives and space_violation read it (the one reading
+ * every part of tune shares), for a ranked policy and a searcher of several objectives or
+ * constraints: obj gets the objectives. The fast path stored the line without a tree: it is
+ * parsed here, once for both, which only runs with several objectives or constraints pay. */
+static void read_point(const struct sched_loop *L, const struct result_in *in, double m,
+                       sched_point_t *pt, double *obj)
 {
-    double obj[SPACE_MAX_OBJECTIVES];
     cJSON *own = NULL;
     const cJSON *r = in->tree;
     if (!r && trial_result_parse(in->json, in->json_len, &own) == 1) r = own;
-    sched_point_t pt = {obj, INFINITY, m};
-    sched__result_point(L->set, r, &pt, obj);
-    sched_on_result_point(L->policy, t->no, tv, &pt, d);
+    pt->value = m;
+    sched__result_point(L->set, r, pt, obj);
     cJSON_Delete(own);
 }
 
@@ -261,13 +259,20 @@ static void on_result(struct sched_loop *L, struct sched__trial *t, const struct
      * results still arriving are recorded but not judged, since the missing value (NaN)
      * would stop a trial early that must stay PAUSED, resumable once the name is fixed. */
     if (!isnan(tv) && L->end.ended_by != SCHED_END_NO_METRIC) {
+        double obj[SPACE_MAX_OBJECTIVES];
+        sched_point_t pt = {obj, INFINITY, m};
+        int k_search = space_searcher_takes_points(L->searcher);
+        if (L->ranked || k_search) read_point(L, in, m, &pt, obj);
         if (L->ranked)
-            judge_point(L, t, in, tv, m, &d);
+            sched_on_result_point(L->policy, t->no, tv, &pt, &d);
         else
             sched_on_result(L->policy, t->no, tv, m, &d);
         /* The searcher learns from every recorded result, in arrival order, as a resume
-         * replays them (start.c, on_stored_result). */
-        if (L->searcher && space_searcher_observe(L->searcher, (size_t)t->no, tv, m) != 0) {
+         * replays them (start.c, on_stored_result): its point with several objectives or
+         * constraints (docs/search.md), else the metric. */
+        if (L->searcher &&
+            (k_search ? space_searcher_observe_k(L->searcher, (size_t)t->no, tv, obj, pt.violation)
+                      : space_searcher_observe(L->searcher, (size_t)t->no, tv, m)) != 0) {
             sched__fail(L, "cannot record result", "out of memory in the searcher");
             return;
         }

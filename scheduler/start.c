@@ -113,17 +113,22 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
     struct sched__trial *t = resume_trial(c, r->trial_id);
     if (!t) return 0;
     if (!isnan(r->time_value)) {
+        struct sched_loop *L = c->L;
         sched_decision_t d;
-        if (c->L->ranked) { /* the point read as it was when the result arrived */
-            double obj[SPACE_MAX_OBJECTIVES];
+        /* the point read from the text it was read from when the result arrived, once for
+         * a ranked policy and a searcher of several objectives alike (result.c) */
+        double obj[SPACE_MAX_OBJECTIVES];
+        sched_point_t pt = {obj, INFINITY, r->metric};
+        int k_search = space_searcher_takes_points(L->searcher);
+        if (L->ranked || k_search) {
             cJSON *j = r->data ? cJSON_ParseWithLength(r->data, r->data_len) : NULL;
-            sched_point_t pt = {obj, INFINITY, r->metric};
-            sched__result_point(c->L->set, j, &pt, obj);
+            sched__result_point(L->set, j, &pt, obj);
             cJSON_Delete(j);
-            sched_on_result_point(c->L->policy, t->no, r->time_value, &pt, &d);
-        } else {
-            sched_on_result(c->L->policy, t->no, r->time_value, r->metric, &d);
         }
+        if (L->ranked)
+            sched_on_result_point(L->policy, t->no, r->time_value, &pt, &d);
+        else
+            sched_on_result(L->policy, t->no, r->time_value, r->metric, &d);
         /* The same state and order give the same decision: a trial that was told to stop
          * before the crash, but had not ended yet, stays stopped. */
         if (!ended_for_good(c->L, t)) {
@@ -134,8 +139,10 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
             t->x->policy_paused = d.action == SCHED_PAUSE;
         }
         /* the searcher too sees every result again in arrival order */
-        if (c->L->searcher &&
-            space_searcher_observe(c->L->searcher, (size_t)t->no, r->time_value, r->metric) != 0) {
+        if (L->searcher && (k_search ? space_searcher_observe_k(L->searcher, (size_t)t->no,
+                                                                r->time_value, obj, pt.violation)
+                                     : space_searcher_observe(L->searcher, (size_t)t->no,
+                                                              r->time_value, r->metric)) != 0) {
             snprintf(c->L->end.fatal_msg, sizeof c->L->end.fatal_msg,
                      "cannot resume: out of memory in the searcher");
             return -1;
@@ -357,8 +364,10 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
     for (size_t i = 0; i < L->rec.nloaded; i++)
         if (sched__at(L, i)->id > 0) c.by_id[c.nby++] = (struct id_index){sched__at(L, i)->id, i};
     qsort(c.by_id, c.nby, sizeof *c.by_id, cmp_id);
-    /* a ranked policy reads each result's objectives and constraints again: its JSON */
-    int rc = (L->ranked ? store_results_replay_data : store_results_replay)(
+    /* a ranked policy, or a searcher of several objectives or constraints, reads each
+     * result's objectives and constraints again: its JSON */
+    int rc = (L->ranked || space_searcher_takes_points(L->searcher) ? store_results_replay_data
+                                                                    : store_results_replay)(
         o->store, o->experiment_id, on_stored_result, &c, err, errlen);
     if (rc == 0) {
         /* A trial that had reached a "stop" criterion (a recorded decision) but was still in
@@ -400,7 +409,7 @@ static int make_searcher(struct sched_loop *L, char *err, size_t errlen)
     const space_settings_t *set = L->set;
     if (!space_searcher_adaptive(set) && set->npoints == 0 && !L->o->choices) return 0;
     space_search_opts_t so = {set->search, set->search_preset, set->mode == SPACE_MODE_MAX,
-                              set->seed};
+                              set->seed,   set->nobjectives,   set->nconstraints > 0};
     if (space_searcher_new(L->o->space, &so, &L->searcher, err, errlen) != 0) return SCHED_EINVAL;
     size_t n =
         sched_policy_rungs(L->policy, L->rep.rungs, sizeof L->rep.rungs / sizeof L->rep.rungs[0]);

@@ -44,6 +44,13 @@ static int random_observe(void *state, size_t trial_no, double time, double valu
     return SPACE_OK;
 }
 
+static int random_observe_k(void *state, size_t trial_no, double time, const double *obj,
+                            double violation)
+{
+    (void)state, (void)trial_no, (void)time, (void)obj, (void)violation;
+    return SPACE_OK;
+}
+
 static void random_trial_end(void *state, size_t trial_no, int stopped_early)
 {
     (void)state, (void)trial_no, (void)stopped_early;
@@ -87,6 +94,7 @@ const space__searcher_ops_t space__searcher_random = {
     .free = random_free,
     .set_rungs = random_set_rungs,
     .observe = random_observe,
+    .observe_k = random_observe_k,
     .trial_end = random_trial_end,
     .add_trial = random_add_trial,
     .suggest = random_suggest,

@@ -77,6 +77,10 @@ int space_searcher_new(const space_t *s, const space_search_opts_t *o, space_sea
         return SPACE_EINVAL;
     }
     const space__searcher_ops_t *ops = space__searcher_ops(o->type);
+    if (o->nobjectives > SPACE_MAX_OBJECTIVES) {
+        if (err && errlen) snprintf(err, errlen, "at most %d objectives", SPACE_MAX_OBJECTIVES);
+        return SPACE_EINVAL;
+    }
     if (!ops) {
         char list[256];
         if (err && errlen)
@@ -91,6 +95,7 @@ int space_searcher_new(const space_t *s, const space_search_opts_t *o, space_sea
     }
     x->ops = ops;
     x->space = s;
+    x->k_path = o->nobjectives > 1 || o->constrained;
     int rc = ops->create(s, o, &x->state, err, errlen);
     if (rc) {
         free(x);
@@ -119,9 +124,22 @@ int space_searcher_set_rungs(space_searcher_t *x, const double *milestones, size
 
 int space_searcher_observe(space_searcher_t *x, size_t trial_no, double time, double value)
 {
-    if (!x) return SPACE_EINVAL;
+    if (!x || x->k_path) return SPACE_EINVAL;
     x->observed = 1;
     return x->ops->observe(x->state, trial_no, time, value);
+}
+
+int space_searcher_observe_k(space_searcher_t *x, size_t trial_no, double time, const double *obj,
+                             double violation)
+{
+    if (!x || !x->k_path || !obj || !(violation >= 0)) return SPACE_EINVAL;
+    x->observed = 1;
+    return x->ops->observe_k(x->state, trial_no, time, obj, violation);
+}
+
+int space_searcher_takes_points(const space_searcher_t *x)
+{
+    return x && x->k_path;
 }
 
 void space_searcher_trial_end(space_searcher_t *x, size_t trial_no, int stopped_early)

@@ -33,6 +33,12 @@ typedef struct space_search_opts {
     space_tpe_preset_t preset; /* TPE only: whose defaults to follow */
     int mode_max;              /* 1: larger results are better (space_mode_t's "max") */
     uint64_t seed;             /* usually space_settings(s)->seed */
+    /* Several objectives or constraints (docs/multiobjective.md): nobjectives (0 or 1: one)
+     * and whether the settings have constraints. With one objective and no constraints
+     * results come through space_searcher_observe, else through space_searcher_observe_k;
+     * TPE then splits as Optuna 3.1's MOTPE and constrained TPE do (docs/search.md). */
+    size_t nobjectives;
+    int constrained;
 } space_search_opts_t;
 
 /* A searcher over s, which must outlive it. On success *out is new (free it with
@@ -48,6 +54,17 @@ int space_searcher_set_rungs(space_searcher_t *x, const double *milestones, size
  * at a rung is its first result with time >= the milestone, which is what ASHA records. A
  * NaN value counts as the worst. Returns 0, or SPACE_ENOMEM (the result is then lost). */
 int space_searcher_observe(space_searcher_t *x, size_t trial_no, double time, double value);
+/* The same for a searcher made with several objectives or constraints (o->nobjectives > 1 or
+ * o->constrained; SPACE_EINVAL otherwise, and space_searcher_observe is then refused):
+ * obj holds the result's o->nobjectives values to minimise as space_objectives gives them
+ * (NaN for a missing one: the worst), violation what space_violation gives (0 feasible, > 0
+ * or +INFINITY infeasible; SPACE_EINVAL when NaN or negative). Returns 0, SPACE_EINVAL or
+ * SPACE_ENOMEM (the result is then lost). */
+int space_searcher_observe_k(space_searcher_t *x, size_t trial_no, double time, const double *obj,
+                             double violation);
+/* 1 when x takes results through space_searcher_observe_k (made with several objectives or
+ * constraints), 0 when through space_searcher_observe (or x is NULL). */
+int space_searcher_takes_points(const space_searcher_t *x);
 /* trial_no has ended: finished, failed, or stopped early by the scheduler. Trials that
  * ended below the fitted rung count as bad; running ones are bad through the liar. */
 void space_searcher_trial_end(space_searcher_t *x, size_t trial_no, int stopped_early);

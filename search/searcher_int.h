@@ -32,6 +32,9 @@ typedef struct space__searcher_ops {
     void (*free)(void *state);
     int (*set_rungs)(void *state, const double *milestones, size_t n);
     int (*observe)(void *state, size_t trial_no, double time, double value);
+    /* space_searcher_observe_k: obj holds nobjectives values (as created), violation >= 0 */
+    int (*observe_k)(void *state, size_t trial_no, double time, const double *obj,
+                     double violation);
     void (*trial_end)(void *state, size_t trial_no, int stopped_early);
     int (*add_trial)(void *state, size_t trial_no, const cJSON *config, char *err, size_t errlen);
     int (*suggest)(void *state, size_t trial_no, cJSON **config, char *why, size_t whylen,
@@ -53,6 +56,7 @@ struct space_searcher {
     void *state;
     const space_t *space; /* borrowed: the default choice measures distances in it */
     int observed;         /* set once a result arrived: rungs can no longer change */
+    int k_path;           /* results come through observe_k (several objectives, constraints) */
 };
 
 /* The ops of search type t, or NULL for a value outside the table. */

@@ -689,14 +689,16 @@ int space__parse_search(struct space__parse_ctx *c, space_t *sp, const sj_node_t
             "points; points_to_evaluate still works) or use asha with %s",
             t, t);
     }
-    /* Several objectives with TPE: refused until the multi-objective TPE is written; this
-     * one `if` is lifted when MOTPE lands. */
-    if (s->search == SPACE_SEARCH_TPE && s->nobjectives > 1) {
-        const sj_node_t *ty = space__json_get(space__json_get(root, "search"), "type");
+    /* Several objectives with TPE: the optuna preset is MOTPE (Optuna 3.1's TPESampler
+     * with several objectives, docs/search.md); HpBandSter's BOHB ranks one loss, so the
+     * bohb preset is what MOTPE cannot do. */
+    if (s->search == SPACE_SEARCH_TPE && s->nobjectives > 1 && s->search_preset == SPACE_TPE_BOHB) {
+        const sj_node_t *pr = space__json_get(space__json_get(root, "search"), "preset");
         return space__parse_at(
-            c, ty->off,
-            "\"search\" tpe models one objective, and \"metric\" lists %zu: use \"type\": "
-            "\"random\" (or leave \"search\" out) with several objectives",
+            c, pr->off,
+            "\"search\" preset \"bohb\" models one objective (HpBandSter's BOHB ranks one "
+            "loss), and \"metric\" lists %zu: use \"preset\": \"optuna\" (MOTPE, Optuna's "
+            "multi-objective TPE) or leave \"preset\" out",
             s->nobjectives);
     }
     if (s->search == SPACE_SEARCH_TPE) {

@@ -73,6 +73,16 @@ static void tpe_free(void *state)
     free(x->sv);
     free(x->sx);
     free(x->chash);
+    free(x->ro);
+    free(x->rviol);
+    free(x->gwt);
+    free(x->mo_obj);
+    free(x->mo_viol);
+    free(x->mo_w);
+    free(x->mo_ids);
+    free(x->mo_t);
+    free(x->mo_order);
+    free(x->mo_good);
     free(x->pool_x);
     free(x->pool_lg);
     free(x->pool_lb);
@@ -90,11 +100,20 @@ static int tpe_create(const space_t *s, const space_search_opts_t *o, void **out
         errf(err, errlen, "%s", "unknown TPE preset: use optuna or bohb");
         return SPACE_EINVAL;
     }
+    if (o->preset == SPACE_TPE_BOHB && o->nobjectives > 1) {
+        /* HpBandSter's BOHB ranks one loss; Optuna's MOTPE is the optuna preset's */
+        errf(err, errlen, "%s",
+             "the bohb preset models one objective: use \"preset\": \"optuna\" (MOTPE) "
+             "with several");
+        return SPACE_EINVAL;
+    }
     tpe_t *x = calloc(1, sizeof *x);
     if (!x) goto nomem;
     x->s = s;
     x->o = *o;
     x->nrv = 1;
+    x->kpath = o->nobjectives > 1 || o->constrained;
+    x->nobj = o->nobjectives > 1 ? o->nobjectives : 1;
     x->dims = calloc(s->nparams + 1, sizeof *x->dims);
     x->ncat = calloc(s->nparams + 1, sizeof *x->ncat);
     x->order = calloc(s->nparams + 1, sizeof *x->order);
@@ -131,13 +150,23 @@ static int tpe_set_rungs(void *state, const double *milestones, size_t n)
     if (n) memcpy(r, milestones, n * sizeof *r);
     size_t nrv = n ? n : 1;
     if (x->cap && nrv != x->nrv) { /* no results yet: the slots can be resized empty */
-        double *rv = malloc(x->cap * nrv * sizeof *rv);
-        if (!rv) {
+        size_t kn = x->kpath ? nrv : 0;
+        double *rv = malloc(x->cap * nrv * sizeof *rv),
+               *ro = malloc(x->cap * kn * x->nobj * sizeof *ro + 1),
+               *rviol = malloc(x->cap * kn * sizeof *rviol + 1);
+        if (!rv || !ro || !rviol) {
+            free(rv);
+            free(ro);
+            free(rviol);
             free(r);
             return SPACE_ENOMEM;
         }
         free(x->rv);
         x->rv = rv;
+        free(x->ro);
+        x->ro = ro;
+        free(x->rviol);
+        x->rviol = rviol;
     }
     size_t *cnt = calloc(nrv, sizeof *cnt); /* no results yet: every count is 0 */
     if (!cnt) {
@@ -185,6 +214,18 @@ int space__tpe_grow(tpe_t *x, size_t t)
     GROW(bid, 1);
     GROW(pend, 1);
     GROW(chash, 1);
+    GROW(gwt, 1);
+    /* several objectives or constraints only (kpath): otherwise one byte each */
+    size_t kp = x->kpath ? 1 : 0;
+    GROW(ro, kp * x->nrv * x->nobj);
+    GROW(rviol, kp * x->nrv);
+    GROW(mo_obj, kp * x->nobj);
+    GROW(mo_viol, kp);
+    GROW(mo_w, kp);
+    GROW(mo_ids, kp);
+    GROW(mo_t, kp);
+    GROW(mo_order, kp);
+    GROW(mo_good, kp);
 #undef GROW
     for (size_t j = 0; j < x->nd; j++) {
         double *nv = realloc(x->vals[j], cap * sizeof *nv + 1);
@@ -217,6 +258,33 @@ static int tpe_observe(void *state, size_t trial_no, double time, double value)
     }
     if (x->known[trial_no])
         for (size_t r = before; r < x->nrv_at[trial_no]; r++)
+            x->cnt_at[r]++;
+    return SPACE_OK;
+}
+
+/* As tpe_observe, for every value of the result: its objectives and violation go into each
+ * rung slot it reaches (the latest slot without rungs). */
+static int tpe_observe_k(void *state, size_t trial_no, double time, const double *obj,
+                         double violation)
+{
+    tpe_t *x = state;
+    if (space__tpe_grow(x, trial_no)) return SPACE_ENOMEM;
+    size_t *at = &x->nrv_at[trial_no], before = *at, k = x->nobj;
+    size_t from = x->nrungs == 0 ? 0 : before, to = from;
+    if (x->nrungs == 0)
+        to = *at = 1;
+    else
+        while (to < x->nrungs && time >= x->rungs[to])
+            to++;
+    for (size_t r = from; r < to; r++) {
+        size_t slot = trial_no * x->nrv + r;
+        x->rv[slot] = obj[0];
+        memcpy(x->ro + slot * k, obj, k * sizeof *obj);
+        x->rviol[slot] = violation;
+    }
+    if (x->nrungs) *at = to;
+    if (x->known[trial_no])
+        for (size_t r = before; r < *at; r++)
             x->cnt_at[r]++;
     return SPACE_OK;
 }
@@ -395,6 +463,13 @@ void space__searcher_score_counts(const space_searcher_t *h, size_t *cands, size
     *exact = x ? x->n_exact : 0;
 }
 
+double space__searcher_good_weight(const space_searcher_t *h, size_t t)
+{
+    const tpe_t *x = tpe_of(h);
+    if (!x || !x->good_weighted || t >= x->cap || x->role[t] != ROLE_GOOD) return NAN;
+    return x->gwt[t];
+}
+
 const space__parzen_t *space__searcher_bad_estimator(const space_searcher_t *h, size_t j)
 {
     const tpe_t *x = tpe_of(h);
@@ -447,9 +522,25 @@ static void model_why(const tpe_t *x, const split_t *sp, const char *preset, con
     } else {
         snprintf(where, sizeof where, "on latest results");
     }
+    if (!x->kpath) {
+        whyf(why, whylen,
+             "TPE (%s) %s from %zu observations (%zu good; bad also %zu ended below, %zu "
+             "running)%s",
+             preset, where, sp->n_obs, sp->n_good, sp->n_stopped, sp->n_running, tail);
+        return;
+    }
+    /* several objectives (MOTPE) or constraints: the same numbers, and how the good were
+     * chosen (whole fronts, then hypervolume subset selection) and how many infeasible */
+    char hssp[64] = "", infeasible[48] = "";
+    if (x->nobj > 1 && sp->n_hssp > 0)
+        snprintf(hssp, sizeof hssp, ", %zu of them by hypervolume subset selection", sp->n_hssp);
+    if (x->o.constrained)
+        snprintf(infeasible, sizeof infeasible, "; %zu infeasible", sp->n_infeasible);
     whyf(why, whylen,
-         "TPE (%s) %s from %zu observations (%zu good; bad also %zu ended below, %zu running)%s",
-         preset, where, sp->n_obs, sp->n_good, sp->n_stopped, sp->n_running, tail);
+         "TPE (%s, %s) %s from %zu observations (%zu good%s%s; bad also %zu ended below, %zu "
+         "running)%s",
+         preset, x->nobj > 1 ? "MOTPE" : "constrained", where, sp->n_obs, sp->n_good, hssp,
+         infeasible, sp->n_stopped, sp->n_running, tail);
 }
 
 /* Registers the modelled values of a space_sample configuration for trial t. */
@@ -854,7 +945,8 @@ nomem:
 
 static const char *tpe_label(const space_settings_t *set)
 {
-    return set->search_preset == SPACE_TPE_BOHB ? "TPE (bohb)" : "TPE (optuna)";
+    if (set->search_preset == SPACE_TPE_BOHB) return "TPE (bohb)";
+    return set->nobjectives > 1 ? "TPE (optuna, MOTPE)" : "TPE (optuna)";
 }
 
 const space__searcher_ops_t space__searcher_tpe = {
@@ -865,6 +957,7 @@ const space__searcher_ops_t space__searcher_tpe = {
     .free = tpe_free,
     .set_rungs = tpe_set_rungs,
     .observe = tpe_observe,
+    .observe_k = tpe_observe_k,
     .trial_end = tpe_trial_end,
     .add_trial = tpe_add_trial,
     .suggest = tpe_suggest,

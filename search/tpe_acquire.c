@@ -234,8 +234,11 @@ int space__tpe_suggest_optuna(tpe_t *x, space__rng_t *rng, double *val, double *
     for (size_t j = 0; j < nd; j++) {
         const tdim_t *d = &x->dims[j];
         ng = nb = 0;
-        for (size_t i = 0; i < ngood; i++)
+        double gw[32]; /* several objectives: the good ones' MOTPE weights (tpe_motpe.c) */
+        for (size_t i = 0; i < ngood; i++) {
+            gw[ng] = x->gwt[good_t[i]];
             gx[ng++] = x->x[good_t[i] * nd + j];
+        }
         if (d->ncat > 0) {
             for (size_t t = 0; t < x->cap; t++) {
                 if (x->role[t] != ROLE_BAD) continue;
@@ -247,7 +250,9 @@ int space__tpe_suggest_optuna(tpe_t *x, space__rng_t *rng, double *val, double *
         if (d->q > 0 && !x->gmemo[j]) x->gmemo[j] = space__pz_memo_new();
         good->memo = d->q > 0 ? x->gmemo[j] : NULL; /* this parameter's */
         good->zc = d->ncat > 0 ? NULL : &x->gzc[j];
-        if (space__parzen_fit(good, gx, NULL, ng, d->low, d->high, d->q, d->ncat)) goto out;
+        if (space__parzen_fit(good, gx, x->good_weighted ? gw : NULL, ng, d->low, d->high, d->q,
+                              d->ncat))
+            goto out;
         if (d->ncat > 0) {
             if (space__parzen_fit_sorted_total(bad, bx, bw, nb, d->low, d->high, d->q, d->ncat,
                                                total))

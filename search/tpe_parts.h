@@ -90,6 +90,21 @@ typedef struct tpe {
     /* NULL, or (avoiding a duplicate: tpe.c) nd x OPTUNA_N_EI_CANDIDATES each: the optuna
      * preset's candidates (value, internal value) and exact scores per parameter */
     double *alt_score, *alt_cv, *alt_cand;
+    /* several objectives or constraints (o.nobjectives > 1 or o.constrained: kpath), the
+     * results observe_k got: per trial and rung slot (as rv), nobj values to minimise in ro
+     * and the violation in rviol; the others leave both empty */
+    int kpath;
+    size_t nobj; /* values per slot: max(1, o.nobjectives) */
+    double *ro, *rviol;
+    /* the last split's good trials' weights by trial (several objectives: Optuna's
+     * hypervolume contributions, tpe_motpe.c), read when good_weighted */
+    double *gwt;
+    int good_weighted;
+    /* kpath: the split's scratch, cap each (mo_obj cap x nobj) */
+    double *mo_obj, *mo_viol, *mo_w;
+    int64_t *mo_ids;
+    size_t *mo_t, *mo_order;
+    unsigned char *mo_good;
     uint64_t *chash;         /* per trial: its configuration's hash (known trials only) */
     int exact_scores;        /* tests: every candidate's exact score, no bounds first */
     size_t n_cands, n_exact; /* candidates scored, and of them exactly (bad's log_pdf) */
@@ -99,6 +114,10 @@ typedef struct tpe {
 typedef struct split {
     int rung; /* index into rungs, -1 = latest results */
     size_t n_obs, n_good, n_bad, n_stopped, n_running;
+    /* kpath: of the n_obs, how many are infeasible, and of the good, how many the
+     * hypervolume subset selection chose from the last front it reached (several
+     * objectives) */
+    size_t n_infeasible, n_hssp;
 } split_t;
 
 /* ---- parameters ------------------------------------------------------------------------ */
@@ -122,9 +141,20 @@ void space__tpe_sync_orders(tpe_t *x);
 /* ---- tpe_split.c ---------------------------------------------------------------------- */
 /* qsort's order for ranked_t: by key, then trial number (Optuna's stable argsort). */
 int space__tpe_cmp_ranked(const void *a, const void *b);
-/* Chooses the rung and marks each trial's role (x->role); returns 0 when no rung has
- * enough results yet (*most = the largest count). `self` is the trial being suggested. */
+/* Chooses the rung and marks each trial's role (x->role); returns 1, 0 when no rung has
+ * enough results yet (*most = the largest count), or -1 without memory (several objectives
+ * or constraints). `self` is the trial being suggested. */
 int space__tpe_choose_split(tpe_t *x, size_t self, split_t *sp, size_t *most);
+
+/* ---- tpe_motpe.c ------------------------------------------------------------------------
+ * The split with several objectives or constraints, Optuna 3.1's (tpe_int.h has the rules
+ * the tests check: space__motpe_split, space__motpe_hssp, space__motpe_weights). Marks the
+ * roles of the known trials other than self with a result at the rung (slot `rung`, the
+ * others' roles are left as they are): ng of them good (the preset's rule for their number:
+ * Optuna's default_gamma, BOHB's top_n_percent), the rest bad; with several objectives the
+ * good ones' weights go to x->gwt. Sets sp's n_obs, n_good, n_infeasible and n_hssp. 0 or
+ * SPACE_ENOMEM. */
+int space__tpe_split_k(tpe_t *x, size_t self, size_t rung, size_t ng, split_t *sp);
 
 /* ---- tpe_acquire.c -------------------------------------------------------------------- */
 /* The optuna preset's suggestion for the split x->role holds: val[j] each modelled

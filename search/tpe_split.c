@@ -58,6 +58,31 @@ int space__tpe_choose_split(tpe_t *x, size_t self, split_t *sp, size_t *most)
     if (rung < 0) return 0;
     ranked_t *rk = x->rk;
     size_t n = 0, ng;
+    if (x->kpath) {
+        /* several objectives or constraints: the trials at the rung split as Optuna's
+         * MOTPE and constrained TPE split them (tpe_motpe.c), the others bad as below */
+        for (size_t t = 0; t < x->cap; t++) {
+            x->role[t] = ROLE_NONE;
+            if (!x->known[t] || t == self) continue;
+            x->role[t] = ROLE_BAD;
+            if (x->nrv_at[t] > (size_t)rung) continue;
+            if (x->ended[t])
+                sp->n_stopped++;
+            else
+                sp->n_running++;
+        }
+        if (x->o.preset == SPACE_TPE_OPTUNA) {
+            ng = space__optuna_gamma(at_rung);
+        } else { /* bohb.py, as below */
+            ng = BOHB_TOP_N_PERCENT * at_rung / 100;
+            if (ng < d + 1) ng = d + 1;
+            if (ng > at_rung) ng = at_rung;
+        }
+        if (space__tpe_split_k(x, self, (size_t)rung, ng, sp)) return -1;
+        sp->rung = x->nrungs ? rung : -1;
+        sp->n_bad = sp->n_obs - sp->n_good + sp->n_stopped + sp->n_running;
+        return 1;
+    }
     if (x->o.preset == SPACE_TPE_OPTUNA) {
         /* one pass: every trial with a result at the rung is bad until the best ng of
          * them (at most 25, default_gamma) turn good, kept in order in rk[0..ng) as they

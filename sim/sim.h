@@ -32,11 +32,13 @@ typedef struct sim_curves sim_curves_t;
 
 /* Parses a table held in memory (CSV; `name` is used in messages, which point at
  * "NAME:LINE: ...") and binds it to the space: every parameter of the space that is not a
- * constant needs a `config/NAME` column, the space's metric and its scheduler's time_attr
- * a column (unless allow_missing_metric), and each configuration's rows come together
- * with training_iteration increasing and seconds from 0 to SIM_MAX_ITER_S. A grid_search
- * value that no row has is not checked here: sim_curves_lookup fails for it. On success
- * *out is a new source freed with sim_curves_free. */
+ * constant needs a `config/NAME` column, each of the space's metrics, its constraints' keys
+ * and its scheduler's time_attr a column (unless allow_missing_metric), and each
+ * configuration's rows come together with training_iteration increasing and seconds from 0
+ * to SIM_MAX_ITER_S. A grid_search value that no row has is not checked here:
+ * sim_curves_lookup fails for it. Every replayed result reports time_total_s, the curve's
+ * seconds so far (the table's own column when it has one). On success *out is a new source
+ * freed with sim_curves_free. */
 int sim_table_parse(const char *text, size_t len, const char *name, const struct space *sp,
                     sim_curves_t **out, char *err, size_t errlen);
 /* Reads a table file (plain or gzip-compressed CSV) and parses it. A gzip stream that is
@@ -47,8 +49,10 @@ int sim_table_open(const char *path, const struct space *sp, sim_curves_t **out,
 
 /* The synthetic family, from a spec such as "seed=3,noise=0.02,cross=0.5,diverge=0.05,
  * iters=81,time=1" (every key optional; docs/simulate.md gives the formula and the
- * defaults). Curves report the space's metric (its name and mode), training_iteration and
- * time_this_iter_s. */
+ * defaults). Curves report the space's metric (its first with several objectives: its name
+ * and mode), training_iteration, time_this_iter_s, time_total_s (the seconds so far) and
+ * "cost", a second objective that conflicts with the metric (docs/simulate.md, "Several
+ * objectives"). */
 int sim_synth_open(const char *spec, const struct space *sp, sim_curves_t **out, char *err,
                    size_t errlen);
 
@@ -68,6 +72,7 @@ typedef struct sim_curve {
     int dims;
     double u[SIM_MAX_DIMS]; /* synthetic: the configuration in [0, 1] per parameter */
     char secs_text[32];     /* synthetic: its seconds per iteration, printed once */
+    char cost_text[32];     /* synthetic: its cost (the second objective), printed once */
 } sim_curve_t;
 
 /* The curve that answers config: a table's nearest configuration by the RMS of the

@@ -48,6 +48,8 @@ struct sim_curves {
 
 /* synth.c: the seconds every iteration of a synthetic curve takes. */
 double sim__synth_seconds(const sim_curves_t *c, const sim_curve_t *cv);
+/* synth.c: a synthetic configuration's cost, its second objective (reported as "cost"). */
+double sim__synth_cost(const sim_curves_t *c, const sim_curve_t *cv);
 /* synth.c: sim_curves_lookup and sim_curve_result for the synthetic family (curves.c
  * hands them over when c->synthetic). */
 int sim__synth_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *out, char *err,

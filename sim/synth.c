@@ -48,6 +48,42 @@ static int spec_number(const char *key, const char *val, double *out, char *err,
     return 0;
 }
 
+/* The keys a synthetic result reports besides its loss (named by the first metric). */
+static const char *const synth_keys[] = {"training_iteration", "time_this_iter_s", "time_total_s",
+                                         "cost"};
+#define NSYNTH_KEYS (sizeof synth_keys / sizeof *synth_keys)
+
+/* Every metric and constrained key must be one the family reports, as a table must have a
+ * column for each (table.c's check_reported): otherwise every trial would report none.
+ * allow_missing_metric runs anyway, as in a real run. */
+static int check_reported(const space_settings_t *set, const char *loss, char *err, size_t errlen)
+{
+    if (set->allow_missing_metric) return 0;
+    const char *cand[NSYNTH_KEYS + 1] = {loss};
+    for (size_t i = 0; i < NSYNTH_KEYS; i++)
+        cand[i + 1] = synth_keys[i];
+    size_t nkeys = set->nobjectives + set->nconstraints;
+    for (size_t i = 0; i < nkeys; i++) {
+        int is_metric = i < set->nobjectives;
+        const char *key = is_metric ? set->metrics[i] : set->constraints[i - set->nobjectives].key;
+        int found = 0;
+        for (size_t j = 0; j <= NSYNTH_KEYS; j++)
+            found |= strcmp(key, cand[j]) == 0;
+        if (found) continue;
+        const char *dym = space_suggest(key, cand, NSYNTH_KEYS + 1);
+        snprintf(err, errlen,
+                 "synthetic family: %s \"%s\" is not reported%s%s%s: the family reports its "
+                 "loss under the first metric (\"%s\"), and training_iteration, "
+                 "time_this_iter_s, time_total_s and cost (docs/simulate.md, \"Several "
+                 "objectives\"). Fix the name in space.json (or set \"allow_missing_metric\": "
+                 "true to run anyway)",
+                 is_metric ? "the metric" : "the constrained key", key,
+                 dym ? " (did you mean \"" : "", dym ? dym : "", dym ? "\"?)" : "", loss);
+        return SIM_EINVAL;
+    }
+    return 0;
+}
+
 int sim_synth_open(const char *spec, const struct space *sp, sim_curves_t **out, char *err,
                    size_t errlen)
 {
@@ -113,6 +149,18 @@ int sim_synth_open(const char *spec, const struct space *sp, sim_curves_t **out,
     }
     s.mode_max = set->mode == SPACE_MODE_MAX;
     snprintf(s.metric, sizeof s.metric, "%s", set->metric ? set->metric : "loss");
+    for (size_t i = 0; i < NSYNTH_KEYS; i++)
+        if (strcmp(s.metric, synth_keys[i]) == 0) {
+            snprintf(err, errlen,
+                     "synthetic family: the first metric \"%s\" is one of the keys the family "
+                     "reports besides its loss (training_iteration, time_this_iter_s, "
+                     "time_total_s, cost): the loss is reported under the first metric, so "
+                     "name it something else (\"metric\": [\"loss\", \"%s\"])",
+                     s.metric, s.metric);
+            return SIM_EINVAL;
+        }
+    int rc = check_reported(set, s.metric, err, errlen);
+    if (rc) return rc;
     sim_curves_t *c = calloc(1, sizeof *c);
     if (!c) {
         snprintf(err, errlen, "out of memory");
@@ -145,10 +193,26 @@ int sim__synth_lookup(const sim_curves_t *c, const cJSON *config, sim_curve_t *o
     }
     out->key = key;
     out->iters = c->syn.iters;
-    /* Every iteration of the curve takes the same time: printed here once, not in each of
-     * its result lines (the shortest exact form costs a few snprintf and strtod calls). */
+    /* Every iteration of the curve takes the same time, and the cost is the configuration's:
+     * printed here once, not in each of its result lines (the shortest exact form costs a
+     * few snprintf and strtod calls). */
     space_format_number(sim__synth_seconds(c, out), out->secs_text);
+    space_format_number(sim__synth_cost(c, out), out->cost_text);
     return SIM_OK;
+}
+
+/* The second objective: the weighted mean of the configuration's u_i, with the loss's own
+ * weights. Each u_i lowers the loss up to its optimum c_i and raises the cost all the way,
+ * so below the optimum the two conflict (a bigger model is better and dearer), and the
+ * Pareto set is the segment u_i = max(0, c_i - s), s >= 0 (docs/simulate.md). */
+double sim__synth_cost(const sim_curves_t *c, const sim_curve_t *cv)
+{
+    double num = 0, wsum = 0;
+    for (int i = 0; i < cv->dims; i++) {
+        num += c->syn.w[i] * cv->u[i];
+        wsum += c->syn.w[i];
+    }
+    return wsum > 0 ? num / wsum : 0;
 }
 
 /* The loss of curve cv at iteration it (NaN once it diverged). */
@@ -195,11 +259,18 @@ int sim__synth_result(sim_curves_t *c, const sim_curve_t *cv, int64_t it, const 
     double loss = synth_loss(s, cv, it);
     double v = s->mode_max ? 1 - loss : loss;
     double secs = sim__synth_seconds(c, cv);
-    char vb[32], sb[32];
+    char vb[32], sb[32], cb[32], tb[32];
     const char *st = cv->secs_text[0] ? cv->secs_text : space_format_number(secs, sb);
+    const char *ct =
+        cv->cost_text[0] ? cv->cost_text : space_format_number(sim__synth_cost(c, cv), cb);
+    /* time_total_s: the seconds so far, as a Ray trial reports them (every iteration takes
+     * secs); cost: the configuration's (sim__synth_cost). docs/simulate.md, "Several
+     * objectives". */
     int k = snprintf(c->buf, sizeof c->buf,
-                     "{\"training_iteration\": %lld, \"%s\": %s, \"time_this_iter_s\": %s}",
-                     (long long)it, s->metric, isnan(v) ? "NaN" : space_format_number(v, vb), st);
+                     "{\"training_iteration\": %lld, \"%s\": %s, \"time_this_iter_s\": %s, "
+                     "\"time_total_s\": %s, \"cost\": %s}",
+                     (long long)it, s->metric, isnan(v) ? "NaN" : space_format_number(v, vb), st,
+                     space_format_number(secs * (double)it, tb), ct);
     *line = c->buf;
     *len = k > 0 && (size_t)k < sizeof c->buf ? (size_t)k : strlen(c->buf);
     *seconds = secs;

@@ -210,27 +210,45 @@ static sim_curves_t *curves_new(const struct space *sp)
  * steps of time_total_s) and every other column but `trial` and the config/ ones. */
 static int table_reports(const struct sim_record *h, const struct cols *k, const char *key)
 {
-    if (strcmp(key, "training_iteration") == 0 || strcmp(key, "time_this_iter_s") == 0) return 1;
+    if (strcmp(key, "training_iteration") == 0 || strcmp(key, "time_this_iter_s") == 0 ||
+        strcmp(key, "time_total_s") == 0)
+        return 1;
     for (size_t m = 0; m < k->nmetric; m++)
         if (strcmp(h->f[k->metric[m]], key) == 0) return 1;
     return 0;
 }
 
-/* The experiment's metric and the scheduler's time_attr must be among what the table's
- * results report, as the loop checks the first result of a real run (check_first_result
- * in scheduler/result.c): from a table without them every trial would report neither, and
- * the run would stop at its first result. With allow_missing_metric the run goes on and
- * warns, as a real one does. */
+/* The experiment's metrics (every objective), its constraints' keys and the scheduler's
+ * time_attr must be among what the table's results report, as the loop checks the first
+ * result of a real run (check_first_result in scheduler/result.c): from a table without
+ * them every trial would report none, and the run would stop at its first result. With
+ * allow_missing_metric the run goes on and warns, as a real one does. */
 static int check_reported(const struct sim_record *h, const sim_curves_t *c, const struct cols *k,
                           const char *name, char *err, size_t errlen)
 {
     const space_settings_t *set = space_settings(c->sp);
     if (set->allow_missing_metric) return 0;
-    const char *missing[2], *what[2];
+    enum { MAXMISS = SPACE_MAX_OBJECTIVES + SPACE_MAX_CONSTRAINTS + 2 };
+    const char *missing[MAXMISS], *what[MAXMISS];
     int nm = 0;
-    if (set->metric && !table_reports(h, k, set->metric)) {
-        missing[nm] = set->metric;
-        what[nm++] = "the experiment's \"metric\"";
+    size_t nobj = set->nobjectives ? set->nobjectives : (set->metric ? 1 : 0);
+    for (size_t i = 0; i < nobj; i++) {
+        const char *m = set->nobjectives ? set->metrics[i] : set->metric;
+        if (m && !table_reports(h, k, m)) {
+            missing[nm] = m;
+            what[nm++] = nobj > 1 ? "one of the experiment's \"metric\" list"
+                                  : "the experiment's \"metric\"";
+        }
+    }
+    for (size_t i = 0; i < set->nconstraints && nm < MAXMISS - 1; i++) {
+        const char *key = set->constraints[i].key;
+        int dup = 0; /* a range is two entries of one key: name it once */
+        for (int j = 0; j < nm; j++)
+            dup |= strcmp(missing[j], key) == 0;
+        if (!dup && !table_reports(h, k, key)) {
+            missing[nm] = key;
+            what[nm++] = "a key of the experiment's \"constraints\"";
+        }
     }
     if (set->sched.type != SPACE_SCHED_FIFO &&
         strcmp(set->sched.time_attr, "training_iteration") != 0 &&
@@ -239,13 +257,15 @@ static int check_reported(const struct sim_record *h, const sim_curves_t *c, con
         what[nm++] = "the scheduler's \"time_attr\"";
     }
     if (nm == 0) return 0;
-    const char *cand[64] = {"training_iteration", "time_this_iter_s"};
-    size_t nc = 2;
-    char keys[400] = "\"training_iteration\", \"time_this_iter_s\"";
+    const char *cand[64] = {"training_iteration", "time_this_iter_s", "time_total_s"};
+    size_t nc = 3;
+    char keys[400] = "\"training_iteration\", \"time_this_iter_s\", \"time_total_s\"";
     size_t kl = strlen(keys);
     for (size_t m = 0; m < k->nmetric; m++) {
         const char *f = h->f[k->metric[m]];
-        if (k->metric[m] == k->iter || strcmp(f, "time_this_iter_s") == 0) continue;
+        if (k->metric[m] == k->iter || strcmp(f, "time_this_iter_s") == 0 ||
+            strcmp(f, "time_total_s") == 0)
+            continue;
         if (nc < 64) cand[nc++] = f;
         if (kl + strlen(f) + 8 < sizeof keys)
             kl += (size_t)snprintf(keys + kl, sizeof keys - kl, ", \"%s\"", f);
@@ -535,13 +555,20 @@ int sim_table_parse(const char *text, size_t len, const char *name, const struct
             sim__sb_str(&line, ", \"time_this_iter_s\": ");
             sim__sb_num(&line, secs);
         }
+        cum += secs;
+        if (k.total < 0) {
+            /* Every result reports the curve's seconds so far, as a Ray trial's result
+             * does: with several objectives a trial's training time is one to trade
+             * against (docs/simulate.md, "Several objectives"). */
+            sim__sb_str(&line, ", \"time_total_s\": ");
+            sim__sb_num(&line, cum);
+        }
         sim__sb_str(&line, "}");
         if (line.oom) goto nomem_header;
         c->lines[c->nrows] = strdup(line.s);
         if (!c->lines[c->nrows]) goto nomem_header;
         c->lens[c->nrows] = line.n;
         c->secs[c->nrows] = secs;
-        cum += secs;
         c->tval[c->nrows] = tcol >= 0 ? (sim__cell_number(r.f[tcol], &v0) ? v0 : NAN)
                             : tcum    ? cum
                                       : NAN;

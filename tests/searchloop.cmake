@@ -6,5 +6,5 @@ if(TARGET tune AND TARGET synth_trial)
                     LIBS tune_search tune_store SQLite::SQLite3 PkgConfig::CJSON ${MATH_LIB}
                     LABELS e2e TIMEOUT 180)
   target_include_directories(test_searchloop PRIVATE ${CMAKE_SOURCE_DIR})
-  add_dependencies(test_searchloop tune synth_trial)
+  add_dependencies(test_searchloop tune synth_trial mo_trial) # mo_trial: tests/mo.cmake
 endif()

@@ -2195,10 +2195,16 @@ TEST(err_objectives_scheduler_search_stop)
         parse(doc("\"metric\": [\"a\"], \"mode\": \"min\", \"scheduler\": {\"type\": \"median\"}"));
     CHECK(s != NULL);
     space_free(s);
+    snprintf(extra, sizeof extra, "%s\"search\": {\"type\": \"tpe\", \"preset\": \"bohb\"}", two);
+    EXPECT_AT(extra, "\"bohb\"",
+              "\"search\" preset \"bohb\" models one objective (HpBandSter's BOHB ranks one "
+              "loss), and \"metric\" lists 2: use \"preset\": \"optuna\" (MOTPE, Optuna's "
+              "multi-objective TPE) or leave \"preset\" out");
+    /* MOTPE: tpe with several objectives is taken */
     snprintf(extra, sizeof extra, "%s\"search\": {\"type\": \"tpe\"}", two);
-    EXPECT_AT(extra, "\"tpe\"",
-              "\"search\" tpe models one objective, and \"metric\" lists 2: use \"type\": "
-              "\"random\" (or leave \"search\" out) with several objectives");
+    s = parse(doc(extra));
+    CHECK(s != NULL);
+    space_free(s);
     snprintf(extra, sizeof extra, "%s\"stop\": {\"a\": 0.1}, \"stop_experiment_on_target\": true",
              two);
     EXPECT_AT(extra, "true",

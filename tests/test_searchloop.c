@@ -404,6 +404,59 @@ TEST(resume_after_kill_9_makes_the_uninterrupted_runs_suggestions)
     free(c2);
 }
 
+/* MOTPE in the loop (docs/search.md): two objectives under a constraint, ASHA's rungs, the
+ * results handed to the searcher as points (space_objectives, space_violation); a run killed
+ * once MOTPE is choosing and resumed replays the stored points and makes the uninterrupted
+ * run's suggestions. tests/progs/mo_trial reports loss, latency_ms and mem_gb. */
+TEST(motpe_resume_after_kill_9_makes_the_uninterrupted_runs_suggestions)
+{
+    char dir[4096], ref[4096], sp[8192], mo[4096];
+    e2e_fresh_dir(ref, sizeof ref, "searchloop", "motpe_ref");
+    const char *b = getenv("TUNE_BINARY_DIR");
+    snprintf(mo, sizeof mo, "%s/tests/progs/mo_trial", b ? b : ".");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"mo\", \"metric\": [\"loss\", \"latency_ms\"], \"mode\": [\"min\", "
+             "\"min\"], \"constraints\": {\"mem_gb\": {\"<=\": 4}}, \"num_samples\": 30,"
+             " \"max_concurrent\": 1, \"seed\": 9, \"search\": {\"type\": \"tpe\"},"
+             " \"scheduler\": {\"type\": \"asha\", \"max_t\": 9, \"grace_period\": 1,"
+             " \"reduction_factor\": 3},"
+             " \"command\": [\"%s\", \"--lr\", \"{lr}\", \"--width\", \"{width}\", \"--iters\", "
+             "\"9\", \"--sleep-ms\", \"15\"],"
+             " \"space\": {\"lr\": {\"loguniform\": [0.0001, 1]}, \"width\": {\"choice\": [8, 16, "
+             "32, 64]}}}",
+             mo);
+    REQUIRE(run_ok(ref, sp, NULL) == 0);
+    const char *q = "SELECT count(*) FROM trials WHERE suggested_by LIKE 'TPE (optuna, MOTPE) at "
+                    "rung %'";
+    long long modelled = db_int(ref, q);
+    CHECK(modelled >= 10);
+    /* the words give the split: how many were infeasible (width 64 needs 8 GB) */
+    CHECK(db_int(ref, "SELECT count(*) FROM trials WHERE suggested_by LIKE '%infeasible; bad "
+                      "also%'") == modelled);
+    e2e_fresh_dir(dir, sizeof dir, "searchloop", "motpe_killed");
+    space_file(dir, sp);
+    const char *a[] = {"run", "space.json", "--gpus", "none", "--quiet", NULL};
+    pid_t pid = spawn_tune(dir, a, NULL);
+    double t0 = e2e_mono();
+    while (db_int(dir, q) < 3 && e2e_mono() - t0 < 60)
+        usleep(10000);
+    kill(-pid, SIGKILL);
+    int st;
+    waitpid(pid, &st, 0);
+    long long before = db_int(dir, "SELECT count(*) FROM trials");
+    REQUIRE(before >= 12 && before < 30);
+    const char *r[] = {"resume", "mo", "--gpus", "none", "--quiet", NULL};
+    struct out o = run_tune(dir, r);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM trials"), 30);
+    CHECK_EQ_INT(db_int(dir, q), modelled);
+    char *c1 = configs(ref), *c2 = configs(dir);
+    CHECK_STR(c2, c1);
+    free(c1);
+    free(c2);
+}
+
 TEST(resume_refuses_a_stored_configuration_that_does_not_fit)
 {
     char dir[4096], sp[8192];

@@ -101,8 +101,9 @@ TEST(table_groups_rows_into_configurations_and_builds_result_lines)
     size_t len;
     double secs;
     REQUIRE(sim_curve_result(c, &cv, 3, &line, &len, &secs) == 1);
+    /* time_total_s: the curve's seconds so far (3 + 3 + 3), which every result reports */
     CHECK_STR(line, "{\"training_iteration\": 3, \"time_this_iter_s\": 3, \"val_loss\": 0.5, "
-                    "\"val_accuracy\": \"text, \\\"quoted\\\"\"}");
+                    "\"val_accuracy\": \"text, \\\"quoted\\\"\", \"time_total_s\": 9}");
     CHECK_EQ_INT(len, strlen(line));
     CHECK(secs == 3);
     CHECK_EQ_INT(sim_curve_result(c, &cv, 4, &line, &len, &secs), 0); /* the curve ended */
@@ -117,7 +118,8 @@ TEST(table_groups_rows_into_configurations_and_builds_result_lines)
     CHECK(fabs(cv.distance - sqrt((dl * dl + 0.01) / 3)) < 1e-12);
     REQUIRE(sim_curve_result(c, &cv, 2, &line, &len, &secs) == 1);
     /* an empty cell is a metric not reported at that iteration */
-    CHECK_STR(line, "{\"training_iteration\": 2, \"time_this_iter_s\": 2.5, \"val_loss\": 0.8}");
+    CHECK_STR(line, "{\"training_iteration\": 2, \"time_this_iter_s\": 2.5, \"val_loss\": 0.8, "
+                    "\"time_total_s\": 5}");
     cJSON_Delete(cfg);
 
     /* a category that differs counts 1: adam near row a's numbers still goes to b or c */
@@ -272,8 +274,9 @@ TEST(the_metric_and_time_attr_must_be_columns)
     expect_table_error(g_space, PLAIN_HEAD "0.01,sgd,1,1,1\n",
                        "t.csv:1: the table has no \"val_loss\" column, the experiment's "
                        "\"metric\". Its results report: \"training_iteration\", "
-                       "\"time_this_iter_s\". Fix the name in space.json, or replay a table that "
-                       "records it (or set \"allow_missing_metric\": true to run anyway)");
+                       "\"time_this_iter_s\", \"time_total_s\". Fix the name in space.json, or "
+                       "replay a table that records it (or set \"allow_missing_metric\": true to "
+                       "run anyway)");
     expect_table_error(g_space,
                        "config/lr,config/opt,config/width,training_iteration,time_this_iter_s,"
                        "val_lossx\n0.01,sgd,1,1,1,2\n",
@@ -281,20 +284,69 @@ TEST(the_metric_and_time_attr_must_be_columns)
                        "\"val_lossx\"?)");
     static const char asha[] = "{\"name\": \"s\", \"metric\": \"loss\", \"mode\": \"min\", "
                                "\"command\": [\"x\"], \"scheduler\": {\"type\": "
-                               "\"asha\", \"time_attr\": \"time_total_s\", \"max_t\": 100},"
+                               "\"asha\", \"time_attr\": \"epoch\", \"max_t\": 100},"
                                " \"space\": {\"x\": {\"uniform\": [0, 1]}}}";
     expect_table_error(asha, "config/x,training_iteration,time_this_iter_s,loss\n0.1,1,1,1\n",
-                       "t.csv:1: the table has no \"time_total_s\" column, the scheduler's "
+                       "t.csv:1: the table has no \"epoch\" column, the scheduler's "
                        "\"time_attr\". Its results report: \"training_iteration\", "
-                       "\"time_this_iter_s\", \"loss\"");
-    expect_table_ok(asha, "config/x,training_iteration,time_total_s,loss\n0.1,1,1,1\n");
+                       "\"time_this_iter_s\", \"time_total_s\", \"loss\"");
+    expect_table_ok(asha, "config/x,training_iteration,epoch,time_total_s,loss\n0.1,1,1,1,1\n");
+    /* time_total_s is reported by every replayed result (the seconds so far), so it
+     * needs no column */
+    static const char asha_total[] =
+        "{\"name\": \"s\", \"metric\": \"loss\", \"mode\": \"min\", \"command\": [\"x\"], "
+        "\"scheduler\": {\"type\": \"asha\", \"time_attr\": \"time_total_s\", \"max_t\": 100},"
+        " \"space\": {\"x\": {\"uniform\": [0, 1]}}}";
+    expect_table_ok(asha_total, "config/x,training_iteration,time_this_iter_s,loss\n0.1,1,1,1\n");
     static const char allow[] =
         "{\"name\": \"s\", \"metric\": \"loss\", \"command\": [\"x\"], \"allow_missing_metric\": "
         "true, \"space\": {\"x\": {\"uniform\": [0, 1]}}}";
     expect_table_ok(allow, "config/x,training_iteration,time_this_iter_s,acc\n0.1,1,1,1\n");
 }
 
-/* Line numbers count the blank lines a table may have between rows. */
+/* Several objectives (docs/simulate.md): each metric of the list and each constrained key
+ * needs a column (time_total_s is reported by every result, so it needs none). */
+TEST(every_objective_and_constrained_key_must_be_reported)
+{
+    static const char two[] =
+        "{\"name\": \"s\", \"metric\": [\"loss\", \"params\"], \"mode\": [\"min\", \"min\"], "
+        "\"command\": [\"x\"], \"space\": {\"x\": {\"uniform\": [0, 1]}}}";
+    expect_table_error(two,
+                       "config/x,training_iteration,time_this_iter_s,loss,param\n0.1,1,1,1,5\n",
+                       "t.csv:1: the table has no \"params\" column, one of the experiment's "
+                       "\"metric\" list (did you mean \"param\"?)");
+    expect_table_ok(two, "config/x,training_iteration,time_this_iter_s,loss,params\n0.1,1,1,1,5\n");
+    static const char timed[] =
+        "{\"name\": \"s\", \"metric\": [\"loss\", \"time_total_s\"], \"mode\": [\"min\", "
+        "\"min\"], \"command\": [\"x\"], \"space\": {\"x\": {\"uniform\": [0, 1]}}}";
+    expect_table_ok(timed, "config/x,training_iteration,time_this_iter_s,loss\n0.1,1,1,1\n");
+    static const char constrained[] =
+        "{\"name\": \"s\", \"metric\": \"loss\", \"command\": [\"x\"], \"constraints\": "
+        "{\"time_total_s\": {\"<=\": 5}, \"mem_gb\": {\">=\": 1, \"<=\": 16}}, "
+        "\"space\": {\"x\": {\"uniform\": [0, 1]}}}";
+    expect_table_error(constrained,
+                       "config/x,training_iteration,time_this_iter_s,loss\n0.1,1,1,1\n",
+                       "t.csv:1: the table has no \"mem_gb\" column, a key of the experiment's "
+                       "\"constraints\". Its results report:");
+    expect_table_ok(constrained,
+                    "config/x,training_iteration,time_this_iter_s,loss,mem_gb\n0.1,1,1,1,8\n");
+    /* a range is two constraints on one key: named once */
+    space_t *s = parse_space(constrained);
+    REQUIRE(s);
+    sim_curves_t *c = NULL;
+    char err[1024] = "";
+    const char *t = "config/x,training_iteration,time_this_iter_s,loss\n0.1,1,1,1\n";
+    CHECK(sim_table_parse(t, strlen(t), "t.csv", s, &c, err, sizeof err) == SIM_EINVAL);
+    int named = 0;
+    for (const char *q = strstr(err, "mem_gb"); q; q = strstr(q + 1, "mem_gb"))
+        named++;
+    CHECK_EQ_INT(named, 1);
+    space_free(s);
+}
+
+/* Line numbers count the blank lines a table may have between rows. */ /* Line numbers count the
+                                                                           blank lines a table may
+                                                                           have between rows. */
 TEST(errors_point_at_the_row_after_blank_lines)
 {
     expect_table_error(g_lenient, PLAIN_HEAD "\n\n0.01,sgd,wide,1,1\n",
@@ -321,7 +373,9 @@ TEST(table_without_trial_column_groups_by_configuration_and_reads_total_time)
     double secs;
     REQUIRE(sim_curve_result(c, &cv, 2, &line, &len, &secs) == 1);
     CHECK(secs == 3); /* 5 - 2: time_total_s is cumulative */
-    CHECK_CONTAINS(line, "\"time_this_iter_s\": 3");
+    /* the table's own time_total_s is reported as recorded, and only once */
+    CHECK_STR(line, "{\"training_iteration\": 2, \"time_total_s\": 5, \"loss\": 4, "
+                    "\"time_this_iter_s\": 3}");
     cJSON_Delete(cfg);
     sim_curves_free(c);
     space_free(s);
@@ -525,6 +579,142 @@ TEST(synthetic_family_is_deterministic_crosses_and_diverges)
     CHECK_CONTAINS(err, "\"seed\" is not key=value");
     CHECK(sim_synth_open("iters=x", s, &bad, err, sizeof err) == SIM_EINVAL);
     CHECK_CONTAINS(err, "iters wants a number");
+    sim_curves_free(c);
+    sim_curves_free(c2);
+    sim_curves_free(quiet);
+    space_free(s);
+}
+
+/* docs/simulate.md's splitmix64 output function, written again from the page: the
+ * family's optimum and weights come from it, so the test computes the documented values
+ * itself. */
+static uint64_t doc_mix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Iteration it of a synthetic curve as parsed JSON (NULL past its end); free with cJSON_Delete. */
+static cJSON *synth_result(sim_curves_t *c, const char *cfg_text, int64_t it)
+{
+    cJSON *cfg = cJSON_Parse(cfg_text), *r = NULL;
+    sim_curve_t cv;
+    char err[256];
+    const char *line;
+    size_t len;
+    double secs;
+    if (sim_curves_lookup(c, cfg, &cv, err, sizeof err) == 0 &&
+        sim_curve_result(c, &cv, it, &line, &len, &secs) == 1)
+        r = cJSON_Parse(line);
+    cJSON_Delete(cfg);
+    return r;
+}
+
+static double num_of(const cJSON *r, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, key);
+    return v && cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* Several objectives (docs/simulate.md): every synthetic result reports time_total_s, the
+ * seconds so far, and "cost", the weighted mean of the configuration's u_i with the loss's
+ * weights w_i = 0.5 + 1.5 U (U from splitmix64 of the seed, c_i's draw first): the values the
+ * page gives, the same at every iteration and every run, and in conflict with the loss below
+ * its optimum. */
+TEST(synthetic_results_report_the_documented_cost_and_total_time)
+{
+    space_t *s = parse_space("{\"name\": \"s\", \"metric\": \"loss\", \"command\": [\"x\"],"
+                             " \"mode\": \"min\", \"scheduler\": {\"type\": \"asha\", "
+                             "\"max_t\": 9}, \"space\": {\"a\": {\"uniform\": [0, 1]}, "
+                             "\"k\": \"fixed\", \"b\": {\"uniform\": [0, 2]}}}");
+    REQUIRE(s);
+    sim_curves_t *c = NULL, *c2 = NULL, *quiet = NULL;
+    char err[256];
+    REQUIRE(sim_synth_open("seed=3,time=2,time_spread=0.5", s, &c, err, sizeof err) == 0);
+    REQUIRE(sim_synth_open("seed=3,time=2,time_spread=0.5", s, &c2, err, sizeof err) == 0);
+    REQUIRE(sim_synth_open("seed=3,noise=0,diverge=0,cross=0", s, &quiet, err, sizeof err) == 0);
+    double w[2], opt[2];
+    for (uint64_t i = 0, z = 3; i < 2; i++) {
+        opt[i] = 0.2 + 0.6 * (double)(doc_mix64(z++) >> 11) * 0x1.0p-53;
+        w[i] = 0.5 + 1.5 * (double)(doc_mix64(z++) >> 11) * 0x1.0p-53;
+    }
+    /* a = 0.25, b = 1.5 on [0, 2]: u = (0.25, 0.75); the constant k is no dimension */
+    const char *cfg = "{\"a\": 0.25, \"k\": \"fixed\", \"b\": 1.5}";
+    double want_cost = (w[0] * 0.25 + w[1] * 0.75) / (w[0] + w[1]);
+    double secs = 2 * (1 + 0.5 * (0.75 - 0.5)); /* time * (1 + time_spread (u_d - 0.5)) */
+    for (int64_t it = 1; it <= 9; it++) {
+        cJSON *r = synth_result(c, cfg, it), *r2 = synth_result(c2, cfg, it);
+        REQUIRE(r && r2);
+        CHECK(num_of(r, "cost") == want_cost); /* printed exactly, read back exactly */
+        CHECK(num_of(r, "time_this_iter_s") == secs);
+        CHECK(num_of(r, "time_total_s") == secs * (double)it);
+        char *t1 = cJSON_PrintUnformatted(r), *t2 = cJSON_PrintUnformatted(r2);
+        CHECK_STR(t1, t2); /* the same source opened twice gives the same results */
+        free(t1);
+        free(t2);
+        cJSON_Delete(r);
+        cJSON_Delete(r2);
+    }
+    CHECK(synth_result(c, cfg, 10) == NULL);
+
+    /* The conflict: from the optimum towards u = 0 along u_i = c_i - t, the final loss
+     * rises and the cost falls (the Pareto set, docs/simulate.md). */
+    double prev_loss = -INFINITY, prev_cost = INFINITY;
+    for (int k = 0; k <= 4; k++) {
+        double t = 0.05 * k;
+        char text[128];
+        snprintf(text, sizeof text, "{\"a\": %.17g, \"k\": \"fixed\", \"b\": %.17g}", opt[0] - t,
+                 2 * (opt[1] - t));
+        cJSON *r = synth_result(quiet, text, 9);
+        REQUIRE(r);
+        double loss = num_of(r, "loss"), cost = num_of(r, "cost");
+        CHECK(loss > prev_loss);
+        CHECK(cost < prev_cost);
+        prev_loss = loss;
+        prev_cost = cost;
+        cJSON_Delete(r);
+    }
+
+    /* several objectives: the family reports its loss, time_total_s and cost, and refuses
+     * a metric or a constrained key it does not report, as a table without the column */
+    space_t *two = parse_space(
+        "{\"name\": \"s\", \"metric\": [\"loss\", \"cost\", \"time_total_s\"], \"mode\": "
+        "[\"min\", \"min\", \"min\"], \"command\": [\"x\"], \"constraints\": {\"cost\": "
+        "{\"<=\": 0.5}}, \"space\": {\"a\": {\"uniform\": [0, 1]}}}");
+    REQUIRE(two);
+    sim_curves_t *ok = NULL;
+    CHECK(sim_synth_open("seed=1", two, &ok, err, sizeof err) == SIM_OK);
+    sim_curves_free(ok);
+    space_free(two);
+    space_t *other = parse_space(
+        "{\"name\": \"s\", \"metric\": [\"loss\", \"costs\"], \"mode\": [\"min\", \"min\"], "
+        "\"command\": [\"x\"], \"space\": {\"a\": {\"uniform\": [0, 1]}}}");
+    REQUIRE(other);
+    sim_curves_t *bad = NULL;
+    CHECK(sim_synth_open("seed=1", other, &bad, err, sizeof err) == SIM_EINVAL);
+    CHECK(bad == NULL);
+    CHECK_CONTAINS(err, "synthetic family: the metric \"costs\" is not reported (did you mean "
+                        "\"cost\"?)");
+    space_free(other);
+    space_t *lim = parse_space(
+        "{\"name\": \"s\", \"metric\": \"loss\", \"command\": [\"x\"], \"constraints\": "
+        "{\"gpu_mem_gb\": {\"<=\": 16}}, \"space\": {\"a\": {\"uniform\": [0, 1]}}}");
+    REQUIRE(lim);
+    CHECK(sim_synth_open("seed=1", lim, &bad, err, sizeof err) == SIM_EINVAL);
+    CHECK_CONTAINS(err, "the constrained key \"gpu_mem_gb\" is not reported");
+    space_free(lim);
+
+    /* the loss goes under the first metric, so that metric may not be one of the family's
+     * own keys */
+    space_t *own = parse_space("{\"name\": \"s\", \"metric\": \"cost\", \"command\": [\"x\"],"
+                               " \"space\": {\"a\": {\"uniform\": [0, 1]}}}");
+    REQUIRE(own);
+    CHECK(sim_synth_open("seed=1", own, &bad, err, sizeof err) == SIM_EINVAL);
+    CHECK(bad == NULL);
+    CHECK_CONTAINS(err, "the first metric \"cost\" is one of the keys the family reports");
+    space_free(own);
     sim_curves_free(c);
     sim_curves_free(c2);
     sim_curves_free(quiet);

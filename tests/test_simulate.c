@@ -860,3 +860,91 @@ TEST(the_saving_is_against_running_every_trial_to_max_t_or_its_curves_end)
     CHECK_CONTAINS(o.out, want);
     out_free(&o);
 }
+
+/* Several objectives (docs/simulate.md, "Several objectives"): a space with "metric":
+ * [loss, cost] simulates over the synthetic family, whose every result reports its cost
+ * (one per configuration) and time_total_s (time_this_iter_s times the iteration), the
+ * same in every run; a table's results report time_total_s, the curve's seconds so far, so
+ * it can be an objective or a constraint with no column; a metric that no result reports
+ * is refused before anything runs. */
+TEST(two_objectives_simulate_with_the_documented_keys)
+{
+    char dir[4096], sp[4096];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "two_objectives");
+    static const char two[] =
+        "{\"name\": \"two\", \"metric\": [\"loss\", \"%s\"], \"mode\": [\"min\", \"min\"],"
+        " \"num_samples\": 8, \"max_concurrent\": 3, \"seed\": 2, \"command\": [\"x\"],"
+        " \"scheduler\": {\"type\": \"fifo\"}, \"space\": {\"a\": {\"uniform\": [0, 1]},"
+        " \"b\": {\"loguniform\": [0.001, 1]}}}";
+    snprintf(sp, sizeof sp, two, "cost");
+    space_file(dir, sp);
+    const char *a[] = {"simulate", "space.json", "--synthetic", "seed=5,diverge=0,iters=6",
+                       "--db",     "one.db",     "--quiet",     NULL};
+    struct out o = run_tune(dir, a);
+    if (o.code != 0) fprintf(stderr, "%s%s", o.out, o.err);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "Simulated two-sim: 8 trials terminated");
+    out_free(&o);
+    char p1[4200], p2[4200];
+    snprintf(p1, sizeof p1, "%s/one.db", dir);
+    snprintf(p2, sizeof p2, "%s/two.db", dir);
+    CHECK_EQ_INT(testdb_int(p1, "SELECT count(*) FROM results"), 8 * 6);
+    /* each result's time_total_s is its seconds per iteration times the iteration, exactly */
+    CHECK_EQ_INT(testdb_int(p1, "SELECT count(*) FROM results WHERE "
+                                "json_extract(data, '$.time_total_s') IS NOT "
+                                "iteration * json_extract(data, '$.time_this_iter_s')"),
+                 0);
+    /* one cost per trial, in [0, 1], and not the same for every trial */
+    CHECK_EQ_INT(testdb_int(p1, "SELECT count(*) FROM (SELECT count(DISTINCT "
+                                "json_extract(data, '$.cost')) n, min(json_extract(data, "
+                                "'$.cost')) lo, max(json_extract(data, '$.cost')) hi FROM "
+                                "results GROUP BY trial_id) WHERE n != 1 OR lo < 0 OR hi > 1"),
+                 0);
+    CHECK_EQ_INT(testdb_int(p1, "SELECT count(DISTINCT json_extract(data, '$.cost')) FROM results"),
+                 8);
+    a[5] = "two.db";
+    o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    char *d1 = dump(p1, "two-sim"), *d2 = dump(p2, "two-sim");
+    CHECK(count_of(d1, "\"cost\": ") == 8 * 6);
+    CHECK_STR(d1, d2); /* the same values, run after run */
+    free(d1);
+    free(d2);
+
+    /* a second metric the family does not report: refused before anything runs */
+    snprintf(sp, sizeof sp, two, "costs");
+    space_file(dir, sp);
+    a[5] = "three.db";
+    o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "the metric \"costs\" is not reported (did you mean \"cost\"?)");
+    out_free(&o);
+
+    /* a table: time_total_s as the second objective and as a constraint, with no column */
+    char path[4200];
+    snprintf(path, sizeof path, "%s/curves.csv", dir);
+    write_file(path, "trial,config/a,config/b,training_iteration,time_this_iter_s,loss\n"
+                     "p,0.2,0.01,1,2,0.9\np,0.2,0.01,2,3,0.7\np,0.2,0.01,3,4,0.6\n"
+                     "q,0.8,0.5,1,1,0.8\nq,0.8,0.5,2,1,0.75\nq,0.8,0.5,3,1,0.74\n");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"tab\", \"metric\": [\"loss\", \"time_total_s\"], \"mode\": [\"min\", "
+             "\"min\"], \"constraints\": {\"time_total_s\": {\"<=\": 100}}, \"num_samples\": 2,"
+             " \"seed\": 1, \"command\": [\"x\"], \"scheduler\": {\"type\": \"fifo\"},"
+             " \"points_to_evaluate\": [{\"a\": 0.2, \"b\": 0.01}, {\"a\": 0.8, \"b\": 0.5}],"
+             " \"space\": {\"a\": {\"uniform\": [0, 1]}, \"b\": {\"loguniform\": [0.001, 1]}}}");
+    space_file(dir, sp);
+    const char *t[] = {"simulate", "space.json", "--table", "curves.csv",
+                       "--db",     "tab.db",     "--quiet", NULL};
+    o = run_tune(dir, t);
+    if (o.code != 0) fprintf(stderr, "%s%s", o.out, o.err);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    snprintf(p1, sizeof p1, "%s/tab.db", dir);
+    /* p: 2, 2+3, 2+3+4 seconds; q: 1, 2, 3 */
+    CHECK_EQ_INT(testdb_int(p1, "SELECT count(*) FROM results r JOIN trials t ON "
+                                "t.id = r.trial_id WHERE (t.trial_no, r.iteration, "
+                                "json_extract(r.data, '$.time_total_s')) IN (VALUES (0, 1, 2), "
+                                "(0, 2, 5), (0, 3, 9), (1, 1, 1), (1, 2, 2), (1, 3, 3))"),
+                 6);
+}
