@@ -203,7 +203,17 @@ int cli_front_level(const cli_front_t *f, size_t i)
 
 long cli_front_find(const cli_front_t *f, int64_t id)
 {
-    for (size_t i = 0; i < f->n; i++)
+    /* the trials come in trial order (the store's, a snapshot's): halve, then look */
+    size_t lo = 0, hi = f->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < f->n && f->ids[lo] == id) return (long)lo;
+    for (size_t i = 0; i < f->n; i++) /* given in another order */
         if (f->ids[i] == id) return (long)i;
     return -1;
 }

@@ -429,16 +429,17 @@ static int column_of(const cli_rows_t *r, const char *name)
     return -1;
 }
 
-/* The experiment's points when it has several objectives: 1 with f loaded, 0 for one
- * objective (or a stored space.json that no longer parses: the single-objective output
- * it always had), -1 after printing an error. */
+/* The experiment's points when it has several objectives, or one with constraints: 1 with
+ * f loaded, 0 for one objective without constraints (or a stored space.json that no longer
+ * parses: the single-objective output it always had), -1 after printing an error. */
 static int load_front(store_t *st, const char *name, cli_front_t *f)
 {
     char err[1024];
     space_t *sp = NULL;
     memset(f, 0, sizeof *f);
     if (cli_front_space(st, name, &sp, err, sizeof err) != 0) return 0;
-    int multi = cli_front_multi(space_settings(sp));
+    const space_settings_t *set = space_settings(sp);
+    int multi = cli_front_multi(set) || (set->nobjectives == 1 && set->nconstraints > 0);
     space_free(sp);
     if (!multi) return 0;
     if (cli_front_load(st, name, f, err, sizeof err) != 0) {
@@ -549,7 +550,9 @@ static int add_front_columns(cli_rows_t *r, const cli_front_t *f)
         pt[i] = no ? cli_front_find(f, strtoll(no, NULL, 10)) : -1;
     }
     int rc = 0;
-    for (size_t j = 0; j <= f->k + 1 && rc == 0; j++) {
+    /* one objective (with constraints): its column is last_metric, kept */
+    size_t j0 = f->k > 1 ? 0 : f->k;
+    for (size_t j = j0; j <= f->k + 1 && rc == 0; j++) {
         char **v = calloc(r->nrows + 1, sizeof *v);
         if (!v) {
             rc = -1;
@@ -573,7 +576,7 @@ static int add_front_columns(cli_rows_t *r, const cli_front_t *f)
         }
         const char *name = j < f->k ? f->set->metrics[j] : j == f->k ? "front" : "infeasible";
         int type = j < f->k ? STORE_COL_REAL : j == f->k ? STORE_COL_INT : STORE_COL_TEXT;
-        rc = insert_column(r, at + (int)j, name, v, type);
+        rc = insert_column(r, at + (int)(j - j0), name, v, type);
         free(v);
     }
     free(pt);
@@ -702,7 +705,7 @@ int cli_cmd_trials(int argc, char **argv)
      * first one's last and best metric (its column says the last; its best of all results
      * is no point of the front). */
     static const char *const hidden[] = {"last_result", "trial_no", "last_metric", "best_metric"};
-    for (size_t h = 0; a.fmt != FMT_JSON && h < (multi > 0 ? 4u : 2u); h++) {
+    for (size_t h = 0; a.fmt != FMT_JSON && h < (multi > 0 && f.k > 1 ? 4u : 2u); h++) {
         int c = column_of(&r, hidden[h]);
         if (c >= 0) drop_column(&r, c);
     }
@@ -895,6 +898,84 @@ out:
     return rc;
 }
 
+/* The columns of `tune best`'s row for one objective (then the trial's number as ?2). */
+#define BEST_ROW_LAST                                                                              \
+    "SELECT s.trial_no AS id, s.trial AS name, s.status, s.early_stopped,"                         \
+    " e.metric, s.last_metric AS value, s.best_metric, s.config, s.iterations,"                    \
+    " s.last_result, s.trial_dir"                                                                  \
+    " FROM trial_summary s JOIN experiments e ON e.id = s.experiment_id"                           \
+    " WHERE s.experiment = ?1"
+
+/* Prints the single-objective row r (one row) as `tune best` does. */
+static void print_best_row(const cli_rows_t *r, enum fmt fmt)
+{
+    static const char *const json_cols[] = {"config", "last_result", NULL};
+    cJSON *arr = cli_rows_json(r, json_cols);
+    cJSON *o = cJSON_DetachItemFromArray(arr, 0);
+    cJSON_Delete(arr);
+    bool_member(o, "early_stopped");
+    if (fmt == FMT_JSON) {
+        cli_print_json(stdout, o);
+    } else {
+        cJSON *it;
+        cJSON_ArrayForEach(it, o)
+        {
+            char *v = cJSON_IsString(it) ? NULL : space_json_print(it);
+            char *shown = cli_escape_text(v ? v : it->valuestring);
+            printf("%-12s %s\n", it->string, shown ? shown : "");
+            free(shown);
+            free(v);
+        }
+    }
+    cJSON_Delete(o);
+}
+
+/* `tune best` with one objective and constraints: the best trial among those whose last
+ * result meets them (pareto_rank's first feasible point with a value), printed as the
+ * single-objective row; exit 1 naming the closest trial when none does. */
+static int best_constrained(store_t *st, const char *name, const cli_front_t *f, const char *scope,
+                            enum fmt fmt)
+{
+    if (strcmp(scope, "all") == 0) {
+        cli_error("best: --scope all cannot be used with constraints: they are judged on each "
+                  "trial's last result (its best result may be another one, never checked "
+                  "against them); leave out --scope or say --scope last");
+        return CLI_EXIT_USAGE;
+    }
+    char err[1024];
+    const char *b[] = {name, NULL};
+    cli_rows_t r;
+    int rc = CLI_EXIT_FAIL;
+    if (f->n && f->nfeasible == 0) {
+        if (cli_rows_query(st,
+                           "SELECT s.trial_no, s.trial, s.status, s.early_stopped, s.config,"
+                           " s.iterations, s.last_result FROM trial_summary s"
+                           " WHERE s.experiment = ?1 ORDER BY s.trial_no",
+                           b, 1, &r, err, sizeof err) == 0)
+            no_feasible(name, f, &r, 6);
+        else
+            cli_error("%s", err);
+        cli_rows_free(&r);
+        return CLI_EXIT_FAIL;
+    }
+    long pick = -1;
+    for (size_t q = 0; q < f->n && pick < 0; q++)
+        if (cli_front_on(f, f->order[q])) pick = (long)f->order[q];
+    if (pick < 0) {
+        cli_error("experiment \"%s\" has no trial with a value for its metric yet", name);
+        return CLI_EXIT_FAIL;
+    }
+    char no[32];
+    snprintf(no, sizeof no, "%lld", (long long)f->ids[pick]);
+    b[1] = no;
+    if (cli_rows_query(st, BEST_ROW_LAST " AND s.trial_no = ?2", b, 2, &r, err, sizeof err) != 0)
+        cli_error("%s", err);
+    else if (r.nrows == 1)
+        print_best_row(&r, fmt), rc = CLI_EXIT_OK;
+    cli_rows_free(&r);
+    return rc;
+}
+
 int cli_cmd_best(int argc, char **argv)
 {
     static const char usage[] =
@@ -913,6 +994,14 @@ int cli_cmd_best(int argc, char **argv)
     if (rc) return rc;
     cli_front_t f;
     int multi = load_front(st, name, &f);
+    if (multi > 0 && f.k == 1) {
+        /* one objective under constraints: the row as ever, of the best feasible trial */
+        rc = best_constrained(st, name, &f, a.scope, a.fmt);
+        cli_front_free(&f);
+        free(name);
+        store_close(st);
+        return rc;
+    }
     if (multi != 0) {
         if (multi > 0 && strcmp(a.scope, "all") == 0) {
             /* A trial's best values of several objectives may come from different results:
@@ -931,12 +1020,8 @@ int cli_cmd_best(int argc, char **argv)
         return rc;
     }
     /* Ties go to the lower trial number. */
-    static const char sql_last[] =
-        "SELECT s.trial_no AS id, s.trial AS name, s.status, s.early_stopped,"
-        " e.metric, s.last_metric AS value, s.best_metric, s.config, s.iterations,"
-        " s.last_result, s.trial_dir"
-        " FROM trial_summary s JOIN experiments e ON e.id = s.experiment_id"
-        " WHERE s.experiment = ?1 AND s.last_metric IS NOT NULL"
+    static const char sql_last[] = BEST_ROW_LAST
+        " AND s.last_metric IS NOT NULL"
         " ORDER BY CASE WHEN e.mode = 'max' THEN -s.last_metric ELSE s.last_metric END,"
         " s.trial_no LIMIT 1";
     static const char sql_all[] =
@@ -962,25 +1047,7 @@ int cli_cmd_best(int argc, char **argv)
         rc = CLI_EXIT_FAIL;
         goto out;
     }
-    static const char *const json_cols[] = {"config", "last_result", NULL};
-    cJSON *arr = cli_rows_json(&r, json_cols);
-    cJSON *o = cJSON_DetachItemFromArray(arr, 0);
-    cJSON_Delete(arr);
-    bool_member(o, "early_stopped");
-    if (a.fmt == FMT_JSON) {
-        cli_print_json(stdout, o);
-    } else {
-        cJSON *it;
-        cJSON_ArrayForEach(it, o)
-        {
-            char *v = cJSON_IsString(it) ? NULL : space_json_print(it);
-            char *shown = cli_escape_text(v ? v : it->valuestring);
-            printf("%-12s %s\n", it->string, shown ? shown : "");
-            free(shown);
-            free(v);
-        }
-    }
-    cJSON_Delete(o);
+    print_best_row(&r, a.fmt);
     rc = CLI_EXIT_OK;
 out:
     cli_rows_free(&r);

@@ -659,6 +659,16 @@ static void write_mo(FILE *f, store_t *st, const cli_exp_t *e)
     /* The trials' last points, ranked (front.h): the same front tune best prints. */
     cli_front_t fr;
     int have = cli_front_load(st, e->name, &fr, err, sizeof err) == 0;
+    /* every trial's last result, as cli_front_load read them (for the words of what an
+     * infeasible one violates) */
+    cli_rows_t last = {0};
+    const char *nb[] = {e->name};
+    if (have && fr.n > fr.nfeasible &&
+        cli_rows_query(st,
+                       "SELECT trial_no, last_result FROM trial_summary WHERE experiment = ?1"
+                       " ORDER BY trial_no",
+                       nb, 1, &last, err, sizeof err) != 0)
+        cli_rows_free(&last);
     static const char *const cmp[SPACE_NCMP] = SPACE_CMP_NAMES;
     fputs(",\"mo\":{\"objectives\":[", f);
     for (size_t j = 0; j < k; j++) {
@@ -686,23 +696,18 @@ static void write_mo(FILE *f, store_t *st, const cli_exp_t *e)
         jnum(f, fr.violation[i], 10);
         fprintf(f, ",\"lv\":%d,\"front\":%d", cli_front_level(&fr, i), cli_front_on(&fr, i));
         if (fr.violation[i] != 0) {
-            /* which constraints: words from the trial's last result */
-            fputs(",\"why\":", f);
+            /* which constraints: words from the trial's last result (front.c's rows, in
+             * the same order: src indexes them) */
             char words[1024] = "";
-            cli_rows_t r;
-            char no[32];
-            snprintf(no, sizeof no, "%lld", (long long)fr.ids[i]);
-            const char *qb[] = {no, e->name};
-            if (cli_rows_query(st,
-                               "SELECT last_result FROM trial_summary WHERE trial_no = ?1"
-                               " AND experiment = ?2",
-                               qb, 2, &r, err, sizeof err) == 0 &&
-                r.nrows == 1 && r.vals[0]) {
-                cJSON *res = cJSON_Parse(r.vals[0]);
+            size_t row = fr.src[i];
+            const char *const *lv =
+                row < last.nrows ? (const char *const *)last.vals + row * (size_t)last.ncol : NULL;
+            if (lv && lv[0] && strtoll(lv[0], NULL, 10) == fr.ids[i] && lv[1]) {
+                cJSON *res = cJSON_Parse(lv[1]);
                 cli_violation_words(set, res, words, sizeof words);
                 cJSON_Delete(res);
             }
-            cli_rows_free(&r);
+            fputs(",\"why\":", f);
             jstr(f, words);
         }
         fputc('}', f);
@@ -755,6 +760,7 @@ static void write_mo(FILE *f, store_t *st, const cli_exp_t *e)
     free(cv);
     free(M.t), free(M.obj), free(M.viol), free(M.trial);
     if (have) cli_front_free(&fr);
+    cli_rows_free(&last);
     space_free(sp);
 }
 

@@ -384,6 +384,48 @@ TEST(asha_run_shows_each_objective_and_show_gives_the_rung_words)
     out_free(&o);
 }
 
+TEST(one_objective_with_constraints_best_is_the_best_feasible)
+{
+    char dir[4096];
+    fresh_dir(dir, sizeof dir, "one_constrained");
+    /* trial 3 has the lowest loss but is over the limit: trial 5 (0.9) is best */
+    REQUIRE(mo_run(dir, "oc", "\"loss\"", "\"min\"", MEM16, six, 6) == 0);
+    const char *a[] = {"best", "oc", "--json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    cJSON *j = cJSON_Parse(o.out);
+    REQUIRE(cJSON_IsObject(j));
+    CHECK_EQ_INT(member(j, "id")->valueint, 5);
+    CHECK(member(j, "value")->valuedouble == 0.9);
+    CHECK_STR(member(j, "metric")->valuestring, "loss");
+    CHECK(!member(j, "front"));
+    cJSON_Delete(j);
+    out_free(&o);
+    const char *t[] = {"trials", "oc", "--csv", NULL};
+    o = run_tune(dir, t);
+    CHECK_EQ_INT(o.code, 0);
+    /* the metric's columns as ever, then the front and what is violated */
+    CHECK_CONTAINS(o.out, ",iter,front,infeasible,last_metric,best_metric,error\n");
+    CHECK_CONTAINS(o.out, "\"gpu_mem=20 (<= 16, by 4)\"");
+    out_free(&o);
+    const char *s[] = {"best", "oc", "--scope", "all", NULL};
+    o = run_tune(dir, s);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "--scope all cannot be used with constraints");
+    out_free(&o);
+
+    fresh_dir(dir, sizeof dir, "one_infeasible");
+    static const char *const r[] = {"{\"loss\": 1, \"gpu_mem\": 17}",
+                                    "{\"loss\": 2, \"gpu_mem\": 40}"};
+    REQUIRE(mo_run(dir, "oi", "\"loss\"", "\"min\"", MEM16, r, 2) == 0);
+    const char *b[] = {"best", "oi", NULL};
+    o = run_tune(dir, b);
+    CHECK_EQ_INT(o.code, 1);
+    CHECK_CONTAINS(o.err,
+                   "the closest is trial_00000 (total violation 1): gpu_mem=17 (<= 16, by 1)");
+    out_free(&o);
+}
+
 TEST(one_objective_output_is_unchanged)
 {
     char dir[4096];
