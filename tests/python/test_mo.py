@@ -197,6 +197,25 @@ class Asha(Case):
         self.assertEqual(sorted(r["trial_no"] for r in rows if r["pareto"]), sorted(front))
 
 
+class Searcher(Case):
+    def test_optuna_search_takes_the_lists_as_rays_does(self):
+        # Ray's OptunaSearch(metric=[...], mode=[...]) is its multi-objective spelling; here
+        # it is the engine's TPE ("tpe", preset "optuna"), which ranks several objectives.
+        from tune.search.optuna import OptunaSearch
+        metrics, modes = ["val_loss", "latency_ms"], ["min", "min"]
+        a = tune.run(two_objectives, config={"width": tune.choice(WIDTHS),
+                                             "depth": tune.choice(DEPTHS)},
+                     search_alg=OptunaSearch(metric=metrics, mode=tuple(modes), seed=3),
+                     constraints=CONSTRAINTS, num_samples=8, max_concurrent_trials=2,
+                     name="tpe", storage="tune.db", verbose=0)
+        with open(a.space_path) as f:
+            s = json.load(f)
+        self.assertEqual((s["metric"], s["mode"], s["search"]),
+                         (metrics, modes, {"type": "tpe", "preset": "optuna"}))
+        front, _ = oracle(a.trials(), metrics, modes, CONSTRAINTS)
+        self.assertEqual([t["trial_no"] for t in a.get_pareto_front()], front)
+
+
 class Translation(Case):
     """What the engine refuses comes back as tune.SpaceError naming the Python argument;
     the Optuna spellings are refused with tune's."""
