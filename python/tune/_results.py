@@ -77,18 +77,27 @@ def _frame(rows):
 
 def _objectives(settings_json, metric, mode):
     """(metrics, modes) of an experiment: the engine's resolved settings (experiments.
-    settings_json) where they hold a list of objectives, else the one metric and mode of the
-    experiments row ([] without a metric)."""
+    settings_json, where several objectives are the lists "metric" and "mode", as
+    space.json writes them), else the one metric and mode of the experiments row ([]
+    without a metric)."""
     try:
         settings = json.loads(settings_json) if settings_json else {}
     except ValueError:
         settings = {}
-    metrics = settings.get("metrics", settings.get("metric"))
-    modes = settings.get("modes", settings.get("mode"))
+    metrics, modes = settings.get("metric"), settings.get("mode")
     if isinstance(metrics, list) and isinstance(modes, list) and len(metrics) == len(modes) \
             and metrics:
         return [str(m) for m in metrics], [str(d) for d in modes]
     return ([metric], [mode or "min"]) if metric else ([], [])
+
+
+def _constraints(settings_json):
+    """The experiment's "constraints" as its resolved settings hold them, {} for none."""
+    try:
+        c = json.loads(settings_json).get("constraints") if settings_json else None
+    except (ValueError, AttributeError):
+        c = None
+    return c if isinstance(c, dict) else {}
 
 
 def experiments(storage="tune.db"):
@@ -120,6 +129,8 @@ class Experiment:
         # the engine resolved them; metrics[0] is metric.
         self.metrics, self.modes = _objectives(stored[0] if stored else None, self.metric,
                                                self.experiment_mode)
+        # constraints: as space.json gives them ({"gpu_mem_gb": {"<=": 16}}), {} for none
+        self.constraints = _constraints(stored[0] if stored else None)
 
     def __repr__(self):
         return f"tune.Experiment({self.name!r}, storage={self.storage!r})"
@@ -239,9 +250,11 @@ class Experiment:
         left out: judged by each trial's last result (scope "last", Ray's default; the same
         trial as `tune best`), its best ("all"), the mean of all its results ("avg") or of
         its last 5 or 10 ("last-5-avg", "last-10-avg"); ties go to the lower trial number.
-        Raises ValueError when there is no metric to go by (several objectives and no
-        metric=: get_pareto_front() answers then) or no trial reported it, and
-        TuneError when no trial has a value to compare yet. NaN never counts
+        With constraints and one objective, the experiment's own metric gives the best
+        feasible trial, by the last result only, as `tune best` ranks it (TuneError with
+        its words when none is feasible). Raises ValueError when there is no metric to go
+        by (several objectives and no metric=: get_pareto_front() answers then) or no trial
+        reported it, and TuneError when no trial has a value to compare yet. NaN never counts
         (filter_nan_and_inf=False is refused: tune records NaN as missing)."""
         if scope not in ("last", "all", "avg", "last-5-avg", "last-10-avg"):
             raise ValueError(f"scope must be 'last', 'all', 'avg', 'last-5-avg' or "
@@ -250,6 +263,17 @@ class Experiment:
             raise ValueError("filter_nan_and_inf=False is not supported: tune records NaN and "
                              "infinite values as missing (NULL), so they never compare")
         metric, mode = self._metric_mode(metric, mode)
+        if self.constraints and len(self.metrics) == 1 and metric == self.metric \
+                and mode == self.experiment_mode:
+            # its own objective under constraints: the best feasible trial, as `tune best`
+            # ranks it (feasible first), by the last results the constraints judge
+            if scope != "last":
+                raise ValueError(f"scope={scope!r} cannot be used with the constraints of "
+                                 f"{self.name!r}: they judge each trial's last result, and "
+                                 "the best trial is the best feasible one by it; leave scope "
+                                 "out (or name another metric)")
+            row = self._ask("best")
+            return next(t for t in self.trials() if t["trial_no"] == row["id"])
         if metric == self.metric and mode == self.experiment_mode and scope in ("last", "all"):
             col = "last_metric" if scope == "last" else "best_metric"
             sign = "-" if mode == "max" else ""
@@ -311,7 +335,7 @@ class Experiment:
         every objective, judged by each trial's last result, in the engine's order (by the
         first objective in its mode, then trial number). Each is a trial dict as
         get_best_trial returns, plus "values" ({objective: its last value, as reported}) and
-        "violation" (0). With one objective, the best trial alone. Raises TuneError with
+        "violation" (0). With one objective, the best (feasible) trial alone. Raises TuneError with
         tune's words when no trial has a result yet or none is feasible (naming the
         constraint closest to being met)."""
         answer = self._ask("best")
@@ -429,16 +453,17 @@ class Experiment:
     def dataframe(self, metric=None, mode=None):
         """One row per trial as Ray's analysis.dataframe(): the last result's keys (with
         metric and mode: the trial's best result by them), then trial, status,
-        early_stopped, iterations, best_metric, error, with several objectives pareto (in
-        the Pareto front) and feasible (every constraint met), as the engine marks them
-        (`tune trials --json`), and config/<param>. A pandas DataFrame when pandas is
+        early_stopped, iterations, best_metric, error, with several objectives or
+        constraints pareto (in the Pareto front; with one objective, the best feasible)
+        and feasible (every constraint met), as the engine marks them (`tune trials
+        --json`), and config/<param>. A pandas DataFrame when pandas is
         installed, else a list of dicts."""
         if (metric is None) != (mode is None):
             raise ValueError("dataframe: give both metric and mode (the best result of each "
                              "trial), or neither (the last result)")
         if mode is not None and mode not in ("min", "max"):
             raise ValueError(f"mode must be 'min' or 'max', not {mode!r}")
-        marks = self._marks() if len(self.metrics) > 1 else None
+        marks = self._marks() if len(self.metrics) > 1 or self.constraints else None
         rows = []
         for t in self.trials():
             d = dict(t["last_result"] or {})

@@ -304,12 +304,38 @@ class Translation(Case):
 
 
 class OneObjective(Case):
+    def run_one(self, **kw):
+        return tune.run(two_objectives, config={"width": tune.grid_search([1, 2, 4]),
+                                                "depth": 1},
+                        metric="val_loss", mode="min", name="one", storage="tune.db",
+                        verbose=0, **kw)
+
     def test_unchanged(self):
-        a = tune.run(two_objectives, config={"width": tune.grid_search([1, 2]), "depth": 1},
-                     metric="val_loss", mode="min", name="one", storage="tune.db", verbose=0)
-        self.assertEqual((a.metrics, a.modes), (["val_loss"], ["min"]))
-        self.assertEqual(a.best_config, {"width": 2, "depth": 1})
+        a = self.run_one()
+        self.assertEqual((a.metrics, a.modes, a.constraints), (["val_loss"], ["min"], {}))
+        self.assertEqual(a.best_config, {"width": 4, "depth": 1})
+        self.assertEqual([t["trial_no"] for t in a.get_pareto_front()], [2])
         self.assertNotIn("pareto", records(a.dataframe())[0])
+
+    def test_with_constraints_the_best_is_the_engines_best_feasible(self):
+        # val_loss falls with the width, gpu_mem_gb = 2 * width: width 4 is best by the
+        # metric alone and breaks the bound, so `tune best` (and Python) answers width 2.
+        a = self.run_one(constraints={"gpu_mem_gb": {"<=": 5}})
+        trials = a.trials()
+        front, feasible = oracle(trials, ["val_loss"], ["min"], a.constraints)
+        self.assertEqual(front, [1])
+        self.assertEqual(a.best_config, {"width": 2, "depth": 1})
+        self.assertEqual(a.get_best_trial()["trial_no"], 1)
+        self.assertEqual(tune.ResultGrid(a).get_best_result().config, {"width": 2, "depth": 1})
+        self.assertEqual([t["trial_no"] for t in a.get_pareto_front()], front)
+        rows = records(a.dataframe())
+        self.assertEqual([bool(r["feasible"]) for r in rows], [feasible[i] for i in range(3)])
+        self.assertEqual([bool(r["pareto"]) for r in rows], [False, True, False])
+        # another metric, named: by it alone, as always
+        self.assertEqual(a.get_best_trial("gpu_mem_gb", "max")["trial_no"], 2)
+        with self.assertRaisesRegex(ValueError, "scope='all' cannot be used with the "
+                                                "constraints"):
+            a.get_best_trial(scope="all")
 
 
 if __name__ == "__main__":
