@@ -124,7 +124,7 @@ void sched__word_place(const sched_decision_t *d, char *buf, size_t n)
     else if (d->front < 0)
         snprintf(why, sizeof why, "a NaN objective");
     else
-        snprintf(why, sizeof why, "front %d", d->front + 1);
+        snprintf(why, sizeof why, "front %d", d->front);
     snprintf(buf, n, "%zu%s of %zu by Pareto rank (%s)", d->place, ordinal(d->place), d->among,
              why);
 }

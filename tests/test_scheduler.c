@@ -1845,7 +1845,7 @@ TEST(mo_asha_dominated_stops_front_continues)
     CHECK_EQ_INT(d.front, 0);
     CHECK(d.value == 1 && isnan(d.cutoff));
     CHECK_STR(word_of(p, &d, w, sizeof w),
-              "rung 0 (milestone 1): 1st of 1 by Pareto rank (front 1); the top 1 continue");
+              "rung 0 (milestone 1): 1st of 1 by Pareto rank (front 0); the top 1 continue");
     /* (2, 2) is dominated by (1, 1): 2nd of 2, the top ceil(2/2) = 1 continue */
     d = point2(p, 1, 1, 2, 2, 0);
     CHECK_EQ_INT(d.action, SCHED_STOP);
@@ -1853,7 +1853,7 @@ TEST(mo_asha_dominated_stops_front_continues)
     CHECK_EQ_INT(d.among, 2);
     CHECK_EQ_INT(d.front, 1);
     CHECK_STR(word_of(p, &d, w, sizeof w),
-              "rung 0 (milestone 1): 2nd of 2 by Pareto rank (front 2); only the top 1 continue");
+              "rung 0 (milestone 1): 2nd of 2 by Pareto rank (front 1); only the top 1 continue");
     /* (0.5, 3) is on the front with (1, 1), and first in it by the first objective */
     d = point2(p, 2, 1, 0.5, 3, 0);
     CHECK_EQ_INT(d.action, SCHED_CONTINUE);
@@ -2008,7 +2008,7 @@ TEST(mo_asha_promotion_by_pareto_rank)
             CHECK_EQ_INT(d.among, 4);
             CHECK_EQ_INT(d.top, 2);
             CHECK_STR(word_of(p, &d, w, sizeof w),
-                      "reached rung 0 (milestone 1): 1st of 4 by Pareto rank (front 1); paused "
+                      "reached rung 0 (milestone 1): 1st of 4 by Pareto rank (front 0); paused "
                       "until it is among the top floor(n/rf) of the rung (2 of 4 now)");
         }
     }
@@ -2022,7 +2022,7 @@ TEST(mo_asha_promotion_by_pareto_rank)
     CHECK_STR(
         sched_policy_word_resume(p, &why, "training_iteration", 2, "iteration:1", w, sizeof w),
         "promote");
-    CHECK_STR(w, "promoted from rung 0 (milestone 1): 1st of 4 by Pareto rank (front 1), among "
+    CHECK_STR(w, "promoted from rung 0 (milestone 1): 1st of 4 by Pareto rank (front 0), among "
                  "the top 2; attempt 2 resumes from iteration:1");
     k = sched_policy_choose_next(p, paused, 3, 5, &why); /* trial 0 resumed */
     CHECK_EQ_INT(k, 2);                                  /* trial 1: 2nd of 4 */
@@ -2191,7 +2191,7 @@ TEST(mo_hyperband_words)
     sched_decision_t d = point2(p, 12, 27, 0.5, 50, 0); /* on the front with (1,1) */
     CHECK_EQ_INT(d.action, SCHED_CONTINUE);
     sched_policy_word(p, &d, "trial_00012", "training_iteration", 27, w, sizeof w);
-    CHECK_STR(w, "in the top 3 of bracket 1 at milestone 27: 1st of 8 by Pareto rank (front 1); "
+    CHECK_STR(w, "in the top 3 of bracket 1 at milestone 27: 1st of 8 by Pareto rank (front 0); "
                  "trains on");
     int64_t paused[7] = {5, 6, 7, 8, 9, 10, 11};
     sched_decision_t why;
@@ -2208,8 +2208,45 @@ TEST(mo_hyperband_words)
     CHECK_STR(
         sched_policy_word_resume(p, &why, "training_iteration", 2, "iteration:27", w, sizeof w),
         "promote");
-    CHECK_STR(w, "promoted in bracket 1 from milestone 27: 2nd of 8 by Pareto rank (front 1), "
+    CHECK_STR(w, "promoted in bracket 1 from milestone 27: 2nd of 8 by Pareto rank (front 0), "
                  "among the top 3; attempt 2 resumes from iteration:27");
+    sched_policy_free(p);
+}
+
+/* The cost of ranked rungs, for the record (no timed assertion): asha_throughput's run with
+ * two conflicting objectives, so that each judgement ranks its rung again (pareto_rank over
+ * up to 1000 points, most of them on few fronts). */
+TEST(mo_asha_throughput)
+{
+    sched_opts_t o = asha_opts(0, 1e9, 1, 3, 3, 5);
+    o.nobjectives = 2;
+    sched_policy_t *p = new_policy(&o);
+    REQUIRE(p);
+    const int ntrials = 1000, iters = 1000;
+    double *quality = malloc(ntrials * sizeof *quality);
+    REQUIRE(quality);
+    uint64_t s = 3;
+    for (int i = 0; i < ntrials; i++) {
+        sched_on_trial_add(p, i);
+        quality[i] = (double)(rng_next(&s) >> 11) / 9007199254740992.0;
+    }
+    long judged = 0, stopped = 0;
+    double t0 = now_s();
+    for (int it = 1; it <= iters; it++)
+        for (int i = 0; i < ntrials; i++) {
+            sched_decision_t d;
+            double obj[2] = {quality[i] / it, (1 - quality[i]) * (1 + (i % 7))};
+            sched_point_t pt = {obj, 0, obj[0]};
+            sched_on_result_point(p, i, it, &pt, &d);
+            judged += d.judged;
+            stopped += d.action == SCHED_STOP;
+        }
+    double dt = now_s() - t0;
+    long n = (long)ntrials * iters;
+    fprintf(stderr, "mo-asha: %ld results over %d trials in %.3f s: %.0f results/s (%ld judged)\n",
+            n, ntrials, dt, n / dt, judged);
+    CHECK(judged > 0 && stopped > 0);
+    free(quality);
     sched_policy_free(p);
 }
 
