@@ -729,7 +729,8 @@ def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, co
     not_in_a_trial()
     auto = _resume_mode(resume, restart)
     space = build_space(run_or_experiment, config, name=name, metric=metric, mode=mode,
-                        constraints=constraints, num_samples=num_samples, max_concurrent_trials=max_concurrent_trials,
+                        constraints=constraints, num_samples=num_samples,
+                        max_concurrent_trials=max_concurrent_trials,
                         seed=seed, scheduler=scheduler, search_alg=search_alg,
                         resources_per_trial=resources_per_trial, stop=stop,
                         time_budget_s=time_budget_s, trial_time_limit_s=trial_time_limit_s,

@@ -156,7 +156,8 @@ class Front(Case):
             with self.subTest(metric=metric, mode=mode):
                 sign = -1 if mode == "max" else 1
                 vals = [(sign * number(t["last_result"].get(metric)), t["trial_no"])
-                        for t in self.trials if not math.isnan(number(t["last_result"].get(metric)))]
+                        for t in self.trials
+                        if not math.isnan(number(t["last_result"].get(metric)))]
                 want = min(vals)[1]
                 self.assertEqual(self.a.get_best_trial(metric, mode)["trial_no"], want)
                 self.assertEqual(tune.ResultGrid(self.a).get_best_result(metric, mode).path,
