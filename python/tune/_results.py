@@ -1,11 +1,13 @@
 """Read-only readers of a tune database: tune.Experiment, tune.experiments, the analysis
 (Ray's ExperimentAnalysis names: best_trial, best_config, get_best_trial, best_checkpoint,
-trial_dataframes, ...).
+trial_dataframes, ...), and with several objectives the Pareto front (get_pareto_front).
 
 Every query goes through the documented views (docs/schema.md: trial_summary,
 experiment_summary, results_current) on a connection opened read-only
 (`file:PATH?mode=ro`), fresh for each call, so a notebook can read an experiment while
-`tune` writes it (WAL: readers never block the writer). Not for: writing anything.
+`tune` writes it (WAL: readers never block the writer). The Pareto front and the trials'
+pareto/feasible marks are the engine's answer (`tune best --json`, `tune trials --json`),
+never ranked here. Not for: writing anything, or ranking several objectives.
 """
 
 import contextlib
@@ -13,6 +15,7 @@ import json
 import math
 import os
 import sqlite3
+import subprocess
 import urllib.parse
 
 __all__ = ["TuneError", "Experiment", "ExperimentAnalysis", "experiments"]
@@ -72,6 +75,31 @@ def _frame(rows):
     return pandas.DataFrame(rows)
 
 
+def _objectives(settings_json, metric, mode):
+    """(metrics, modes) of an experiment: the engine's resolved settings (experiments.
+    settings_json, where several objectives are the lists "metric" and "mode", as
+    space.json writes them), else the one metric and mode of the experiments row ([]
+    without a metric)."""
+    try:
+        settings = json.loads(settings_json) if settings_json else {}
+    except ValueError:
+        settings = {}
+    metrics, modes = settings.get("metric"), settings.get("mode")
+    if isinstance(metrics, list) and isinstance(modes, list) and len(metrics) == len(modes) \
+            and metrics:
+        return [str(m) for m in metrics], [str(d) for d in modes]
+    return ([metric], [mode or "min"]) if metric else ([], [])
+
+
+def _constraints(settings_json):
+    """The experiment's "constraints" as its resolved settings hold them, {} for none."""
+    try:
+        c = json.loads(settings_json).get("constraints") if settings_json else None
+    except (ValueError, AttributeError):
+        c = None
+    return c if isinstance(c, dict) else {}
+
+
 def experiments(storage="tune.db"):
     """One dict per experiment in the database (the experiment_summary view), oldest first."""
     with _connect(storage) as con:
@@ -91,10 +119,18 @@ class Experiment:
                 names = [r[0] for r in con.execute("SELECT experiment FROM experiment_summary")]
                 raise TuneError(f"no experiment named {name!r} in {self.storage}; it holds: "
                                 f"{', '.join(names) or 'none'}", name=name, storage=self.storage)
+            stored = con.execute("SELECT settings_json FROM experiments WHERE name = ?",
+                                 (name,)).fetchone()
         # mode: what the experiment compares by (as before, "min" when it has no metric);
         # experiment_mode: what it recorded, None when no mode was given
         self.metric, self.experiment_mode = row["metric"], row["mode"]
         self.mode = self.experiment_mode or "min"
+        # metrics, modes: every objective (one for a single metric, none without one), as
+        # the engine resolved them; metrics[0] is metric.
+        self.metrics, self.modes = _objectives(stored[0] if stored else None, self.metric,
+                                               self.experiment_mode)
+        # constraints: as space.json gives them ({"gpu_mem_gb": {"<=": 16}}), {} for none
+        self.constraints = _constraints(stored[0] if stored else None)
 
     def __repr__(self):
         return f"tune.Experiment({self.name!r}, storage={self.storage!r})"
@@ -138,7 +174,19 @@ class Experiment:
     # get_best_trial, which raises instead of answering None: a metric nobody reported, a
     # missing mode, or no value to compare yet are each said in words (issue 28, 5).
 
+    def _several(self):
+        """The ValueError for a single best trial asked of several objectives."""
+        objs = ", ".join(f"{m} {d}" for m, d in zip(self.metrics, self.modes))
+        return ValueError(
+            f"experiment {self.name!r} has {len(self.metrics)} objectives ({objs}): there is "
+            "no single best trial with several objectives. get_pareto_front() returns the "
+            "Pareto front (the feasible trials that no other trial beats in every objective, "
+            "as `tune best` prints it); for the best by one objective, name it: "
+            f"metric={self.metrics[0]!r}, mode={self.modes[0]!r}")
+
     def _metric_mode(self, metric, mode):
+        if len(self.metrics) > 1 and (metric is None or isinstance(metric, (list, tuple))):
+            raise self._several()
         if mode is not None and mode not in ("min", "max"):
             raise ValueError(f"mode must be 'min' or 'max', not {mode!r}")
         if metric is None:
@@ -152,6 +200,8 @@ class Experiment:
         if not isinstance(metric, str):
             raise TypeError(f"metric must be the name of a reported value, not {metric!r}")
         if mode is None:
+            if len(self.metrics) > 1 and metric in self.metrics:
+                return metric, self.modes[self.metrics.index(metric)]
             if metric != self.metric or self.experiment_mode is None:
                 raise ValueError(f"pass mode='min' or mode='max' for metric {metric!r}: "
                                  f"the experiment's mode is for its own metric "
@@ -200,8 +250,11 @@ class Experiment:
         left out: judged by each trial's last result (scope "last", Ray's default; the same
         trial as `tune best`), its best ("all"), the mean of all its results ("avg") or of
         its last 5 or 10 ("last-5-avg", "last-10-avg"); ties go to the lower trial number.
-        Raises ValueError when there is no metric to go by or no trial reported it, and
-        TuneError when no trial has a value to compare yet. NaN never counts
+        With constraints and one objective, the experiment's own metric gives the best
+        feasible trial, by the last result only, as `tune best` ranks it (TuneError with
+        its words when none is feasible). Raises ValueError when there is no metric to go
+        by (several objectives and no metric=: get_pareto_front() answers then) or no trial
+        reported it, and TuneError when no trial has a value to compare yet. NaN never counts
         (filter_nan_and_inf=False is refused: tune records NaN as missing)."""
         if scope not in ("last", "all", "avg", "last-5-avg", "last-10-avg"):
             raise ValueError(f"scope must be 'last', 'all', 'avg', 'last-5-avg' or "
@@ -210,6 +263,17 @@ class Experiment:
             raise ValueError("filter_nan_and_inf=False is not supported: tune records NaN and "
                              "infinite values as missing (NULL), so they never compare")
         metric, mode = self._metric_mode(metric, mode)
+        if self.constraints and len(self.metrics) == 1 and metric == self.metric \
+                and mode == self.experiment_mode:
+            # its own objective under constraints: the best feasible trial, as `tune best`
+            # ranks it (feasible first), by the last results the constraints judge
+            if scope != "last":
+                raise ValueError(f"scope={scope!r} cannot be used with the constraints of "
+                                 f"{self.name!r}: they judge each trial's last result, and "
+                                 "the best trial is the best feasible one by it; leave scope "
+                                 "out (or name another metric)")
+            row = self._ask("best")
+            return next(t for t in self.trials() if t["trial_no"] == row["id"])
         if metric == self.metric and mode == self.experiment_mode and scope in ("last", "all"):
             col = "last_metric" if scope == "last" else "best_metric"
             sign = "-" if mode == "max" else ""
@@ -245,6 +309,53 @@ class Experiment:
         if scope != "avg":
             vals = vals[-(5 if scope == "last-5-avg" else 10):]
         return sign * sum(vals) / len(vals)
+
+    # ---- several objectives: the engine's Pareto front ------------------------------------
+
+    def _ask(self, command, *args):
+        """The JSON `tune COMMAND NAME --db DB --json ARGS` prints: the engine ranks, this
+        only reads. Raises TuneError with tune's own words when it fails."""
+        from ._run import find_binary
+        p = subprocess.run([find_binary(), command, self.name, "--db", self.storage, "--json",
+                            *args], stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if p.returncode != 0:
+            said = [ln for ln in p.stderr.splitlines() if ln.strip()]
+            raise TuneError("\n".join(said[-10:]) or f"tune {command} exited with status "
+                            f"{p.returncode}", exit_code=p.returncode, name=self.name,
+                            storage=self.storage)
+        try:
+            return json.loads(p.stdout)
+        except ValueError as e:
+            raise TuneError(f"tune {command} --json printed what is not JSON ({e}): "
+                            f"{p.stdout[:200]!r}", name=self.name, storage=self.storage) from e
+
+    def get_pareto_front(self):
+        """The Pareto front, as the engine ranks it (`tune best --json`): the feasible trials
+        (every constraint met by the last result) that no other feasible trial beats in
+        every objective, judged by each trial's last result, in the engine's order (by the
+        first objective in its mode, then trial number). Each is a trial dict as
+        get_best_trial returns, plus "values" ({objective: its last value, as reported}) and
+        "violation" (0). With one objective, the best (feasible) trial alone. Raises TuneError with
+        tune's words when no trial has a result yet or none is feasible (naming the
+        constraint closest to being met)."""
+        answer = self._ask("best")
+        rows = answer["front"] if isinstance(answer, dict) and "front" in answer else [answer]
+        by_no = {t["trial_no"]: t for t in self.trials()}  # after: every id is there
+        out = []
+        for r in rows:
+            t = dict(by_no[r["id"]])
+            t.update({k: r[k] for k in ("values", "violation") if k in r})
+            out.append(t)
+        return out
+
+    def _marks(self):
+        """{trial_no: (pareto, feasible)} as the engine marks the trials of several
+        objectives in `tune trials --json`: "front" is the trial's level (0: the Pareto
+        front; null without a result, with a constraint violated or an objective missing)
+        and "violation" its total (0: feasible; null without a result or a constrained
+        value)."""
+        return {r["id"]: (r.get("front") == 0, r.get("violation") == 0)
+                for r in self._ask("trials")}
 
     @property
     def best_trial(self):
@@ -342,13 +453,17 @@ class Experiment:
     def dataframe(self, metric=None, mode=None):
         """One row per trial as Ray's analysis.dataframe(): the last result's keys (with
         metric and mode: the trial's best result by them), then trial, status,
-        early_stopped, iterations, best_metric, error and config/<param>. A pandas
-        DataFrame when pandas is installed, else a list of dicts."""
+        early_stopped, iterations, best_metric, error, with several objectives or
+        constraints pareto (in the Pareto front; with one objective, the best feasible)
+        and feasible (every constraint met), as the engine marks them (`tune trials
+        --json`), and config/<param>. A pandas DataFrame when pandas is
+        installed, else a list of dicts."""
         if (metric is None) != (mode is None):
             raise ValueError("dataframe: give both metric and mode (the best result of each "
                              "trial), or neither (the last result)")
         if mode is not None and mode not in ("min", "max"):
             raise ValueError(f"mode must be 'min' or 'max', not {mode!r}")
+        marks = self._marks() if len(self.metrics) > 1 or self.constraints else None
         rows = []
         for t in self.trials():
             d = dict(t["last_result"] or {})
@@ -364,6 +479,8 @@ class Experiment:
             for k in ("trial", "trial_no", "status", "early_stopped", "iterations",
                       "last_metric", "best_metric", "error", "trial_dir"):
                 d[k] = t.get(k)
+            if marks is not None:
+                d["pareto"], d["feasible"] = marks.get(t["trial_no"], (False, False))
             for k, v in (t["config"] or {}).items():
                 d[f"config/{k}"] = v
             rows.append(d)

@@ -127,12 +127,23 @@ _RAY_ONLY = {
     "restore": "use tune.resume(name, storage=...) or resume=True",
 }
 
+# Optuna's spellings of several objectives and constraints (an Optuna user's first guess),
+# with tune's.
+_OPTUNA_ONLY = {
+    "directions": "give one mode per metric: metric=['val_loss', 'latency_ms'], "
+                  "mode=['min', 'min'] (Optuna's 'minimize' is 'min', 'maximize' 'max')",
+    "constraints_func": "tune cannot call a Python function (it judges results in C): report "
+                        "the constrained value (tune.report(gpu_mem_gb=...)) and give its "
+                        "bound as constraints={'gpu_mem_gb': {'<=': 16}} (docs/python.md, "
+                        "Several objectives)",
+}
+
 _SUPPORTED = ("config", "name", "metric", "mode", "num_samples", "max_concurrent_trials", "seed",
               "scheduler", "search_alg", "resources_per_trial", "stop", "time_budget_s",
               "trial_time_limit_s", "max_failures", "fail_fast", "stop_experiment_on_target",
               "allow_missing_metric", "progress_reporter", "storage", "points_to_evaluate",
               "stop_grace_s", "status_interval_s", "result_timeout_s", "executor", "resume",
-              "restart", "raise_on_failed_trial", "verbose", "gpus", "cpus")
+              "restart", "raise_on_failed_trial", "verbose", "gpus", "cpus", "constraints")
 
 
 def _resources(r):
@@ -184,8 +195,9 @@ def _stop(stop):
     return _space.to_json(stop, "stop")
 
 
-def build_space(trainable, config=None, *, name=None, metric=None, mode=None, num_samples=None,
-                max_concurrent_trials=None, seed=None, scheduler=None, search_alg=None,
+def build_space(trainable, config=None, *, name=None, metric=None, mode=None, constraints=None,
+                num_samples=None, max_concurrent_trials=None, seed=None, scheduler=None,
+                search_alg=None,
                 resources_per_trial=None, stop=None, time_budget_s=None,
                 trial_time_limit_s=None, max_failures=None, fail_fast=None,
                 stop_experiment_on_target=None, allow_missing_metric=None,
@@ -195,8 +207,10 @@ def build_space(trainable, config=None, *, name=None, metric=None, mode=None, nu
 
     It translates and judges nothing: mode is written only when given (the engine refuses
     a scheduler, or a metric named like an accuracy, without one), and every value goes as
-    given for the engine to check when tune.run runs the file. Refused here is only what
-    JSON cannot carry (a callable, NaN, an object) and Ray arguments with no counterpart."""
+    given for the engine to check when tune.run runs the file: a list metric and mode
+    (several objectives) and constraints ({"gpu_mem_gb": {"<=": 16}}) included. Refused
+    here is only what JSON cannot carry (a callable, NaN, an object) and Ray arguments
+    with no counterpart."""
     search = _search(search_alg)
     if callable(trainable) and not isinstance(trainable, (list, tuple)):
         if inspect.isclass(trainable):
@@ -214,13 +228,14 @@ def build_space(trainable, config=None, *, name=None, metric=None, mode=None, nu
         raise TypeError("tune.run: the trainable must be a function train(config) or a command "
                         f"as a list of strings, not {type(trainable).__name__}")
     sched = _space.scheduler_of(scheduler)
-    # One metric and one mode in the file: said to tune.run or to the scheduler, not both ways.
+    # One metric and one mode in the file (a name or a list of them): said to tune.run or to
+    # the scheduler, not both ways. Compared as written (a tuple is the list it becomes).
     if sched is not None and sched.metric is not None:
-        if metric is not None and metric != sched.metric:
+        if metric is not None and _same(metric, "metric") != _same(sched.metric, "metric"):
             raise ValueError(f"metric={metric!r} but the scheduler says metric={sched.metric!r}")
         metric = sched.metric
     if sched is not None and sched.mode is not None:
-        if mode is not None and mode != sched.mode:
+        if mode is not None and _same(mode, "mode") != _same(sched.mode, "mode"):
             raise ValueError(f"mode={mode!r} but the scheduler says mode={sched.mode!r}")
         mode = sched.mode
     if progress_reporter is not None and not isinstance(progress_reporter, _space.CLIReporter):
@@ -231,8 +246,9 @@ def build_space(trainable, config=None, *, name=None, metric=None, mode=None, nu
                         "fail_fast='raise' is what tune.run does anyway (raise_on_failed_trial)")
 
     s = {"name": name if name is not None else _default_name(trainable)}
-    for key, v in (("metric", metric), ("mode", mode), ("num_samples", num_samples),
-                   ("max_concurrent", max_concurrent_trials), ("seed", seed)):
+    for key, v in (("metric", metric), ("mode", mode), ("constraints", constraints),
+                   ("num_samples", num_samples), ("max_concurrent", max_concurrent_trials),
+                   ("seed", seed)):
         if v is not None:
             s[key] = _space.to_json(v, _ARG_OF.get(key, key))
     s["command"] = command
@@ -269,9 +285,14 @@ def build_space(trainable, config=None, *, name=None, metric=None, mode=None, nu
     return s
 
 
+def _same(v, where):
+    # A value as space.json will hold it: ("a", "b") and ["a", "b"] are the same metric.
+    return _space.to_json(v, where)
+
+
 def _check_kwargs(kwargs):
     for k in kwargs:
-        hint = _RAY_ONLY.get(k)
+        hint = _RAY_ONLY.get(k) or _OPTUNA_ONLY.get(k)
         if hint:
             raise TypeError(f"tune.run: {k!r} is not supported: {hint}")
         raise TypeError(f"tune.run got an unexpected argument {k!r}"
@@ -423,8 +444,21 @@ def explain(tail, space_path, paths, space, config, sched):
         words = _python_words(path, space, config, sched)
         if path[:1] == ("mode",) and "mode" not in space:
             msg += " (pass mode='min' or mode='max' to tune.run, or to the scheduler)"
+        if path[:1] in (("metric",), ("mode",)):
+            msg = _python_remedy(msg)
         return f"{words}: {msg}\n(tune: {line})"
     return None
+
+
+def _python_remedy(msg):
+    """The engine's remedy for "metric"/"mode" (write "mode": ["min", "min"]) said as the
+    tune.run argument (mode=['min', 'min']), the engine's words kept otherwise."""
+    def arg(m):
+        try:
+            return f"{m.group(1)} {m.group(2)}={json.loads(m.group(3))!r}"
+        except ValueError:
+            return m.group(0)
+    return re.sub(r'\b(write|add) "(mode|metric)": (\[[^\]]*\]|"[^"]*")', arg, msg)
 
 
 def _pythonize(text, name, db):
@@ -439,11 +473,15 @@ def _pythonize(text, name, db):
     text = text.replace("and finished; pass restart=True to run it again under a new name",
                         "and finished: resume='AUTO' returns its analysis, restart=True runs "
                         "it again under a new name")
+    # the argument to fix: the metric (one objective or several), a constraint's key, or both
+    args = [a for a, said in (("metric=", re.search(r'reports no "[^"]*", (objective \d+ of|the '
+                                                   r'experiment\'s) "metric"', text)),
+                              ("constraints=", 'a key of "constraints"' in text)) if said]
     text = text.replace("Fix the name in space.json (or set \"allow_missing_metric\": true to run "
-                        "anyway)", "Fix metric= or the name the trainable reports "
-                        "(allow_missing_metric=True runs anyway), then run the script again: "
-                        "the same name replaces this stopped experiment, which never recorded "
-                        "its metric")
+                        "anyway)", f"Fix {' or '.join(args) or 'metric='} or the name the "
+                        "trainable reports (allow_missing_metric=True runs anyway), then run "
+                        "the script again: the same name replaces this stopped experiment, "
+                        "none of whose results could be ranked")
     return text
 
 
@@ -550,19 +588,33 @@ def _actual_name(db, name, restart):
     return rows[0][0] if rows else name
 
 
+def _required_keys(settings_json):
+    """The keys a first result must carry: every objective and every constrained key, as
+    the engine's resolved settings list them."""
+    try:
+        settings = json.loads(settings_json or "{}")
+    except ValueError:
+        return []
+    metric = settings.get("metric")
+    keys = metric if isinstance(metric, list) else [metric] if metric else []
+    keys += list(settings.get("constraints") or {})
+    return [k for k in dict.fromkeys(keys) if isinstance(k, str) and '"' not in k]
+
+
 def _stored(db, name):
     """What the database holds under name: None, or (status, space_json, never_ranked), the
     last true when the experiment stopped (INTERRUPTED) after results of which none carried
-    its metric, and was not allowed to miss it: the footprint of tune's stop at a first
-    result without the metric (allow_missing_metric false)."""
+    its metric (with several objectives or constraints: none carried every objective and
+    constrained key), and was not allowed to miss it: the footprint of tune's stop at a
+    first result without them (allow_missing_metric false)."""
     if not os.path.exists(db):
         return None
     from ._results import _connect
     try:
         with _connect(db) as con:
-            row = con.execute("SELECT id, status, space_json, metric, json_extract("
-                              "settings_json, '$.allow_missing_metric') AS allow FROM "
-                              "experiments WHERE name = ?", (name,)).fetchone()
+            row = con.execute("SELECT id, status, space_json, metric, settings_json, "
+                              "json_extract(settings_json, '$.allow_missing_metric') AS allow "
+                              "FROM experiments WHERE name = ?", (name,)).fetchone()
             if row is None:
                 return None
             never_ranked = False
@@ -572,6 +624,14 @@ def _stored(db, name):
                     "SELECT count(*), count(r.metric) FROM results r JOIN trials t "
                     "ON t.id = r.trial_id WHERE t.experiment_id = ?", (row["id"],)).fetchone()
                 never_ranked = n > 0 and ranked == 0
+                keys = _required_keys(row["settings_json"])
+                if n > 0 and not never_ranked and len(keys) > 1:
+                    # as the engine's first-result check: the keys present, whatever value
+                    have = " AND ".join(["json_type(r.data, ?) IS NOT NULL"] * len(keys))
+                    never_ranked = not con.execute(
+                        f"SELECT EXISTS (SELECT 1 FROM results r JOIN trials t ON t.id = "
+                        f"r.trial_id WHERE t.experiment_id = ? AND {have})",
+                        [row["id"]] + [f'$."{k}"' for k in keys]).fetchone()[0]
             return row["status"], row["space_json"], never_ranked
     except TuneError:
         return None  # not a tune database: `tune run` says so in its own words
@@ -643,8 +703,8 @@ def _resume_mode(resume, restart):
     return auto
 
 
-def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, num_samples=None,
-        max_concurrent_trials=None, seed=None, scheduler=None, search_alg=None,
+def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, constraints=None,
+        num_samples=None, max_concurrent_trials=None, seed=None, scheduler=None, search_alg=None,
         resources_per_trial=None, stop=None, time_budget_s=None, trial_time_limit_s=None,
         max_failures=None, fail_fast=None, stop_experiment_on_target=None,
         allow_missing_metric=None, progress_reporter=None, storage="tune.db",
@@ -656,7 +716,9 @@ def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, nu
     run_or_experiment is a function train(config) (run in each trial's own process through
     `python -m tune.trial`) or a command, a list of strings with {placeholders}. The other
     arguments are Ray Tune's where the meaning is the same; docs/python.md lists each with
-    the space.json key it becomes. With a fixed name, re-running a script is the edit-and-run
+    the space.json key it becomes; metric and mode may be lists (several objectives:
+    get_pareto_front() answers, not get_best_trial()), and constraints bounds reported values
+    ({"gpu_mem_gb": {"<=": 16}}). With a fixed name, re-running a script is the edit-and-run
     loop: resume='AUTO' resumes an interrupted experiment, returns a finished one's
     analysis, starts a missing one; restart=True starts afresh (under NAME-2 if NAME
     exists); an experiment stopped because no result carried its metric is replaced.
@@ -667,7 +729,8 @@ def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, nu
     not_in_a_trial()
     auto = _resume_mode(resume, restart)
     space = build_space(run_or_experiment, config, name=name, metric=metric, mode=mode,
-                        num_samples=num_samples, max_concurrent_trials=max_concurrent_trials,
+                        constraints=constraints, num_samples=num_samples,
+                        max_concurrent_trials=max_concurrent_trials,
                         seed=seed, scheduler=scheduler, search_alg=search_alg,
                         resources_per_trial=resources_per_trial, stop=stop,
                         time_budget_s=time_budget_s, trial_time_limit_s=trial_time_limit_s,
@@ -690,7 +753,8 @@ def run(run_or_experiment, config=None, *, name=None, metric=None, mode=None, nu
         # tune stopped it at a result without its metric (a typo in metric= or in what the
         # trainable reports): nothing was ranked, so the corrected script takes its place.
         sys.stderr.write(f"tune: experiment {name} in {db} stopped before any result carried "
-                         f"its metric; replacing it with this run\n")
+                         "every key it needs (its metric, or an objective or constrained key); "
+                         "replacing it with this run\n")
         rc, tail, _ = execute(["rm", name, "--yes", "--db", db])
         if rc != EXIT_OK:
             raise TuneError(_message(tail, rc, name, db), exit_code=rc, name=name, storage=db)

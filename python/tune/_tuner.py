@@ -20,7 +20,7 @@ class _Args:
     def __init__(self, **kw):
         for k in kw:
             if k not in self.known:
-                hint = _run._RAY_ONLY.get(k)
+                hint = _run._RAY_ONLY.get(k) or _run._OPTUNA_ONLY.get(k)
                 raise TypeError(f"tune.{type(self).__name__}: {k!r} is not supported"
                                 + (f": {hint}" if hint else "; it takes "
                                    + ", ".join(self.known)))
@@ -28,7 +28,10 @@ class _Args:
 
 
 class TuneConfig(_Args):
-    known = ("metric", "mode", "search_alg", "scheduler", "num_samples",
+    """metric and mode may be lists (several objectives), with constraints (tune's own):
+    TuneConfig(metric=["val_loss", "latency_ms"], mode=["min", "min"],
+    constraints={"gpu_mem_gb": {"<=": 16}})."""
+    known = ("metric", "mode", "constraints", "search_alg", "scheduler", "num_samples",
              "max_concurrent_trials", "time_budget_s", "seed", "points_to_evaluate")
 
 
@@ -128,7 +131,8 @@ class Result:
 
 
 class ResultGrid:
-    """What Tuner.fit returns: one Result per trial, get_best_result(), get_dataframe()."""
+    """What Tuner.fit returns: one Result per trial, get_best_result(), get_dataframe(),
+    and with several objectives get_pareto_front()."""
 
     def __init__(self, analysis):
         self.experiment = analysis
@@ -171,6 +175,12 @@ class ResultGrid:
         judged by its last result (scope "last"), its best ("all") or an average ("avg",
         "last-5-avg", "last-10-avg"), as Ray's. Raises, as Ray does, when there is no
         metric to go by, no trial reported it, or none has a value yet
-        (ExperimentAnalysis.get_best_trial)."""
+        (ExperimentAnalysis.get_best_trial); with several objectives and no metric=, a
+        ValueError naming get_pareto_front()."""
         return Result(self.experiment, self.experiment.get_best_trial(
             metric, mode, scope, filter_nan_and_inf))
+
+    def get_pareto_front(self):
+        """With several objectives: the Results of the Pareto front, in the engine's order
+        (ExperimentAnalysis.get_pareto_front, `tune best`)."""
+        return [Result(self.experiment, t) for t in self.experiment.get_pareto_front()]

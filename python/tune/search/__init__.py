@@ -146,7 +146,8 @@ def resolve(kwargs):
     out = dict(kwargs)
     for k, v in s.run_kwargs().items():
         given = out.get(k)
-        if given is not None and given != v:
+        # compared as space.json will hold them: ("a", "b") is the list ["a", "b"]
+        if given is not None and _space.to_json(given, k) != _space.to_json(v, k):
             raise ValueError(f"{k}={given!r} but the searcher {type(s).__name__} says "
                              f"{k}={v!r}: give it in one place")
         out[k] = v
