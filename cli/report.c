@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -956,10 +957,15 @@ int cli_cmd_report(int argc, char **argv)
         outp = def;
     }
     int to_stdout = strcmp(outp, "-") == 0;
+    /* Renaming over something that is not a plain file would replace it: `-o /dev/null`
+     * run as root turned the device into a file. A device, a FIFO or a terminal is
+     * written in place (a reader of those sees a stream anyway). */
+    struct stat sb;
+    int in_place = !to_stdout && stat(outp, &sb) == 0 && !S_ISREG(sb.st_mode);
     FILE *f = stdout;
     if (!to_stdout) {
         snprintf(tmp, sizeof tmp, "%s.tmp.%ld", outp, (long)getpid());
-        f = fopen(tmp, "w");
+        f = fopen(in_place ? outp : tmp, "w");
         if (!f) {
             cli_error("report: cannot write %s: %s", outp, strerror(errno));
             cli_exp_free(e);
@@ -976,13 +982,13 @@ int cli_cmd_report(int argc, char **argv)
             cli_error("report: %s", err);
         else
             cli_error("report: cannot write %s: %s", outp, strerror(errno ? errno : EIO));
-        if (!to_stdout) unlink(tmp);
+        if (!to_stdout && !in_place) unlink(tmp);
         cli_exp_free(e);
         store_close(st);
         return CLI_EXIT_FAIL;
     }
     if (!to_stdout) {
-        if (rename(tmp, outp) != 0) {
+        if (!in_place && rename(tmp, outp) != 0) {
             cli_error("report: cannot write %s: %s", outp, strerror(errno));
             unlink(tmp);
             cli_exp_free(e);

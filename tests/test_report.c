@@ -564,6 +564,45 @@ TEST(report_is_one_self_contained_file)
     out_free(&o);
 }
 
+/* `-o` naming something that is not a plain file (a FIFO here; /dev/null when run as root
+ * was the case found) is written in place: renaming the finished page over it replaced
+ * the device with a regular file. The FIFO stays a FIFO and its reader gets the page. */
+TEST(report_to_a_fifo_writes_through_it)
+{
+    char dir[4096], fifo[4300], got[4300];
+    fresh_dir(dir, sizeof dir, "report_fifo");
+    run_asha(dir, "asha1");
+    snprintf(fifo, sizeof fifo, "%s/pipe", dir);
+    snprintf(got, sizeof got, "%s/got.html", dir);
+    REQUIRE(mkfifo(fifo, 0600) == 0);
+    pid_t reader = fork();
+    REQUIRE(reader >= 0);
+    if (reader == 0) {
+        /* The reader: copy the FIFO to a file until the writer closes it. */
+        int in = open(fifo, O_RDONLY), out = open(got, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        char buf[65536];
+        ssize_t k;
+        while (in >= 0 && out >= 0 && (k = read(in, buf, sizeof buf)) > 0)
+            if (write(out, buf, (size_t)k) != k) _exit(1);
+        _exit(in >= 0 && out >= 0 ? 0 : 1);
+    }
+    const char *a[] = {"report", "asha1", "-o", "pipe", NULL};
+    struct out o = tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    out_free(&o);
+    int st = 0;
+    REQUIRE(waitpid(reader, &st, 0) == reader);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    struct stat sb;
+    REQUIRE(lstat(fifo, &sb) == 0);
+    CHECK(S_ISFIFO(sb.st_mode));
+    char *html = slurp(got);
+    REQUIRE(html);
+    CHECK(strncmp(html, "<!DOCTYPE html>", 15) == 0);
+    CHECK_CONTAINS(html, "<title>asha1</title>");
+    free(html);
+}
+
 TEST(report_escapes_what_could_break_the_page)
 {
     char dir[4096], sp[8192], path[4300];
