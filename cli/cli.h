@@ -76,6 +76,27 @@ typedef struct cli_table_opts {
 /* Returns a malloc'd NUL-terminated block; caller frees. */
 char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o);
 
+/* lastseen.c: the last result of each trial of a live table's snapshots (its
+ * last_results), kept by trial number (ascending) with the number of results it was read
+ * at, and read from st again only when that changed. Zero it, set st, exp_id and want;
+ * cli_last_free releases what it read. */
+typedef struct cli_last {
+    store_t *st;
+    int64_t exp_id;
+    int want; /* read at all; cleared when a read fails (the table goes on without) */
+    struct cli_last_seen {
+        int64_t no, iters;
+        char *json;
+    } * seen;
+    size_t n;
+} cli_last_t;
+/* The last result of each trial of snap (JSON text, indexed as snap->trials; NULL where
+ * none), the trials with results not read yet read in one query. Returns a new array (free
+ * it; its strings are v's, valid until the next call), or NULL when v does not want them,
+ * there are none or no memory. */
+const char **cli_last_results(cli_last_t *v, const sched_snapshot_t *snap);
+void cli_last_free(cli_last_t *v); /* NULL-safe; v can be used again */
+
 /* A metric or setting for people: 5 significant digits (4 in exponent form when tiny or
  * huge), "-" for NaN (no value). The table, show and plot all print numbers this way. */
 void cli_fmt_num(double v, char *out, size_t n);

@@ -113,106 +113,9 @@ struct run_view {
     size_t nmetric_columns;
     const space_settings_t *settings; /* the table's objectives (cli_table_opts_t) */
     /* Without a metric and metric_columns, or with several objectives, the table shows
-     * what the trials last reported:
-     * their last results, read from st, kept by trial number (ascending) with the number
-     * of results they were read at, and read again only when that changed. */
-    store_t *st;
-    int64_t exp_id;
-    int want_last;
-    struct last_seen {
-        int64_t no, iters;
-        char *json;
-    } * last;
-    size_t nlast;
+     * what the trials last reported (lastseen.c). */
+    cli_last_t last;
 };
-
-static int last_cmp(const void *a, const void *b)
-{
-    int64_t x = ((const struct last_seen *)a)->no, y = ((const struct last_seen *)b)->no;
-    return (x > y) - (x < y);
-}
-
-static int last_row(void *ud, int ncol, const char *const *names, const char *const *val,
-                    const int *types)
-{
-    (void)names;
-    (void)types;
-    struct run_view *v = ud;
-    if (ncol < 3 || !val[0]) return 0;
-    struct last_seen key = {.no = strtoll(val[0], NULL, 10)};
-    struct last_seen *e = bsearch(&key, v->last, v->nlast, sizeof *v->last, last_cmp);
-    if (!e) return 0;
-    free(e->json);
-    e->json = val[2] ? strdup(val[2]) : NULL;
-    e->iters = val[1] ? strtoll(val[1], NULL, 10) : 0;
-    return 0;
-}
-
-/* The last result of each trial of snap (JSON text, indexed as snap->trials; NULL where
- * none), for a table without a metric or with several objectives: a snapshot carries
- * numbers, not results. Only the
- * trials with results the view has not read are read, in one query. Returns a new array
- * (its strings are v's), or NULL when there is nothing to show or no memory. */
-static const char **last_results(struct run_view *v, const sched_snapshot_t *snap)
-{
-    if (!v->want_last || !snap->ntrials) return NULL;
-    struct last_seen *nl = calloc(snap->ntrials, sizeof *nl);
-    const char **out = calloc(snap->ntrials, sizeof *out);
-    char *sql = NULL;
-    size_t len = 0, cap = 0;
-    if (!nl || !out) goto fail;
-    /* the snapshot is in trial order, as v->last: keep what is still current */
-    size_t j = 0, nwant = 0;
-    for (size_t i = 0; i < snap->ntrials; i++) {
-        const sched_trial_view_t *t = &snap->trials[i];
-        nl[i].no = t->trial_no;
-        while (j < v->nlast && v->last[j].no < t->trial_no)
-            j++;
-        if (j < v->nlast && v->last[j].no == t->trial_no && v->last[j].iters == t->iterations) {
-            nl[i] = v->last[j];
-            v->last[j].json = NULL;
-        } else if (t->iterations > 0) {
-            nwant++;
-        }
-    }
-    for (size_t k = 0; k < v->nlast; k++)
-        free(v->last[k].json);
-    free(v->last);
-    v->last = nl;
-    v->nlast = snap->ntrials;
-    nl = NULL;
-    if (nwant) {
-        /* trial numbers are ours, printed as integers: no text of a user's goes in */
-        cap = 160 + 22 * nwant;
-        if (!(sql = malloc(cap))) goto fail;
-        len = (size_t)snprintf(sql, cap,
-                               "SELECT trial_no, iterations, last_result FROM trial_summary"
-                               " WHERE experiment_id = %lld AND trial_no IN (",
-                               (long long)v->exp_id);
-        const char *sep = "";
-        for (size_t i = 0; i < v->nlast; i++) {
-            const sched_trial_view_t *t = &snap->trials[i];
-            if (v->last[i].json || t->iterations <= 0) continue;
-            len += (size_t)snprintf(sql + len, cap - len, "%s%lld", sep, (long long)t->trial_no);
-            sep = ",";
-        }
-        snprintf(sql + len, cap - len, ")");
-        char err[256];
-        if (store_query(v->st, sql, NULL, 0, last_row, v, err, sizeof err) != 0) {
-            /* the table goes on without them; the run is what matters */
-            v->want_last = 0;
-        }
-    }
-    for (size_t i = 0; i < v->nlast; i++)
-        out[i] = v->last[i].json;
-    free(sql);
-    return out;
-fail:
-    free(nl);
-    free(out);
-    free(sql);
-    return NULL;
-}
 
 static void on_report(void *ud, const sched_snapshot_t *snap, int final)
 {
@@ -240,7 +143,7 @@ static void on_report(void *ud, const sched_snapshot_t *snap, int final)
             o.rows = 40;
             o.cols = 160;
         }
-        const char **last = last_results(v, snap);
+        const char **last = cli_last_results(&v->last, snap);
         o.last_results = last;
         char *text = cli_render_status(snap, &o);
         free(last);
@@ -259,7 +162,7 @@ static void on_report(void *ud, const sched_snapshot_t *snap, int final)
     if (!final && now - v->last_plain < v->status_interval) return;
     v->last_plain = now;
     o.rows = final ? 0 : 60;
-    const char **last = last_results(v, snap);
+    const char **last = cli_last_results(&v->last, snap);
     o.last_results = last;
     char *text = cli_render_status(snap, &o);
     free(last);
@@ -284,9 +187,7 @@ struct run {
 static void run_close(struct run *r)
 {
     free(r->view.params);
-    for (size_t i = 0; i < r->view.nlast; i++)
-        free(r->view.last[i].json);
-    free(r->view.last);
+    cli_last_free(&r->view.last);
     sched_exec_free(r->sx);
     trial_exec_free(r->tx);
     cli_folder_close(&r->folder);
@@ -480,10 +381,10 @@ static void view_init(struct run_view *v, const space_t *sp, const struct cli_ru
                            .metric_columns = (const char *const *)set->metric_columns,
                            .nmetric_columns = nmc,
                            .settings = set,
-                           .st = st,
-                           .exp_id = exp_id,
                            /* several objectives: the front is ranked from last results */
-                           .want_last = (!set->metric && nmc == 0) || set->nobjectives > 1};
+                           .last = {.st = st,
+                                    .exp_id = exp_id,
+                                    .want = (!set->metric && nmc == 0) || set->nobjectives > 1}};
 }
 
 /* Records and prints how the run ended: the store failed (rc != 0, err), or the loop's

@@ -258,7 +258,11 @@ struct sim_view {
     size_t nparams;
     const char *time_attr;
     const sched_exec_t *ex;
-    const char *full_to; /* what the saved compute is measured against */
+    const char *full_to;              /* what the saved compute is measured against */
+    const space_settings_t *settings; /* the table's objectives (cli_table_opts_t) */
+    /* Several objectives: the trials' last results, which the table ranks (lastseen.c);
+     * with one objective none are read, and the table is the one it always was. */
+    cli_last_t last;
 };
 
 /* The share of compute saved, in percent: 0 printed as "0.0", never "-0.0" (the two sums
@@ -290,8 +294,11 @@ static void on_sim_report(void *ud, const sched_snapshot_t *snap, int final)
 {
     struct sim_view *v = ud;
     if (v->quiet) return;
-    cli_table_opts_t o = {
-        .rows = 40, .params = v->params, .nparams = v->nparams, .time_attr = v->time_attr};
+    cli_table_opts_t o = {.rows = 40,
+                          .params = v->params,
+                          .nparams = v->nparams,
+                          .time_attr = v->time_attr,
+                          .settings = v->settings};
     if (v->tty) {
         struct winsize ws;
         if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 1) {
@@ -301,7 +308,10 @@ static void on_sim_report(void *ud, const sched_snapshot_t *snap, int final)
     } else if (!final) {
         o.rows = 20;
     }
+    const char **last = cli_last_results(&v->last, snap);
+    o.last_results = last;
     char *text = cli_render_status(snap, &o);
+    free(last);
     if (!text) return;
     char cost[256];
     cost_line(v, cost, sizeof cost);
@@ -373,6 +383,7 @@ int cli_cmd_simulate(int argc, char **argv)
     sched_pool_t *pool = NULL;
     sched_loop_t *L = NULL;
     const char **params = NULL;
+    struct sim_view view = {0};
     int rc = CLI_EXIT_FAIL;
     /* 64 MiB of page cache: a simulation writes a big experiment fast, and with
      * SQLite's 2 MiB its batches spill into the WAL (bench/sim/README.md). */
@@ -474,13 +485,15 @@ int cli_cmd_simulate(int argc, char **argv)
     char full_to[160] = "the end of its curve";
     if (set->sched.type != SPACE_SCHED_FIFO && set->sched.max_t > 0)
         snprintf(full_to, sizeof full_to, "max_t (%s %g)", set->sched.time_attr, set->sched.max_t);
-    struct sim_view view = {.quiet = a.quiet,
-                            .tty = isatty(STDOUT_FILENO),
-                            .params = params,
-                            .nparams = params ? np : 0,
-                            .time_attr = set->sched.time_attr,
-                            .ex = ex,
-                            .full_to = full_to};
+    view = (struct sim_view){.quiet = a.quiet,
+                             .tty = isatty(STDOUT_FILENO),
+                             .params = params,
+                             .nparams = params ? np : 0,
+                             .time_attr = set->sched.time_attr,
+                             .ex = ex,
+                             .full_to = full_to,
+                             .settings = set,
+                             .last = {.st = st, .exp_id = exp_id, .want = set->nobjectives > 1}};
     char results_dir[PATH_MAX];
     snprintf(results_dir, sizeof results_dir, "simulated/%s", name);
     sched_run_opts_t o = {.space = sp,
@@ -587,6 +600,7 @@ int cli_cmd_simulate(int argc, char **argv)
     fflush(stdout);
     rc = cli_run_outcome(st, exp_id, name, a.db, &res, &fix);
 out:
+    cli_last_free(&view.last);
     sched_loop_free(L);
     sched_exec_free(ex);
     sched_pool_free(pool);

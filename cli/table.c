@@ -98,7 +98,8 @@ void cli_fmt_num(double v, char *out, size_t n)
 
 /* ---- the header: one line each, cut to the terminal --------------------------------- */
 
-static void header_time(struct buf *b, const sched_snapshot_t *s, int cols)
+static void header_time(struct buf *b, const sched_snapshot_t *s, const space_settings_t *set,
+                        int cols)
 {
     time_t now = time(NULL);
     struct tm tm;
@@ -113,7 +114,14 @@ static void header_time(struct buf *b, const sched_snapshot_t *s, int cols)
     start = b->len;
     bput(b, "Experiment %s, scheduler %s", s->experiment, s->policy);
     if (s->searcher) bput(b, ", search %s", s->searcher);
-    if (s->metric) bput(b, ", metric %s (%s)", s->metric, s->mode_max ? "max" : "min");
+    if (cli_front_multi(set)) {
+        /* the snapshot's metric is only the first of them */
+        for (size_t j = 0; j < set->nobjectives; j++)
+            bput(b, "%s %s (%s)", j ? "," : ", objectives", set->metrics[j],
+                 space_mode_name(set->modes[j]));
+    } else if (s->metric) {
+        bput(b, ", metric %s (%s)", s->metric, s->mode_max ? "max" : "min");
+    }
     bput(b, "\n");
     clip_line(b, start, cols);
 }
@@ -810,7 +818,7 @@ char *cli_render_status(const sched_snapshot_t *s, const cli_table_opts_t *o)
     struct buf b = {0};
     cli_front_t f;
     int front = snapshot_front(s, o, &f) == 0;
-    header_time(&b, s, o->cols);
+    header_time(&b, s, o->settings, o->cols);
     header_rungs(&b, s, o);
     header_counts(&b, s, total, o->cols, front);
     if (front) header_front(&b, &f, o->cols);

@@ -189,6 +189,10 @@ TEST(simulation_shows_its_cost_while_it_runs)
     CHECK(blocks >= 3);     /* some while running, and the final one */
     CHECK(blocks < 100000); /* not one per turn */
     CHECK_CONTAINS(o.out, " RUNNING, ");
+    /* one objective: the table as it always was */
+    CHECK_CONTAINS(o.out,
+                   "Experiment live-sim, scheduler asha, search random, metric loss (min)\n");
+    CHECK(!strstr(o.out, "Pareto front"));
     const char *first = strstr(o.out, "Virtual time ");
     REQUIRE(first);
     CHECK(strncmp(first, "Virtual time 00:00:00;", 22) != 0); /* it had advanced */
@@ -986,4 +990,75 @@ TEST(two_objectives_mo_asha_simulates_the_same_decisions_twice)
     CHECK(testdb_int(p1, "SELECT count(*) FROM results WHERE iteration = 9 AND "
                          "json_type(data, '$.cost') = 'real' AND json_type(data, '$.loss') = "
                          "'real'") >= 2);
+}
+
+/* The live table of a simulation with several objectives is tune run's (cli/table.c): a
+ * column per objective, the front column and the front's size over the trials, also in
+ * the plain status blocks printed when stdout is not a terminal. The final block's count
+ * is the front tune best prints (cli/front.c ranks both). */
+TEST(two_objectives_live_table_shows_each_objective_and_the_front)
+{
+    char dir[4096];
+    e2e_fresh_dir(dir, sizeof dir, "simulate", "mo_table");
+    space_file(dir, "{\"name\": \"mot\", \"metric\": [\"loss\", \"cost\"], \"mode\": [\"min\", "
+                    "\"min\"], \"constraints\": {\"cost\": {\"<=\": 0.5}}, \"num_samples\": 16, "
+                    "\"max_concurrent\": 4, \"seed\": 3, \"command\": [\"x\"], \"scheduler\": "
+                    "{\"type\": \"asha\", \"max_t\": 9, \"grace_period\": 1, "
+                    "\"reduction_factor\": 3}, \"space\": {\"a\": {\"uniform\": [0, 1]}, \"b\": "
+                    "{\"uniform\": [0, 1]}}}");
+    const char *a[] = {"simulate", "space.json", "--synthetic", "seed=7", "--db", "mo.db", NULL};
+    struct out o = run_tune(dir, a);
+    if (o.code != 0) fprintf(stderr, "%s%s", o.out, o.err);
+    CHECK_EQ_INT(o.code, 0);
+    const char *last = NULL;
+    for (const char *p = o.out; (p = strstr(p, "== Status ==")); p++)
+        last = p;
+    REQUIRE(last);
+    CHECK_CONTAINS(last, "Experiment mot-sim, scheduler asha, search random, objectives loss "
+                         "(min), cost (min)\n");
+    CHECK(!strstr(o.out, "metric loss (min)"));
+    char names[1024] = "";
+    const char *h = strstr(last, "\ntrial ");
+    REQUIRE(h);
+    const char *he = strchr(h + 1, '\n');
+    REQUIRE(he);
+    snprintf(names, sizeof names, "%.*s", (int)(he - h - 1), h + 1);
+    CHECK_CONTAINS(names, "| loss ");
+    CHECK_CONTAINS(names, "| cost ");
+    CHECK_CONTAINS(names, "| front");
+    CHECK(!strstr(names, "best"));
+    /* the front's size and the feasible count, as tune best --json has them */
+    const char *pf = strstr(last, "\nPareto front: ");
+    REQUIRE(pf);
+    long nfront = -1, nres = -1, nfeas = -1;
+    REQUIRE(sscanf(pf, "\nPareto front: %ld trial%*[s] (of %ld with a result, %ld feasible)",
+                   &nfront, &nres, &nfeas) == 3 ||
+            sscanf(pf, "\nPareto front: %ld trial (of %ld with a result, %ld feasible)", &nfront,
+                   &nres, &nfeas) == 3);
+    char *block = strdup(last); /* o.out goes with o */
+    out_free(&o);
+    const char *b[] = {"best", "mot-sim", "--db", "mo.db", "--json", NULL};
+    o = run_tune(dir, b);
+    CHECK_EQ_INT(o.code, 0);
+    cJSON *j = cJSON_Parse(o.out);
+    REQUIRE(j);
+    CHECK_EQ_INT(nres, 16);
+    CHECK_EQ_INT(nres, (long)cJSON_GetObjectItem(j, "trials")->valuedouble);
+    CHECK_EQ_INT(nfeas, (long)cJSON_GetObjectItem(j, "feasible")->valuedouble);
+    CHECK(nfeas < nres); /* the constraint leaves some out */
+    CHECK_EQ_INT(nfront, cJSON_GetArraySize(cJSON_GetObjectItem(j, "front")));
+    CHECK(nfront >= 1);
+    /* each front trial is starred in the table's rows */
+    cJSON *row;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "front"))
+    {
+        const char *name = cJSON_GetObjectItem(row, "name")->valuestring;
+        const char *r = strstr(block, name);
+        REQUIRE(r);
+        const char *re = strchr(r, '\n');
+        CHECK(re && memchr(r, '*', (size_t)(re - r)));
+    }
+    cJSON_Delete(j);
+    free(block);
+    out_free(&o);
 }

@@ -444,6 +444,9 @@ TEST(several_objectives_a_column_each_and_the_front_size)
     char *t = render(&e, 0), names[512], row[512];
     REQUIRE(t);
     CHECK_CONTAINS(t, "\nPareto front: 2 trials (of 4 with a result, 3 feasible)\n");
+    /* the header names every objective, not the first as "metric" */
+    CHECK_CONTAINS(t, ", objectives val_loss (min), latency_ms (min)\n");
+    CHECK(!strstr(t, "metric val_loss"));
     names_of(t, names, sizeof names);
     CHECK(has_col(names, "val_loss"));
     CHECK(has_col(names, "latency_ms"));
