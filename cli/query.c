@@ -475,12 +475,90 @@ static char *exp_metric(store_t *st, const char *name, int *mode_max)
 }
 
 /* ---- ls ------------------------------------------------------------------------- */
+/* Cell c of row i of r becomes text v (a copy; NULL for SQL NULL). 0, or -1 out of memory. */
+static int set_cell(cli_rows_t *r, size_t i, int c, const char *v)
+{
+    if (c < 0) return 0;
+    size_t at = i * (size_t)r->ncol + (size_t)c;
+    char *x = v ? strdup(v) : NULL;
+    if (v && !x) return -1;
+    free(r->vals[at]);
+    r->vals[at] = x;
+    r->types[at] = v ? STORE_COL_TEXT : STORE_COL_NULL;
+    return 0;
+}
+
+/* ls's rows of experiments with several objectives, or one with constraints, as tune best
+ * sees them (cli/front.c ranks both): several objectives have no best trial, so the row
+ * gives each objective and mode, and the front's size where the best trial was ("front: 4
+ * of 20", of the trials with a result); one objective with constraints names the best
+ * trial whose last result meets them. Other rows, and those whose stored space.json no
+ * longer parses, are left as the query gave them. 0, or -1 out of memory. */
+static int ls_fronts(store_t *st, cli_rows_t *r)
+{
+    int cn = column_of(r, "name"), cm = column_of(r, "metric"), cmo = column_of(r, "mode"),
+        cb = column_of(r, "best_metric"), ct = column_of(r, "best_trial");
+    char err[1024];
+    for (size_t i = 0; cn >= 0 && i < r->nrows; i++) {
+        const char *name = r->vals[i * (size_t)r->ncol + (size_t)cn];
+        space_t *sp = NULL;
+        if (!name || cli_front_space(st, name, &sp, err, sizeof err) != 0) continue;
+        const space_settings_t *set = space_settings(sp);
+        int ranked = cli_front_multi(set) || (set->nobjectives == 1 && set->nconstraints > 0);
+        space_free(sp);
+        cli_front_t f;
+        if (!ranked || cli_front_load(st, name, &f, err, sizeof err) != 0) continue;
+        set = f.set;
+        int rc = 0;
+        if (f.k > 1) {
+            char metrics[2048] = "", modes[256] = "", front[64];
+            for (size_t j = 0; j < f.k; j++) {
+                size_t ml = strlen(metrics), dl = strlen(modes);
+                snprintf(metrics + ml, sizeof metrics - ml, "%s%s", j ? ", " : "", set->metrics[j]);
+                snprintf(modes + dl, sizeof modes - dl, "%s%s", j ? ", " : "",
+                         space_mode_name(set->modes[j]));
+            }
+            snprintf(front, sizeof front, "front: %zu of %zu", f.nfront, f.n);
+            rc = set_cell(r, i, cm, metrics) | set_cell(r, i, cmo, modes) |
+                 set_cell(r, i, cb, NULL) | set_cell(r, i, ct, front);
+        } else {
+            /* tune best's pick: pareto_rank's first feasible point with a value */
+            long pick = -1;
+            for (size_t q = 0; q < f.n && pick < 0; q++)
+                if (cli_front_on(&f, f.order[q])) pick = (long)f.order[q];
+            char *trial = NULL, *value = pick >= 0 ? num_cell(f.values[pick]) : NULL;
+            if (pick >= 0) {
+                char no[32];
+                snprintf(no, sizeof no, "%lld", (long long)f.ids[pick]);
+                const char *b[] = {name, no};
+                cli_rows_t t;
+                if (cli_rows_query(st,
+                                   "SELECT trial FROM trial_summary WHERE experiment = ?1"
+                                   " AND trial_no = ?2",
+                                   b, 2, &t, err, sizeof err) == 0 &&
+                    t.nrows == 1 && t.vals[0])
+                    trial = strdup(t.vals[0]);
+                cli_rows_free(&t);
+            }
+            rc = set_cell(r, i, cb, value) | set_cell(r, i, ct, trial);
+            if (rc == 0 && value && cb >= 0)
+                r->types[i * (size_t)r->ncol + (size_t)cb] = STORE_COL_REAL;
+            free(value);
+            free(trial);
+        }
+        cli_front_free(&f);
+        if (rc != 0) return -1;
+    }
+    return 0;
+}
+
 int cli_cmd_ls(int argc, char **argv)
 {
     static const char usage[] =
         "usage: tune ls [--db PATH] [--json|--csv]\n"
         "  every experiment; its best trial as `tune best` picks it, by each trial's\n"
-        "  last result (Ray Tune's default scope)\n";
+        "  last result (Ray Tune's default scope); with several objectives the size of\n"
+        "  the Pareto front (`tune best NAME` prints it)\n";
     if (cli_help(argc, argv, usage)) return CLI_EXIT_OK;
     struct args a;
     if (parse_args(argc, argv, &a, -1, usage)) return CLI_EXIT_USAGE;
@@ -506,7 +584,23 @@ int cli_cmd_ls(int argc, char **argv)
         " FROM experiment_summary x"
         " LEFT JOIN ranked r ON r.experiment_id = x.experiment_id AND r.rk = 1"
         " ORDER BY x.experiment_id";
-    int rc = print_rows(st, sql, NULL, 0, a.fmt, NULL);
+    char err[1024];
+    cli_rows_t r;
+    int rc = cli_rows_query(st, sql, NULL, 0, &r, err, sizeof err);
+    if (rc != 0) {
+        cli_error("%s", err);
+        cli_rows_free(&r);
+        store_close(st);
+        return rc == STORE_READONLY ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+    }
+    rc = CLI_EXIT_OK;
+    if (ls_fronts(st, &r) != 0) {
+        cli_error("out of memory");
+        rc = CLI_EXIT_FAIL;
+    } else {
+        print_rowset(&r, a.fmt, NULL);
+    }
+    cli_rows_free(&r);
     store_close(st);
     return rc;
 }

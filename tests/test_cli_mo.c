@@ -454,4 +454,45 @@ TEST(one_objective_output_is_unchanged)
     out_free(&o);
 }
 
+/* tune ls lists what tune best would print: with several objectives each objective and
+ * mode and the Pareto front's size where one objective names its best trial; with one
+ * objective and constraints the best feasible trial; with one objective the row as ever. */
+TEST(ls_gives_the_front_size_and_the_best_feasible)
+{
+    char dir[4096];
+    fresh_dir(dir, sizeof dir, "ls");
+    REQUIRE(mo_run(dir, "mo", LOSS_LAT, MIN_MIN, MEM16, six, 6) == 0);
+    REQUIRE(mo_run(dir, "oc", "\"loss\"", "\"min\"", MEM16, six, 6) == 0);
+    REQUIRE(mo_run(dir, "one", "\"loss\"", "\"min\"", NULL, six, 4) == 0);
+    const char *a[] = {"ls", "--json", NULL};
+    struct out o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    cJSON *j = cJSON_Parse(o.out);
+    REQUIRE(cJSON_GetArraySize(j) == 3);
+    const cJSON *mo = cJSON_GetArrayItem(j, 0), *oc = cJSON_GetArrayItem(j, 1),
+                *one = cJSON_GetArrayItem(j, 2);
+    CHECK_STR(member(mo, "name")->valuestring, "mo");
+    CHECK_STR(member(mo, "metric")->valuestring, "loss, lat");
+    CHECK_STR(member(mo, "mode")->valuestring, "min, min");
+    CHECK(cJSON_IsNull(member(mo, "best_metric")));
+    /* 0, 1 and 5 on the front, of the 6 trials with a result */
+    CHECK_STR(member(mo, "best_trial")->valuestring, "front: 3 of 6");
+    /* trial 3's loss is the lowest but over the limit: tune best names trial 5 */
+    CHECK_STR(member(oc, "metric")->valuestring, "loss");
+    CHECK_STR(member(oc, "best_trial")->valuestring, "trial_00005");
+    CHECK(cJSON_IsNumber(member(oc, "best_metric")) &&
+          member(oc, "best_metric")->valuedouble == 0.9);
+    /* no constraints: the lowest last loss, trial 3 */
+    CHECK_STR(member(one, "best_trial")->valuestring, "trial_00003");
+    CHECK(member(one, "best_metric")->valuedouble == 0.5);
+    cJSON_Delete(j);
+    out_free(&o);
+    const char *t[] = {"ls", NULL};
+    o = run_tune(dir, t);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "front: 3 of 6");
+    CHECK_CONTAINS(o.out, "loss, lat");
+    out_free(&o);
+}
+
 TT_MAIN
