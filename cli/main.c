@@ -89,7 +89,21 @@ int cli_cmd_validate(int argc, char **argv)
     size_t n = space_num_trials(sp);
     printf("%s: ok: experiment \"%s\", %zu trials, scheduler %s", file, set->name, n,
            space_sched_name(set->sched.type));
-    if (set->metric) printf(", metric %s (%s)", set->metric, space_mode_name(set->mode));
+    if (set->nobjectives > 1) {
+        /* every objective, as the live table's header names them */
+        for (size_t j = 0; j < set->nobjectives; j++)
+            printf("%s %s (%s)", j ? "," : ", objectives", set->metrics[j],
+                   space_mode_name(set->modes[j]));
+    } else if (set->metric) {
+        printf(", metric %s (%s)", set->metric, space_mode_name(set->mode));
+    }
+    static const char *const cmp[SPACE_NCMP] = SPACE_CMP_NAMES;
+    for (size_t j = 0; j < set->nconstraints; j++) {
+        const space_constraint_t *c = &set->constraints[j];
+        char b[32];
+        printf("%s %s %s %s", j ? "," : ", constraints", c->key,
+               (unsigned)c->op < SPACE_NCMP ? cmp[c->op] : "?", space_format_number(c->bound, b));
+    }
     printf("\n");
     for (size_t i = 0; space_note(sp, i); i++)
         printf("note: %s\n", space_note(sp, i));

@@ -340,6 +340,45 @@ TEST(validate_prints_configurations)
     CHECK_CONTAINS(o.out, "trial_00001 {\"lr\":");
     CHECK(strstr(o.out, "trial_00002") == NULL);
     out_free(&o);
+
+    /* one objective: its metric and mode, as ever */
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"v\", \"metric\": \"loss\", \"num_samples\": 1, \"command\": "
+             "[\"%s\"], \"space\": {\"lr\": {\"uniform\": [0, 1]}}}",
+             g_synth);
+    space_file(dir, sp);
+    o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "space.json: ok: experiment \"v\", 1 trials, scheduler fifo, metric "
+                          "loss (min)\n");
+    out_free(&o);
+    /* several objectives and constraints (docs/multiobjective.md): every objective with
+     * its mode, every constraint with its bound */
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"v\", \"metric\": [\"loss\", \"acc\", \"lat\"], \"mode\": "
+             "[\"min\", \"max\", \"min\"], \"constraints\": {\"gpu\": {\"<=\": 16}, \"lat\": "
+             "{\"<\": 20.5, \">=\": 1}}, \"num_samples\": 1, \"command\": [\"%s\"], "
+             "\"space\": {\"lr\": {\"uniform\": [0, 1]}}}",
+             g_synth);
+    space_file(dir, sp);
+    o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "space.json: ok: experiment \"v\", 1 trials, scheduler fifo, "
+                          "objectives loss (min), acc (max), lat (min), constraints gpu <= 16, "
+                          "lat < 20.5, lat >= 1\n");
+    CHECK(!strstr(o.out, "metric loss"));
+    out_free(&o);
+    /* one objective with a constraint */
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"v\", \"metric\": \"acc\", \"mode\": \"max\", \"constraints\": "
+             "{\"gpu\": {\">\": 0.25}}, \"num_samples\": 1, \"command\": [\"%s\"], "
+             "\"space\": {\"lr\": {\"uniform\": [0, 1]}}}",
+             g_synth);
+    space_file(dir, sp);
+    o = run_tune(dir, a);
+    CHECK_EQ_INT(o.code, 0);
+    CHECK_CONTAINS(o.out, "scheduler fifo, metric acc (max), constraints gpu > 0.25\n");
+    out_free(&o);
 }
 
 TEST(failing_trials_are_errors_and_the_experiment_goes_on)
