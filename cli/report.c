@@ -635,8 +635,9 @@ static int mo_event_row(void *ud, int ncol, const char *const *names, const char
 #define HV_POINTS 400
 
 /* "mo": the objectives and constraints, each trial's point (its last result: values as
- * reported, violation, front level, constraints violated) and the hypervolume over time
- * with its reference point. Nothing for one objective. */
+ * reported, violation, front level, constraints violated), the front's trial numbers in
+ * tune best's order, and the hypervolume over time with its reference point. Nothing for
+ * one objective. */
 static void write_mo(FILE *f, store_t *st, const cli_exp_t *e)
 {
     space_t *sp = NULL;
@@ -714,6 +715,16 @@ static void write_mo(FILE *f, store_t *st, const cli_exp_t *e)
         fputc('}', f);
     }
     fputs("]", f);
+    /* The front's trials in the order tune best prints them (the parallel coordinates
+     * draw them so; the page ranks nothing itself). */
+    size_t *sorted = NULL, nsorted = 0;
+    if (have && cli_front_sorted(&fr, &sorted, &nsorted) == 0) {
+        fputs(",\"order\":[", f);
+        for (size_t i = 0; i < nsorted; i++)
+            fprintf(f, "%s%lld", i ? "," : "", (long long)fr.ids[sorted[i]]);
+        fputs("]", f);
+    }
+    free(sorted);
     /* The hypervolume over time: after each result, of each trial's latest point. */
     double ref[SPACE_MAX_OBJECTIVES];
     double *cur = malloc((e->ntrials * k + 1) * sizeof *cur);

@@ -300,6 +300,13 @@ TEST(report_carries_the_front_and_the_hypervolume)
             CHECK_STR(member(p, "why")->valuestring, "gpu_mem=20 (<= 16, by 4)");
     }
     CHECK_EQ_INT(on, 3);
+    /* the front in tune best's order (loss 0.9, 1, 2), which the parallel coordinates
+     * draw: the page ranks nothing itself */
+    char *order = cJSON_PrintUnformatted(member(mo, "order"));
+    CHECK_STR(order, "[5,0,1]");
+    free(order);
+    /* no one best trial for the page to single out */
+    CHECK_EQ_INT(member(d, "best")->valueint, -1);
     const cJSON *hv = member(mo, "hv");
     REQUIRE(cJSON_IsObject(hv));
     /* the reference point: each objective's worst last value (3 and 7) plus 10% of its

@@ -717,6 +717,15 @@ static long body_attr(const char *dom, const char *name)
     return strtol(a + strlen(pat), NULL, 10);
 }
 
+/* The drawn legend of the parallel coordinates (the page's script holds its words too):
+ * a new string, "" when there is none. */
+static char *parallel_legend(const char *dom)
+{
+    const char *a = strstr(dom, "id=\"parallel-legend\">");
+    const char *e = a ? strstr(a, "</div>") : NULL;
+    return a && e ? strndup(a, (size_t)(e - a)) : strdup("");
+}
+
 /* Checks the report drawn by Chromium: every curve, every row, no script error. */
 static void check_rendered(const char *dir, const char *html, long trials, long with_results,
                            long params, int budget_ms, double *secs)
@@ -764,6 +773,12 @@ TEST(report_renders_in_chromium)
     /* one objective: no Pareto front section */
     CHECK_CONTAINS(o.out, "<section class=\"card\" id=\"sec-front\" hidden=\"\">");
     CHECK_EQ_INT(body_attr(o.out, "data-front"), -1);
+    /* one objective: the best trials by it, the best the thick line */
+    CHECK_CONTAINS(o.out, "id=\"parallel-title\">Best trials, parallel coordinates<");
+    char *legend = parallel_legend(o.out);
+    CHECK_CONTAINS(legend,
+                   " trials by their last loss (min), best first; the best is the thick line");
+    free(legend);
     out_free(&o);
     /* A screenshot, for people to look at (the file stays in the build tree). */
     snprintf(png, sizeof png, "%s/report.png", dir);
@@ -855,6 +870,17 @@ TEST(report_draws_the_pareto_front_in_chromium)
     CHECK_EQ_INT(body_attr(o.out, "data-front-drawn"), 3);
     CHECK_EQ_INT(body_attr(o.out, "data-infeasible-drawn"), 3); /* trial 3, on each chart */
     CHECK_EQ_INT(body_attr(o.out, "data-hv-points"), 5);
+    /* the parallel coordinates highlight the front (its 3 trials), an axis for the one
+     * parameter and one per objective; no "best" by the first objective */
+    CHECK_EQ_INT(body_attr(o.out, "data-parallel"), 3);
+    CHECK_EQ_INT(body_attr(o.out, "data-parallel-axes"), 4);
+    CHECK_CONTAINS(o.out, "id=\"parallel-title\">The Pareto front, parallel coordinates<");
+    CHECK_CONTAINS(o.out, "<label class=\"check\" style=\"display: none;\">show the best");
+    char *legend = parallel_legend(o.out);
+    CHECK_CONTAINS(legend, "the 3 trials on the Pareto front, in the order tune best prints them "
+                           "(by loss (min), then trial)");
+    CHECK(!strstr(legend, "thick line"));
+    free(legend);
     CHECK(!strstr(o.out, "id=\"sec-front\" hidden"));
     /* the reference point and its rule are said under the chart */
     CHECK_CONTAINS(o.out, "against the reference point (loss 3.25, lat 6.5, mem 5.4)");

@@ -5,7 +5,7 @@
  * rows-shown, extra-columns, clipped (curves with points outside the y range), scatters,
  * parallel, errors, render-ms; for Population Based Training lineage, earlier, schedule,
  * schedule-charts, exploits; for several objectives front (the Pareto front's size),
- * front-charts, front-drawn, infeasible-drawn, hv-points) for the tests in
+ * front-charts, front-drawn, infeasible-drawn, hv-points; parallel-axes) for the tests in
  * tests/test_report.c. */
 (function () {
   'use strict';
@@ -662,16 +662,36 @@
     var a = stops[i], b = stops[i + 1];
     return 'rgb(' + Math.round(a[0] + (b[0] - a[0]) * u) + ',' + Math.round(a[1] + (b[1] - a[1]) * u) + ',' + Math.round(a[2] + (b[2] - a[2]) * u) + ')';
   }
+  /* Several objectives: the front (k of ranked, first) is not a ranking of trials, so its
+   * lines are not told apart by a "best"; each objective gets an axis of its own. */
+  var nFront = -1, ptByNo = {};
+  function metricAxes(box) {
+    if (!MO) {
+      var ms = metricScale(box.b, box.t);
+      return [{ name: METRIC + ' (' + MODE + ')', map: function (v) { return ms.map(v); }, ticks: ms.ticks(4), v: function (ti) { return T[ti].last; } }];
+    }
+    return MO.objectives.map(function (o, j) {
+      var e = extent((MO.points || []).map(function (p) { return p.v[j]; }));
+      var s = e[0] === Infinity ? scale(0, 1, false, box.b, box.t, 0.05) : scale(e[0], e[1], false, box.b, box.t, 0.05);
+      return { name: o.metric + ' (' + o.mode + ')', map: function (v) { return s.map(v); }, ticks: s.ticks(4),
+        v: function (ti) { var p = ptByNo[T[ti].no]; return p ? p.v[j] : NaN; } };
+    });
+  }
   function drawParallel() {
-    var sel = $('topk'), k = parseInt(sel.value, 10) || ranked.length;
+    var sel = $('topk'), k = MO ? nFront : parseInt(sel.value, 10) || ranked.length;
     k = Math.min(k, ranked.length);
     var cv = $('parallel'), g = setup(cv, 380), c = g.c;
     var infos = P.map(paramInfo);
-    var axes = infos.length + 1;
     var box = { l: 60, r: g.w - 70, t: 34, b: g.h - 34 };
-    if (!ranked.length) { c.fillStyle = COL.text; c.fillText('No trial has a value for ' + METRIC + ' yet.', box.l, box.t + 20); counts.parallel = 0; return; }
+    if (!ranked.length || (MO && !k)) {
+      c.fillStyle = COL.text;
+      c.fillText(MO ? 'No trial is on the Pareto front yet.' : 'No trial has a value for ' + METRIC + ' yet.', box.l, box.t + 20);
+      counts.parallel = 0; counts.parallelAxes = 0; return;
+    }
+    var mx = metricAxes(box);
+    var axes = infos.length + mx.length;
+    counts.parallelAxes = axes;
     var ax = function (i) { return axes === 1 ? (box.l + box.r) / 2 : box.l + i * (box.r - box.l) / (axes - 1); };
-    var ms = metricScale(box.b, box.t);
     var yOf = infos.map(function (pi) {
       if (pi.cat) {
         var nc = Math.max(1, pi.cats.length);
@@ -681,9 +701,9 @@
       return s.map;
     });
     function poly(ti) {
-      var t = T[ti], pts = [];
+      var pts = [];
       for (var i = 0; i < infos.length; i++) pts.push([ax(i), yOf[i](infos[i].vals[ti])]);
-      pts.push([ax(infos.length), ms.map(t.last)]);
+      mx.forEach(function (m, j) { pts.push([ax(infos.length + j), m.map(m.v(ti))]); });
       c.beginPath();
       var started = false;
       pts.forEach(function (p) {
@@ -702,7 +722,7 @@
     for (var q = k - 1; q >= 0; q--) {
       poly(ranked[q]);
       c.strokeStyle = ramp(k > 1 ? q / (k - 1) : 0);
-      c.lineWidth = q === 0 ? 3 : 1.8;
+      c.lineWidth = q === 0 && !MO ? 3 : 1.8;
       c.globalAlpha = 0.9;
       c.stroke();
     }
@@ -714,14 +734,14 @@
       var x = Math.round(ax(i)) + 0.5;
       c.strokeStyle = COL.axis; c.lineWidth = 1;
       c.beginPath(); c.moveTo(x, box.t); c.lineTo(x, box.b); c.stroke();
-      var pi = infos[i], name = pi ? pi.name + (pi.log ? ' (log)' : '') : METRIC + ' (' + MODE + ')';
+      var pi = infos[i], m = pi ? null : mx[i - infos.length], name = pi ? pi.name + (pi.log ? ' (log)' : '') : m.name;
       c.font = '600 ' + FONT; c.textAlign = i === 0 ? 'left' : i === axes - 1 ? 'right' : 'center';
       c.fillText(name, i === 0 ? x - 8 : i === axes - 1 ? x + 8 : x, box.t - 18);
       c.font = FONT; c.textAlign = 'left';
       var labels = [];
       if (pi && pi.cat) pi.cats.forEach(function (v) { labels.push([yOf[i](v), fmtVal(v)]); });
       else if (pi) labels.push([box.b, fmt(pi.ex[0])], [box.t, fmt(pi.ex[1])]);
-      else ms.ticks(4).forEach(function (v) { labels.push([ms.map(v), fmtTick(v)]); });
+      else m.ticks.forEach(function (v) { labels.push([m.map(v), fmtTick(v)]); });
       labels.forEach(function (l) {
         if (!fin(l[0]) || l[0] < box.t - 1 || l[0] > box.b + 1) return;
         var w = c.measureText(l[1]).width;
@@ -731,12 +751,29 @@
       });
     }
     counts.parallel = k;
-    $('parallel-legend').innerHTML = '<span><span class="sw" style="width:90px;height:6px;background:linear-gradient(90deg,' +
-      ramp(0) + ',' + ramp(0.33) + ',' + ramp(0.66) + ',' + ramp(1) + ')"></span>the best ' + k + ' of ' + ranked.length +
-      ' trials by their last ' + esc(METRIC) + ' (' + esc(MODE) + '), best first; the best is the thick line</span>' +
+    var sw = '<span><span class="sw" style="width:90px;height:6px;background:linear-gradient(90deg,' +
+      ramp(0) + ',' + ramp(0.33) + ',' + ramp(0.66) + ',' + ramp(1) + ')"></span>';
+    $('parallel-legend').innerHTML = (MO
+      ? sw + 'the ' + k + ' trial' + (k === 1 ? '' : 's') + ' on the Pareto front, in the order tune best prints them (by ' +
+        esc(mx[0].name) + ', then trial)</span>'
+      : sw + 'the best ' + k + ' of ' + ranked.length + ' trials by their last ' + esc(METRIC) + ' (' + esc(MODE) +
+        '), best first; the best is the thick line</span>') +
       (ranked.length > k ? '<span><span class="sw" style="background:#d1d5db"></span>the other ' + (ranked.length - k) + '</span>' : '');
   }
   function parallelInit() {
+    if (MO) {
+      /* the front as report.c wrote it (cli/front.c's points, tune best's order), then
+       * every other trial with a point, faint: nothing is ranked here */
+      (MO.points || []).forEach(function (p) { ptByNo[p.no] = p; });
+      ranked = (MO.order || []).filter(function (no) { return byNo[no]; }).map(function (no) { return byNo[no].i; });
+      nFront = ranked.length;
+      var on = {};
+      ranked.forEach(function (i) { on[i] = 1; });
+      (MO.points || []).forEach(function (p) { var t = byNo[p.no]; if (t && !on[t.i]) ranked.push(t.i); });
+      $('parallel-title').textContent = 'The Pareto front, parallel coordinates';
+      $('topk').parentNode.style.display = 'none'; /* no "best k" to choose */
+      return;
+    }
     ranked = T.map(function (t, i) { return i; }).filter(function (i) { return fin(T[i].last); });
     ranked.sort(function (a, b) { return better(T[a].last, T[b].last) ? -1 : better(T[b].last, T[a].last) ? 1 : T[a].no - T[b].no; });
     var opts = [5, 10, 20, 50, 100].filter(function (v) { return v < ranked.length; });
@@ -1232,6 +1269,7 @@
   body.setAttribute('data-schedule-charts', String(counts.scheduleCharts || 0));
   body.setAttribute('data-exploits', String(counts.exploits || 0));
   body.setAttribute('data-parallel', String(counts.parallel || 0));
+  body.setAttribute('data-parallel-axes', String(counts.parallelAxes || 0));
   if (MO) {
     body.setAttribute('data-front', String(MO.nfront));
     body.setAttribute('data-front-charts', String(counts.frontCharts || 0));
