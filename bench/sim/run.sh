@@ -116,7 +116,7 @@ run_sim() { # DB LABEL
 }
 echo "bench/sim: tune simulate, ASHA (max_t 81, grace 1, rf 3) over the synthetic family"
 echo "  seed=$seed; $trials trials, $workers workers; machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "  the Python family matches tune's on $checked exported results"
+echo "  the Python family matches tune's on $checked exported results (loss, time_this_iter_s, time_total_s, cost)"
 echo
 printf '  %-26s %9s %10s %8s %8s %8s %9s %10s %11s\n' run trials results "wall s" "user s" \
     "sys s" "RSS MiB" "trials/s" "results/s"

@@ -6,7 +6,8 @@ a table that `tune export NAME --table` wrote from a simulated run, and run unde
 second. Not for: anything but that benchmark; it needs Debian's /usr/bin/python3 and
 python3-optuna (for `optuna` only).
 
-  synth_family.py check TABLE.csv --seed S      exit 1 unless every loss matches
+  synth_family.py check TABLE.csv --seed S      exit 1 unless every loss, time_this_iter_s,
+                                                time_total_s and cost matches
   synth_family.py optuna --trials N --seed S    one JSON line of counts and times
 
 The space is bench/sim/run.sh's: lr loguniform [1e-5, 1], momentum uniform [0, 0.99],
@@ -76,6 +77,15 @@ class Family:
         secs = self.time * (1 + self.spread * (u[-1] - 0.5))
         return key, diverge_from, final, gap, alpha, secs
 
+    def cost(self, u):
+        """The second objective: sum w_i u_i / sum w_i, the loss's own weights."""
+        wsum = sum(self.w[i] for i in range(len(u)))
+        return sum(self.w[i] * u[i] for i in range(len(u))) / wsum if wsum > 0 else 0.0
+
+    def time_total(self, cv, t):
+        """The seconds so far: every iteration takes the curve's seconds."""
+        return cv[5] * t
+
     def loss(self, cv, t):
         key, diverge_from, final, gap, alpha, _ = cv
         if diverge_from is not None and t >= diverge_from:
@@ -89,28 +99,56 @@ class Family:
         return loss
 
 
+def close(want, got):
+    """tune prints each number in its shortest exact form: equal up to rounding, or both NaN."""
+    if math.isnan(want) or math.isnan(got):
+        return math.isnan(want) and math.isnan(got)
+    return abs(want - got) <= 1e-12 * max(1.0, abs(want))
+
+
+def cell(row, key):
+    v = row.get(key)
+    return float(v) if v not in (None, "", "null") else math.nan
+
+
 def check(a):
     fam = Family(a.seed)
     n = bad = 0
+    # Every key a result of the family reports (docs/simulate.md, "The synthetic family" and
+    # "Several objectives"), each from its formula.
+    keys = ["loss", "time_this_iter_s", "time_total_s", "cost"]
+    by_key = dict.fromkeys(keys, 0)
     with open(a.table, newline="") as f:
-        for row in csv.DictReader(f):
-            cv = fam.curve(
-                fam.units(
-                    float(row["config/lr"]), float(row["config/momentum"]), int(row["config/width"])
-                )
+        reader = csv.DictReader(f)
+        missing = [k for k in keys if k not in (reader.fieldnames or [])]
+        if missing:
+            print("the table has no column %s (tune export NAME --table of a synthetic run "
+                  "writes each)" % ", ".join(missing), file=sys.stderr)
+            print(json.dumps({"rows": 0, "mismatches": 0, "missing": missing}))
+            return 1
+        for row in reader:
+            u = fam.units(
+                float(row["config/lr"]), float(row["config/momentum"]), int(row["config/width"])
             )
-            want = fam.loss(cv, int(row["training_iteration"]))
-            got = float(row["loss"]) if row["loss"] not in ("", "null") else math.nan
+            cv = fam.curve(u)
+            it = int(row["training_iteration"])
+            want = {
+                "loss": fam.loss(cv, it),
+                "time_this_iter_s": cv[5],
+                "time_total_s": fam.time_total(cv, it),
+                "cost": fam.cost(u),
+            }
             n += 1
-            same = (math.isnan(want) and math.isnan(got)) or (
-                abs(want - got) <= 1e-12 * max(1.0, abs(want))
-            )
-            secs_ok = abs(float(row["time_this_iter_s"]) - cv[5]) <= 1e-12
-            if not same or not secs_ok:
+            wrong = [k for k in keys if not close(want[k], cell(row, k))]
+            for k in wrong:
+                by_key[k] += 1
+            if wrong:
                 bad += 1
                 if bad <= 3:
-                    print("mismatch: %s: tune %r, formula %r" % (dict(row), got, want), file=sys.stderr)
-    print(json.dumps({"rows": n, "mismatches": bad}))
+                    print("mismatch in %s: %s: tune %r, formula %r" % (
+                        ", ".join(wrong), dict(row), [cell(row, k) for k in wrong],
+                        [want[k] for k in wrong]), file=sys.stderr)
+    print(json.dumps({"rows": n, "mismatches": bad, "by_key": by_key}))
     return 0 if n > 0 and bad == 0 else 1
 
 
