@@ -236,6 +236,16 @@ TEST(asha_stopping_resume_after_ctrl_c_matches_uninterrupted)
                                          " \"reduction_factor\": 3}");
 }
 
+/* A trial promoted from its milestone and stopped before its promoted attempt reported
+ * was paused again at the resume and promoted a second time, a 'promote' decision the
+ * uninterrupted run makes once (Ctrl-C at 32 and 38 s here). */
+TEST(asha_promotion_resume_after_ctrl_c_matches_uninterrupted)
+{
+    ctrl_c_matches_uninterrupted("promo",
+                                 "{\"type\": \"asha\", \"variant\": \"promotion\", \"max_t\": 9,"
+                                 " \"grace_period\": 1, \"reduction_factor\": 3}");
+}
+
 TEST(hyperband_resume_after_ctrl_c_matches_uninterrupted)
 {
     ctrl_c_matches_uninterrupted(
