@@ -3,6 +3,7 @@
  * are (search/settings.c) or what a rung does with the order (scheduler/). */
 #include "pareto/pareto.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -311,9 +312,12 @@ int pareto_reference(size_t n, size_t k, const double *obj, double *ref, char *e
                          d, n);
             return PARETO_EINVAL;
         }
-        double margin = 0.1 * (hi - lo);
+        /* hi - lo overflows for values near +-DBL_MAX (1e308 and -1e308, which a trial may
+         * report): 0.1 * hi - 0.1 * lo then; and a point past DBL_MAX is no reference */
+        double margin = isfinite(hi - lo) ? 0.1 * (hi - lo) : 0.1 * hi - 0.1 * lo;
         if (!(margin > 0)) margin = hi != 0 ? 0.1 * fabs(hi) : 1.0;
         ref[d] = hi + margin;
+        if (!isfinite(ref[d])) ref[d] = DBL_MAX;
     }
     return PARETO_OK;
 }

@@ -591,8 +591,13 @@ void sched__ended(struct sched_loop *L, struct sched__trial *t, const sched_exit
     }
     sched__update_row(L, t, &u);
     if (t->status == SCHED_TRIAL_ERROR) sched__count_early_failure(L, t, msg);
-    sched_on_trial_complete(L->policy, t->no);
-    sched__searcher_end(L, t);
+    /* PAUSED (the user's stop) goes on at the resume: the policy must not hear that it
+     * ended, or HyperBand halves the bracket waiting for it, decisions the uninterrupted run
+     * never makes (mo.hyperband_resume_after_ctrl_c_matches_uninterrupted) */
+    if (t->status != SCHED_TRIAL_PAUSED) {
+        sched_on_trial_complete(L->policy, t->no);
+        sched__searcher_end(L, t);
+    }
     release(L, t);
     if (t->status != SCHED_TRIAL_PAUSED) sched__retire(L, t); /* PAUSED: the user's stop */
 }

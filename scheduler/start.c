@@ -35,6 +35,9 @@ struct resume_ctx {
     /* per trial: the newest attempt that has results (a file written by a tune that
      * recorded an attempt at its launch may show a newer one that has none) */
     int *last_attempt;
+    /* per trial (policies that pause): the iteration of its latest result, and of a
+     * 'promote' that is its latest pause or promotion (-1: none) */
+    int64_t *last_iter, *promoted_at;
 };
 
 /* The trial whose store row is `id`, or NULL (a row of no trial of this space). */
@@ -149,6 +152,7 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
         }
     }
     t->reported = 1;
+    if (c->last_iter) c->last_iter[t->no] = r->iteration;
     if (r->attempt > c->last_attempt[t->no]) c->last_attempt[t->no] = r->attempt;
     if (r->attempt == t->attempt) {
         t->iters++;
@@ -158,6 +162,14 @@ static int on_stored_result(void *ud, const store_result_row_t *r)
             t->best_metric = r->metric;
     }
     c->L->seen.results++;
+    return 0;
+}
+
+static int on_stored_pause(void *ud, int64_t trial_id, int promoted, int64_t iteration)
+{
+    struct resume_ctx *c = ud;
+    struct sched__trial *t = resume_trial(c, trial_id);
+    if (t) c->promoted_at[t->no] = promoted ? iteration : -1;
     return 0;
 }
 
@@ -279,9 +291,11 @@ static int wait_again(struct sched_loop *L, struct sched__trial *t, sched_trial_
 
 /* After the replay: each trial that was running, paused or waiting for another attempt
  * when tune stopped is set to go on as it would have, and its row says so.
- * last_attempt[i]: the newest attempt of trial i with results. */
-static int restart_interrupted(struct sched_loop *L, const int *last_attempt, char *err,
-                               size_t errlen)
+ * last_attempt[i]: the newest attempt of trial i with results; promoted[i] (NULL: none):
+ * the policy promoted trial i from its milestone and nothing came of it before tune
+ * stopped. */
+static int restart_interrupted(struct sched_loop *L, const int *last_attempt,
+                               const unsigned char *promoted, char *err, size_t errlen)
 {
     const sched_run_opts_t *o = L->o;
     if (store_begin(o->store, err, errlen) != 0) return SCHED_EINVAL;
@@ -317,8 +331,11 @@ static int restart_interrupted(struct sched_loop *L, const int *last_attempt, ch
             sched__searcher_end(L, t);
             sched__retire(L, t);
         } else if ((t->status == SCHED_TRIAL_RUNNING || t->status == SCHED_TRIAL_PAUSED) &&
-                   t->x->policy_paused) {
-            /* The policy had paused it: paused again, resumed when the policy chooses it. */
+                   t->x->policy_paused && !(promoted && promoted[i])) {
+            /* The policy had paused it: paused again, resumed when the policy chooses it.
+             * One it had promoted already goes on as an interrupted trial (below): asked
+             * again, the policy would promote it a second time, a decision the
+             * uninterrupted run never makes. */
             t->x->resume_from = resume_point(L, t, &t->x->resume_iter, &t->x->has_resume_iter);
             if (wait_again(L, t, SCHED_TRIAL_PAUSED, err, errlen) != 0) return SCHED_EINVAL;
         } else if (t->x->exploit_src && t->status != SCHED_TRIAL_TERMINATED &&
@@ -353,11 +370,25 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
         snprintf(err, errlen, "%s", L->end.fatal_msg);
         return SCHED_EINVAL;
     }
-    struct resume_ctx c = {L, calloc(L->rec.n ? L->rec.n : 1, sizeof *c.by_id), 0,
-                           calloc(L->rec.n ? L->rec.n : 1, sizeof *c.last_attempt)};
-    if (!c.by_id || !c.last_attempt) {
+    struct resume_ctx c = {L,    calloc(L->rec.n ? L->rec.n : 1, sizeof *c.by_id),
+                           0,    calloc(L->rec.n ? L->rec.n : 1, sizeof *c.last_attempt),
+                           NULL, NULL};
+    unsigned char *promoted = NULL;
+    if (L->caps & SCHED_CAP_PAUSE) {
+        size_t n = L->rec.n ? L->rec.n : 1;
+        c.last_iter = malloc(n * sizeof *c.last_iter);
+        c.promoted_at = malloc(n * sizeof *c.promoted_at);
+        promoted = calloc(n, 1);
+        for (size_t i = 0; c.last_iter && c.promoted_at && i < n; i++)
+            c.last_iter[i] = c.promoted_at[i] = -1;
+    }
+    if (!c.by_id || !c.last_attempt ||
+        ((L->caps & SCHED_CAP_PAUSE) && (!c.last_iter || !c.promoted_at || !promoted))) {
         free(c.by_id);
         free(c.last_attempt);
+        free(c.last_iter);
+        free(c.promoted_at);
+        free(promoted);
         snprintf(err, errlen, "out of memory");
         return SCHED_ENOMEM;
     }
@@ -394,11 +425,21 @@ static int load_trials(struct sched_loop *L, char *err, size_t errlen)
             rc = store_checkpoints(o->store, x, STORE_CKPT_ON_DISK, on_kept_checkpoint, &c, err,
                                    errlen);
     }
+    /* promoted, and interrupted before its promoted attempt reported (its latest result is
+     * still the one it was promoted at) */
+    if (rc == 0 && promoted)
+        rc = store_pauses(o->store, o->experiment_id, on_stored_pause, &c, err, errlen);
+    for (size_t i = 0; rc == 0 && promoted && i < L->rec.nloaded; i++)
+        promoted[i] = c.promoted_at[i] >= 0 && c.promoted_at[i] == c.last_iter[i];
     free(c.by_id);
+    free(c.last_iter);
+    free(c.promoted_at);
     if (rc == 0 && L->end.fatal_msg[0]) snprintf(err, errlen, "%s", L->end.fatal_msg);
-    rc = rc == 0 && !L->end.fatal_msg[0] ? restart_interrupted(L, c.last_attempt, err, errlen)
-                                         : SCHED_EINVAL;
+    rc = rc == 0 && !L->end.fatal_msg[0]
+             ? restart_interrupted(L, c.last_attempt, promoted, err, errlen)
+             : SCHED_EINVAL;
     free(c.last_attempt);
+    free(promoted);
     return rc;
 }
 

@@ -314,6 +314,25 @@ int store_criterion_stops(store_t *st, int64_t exp_id, store_id_cb cb, void *ud,
     return finish(st, s, src, what, err, errlen);
 }
 
+int store_pauses(store_t *st, int64_t exp_id, store_pause_cb cb, void *ud, char *err, size_t errlen)
+{
+    const char *what = "cannot read the decisions";
+    sqlite3_stmt *s =
+        prepare(st,
+                "SELECT d.trial_id, d.action = 'promote', d.iteration FROM decisions d JOIN trials"
+                " t ON t.id = d.trial_id WHERE t.experiment_id = ?1 AND (d.action = 'pause' OR"
+                " d.action = 'promote') ORDER BY d.id",
+                what, err, errlen);
+    if (!s) return STORE_ERR;
+    sqlite3_bind_int64(s, 1, exp_id);
+    int src;
+    while ((src = sqlite3_step(s)) == SQLITE_ROW)
+        if (cb(ud, sqlite3_column_int64(s, 0), sqlite3_column_int(s, 1),
+               sqlite3_column_int64(s, 2)))
+            break;
+    return finish(st, s, src, what, err, errlen);
+}
+
 /* The results that named a checkpoint: columns trial, path, iteration, time, wall time,
  * copy (0), as store_checkpoints reads them. */
 #define NAMED_CKPT_SQL(attempt_join)                                                               \

@@ -226,6 +226,12 @@ typedef int (*store_id_cb)(void *ud, int64_t trial_id);
  * (decisions.criterion), in arrival order. */
 int store_criterion_stops(store_t *st, int64_t exp_id, store_id_cb cb, void *ud, char *err,
                           size_t errlen);
+/* Calls cb with each 'pause' (promoted 0) and 'promote' (promoted 1) decision, in arrival
+ * order, with the iteration it was made at: a trial promoted and interrupted before its
+ * promoted attempt reported is promoted, not waiting to be. */
+typedef int (*store_pause_cb)(void *ud, int64_t trial_id, int promoted, int64_t iteration);
+int store_pauses(store_t *st, int64_t exp_id, store_pause_cb cb, void *ud, char *err,
+                 size_t errlen);
 
 typedef struct store_checkpoint_row {
     int64_t trial_id;

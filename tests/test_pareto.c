@@ -8,6 +8,8 @@
 
 #include "pareto/pareto.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 
 /* ---- a failing allocator: the linker sends pareto.c's malloc calls here ------------------- */
@@ -609,6 +611,26 @@ TEST(reference_point_rule)
     CHECK_NEAR(ref[0], 4.3, 1e-12);
     CHECK_NEAR(ref[1], 4.3, 1e-12);
     CHECK(pareto_hypervolume(1, 2, pts + 4, NULL, ref) > 0);
+}
+
+/* A trial may report 1e308 and another -1e308 (valid JSON, finite doubles): the range
+ * overflows, and the reference point was +inf, which pareto_hypervolume refuses (NaN: the
+ * report's hypervolume curve was empty and its reference "null"). It stays finite, past the
+ * worst value, and the hypervolume against it is a number. */
+TEST(reference_point_of_values_near_dbl_max_is_finite)
+{
+    const double pts[] = {-1e308, 1e308, 1e308, 0.5, 0, 6, 1, 5};
+    double ref[2];
+    REQUIRE(pareto_reference(4, 2, pts, ref, NULL, 0) == PARETO_OK);
+    CHECK(isfinite(ref[0]) && ref[0] > 1e308);
+    CHECK_NEAR(ref[0], 1.2e308, 1e296);
+    CHECK(isfinite(ref[1]) && ref[1] > 1e308);
+    CHECK(!isnan(pareto_hypervolume(4, 2, pts, NULL, ref)));
+    const double top[] = {DBL_MAX, 1, -DBL_MAX, 2};
+    REQUIRE(pareto_reference(2, 2, top, ref, NULL, 0) == PARETO_OK);
+    CHECK(ref[0] == DBL_MAX);
+    CHECK_NEAR(ref[1], 2.1, 1e-12);
+    CHECK(!isnan(pareto_hypervolume(2, 2, top, NULL, ref)));
 }
 
 TT_MAIN

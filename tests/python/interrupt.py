@@ -19,6 +19,13 @@ of the same trials:
   escapes      a change outside the run's folders (a sentinel folder beside it, which a
                symlink in every trial's folder points at)
   refused      a tune process that exited with a code other than 0, 130 or kill -9's
+  decisions    with several objectives (the mo_* spaces, one trial at a time): a judged
+               decision (continue, stop, complete, pause, promote), a configuration or the
+               searcher's words for it that is not the uninterrupted run's, word for word,
+               or one missing or doubled
+  front        with several objectives: `tune best --json` whose counts or front (each
+               row's trial, values, violation, status, iterations and configuration)
+               differ from the uninterrupted run's
 
 Deterministic from its seed except for timing, which is what it is there to vary. Usage:
   /usr/bin/python3 tests/python/interrupt.py [--build build] [--sequences 300] [--seed 1]
@@ -59,9 +66,22 @@ SCHEDULERS = {
                           "reduction_factor": 2},
             "search": {"type": "tpe"}},
 }
+# Several objectives and constraints (docs/multiobjective.md): the loss (min) against the
+# learning rate (max: a larger lr falls faster but settles higher, at lr, so the trials that
+# reach max_t trade one for the other), the loss at most 0.5 (early milestones of a small lr
+# violate it) and lr at most 0.4 (some trials never meet it). One trial at a time and no unnamed checkpoint: the order of results, hence every
+# decision and the front, is then the uninterrupted run's however often it is interrupted,
+# and the sequence compares both with one (docs/durability.md, "Several objectives").
+MO = {"metric": ["loss", "lr"], "mode": ["min", "max"],
+      "constraints": {"loss": {"<=": 0.5}, "lr": {"<=": 0.4}}, "max_concurrent": 1}
+for _name, _sched in (("mo_asha", "asha"), ("mo_asha_promotion", "asha_promotion"),
+                      ("mo_hyperband", "hyperband"), ("mo_tpe", "tpe")):
+    SCHEDULERS[_name] = dict(SCHEDULERS[_sched], **MO)
+# MOTPE fits its model from 10 observations at a rung: 14 trials make the last ones its
+SCHEDULERS["mo_tpe"]["num_samples"] = 14
 KINDS = ("int", "int2", "term", "kill")
 FIGURES = ("interruptions", "iterations", "unrecorded", "duplicates", "missing", "wrong",
-           "scratch", "unfinished", "left", "escapes", "refused")
+           "scratch", "unfinished", "left", "escapes", "refused", "decisions", "front")
 BAD = FIGURES[3:]
 
 
@@ -132,6 +152,7 @@ class Sequence:
         self.outside = os.path.join(self.dir, "outside")
         self.tag = f"interrupt-{os.getpid()}-{sched}-{seed}"
         self.name = f"{sched}{seed}"
+        self.mo = "constraints" in SCHEDULERS[sched]
         self.f = {k: 0 for k in FIGURES}
         self.notes = []
 
@@ -153,11 +174,12 @@ class Sequence:
                              str(self.rng.choice([5, 15, 30])), "--tag", self.tag,
                              "--symlink", "lnk:" + self.outside],
                  "space": {"lr": {"uniform": [0.05, 0.5]}}}
-        if self.rng.random() < 0.3 and self.sched != "pbt":
+        if self.rng.random() < 0.3 and self.sched != "pbt" and not self.mo:
             space["command"].append("--file")  # an unnamed checkpoint tune finds by name
         space.update(json.loads(json.dumps(SCHEDULERS[self.sched])))
         with open(os.path.join(self.run_dir, "space.json"), "w") as f:
             json.dump(space, f)
+        self.space = space
         self.before = snapshot(self.outside)
 
     def start(self, resume):
@@ -174,8 +196,9 @@ class Sequence:
         log.close()
         return p
 
-    def db(self, sql, *args):
-        con = sqlite3.connect(f"file:{os.path.join(self.run_dir, 'tune.db')}?mode=ro", uri=True)
+    def db(self, sql, *args, run_dir=None):
+        path = os.path.join(run_dir or self.run_dir, "tune.db")
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
             return con.execute(sql, args).fetchall()
         finally:
@@ -244,7 +267,60 @@ class Sequence:
         if left:
             self.note("left", left, f"{left} trial process(es) at the end")
         self.check()
+        if self.mo:
+            self.compare()
         return self.f
+
+    def decisions(self, run_dir):
+        """Every judged decision, one line each, in an order two runs share whatever order
+        they were recorded in (tests/test_mo.c's): a promotion's words name its attempt and
+        checkpoint, which an interruption changes, so only its rung and standing are kept;
+        then each trial's configuration and why the searcher chose it (MOTPE's split)."""
+        return self.db("SELECT t.trial_no, d.iteration, d.action, CASE d.action WHEN 'promote'"
+                       " THEN d.rung || ' ' || substr(d.reason, 1, instr(d.reason, ';'))"
+                       " ELSE d.reason END FROM decisions d JOIN trials t ON t.id = d.trial_id"
+                       " WHERE d.action IN ('continue', 'stop', 'complete', 'pause', 'promote')"
+                       " ORDER BY 1, 2, 3, 4", run_dir=run_dir) + \
+            self.db("SELECT trial_no, config, suggested_by FROM trials ORDER BY trial_no",
+                    run_dir=run_dir)
+
+    def front(self, run_dir):
+        """`tune best --json` without what differs between two folders or attempts (the trial's
+        folder, its last result's checkpoint and resumed_from): None when it fails."""
+        p = subprocess.run([self.tune, "best", self.name, "--json"], cwd=run_dir,
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            return f"exit {p.returncode}: {p.stderr.strip()}"
+        best = json.loads(p.stdout)
+        best["front"] = [{k: r[k] for k in ("name", "status", "early_stopped", "config",
+                                            "iterations", "values", "violation")}
+                         for r in best["front"]]
+        return best
+
+    def compare(self):
+        """The same space run once without interruptions beside it: the same decisions and
+        the same front."""
+        ref = os.path.join(self.dir, "uninterrupted")
+        os.makedirs(ref)
+        with open(os.path.join(ref, "space.json"), "w") as f:
+            json.dump(self.space, f)
+        p = subprocess.run([self.tune, "run", "space.json", "--gpus", "none", "--cpus",
+                            str(self.rng.choice([1, 2, 3])), "--quiet"], cwd=ref,
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+        if p.returncode != 0:
+            self.note("refused", 1, f"the uninterrupted run exited {p.returncode}: "
+                      f"{p.stderr.strip()[-200:]}")
+            return
+        got, want = self.decisions(self.run_dir), self.decisions(ref)
+        if got != want:
+            extra = [d for d in got if d not in want]
+            lost = [d for d in want if d not in got]
+            self.note("decisions", max(len(extra), len(lost), 1),
+                      f"not in the uninterrupted run: {extra[:2]}; only there: {lost[:2]}")
+        got, want = self.front(self.run_dir), self.front(ref)
+        if got != want:
+            self.note("front", 1, f"tune best --json: {json.dumps(got)[:300]} against the"
+                      f" uninterrupted run's {json.dumps(want)[:300]}")
 
     def check(self):
         if self.status() != "FINISHED":
@@ -253,8 +329,9 @@ class Sequence:
         trials = self.db("SELECT t.id, t.trial_no, t.status, t.early_stopped,"
                          " json_extract(t.config, '$.lr') FROM trials t JOIN experiments e"
                          " ON e.id = t.experiment_id WHERE e.name = ?", self.name)
-        if len(trials) != TRIALS:
-            self.note("unfinished", TRIALS - len(trials), f"{len(trials)} trials recorded")
+        ntrials = self.space["num_samples"]
+        if len(trials) != ntrials:
+            self.note("unfinished", ntrials - len(trials), f"{len(trials)} trials recorded")
         for tid, no, status, early, lr in trials:
             rows = self.db("SELECT iteration, json_extract(data, '$.loss') FROM results_current"
                            " WHERE trial_id = ? ORDER BY id", tid)

@@ -3,7 +3,8 @@ seeded sequences of interruptions (Ctrl-C, Ctrl-C twice, SIGTERM, kill -9, each 
 a resume with a random number of CPUs) and a final resume, then every figure that counts
 a failure must be 0: no iteration doubled or missing, no wrong value, no restart from
 scratch when a checkpoint existed, every trial finished, no process left, nothing outside
-the run's folders changed. The long run (hundreds of sequences) is interrupt.py itself
+the run's folders changed; with several objectives (mo_*), the decisions, the searcher's
+choices and `tune best --json`'s front are the uninterrupted run's. The long run (hundreds of sequences) is interrupt.py itself
 (docs/durability.md)."""
 
 import os
@@ -56,6 +57,19 @@ class Interrupt(unittest.TestCase):
 
     def test_hyperband(self):
         self.sequences("hyperband")
+
+    # several objectives and constraints: also the uninterrupted run's decisions and front
+    def test_mo_asha(self):
+        self.sequences("mo_asha")
+
+    def test_mo_asha_promotion(self):
+        self.sequences("mo_asha_promotion")
+
+    def test_mo_hyperband(self):
+        self.sequences("mo_hyperband")
+
+    def test_mo_tpe(self):
+        self.sequences("mo_tpe")
 
 
 if __name__ == "__main__":
