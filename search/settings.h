@@ -125,10 +125,7 @@ enum {
     SPACE_TPE_POOL_PROPOSE = 1,
     SPACE_TPE_POOL_STEPS = 2,
     SPACE_TPE_POOL_STARTUP10 = 4,
-    SPACE_TPE_POOL_SCORE = 8, /* "score" named: every unused row scored, the best taken */
-    /* none named: the optuna preset (one objective) proposes with Optuna's start-up; bohb
-     * and MOTPE score */
-    SPACE_TPE_POOL_DEFAULT = SPACE_TPE_POOL_PROPOSE | SPACE_TPE_POOL_STARTUP10
+    SPACE_TPE_POOL_SCORE = 8 /* "score", also the default: every unused row scored */
 };
 
 /* "executor": {...}; local unless said otherwise. */

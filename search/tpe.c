@@ -145,7 +145,7 @@ nomem:
 static void tpe_set_pool(void *state, int bits)
 {
     tpe_t *x = state;
-    x->pool = x->pool_now = bits;
+    x->pool = bits;
 }
 
 static int tpe_set_rungs(void *state, const double *milestones, size_t n)
@@ -501,7 +501,7 @@ static int random_turn(const tpe_t *x, int ready, size_t most, space__rng_t *rng
                        size_t whylen)
 {
     size_t nd = x->nd, need = 2 * (nd + 1) > 10 ? 2 * (nd + 1) : 10;
-    if (x->pool_now & SPACE_TPE_POOL_STARTUP10) need = 10;
+    if (x->pool & SPACE_TPE_POOL_STARTUP10) need = 10;
     if (nd == 0) {
         whyf(why, whylen, "random: no parameter to model");
         return 1;
@@ -904,16 +904,10 @@ static int tpe_choose(void *state, size_t trial_no, const cJSON *const *cands, s
                       size_t *chosen, char *why, size_t whylen, char *err, size_t errlen)
 {
     tpe_t *x = state;
-    /* the optuna preset's pool choice unless space.json names one (one objective): propose
-     * with Optuna's start-up, the one bench/search measured ahead (docs/search.md) */
-    int bits = x->pool;
-    if (bits == 0 && x->o.preset == SPACE_TPE_OPTUNA && !x->kpath) bits = SPACE_TPE_POOL_DEFAULT;
-    if (bits & SPACE_TPE_POOL_PROPOSE) {
-        x->pool_now = bits;
-        int rc = tpe_choose_propose(x, trial_no, cands, n, chosen, why, whylen, err, errlen);
-        x->pool_now = x->pool;
-        return rc;
-    }
+    /* "pool": "propose" (experimental; 30 seeds measured it level with scoring:
+     * docs/search.md) */
+    if (x->pool & SPACE_TPE_POOL_PROPOSE)
+        return tpe_choose_propose(x, trial_no, cands, n, chosen, why, whylen, err, errlen);
     const char *preset = x->o.preset == SPACE_TPE_OPTUNA ? "optuna" : "bohb";
     size_t nd = x->nd, most = 0;
     if (space__tpe_grow(x, trial_no)) goto nomem;

@@ -87,10 +87,7 @@ typedef struct tpe {
     size_t pool_nmemo;
     unsigned char *pool_later; /* nd + 1 */
     size_t npool_cap;          /* candidates the pool_* arrays hold */
-    /* space_searcher_set_pool's SPACE_TPE_POOL_* bits, and those in force for this call:
-     * pool, but the pool choice's own (tpe_choose) while it proposes, so that its start-up
-     * reaches the split */
-    int pool, pool_now;
+    int pool;                  /* space_searcher_set_pool's SPACE_TPE_POOL_* bits (experimental) */
     /* NULL, or (avoiding a duplicate: tpe.c) nd x OPTUNA_N_EI_CANDIDATES each: the optuna
      * preset's candidates (value, internal value) and exact scores per parameter */
     double *alt_score, *alt_cv, *alt_cand;

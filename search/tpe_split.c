@@ -84,8 +84,8 @@ int space__tpe_choose_split(tpe_t *x, size_t self, split_t *sp, size_t *most)
 {
     size_t d = x->nd, need = 2 * (d + 1) > 10 ? 2 * (d + 1) : 10;
     size_t nrv = x->nrungs ? x->nrungs : 1;
-    if (x->pool_now & SPACE_TPE_POOL_STARTUP10) need = 10; /* Optuna's n_startup_trials */
-    if ((x->pool_now & SPACE_TPE_POOL_STEPS) && !x->kpath && x->o.preset == SPACE_TPE_OPTUNA)
+    if (x->pool & SPACE_TPE_POOL_STARTUP10) need = 10; /* Optuna's n_startup_trials */
+    if ((x->pool & SPACE_TPE_POOL_STEPS) && !x->kpath && x->o.preset == SPACE_TPE_OPTUNA)
         return split_steps(x, self, need, sp, most);
     int rung = -1;
     size_t at_rung = 0; /* trials with a result at the chosen rung */

@@ -711,7 +711,7 @@ TEST(pool_protocol_trains_each_row_at_most_once_and_stops_when_exhausted)
     /* TPE chose some of them from its model */
     CHECK(db_int(dir, "SELECT count(*) FROM trials t JOIN experiments e ON e.id = "
                       "t.experiment_id WHERE e.name = 'ptpe-sim' AND t.suggested_by LIKE "
-                      "'TPE (optuna)%the nearest of % unused in the pool'") > 0);
+                      "'TPE (optuna)%the best of % unused in the pool'") > 0);
     /* without --pool: 20 trials answered by 12 rows, some row more than once */
     snprintf(sp, sizeof sp, pool_space, "near", search[1]);
     space_file(dir, sp);

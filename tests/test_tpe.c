@@ -1622,7 +1622,7 @@ TEST(random_choice_among_a_pool_is_uniform)
     space_free(s);
 }
 
-/* The pool protocol, TPE scoring ("pool": "score", bohb's default): with the model ready it
+/* The pool protocol, TPE scoring (the default, "pool": "score"): with the model ready it
  * scores the candidates with its acquisition and takes the best: told that lr near 1e-3 is
  * good, it takes the candidate nearest 1e-3 from a pool spread over five decades (random
  * would take it 1 time in 41); before the model is ready it takes what random search takes. */
@@ -1631,7 +1631,7 @@ static void tpe_pool_prefers_good(space_tpe_preset_t preset)
     space_t *s =
         parse_space("\"lr\": {\"loguniform\": [1e-5, 1]}, \"m\": {\"uniform\": [0, 1]}", 200, 4);
     REQUIRE(s);
-    space_searcher_t *x = pool_searcher(s, preset, 4, SPACE_TPE_POOL_SCORE);
+    space_searcher_t *x = searcher(s, SPACE_SEARCH_TPE, preset, 4); /* the default: score */
     space_searcher_t *r = searcher(s, SPACE_SEARCH_RANDOM, preset, 4);
     REQUIRE(x && r);
     enum { NC = 41 };
@@ -1754,10 +1754,10 @@ TEST(tpe_pool_bounded_choice_is_the_exact_choice)
     space_free(s);
 }
 
-/* The optuna preset's own pool choice (issue 29, docs/search.md): what it would suggest (a
- * twin searcher with the same history suggests it at the same trial number), answered by the
- * nearest unused candidate, which the searcher is then told it runs; its model starts at 10
- * ended trials (Optuna's n_startup_trials), where a suggestion's waits for 2 (d + 1) = 18
+/* "pool": "propose+startup10" (issue 29's experiment, docs/search.md): what it would suggest
+ * (a twin searcher with the same history suggests it at the same trial number), answered by
+ * the nearest unused candidate, which the searcher is then told it runs; its model starts at
+ * 10 ended trials (Optuna's n_startup_trials), where the default's waits for 2 (d + 1) = 18
  * with 8 parameters; told that lr near 1e-3 is good, its choices come near 1e-3. */
 TEST(tpe_optuna_pool_choice_proposes_and_takes_the_nearest_candidate)
 {
@@ -1767,8 +1767,9 @@ TEST(tpe_optuna_pool_choice_proposes_and_takes_the_nearest_candidate)
                         "\"f\": {\"uniform\": [0, 1]}, \"g\": {\"uniform\": [0, 1]}";
     space_t *s = parse_space(eight, 2000, 9);
     REQUIRE(s);
-    space_searcher_t *x = searcher(s, SPACE_SEARCH_TPE, SPACE_TPE_OPTUNA, 9);
-    space_searcher_t *twin = pool_searcher(s, SPACE_TPE_OPTUNA, 9, SPACE_TPE_POOL_DEFAULT);
+    int propose = SPACE_TPE_POOL_PROPOSE | SPACE_TPE_POOL_STARTUP10;
+    space_searcher_t *x = pool_searcher(s, SPACE_TPE_OPTUNA, 9, propose);
+    space_searcher_t *twin = pool_searcher(s, SPACE_TPE_OPTUNA, 9, propose);
     space_searcher_t *late = pool_searcher(s, SPACE_TPE_OPTUNA, 9, SPACE_TPE_POOL_PROPOSE);
     REQUIRE(x && twin && late);
     enum { NC = 200 };
