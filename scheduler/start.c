@@ -452,6 +452,7 @@ static int make_searcher(struct sched_loop *L, char *err, size_t errlen)
     space_search_opts_t so = {set->search, set->search_preset, set->mode == SPACE_MODE_MAX,
                               set->seed,   set->nobjectives,   set->nconstraints > 0};
     if (space_searcher_new(L->o->space, &so, &L->searcher, err, errlen) != 0) return SCHED_EINVAL;
+    space_searcher_set_pool(L->searcher, set->search_pool); /* tpe.c: the pool's choice */
     size_t n =
         sched_policy_rungs(L->policy, L->rep.rungs, sizeof L->rep.rungs / sizeof L->rep.rungs[0]);
     double ms[256];

@@ -113,6 +113,11 @@ void space_searcher_free(space_searcher_t *x)
     free(x);
 }
 
+void space_searcher_set_pool(space_searcher_t *x, int bits)
+{
+    if (x && x->ops->set_pool) x->ops->set_pool(x->state, bits);
+}
+
 int space_searcher_set_rungs(space_searcher_t *x, const double *milestones, size_t n)
 {
     if (!x || x->observed || (n > 0 && !milestones)) return SPACE_EINVAL;

@@ -50,6 +50,11 @@ void space_searcher_free(space_searcher_t *x); /* NULL-safe */
  * before the first observation (SPACE_EINVAL otherwise, or for a bad list). Without
  * rungs (FIFO, median stopping) the observations are each trial's latest result. */
 int space_searcher_set_rungs(space_searcher_t *x, const double *milestones, size_t n);
+/* space.json's "search": {"pool"} (SPACE_TPE_POOL_* bits, settings.h; 0: the searcher's
+ * default): how TPE chooses among a pool (space_searcher_choose), and its experimental
+ * switches (docs/search.md, issue 29). Random search has none and ignores it. Call before
+ * the first suggestion or choice. NULL-safe. */
+void space_searcher_set_pool(space_searcher_t *x, int bits);
 /* One result of trial_no at `time` (the scheduler's time_attr), in arrival order. Its value
  * at a rung is its first result with time >= the milestone, which is what ASHA records. A
  * NaN value counts as the worst. Returns 0, or SPACE_ENOMEM (the result is then lost). */

@@ -31,6 +31,8 @@ typedef struct space__searcher_ops {
                   size_t errlen);
     void (*free)(void *state);
     int (*set_rungs)(void *state, const double *milestones, size_t n);
+    /* space_searcher_set_pool; NULL: the searcher has no such switches */
+    void (*set_pool)(void *state, int bits);
     int (*observe)(void *state, size_t trial_no, double time, double value);
     /* space_searcher_observe_k: obj holds nobjectives values (as created), violation >= 0 */
     int (*observe_k)(void *state, size_t trial_no, double time, const double *obj,

@@ -498,13 +498,14 @@ static const char *const search_presets[] = {"optuna", "bohb"};
  * types are the names in searcher.c's table; each searcher's own keys are read here. */
 static int parse_search(struct space__parse_ctx *c, space_settings_t *s, const sj_node_t *n)
 {
-    static const char *const keys[] = {"type", "preset"};
+    static const char *const keys[] = {"type", "preset", "pool"};
     s->search = SPACE_SEARCH_RANDOM;
     s->search_preset = SPACE_TPE_OPTUNA;
+    s->search_pool = 0;
     if (!n) return 0;
     if (n->type != SJ_OBJECT)
         return space__parse_at(c, n->off, "\"search\" must be an object, e.g. {\"type\": \"tpe\"}");
-    int rc = space__parse_check_keys(c, n, keys, 2, "search");
+    int rc = space__parse_check_keys(c, n, keys, 3, "search");
     if (rc) return rc;
     const sj_node_t *v;
     char q[80], dym[128], list[256];
@@ -537,6 +538,34 @@ static int parse_search(struct space__parse_ctx *c, space_settings_t *s, const s
             return space__parse_at(c, v->off, "unknown TPE preset %s%s; use \"optuna\" or \"bohb\"",
                                    space__parse_quoted(v->str, q, sizeof q), dym);
         }
+    }
+    /* experimental (issue 29): how TPE chooses among a table's unused rows in
+     * `tune simulate --pool` ("score" or "propose"), and two switches of its model that the
+     * bench compares ("+steps", "+startup10"): docs/search.md */
+    if ((v = space__json_get(n, "pool"))) {
+        if (s->search != SPACE_SEARCH_TPE)
+            return space__parse_at(c, v->key_off,
+                                   "\"pool\" applies only to \"type\": \"tpe\" (random search "
+                                   "takes a uniform unused row)");
+        static const char *const toks[] = {"score", "propose", "steps", "startup10"};
+        static const int bits[] = {SPACE_TPE_POOL_SCORE, SPACE_TPE_POOL_PROPOSE,
+                                   SPACE_TPE_POOL_STEPS, SPACE_TPE_POOL_STARTUP10};
+        const char *p = v->type == SJ_STRING ? v->str : "";
+        int ok = v->type == SJ_STRING;
+        while (ok && *p) {
+            size_t len = strcspn(p, "+"), i = 0;
+            while (i < 4 && !(strlen(toks[i]) == len && strncmp(p, toks[i], len) == 0))
+                i++;
+            ok = i < 4;
+            if (ok) s->search_pool |= bits[i];
+            p += len + (p[len] == '+');
+        }
+        if ((s->search_pool & SPACE_TPE_POOL_SCORE) && (s->search_pool & SPACE_TPE_POOL_PROPOSE))
+            ok = 0;
+        if (!ok)
+            return space__parse_at(c, v->off,
+                                   "search \"pool\" must be \"score\" or \"propose\", optionally "
+                                   "followed by \"+steps\" and \"+startup10\"");
     }
     return 0;
 }
@@ -899,6 +928,14 @@ cJSON *space_settings_json(const space_t *s)
         if (t->search == SPACE_SEARCH_TPE)
             bad |= add(se, "preset",
                        cJSON_CreateString(t->search_preset == SPACE_TPE_BOHB ? "bohb" : "optuna"));
+        if (t->search_pool) {
+            char pl[64];
+            snprintf(pl, sizeof pl, "%s%s%s",
+                     t->search_pool & SPACE_TPE_POOL_PROPOSE ? "propose" : "score",
+                     t->search_pool & SPACE_TPE_POOL_STEPS ? "+steps" : "",
+                     t->search_pool & SPACE_TPE_POOL_STARTUP10 ? "+startup10" : "");
+            bad |= add(se, "pool", cJSON_CreateString(pl));
+        }
     }
     bad |= add(o, "points_to_evaluate",
                t->points_to_evaluate ? cJSON_Duplicate(t->points_to_evaluate, 1)

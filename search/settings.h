@@ -116,6 +116,17 @@ typedef struct space_constraint {
  * type indexes search/searcher.c's table of searchers, whose names space.json spells. */
 typedef enum { SPACE_SEARCH_RANDOM = 0, SPACE_SEARCH_TPE = 1 } space_search_type_t;
 typedef enum { SPACE_TPE_OPTUNA = 0, SPACE_TPE_BOHB = 1 } space_tpe_preset_t;
+/* "search": {"pool": "propose+steps+startup10"} (experimental, issue 29; docs/search.md):
+ * propose and take the nearest unused row (else "score" every unused row); the optuna
+ * preset ranks every ended trial by the deepest rung it reached, then its value there
+ * (Optuna 3.1's pruned trials), leaving running ones out; its model starts at 10
+ * observations (Optuna's n_startup_trials) */
+enum {
+    SPACE_TPE_POOL_PROPOSE = 1,
+    SPACE_TPE_POOL_STEPS = 2,
+    SPACE_TPE_POOL_STARTUP10 = 4,
+    SPACE_TPE_POOL_SCORE = 8 /* "score", also the default: every unused row scored */
+};
 
 /* "executor": {...}; local unless said otherwise. */
 typedef struct space_exec_opts {
@@ -164,6 +175,9 @@ typedef struct space_settings {
     char **parameter_columns;   /* "reporter": {"parameter_columns": [...]}; NULL: all */
     space_search_type_t search; /* "search": {"type"}: random (default) or tpe */
     space_tpe_preset_t search_preset; /* "search": {"preset"}: optuna (default) or bohb */
+    /* "search": {"pool"} (experimental, issue 29; docs/search.md): SPACE_TPE_POOL_* bits, 0
+     * (default) for "score" */
+    int search_pool;
     /* "points_to_evaluate" (Ray Tune's name): configurations trials 0, 1, ... run first,
      * each a JSON object of top-level parameters checked against the space (a point may
      * leave parameters out: the searcher fills them). NULL when there are none. */

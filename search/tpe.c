@@ -142,6 +142,12 @@ nomem:
 }
 
 /* searcher.c has checked the milestones and that no result has arrived yet. */
+static void tpe_set_pool(void *state, int bits)
+{
+    tpe_t *x = state;
+    x->pool = bits;
+}
+
 static int tpe_set_rungs(void *state, const double *milestones, size_t n)
 {
     tpe_t *x = state;
@@ -495,6 +501,7 @@ static int random_turn(const tpe_t *x, int ready, size_t most, space__rng_t *rng
                        size_t whylen)
 {
     size_t nd = x->nd, need = 2 * (nd + 1) > 10 ? 2 * (nd + 1) : 10;
+    if (x->pool & SPACE_TPE_POOL_STARTUP10) need = 10;
     if (nd == 0) {
         whyf(why, whylen, "random: no parameter to model");
         return 1;
@@ -872,10 +879,35 @@ nomem:
  * suggestion maximises over its own draws, the best taken (the first on ties), as the
  * tabular benchmarks' TPE baselines do; until the model is ready (and for BOHB's random
  * fraction) a uniform one, the one random search would take. */
+/* "pool": "propose" (experimental, issue 29): what a suggestion proposes (its 24 draws from
+ * l, the best l/g of them), answered by the nearest unused row and then told that row, as
+ * bench/search replays Optuna's TPE under the pool protocol; the argmax over the whole pool
+ * (below) concentrates on one region of it. */
+static int tpe_choose_propose(tpe_t *x, size_t trial_no, const cJSON *const *cands, size_t n,
+                              size_t *chosen, char *why, size_t whylen, char *err, size_t errlen)
+{
+    cJSON *want = NULL;
+    int rc = tpe_suggest(x, trial_no, &want, why, whylen, err, errlen);
+    if (rc) return rc;
+    size_t best = space__searcher_nearest(x->s, want, cands, n);
+    cJSON_Delete(want);
+    rc = tpe_add_trial(x, trial_no, cands[best], err, errlen);
+    if (rc) return rc;
+    size_t k = why ? strlen(why) : 0;
+    if (why && k < whylen)
+        snprintf(why + k, whylen - k, "; the nearest of %zu unused in the pool", n);
+    *chosen = best;
+    return SPACE_OK;
+}
+
 static int tpe_choose(void *state, size_t trial_no, const cJSON *const *cands, size_t n,
                       size_t *chosen, char *why, size_t whylen, char *err, size_t errlen)
 {
     tpe_t *x = state;
+    /* "pool": "propose" (experimental; 30 seeds measured it level with scoring:
+     * docs/search.md) */
+    if (x->pool & SPACE_TPE_POOL_PROPOSE)
+        return tpe_choose_propose(x, trial_no, cands, n, chosen, why, whylen, err, errlen);
     const char *preset = x->o.preset == SPACE_TPE_OPTUNA ? "optuna" : "bohb";
     size_t nd = x->nd, most = 0;
     if (space__tpe_grow(x, trial_no)) goto nomem;
@@ -956,6 +988,7 @@ const space__searcher_ops_t space__searcher_tpe = {
     .create = tpe_create,
     .free = tpe_free,
     .set_rungs = tpe_set_rungs,
+    .set_pool = tpe_set_pool,
     .observe = tpe_observe,
     .observe_k = tpe_observe_k,
     .trial_end = tpe_trial_end,

@@ -87,6 +87,7 @@ typedef struct tpe {
     size_t pool_nmemo;
     unsigned char *pool_later; /* nd + 1 */
     size_t npool_cap;          /* candidates the pool_* arrays hold */
+    int pool;                  /* space_searcher_set_pool's SPACE_TPE_POOL_* bits (experimental) */
     /* NULL, or (avoiding a duplicate: tpe.c) nd x OPTUNA_N_EI_CANDIDATES each: the optuna
      * preset's candidates (value, internal value) and exact scores per parameter */
     double *alt_score, *alt_cv, *alt_cand;

@@ -41,12 +41,52 @@ double space__optuna_weight(size_t n, size_t i)
     return 1.0 / (double)n + (double)i * ((1.0 - 1.0 / (double)n) / (double)(m - 1));
 }
 
+/* "pool": "+steps" (experimental, issue 29): Optuna 3.1's _get_observation_pairs with its
+ * SuccessiveHalvingPruner: every ended trial is an observation, ranked by the deepest rung
+ * it reached (its step), then its value there (NaN last); the best default_gamma of them
+ * good, the rest bad; running trials left out (no constant liar). Ready at `need` ended
+ * trials. A trial that ran to max_t counts at its last rung (Optuna ranks it above every
+ * pruned one by its final value): the rungs are what the searcher is told. */
+static int split_steps(tpe_t *x, size_t self, size_t need, split_t *sp, size_t *most)
+{
+    ranked_t *rk = x->rk;
+    size_t n = 0, nrv = x->nrungs ? x->nrungs : 1;
+    for (size_t t = 0; t < x->cap; t++) {
+        x->role[t] = ROLE_NONE;
+        if (!x->known[t] || t == self) continue;
+        if (!x->ended[t]) {
+            sp->n_running++;
+            continue;
+        }
+        size_t at = x->nrv_at[t];
+        rk[n].key = at ? key_of(x, x->rv[t * x->nrv + at - 1]) : INFINITY;
+        rk[n++].t = t;
+    }
+    *most = n;
+    if (n < need) return 0;
+    qsort(rk, n, sizeof *rk, space__tpe_cmp_ranked);
+    size_t ng = space__optuna_gamma(n), have = 0;
+    for (size_t i = 0; i < n; i++)
+        x->role[rk[i].t] = ROLE_BAD;
+    for (size_t r = nrv + 1; r-- > 0 && have < ng;) /* deepest first; r = rungs reached */
+        for (size_t i = 0; i < n && have < ng; i++)
+            if (x->nrv_at[rk[i].t] == r) x->role[rk[i].t] = ROLE_GOOD, have++;
+    sp->rung = -1;
+    sp->n_obs = n;
+    sp->n_good = ng;
+    sp->n_bad = n - ng;
+    return 1;
+}
+
 /* Chooses the rung and marks each trial's role; returns 0 when no rung has enough
  * results yet (*most = the largest count). `self` is the trial being suggested. */
 int space__tpe_choose_split(tpe_t *x, size_t self, split_t *sp, size_t *most)
 {
     size_t d = x->nd, need = 2 * (d + 1) > 10 ? 2 * (d + 1) : 10;
     size_t nrv = x->nrungs ? x->nrungs : 1;
+    if (x->pool & SPACE_TPE_POOL_STARTUP10) need = 10; /* Optuna's n_startup_trials */
+    if ((x->pool & SPACE_TPE_POOL_STEPS) && !x->kpath && x->o.preset == SPACE_TPE_OPTUNA)
+        return split_steps(x, self, need, sp, most);
     int rung = -1;
     size_t at_rung = 0; /* trials with a result at the chosen rung */
     *most = 0;

@@ -114,6 +114,14 @@ TEST(search_settings_errors_are_located)
          "space.json:2:11: \"search\" must be an object"},
         {HEAD "\"serach\": {}, " SPACE_LR "}",
          "space.json:2:1: unknown key \"serach\" (did you mean \"search\"?)"},
+        /* issue 29's experimental pool switches */
+        {HEAD "\"search\": {\"type\": \"tpe\", \"pool\": \"propose+stesp\"}, " SPACE_LR "}",
+         "space.json:2:35: search \"pool\" must be \"score\" or \"propose\", optionally followed "
+         "by \"+steps\" and \"+startup10\""},
+        {HEAD "\"search\": {\"type\": \"tpe\", \"pool\": \"score+propose\"}, " SPACE_LR "}",
+         "search \"pool\" must be \"score\" or \"propose\""},
+        {HEAD "\"search\": {\"pool\": \"propose\"}, " SPACE_LR "}",
+         "space.json:2:12: \"pool\" applies only to \"type\": \"tpe\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         space_t *sp = NULL;

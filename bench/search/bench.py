@@ -546,7 +546,7 @@ def summarise(runs, tasks, workers_list, methods, budgets):
 # ---------------------------------------------------------------- output
 
 COLORS = {"random+ASHA": "#777777", "TPE(optuna)+ASHA": "#d62728", "TPE(bohb)+ASHA": "#ff7f0e",
-          "TPE(optuna)+FIFO": "#9467bd", "Optuna TPE+SH": "#1f77b4",
+          "TPE(optuna)+FIFO": "#9467bd", "TPE(optuna;propose)+ASHA": "#2ca02c", "Optuna TPE+SH": "#1f77b4",
           "Optuna mvTPE+SH": "#17becf"}
 
 

@@ -68,6 +68,18 @@ TUNE_METHODS = {
     "TPE(optuna)+ASHA": ({"type": "tpe", "preset": "optuna"}, "asha"),
     "TPE(bohb)+ASHA": ({"type": "tpe", "preset": "bohb"}, "asha"),
     "TPE(optuna)+FIFO": ({"type": "tpe", "preset": "optuna"}, "fifo"),
+    # issue 29, experimental: under the pool protocol, propose and take the nearest unused
+    # row (Optuna's replay) instead of scoring every unused row (docs/search.md)
+    "TPE(optuna;propose)+ASHA": ({"type": "tpe", "preset": "optuna", "pool": "propose"},
+                                 "asha"),
+    "TPE(optuna;propose+steps)+ASHA": (
+        {"type": "tpe", "preset": "optuna", "pool": "propose+steps"}, "asha"),
+    "TPE(optuna;propose+startup10)+ASHA": (
+        {"type": "tpe", "preset": "optuna", "pool": "propose+startup10"}, "asha"),
+    "TPE(optuna;propose+steps+startup10)+ASHA": (
+        {"type": "tpe", "preset": "optuna", "pool": "propose+steps+startup10"}, "asha"),
+    "TPE(optuna;score+steps+startup10)+ASHA": (
+        {"type": "tpe", "preset": "optuna", "pool": "score+steps+startup10"}, "asha"),
 }
 
 

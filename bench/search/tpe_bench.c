@@ -180,10 +180,12 @@ static double per_suggestion(space_t *s, space_tpe_preset_t preset, size_t n, si
 /* The pool protocol (space_searcher_choose): n finished trials, then `asks` choices each
  * among ncand candidates (the pool's unused rows: drawn configurations), each chosen one
  * told its result and taken out of the pool. */
-static double per_choice(space_t *s, space_tpe_preset_t preset, size_t n, size_t ncand, size_t asks)
+static double per_choice(space_t *s, space_tpe_preset_t preset, int pool, size_t n, size_t ncand,
+                         size_t asks)
 {
     char err[512], why[512];
     space_searcher_t *x = with_history(s, preset, n);
+    space_searcher_set_pool(x, pool); /* 0: the default, scoring every candidate */
     cJSON **cands = calloc(ncand + asks, sizeof *cands);
     if (!cands) {
         fprintf(stderr, "tpe_bench: out of memory\n");
@@ -213,9 +215,11 @@ static double per_choice(space_t *s, space_tpe_preset_t preset, size_t n, size_t
         if (a == 0) first = cpu_now() - t0;
     }
     double dt = (cpu_now() - t0) / (double)asks;
-    printf("  tune TPE (%s), pool protocol, %zu observations, %zu candidates: %.3f ms per "
+    printf("  tune TPE (%s%s), pool protocol, %zu observations, %zu candidates: %.3f ms per "
            "choice (the first: %.1f ms)  [%s]\n",
-           preset == SPACE_TPE_OPTUNA ? "optuna" : "bohb", n, ncand, dt * 1e3, first * 1e3, why);
+           preset == SPACE_TPE_OPTUNA ? "optuna" : "bohb",
+           pool & SPACE_TPE_POOL_PROPOSE ? ", \"pool\": \"propose\"" : "", n, ncand, dt * 1e3,
+           first * 1e3, why);
     for (size_t k = 0; k < left; k++)
         cJSON_Delete(cands[k]);
     free(cands);
@@ -245,8 +249,10 @@ int main(int argc, char **argv)
     double ours = per_suggestion(s, SPACE_TPE_OPTUNA, n, asks);
     per_suggestion(s, SPACE_TPE_OPTUNA, 1000, asks);
     per_suggestion(s, SPACE_TPE_BOHB, n, asks);
-    per_choice(s, SPACE_TPE_OPTUNA, 1000, 1000, asks);
-    per_choice(s, SPACE_TPE_BOHB, 1000, 1000, asks);
+    per_choice(s, SPACE_TPE_OPTUNA, 0, 1000, 1000, asks);
+    per_choice(s, SPACE_TPE_OPTUNA, SPACE_TPE_POOL_PROPOSE | SPACE_TPE_POOL_STARTUP10, 1000, 1000,
+               asks);
+    per_choice(s, SPACE_TPE_BOHB, 0, 1000, 1000, asks);
     printf("  target: <= 1 ms at 10,000 trials (optuna preset): %s\n",
            ours <= 1e-3 ? "met" : "NOT met");
     motpe(s, 1000, asks);
