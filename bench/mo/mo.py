@@ -33,7 +33,6 @@ usage: bench/mo/mo.py [--seeds 30] [--workers 4,16] [--tasks mlp,cnn,synth]
 """
 
 import argparse
-import concurrent.futures as cf
 import csv
 import gzip
 import heapq
@@ -657,19 +656,8 @@ def main(argv=None):
                             runs.append(json.load(f))
                     else:
                         todo.append((cache, (t, m, s, w, budgets[(t["name"], w)], a.tune, work)))
-    print(f"mo: {len(todo)} runs to do, {len(runs)} cached", file=sys.stderr)
-    t0 = time.time()
-    with cf.ProcessPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = {ex.submit(job, args): cache for cache, args in todo}
-        for i, fu in enumerate(cf.as_completed(futs)):
-            r = fu.result()
-            with open(futs[fu] + ".tmp", "w") as f:
-                json.dump(r, f)
-            os.replace(futs[fu] + ".tmp", futs[fu])
-            runs.append(r)
-            print(f"mo: [{i + 1}/{len(todo)}] {r['task']} W={r['workers']} {r['method']} "
-                  f"seed {r['seed']}: {r['trials']} trials, {r['points']} at max_t, "
-                  f"{r['cpu_s']:.1f} CPU s ({time.time() - t0:.0f} s)", file=sys.stderr)
+    sb.run_cached(todo, runs, job, a.jobs, "mo",
+                  lambda r: f"{r['trials']} trials, {r['points']} at max_t")
     summary = summarise(runs, {t["name"]: load_table(t, a.loss_scale) for t in tasks}, workers,
                         methods, budgets)
     meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

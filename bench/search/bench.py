@@ -663,6 +663,26 @@ def targets(summary):
 
 # ---------------------------------------------------------------- main
 
+def run_cached(todo, runs, job, jobs, who, what):
+    """Runs job(args) for each (cache, args) of todo in `jobs` processes, writing each result
+    to its cache file whole (a temporary name, then renamed: a run cut short leaves no half
+    file) and appending it to runs; `what(result)` words the progress line. bench/mo uses it
+    too."""
+    print(f"{who}: {len(todo)} runs to do, {len(runs)} cached", file=sys.stderr)
+    t0 = time.time()
+    with cf.ProcessPoolExecutor(max_workers=max(1, jobs)) as ex:
+        futs = {ex.submit(job, args): cache for cache, args in todo}
+        for i, fu in enumerate(cf.as_completed(futs)):
+            r = fu.result()
+            with open(futs[fu] + ".tmp", "w") as f:
+                json.dump(r, f)
+            os.replace(futs[fu] + ".tmp", futs[fu])
+            runs.append(r)
+            print(f"{who}: [{i + 1}/{len(todo)}] {r['task']} W={r['workers']} {r['method']} "
+                  f"seed {r['seed']}: {what(r)}, {r['cpu_s']:.1f} CPU s "
+                  f"({time.time() - t0:.0f} s)", file=sys.stderr)
+
+
 def _ranges(xs):
     """[1, 2, 3, 5] -> "1-3, 5"."""
     out, xs = [], sorted(xs)
@@ -798,19 +818,8 @@ def main(argv=None):
                             runs.append(json.load(f))
                     elif not a.cached_only:
                         todo.append((cache, (t, m, s, w, budgets[(t["name"], w)], a.tune, work)))
-    print(f"bench: {len(todo)} runs to do, {len(runs)} cached", file=sys.stderr)
-    t0 = time.time()
-    with cf.ProcessPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = {ex.submit(job, args): cache for cache, args in todo}
-        for i, fu in enumerate(cf.as_completed(futs)):
-            r = fu.result()
-            with open(futs[fu] + ".tmp", "w") as f:
-                json.dump(r, f)
-            os.replace(futs[fu] + ".tmp", futs[fu])
-            runs.append(r)
-            print(f"bench: [{i + 1}/{len(todo)}] {r['task']} W={r['workers']} {r['method']} "
-                  f"seed {r['seed']}: {r['trials']} trials, final regret {r['regret'][-1]:.4f}, "
-                  f"{r['cpu_s']:.1f} CPU s ({time.time() - t0:.0f} s)", file=sys.stderr)
+    run_cached(todo, runs, job, a.jobs, "bench",
+               lambda r: f"{r['trials']} trials, final regret {r['regret'][-1]:.4f}")
     if a.estimate:
         tot = sum(r["cpu_s"] for r in runs if r["seed"] == 1)
         for r in sorted(runs, key=lambda r: (r["task"], r["workers"], r["method"])):
