@@ -62,7 +62,11 @@ static void check_first_result(struct sched_loop *L, struct sched__trial *t, con
     enum { NMISS = SPACE_MAX_OBJECTIVES + SPACE_MAX_CONSTRAINTS + 1 };
     const char *missing[NMISS];
     char what[NMISS][48];
-    int nm = 0;
+    /* NULL: the key is missing; else the value that is not a number (a string, a boolean,
+     * an object: a newcomer's str(loss) or f"{loss}" read as NaN and "diverged" otherwise).
+     * null stays allowed: it is how NaN and infinity are written. */
+    const cJSON *typed[NMISS];
+    int nm = 0, ntyped = 0;
     /* Each missing name once, in the order objectives, constraints, time_attr. */
     for (size_t i = 0; i < set->nobjectives + set->nconstraints + 1 && nm < NMISS; i++) {
         const char *key;
@@ -80,11 +84,16 @@ static void check_first_result(struct sched_loop *L, struct sched__trial *t, con
             key = set->sched.time_attr;
             snprintf(what[nm], sizeof what[nm], "the scheduler's \"time_attr\"");
         }
-        if (cJSON_GetObjectItemCaseSensitive(r, key)) continue;
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(r, key);
+        if (v && (cJSON_IsNumber(v) || cJSON_IsNull(v))) continue;
         int seen = 0;
         for (int j = 0; j < nm && !seen; j++)
             seen = strcmp(missing[j], key) == 0;
-        if (!seen) missing[nm++] = key;
+        if (!seen) {
+            typed[nm] = v;
+            ntyped += v != NULL;
+            missing[nm++] = key;
+        }
     }
     if (nm == 0) return;
     const char *cand[64];
@@ -101,12 +110,27 @@ static void check_first_result(struct sched_loop *L, struct sched__trial *t, con
     char msg[1024];
     size_t ml = 0;
     for (int i = 0; i < nm; i++) {
-        const char *dym = space_suggest(missing[i], cand, nc);
-        char d[160] = "";
-        if (dym) snprintf(d, sizeof d, " (did you mean \"%s\"?)", dym);
-        ml += (size_t)snprintf(msg + ml, ml < sizeof msg ? sizeof msg - ml : 0,
-                               "%s%s reports no \"%.100s\", %s%s", i ? "; " : "", t->name,
-                               missing[i], what[i], d);
+        if (typed[i]) {
+            /* present, but not a number: say what it is and show it */
+            char *shown = cJSON_PrintUnformatted(typed[i]);
+            const char *kind = cJSON_IsString(typed[i])   ? "a string"
+                               : cJSON_IsBool(typed[i])   ? "a boolean"
+                               : cJSON_IsArray(typed[i])  ? "a list"
+                               : cJSON_IsObject(typed[i]) ? "an object"
+                                                          : "not a number";
+            ml += (size_t)snprintf(msg + ml, ml < sizeof msg ? sizeof msg - ml : 0,
+                                   "%s%s reports \"%.100s\", %s, as %s (%.40s%s)", i ? "; " : "",
+                                   t->name, missing[i], what[i], kind, shown ? shown : "?",
+                                   shown && strlen(shown) > 40 ? "..." : "");
+            free(shown);
+        } else {
+            const char *dym = space_suggest(missing[i], cand, nc);
+            char d[160] = "";
+            if (dym) snprintf(d, sizeof d, " (did you mean \"%s\"?)", dym);
+            ml += (size_t)snprintf(msg + ml, ml < sizeof msg ? sizeof msg - ml : 0,
+                                   "%s%s reports no \"%.100s\", %s%s", i ? "; " : "", t->name,
+                                   missing[i], what[i], d);
+        }
         if (ml >= sizeof msg) break;
     }
     if (ml < sizeof msg)
@@ -120,10 +144,14 @@ static void check_first_result(struct sched_loop *L, struct sched__trial *t, con
             msg);
         return;
     }
-    char full[1200];
-    snprintf(full, sizeof full,
-             "%s. Fix the name in space.json (or set \"allow_missing_metric\": true to run anyway)",
-             msg);
+    char full[1300];
+    snprintf(full, sizeof full, "%s. %s%s (or set \"allow_missing_metric\": true to run anyway)",
+             msg, ntyped < nm ? "Fix the name in space.json" : "",
+             ntyped == 0 ? ""
+             : ntyped == nm
+                 ? "Report it as a number (float(value) in Python, not str or f\"{value}\")"
+                 : "; report the others as numbers (float(value) in Python, not str or "
+                   "f\"{value}\")");
     sched__end_experiment(L, SCHED_END_NO_METRIC, t->no, full);
 }
 

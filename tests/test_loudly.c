@@ -252,6 +252,54 @@ TEST(misspelled_objective_and_constraint_key_stop_the_run)
     CHECK_EQ_INT(db_int(dir, "SELECT status = 'INTERRUPTED' FROM experiments"), 1);
 }
 
+/* A metric reported as a string ("0.5": str(loss) or f"{loss}" in the script) or a boolean
+ * used to read as NaN, and ASHA wrote "diverged" for every trial: the first result now
+ * stops the run naming the key, what it is and the fix (null stays allowed: it is how NaN
+ * and infinity are written). */
+TEST(an_objective_reported_as_a_string_stops_the_run_saying_so)
+{
+    char dir[4096], sp[8192];
+    fresh(dir, sizeof dir, "stringmetric");
+    script(
+        dir, "t.sh",
+        "for i in 1 2 3 4 5 6 7 8 9; do\n"
+        "  echo \"{\\\"training_iteration\\\": $i, \\\"loss\\\": \\\"0.5\\\", \\\"ok\\\": true}\"\n"
+        "done\n");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"sm\", \"metric\": \"loss\", \"mode\": \"min\","
+             " \"constraints\": {\"ok\": {\">=\": 1}}, \"num_samples\": 2,"
+             " \"scheduler\": {\"type\": \"asha\", \"max_t\": 9},"
+             " \"command\": [\"/bin/sh\", \"%s/t.sh\"], \"space\": {}}",
+             dir);
+    space_file(dir, sp);
+    struct out o = run_in(dir);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err, "reports \"loss\", the experiment's \"metric\", as a string (\"0.5\")");
+    CHECK_CONTAINS(o.err, "reports \"ok\", a key of \"constraints\", as a boolean (true)");
+    CHECK_CONTAINS(o.err, "Report it as a number (float(value) in Python");
+    CHECK(strstr(o.err, "Fix the name") == NULL);
+    CHECK(strstr(o.err, "diverged") == NULL);
+    out_free(&o);
+    CHECK_EQ_INT(db_int(dir, "SELECT count(*) FROM decisions WHERE reason LIKE '%diverged%'"), 0);
+
+    /* A misspelled metric beside a string constraint key: both fixes, each where it lies. */
+    fresh(dir, sizeof dir, "stringmetric2");
+    script(dir, "t.sh", "echo '{\"training_iteration\": 1, \"loss\": 0.5, \"ok\": \"1\"}'\n");
+    snprintf(sp, sizeof sp,
+             "{\"name\": \"sm\", \"metric\": \"los\", \"mode\": \"min\","
+             " \"constraints\": {\"ok\": {\">=\": 1}}, \"num_samples\": 1,"
+             " \"command\": [\"/bin/sh\", \"%s/t.sh\"], \"space\": {}}",
+             dir);
+    space_file(dir, sp);
+    o = run_in(dir);
+    CHECK_EQ_INT(o.code, 2);
+    CHECK_CONTAINS(o.err,
+                   "reports no \"los\", the experiment's \"metric\" (did you mean \"loss\"?)");
+    CHECK_CONTAINS(o.err, "reports \"ok\", a key of \"constraints\", as a string (\"1\")");
+    CHECK_CONTAINS(o.err, "Fix the name in space.json; report the others as numbers");
+    out_free(&o);
+}
+
 TEST(allow_missing_metric_warns_once_and_runs)
 {
     char dir[4096], sp[8192];
