@@ -464,12 +464,7 @@ def figure(task, cells, tfull, path):
     for ax, cell in zip(axes[0], cells):
         grid = np.linspace(0, cell["budget"], GRID) * cell["workers"] / tfull
         for m, cs in cell["curves"].items():
-            c = np.array(cs)
-            idx = np.random.default_rng(0).integers(0, len(c), size=(1000, len(c)))
-            boot = c[idx].mean(axis=1)
-            lo, hi = np.percentile(boot, 2.5, axis=0), np.percentile(boot, 97.5, axis=0)
-            ax.plot(grid, c.mean(axis=0), label=m, color=COLORS.get(m), lw=1.6)
-            ax.fill_between(grid, lo, hi, color=COLORS.get(m), alpha=0.12, lw=0)
+            sb.plot_mean_band(ax, grid, cs, m, COLORS.get(m))
         ax.set_ylim(0, 1.02)
         ax.set_xlabel("compute (full-budget trainings)")
         ax.set_ylabel("hypervolume / the table's (mean, 95 % CI)")

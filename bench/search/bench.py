@@ -550,6 +550,17 @@ COLORS = {"random+ASHA": "#777777", "TPE(optuna)+ASHA": "#d62728", "TPE(bohb)+AS
           "Optuna mvTPE+SH": "#17becf"}
 
 
+def plot_mean_band(ax, grid, curves, label, color):
+    """Draws the mean of curves (one per seed, each over grid) as a line and the bootstrap
+    95 % interval of that mean, pointwise, as a band; bench/mo's figures draw the same."""
+    c = np.array(curves)
+    idx = np.random.default_rng(0).integers(0, len(c), size=(1000, len(c)))
+    boot = c[idx].mean(axis=1)
+    lo, hi = np.percentile(boot, 2.5, axis=0), np.percentile(boot, 97.5, axis=0)
+    ax.plot(grid, c.mean(axis=0), label=label, color=color, lw=1.6)
+    ax.fill_between(grid, lo, hi, color=color, alpha=0.12, lw=0)
+
+
 def figure(task, cells, tfull, path):
     """Regret against virtual time, one panel per W: per method a line (the mean over
     seeds) and a band (the bootstrap 95 % interval of that mean, pointwise)."""
@@ -560,13 +571,7 @@ def figure(task, cells, tfull, path):
     for ax, cell in zip(axes[0], cells):
         grid = np.linspace(0, cell["budget"], GRID) / tfull
         for m, cs in cell["curves"].items():
-            c = np.array(cs)
-            mean = c.mean(axis=0)
-            idx = np.random.default_rng(0).integers(0, len(c), size=(1000, len(c)))
-            boot = c[idx].mean(axis=1)
-            lo, hi = np.percentile(boot, 2.5, axis=0), np.percentile(boot, 97.5, axis=0)
-            ax.plot(grid, mean, label=m, color=COLORS.get(m), lw=1.6)
-            ax.fill_between(grid, lo, hi, color=COLORS.get(m), alpha=0.12, lw=0)
+            plot_mean_band(ax, grid, cs, m, COLORS.get(m))
         ax.set_yscale("symlog", linthresh=0.01)
         ax.set_ylim(0, 1.05)
         ax.set_xlabel("virtual time (full-budget trainings)")
