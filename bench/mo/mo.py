@@ -476,11 +476,6 @@ def figure(task, cells, tfull, path):
     plt.close(fig)
 
 
-def _ci(v, ci, d=3):
-    f = lambda x: "inf" if x == float("inf") else f"{x:.{d}f}"
-    return f"{f(v)} [{f(ci[0])}, {f(ci[1])}]"
-
-
 def markdown(summary, meta):
     peers = [m for m in meta["methods"] if m in OPTUNA_MO_METHODS]
     L = ["# Multi-objective benchmark results", "",
@@ -514,11 +509,12 @@ def markdown(summary, meta):
                 if not v:
                     cols += ["", ""]
                     continue
-                rt = (f"{_ci(v['ratio'], v['ratio_ci'], 2)} ({v['reached']}/{v['ratio_seeds']})"
-                      if "ratio" in v else "")
+                rt = (f"{sb.fmt_ci(v['ratio'], v['ratio_ci'], 2)} "
+                      f"({v['reached']}/{v['ratio_seeds']})" if "ratio" in v else "")
                 cols += [rt, f"{v['auc_wins']}-{v['auc_losses']}, p={v['auc_p']:.2g}"]
             L.append(f"| {r['method']} | {r['trials']:.0f} | {r['points']:.0f} | "
-                     f"{_ci(r['final'], r['final_ci'])} | {_ci(r['auc'], r['auc_ci'])} | "
+                     f"{sb.fmt_ci(r['final'], r['final_ci'])} | "
+                     f"{sb.fmt_ci(r['auc'], r['auc_ci'])} | "
                      + " | ".join(cols) + f" | {r['cpu_s']:.1f} |")
         L.append("")
     return "\n".join(L) + "\n"
