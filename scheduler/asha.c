@@ -54,6 +54,12 @@
  * floor(n / rf) of the n values recorded at its rung; none: a new trial. A trial is
  * promoted from a rung once: it leaves the rung's paused set when it resumes and pauses
  * next at a higher rung. NaN at a rung stops it, as in the stopping variant.
+ * "eager_promotion" (opts.promotion == SPACE_ASHA_EAGER) is the same but for a rung that
+ * holds fewer than rf values: its best is promotable (top 1 instead of floor(n/rf) = 0).
+ * The paper's rule cannot promote anything before a rung holds rf results, so the first
+ * trial reaches max_t only after about rf^(rungs) base-rung results; eagerly the first
+ * trials go on at once, as under the stopping variant, and the paper's rule takes over as
+ * the rungs fill (measured: bench/search/results/, docs/pbt.md).
  *
  * Several objectives, or constraints (opts.nobjectives > 1 or opts.constrained; results
  * come as points through result_point): MO-ASHA's rung rule (Schmucker et al., arXiv
@@ -118,6 +124,7 @@ struct sched__asha {
     double max_t;
     int keep_last_trials; /* Ray's stop_last_trials=False */
     int promotion;        /* the promotion variant: pause at each rung */
+    int eager;            /* "eager_promotion": a rung short of rf results promotes its best */
     double rf;
     double sign; /* +1 mode max, -1 mode min: reward = sign * value */
     double q;    /* the cutoff's quantile as numpy sees it: ((1 - 1/rf) * 100) / 100 */
@@ -319,7 +326,8 @@ static int asha_new(const sched_opts_t *opts, void **out, unsigned *caps, char *
     if (!a) goto nomem;
     a->max_t = o->max_t;
     a->keep_last_trials = !o->stop_last_trials;
-    a->promotion = o->promotion;
+    a->promotion = o->promotion != SPACE_ASHA_STOPPING;
+    a->eager = o->promotion == SPACE_ASHA_EAGER;
     a->rf = o->reduction_factor;
     a->sign = opts->mode_max ? 1.0 : -1.0;
     /* The same float steps as Ray's (1 - 1/rf) * 100 and numpy's q / 100. */
@@ -607,6 +615,14 @@ static int has_nan(const double *v, size_t k)
     return 0;
 }
 
+/* How many of a rung's n values the promotion variant promotes from: floor(n / rf), or,
+ * eagerly, at least the best one. */
+static size_t promote_top(const sched__asha_t *a, size_t n)
+{
+    size_t k = (size_t)floor((double)n / a->rf);
+    return a->eager && k == 0 && n > 0 ? 1 : k;
+}
+
 /* MO-ASHA's rung rule (Schmucker et al., "Multi-objective Multi-fidelity Hyperparameter
  * Optimization with Application to Fairness", arXiv:2106.12639; Syne Tune's MOASHA): a
  * result that reaches a rung adds its point to the rung's points, which are ordered by
@@ -646,7 +662,7 @@ static void asha_result_point(void *self, int64_t trial, double time, const sche
     out->among = n;
     out->front = r->plevel[i];
     if (a->promotion) {
-        out->top = (size_t)floor((double)n / a->rf);
+        out->top = promote_top(a, n);
         t->paused_at = lo;
         t->paused_pt = i;
         t->paused_value = pt->value;
@@ -672,7 +688,7 @@ static long choose_ranked(sched__asha_t *a, const int64_t *paused, size_t n, sch
         const struct atrial *t = &a->trials[ix];
         if (t->done || t->paused_at < 0) continue;
         const struct rung *r = &a->brackets[t->bracket].rungs[t->paused_at];
-        size_t k = (size_t)floor((double)r->npts / a->rf), pos = r->ppos[t->paused_pt];
+        size_t k = promote_top(a, r->npts), pos = r->ppos[t->paused_pt];
         if (pos >= k) continue;
         /* pos / npts < best_pos / best_n, in integers */
         if (r->milestone > best_ms ||
@@ -717,7 +733,7 @@ static long asha_choose_next(void *self, const int64_t *paused, size_t n, size_t
         const struct atrial *t = &a->trials[ix];
         if (t->done || t->paused_at < 0) continue;
         const struct rung *r = &a->brackets[t->bracket].rungs[t->paused_at];
-        size_t k = (size_t)floor((double)r->nvals / a->rf);
+        size_t k = promote_top(a, r->nvals);
         /* fewer than k values above it <=> at least the k-th best */
         if (k == 0 || t->paused_reward < r->vals[k - 1]) continue;
         if (r->milestone > best_ms || (r->milestone == best_ms && t->paused_reward > best_reward)) {
@@ -736,7 +752,8 @@ static long asha_choose_next(void *self, const int64_t *paused, size_t n, size_t
         double kth = best_r->vals[best_k - 1]; /* the bar it cleared */
         why->action = SCHED_CONTINUE;
         why->value = a->sign * best_reward;
-        why->cutoff = a->sign * kth;
+        /* an eager promotion from a rung short of rf values cleared no bar: the best of it */
+        why->cutoff = (double)best_r->nvals < a->rf ? NAN : a->sign * kth;
     }
     return best;
 }
@@ -829,7 +846,7 @@ static char *put_g(char *p, double v)
 /* A ranked rung's decision: "rung 1 (milestone 4): 7th of 12 by Pareto rank (front 3);
  * the top 3 continue" (the stopping variant), "...; paused until it is among the top
  * floor(n/rf) of the rung (3 of 12 now)" (promotion), or a NaN objective's stop. */
-static void word_ranked(const sched_decision_t *d, char *buf, size_t n)
+static void word_ranked(const sched_decision_t *d, int eager, char *buf, size_t n)
 {
     if (d->front < 0 && d->place == 0) {
         snprintf(buf, n,
@@ -843,8 +860,10 @@ static void word_ranked(const sched_decision_t *d, char *buf, size_t n)
     if (d->action == SCHED_PAUSE)
         snprintf(buf, n,
                  "reached rung %d (milestone %g): %s; paused until it is among the top "
-                 "floor(n/rf) of the rung (%zu of %zu now)",
-                 d->rung, d->milestone, place, d->top, d->among);
+                 "floor(n/rf) of the rung%s (%zu of %zu now)",
+                 d->rung, d->milestone, place,
+                 eager ? ", or its best while it holds fewer than rf points" : "", d->top,
+                 d->among);
     else
         snprintf(buf, n, "rung %d (milestone %g): %s; %s %zu continue", d->rung, d->milestone,
                  place, d->action == SCHED_STOP ? "only the top" : "the top", d->top);
@@ -857,13 +876,14 @@ static void asha_word(const void *self, const sched_decision_t *d, const char *t
     (void)trial;
     (void)time;
     if (d->action != SCHED_COMPLETE && (d->place > 0 || d->front < 0)) {
-        word_ranked(d, buf, n);
+        word_ranked(d, a->eager, buf, n);
         return;
     }
     if (d->action == SCHED_PAUSE)
         snprintf(buf, n,
-                 "reached rung %d (milestone %g): paused until it is in the rung's top 1/rf",
-                 d->rung, d->milestone);
+                 "reached rung %d (milestone %g): paused until it is in the rung's top 1/rf%s",
+                 d->rung, d->milestone,
+                 a->eager ? ", or its best while it holds fewer than rf results" : "");
     else if (d->action == SCHED_COMPLETE)
         sched__word_max_t(time_attr, a->max_t, buf, n);
     else if (d->action == SCHED_STOP && isnan(d->value))
@@ -895,7 +915,6 @@ static const char *asha_word_resume(const void *self, const sched_decision_t *wh
                                     const char *time_attr, int attempt, const char *from, char *buf,
                                     size_t n)
 {
-    (void)self;
     (void)time_attr;
     if (!why || why->rung < 0) return sched__word_resume(attempt, from, buf, n);
     if (why->place > 0) {
@@ -907,10 +926,17 @@ static const char *asha_word_resume(const void *self, const sched_decision_t *wh
                  why->rung, why->milestone, place, why->top, attempt, from);
         return "promote";
     }
-    snprintf(buf, n,
-             "promoted from rung %d (milestone %g): %g is in the rung's top 1/rf (bar %g); "
-             "attempt %d resumes from %s",
-             why->rung, why->milestone, why->value, why->cutoff, attempt, from);
+    if (isnan(why->cutoff))
+        snprintf(buf, n,
+                 "promoted from rung %d (milestone %g): %g is the best of a rung holding fewer "
+                 "than reduction_factor (%g) results (eager_promotion); attempt %d resumes from %s",
+                 why->rung, why->milestone, why->value, ((const sched__asha_t *)self)->rf, attempt,
+                 from);
+    else
+        snprintf(buf, n,
+                 "promoted from rung %d (milestone %g): %g is in the rung's top 1/rf (bar %g); "
+                 "attempt %d resumes from %s",
+                 why->rung, why->milestone, why->value, why->cutoff, attempt, from);
     return "promote";
 }
 

@@ -187,7 +187,7 @@ static int parse_scheduler(struct space__parse_ctx *c, space_sched_opts_t *o, co
     o->brackets = 1;
     o->min_samples_required = 3;
     o->stop_last_trials = 1;
-    o->promotion = 0;
+    o->promotion = SPACE_ASHA_STOPPING;
     o->hard_stop = 1;
     o->perturbation_interval = 60;
     o->quantile_fraction = 0.25;
@@ -281,13 +281,18 @@ static int parse_scheduler(struct space__parse_ctx *c, space_sched_opts_t *o, co
         o->stop_last_trials = v->type == SJ_TRUE;
     }
     if ((v = space__json_get(n, "variant"))) {
-        int stopping = v->type == SJ_STRING && strcmp(v->str, "stopping") == 0;
-        if (!stopping && !(v->type == SJ_STRING && strcmp(v->str, "promotion") == 0))
+        static const char *const variants[] = {"stopping", "promotion", "eager_promotion"};
+        int found = -1;
+        for (int i = 0; v->type == SJ_STRING && i < 3; i++)
+            if (strcmp(v->str, variants[i]) == 0) found = i;
+        if (found < 0)
             return space__parse_at(
                 c, v->off,
                 "asha \"variant\" must be \"stopping\" (stop trials below a rung's cutoff, "
-                "the default) or \"promotion\" (pause at each rung, promote the best)");
-        o->promotion = !stopping;
+                "the default), \"promotion\" (pause at each rung, promote the best) or "
+                "\"eager_promotion\" (promotion, but a rung with fewer than reduction_factor "
+                "results promotes its best at once)");
+        o->promotion = found;
     }
     if ((v = space__json_get(n, "hard_stop"))) {
         if (v->type != SJ_TRUE && v->type != SJ_FALSE)
@@ -876,8 +881,10 @@ cJSON *space_settings_json(const space_t *s)
         bad |= add(sc, "brackets", cJSON_CreateNumber(t->sched.brackets));
         bad |= add(sc, "min_samples_required", cJSON_CreateNumber(t->sched.min_samples_required));
         bad |= add(sc, "stop_last_trials", cJSON_CreateBool(t->sched.stop_last_trials));
-        bad |=
-            add(sc, "variant", cJSON_CreateString(t->sched.promotion ? "promotion" : "stopping"));
+        bad |= add(sc, "variant",
+                   cJSON_CreateString(t->sched.promotion == SPACE_ASHA_EAGER ? "eager_promotion"
+                                      : t->sched.promotion == SPACE_ASHA_PROMOTION ? "promotion"
+                                                                                   : "stopping"));
         bad |= add(sc, "hard_stop", cJSON_CreateBool(t->sched.hard_stop));
         if (t->sched.type == SPACE_SCHED_PBT) {
             bad |= add(sc, "perturbation_interval",

@@ -53,6 +53,12 @@ static inline const char *space_sched_name(space_sched_type_t t)
 }
 typedef enum { SPACE_EXEC_LOCAL = 0, SPACE_EXEC_SLURM = 1 } space_exec_type_t;
 
+/* ASHA's "variant": "stopping" (Ray Tune's ASHAScheduler: stop a trial below its rung's
+ * cutoff), "promotion" (Li et al.'s algorithm 2: pause at each rung, promote from the top
+ * floor(n/rf)), "eager_promotion" (the same, but a rung that holds fewer than rf results
+ * promotes its best, so the first trials go on at once; docs/pbt.md). */
+enum { SPACE_ASHA_STOPPING = 0, SPACE_ASHA_PROMOTION = 1, SPACE_ASHA_EAGER = 2 };
+
 /* "scheduler": {...}. Defaults follow Ray Tune's ASHAScheduler. */
 typedef struct space_sched_opts {
     space_sched_type_t type;  /* "fifo" | "asha" | "median" | "pbt" | "hyperband"; default fifo */
@@ -63,8 +69,8 @@ typedef struct space_sched_opts {
     int brackets;             /* default 1 */
     int min_samples_required; /* median stopping: default 3 */
     int stop_last_trials;     /* asha: 1 (default) completes a trial at max_t; 0 lets it run on */
-    int promotion;            /* asha: "variant": "promotion" (1) or "stopping" (0, default) */
-    int hard_stop;            /* median: 1 (default) stops; 0 pauses instead (Ray's hard_stop) */
+    int promotion; /* asha "variant": SPACE_ASHA_STOPPING (default), _PROMOTION, _EAGER */
+    int hard_stop; /* median: 1 (default) stops; 0 pauses instead (Ray's hard_stop) */
     /* pbt (Ray Tune's PopulationBasedTraining, docs/pbt.md): */
     double perturbation_interval;   /* in time_attr units, > 0; default 60 (Ray's) */
     double quantile_fraction;       /* in [0, 0.5]; default 0.25 */

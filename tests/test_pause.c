@@ -325,6 +325,9 @@ TEST(settings_are_checked_with_a_clear_message)
     static const char *const bad[][2] = {
         {SPACE("b1", "\"scheduler\": {\"type\": \"asha\", \"variant\": \"promote\"}"),
          "\"stopping\""},
+        {SPACE("b1e", "\"scheduler\": {\"type\": \"asha\", \"variant\": \"eager\"}"),
+         "or \"eager_promotion\" (promotion, but a rung with fewer than reduction_factor "
+         "results promotes its best at once)"},
         {SPACE("b2", "\"scheduler\": {\"type\": \"median\", \"variant\": \"promotion\"}"),
          "does not apply to the \"median\" scheduler"},
         {SPACE("b3", "\"scheduler\": {\"type\": \"median\", \"hard_stop\": 0}"),
@@ -342,9 +345,32 @@ TEST(settings_are_checked_with_a_clear_message)
     char err[1024];
     const char *ok = SPACE("ok", "\"scheduler\": {\"type\": \"asha\", \"variant\": \"promotion\"}");
     REQUIRE(space_parse(ok, strlen(ok), "space.json", &sp, err, sizeof err) == 0);
-    CHECK_EQ_INT(space_settings(sp)->sched.promotion, 1);
+    CHECK_EQ_INT(space_settings(sp)->sched.promotion, SPACE_ASHA_PROMOTION);
     CHECK_EQ_INT(space_settings(sp)->sched.hard_stop, 1);
     space_free(sp);
+    /* the three variants parse, and the settings' JSON (what is stored and shown) names
+     * each as it was written */
+    static const char *const variants[] = {"stopping", "promotion", "eager_promotion"};
+    for (int i = 0; i < 3; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "%s",
+                 SPACE("v", "\"scheduler\": {\"type\": \"asha\", \"variant\": \"VARIANT\"}"));
+        char *at = strstr(text, "VARIANT");
+        REQUIRE(at);
+        char tail[512];
+        snprintf(tail, sizeof tail, "%s", at + strlen("VARIANT"));
+        snprintf(at, sizeof text - (size_t)(at - text), "%s%s", variants[i], tail);
+        sp = NULL;
+        REQUIRE(space_parse(text, strlen(text), "space.json", &sp, err, sizeof err) == 0);
+        CHECK_EQ_INT(space_settings(sp)->sched.promotion, i);
+        cJSON *j = space_settings_json(sp);
+        REQUIRE(j);
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(j, "scheduler"), "variant");
+        CHECK(cJSON_IsString(v) && strcmp(v->valuestring, variants[i]) == 0);
+        cJSON_Delete(j);
+        space_free(sp);
+    }
 }
 
 /* The policy alone: promotion takes the highest rung first, then the best value, and only
@@ -396,6 +422,55 @@ TEST(asha_promotion_chooses_the_highest_rung_first_then_the_best)
     sched_on_result(p, 0, 8, 0.1, &d);
     CHECK_EQ_INT(d.action, SCHED_COMPLETE);
     sched_policy_free(p);
+}
+
+/* The eager variant: a rung holding fewer than rf values promotes its best (the paper's
+ * floor(n / rf) is 0 there and promotes nothing), with words that say so; once the rung
+ * holds rf values the paper's rule and words apply. */
+TEST(eager_promotion_promotes_the_best_of_a_rung_short_of_rf_values)
+{
+    for (int eager = 0; eager < 2; eager++) {
+        sched_opts_t o = {.sched = {.type = SPACE_SCHED_ASHA,
+                                    .max_t = 9,
+                                    .grace_period = 1,
+                                    .reduction_factor = 3,
+                                    .brackets = 1,
+                                    .stop_last_trials = 1,
+                                    .promotion = eager ? SPACE_ASHA_EAGER : SPACE_ASHA_PROMOTION}};
+        sched_policy_t *p = NULL;
+        char err[256], buf[600];
+        REQUIRE(sched_policy_new(&o, &p, err, sizeof err) == 0);
+        for (int64_t i = 0; i < 4; i++)
+            CHECK_EQ_INT(sched_on_trial_add(p, i), 0);
+        sched_decision_t d;
+        sched_on_result(p, 0, 1, 2.0, &d);
+        CHECK_EQ_INT(d.action, SCHED_PAUSE);
+        sched_policy_word(p, &d, "trial_00000", "training_iteration", 1, buf, sizeof buf);
+        CHECK_STR(buf, eager ? "reached rung 0 (milestone 1): paused until it is in the rung's "
+                               "top 1/rf, or its best while it holds fewer than rf results"
+                             : "reached rung 0 (milestone 1): paused until it is in the rung's "
+                               "top 1/rf");
+        int64_t paused[3] = {0, 1, 2};
+        /* alone at its rung: promoted eagerly, not by the paper's rule */
+        CHECK_EQ_INT(sched_policy_choose_next(p, paused, 1, 0, &d), eager ? 0 : -1);
+        if (eager) {
+            CHECK(d.value == 2.0 && isnan(d.cutoff));
+            CHECK_STR(sched_policy_word_resume(p, &d, "training_iteration", 2, "iteration:1", buf,
+                                               sizeof buf),
+                      "promote");
+            CHECK_STR(buf, "promoted from rung 0 (milestone 1): 2 is the best of a rung holding "
+                           "fewer than reduction_factor (3) results (eager_promotion); attempt 2 "
+                           "resumes from iteration:1");
+        }
+        /* a worse second value is not the rung's best: it waits under both rules */
+        sched_on_result(p, 1, 1, 3.0, &d);
+        CHECK_EQ_INT(sched_policy_choose_next(p, paused + 1, 1, 0, &d), -1);
+        /* a better third one is: 3 values, floor(3/3) = 1 under both, a bar now */
+        sched_on_result(p, 2, 1, 1.0, &d);
+        CHECK_EQ_INT(sched_policy_choose_next(p, paused + 1, 2, 0, &d), 1);
+        CHECK(d.value == 1.0 && d.cutoff == 1.0);
+        sched_policy_free(p);
+    }
 }
 
 /* ---- the real binary ------------------------------------------------------------------ */

@@ -80,6 +80,21 @@ TUNE_METHODS = {
         {"type": "tpe", "preset": "optuna", "pool": "propose+steps+startup10"}, "asha"),
     "TPE(optuna;score+steps+startup10)+ASHA": (
         {"type": "tpe", "preset": "optuna", "pool": "score+steps+startup10"}, "asha"),
+    # ASHA's promotion variant (docs/pbt.md): a trial pauses at each rung until it is in
+    # the top 1/rf there, so the first trainings to reach max_t are chosen, not the first
+    # started
+    "random+ASHA(promotion)": ({"type": "random"}, "asha-promotion"),
+    "TPE(optuna)+ASHA(promotion)": ({"type": "tpe", "preset": "optuna"}, "asha-promotion"),
+    "TPE(bohb)+ASHA(promotion)": ({"type": "tpe", "preset": "bohb"}, "asha-promotion"),
+    "TPE(optuna;propose+startup10)+ASHA(promotion)": (
+        {"type": "tpe", "preset": "optuna", "pool": "propose+startup10"}, "asha-promotion"),
+    # "eager_promotion": the promotion variant, but a rung holding fewer than rf results
+    # promotes its best, so the first trials go on at once (docs/pbt.md)
+    "random+ASHA(eager)": ({"type": "random"}, "asha-eager"),
+    "TPE(optuna)+ASHA(eager)": ({"type": "tpe", "preset": "optuna"}, "asha-eager"),
+    "TPE(bohb)+ASHA(eager)": ({"type": "tpe", "preset": "bohb"}, "asha-eager"),
+    "TPE(optuna;propose+startup10)+ASHA(eager)": (
+        {"type": "tpe", "preset": "optuna", "pool": "propose+startup10"}, "asha-eager"),
 }
 
 
@@ -106,6 +121,9 @@ def tune_space(space_path, table_path, method, seed, workers, budget, min_iter, 
     sp["search"] = search
     if sched == "fifo":
         sp["scheduler"] = {"type": "fifo"}
+    elif sched in ("asha-promotion", "asha-eager"):
+        sp["scheduler"] = dict(sp["scheduler"], variant="promotion" if sched == "asha-promotion"
+                               else "eager_promotion")
     sp["max_concurrent"] = workers
     sp["time_budget_s"] = budget
     # enough trials that the budget, not num_samples, ends the run

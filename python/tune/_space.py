@@ -213,8 +213,10 @@ class FIFOScheduler(_Scheduler):
 
 class ASHAScheduler(_Scheduler):
     """Ray's AsyncHyperBandScheduler, exactly (docs/asha.md). variant is tune's own (Ray has
-    no such argument): "stopping" (the default, Ray's: stop a trial below a rung's cutoff)
-    or "promotion" (pause it at each rung and promote the best, docs/asha.md)."""
+    no such argument): "stopping" (the default, Ray's: stop a trial below a rung's
+    cutoff), "promotion" (pause it at each rung and promote the best, docs/pbt.md) or
+    "eager_promotion" (the same, but a rung with fewer than reduction_factor results
+    promotes its best at once). The engine checks the value."""
     type = "asha"
 
     def __init__(self, time_attr=None, metric=None, mode=None, max_t=None, grace_period=None,

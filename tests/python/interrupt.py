@@ -55,6 +55,8 @@ SCHEDULERS = {
                            "reduction_factor": 2}},
     "asha_promotion": {"scheduler": {"type": "asha", "max_t": ITERS, "grace_period": 2,
                                      "reduction_factor": 2, "variant": "promotion"}},
+    "asha_eager": {"scheduler": {"type": "asha", "max_t": ITERS, "grace_period": 2,
+                                 "reduction_factor": 2, "variant": "eager_promotion"}},
     "median": {"scheduler": {"type": "median", "max_t": ITERS, "grace_period": 2,
                              "min_samples_required": 2}},
     "median_soft": {"scheduler": {"type": "median", "max_t": ITERS, "grace_period": 2,
@@ -75,6 +77,7 @@ SCHEDULERS = {
 MO = {"metric": ["loss", "lr"], "mode": ["min", "max"],
       "constraints": {"loss": {"<=": 0.5}, "lr": {"<=": 0.4}}, "max_concurrent": 1}
 for _name, _sched in (("mo_asha", "asha"), ("mo_asha_promotion", "asha_promotion"),
+                      ("mo_asha_eager", "asha_eager"),
                       ("mo_hyperband", "hyperband"), ("mo_tpe", "tpe")):
     SCHEDULERS[_name] = dict(SCHEDULERS[_sched], **MO)
 # MOTPE fits its model from 10 observations at a rung: 14 trials make the last ones its

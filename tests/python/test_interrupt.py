@@ -43,6 +43,9 @@ class Interrupt(unittest.TestCase):
     def test_asha_promotion(self):
         self.sequences("asha_promotion")
 
+    def test_asha_eager(self):
+        self.sequences("asha_eager")
+
     def test_median(self):
         self.sequences("median")
 
@@ -64,6 +67,9 @@ class Interrupt(unittest.TestCase):
 
     def test_mo_asha_promotion(self):
         self.sequences("mo_asha_promotion")
+
+    def test_mo_asha_eager(self):
+        self.sequences("mo_asha_eager")
 
     def test_mo_hyperband(self):
         self.sequences("mo_hyperband")
