@@ -80,6 +80,14 @@ TUNE_METHODS = {
         {"type": "tpe", "preset": "optuna", "pool": "propose+steps+startup10"}, "asha"),
     "TPE(optuna;score+steps+startup10)+ASHA": (
         {"type": "tpe", "preset": "optuna", "pool": "score+steps+startup10"}, "asha"),
+    # ASHA's promotion variant (docs/pbt.md): a trial pauses at each rung until it is in
+    # the top 1/rf there, so the first trainings to reach max_t are chosen, not the first
+    # started
+    "random+ASHA(promotion)": ({"type": "random"}, "asha-promotion"),
+    "TPE(optuna)+ASHA(promotion)": ({"type": "tpe", "preset": "optuna"}, "asha-promotion"),
+    "TPE(bohb)+ASHA(promotion)": ({"type": "tpe", "preset": "bohb"}, "asha-promotion"),
+    "TPE(optuna;propose+startup10)+ASHA(promotion)": (
+        {"type": "tpe", "preset": "optuna", "pool": "propose+startup10"}, "asha-promotion"),
 }
 
 
@@ -106,6 +114,8 @@ def tune_space(space_path, table_path, method, seed, workers, budget, min_iter, 
     sp["search"] = search
     if sched == "fifo":
         sp["scheduler"] = {"type": "fifo"}
+    elif sched == "asha-promotion":
+        sp["scheduler"] = dict(sp["scheduler"], variant="promotion")
     sp["max_concurrent"] = workers
     sp["time_budget_s"] = budget
     # enough trials that the budget, not num_samples, ends the run
