@@ -619,7 +619,11 @@ def summarise(runs, tasks, workers_list, methods, budgets):
 
 COLORS = {"random+ASHA": "#777777", "TPE(optuna)+ASHA": "#d62728", "TPE(bohb)+ASHA": "#ff7f0e",
           "TPE(optuna)+FIFO": "#9467bd", "TPE(optuna;propose)+ASHA": "#2ca02c", "Optuna TPE+SH": "#1f77b4",
-          "Optuna mvTPE+SH": "#17becf"}
+          "Optuna mvTPE+SH": "#17becf",
+          # promotion ASHA: the stopping variant's colour family, darker (matplotlib's
+          # default cycle would draw TPE(optuna)+ASHA(promotion) in Optuna TPE+SH's blue)
+          "random+ASHA(promotion)": "#333333", "TPE(optuna)+ASHA(promotion)": "#8c564b",
+          "TPE(bohb)+ASHA(promotion)": "#bcbd22"}
 
 
 def plot_mean_band(ax, grid, curves, label, color):
