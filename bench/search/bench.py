@@ -23,6 +23,12 @@ training time). Synthetic tasks are tables too: the synthetic family (docs/simul
 sampled at a fixed set of configurations by `tune simulate` + `tune export --table`, so
 both sides answer a configuration the same way and "the table's best" is defined.
 
+The family unsampled (tasks synth4-family, synth8-family) answers a configuration with its
+own curve, computed from the formula: tune's methods run `tune simulate --synthetic SPEC`,
+the Optuna replay computes the curve with bench/sim/synth_family.py (FamilyTask); the best
+and median that normalise regret are those of a large sample of the family (runs.py's
+FAMILY_SAMPLE configurations), and a value below that best counts as regret 0.
+
 Two protocols answer a configuration (--protocol; by default each task's own, runs.py):
 "nearest", the rule above, and "pool", where the table is a finite pool of configurations
 and each row is trained at most once, as DyHPO, DPL and the HPOBench/YAHPO tabular
@@ -59,8 +65,11 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runs import (HOLDOUT_TASKS, PROTOCOLS, START_DELAY, STOP_DELAY, TASKS,  # noqa: E402
-                  TUNE_METHODS, synthetic_space, tune_space)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "sim"))
+from runs import (FAMILY_SAMPLE, FAMILY_SAMPLE_SEED, HOLDOUT_TASKS, PROTOCOLS,  # noqa: E402
+                  START_DELAY, STOP_DELAY, TASKS, TUNE_METHODS, synthetic_space, tune_space)
+import synth_family  # noqa: E402  (bench/sim/: the family's one Python copy)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -99,17 +108,9 @@ class Space:
             self.params.append((name, kind, args))
 
     def unit(self, kind, args, v):
-        """search/unit.c's space_param_unit for the kinds above."""
-        if kind == "choice":
-            k = args.index(v)
-            return k / (len(args) - 1) if len(args) > 1 else 0.5
-        lo, hi = float(args[0]), float(args[1])
-        if kind == "randint":
-            hi -= 1
-        x = float(v)
-        if kind == "loguniform":
-            x, lo, hi = math.log(x), math.log(lo), math.log(hi)
-        return min(1.0, max(0.0, (x - lo) / (hi - lo))) if hi > lo else 0.5
+        """search/unit.c's space_param_unit for the kinds above (the family's port's, so
+        that the nearest-row rule and the family map a value alike)."""
+        return synth_family.unit(kind, args, v)
 
     def suggest(self, trial):
         """An Optuna trial's configuration: each kind as Optuna models its counterpart."""
@@ -211,12 +212,56 @@ class Table:
             d[taken] = np.inf
         return int(np.argmin(d))
 
+    def answer(self, cfg, taken=None):
+        """The curve that answers cfg: (its row, (seconds per iteration, metric per
+        iteration)) by the nearest-row rule (nearest(), taken as there)."""
+        row = self.nearest(cfg, taken)
+        return row, (self.times[row], self.values[row])
+
     def regret(self, full_value):
         """Normalised regret of a full-budget value (already minimised)."""
         den = self.median - self.best
         if not math.isfinite(full_value):
             return 1.0
         return min(1.0, max(0.0, (full_value - self.best) / den)) if den > 0 else 0.0
+
+
+class FamilyTask:
+    """The synthetic family unsampled, standing where a Table stands: a configuration is
+    answered by its own curve, computed from the formula (bench/sim/synth_family.py, the
+    port of sim/synth.c that tests/python/test_searchbench.py checks against tune), so there
+    is no row and no pool. best and median: the lowest and the median value at max_t over a
+    sample of `n` configurations drawn from the space (random.Random(sample_seed)), a
+    diverged one as +inf; a run that finds a value below that best has regret 0. reference:
+    (best, median) already computed (minimised), to skip the sample."""
+
+    def __init__(self, space_path, spec, n=FAMILY_SAMPLE, sample_seed=FAMILY_SAMPLE_SEED,
+                 reference=None):
+        self.space = Space(space_path)
+        self.family = synth_family.Family.for_space(self.space.raw, spec)
+        self.max_t = self.space.max_t
+        if self.family.iters < self.max_t:
+            raise SystemExit(f"bench: the family {spec!r} has {self.family.iters} iterations, "
+                             f"fewer than max_t {self.max_t}: nothing would reach max_t")
+        self.sign = 1.0 if self.space.mode == "min" else -1.0
+        if reference is None:
+            vals = self.family.reference(n, sample_seed, self.max_t)
+            reference = (vals[0], float(np.median(vals)))
+        self.best, self.median = reference
+        fam = self.family
+        # As a table's: the shortest first iteration and the mean full training. Every
+        # iteration takes time * (1 + time_spread (u_last - 0.5)) s, and u_last has mean
+        # 0.5 under the space's own distribution for every kind (uniform on its scale, or
+        # an index drawn uniformly): a full training takes time * max_t on average.
+        self.min_iter = fam.time * (1 - fam.spread / 2)
+        self.t_full = fam.time * self.max_t
+
+    def answer(self, cfg, taken=None):
+        """(None, (seconds per iteration, metric per iteration)): cfg's own curve."""
+        assert taken is None, "the family has no pool"
+        return None, self.family.config_curve(cfg)
+
+    regret = Table.regret  # the same normalisation, by the sample's best and median
 
 
 def make_synthetic_table(task, space_path, tune, out_dir, rows=None):
@@ -263,7 +308,8 @@ def curve_from_events(table, events, budget):
 
 def run_tune(tune, task, table_path, table, method, seed, workers, budget, work):
     sp, args = tune_space(task["space_path"], table_path, method, seed, workers, budget,
-                          table.min_iter, "t.db", pool=task.get("protocol") == "pool")
+                          table.min_iter, "t.db", pool=task.get("protocol") == "pool",
+                          synthetic=task.get("family"))
     d = tempfile.mkdtemp(dir=work)
     try:
         with open(os.path.join(d, "space.json"), "w") as f:
@@ -285,12 +331,13 @@ def run_tune(tune, task, table_path, table, method, seed, workers, budget, work)
 
 
 class OptunaReplay:
-    """Optuna's sampler and SuccessiveHalvingPruner driven through ask/tell over a table on
-    a virtual clock with W workers, as sim/exec.c replays curves for tune: a trial starts
-    when a worker is free, its k-th result arrives start_delay + the seconds of iterations
-    1..k later, a pruned trial frees its worker stop_delay after the result that pruned it,
-    one that reached max_t frees it at once; events of equal time go in trial order; the
-    run ends at the budget. `trace` keeps (trial, start, end) for the test.
+    """Optuna's sampler and SuccessiveHalvingPruner driven through ask/tell over a table, or
+    the family unsampled (FamilyTask; whatever answers a configuration with a curve through
+    answer()), on a virtual clock with W workers, as sim/exec.c replays curves for tune: a
+    trial starts when a worker is free, its k-th result arrives start_delay + the seconds of
+    iterations 1..k later, a pruned trial frees its worker stop_delay after the result that
+    pruned it, one that reached max_t frees it at once; events of equal time go in trial
+    order; the run ends at the budget. `trace` keeps (trial, start, end) for the test.
 
     pool: the pool protocol, each table row trained at most once. Optuna 3.1 has no way for
     TPE to choose among a given finite set of configurations (GridSampler and
@@ -319,7 +366,7 @@ class OptunaReplay:
         self.trace = []
         self.events = []  # (time, full-budget value minimised)
         self.results = []  # (time, trial, iteration)
-        self.rows = {}  # trial -> the table row that answered it
+        self.rows = {}  # trial -> the table row that answered it (None: the family)
         self.pruned = set()
         self.taken = np.zeros(len(table.configs), dtype=bool) if pool else None
         self.proposals = {}  # trial -> the configuration Optuna proposed (pool only)
@@ -335,7 +382,7 @@ class OptunaReplay:
                 return  # the pool is exhausted: the worker stays idle
             tr = self.study.ask()
             cfg = self.table.space.suggest(tr)
-            row = tb.nearest(cfg, self.taken)
+            row, curve = tb.answer(cfg, self.taken)
             if self.taken is not None:
                 self.taken[row] = True
                 self.proposals[n] = cfg
@@ -347,9 +394,9 @@ class OptunaReplay:
             no = n
             self.numbers[no] = tr.number
             n += 1
-            run[no] = {"trial": tr, "row": row, "sent": 0, "start": now}
+            run[no] = {"trial": tr, "curve": curve, "sent": 0, "start": now}
             self.rows[no] = row
-            heapq.heappush(heap, (now + START_DELAY + tb.times[row][0], no, "result"))
+            heapq.heappush(heap, (now + START_DELAY + curve[0][0], no, "result"))
 
         for _ in range(self.workers):
             launch()
@@ -364,13 +411,13 @@ class OptunaReplay:
                 del run[no]
                 launch()
                 continue
-            row, k = st["row"], st["sent"] + 1
+            (times, values), k = st["curve"], st["sent"] + 1
             st["sent"] = k
-            v = tb.values[row][k - 1]
+            v = values[k - 1]
             self.results.append((now, no, k))
             tr = st["trial"]
             tr.report(v, k)
-            if k >= len(tb.values[row]) or k >= tb.max_t:
+            if k >= len(values) or k >= tb.max_t:
                 if k == tb.max_t:
                     self.events.append((now, tb.sign * v if v == v else float("inf")))
                 self.study.tell(tr, v)  # NaN: Optuna marks the trial failed
@@ -382,7 +429,7 @@ class OptunaReplay:
                 self.pruned.add(no)
                 heapq.heappush(heap, (now + STOP_DELAY, no, "end"))
             else:
-                heapq.heappush(heap, (now + tb.times[row][k], no, "result"))
+                heapq.heappush(heap, (now + times[k], no, "result"))
         for no, st in run.items():  # stopped by the budget
             self.trace.append((no, st["start"], self.budget))
         return self.events, n
@@ -425,7 +472,32 @@ def table_part(path, exclude_prefix, name, work):
     return out
 
 
+def family_reference(task, work, n):
+    """A family task's (best, median) at max_t over n configurations (FamilyTask), kept in
+    the work folder beside the runs (a few seconds per 100,000 to compute)."""
+    with open(task["space_path"]) as f:
+        space = json.load(f)
+    ident = {"spec": task["family"], "space": space, "n": n, "seed": FAMILY_SAMPLE_SEED}
+    path = os.path.join(work, f"reference-{task['name']}-n{n}.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            got = json.load(f)
+        if got["ident"] == ident:
+            return tuple(got["reference"])
+    ft = FamilyTask(task["space_path"], task["family"], n=n)
+    with open(path + ".tmp", "w") as f:
+        json.dump({"ident": ident, "reference": [ft.best, ft.median]}, f)
+    os.replace(path + ".tmp", path)
+    return ft.best, ft.median
+
+
 def load_table(task):
+    if "family" in task:  # the reference sample is main's, passed in the task
+        key = ("family", task["family"], task["space_path"])
+        if key not in _tables:
+            _tables[key] = FamilyTask(task["space_path"], task["family"],
+                                      reference=task["reference"])
+        return _tables[key]
     key = (task["table_path"], task["space_path"])  # one table for both protocols
     if key not in _tables:
         _tables[key] = Table(task["table_path"], Space(task["space_path"]))
@@ -547,7 +619,11 @@ def summarise(runs, tasks, workers_list, methods, budgets):
 
 COLORS = {"random+ASHA": "#777777", "TPE(optuna)+ASHA": "#d62728", "TPE(bohb)+ASHA": "#ff7f0e",
           "TPE(optuna)+FIFO": "#9467bd", "TPE(optuna;propose)+ASHA": "#2ca02c", "Optuna TPE+SH": "#1f77b4",
-          "Optuna mvTPE+SH": "#17becf"}
+          "Optuna mvTPE+SH": "#17becf",
+          # promotion ASHA: the stopping variant's colour family, darker (matplotlib's
+          # default cycle would draw TPE(optuna)+ASHA(promotion) in Optuna TPE+SH's blue)
+          "random+ASHA(promotion)": "#333333", "TPE(optuna)+ASHA(promotion)": "#8c564b",
+          "TPE(bohb)+ASHA(promotion)": "#bcbd22"}
 
 
 def plot_mean_band(ax, grid, curves, label, color):
@@ -729,6 +805,9 @@ def main(argv=None):
                     "tables (default OUT/.work); a rerun skips the runs it holds")
     ap.add_argument("--synthetic-rows", type=int, default=None,
                     help="rows of each synthetic table (default: the task's)")
+    ap.add_argument("--family-sample", type=int, default=FAMILY_SAMPLE,
+                    help="configurations whose best and median value normalise a family "
+                    f"task's regret (default {FAMILY_SAMPLE:,}; runs.py)")
     ap.add_argument("--space-dir", default=HERE, help="where tasks/*.json are")
     ap.add_argument("--no-figures", action="store_true")
     ap.add_argument("--cached-only", action="store_true",
@@ -784,20 +863,36 @@ def main(argv=None):
                 continue
             if "exclude_prefix" in t:
                 t["table_path"] = table_part(t["table_path"], t["exclude_prefix"], nm, work)
+        elif "family" in t:
+            t["table_path"] = None
+            t["reference"] = family_reference(t, work, a.family_sample)
         else:
             t["table_path"] = make_synthetic_table(t, t["space_path"], a.tune, work,
                                                    a.synthetic_rows)
         tb = load_table(t)
-        part = f" without its {t['exclude_prefix']}* trials" if "exclude_prefix" in t else ""
-        t["desc"] = (f"{'table ' + t['table'] + part if 'table' in t else 'synthetic family ' + t['synthetic'] + ' at ' + str(len(tb.configs)) + ' configurations'}"
-                     f", {len(tb.configs)} rows, {len(tb.space.params)} parameters, ASHA "
-                     f"max_t {tb.max_t} grace {tb.space.grace} rf {tb.space.rf}, metric "
-                     f"{tb.space.metric} ({tb.space.mode}), T_full {tb.t_full:.3g} s, best "
-                     f"{tb.sign * tb.best:.4g}, median {tb.sign * tb.median:.4g}")
+        tail = (f"{len(tb.space.params)} parameters, ASHA "
+                f"max_t {tb.max_t} grace {tb.space.grace} rf {tb.space.rf}, metric "
+                f"{tb.space.metric} ({tb.space.mode}), T_full {tb.t_full:.3g} s, best "
+                f"{tb.sign * tb.best:.4g}, median {tb.sign * tb.median:.4g}")
+        if "family" in t:
+            t["desc"] = (f"synthetic family {t['family']} unsampled (each configuration "
+                         f"answered by its own curve: tune simulate --synthetic, Optuna "
+                         f"through bench/sim/synth_family.py), {tail}; T_full = time x max_t "
+                         f"(the mean under the space's distribution); best and median: the "
+                         f"lowest and the median value at max_t over {a.family_sample:,} "
+                         f"configurations drawn from the space (random.Random("
+                         f"{FAMILY_SAMPLE_SEED})), a run finding a value below that best "
+                         f"has regret 0")
+        else:
+            part = (f" without its {t['exclude_prefix']}* trials" if "exclude_prefix" in t
+                    else "")
+            t["desc"] = (f"{'table ' + t['table'] + part if 'table' in t else 'synthetic family ' + t['synthetic'] + ' at ' + str(len(tb.configs)) + ' configurations'}"
+                         f", {len(tb.configs)} rows, " + tail)
         t["t_full"] = tb.t_full
         # one entry per protocol, named NAME (nearest) or NAME-pool, which the cache keys,
-        # the tables and the figures carry
-        for p in protocols or t.get("protocols", ["nearest"]):
+        # the tables and the figures carry; the family has neither rows nor a pool
+        for p in (["family"] if "family" in t
+                  else protocols or t.get("protocols", ["nearest"])):
             v = dict(t, protocol=p, base=nm)
             if p == "pool":
                 v["name"] = f"{nm}-pool"
