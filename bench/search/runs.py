@@ -110,6 +110,8 @@ TUNE_METHODS = {
     "TPE(bohb)+ASHA(eager)": ({"type": "tpe", "preset": "bohb"}, "asha-eager"),
     "TPE(optuna;propose+startup10)+ASHA(eager)": (
         {"type": "tpe", "preset": "optuna", "pool": "propose+startup10"}, "asha-eager"),
+    "TPE(optuna;propose)+ASHA(eager)": (
+        {"type": "tpe", "preset": "optuna", "pool": "propose"}, "asha-eager"),
 }
 
 
