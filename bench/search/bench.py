@@ -623,7 +623,12 @@ COLORS = {"random+ASHA": "#777777", "TPE(optuna)+ASHA": "#d62728", "TPE(bohb)+AS
           # promotion ASHA: the stopping variant's colour family, darker (matplotlib's
           # default cycle would draw TPE(optuna)+ASHA(promotion) in Optuna TPE+SH's blue)
           "random+ASHA(promotion)": "#333333", "TPE(optuna)+ASHA(promotion)": "#8c564b",
-          "TPE(bohb)+ASHA(promotion)": "#bcbd22"}
+          "TPE(bohb)+ASHA(promotion)": "#bcbd22",
+          # eager promotion: distinct hues, the winning combination the strongest
+          "random+ASHA(eager)": "#aaaaaa", "TPE(optuna)+ASHA(eager)": "#e377c2",
+          "TPE(bohb)+ASHA(eager)": "#ffbb78", "TPE(optuna;propose)+ASHA(eager)": "#98df8a",
+          "TPE(optuna;propose+startup10)+ASHA(eager)": "#000000",
+          "TPE(optuna;propose+startup10)+ASHA": "#556b2f"}
 
 
 def plot_mean_band(ax, grid, curves, label, color):
