@@ -201,6 +201,13 @@ int cli_front_level(const cli_front_t *f, size_t i)
     return f->violation[i] == 0 && finite_point(f, i) ? f->level[i] : -1;
 }
 
+long cli_front_pick(const cli_front_t *f)
+{
+    for (size_t q = 0; q < f->n; q++)
+        if (cli_front_on(f, f->order[q])) return (long)f->order[q];
+    return -1;
+}
+
 long cli_front_find(const cli_front_t *f, int64_t id)
 {
     /* the trials come in trial order (the store's, a snapshot's): halve, then look */

@@ -63,6 +63,10 @@ int cli_front_on(const cli_front_t *f, size_t i);
  * point whose objectives are all numbers, else -1 (infeasible, or an objective missing). */
 int cli_front_level(const cli_front_t *f, size_t i);
 
+/* The point `tune best` names: the first of pareto_rank's order that is on the front
+ * (cli_front_on), or -1 when none is (no feasible trial with every objective a number). */
+long cli_front_pick(const cli_front_t *f);
+
 /* The point of trial number id, or -1 when that trial has no result. */
 long cli_front_find(const cli_front_t *f, int64_t id);
 

@@ -523,9 +523,7 @@ static int ls_fronts(store_t *st, cli_rows_t *r)
                  set_cell(r, i, cb, NULL) | set_cell(r, i, ct, front);
         } else {
             /* tune best's pick: pareto_rank's first feasible point with a value */
-            long pick = -1;
-            for (size_t q = 0; q < f.n && pick < 0; q++)
-                if (cli_front_on(&f, f.order[q])) pick = (long)f.order[q];
+            long pick = cli_front_pick(&f);
             char *trial = NULL, *value = pick >= 0 ? num_cell(f.values[pick]) : NULL;
             if (pick >= 0) {
                 char no[32];
@@ -1052,9 +1050,7 @@ static int best_constrained(store_t *st, const char *name, const cli_front_t *f,
         cli_rows_free(&r);
         return CLI_EXIT_FAIL;
     }
-    long pick = -1;
-    for (size_t q = 0; q < f->n && pick < 0; q++)
-        if (cli_front_on(f, f->order[q])) pick = (long)f->order[q];
+    long pick = cli_front_pick(f);
     if (pick < 0) {
         cli_error("experiment \"%s\" has no trial with a value for its metric yet", name);
         return CLI_EXIT_FAIL;
